@@ -1,0 +1,3 @@
+from mediaassist.cli import main
+
+raise SystemExit(main())

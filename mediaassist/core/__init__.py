@@ -1,0 +1,1 @@
+"""The Qt-free core: store, scheduler, config, import. Nothing under here may import Qt."""

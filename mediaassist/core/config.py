@@ -1,0 +1,332 @@
+"""The TOML config: providers, models, accounts and app settings, validated on load.
+
+Every error names the offending key (``providers[1].concurrency``) and what is allowed, and an
+unknown key is an error rather than a silent typo.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mediaassist.core.errors import ConfigError
+
+API_CONCURRENCY_RANGE = (1, 5)
+POLLING_TASKS_RANGE = (1, 1000)
+INTERVAL_RANGE = (0.1, 3600.0)
+TIMEOUT_RANGE = (1.0, 86400.0)
+RECYCLE_RANGE = (1, 10000)
+
+PROVIDER_KINDS = {"api": {"openai", "simulated"}, "poll": {"runninghub", "simulated"}}
+LANGUAGES = ("auto", "en", "zh_CN")
+
+_PROVIDER_KEYS = {
+    "name", "kind", "type", "base_url", "api_key", "api_key_env", "concurrency",
+    "max_polling_tasks", "poll_interval_s", "queue_check_interval_s", "timeout_s",
+    # simulated providers (demo/benchmarks): service time range in seconds
+    "min_duration_s", "max_duration_s",
+}
+_MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt"}
+# Provider-specific model keys, by provider type (web models are keyed by "web").
+MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
+    "openai": {"remote_model", "endpoint", "system_prompt", "defaults"},
+    "runninghub": {"workflow_id", "webapp_id", "node_info_list", "prompt_node_id",
+                   "prompt_field_name", "instance_type", "defaults"},
+    "simulated": {"defaults"},
+    "web": {"defaults"},
+}
+_ACCOUNT_KEYS = {"name", "site", "enabled"}
+_APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
+_TOP_KEYS = {"app", "providers", "models", "accounts"}
+
+DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
+
+
+@dataclass
+class ProviderConfig:
+    name: str
+    kind: str
+    type: str
+    base_url: str = ""
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str | None = None
+    concurrency: int = 3
+    max_polling_tasks: int = 100
+    poll_interval_s: float = 5.0
+    queue_check_interval_s: float = 5.0
+    timeout_s: float = 120.0
+    min_duration_s: float = 8.0
+    max_duration_s: float = 20.0
+
+    @property
+    def lane(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+    @property
+    def limit(self) -> int:
+        return self.concurrency if self.kind == "api" else self.max_polling_tasks
+
+
+@dataclass
+class ModelConfig:
+    name: str
+    kind: str
+    provider: str | None = None
+    site: str | None = None
+    need_empty_prompt: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def route(self) -> str:
+        """Where the model's tasks queue: ``web:<site>`` or ``<kind>:<provider>``."""
+        return f"web:{self.site}" if self.kind == "web" else f"{self.kind}:{self.provider}"
+
+
+@dataclass
+class AccountConfig:
+    name: str
+    site: str
+    enabled: bool = True
+
+    @property
+    def lane(self) -> str:
+        return f"web:{self.name}"
+
+
+@dataclass
+class AppSettings:
+    language: str = "auto"
+    chromium_path: str | None = None
+    headless: bool = True
+    browser_recycle_after: int = 50
+
+
+@dataclass
+class AppConfig:
+    providers: list[ProviderConfig] = field(default_factory=list)
+    models: list[ModelConfig] = field(default_factory=list)
+    accounts: list[AccountConfig] = field(default_factory=list)
+    app: AppSettings = field(default_factory=AppSettings)
+    source: Path | None = None
+
+    def model(self, name: str) -> ModelConfig | None:
+        return next((m for m in self.models if m.name == name), None)
+
+    def provider(self, name: str) -> ProviderConfig | None:
+        return next((p for p in self.providers if p.name == name), None)
+
+    def account(self, name: str) -> AccountConfig | None:
+        return next((a for a in self.accounts if a.name == name), None)
+
+
+def load_config(path: Path) -> AppConfig:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    config = parse_config(data)
+    config.source = path
+    if any(p.api_key for p in config.providers):
+        _warn_if_readable_by_others(path)
+    return config
+
+
+def _warn_if_readable_by_others(path: Path) -> None:
+    mode = path.stat().st_mode
+    if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
+        warnings.warn(
+            f"{path} holds an api_key but is readable by other users; run: chmod 600 {path}",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def parse_config(data: dict[str, Any]) -> AppConfig:
+    _reject_unknown(data, _TOP_KEYS, "")
+    config = AppConfig(app=_parse_app(_table(data.get("app", {}), "app")))
+    for i, item in enumerate(_array(data, "providers")):
+        config.providers.append(_parse_provider(item, f"providers[{i}]"))
+    for i, item in enumerate(_array(data, "accounts")):
+        config.accounts.append(_parse_account(item, f"accounts[{i}]"))
+    for i, item in enumerate(_array(data, "models")):
+        config.models.append(_parse_model(item, f"models[{i}]", config))
+    _reject_duplicates(config)
+    return config
+
+
+def _parse_app(item: dict[str, Any]) -> AppSettings:
+    _reject_unknown(item, _APP_KEYS, "app")
+    settings = AppSettings()
+    if "language" in item:
+        settings.language = _choice(item, "language", LANGUAGES, "app")
+    if "chromium_path" in item:
+        settings.chromium_path = _str(item, "chromium_path", "app")
+    if "headless" in item:
+        settings.headless = _bool(item, "headless", "app")
+    if "browser_recycle_after" in item:
+        settings.browser_recycle_after = _int(item, "browser_recycle_after", RECYCLE_RANGE, "app")
+    return settings
+
+
+def _parse_provider(item: dict[str, Any], where: str) -> ProviderConfig:
+    item = _table(item, where)
+    _reject_unknown(item, _PROVIDER_KEYS, where)
+    kind = _choice(item, "kind", tuple(PROVIDER_KINDS), where)
+    ptype = _choice(item, "type", tuple(sorted(PROVIDER_KINDS[kind])), where)
+    provider = ProviderConfig(
+        name=_str(item, "name", where), kind=kind, type=ptype, timeout_s=DEFAULT_TIMEOUT_S[kind]
+    )
+    if ptype != "simulated":
+        provider.base_url = _str(item, "base_url", where).rstrip("/")
+    for key in ("api_key", "api_key_env"):
+        if key in item:
+            setattr(provider, key, _str(item, key, where))
+    if kind == "api" and "concurrency" in item:
+        provider.concurrency = _int(item, "concurrency", API_CONCURRENCY_RANGE, where)
+    elif "concurrency" in item:
+        raise ConfigError(f"{where}.concurrency: only for kind = \"api\" (poll providers use max_polling_tasks)")
+    if "max_polling_tasks" in item:
+        if kind != "poll":
+            raise ConfigError(f"{where}.max_polling_tasks: only for kind = \"poll\"")
+        provider.max_polling_tasks = _int(item, "max_polling_tasks", POLLING_TASKS_RANGE, where)
+    for key in ("poll_interval_s", "queue_check_interval_s", "min_duration_s", "max_duration_s"):
+        if key in item:
+            setattr(provider, key, _float(item, key, INTERVAL_RANGE, where))
+    if "timeout_s" in item:
+        provider.timeout_s = _float(item, "timeout_s", TIMEOUT_RANGE, where)
+    return provider
+
+
+def _parse_account(item: dict[str, Any], where: str) -> AccountConfig:
+    item = _table(item, where)
+    _reject_unknown(item, _ACCOUNT_KEYS, where)
+    account = AccountConfig(name=_str(item, "name", where), site=_str(item, "site", where))
+    if "enabled" in item:
+        account.enabled = _bool(item, "enabled", where)
+    return account
+
+
+def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelConfig:
+    item = _table(item, where)
+    kind = _choice(item, "kind", ("web", "api", "poll"), where)
+    model = ModelConfig(name=_str(item, "name", where), kind=kind)
+    if kind == "web":
+        model.site = _str(item, "site", where)
+        ptype = "web"
+    else:
+        model.provider = _str(item, "provider", where)
+        provider = config.provider(model.provider)
+        if provider is None:
+            names = ", ".join(p.name for p in config.providers) or "none defined"
+            raise ConfigError(f"{where}.provider: no provider named {model.provider!r} (have: {names})")
+        if provider.kind != kind:
+            raise ConfigError(
+                f"{where}.provider: {model.provider!r} is a {provider.kind} provider, model kind is {kind}"
+            )
+        ptype = provider.type
+    _reject_unknown(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
+    if kind == "web" and "provider" in item:
+        raise ConfigError(f"{where}.provider: web models name a site, not a provider")
+    if kind != "web" and "site" in item:
+        raise ConfigError(f"{where}.site: only web models name a site")
+    if "need_empty_prompt" in item:
+        model.need_empty_prompt = _bool(item, "need_empty_prompt", where)
+    model.options = {k: v for k, v in item.items() if k not in _MODEL_COMMON_KEYS}
+    return model
+
+
+def _reject_duplicates(config: AppConfig) -> None:
+    for section, items in (("providers", config.providers), ("models", config.models),
+                           ("accounts", config.accounts)):
+        seen: set[str] = set()
+        for i, item in enumerate(items):
+            if item.name in seen:
+                raise ConfigError(f"{section}[{i}].name: {item.name!r} is defined twice")
+            seen.add(item.name)
+
+
+# --- typed getters: each names the key and the allowed values -------------------------------
+
+def _reject_unknown(item: dict[str, Any], allowed: set[str], where: str) -> None:
+    for key in item:
+        if key not in allowed:
+            prefix = f"{where}." if where else ""
+            raise ConfigError(f"{prefix}{key}: unknown key (allowed: {', '.join(sorted(allowed))})")
+
+
+def _table(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: must be a table")
+    return value
+
+
+def _array(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise ConfigError(f"{key}: must be an array of tables ([[{key}]])")
+    return value
+
+
+def _required(item: dict[str, Any], key: str, where: str) -> Any:
+    if key not in item:
+        raise ConfigError(f"{where}.{key}: required")
+    return item[key]
+
+
+def _str(item: dict[str, Any], key: str, where: str) -> str:
+    value = _required(item, key, where)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}.{key}: must be a non-empty string")
+    return value
+
+
+def _bool(item: dict[str, Any], key: str, where: str) -> bool:
+    value = _required(item, key, where)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key}: must be true or false")
+    return value
+
+
+def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
+    value = _required(item, key, where)
+    if value not in allowed:
+        raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: {', '.join(allowed)})")
+    return value
+
+
+def _int(item: dict[str, Any], key: str, bounds: tuple[int, int], where: str) -> int:
+    value = _required(item, key, where)
+    if isinstance(value, bool) or not isinstance(value, int) or not bounds[0] <= value <= bounds[1]:
+        raise ConfigError(f"{where}.{key}: {value!r} is out of range (allowed: integer {bounds[0]}..{bounds[1]})")
+    return value
+
+
+def _float(item: dict[str, Any], key: str, bounds: tuple[float, float], where: str) -> float:
+    value = _required(item, key, where)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not bounds[0] <= value <= bounds[1]:
+        raise ConfigError(f"{where}.{key}: {value!r} is out of range (allowed: number {bounds[0]}..{bounds[1]})")
+    return float(value)
+
+
+def check_setting(key: str, value: Any) -> None:
+    """Validate one limit as the settings dialog edits it; raises ConfigError with the range."""
+    checks = {
+        "concurrency": lambda: _int({key: value}, key, API_CONCURRENCY_RANGE, "providers"),
+        "max_polling_tasks": lambda: _int({key: value}, key, POLLING_TASKS_RANGE, "providers"),
+        "poll_interval_s": lambda: _float({key: value}, key, INTERVAL_RANGE, "providers"),
+        "queue_check_interval_s": lambda: _float({key: value}, key, INTERVAL_RANGE, "providers"),
+        "timeout_s": lambda: _float({key: value}, key, TIMEOUT_RANGE, "providers"),
+        "browser_recycle_after": lambda: _int({key: value}, key, RECYCLE_RANGE, "app"),
+    }
+    if key not in checks:
+        raise ConfigError(f"{key}: not an editable setting")
+    checks[key]()

@@ -1,0 +1,58 @@
+"""Failure attribution: every failed task carries one of these kinds."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ErrorKind(str, enum.Enum):
+    LOGIN = "login"
+    ACCOUNT_DISABLED = "account_disabled"
+    QUOTA = "quota"
+    TIMEOUT = "timeout"
+    STALLED = "stalled"
+    PROVIDER = "provider"
+    NETWORK = "network"
+    BAD_INPUT = "bad_input"
+    CANCELED = "canceled"
+    INTERNAL = "internal"
+
+
+# Kinds worth another attempt: the same input may well succeed next time.
+RETRYABLE_KINDS = frozenset(
+    {ErrorKind.STALLED, ErrorKind.PROVIDER, ErrorKind.NETWORK, ErrorKind.TIMEOUT, ErrorKind.INTERNAL}
+)
+
+
+class TaskError(Exception):
+    """Raised by a provider to end an attempt with a known cause.
+
+    ``retry`` overrides the default for the kind (e.g. a poll-lane time-out is final because the
+    remote task may still run). ``pause_lane`` carries a reason when the whole lane (provider or
+    account) should stop taking work, e.g. an exhausted quota or a rejected key.
+    """
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        retry: bool | None = None,
+        pause_lane: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = ErrorKind(kind)
+        self.message = message
+        self.retry = (self.kind in RETRYABLE_KINDS) if retry is None else retry
+        self.pause_lane = pause_lane
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}: {self.message}"
+
+
+class ConfigError(Exception):
+    """A config file problem; the message names the key and what is allowed."""
+
+
+class ImportFileError(Exception):
+    """A task file that cannot be read at all (nothing from it is enqueued)."""

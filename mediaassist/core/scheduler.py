@@ -1,0 +1,377 @@
+"""The lane scheduler: concurrency set by what each provider can bear, not by a thread count.
+
+One loop on the app's event loop (no threads). Each pass does, in order:
+
+1. **reap** -- running rows whose heartbeat is older than 90 s fail as ``stalled`` (and retry);
+2. **cancel** -- running tasks the operator flagged get their work cancelled;
+3. **assign** -- one small synchronous step (after httpcore's pool): every lane with free
+   slots atomically claims due tasks from the head of its queue (the row is ``running`` before
+   the work starts) and starts one attempt per task.
+
+A finished attempt frees its slot and wakes the loop at once, so a waiting task never waits
+for the next sweep; the sweep (``queue_check_interval_s``) is only the safety net.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.config import AppConfig
+from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.paths import output_dir
+from mediaassist.core.store import Store, Task, owner_is_dead, process_owner_id
+from mediaassist.providers.base import Provider, TaskContext, TaskResult
+
+log = logging.getLogger("mediaassist.scheduler")
+
+HEARTBEAT_S = 15.0
+STALL_S = 90.0
+DEFAULT_SWEEP_S = 5.0
+# A web account is one logged-in browser session: the site errors (or silently mixes up the
+# conversation) if a second generation starts before the first has ended. So a web lane runs
+# exactly one task, always. This is a property of the resource, not a tunable -- never a setting.
+WEB_LANE_LIMIT = 1
+
+STOP_CANCEL = "cancel"  # operator cancel: provider cleans up remotely, row ends canceled
+STOP_SHUTDOWN = "shutdown"  # app quits, work resumes on next start: row goes back to pending
+STOP_STALLED = "stalled"  # the row was reaped: nothing more is written by this attempt
+
+
+def retry_delay_s(attempt: int) -> float:
+    """Growing delay before attempt ``attempt + 1``: ~10 s, ~30 s, with ±20 % jitter."""
+    return min(300.0, 10.0 * 3 ** (attempt - 1)) * random.uniform(0.8, 1.2)
+
+
+class LaneLogger(logging.LoggerAdapter):
+    def process(self, msg: object, kwargs: dict) -> tuple[str, dict]:  # type: ignore[override]
+        return f"[{self.extra['lane']}] {msg}", kwargs
+
+
+@dataclass
+class Attempt:
+    task: Task
+    ctx: TaskContext
+    work: asyncio.Task[TaskResult] | None = None
+
+
+@dataclass
+class Lane:
+    name: str  # web:<account> | api:<provider> | poll:<provider>
+    kind: str
+    route: str  # the queue it takes from
+    limit: int
+    provider: Provider
+    account: str | None = None
+    sweep_s: float = DEFAULT_SWEEP_S
+    active: dict[str, Attempt] = field(default_factory=dict)
+    logger: LaneLogger = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
+
+    @property
+    def free(self) -> int:
+        return self.limit - len(self.active)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        store: Store,
+        config: AppConfig,
+        providers: dict[str, Provider],
+        data_dir: Path,
+        clock: Clock | None = None,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.providers = providers
+        self.data_dir = data_dir
+        self.clock = clock or Clock()
+        self.owner = f"{process_owner_id()}:{uuid.uuid4().hex[:6]}"
+        self.lanes = self._build_lanes()
+        self._wake = asyncio.Event()
+        self._loop_task: asyncio.Task[None] | None = None
+        self._beat_task: asyncio.Task[None] | None = None
+        self._attempts: set[asyncio.Task[None]] = set()
+        self._listeners: list[Callable[[str, Task], None]] = []
+        self._stopping = False
+
+    # --- wiring ----------------------------------------------------------------------------
+    def _build_lanes(self) -> dict[str, Lane]:
+        lanes: dict[str, Lane] = {}
+        for prov in self.config.providers:
+            lanes[prov.lane] = Lane(
+                name=prov.lane, kind=prov.kind, route=prov.lane, limit=prov.limit,
+                provider=self.providers[prov.lane],
+                sweep_s=prov.queue_check_interval_s if prov.kind == "poll" else DEFAULT_SWEEP_S,
+            )
+        for acct in self.config.accounts:
+            route = f"web:{acct.site}"
+            if route not in self.providers:
+                continue
+            lanes[acct.lane] = Lane(name=acct.lane, kind="web", route=route, limit=WEB_LANE_LIMIT,
+                                    provider=self.providers[route], account=acct.name)
+        return lanes
+
+    def add_listener(self, callback: Callable[[str, Task], None]) -> None:
+        """``callback(event, task)`` on started/success/failed/retry/canceled/released."""
+        self._listeners.append(callback)
+
+    def _emit(self, event: str, task: Task) -> None:
+        for callback in self._listeners:
+            callback(event, task)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def set_limit(self, lane_name: str, limit: int) -> None:
+        lane = self.lanes[lane_name]
+        if lane.kind == "web":
+            raise ValueError("a web lane runs exactly one task; its limit is not a setting")
+        lane.limit = limit
+        self.wake()
+
+    # --- lifecycle -------------------------------------------------------------------------
+    async def start(self) -> None:
+        self.store.sync_accounts(self.config.accounts)
+        for provider in _unique(self.providers.values()):
+            await provider.start()
+        self.recover_dead_owners()
+        self._loop_task = asyncio.ensure_future(self._run_loop())
+        self._beat_task = asyncio.ensure_future(self._beat_loop())
+
+    async def stop(self, cancel_running: bool = False) -> None:
+        """Stop taking work. Running tasks are cancelled (``cancel_running``) or handed back to
+        pending to resume on the next start. Providers (browsers, clients) are closed."""
+        self._stopping = True
+        for task in (self._loop_task, self._beat_task):
+            if task is not None:
+                task.cancel()
+        reason = STOP_CANCEL if cancel_running else STOP_SHUTDOWN
+        for lane in self.lanes.values():
+            for attempt in list(lane.active.values()):
+                self._stop_attempt(attempt, reason)
+        if self._attempts:
+            await asyncio.gather(*self._attempts, return_exceptions=True)
+        for task in (self._loop_task, self._beat_task):
+            if task is not None:
+                await asyncio.gather(task, return_exceptions=True)
+        for provider in _unique(self.providers.values()):
+            try:
+                await provider.close()
+            except Exception:  # closing must not stop the others from closing
+                log.exception("closing a provider failed")
+
+    def recover_dead_owners(self) -> int:
+        """Tasks left running by a process that no longer exists: fail as stalled and retry now."""
+        recovered = 0
+        for owner in self.store.running_owners():
+            if owner == self.owner or not owner_is_dead(owner):
+                continue
+            for task in self.store.running_of_owner(owner):
+                message = f"the process running it ({owner.split(':')[1]}) died; attempt {task.attempt} lost"
+                self._fail(task, ErrorKind.STALLED, message, retry=True, immediate=True)
+                recovered += 1
+        return recovered
+
+    # --- the loop --------------------------------------------------------------------------
+    async def _run_loop(self) -> None:
+        while not self._stopping:
+            self._wake.clear()
+            try:
+                self.reap_stalled()
+                self.honour_cancels()
+                self.assign()
+            except Exception:
+                log.exception("scheduler pass failed; retrying at the next sweep")
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=self._idle_timeout())
+            except asyncio.TimeoutError:
+                pass
+
+    def _idle_timeout(self) -> float:
+        sweep = min((lane.sweep_s for lane in self.lanes.values()), default=DEFAULT_SWEEP_S)
+        timeout = self.clock.real(min(sweep, 1.0 if self._any_active() else sweep))
+        due = self.store.next_due()
+        if due is not None:
+            timeout = min(timeout, max(0.0, due - self.store.now()) + 0.001)
+        return timeout
+
+    def _any_active(self) -> bool:
+        return any(lane.active for lane in self.lanes.values())
+
+    async def _beat_loop(self) -> None:
+        while not self._stopping:
+            await self.clock.sleep(HEARTBEAT_S)
+            ids = [tid for lane in self.lanes.values() for tid in lane.active]
+            if ids:
+                self.store.heartbeat(ids, self.owner)
+
+    def reap_stalled(self) -> None:
+        for task in self.store.stalled(self.clock.ago(STALL_S)):
+            attempt = self._find_attempt(task.task_id)
+            if attempt is not None and attempt.task.attempt == task.attempt:
+                attempt.ctx.log("heartbeat stalled; abandoning this attempt")
+                self._stop_attempt(attempt, STOP_STALLED)
+            age = self.store.now() - (task.heartbeat_at or 0.0)
+            self._fail(task, ErrorKind.STALLED,
+                       f"no heartbeat for {age:.0f} s (limit {self.clock.real(STALL_S):.0f} s)", retry=True)
+
+    def honour_cancels(self) -> None:
+        active = {tid: a for lane in self.lanes.values() for tid, a in lane.active.items()}
+        for task_id in self.store.cancel_requested_among(active):
+            attempt = active[task_id]
+            if attempt.ctx.stop_reason is None:
+                attempt.ctx.log("cancel requested; stopping at the next checkpoint")
+                self._stop_attempt(attempt, STOP_CANCEL)
+
+    def assign(self) -> None:
+        """Fill free slots from the head of each lane's queue. Synchronous on purpose."""
+        paused = self.store.paused_lanes()
+        accounts = {a.name: a for a in self.store.accounts()}
+        for lane in self.lanes.values():
+            if self._stopping or lane.free <= 0 or lane.name in paused:
+                continue
+            if lane.account is not None:
+                acct = accounts.get(lane.account)
+                if acct is None or not acct.enabled or acct.login_state == "needs_login":
+                    continue
+            for task in self.store.claim(lane.route, self.owner, lane.free, lane.account):
+                self._start_attempt(lane, task)
+
+    # --- one attempt -----------------------------------------------------------------------
+    def _start_attempt(self, lane: Lane, task: Task) -> None:
+        model = self.config.model(task.model)
+        ctx = TaskContext(task=task, model=model, clock=self.clock, store=self.store,  # type: ignore[arg-type]
+                          output_dir=output_dir(self.data_dir, task.batch_id, task.task_id),
+                          logger=lane.logger)
+        attempt = Attempt(task=task, ctx=ctx)
+        lane.active[task.task_id] = attempt
+        runner = asyncio.ensure_future(self._run_attempt(lane, attempt))
+        self._attempts.add(runner)
+        runner.add_done_callback(self._attempts.discard)
+
+    async def _run_attempt(self, lane: Lane, attempt: Attempt) -> None:
+        task, ctx = attempt.task, attempt.ctx
+        ctx.log(f"attempt {task.attempt} started on {lane.name}")
+        self._emit("started", task)
+        try:
+            if ctx.model is None:
+                raise TaskError(ErrorKind.BAD_INPUT, f"model {task.model!r} is not in the config", retry=False)
+            attempt.work = asyncio.ensure_future(lane.provider.run(ctx))
+            result = await attempt.work
+        except asyncio.CancelledError:
+            self._end_stopped(attempt)
+        except TaskError as exc:
+            self._end_error(lane, task, exc)
+        except Exception as exc:  # a provider bug must not take the lane down
+            lane.logger.exception("%s: provider raised", task.task_id)
+            self._fail(task, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}", retry=True)
+        else:
+            if ctx.stop_reason == STOP_STALLED:
+                ctx.log("finished after being reaped; result dropped (the retry owns the row)")
+            elif self.store.finish_success(task, result.text, result.files):
+                ctx.log("success")
+                self._emit("success", task)
+            else:
+                ctx.log("finished, but the row was no longer this attempt's; result not written")
+        finally:
+            lane.active.pop(task.task_id, None)
+            self.wake()
+
+    def _stop_attempt(self, attempt: Attempt, reason: str) -> None:
+        attempt.ctx.stop_reason = reason
+        if attempt.work is not None:
+            attempt.work.cancel()
+
+    def _end_stopped(self, attempt: Attempt) -> None:
+        task, reason = attempt.task, attempt.ctx.stop_reason
+        if reason == STOP_CANCEL and self.store.finish_canceled(task):
+            attempt.ctx.log("canceled")
+            self._emit("canceled", task)
+        elif reason == STOP_SHUTDOWN and self.store.release(task):
+            attempt.ctx.log("app stopped; task goes back to the queue to resume on the next start")
+            self._emit("released", task)
+
+    def _end_error(self, lane: Lane, task: Task, exc: TaskError) -> None:
+        if exc.pause_lane:
+            self.store.pause_lane(lane.name, exc.pause_lane)
+            lane.logger.warning("paused: %s", exc.pause_lane)
+            self._emit("paused", task)
+        if exc.kind is ErrorKind.LOGIN and lane.account is not None:
+            self.store.set_login_state(lane.account, "needs_login", exc.message)
+        self._fail(task, exc.kind, exc.message, retry=exc.retry)
+
+    def _fail(self, task: Task, kind: ErrorKind, message: str, retry: bool, immediate: bool = False) -> None:
+        retry_at = None
+        if retry and task.retries_left > 0:
+            retry_at = self.store.now() if immediate else self.clock.after(retry_delay_s(task.attempt))
+        state = self.store.finish_failure(task, kind, message, retry_at)
+        if state is None:
+            return
+        self.store.log(task.task_id, f"attempt {task.attempt} failed ({kind.value}): {message}"
+                       + ("; will retry" if state == "pending" else ""))
+        logging.getLogger("mediaassist.lane").log(
+            logging.WARNING, "[%s] %s: %s: %s", task.lane, task.task_id, kind.value, message)
+        self._emit("retry" if state == "pending" else "failed", task)
+
+    def _find_attempt(self, task_id: str) -> Attempt | None:
+        for lane in self.lanes.values():
+            if task_id in lane.active:
+                return lane.active[task_id]
+        return None
+
+    # --- waiting for batches ---------------------------------------------------------------
+    def blocked_lanes(self) -> dict[str, str]:
+        """Lanes that cannot take work right now, with the reason (paused, disabled, login)."""
+        blocked = dict(self.store.paused_lanes())
+        accounts = {a.name: a for a in self.store.accounts()}
+        for lane in self.lanes.values():
+            acct = accounts.get(lane.account or "")
+            if acct is not None and not acct.enabled:
+                blocked.setdefault(lane.name, "account disabled")
+            elif acct is not None and acct.login_state == "needs_login":
+                blocked.setdefault(lane.name, "account needs login")
+        return {name: why for name, why in blocked.items() if name in self.lanes}
+
+    def runnable_routes(self) -> set[str]:
+        blocked = self.blocked_lanes()
+        return {lane.route for lane in self.lanes.values() if lane.name not in blocked}
+
+    async def wait_for_batches(self, batch_ids: Iterable[str], on_tick: Callable[[], None] | None = None) -> None:
+        """Until every task of the batches is final, or only tasks no lane can take remain."""
+        ids = list(batch_ids)
+        while True:
+            if on_tick is not None:
+                on_tick()
+            if self._only_unrunnable_left(ids):
+                return
+            await asyncio.sleep(self.clock.real(1.0) if self.clock.speed > 1 else 0.25)
+
+    def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
+        unfinished = [t for t in self.store.tasks(batch_ids) if t.state in ("pending", "running")]
+        if not unfinished:
+            return True
+        if any(t.state == "running" for t in unfinished):
+            return False
+        routes = self.runnable_routes()
+        pinned_ok = {lane.account for lane in self.lanes.values() if lane.route in routes}
+        for task in unfinished:
+            if task.route in routes and (not task.account_pinned or task.account in pinned_ok):
+                return False
+        return True
+
+
+def _unique(providers: Iterable[Provider]) -> list[Provider]:
+    seen: dict[int, Provider] = {}
+    for provider in providers:
+        seen.setdefault(id(provider), provider)
+    return list(seen.values())

@@ -1,0 +1,1 @@
+"""Providers: one per kind of callee. Qt-free, like the core."""

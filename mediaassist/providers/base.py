@@ -1,0 +1,65 @@
+"""What a provider sees of the scheduler, and what it gives back.
+
+A provider runs one attempt of one task in ``run(ctx)``. The scheduler owns the slot, the row,
+the heartbeat and cancellation: when the operator cancels, the coroutine is cancelled with
+``asyncio.CancelledError``, and the provider's ``finally``/``except CancelledError`` blocks do the
+clean-up (close the page, cancel the remote task) before the scheduler writes ``canceled``.
+A provider ends an attempt badly by raising ``TaskError``; any other exception is ``internal``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.config import ModelConfig
+
+if TYPE_CHECKING:
+    from mediaassist.core.store import Store, Task
+
+
+@dataclass
+class TaskResult:
+    text: str | None = None
+    files: list[str] = field(default_factory=list)  # absolute paths under ctx.output_dir
+
+
+@dataclass
+class TaskContext:
+    task: Task
+    model: ModelConfig
+    clock: Clock
+    store: Store
+    output_dir: Path
+    logger: logging.LoggerAdapter  # lane-prefixed
+    # Set by the scheduler just before it cancels the work: "cancel" (operator; clean up
+    # remotely too), "shutdown" (app quits; leave remote work running to resume from
+    # remote_id) or "stalled" (the row was reaped).
+    stop_reason: str | None = None
+
+    def log(self, message: str) -> None:
+        """A line for the task's own log (detail pane) and the lane log."""
+        self.logger.info("%s: %s", self.task.task_id, message)
+        self.store.log(self.task.task_id, message)
+
+    def save_remote_id(self, remote_id: str) -> None:
+        """Persist the remote task id at once: a task with one is never submitted again."""
+        self.store.save_remote_id(self.task, remote_id)
+        self.log(f"remote task id {remote_id} saved")
+
+    def make_output_dir(self) -> Path:
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        return self.output_dir
+
+
+class Provider(Protocol):
+    """One per api/poll provider, one per web site; shared by the lanes that use it."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def run(self, ctx: TaskContext) -> TaskResult: ...

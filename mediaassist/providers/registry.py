@@ -1,0 +1,41 @@
+"""Build the provider objects a config names, keyed by route (``api:x``, ``poll:y``, ``web:site``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.config import AppConfig, ProviderConfig
+from mediaassist.providers.base import Provider
+from mediaassist.providers.simulated import SimulatedProvider
+
+# Service times of the simulated web site (the operators' measured range: 31 s .. 6 min 10 s).
+SIMULATED_SITE = "simulated"
+SIMULATED_WEB_RANGE = (31.0, 370.0)
+
+
+def build_providers(config: AppConfig, clock: Clock, data_dir: Path) -> dict[str, Provider]:
+    providers: dict[str, Provider] = {}
+    for prov in config.providers:
+        providers[prov.lane] = _build_remote(prov, clock, data_dir)
+    sites = {a.site for a in config.accounts} | {m.site for m in config.models if m.kind == "web"}
+    for site in sorted(s for s in sites if s):
+        if site == SIMULATED_SITE:
+            providers[f"web:{site}"] = SimulatedProvider(clock, *SIMULATED_WEB_RANGE)
+        else:
+            from mediaassist.providers.web import build_web_provider
+
+            providers[f"web:{site}"] = build_web_provider(site, config, clock, data_dir)
+    return providers
+
+
+def _build_remote(prov: ProviderConfig, clock: Clock, data_dir: Path) -> Provider:
+    if prov.type == "simulated":
+        return SimulatedProvider(clock, prov.min_duration_s, prov.max_duration_s)
+    if prov.type == "openai":
+        from mediaassist.providers.openai_api import OpenAIProvider
+
+        return OpenAIProvider(prov, clock)
+    from mediaassist.providers.runninghub import RunningHubProvider
+
+    return RunningHubProvider(prov, clock)
