@@ -1,0 +1,78 @@
+"""API keys: where they come from, and the guard that keeps them out of every log line.
+
+Order: ``api_key_env`` (an environment variable), the OS keyring (service ``mediaassist``,
+user = provider name, when a keyring backend is available), then ``api_key`` in the config file.
+Every key resolved here is registered with ``SecretFilter``, which masks it in all log records
+(message, arguments and formatted tracebacks) of the ``mediaassist`` logger tree.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+KEYRING_SERVICE = "mediaassist"
+_MASK = "***"
+_known: set[str] = set()
+_lock = threading.Lock()
+
+
+def register_secret(secret: str) -> None:
+    if secret and len(secret) >= 4:
+        with _lock:
+            _known.add(secret)
+
+
+def redact(text: str) -> str:
+    for secret in sorted(_known, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, _MASK)
+    return text
+
+
+def resolve_api_key(provider_name: str, api_key: str | None, api_key_env: str | None) -> str | None:
+    key = None
+    if api_key_env:
+        key = os.environ.get(api_key_env) or None
+    if key is None:
+        key = _from_keyring(provider_name)
+    if key is None:
+        key = api_key
+    if key:
+        register_secret(key)
+    return key
+
+
+def _from_keyring(provider_name: str) -> str | None:
+    try:
+        import keyring
+        from keyring.backends import fail
+
+        if isinstance(keyring.get_keyring(), fail.Keyring):
+            return None
+        return keyring.get_password(KEYRING_SERVICE, provider_name)
+    except Exception:  # no usable backend (headless box, locked store): fall through
+        return None
+
+
+class SecretFilter(logging.Filter):
+    """Rewrites a record so no registered secret survives formatting."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not _known:
+            return True
+        record.msg = redact(record.getMessage())
+        record.args = None
+        if record.exc_info:
+            formatter = logging.Formatter()
+            record.exc_text = redact(formatter.formatException(record.exc_info))
+            record.exc_info = None
+        return True
+
+
+def install_log_filter() -> None:
+    """Attach the filter to every handler of the root logger (call after logging is set up)."""
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, SecretFilter) for f in handler.filters):
+            handler.addFilter(SecretFilter())
