@@ -1,0 +1,92 @@
+"""The running app without its face: config (or demo), store, providers and scheduler.
+
+Shared by the headless CLI and the desktop window so both start, import and stop the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.config import AppConfig, load_config
+from mediaassist.core.importer import ImportReport, new_batch_id, read_task_file
+from mediaassist.core.paths import data_dir as resolve_data_dir
+from mediaassist.core.paths import default_config_path
+from mediaassist.core.scheduler import Scheduler
+from mediaassist.core.store import Store
+from mediaassist.demo import DemoEnvironment
+from mediaassist.providers.registry import build_providers
+
+log = logging.getLogger("mediaassist")
+DB_NAME = "mediaassist.sqlite3"
+
+
+@dataclass
+class RuntimeOptions:
+    config_path: Path | None = None
+    data_dir: Path | None = None
+    demo: bool = False
+    speed: float = 1.0
+
+
+@dataclass
+class ImportOutcome:
+    report: ImportReport
+    batch_id: str
+    inserted: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def load_app_config(options: RuntimeOptions) -> AppConfig:
+    """The operator's config; a missing default file is an empty config, not an error."""
+    path = options.config_path or default_config_path()
+    if options.config_path is None and not path.exists():
+        return AppConfig()
+    return load_config(path)
+
+
+class Runtime:
+    """``async with Runtime(options) as rt:`` -- rt.config, rt.store, rt.scheduler (not started)."""
+
+    def __init__(self, options: RuntimeOptions) -> None:
+        self.options = options
+        self.clock = Clock(options.speed)
+        self.data_dir = resolve_data_dir(options.data_dir)
+        self._stack = AsyncExitStack()
+        self.config: AppConfig
+        self.store: Store
+        self.scheduler: Scheduler
+
+    async def __aenter__(self) -> Runtime:
+        await self._stack.__aenter__()
+        try:
+            if self.options.demo:
+                self.config = await self._stack.enter_async_context(
+                    DemoEnvironment(self.clock, self.data_dir))
+            else:
+                self.config = load_app_config(self.options)
+            self.store = Store(self.data_dir / DB_NAME)
+            self._stack.callback(self.store.close)
+            providers = build_providers(self.config, self.clock, self.data_dir)
+            self.scheduler = Scheduler(self.store, self.config, providers, self.data_dir, self.clock)
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self._stack.aclose()
+
+    def import_file(self, path: Path, default_model: str | None = None) -> ImportOutcome:
+        """Read a task file and enqueue its good rows as one batch."""
+        report = read_task_file(path, self.config, default_model)
+        outcome = ImportOutcome(report=report, batch_id=new_batch_id(path))
+        if report.tasks:
+            outcome.inserted, outcome.skipped = self.store.enqueue(outcome.batch_id, report.tasks)
+            self.scheduler.wake()
+        return outcome
