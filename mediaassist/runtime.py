@@ -5,6 +5,7 @@ Shared by the headless CLI and the desktop window so both start, import and stop
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -49,6 +50,16 @@ def load_app_config(options: RuntimeOptions) -> AppConfig:
     return load_config(path)
 
 
+def _derive_missing_ids(report: ImportReport) -> None:
+    """Rows without a task_id get one derived from the file's bytes and their position, so
+    running the same file again (say, after a crash) resumes it instead of duplicating it."""
+    digest = hashlib.sha1(report.source.read_bytes()).hexdigest()[:10]
+    stem = "".join(c for c in report.source.stem if c.isalnum() or c in "-_")[:24] or "task"
+    for position, task in enumerate(report.tasks, start=1):
+        if not task.task_id:
+            task.task_id = f"{stem}-{digest}-{position:05d}"
+
+
 class Runtime:
     """``async with Runtime(options) as rt:`` -- rt.config, rt.store, rt.scheduler (not started)."""
 
@@ -84,8 +95,11 @@ class Runtime:
 
     def import_file(self, path: Path, default_model: str | None = None) -> ImportOutcome:
         """Read a task file and enqueue its good rows as one batch."""
-        report = read_task_file(path, self.config, default_model)
-        outcome = ImportOutcome(report=report, batch_id=new_batch_id(path))
+        return self.enqueue_report(read_task_file(path, self.config, default_model))
+
+    def enqueue_report(self, report: ImportReport) -> ImportOutcome:
+        outcome = ImportOutcome(report=report, batch_id=new_batch_id(report.source))
+        _derive_missing_ids(report)
         if report.tasks:
             outcome.inserted, outcome.skipped = self.store.enqueue(outcome.batch_id, report.tasks)
             self.scheduler.wake()

@@ -354,18 +354,15 @@ class Scheduler:
                 on_tick()
             if self._only_unrunnable_left(ids):
                 return
-            await asyncio.sleep(self.clock.real(1.0) if self.clock.speed > 1 else 0.25)
+            await asyncio.sleep(min(0.25, self.clock.real(1.0)))
 
     def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
-        unfinished = [t for t in self.store.tasks(batch_ids) if t.state in ("pending", "running")]
-        if not unfinished:
-            return True
-        if any(t.state == "running" for t in unfinished):
-            return False
         routes = self.runnable_routes()
-        pinned_ok = {lane.account for lane in self.lanes.values() if lane.route in routes}
-        for task in unfinished:
-            if task.route in routes and (not task.account_pinned or task.account in pinned_ok):
+        accounts_ok = {lane.account for lane in self.lanes.values() if lane.route in routes}
+        for (route, account, pinned, state), _n in self.store.batch_counts(batch_ids).items():
+            if state == "running":
+                return False
+            if state == "pending" and route in routes and (not pinned or account in accounts_ok):
                 return False
         return True
 

@@ -473,6 +473,22 @@ class Store:
                  .group_by(Task.route, Task.account, Task.state))
         return {(r.route, r.account, r.state): r.n for r in query}
 
+    def batch_counts(self, batch_ids: Iterable[str]) -> dict[tuple[str, str | None, bool, str], int]:
+        """{(route, account, account_pinned, state): n} over some batches, one GROUP BY."""
+        query = (Task.select(Task.route, Task.account, Task.account_pinned, Task.state,
+                             pw.fn.COUNT(Task.seq).alias("n"))
+                 .where(Task.batch_id.in_(list(batch_ids)))
+                 .group_by(Task.route, Task.account, Task.account_pinned, Task.state))
+        return {(r.route, r.account, bool(r.account_pinned), r.state): r.n for r in query}
+
+    def polling_counts(self, route: str) -> tuple[int, int]:
+        """(running with a remote id, running still waiting to be submitted) for a poll lane."""
+        query = (Task.select(Task.remote_id.is_null(False).alias("submitted"), pw.fn.COUNT(Task.seq).alias("n"))
+                 .where((Task.route == route) & (Task.state == RUNNING))
+                 .group_by(Task.remote_id.is_null(False)))
+        found = {bool(r.submitted): r.n for r in query}
+        return found.get(True, 0), found.get(False, 0)
+
     def next_due(self) -> float | None:
         """Earliest not_before among pending tasks that are not yet due."""
         return (Task.select(pw.fn.MIN(Task.not_before))

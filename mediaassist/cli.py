@@ -1,0 +1,421 @@
+"""``mediaassist``: the desktop app with no command, the headless tools with one.
+
+Exit codes: 0 all succeeded, 1 something failed, was canceled or could not run, 2 bad input or
+config (a bad row is reported with its row number; the good rows still run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import logging.handlers
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from mediaassist import __version__
+from mediaassist.core.errors import ConfigError, ImportFileError
+from mediaassist.core.importer import ImportReport, read_task_file
+from mediaassist.core.secrets import install_log_filter
+from mediaassist.core.store import FINAL_STATES, Store, Task, iso
+from mediaassist.runtime import DB_NAME, Runtime, RuntimeOptions, load_app_config
+from mediaassist.status import lane_status
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in COMMANDS:
+        args = _command_parser().parse_args(argv)
+    else:
+        args = _gui_parser().parse_args(argv)
+        args.command = None
+    _setup_logging(args)
+    try:
+        return _dispatch(args)
+    except ConfigError as exc:
+        print(f"mediaassist: config error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ImportFileError as exc:
+        print(f"mediaassist: cannot import: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+# --- parsers ----------------------------------------------------------------------------------
+
+def _common(parser: argparse.ArgumentParser, demo: bool = True) -> None:
+    parser.add_argument("--config", type=Path, metavar="PATH",
+                        help="config TOML (default: the user config dir's config.toml)")
+    parser.add_argument("--data-dir", type=Path, metavar="DIR",
+                        help="database, profiles and outputs (default: $MEDIAASSIST_HOME or the user data dir)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
+    if demo:
+        parser.add_argument("--demo", action="store_true",
+                            help="use the built-in demo providers (kept apart in DATA_DIR/demo)")
+        parser.add_argument("--speed", type=_positive_float, default=1.0, metavar="N",
+                            help="divide every demo duration and scheduler timer by N")
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 10000:
+        raise argparse.ArgumentTypeError(f"{text}: must be a number in (0, 10000]")
+    return value
+
+
+def _gui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mediaassist",
+        description="Open the desktop app (files go to the import preview). "
+                    f"Headless commands: {', '.join(COMMANDS)} (mediaassist COMMAND --help).")
+    parser.add_argument("--version", action="version", version=f"mediaassist {__version__}")
+    _common(parser)
+    parser.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    return parser
+
+
+def _command_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mediaassist")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="import task files and run them to the end")
+    _common(run)
+    run.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    run.add_argument("--model", help="model for TXT files (and rows without one)")
+    run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
+
+    status = sub.add_parser("status", help="lanes: limits, running, pending, done")
+    _common(status)
+    status.add_argument("--json", action="store_true")
+
+    cancel = sub.add_parser("cancel", help="cancel tasks (pending at once, running at the next checkpoint)")
+    _common(cancel)
+    cancel.add_argument("task_ids", nargs="*", metavar="TASK_ID")
+    cancel.add_argument("--batch", metavar="ID")
+
+    retry = sub.add_parser("retry", help="run failed or canceled tasks again")
+    _common(retry)
+    retry.add_argument("task_ids", nargs="*", metavar="TASK_ID")
+    retry.add_argument("--failed", action="store_true", help="every failed task")
+    retry.add_argument("--batch", metavar="ID")
+
+    accounts = sub.add_parser("accounts", help="web accounts")
+    _common(accounts)
+    acc_sub = accounts.add_subparsers(dest="action", required=True)
+    acc_sub.add_parser("list")
+    for action in ("enable", "disable"):
+        acc_sub.add_parser(action).add_argument("name")
+
+    lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
+    _common(lanes)
+    lane_sub = lanes.add_subparsers(dest="action", required=True)
+    lane_sub.add_parser("pause").add_argument("name")
+    lane_sub.add_parser("resume").add_argument("name")
+    return parser
+
+
+# --- dispatch ---------------------------------------------------------------------------------
+
+def _options(args: argparse.Namespace) -> RuntimeOptions:
+    demo = getattr(args, "demo", False)
+    data = args.data_dir
+    if demo:
+        from mediaassist.core.paths import data_dir as resolve
+
+        data = resolve(data) / "demo"  # demo work never mixes with the operator's real queue
+    return RuntimeOptions(config_path=args.config, data_dir=data, demo=demo,
+                          speed=getattr(args, "speed", 1.0))
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    options = _options(args)
+    if args.command is None:
+        return _gui(args, options)
+    if args.command == "run":
+        return _run_with_signals(args, options)
+    if args.command == "status":
+        return asyncio.run(_status(args, options))
+    with _open_store(options) as store:
+        if args.command == "cancel":
+            return _cancel(args, store)
+        if args.command == "retry":
+            return _retry(args, store)
+        if args.command == "accounts":
+            return _accounts(args, options, store)
+        return _lanes(args, store)
+
+
+def _gui(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    try:
+        from mediaassist.ui.app import run_gui
+    except ImportError as exc:
+        print(f"mediaassist: the desktop app is not available here ({exc}); "
+              "use the headless commands: mediaassist run|status|cancel|retry|accounts", file=sys.stderr)
+        return EXIT_FAILED
+    return run_gui(list(args.files), options)
+
+
+class _open_store:
+    def __init__(self, options: RuntimeOptions) -> None:
+        from mediaassist.core.paths import data_dir
+
+        self.path = data_dir(options.data_dir) / DB_NAME
+
+    def __enter__(self) -> Store:
+        self.store = Store(self.path)
+        return self.store
+
+    def __exit__(self, *exc: object) -> None:
+        self.store.close()
+
+
+# --- run --------------------------------------------------------------------------------------
+
+def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    try:
+        return asyncio.run(_run(args, options))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    async with Runtime(options) as rt:
+        reports = [read_task_file(path, rt.config, args.model) for path in args.files]  # all or nothing
+        task_ids, batch_ids, bad_rows = _enqueue(rt, reports)
+        interrupted = asyncio.Event()
+        _on_signals(interrupted)
+        await rt.scheduler.start()
+        progress = _Progress(rt.store, batch_ids)
+        waiter = asyncio.ensure_future(rt.scheduler.wait_for_batches(batch_ids, progress.tick))
+        stopper = asyncio.ensure_future(interrupted.wait())
+        await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        for pending in (waiter, stopper):
+            pending.cancel()
+        await rt.scheduler.stop(cancel_running=False)
+        progress.finish()
+        tasks = _tasks_by_id(rt.store, task_ids)
+        _report_blocked(rt, tasks)
+        if args.json:
+            print(json.dumps(_run_summary(rt.store, batch_ids, tasks), ensure_ascii=False, indent=1))
+        if interrupted.is_set():
+            print("mediaassist: interrupted; unfinished tasks stay queued and resume on the next run",
+                  file=sys.stderr)
+            return EXIT_INTERRUPTED
+    if bad_rows:
+        return EXIT_BAD_INPUT
+    return EXIT_OK if all(t.state == "success" for t in tasks) else EXIT_FAILED
+
+
+def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[str], int]:
+    task_ids: list[str] = []
+    batch_ids: list[str] = []
+    bad_rows = 0
+    for report in reports:
+        for warning in getattr(report, "warnings", []):
+            print(f"{report.source}: warning: {warning}", file=sys.stderr)
+        for error in report.errors:
+            print(f"{report.source}: {error}", file=sys.stderr)
+        bad_rows += len(report.errors)
+        outcome = rt.enqueue_report(report)
+        task_ids += outcome.inserted + outcome.skipped
+        batch_ids += sorted({t.batch_id for t in _tasks_by_id(rt.store, outcome.inserted + outcome.skipped)})
+        print(f"{report.source}: {len(outcome.inserted)} tasks queued as batch {outcome.batch_id}"
+              + (f", {len(outcome.skipped)} already in the store" if outcome.skipped else "")
+              + (f", {len(report.errors)} bad rows skipped" if report.errors else ""), file=sys.stderr)
+    return task_ids, sorted(set(batch_ids)), bad_rows
+
+
+def _on_signals(event: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, event.set)
+        except (NotImplementedError, RuntimeError):  # not on the main thread / platform
+            pass
+
+
+def _tasks_by_id(store: Store, task_ids: list[str]) -> list[Task]:
+    found: dict[str, Task] = {}
+    for start in range(0, len(task_ids), 500):
+        chunk = task_ids[start:start + 500]
+        found.update((t.task_id, t) for t in Task.select().where(Task.task_id.in_(chunk)))
+    return [found[i] for i in task_ids if i in found]
+
+
+def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:
+    left = [t for t in tasks if t.state not in FINAL_STATES]
+    if not left:
+        return
+    blocked = rt.scheduler.blocked_lanes()
+    print(f"mediaassist: {len(left)} tasks could not run and stay queued:", file=sys.stderr)
+    for lane, reason in sorted(blocked.items()):
+        hint = "" if lane.startswith("web:") else f"; resume with: mediaassist lanes resume {lane}"
+        print(f"  {lane}: {reason}{hint}", file=sys.stderr)
+    if not blocked:
+        print("  no lane in the config can run their model", file=sys.stderr)
+
+
+def _run_summary(store: Store, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
+    counts = {state: sum(1 for t in tasks if t.state == state) for state in FINAL_STATES}
+    return {
+        "batch_ids": batch_ids, "total": len(tasks), "success": counts["success"],
+        "failed": counts["failed"], "canceled": counts["canceled"],
+        "pending": sum(1 for t in tasks if t.state not in FINAL_STATES),
+        "tasks": [task_json(store, t) for t in tasks],
+    }
+
+
+def task_json(store: Store, task: Task) -> dict[str, Any]:
+    result = store.result(task.task_id) if task.state == "success" else None
+    return {
+        "task_id": task.task_id, "batch_id": task.batch_id, "model": task.model,
+        "model_kind": task.model_kind, "account": task.account, "lane": task.lane,
+        "state": task.state, "attempt": task.attempt, "error_kind": task.error_kind,
+        "error": task.error, "remote_id": task.remote_id,
+        "result_text": result.text if result else None,
+        "output_files": result.file_list if result else [],
+        "created_at": iso(task.created_at), "started_at": iso(task.started_at),
+        "finished_at": iso(task.finished_at),
+    }
+
+
+class _Progress:
+    """Live progress on stderr: one rewritten line on a terminal, a line per change otherwise."""
+
+    def __init__(self, store: Store, batch_ids: list[str]) -> None:
+        self.store = store
+        self.batch_ids = batch_ids
+        self.started = time.monotonic()
+        self.last_line = ""
+        self.last_at = 0.0
+        self.tty = sys.stderr.isatty()
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self.last_at < (0.5 if self.tty else 2.0):
+            return
+        self.last_at = now
+        count = dict.fromkeys(("pending", "running", "success", "failed", "canceled"), 0)
+        for (_route, _account, _pinned, state), n in self.store.batch_counts(self.batch_ids).items():
+            count[state] += n
+        done = count["success"] + count["failed"] + count["canceled"]
+        line = (f"[{now - self.started:5.0f}s] {done}/{sum(count.values())} done: {count['success']} ok, "
+                f"{count['failed']} failed, {count['canceled']} canceled; "
+                f"{count['running']} running, {count['pending']} queued")
+        if line[8:] == self.last_line[8:] and not self.tty:
+            return
+        self.last_line = line
+        print(f"\r{line}" if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
+
+    def finish(self) -> None:
+        self.last_at = 0.0
+        self.tick()
+        if self.tty:
+            print(file=sys.stderr)
+
+
+# --- status, cancel, retry, accounts, lanes ---------------------------------------------------
+
+async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    if options.demo:
+        async with Runtime(options) as rt:
+            lanes = lane_status(rt.config, rt.store)
+    else:
+        config = load_app_config(options)
+        with _open_store(options) as store:
+            lanes = lane_status(config, store)
+    if args.json:
+        print(json.dumps({"lanes": lanes}, ensure_ascii=False, indent=1))
+        return EXIT_OK
+    for lane in lanes:
+        line = (f"{lane['lane']:<28} {lane['kind']:<5} running {lane['running']}/{lane['limit']}  "
+                f"pending {lane['pending']}  success {lane['success']}  failed {lane['failed']}  "
+                f"canceled {lane['canceled']}")
+        if lane["kind"] == "poll":
+            line += f"  polling {lane['currentPollingTasks']}, waiting {lane['waitingQueueSize']}"
+        if lane.get("paused"):
+            line += f"  PAUSED: {lane['paused']}"
+        print(line)
+    if not lanes:
+        print("no lanes: add [[providers]] and [[accounts]] to the config, or try --demo")
+    return EXIT_OK
+
+
+def _cancel(args: argparse.Namespace, store: Store) -> int:
+    if not args.task_ids and not args.batch:
+        print("mediaassist cancel: give TASK_ID... or --batch ID", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    result = store.cancel(args.task_ids, args.batch)
+    print(f"{result['canceled']} canceled, {result['cancel_requested']} running tasks asked to stop")
+    return EXIT_OK if sum(result.values()) else EXIT_FAILED
+
+
+def _retry(args: argparse.Namespace, store: Store) -> int:
+    if not (args.task_ids or args.failed or args.batch):
+        print("mediaassist retry: give TASK_ID..., --batch ID or --failed", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    count = store.retry(args.task_ids, args.batch, all_failed=args.failed)
+    print(f"{count} tasks queued again (run them with the app or `mediaassist run`)")
+    return EXIT_OK if count else EXIT_FAILED
+
+
+def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> int:
+    config = load_app_config(options)
+    store.sync_accounts(config.accounts)
+    if args.action == "list":
+        for acct in store.accounts():
+            state = "enabled" if acct.enabled else "disabled"
+            error = f"  ({acct.last_error})" if acct.last_error else ""
+            print(f"{acct.name:<20} site {acct.site:<16} {state:<9} login {acct.login_state}{error}")
+        if not store.accounts():
+            print("no accounts: add [[accounts]] to the config")
+        return EXIT_OK
+    if not store.set_account_enabled(args.name, args.action == "enable"):
+        print(f"mediaassist: no account named {args.name!r}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"{args.name}: {args.action}d")
+    return EXIT_OK
+
+
+def _lanes(args: argparse.Namespace, store: Store) -> int:
+    if args.action == "pause":
+        store.pause_lane(args.name, "paused by operator")
+    else:
+        store.resume_lane(args.name)
+    print(f"{args.name}: {args.action}d")
+    return EXIT_OK
+
+
+# --- logging ----------------------------------------------------------------------------------
+
+def _setup_logging(args: argparse.Namespace) -> None:
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(level)
+    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG if args.verbose > 1 else logging.INFO)
+    root.addHandler(console)
+    options = _options(args)
+    try:
+        from mediaassist.core.paths import data_dir
+
+        log_dir = data_dir(options.data_dir) / "logs"
+        log_dir.mkdir(exist_ok=True)
+        file_handler = logging.handlers.RotatingFileHandler(
+            log_dir / "mediaassist.log", maxBytes=5_000_000, backupCount=3, encoding="utf-8")
+        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        file_handler.setLevel(logging.INFO)
+        root.addHandler(file_handler)
+    except OSError as exc:
+        print(f"mediaassist: no log file ({exc})", file=sys.stderr)
+    # Third-party chatter (httpx logs every request URL at INFO) stays out of our logs.
+    for noisy in ("httpx", "httpcore", "asyncio", "peewee"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    install_log_filter()

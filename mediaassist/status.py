@@ -1,0 +1,61 @@
+"""Lane status from the config and the store, as ``status --json`` and the window show it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mediaassist.core.config import AppConfig
+from mediaassist.core.scheduler import WEB_LANE_LIMIT
+from mediaassist.core.store import STATES, Store
+
+
+def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
+    counts = store.counts()
+    paused = store.paused_lanes()
+    store.sync_accounts(config.accounts)
+    accounts = {a.name: a for a in store.accounts()}
+    lanes: list[dict[str, Any]] = []
+    for prov in config.providers:
+        entry = _entry(prov.lane, prov.kind, prov.limit, counts, lambda r, a, p=prov: r == p.lane)
+        if prov.kind == "poll":
+            entry.update(_pool(store, prov.lane, prov.limit, entry["pending"]))
+        lanes.append(entry)
+    for acct in config.accounts:
+        entry = _entry(acct.lane, "web", WEB_LANE_LIMIT, counts,
+                       lambda r, a, c=acct: r == f"web:{c.site}" and a == c.name)
+        stored = accounts.get(acct.name)
+        entry["site"] = acct.site
+        entry["enabled"] = bool(stored.enabled) if stored else acct.enabled
+        entry["login_state"] = stored.login_state if stored else "unknown"
+        lanes.append(entry)
+    for site in sorted({a.site for a in config.accounts}):
+        # Web tasks not yet given to an account wait here for the first free one of the site.
+        on_site = [a for a in config.accounts if a.site == site]
+        entry = _entry(f"web-queue:{site}", "web", len(on_site) * WEB_LANE_LIMIT, counts,
+                       lambda r, a, s=site: r == f"web:{s}" and a is None)
+        if entry["pending"]:
+            lanes.append(entry)
+    for entry in lanes:
+        entry["paused"] = paused.get(entry["lane"])
+    return lanes
+
+
+def _entry(name: str, kind: str, limit: int, counts: dict, match: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"lane": name, "kind": kind, "limit": limit}
+    for state in STATES:
+        entry[state] = sum(n for (route, account, st), n in counts.items()
+                           if st == state and match(route, account))
+    return entry
+
+
+def _pool(store: Store, route: str, limit: int, pending: int) -> dict[str, Any]:
+    """The poll pool in the operators' old admin endpoint's terms."""
+    submitted, waiting_submit = store.polling_counts(route)
+    in_slots = submitted + waiting_submit
+    return {
+        "maxPollingTasks": limit,
+        "currentPollingTasks": submitted,
+        "waitingQueueSize": pending + waiting_submit,
+        "availableSlots": max(0, limit - in_slots),
+        "utilizationRate": round(in_slots / limit, 4) if limit else 0.0,
+    }
