@@ -1,0 +1,446 @@
+"""A fake RunningHub on 127.0.0.1: the legacy OpenAPI routes, with the real shapes and codes.
+
+For ``--demo`` and the tests (over real HTTP). Tasks go QUEUED → RUNNING → SUCCESS/FAILED on
+a timetable drawn at create; each API key has a concurrency limit past which create answers
+421. Faults are queued per route and consumed one per request, switchable from Python
+(``inject``) or over HTTP (``POST /_demo/faults``) so a test can steer a server that a
+``mediaassist run`` subprocess talks to. Counters (``GET /_demo/stats``) let tests check what
+the client really did: creates per prompt, create times, the most tasks ever in flight.
+
+Markers in a prompt script a task: ``#fail`` ends FAILED with a ``failedReason``,
+``#badnode`` fails validation at create (``node_errors``).
+
+Run alone: ``python -m mediaassist.demo_servers.runninghub_server --port 0`` prints its URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import socket
+import struct
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DEMO_API_KEY = "demo-runninghub-key-0123456789ab"
+ROUTES = ("create", "status", "outputs", "cancel", "account", "download")
+# A fault is an int (answer with that business code), "nonjson", "reset" (TCP RST, no reply),
+# "http500", "slow:<seconds>" (then answer normally) or, for create, "lost" (create, then reset).
+_OUTPUT_BYTES = b"\x00\x00\x00\x18ftypmp42demo-runninghub-output"
+
+_CODE_MSG = {
+    301: "PARAMS_INVALID", 415: "TASK_INSTANCE_MAXED", 416: "TASK_CREATE_FAILED_BY_NOT_ENOUGH_WALLET",
+    421: "TASK_QUEUE_MAXED", 433: "VALIDATE_PROMPT_FAILED", 500: "UNKNOWN_ERROR",
+    801: "APIKEY_UNSUPPORTED_FREE_USER", 802: "APIKEY_UNAUTHORIZED", 803: "APIKEY_INVALID_NODE_INFO",
+    804: "APIKEY_TASK_IS_RUNNING", 805: "APIKEY_TASK_STATUS_ERROR", 807: "APIKEY_TASK_NOT_FOUND",
+    812: "CORPAPIKEY_INSUFFICIENT_FUNDS", 813: "APIKEY_TASK_IS_QUEUED",
+    1003: "Rate limit exceeded, please slow down requests", 1011: "System is currently busy",
+}
+
+
+@dataclass
+class FakeTask:
+    task_id: str
+    api_key: str
+    prompt: str
+    created: float
+    queued_s: float
+    run_s: float
+    fail: bool
+    canceled_at: float | None = None
+    files: list[str] = field(default_factory=list)
+
+    def state(self, now: float) -> str:
+        if self.canceled_at is not None:
+            return "FAILED"
+        elapsed = now - self.created
+        if elapsed < self.queued_s:
+            return "QUEUED"
+        if elapsed < self.queued_s + self.run_s:
+            return "RUNNING"
+        return "FAILED" if self.fail else "SUCCESS"
+
+
+class RunningHubFake:
+    """The server's state; all access under one lock (handlers run on many threads)."""
+
+    def __init__(self, api_keys: dict[str, int] | None = None, queued_s: tuple[float, float] = (0.2, 0.5),
+                 run_s: tuple[float, float] = (1.0, 2.0), speed: float = 1.0, files_per_task: int = 1,
+                 seed: int | None = None) -> None:
+        self.api_keys = dict(api_keys or {DEMO_API_KEY: 3})  # key → concurrent limit
+        self.queued_s, self.run_s, self.speed = queued_s, run_s, speed
+        self.files_per_task = files_per_task
+        self.lock = threading.Lock()
+        self.tasks: dict[str, FakeTask] = {}
+        self.faults: dict[str, deque[Any]] = {route: deque() for route in ROUTES}
+        self.rng = random.Random(seed)
+        self.base_url = ""
+        self.reset_counters()
+
+    def reset_counters(self) -> None:
+        with self.lock:
+            self.creates: Counter[str] = Counter()  # prompt → accepted creates
+            self.create_order: list[str] = []  # prompts in accepted-create order
+            self.create_times: list[float] = []  # epoch of each accepted create
+            self.create_calls = 0  # every create request, rejected ones included
+            self.rejects: Counter[int] = Counter()
+            self.cancels: list[str] = []
+            self.calls: Counter[str] = Counter()
+            self.max_in_flight = 0
+            self.downloads = 0
+
+    # --- faults ----------------------------------------------------------------------------
+    def inject(self, route: str, *faults: Any) -> None:
+        if route not in ROUTES:
+            raise ValueError(f"unknown route {route!r} (allowed: {', '.join(ROUTES)})")
+        with self.lock:
+            self.faults[route].extend(faults)
+
+    def clear_faults(self) -> None:
+        with self.lock:
+            for queue in self.faults.values():
+                queue.clear()
+
+    def next_fault(self, route: str) -> Any:
+        """Count the call and take the route's next queued fault, if any."""
+        with self.lock:
+            self.calls[route] += 1
+            queue = self.faults[route]
+            return queue.popleft() if queue else None
+
+    # --- state -----------------------------------------------------------------------------
+    def in_flight(self, api_key: str, now: float) -> int:
+        return sum(1 for t in self.tasks.values()
+                   if t.api_key == api_key and t.state(now) in ("QUEUED", "RUNNING"))
+
+    def create(self, api_key: str, prompt: str) -> tuple[int, Any]:
+        now = time.time()
+        with self.lock:
+            self.create_calls += 1
+            if self.in_flight(api_key, now) >= self.api_keys[api_key]:
+                self.rejects[421] += 1
+                return 421, None
+            task = FakeTask(
+                task_id=str(self.rng.randrange(10**18, 10**19)), api_key=api_key, prompt=prompt,
+                created=now, queued_s=self.rng.uniform(*self.queued_s) / self.speed,
+                run_s=self.rng.uniform(*self.run_s) / self.speed, fail="#fail" in prompt)
+            task.files = [f"ComfyUI_{i:05d}_{task.task_id[-6:]}.mp4" for i in range(self.files_per_task)]
+            self.tasks[task.task_id] = task
+            self.creates[prompt] += 1
+            self.create_order.append(prompt)
+            self.create_times.append(now)
+            self.max_in_flight = max(self.max_in_flight, self.in_flight(api_key, now))
+        node_errors = {"6": {"errors": [{"message": "Prompt outputs failed validation"}],
+                             "class_type": "CLIPTextEncode"}} if "#badnode" in prompt else {}
+        tips = {"result": not node_errors, "error": None, "outputs_to_execute": ["9"],
+                "node_errors": node_errors}
+        return 0, {"netWssUrl": None, "taskId": task.task_id, "clientId": f"{self.rng.getrandbits(128):032x}",
+                   "taskStatus": "FAILED" if node_errors else "QUEUED",
+                   "promptTips": json.dumps(tips)}
+
+    def find(self, api_key: str, task_id: Any) -> FakeTask | None:
+        task = self.tasks.get(str(task_id))
+        return task if task is not None and task.api_key == api_key else None
+
+    def outputs(self, task: FakeTask) -> tuple[int, Any]:
+        state = task.state(time.time())
+        if state == "QUEUED":
+            return 813, None
+        if state == "RUNNING":
+            return 804, {"netWssUrl": f"wss://127.0.0.1/ws/c_instance?t={task.task_id}"}
+        if state == "FAILED":
+            return 805, {"failedReason": self.failed_reason(task)}
+        cost = f"{task.run_s * self.speed:.0f}"
+        return 0, [{"fileUrl": f"{self.base_url}/files/{task.task_id}/{name}", "fileType": "mp4",
+                    "taskCostTime": cost, "nodeId": "12", "thirdPartyConsumeMoney": None,
+                    "consumeMoney": None, "consumeCoins": "17"} for name in task.files]
+
+    @staticmethod
+    def failed_reason(task: FakeTask) -> dict[str, str]:
+        if task.canceled_at is not None:
+            return {"node_name": "", "node_id": "", "exception_type": "Canceled",
+                    "exception_message": "task canceled by API call", "traceback": "[]",
+                    "current_inputs": "{}", "current_outputs": "{}"}
+        return {"current_outputs": "{}", "exception_type": "TypeError", "node_name": "SONIC_PreData",
+                "current_inputs": "{}", "traceback": "[]", "node_id": "276",
+                "exception_message": "SONIC_PreData.sampler_main() missing 2 required positional "
+                                     "arguments: 'clip_vision' and 'vae'"}
+
+    def stats(self) -> dict[str, Any]:
+        now = time.time()
+        with self.lock:
+            return {
+                "creates": dict(self.creates), "create_order": list(self.create_order),
+                "create_times": list(self.create_times), "create_calls": self.create_calls,
+                "rejects": {str(k): v for k, v in self.rejects.items()}, "cancels": list(self.cancels),
+                "calls": dict(self.calls), "max_in_flight": self.max_in_flight,
+                "in_flight": {key: self.in_flight(key, now) for key in self.api_keys},
+                "downloads": self.downloads, "tasks": len(self.tasks),
+            }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by default
+        pass
+
+    @property
+    def fake(self) -> RunningHubFake:
+        return self.server.fake
+
+    # --- plumbing --------------------------------------------------------------------------
+    def _body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            data = json.loads(raw or b"{}")
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _envelope(self, code: int, data: Any = None, msg: str | None = None) -> None:
+        text = msg if msg is not None else ("success" if code == 0 else _CODE_MSG.get(code, "ERROR"))
+        self._send(200, json.dumps({"code": code, "msg": text, "data": data}).encode())
+
+    def _reset(self) -> None:
+        """Drop the connection with a TCP RST, no reply."""
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        self.connection.close()
+
+    def _apply_fault(self, fault: Any) -> bool:
+        """Answer with the fault; True when the request is done. ``lost`` is handled by create."""
+        if fault is None or fault == "lost":
+            return False
+        if isinstance(fault, str) and fault.startswith("slow:"):
+            time.sleep(float(fault.split(":", 1)[1]))
+            return False
+        if fault == "nonjson":
+            self._send(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
+        elif fault == "reset":
+            self._reset()
+        elif fault == "http500":
+            self._send(500, b"Internal Server Error", "text/plain")
+        else:
+            self._envelope(int(fault))
+        return True
+
+    # --- routes ----------------------------------------------------------------------------
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path == "/_demo/stats":
+            self._send(200, json.dumps(self.fake.stats()).encode())
+        elif self.path.startswith("/files/"):
+            self._download()
+        else:
+            self._send(404, b"not found", "text/plain")
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = self._body()
+        routes = {
+            "/task/openapi/create": self._create, "/task/openapi/ai-app/run": self._create,
+            "/task/openapi/status": self._status, "/task/openapi/outputs": self._outputs,
+            "/task/openapi/cancel": self._cancel, "/uc/openapi/accountStatus": self._account,
+            "/_demo/faults": self._faults, "/_demo/reset": self._reset_counters,
+        }
+        handler = routes.get(self.path)
+        if handler is None:
+            self._envelope(412, msg="TOKEN_INVALID")
+            return
+        handler(body)
+
+    def _authorised(self, body: dict[str, Any], field_name: str = "apiKey") -> str | None:
+        key = body.get(field_name)
+        if not key:
+            self._envelope(1601 if field_name == "apikey" else 301,
+                           msg="param apiKey is required")
+            return None
+        if key not in self.fake.api_keys:
+            self._envelope(802)
+            return None
+        return str(key)
+
+    def _create(self, body: dict[str, Any]) -> None:
+        fault = self.fake.next_fault("create")
+        if self._apply_fault(fault):
+            if isinstance(fault, int):
+                with self.fake.lock:
+                    self.fake.create_calls += 1
+                    self.fake.rejects[fault] += 1
+            return
+        key = self._authorised(body)
+        if key is None:
+            return
+        if not (body.get("workflowId") or body.get("webappId") or body.get("workflow")):
+            self._envelope(301)
+            return
+        nodes = body.get("nodeInfoList") or []
+        prompt = " | ".join(str(n.get("fieldValue")) for n in nodes if isinstance(n, dict)
+                            and isinstance(n.get("fieldValue"), str))
+        code, data = self.fake.create(key, prompt)
+        if fault == "lost" and code == 0:
+            self._reset()
+            return
+        self._envelope(code, data)
+
+    def _task_or_error(self, body: dict[str, Any], route: str) -> FakeTask | None:
+        if self._apply_fault(self.fake.next_fault(route)):
+            return None
+        key = self._authorised(body)
+        if key is None:
+            return None
+        task = self.fake.find(key, body.get("taskId"))
+        if task is None:
+            self._envelope(807)
+        return task
+
+    def _status(self, body: dict[str, Any]) -> None:
+        task = self._task_or_error(body, "status")
+        if task is not None:
+            self._envelope(0, task.state(time.time()), msg="")
+
+    def _outputs(self, body: dict[str, Any]) -> None:
+        task = self._task_or_error(body, "outputs")
+        if task is not None:
+            self._envelope(*self.fake.outputs(task))
+
+    def _cancel(self, body: dict[str, Any]) -> None:
+        task = self._task_or_error(body, "cancel")
+        if task is None:
+            return
+        with self.fake.lock:
+            if task.canceled_at is None and task.state(time.time()) in ("QUEUED", "RUNNING"):
+                task.canceled_at = time.time()
+            self.fake.cancels.append(task.task_id)
+        self._envelope(0)
+
+    def _account(self, body: dict[str, Any]) -> None:
+        if self._apply_fault(self.fake.next_fault("account")):
+            return
+        key = self._authorised(body, "apikey")
+        if key is None:
+            return
+        with self.fake.lock:
+            running = self.fake.in_flight(key, time.time())
+        self._envelope(0, {"remainCoins": "177814", "currentTaskCounts": str(running),
+                           "remainMoney": None, "currency": None, "apiType": "NORMAL"})
+
+    def _download(self) -> None:
+        if self._apply_fault(self.fake.next_fault("download")):
+            return
+        parts = self.path.split("/")
+        task = self.fake.tasks.get(parts[2]) if len(parts) == 4 else None
+        if task is None or parts[3] not in task.files:
+            self._send(404, b"no such file", "text/plain")
+            return
+        with self.fake.lock:
+            self.fake.downloads += 1
+        self._send(200, _OUTPUT_BYTES + task.task_id.encode(), "video/mp4")
+
+    def _faults(self, body: dict[str, Any]) -> None:
+        try:
+            for route, faults in body.items():
+                self.fake.inject(route, *faults)
+        except (ValueError, TypeError) as exc:
+            self._send(400, json.dumps({"error": str(exc)}).encode())
+            return
+        self._send(200, b"{}")
+
+    def _reset_counters(self, body: dict[str, Any]) -> None:
+        self.fake.clear_faults()
+        self.fake.reset_counters()
+        self._send(200, b"{}")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256
+
+    def __init__(self, address: tuple[str, int], fake: RunningHubFake) -> None:
+        super().__init__(address, _Handler)
+        self.fake = fake
+
+
+class RunningHubDemoServer:
+    """``with RunningHubDemoServer(...) as server:`` -- serves on ``server.url`` meanwhile.
+
+    ``queued_s``/``run_s`` are nominal (min, max) seconds, divided by ``speed``.
+    """
+
+    def __init__(self, api_keys: dict[str, int] | None = None, *, queued_s: tuple[float, float] = (0.2, 0.5),
+                 run_s: tuple[float, float] = (1.0, 2.0), speed: float = 1.0, files_per_task: int = 1,
+                 port: int = 0, seed: int | None = None) -> None:
+        self.fake = RunningHubFake(api_keys, queued_s, run_s, speed, files_per_task, seed)
+        self._httpd = _Server(("127.0.0.1", port), self.fake)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self.fake.base_url = self.url
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> RunningHubDemoServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="runninghub-demo",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve on the calling thread (the stand-alone process)."""
+        try:
+            self._httpd.serve_forever()
+        finally:
+            self._httpd.server_close()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> RunningHubDemoServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # conveniences for tests
+    def inject(self, route: str, *faults: Any) -> None:
+        self.fake.inject(route, *faults)
+
+    def stats(self) -> dict[str, Any]:
+        return self.fake.stats()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Fake RunningHub OpenAPI on 127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--api-key", default=DEMO_API_KEY)
+    parser.add_argument("--limit", type=int, default=3, help="concurrent tasks per key (then 421)")
+    parser.add_argument("--queued", type=float, nargs=2, default=(0.2, 0.5), metavar=("MIN", "MAX"))
+    parser.add_argument("--run", type=float, nargs=2, default=(1.0, 2.0), metavar=("MIN", "MAX"))
+    parser.add_argument("--speed", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args(argv)
+    server = RunningHubDemoServer({args.api_key: args.limit}, queued_s=tuple(args.queued),
+                                  run_s=tuple(args.run), speed=args.speed, port=args.port, seed=args.seed)
+    print(server.url, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
