@@ -1,0 +1,380 @@
+"""Task files: CSV, XLSX, JSON, JSONL and TXT into validated ``NewTask`` rows.
+
+A bad row becomes a ``RowError`` (row number as the operator sees it, and why) while the good rows
+still import. A file that cannot be read at all raises ``ImportFileError`` and yields nothing, so a
+half-read file is never enqueued.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+import re
+import secrets
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from mediaassist.core.config import AppConfig, ModelConfig
+from mediaassist.core.errors import ImportFileError
+from mediaassist.core.store import NewTask
+
+FORMATS = {".csv": "csv", ".xlsx": "xlsx", ".json": "json", ".jsonl": "jsonl", ".txt": "txt"}
+COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority")
+MAX_TASK_ID = 64
+MAX_PROMPT = 100_000
+PRIORITY_RANGE = (-1_000_000, 1_000_000)
+CSV_DELIMITERS = (",", ";", "\t")
+
+# A row as read from the file: (operator-visible row number, column -> raw value).
+RawRow = tuple[int, dict[str, Any]]
+# A defect a reader found in one row (a JSONL line that is not JSON), carried to validation
+# under a key no column can have.
+_ROW_PROBLEM = "\0problem"
+
+
+@dataclass(frozen=True)
+class RowError:
+    row: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"row {self.row}: {self.reason}"
+
+
+@dataclass
+class ImportReport:
+    source: Path
+    format: str
+    tasks: list[NewTask] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
+    total_rows: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def new_batch_id(source: Path) -> str:
+    """``<file stem>-<UTC time>-<4 hex>``: readable in the task table, unique across imports."""
+    stem = re.sub(r"[^\w.-]+", "-", source.stem).strip("-")[:40] or "batch"
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stem}-{stamp}-{secrets.token_hex(2)}"
+
+
+def read_task_file(path: Path, config: AppConfig, default_model: str | None = None) -> ImportReport:
+    path = Path(path)
+    fmt = _format_of(path)
+    if default_model is not None and config.model(default_model) is None:
+        raise ImportFileError(f"{path}: unknown model {default_model!r} ({_known_models(config)})")
+    if fmt == "txt" and default_model is None:
+        raise ImportFileError(f"{path}: a TXT file holds only prompts; name the model (--model NAME)")
+    report = ImportReport(source=path, format=fmt)
+    rows = _READERS[fmt](path, report)
+    if not rows:
+        raise ImportFileError(f"{path}: the file holds no tasks")
+    if default_model is None and not any("model" in values for _, values in rows):
+        raise ImportFileError(f"{path}: no model given; add a 'model' column or name a default "
+                              "model (--model NAME)")
+    _Validator(config, default_model).run(rows, report)
+    return report
+
+
+def _format_of(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix == ".xls":
+        raise ImportFileError(f"{path}: old .xls workbooks are not supported; save it as .xlsx or CSV")
+    if suffix not in FORMATS:
+        raise ImportFileError(f"{path}: unsupported file type {suffix or '(none)'!r} "
+                              f"(supported: {', '.join(FORMATS)})")
+    return FORMATS[suffix]
+
+
+def _known_models(config: AppConfig) -> str:
+    names = ", ".join(m.name for m in config.models)
+    return f"known models: {names}" if names else "no models are configured"
+
+
+# --- reading: each reader returns the non-blank rows and notes unknown columns ----------------
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ImportFileError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise ImportFileError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise ImportFileError(f"{path}: the file is empty")
+    return data
+
+
+def _read_text(path: Path) -> str:
+    """UTF-8 (with or without BOM), else GB18030 as Excel/Notepad save it on a Chinese Windows."""
+    data = _read_bytes(path)
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # Excel's "Unicode Text"
+        encodings: tuple[str, ...] = ("utf-16",)
+    else:
+        encodings = ("utf-8-sig", "gb18030")
+    for encoding in encodings:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if "\0" in text:  # a binary file, or UTF-16 without its BOM
+            break
+        # Excel puts CRLF between rows but a bare LF inside multi-line cells; keep one style.
+        return text.replace("\r\n", "\n")
+    raise ImportFileError(f"{path}: not readable as text (tried UTF-8 and GB18030); save it as UTF-8")
+
+
+def _read_csv(path: Path, report: ImportReport) -> list[RawRow]:
+    text = _read_text(path)
+    first_line = next((line for line in text.splitlines() if line.strip()), "")
+    delimiter = max(CSV_DELIMITERS, key=first_line.count)
+    # strict: an unclosed quote is an error, not a cell that silently swallows the rest of the file
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        records = list(reader)
+    except csv.Error as exc:
+        raise ImportFileError(f"{path}: not a valid CSV file (line {reader.line_num}: {exc})") from None
+    return _table_rows(path, enumerate(records, start=1), report)
+
+
+def _read_xlsx(path: Path, report: ImportReport) -> list[RawRow]:
+    from openpyxl import load_workbook  # imported here: slow to load, and only XLSX needs it
+
+    _read_bytes(path)  # same messages for missing/empty files as the other formats
+    try:
+        # openpyxl warns about styles and extensions it ignores; they do not affect cell values.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            workbook = load_workbook(path, read_only=True, data_only=True)
+            try:
+                sheet = workbook.worksheets[0]
+                records = list(enumerate(sheet.iter_rows(values_only=True), start=1))
+            finally:
+                workbook.close()
+    except Exception as exc:  # a damaged workbook can fail anywhere inside openpyxl's XML parsing
+        raise ImportFileError(f"{path}: not a readable XLSX workbook ({exc})") from None
+    return _table_rows(path, iter(records), report)
+
+
+def _table_rows(path: Path, records: Iterator[tuple[int, Any]], report: ImportReport) -> list[RawRow]:
+    """Header = first non-blank row; later rows keep their spreadsheet row number."""
+    header: list[str] | None = None
+    rows: list[RawRow] = []
+    for number, cells in records:
+        if all(_is_blank(cell) for cell in cells):
+            continue
+        if header is None:
+            header = _header(path, cells, report)
+            continue
+        rows.append((number, {name: cell for name, cell in zip(header, cells)
+                              if name in COLUMNS and not _is_blank(cell)}))
+    return rows
+
+
+def _header(path: Path, cells: Any, report: ImportReport) -> list[str]:
+    names = [str(cell).strip().lower() if cell is not None else "" for cell in cells]
+    for name in COLUMNS:
+        if names.count(name) > 1:
+            raise ImportFileError(f"{path}: column {name!r} appears more than once in the header")
+    _warn_unknown(report, {name for name in names if name})
+    return names
+
+
+def _read_json(path: Path, report: ImportReport) -> list[RawRow]:
+    try:
+        data = json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise ImportFileError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, list) or (data and not any(isinstance(item, dict) for item in data)):
+        raise ImportFileError(f"{path}: JSON must be a list of objects, one per task")
+    return _object_rows(enumerate(data, start=1), report)
+
+
+def _read_jsonl(path: Path, report: ImportReport) -> list[RawRow]:
+    items: list[tuple[int, Any]] = []
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            items.append((number, _BadLine(f"not valid JSON ({exc.msg})")))
+    if not any(isinstance(item, dict) for _, item in items):
+        raise ImportFileError(f"{path}: JSONL must hold one JSON object per line")
+    return _object_rows(iter(items), report)
+
+
+@dataclass(frozen=True)
+class _BadLine:
+    reason: str
+
+
+def _object_rows(items: Iterator[tuple[int, Any]], report: ImportReport) -> list[RawRow]:
+    """Keys are matched like CSV headers; a non-object item becomes that row's error."""
+    rows: list[RawRow] = []
+    seen_keys: set[str] = set()
+    for number, item in items:
+        if not isinstance(item, dict):
+            reason = item.reason if isinstance(item, _BadLine) else "item is not a JSON object"
+            rows.append((number, {_ROW_PROBLEM: reason}))
+            continue
+        values: dict[str, Any] = {}
+        for key, value in item.items():
+            name = str(key).strip().lower()
+            seen_keys.add(name)
+            if name in COLUMNS and not _is_blank(value):
+                values[name] = value
+        rows.append((number, values))
+    _warn_unknown(report, seen_keys)
+    return rows
+
+
+def _read_txt(path: Path, report: ImportReport) -> list[RawRow]:
+    return [(number, {"prompt": line})
+            for number, line in enumerate(_read_text(path).splitlines(), start=1) if line.strip()]
+
+
+_READERS = {"csv": _read_csv, "xlsx": _read_xlsx, "json": _read_json, "jsonl": _read_jsonl,
+            "txt": _read_txt}
+
+
+def _warn_unknown(report: ImportReport, names: set[str]) -> None:
+    unknown = sorted(names - set(COLUMNS))
+    if unknown:
+        report.warnings.append(f"ignored unknown column(s): {', '.join(unknown)} "
+                               f"(known: {', '.join(COLUMNS)})")
+
+
+def _is_blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+# --- validation: one RowError per bad row, all its reasons together ----------------------------
+
+class _Validator:
+    def __init__(self, config: AppConfig, default_model: str | None) -> None:
+        self.config = config
+        self.default_model = default_model
+        self.first_row_of_id: dict[str, int] = {}
+
+    def run(self, rows: list[RawRow], report: ImportReport) -> None:
+        report.total_rows = len(rows)
+        for number, values in rows:
+            reasons: list[str] = []
+            task = self.task(number, values, reasons)
+            if reasons or task is None:
+                report.errors.append(RowError(number, "; ".join(reasons)))
+            else:
+                report.tasks.append(task)
+
+    def task(self, number: int, values: dict[str, Any], reasons: list[str]) -> NewTask | None:
+        if _ROW_PROBLEM in values:
+            reasons.append(values[_ROW_PROBLEM])
+            return None
+        task_id = self.task_id(number, values.get("task_id"), reasons)
+        params = _params(values.get("params"), reasons)
+        priority = _priority(values.get("priority"), reasons)
+        system_prompt = _text(values.get("system_prompt"))
+        prompt = _text(values.get("prompt")) or ""
+        if len(prompt) > MAX_PROMPT:
+            reasons.append(f"prompt has {len(prompt):,} characters (at most {MAX_PROMPT:,})")
+        model = self.model(values.get("model"), reasons)
+        if model is None:
+            return None
+        if not prompt and _needs_prompt(model):
+            reasons.append(f"prompt is empty (model {model.name!r} needs one)")
+        account = self.account(values.get("account"), model, reasons)
+        return NewTask(model=model.name, model_kind=model.kind, route=model.route, prompt=prompt,
+                       task_id=task_id, account=account, system_prompt=system_prompt,
+                       params=params, priority=priority)
+
+    def model(self, raw: Any, reasons: list[str]) -> ModelConfig | None:
+        name = _text(raw) or self.default_model
+        if name is None:
+            reasons.append("model is empty and no default model was given")
+            return None
+        model = self.config.model(name)
+        if model is None:
+            reasons.append(f"unknown model {name!r} ({_known_models(self.config)})")
+        return model
+
+    def task_id(self, number: int, raw: Any, reasons: list[str]) -> str | None:
+        task_id = _text(raw)
+        if task_id is None:
+            return None
+        if len(task_id) > MAX_TASK_ID:
+            reasons.append(f"task_id is {len(task_id)} characters long (at most {MAX_TASK_ID})")
+        first = self.first_row_of_id.setdefault(task_id, number)
+        if first != number:
+            reasons.append(f"duplicate task_id {task_id!r} (first on row {first})")
+        return task_id
+
+    def account(self, raw: Any, model: ModelConfig, reasons: list[str]) -> str | None:
+        name = _text(raw)
+        if name is None:
+            return None
+        if model.kind != "web":
+            reasons.append(f"account {name!r} given for {model.kind} model {model.name!r} "
+                           "(only web models run on an account)")
+            return None
+        account = self.config.account(name)
+        if account is None or account.site != model.site:
+            site_accounts = [a.name for a in self.config.accounts if a.site == model.site]
+            where = "is not configured" if account is None else f"belongs to site {account.site!r}"
+            reasons.append(f"account {name!r} {where}; model {model.name!r} runs on site "
+                           f"{model.site!r} (accounts: {', '.join(site_accounts) or 'none'})")
+        return name
+
+
+def _needs_prompt(model: ModelConfig) -> bool:
+    """A poll workflow runs on its own node values unless it maps the prompt into a node."""
+    return model.kind != "poll" or "prompt_node_id" in model.options
+
+
+def _text(value: Any) -> str | None:
+    """A cell as text: ``None`` when blank; Excel's whole floats (``7.0``) lose the ``.0``."""
+    if _is_blank(value):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def _params(raw: Any, reasons: list[str]) -> dict[str, Any]:
+    if raw is None or isinstance(raw, dict):
+        return raw or {}
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            reasons.append("params is not valid JSON")
+            return {}
+        if isinstance(parsed, dict):
+            return parsed
+    reasons.append("params is not a JSON object")
+    return {}
+
+
+def _priority(raw: Any, reasons: list[str]) -> int:
+    if raw is None:
+        return 0
+    value: int | None = None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        value = raw
+    elif isinstance(raw, float) and raw.is_integer():
+        value = int(raw)
+    elif isinstance(raw, str) and re.fullmatch(r"[+-]?\d+", raw.strip()):
+        value = int(raw.strip())
+    if value is None:
+        reasons.append(f"priority {raw!r} is not an integer")
+        return 0
+    if not PRIORITY_RANGE[0] <= value <= PRIORITY_RANGE[1]:
+        reasons.append(f"priority {value} is out of range ({PRIORITY_RANGE[0]}..{PRIORITY_RANGE[1]})")
+        return 0
+    return value
