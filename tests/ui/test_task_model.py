@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QAbstractItemModelTester
+
+from mediaassist.core.store import Store, Task
+from mediaassist.ui.task_model import COL, StateRole, TaskFilter, TaskTableModel
+
+from .conftest import api_tasks
+
+
+def _claim(store: Store, n: int) -> list[Task]:
+    return store.claim("api:sim-api", "me", n)
+
+
+def test_model_passes_qt_model_tester(qtmodeltester, filled_store: Store) -> None:
+    model = TaskTableModel(filled_store)
+    qtmodeltester.check(model)
+    assert model.rowCount() == 300
+
+
+def test_updates_are_in_place_and_keep_the_tester_happy(qtbot, filled_store: Store) -> None:
+    model = TaskTableModel(filled_store)
+    QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    resets: list[bool] = []
+    model.modelReset.connect(lambda: resets.append(True))
+    changed: list[tuple[int, int]] = []
+    model.dataChanged.connect(lambda a, b, roles=None: changed.append((a.row(), b.row())))
+    claimed = _claim(filled_store, 3)
+    model.mark_dirty(t.seq for t in claimed)
+    model.flush()
+    assert (0, 2) in changed  # one coalesced range for the three neighbours
+    assert model.index(0, COL["state"]).data(StateRole) == "running"
+    assert resets == []
+
+
+def test_state_filter_moves_rows_in_and_out_without_reset(qtbot, filled_store: Store) -> None:
+    model = TaskTableModel(filled_store)
+    QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    model.set_filter(TaskFilter(state="running"))
+    assert model.rowCount() == 0
+    resets: list[bool] = []
+    model.modelReset.connect(lambda: resets.append(True))
+    claimed = _claim(filled_store, 5)
+    model.mark_dirty(t.seq for t in claimed)
+    model.refresh_membership()
+    model.flush()
+    assert model.rowCount() == 5
+    filled_store.finish_success(claimed[1], "ok", [])
+    model.mark_dirty([claimed[1].seq])
+    model.refresh_membership()
+    model.flush()
+    assert [model.task_id_at(r) for r in range(model.rowCount())] == [
+        t.task_id for i, t in enumerate(claimed) if i != 1]
+    assert resets == []
+
+
+@pytest.mark.parametrize("column", ["task_id", "state", "duration", "lane", "prompt"])
+def test_sort_is_done_in_sql_both_ways(qtbot, filled_store: Store, column: str) -> None:
+    model = TaskTableModel(filled_store)
+    QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    _claim(filled_store, 4)
+    model.sort(COL[column], Qt.SortOrder.DescendingOrder)
+    assert model.rowCount() == 300
+    if column == "task_id":
+        assert model.task_id_at(0) == "t00299"
+    model.sort(COL[column], Qt.SortOrder.AscendingOrder)
+    if column == "task_id":
+        assert model.task_id_at(0) == "t00000"
+
+
+def test_text_filter_matches_prompt_and_escapes_wildcards(qtbot, store: Store) -> None:
+    store.enqueue("b1", api_tasks(20))
+    store.enqueue("b2", api_tasks(2, prefix="pct_"))
+    model = TaskTableModel(store)
+    model.set_filter(TaskFilter(text="prompt 1"))
+    assert model.rowCount() == 1 + 10 + 1  # "prompt 1", "prompt 10".."19", pct_ "prompt 1"
+    model.set_filter(TaskFilter(text="pct_"))
+    assert model.rowCount() == 2
+    model.set_filter(TaskFilter(text="%"))
+    assert model.rowCount() == 0
+    model.set_filter(TaskFilter(batch="b2", text="prompt"))
+    assert model.rowCount() == 2
+
+
+def test_new_and_deleted_rows_arrive_through_the_sweep(qtbot, filled_store: Store) -> None:
+    model = TaskTableModel(filled_store)
+    QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    filled_store.enqueue("b2", api_tasks(10, prefix="new"))
+    model._last_sweep = 0.0
+    model.flush()
+    assert model.rowCount() == 310
+    assert model.task_id_at(309) == "new00009"
+    filled_store.cancel(["t00003"])
+    filled_store.delete(["t00003"])
+    model._last_sweep = 0.0
+    model.flush()
+    assert model.rowCount() == 309
+    assert model.task_id_at(3) == "t00004"
