@@ -65,6 +65,10 @@ def new_batch_id(source: Path) -> str:
 
 
 def read_task_file(path: Path, config: AppConfig, default_model: str | None = None) -> ImportReport:
+    """Read and validate one task file; raises ``ImportFileError`` if it cannot be read at all.
+
+    ``default_model`` (``--model``) is the model of TXT lines and of rows whose model cell is empty.
+    """
     path = Path(path)
     fmt = _format_of(path)
     if default_model is not None and config.model(default_model) is None:
