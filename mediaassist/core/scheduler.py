@@ -342,10 +342,6 @@ class Scheduler:
                 blocked.setdefault(lane.name, "account needs login")
         return {name: why for name, why in blocked.items() if name in self.lanes}
 
-    def runnable_routes(self) -> set[str]:
-        blocked = self.blocked_lanes()
-        return {lane.route for lane in self.lanes.values() if lane.name not in blocked}
-
     async def wait_for_batches(self, batch_ids: Iterable[str], on_tick: Callable[[], None] | None = None) -> None:
         """Until every task of the batches is final, or only tasks no lane can take remain."""
         ids = list(batch_ids)
@@ -357,8 +353,10 @@ class Scheduler:
             await asyncio.sleep(min(0.25, self.clock.real(1.0)))
 
     def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
-        routes = self.runnable_routes()
-        accounts_ok = {lane.account for lane in self.lanes.values() if lane.route in routes}
+        blocked = self.blocked_lanes()
+        open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked]
+        routes = {lane.route for lane in open_lanes}
+        accounts_ok = {lane.account for lane in open_lanes}
         for (route, account, pinned, state), _n in self.store.batch_counts(batch_ids).items():
             if state == "running":
                 return False

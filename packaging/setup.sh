@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian/Ubuntu machine: system packages, a venv in .venv, the
+# project (editable) with its test extras. Re-running it only installs what is missing.
+#   packaging/setup.sh            # install
+#   packaging/setup.sh --app ...  # install, then start the app (args go to mediaassist)
+#   packaging/setup.sh --test ... # install, then run the test suite (args go to pytest)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(ca-certificates python3 python3-venv python3-pip
+  chromium xvfb xauth fonts-noto-cjk libatomic1 libegl1 libgl1 libfontconfig1 libdbus-1-3
+  libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1
+  libxcb-render-util0 libxcb-util1 libxcb-xkb1 libxcb-shape0 libxcb-randr0 libxcb-xinerama0)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing ${missing[*]}" >&2
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+stamp=.venv/.mediaassist-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/pip install -q -U pip
+  .venv/bin/pip install -q -e '.[test]'
+  touch "$stamp"
+fi
+# Never `playwright install`: it downloads a browser (fails here); we use Debian's chromium.
+
+case "${1:-}" in
+  --app)
+    shift
+    if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+      echo "setup: no display found; starting the app on a virtual screen (xvfb-run)" >&2
+      exec xvfb-run -a .venv/bin/mediaassist "$@"
+    fi
+    exec .venv/bin/mediaassist "$@" ;;
+  --test)
+    shift
+    # timeout: pytest-timeout cannot interrupt a hang inside Qt's loop on its own.
+    exec timeout 1080 xvfb-run -a .venv/bin/python -m pytest "$@" ;;
+esac

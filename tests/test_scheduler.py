@@ -1,0 +1,239 @@
+"""The lane scheduler on simulated providers and scaled time."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.scheduler import STALL_S, Scheduler
+from mediaassist.core.store import NewTask, Store, Task
+from mediaassist.providers.base import TaskContext, TaskResult
+from mediaassist.providers.registry import build_providers
+from mediaassist.providers.simulated import SimulatedProvider
+from tests.helpers import sim_config
+
+
+def _tasks(model: str, kind: str, route: str, n: int, prefix: str, **params) -> list[NewTask]:
+    return [NewTask(model=model, model_kind=kind, route=route, prompt=f"{prefix} {i}",
+                    task_id=f"{prefix}{i:03d}", params=dict(params)) for i in range(n)]
+
+
+def _api(n: int, prefix: str = "a", **params) -> list[NewTask]:
+    return _tasks("writer", "api", "api:sim-api", n, prefix, **params)
+
+
+def _web(n: int, prefix: str = "w", **params) -> list[NewTask]:
+    return _tasks("reasoner", "web", "web:simulated", n, prefix, **params)
+
+
+def _scheduler(store: Store, data_dir: Path, clock: Clock, providers: dict | None = None) -> Scheduler:
+    config = sim_config()
+    return Scheduler(store, config, providers or build_providers(config, clock, data_dir), data_dir, clock)
+
+
+async def _run(sched: Scheduler, batch: str = "b", timeout: float = 60) -> None:
+    await sched.start()
+    try:
+        await asyncio.wait_for(sched.wait_for_batches([batch]), timeout)
+    finally:
+        await sched.stop()
+
+
+def _overlaps(tasks: list[Task]) -> bool:
+    spans = sorted((t.started_at, t.finished_at) for t in tasks)
+    return any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:]))
+
+
+@pytest.mark.asyncio
+async def test_lanes_hold_their_limits_and_finish_everything(store: Store, data_dir: Path) -> None:
+    clock = Clock(speed=200)
+    store.enqueue("b", _api(20) + _web(8))
+    sched = _scheduler(store, data_dir, clock)
+    await _run(sched)
+    tasks = store.tasks(["b"])
+    assert {t.state for t in tasks} == {"success"}
+    assert sched.lanes["api:sim-api"].provider.max_in_flight == 3
+    web = [t for t in tasks if t.model_kind == "web"]
+    assert {t.account for t in web} == {"alice", "bob"}  # both accounts worked
+    for account in ("alice", "bob"):
+        assert not _overlaps([t for t in web if t.account == account])  # one at a time, each
+
+
+@pytest.mark.asyncio
+async def test_web_lane_limit_is_not_a_setting(store: Store, data_dir: Path) -> None:
+    sched = _scheduler(store, data_dir, Clock(100))
+    with pytest.raises(ValueError):
+        sched.set_limit("web:alice", 2)
+    sched.set_limit("api:sim-api", 5)
+    assert sched.lanes["api:sim-api"].limit == 5
+
+
+@pytest.mark.asyncio
+async def test_retryable_failure_retries_on_the_same_row_with_growing_delay(
+        store: Store, data_dir: Path) -> None:
+    clock = Clock(speed=400)
+    store.enqueue("b", _api(1, sim_fail="network", sim_duration_s=1))
+    sched = _scheduler(store, data_dir, clock)
+    await _run(sched)
+    (task,) = store.tasks(["b"])
+    assert (task.state, task.attempt, task.error_kind) == ("failed", 3, "network")
+    assert Task.select().count() == 1
+    lines = [entry.line for entry in store.logs(task.task_id)]
+    assert sum("failed (network)" in line for line in lines) == 3
+    assert sum("will retry" in line for line in lines) == 2
+
+
+@pytest.mark.asyncio
+async def test_bad_input_is_not_retried(store: Store, data_dir: Path) -> None:
+    store.enqueue("b", _api(1, sim_fail="bad_input", sim_duration_s=1))
+    await _run(_scheduler(store, data_dir, Clock(200)))
+    (task,) = store.tasks(["b"])
+    assert (task.state, task.attempt, task.error_kind) == ("failed", 1, "bad_input")
+
+
+class _Recorder(SimulatedProvider):
+    """Simulated provider that records how each attempt ended (its clean-up ran or not)."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(clock, 1000, 1000)
+        self.cleaned: dict[str, str | None] = {}
+        self.started = asyncio.Event()
+
+    async def run(self, ctx: TaskContext) -> TaskResult:
+        self.started.set()
+        try:
+            return await super().run(ctx)
+        except asyncio.CancelledError:
+            self.cleaned[ctx.task.task_id] = ctx.stop_reason
+            raise
+
+
+@pytest.mark.asyncio
+async def test_cancel_while_running_stops_the_work_and_ends_canceled(store: Store, data_dir: Path) -> None:
+    clock = Clock(speed=100)
+    config = sim_config()
+    providers = build_providers(config, clock, data_dir)
+    recorder = _Recorder(clock)
+    providers["api:sim-api"] = recorder
+    store.enqueue("b", _api(2))
+    sched = Scheduler(store, config, providers, data_dir, clock)
+    await sched.start()
+    await asyncio.wait_for(recorder.started.wait(), 10)
+    assert store.cancel(["a000", "a001"]) == {"canceled": 0, "cancel_requested": 2}
+    await asyncio.wait_for(sched.wait_for_batches(["b"]), 20)
+    await sched.stop()
+    assert {t.state for t in store.tasks(["b"])} == {"canceled"}
+    assert recorder.cleaned == {"a000": "cancel", "a001": "cancel"}
+    assert store.result("a000") is None  # no false success
+
+
+@pytest.mark.asyncio
+async def test_provider_pause_leaves_the_rest_of_the_lane_pending(store: Store, data_dir: Path) -> None:
+    class QuotaGone(SimulatedProvider):
+        async def run(self, ctx: TaskContext) -> TaskResult:
+            raise TaskError(ErrorKind.QUOTA, "insufficient_quota", pause_lane="quota exhausted")
+
+    clock = Clock(speed=100)
+    config = sim_config()
+    providers = build_providers(config, clock, data_dir)
+    providers["api:sim-api"] = QuotaGone(clock, 1, 1)
+    store.enqueue("b", _api(10))
+    sched = Scheduler(store, config, providers, data_dir, clock)
+    await _run(sched)
+    states = [t.state for t in store.tasks(["b"])]
+    assert states.count("failed") <= 3  # only those already in flight when it paused
+    assert states.count("pending") >= 7
+    assert all(t.attempt == 1 for t in store.tasks(["b"]) if t.state == "pending")
+    assert store.paused_lanes() == {"api:sim-api": "quota exhausted"}
+
+
+@pytest.mark.asyncio
+async def test_stalled_heartbeat_is_reaped_and_retried(store: Store, data_dir: Path) -> None:
+    clock = Clock(speed=100)
+    store.enqueue("b", _api(1, sim_duration_s=1))
+    # A row left running by a process on another machine that stopped beating 2 minutes ago.
+    Task.update(state="running", owner="elsewhere:4242:1:x", started_at=store.now() - 200,
+                heartbeat_at=clock.ago(STALL_S + 30)).execute()
+    await _run(_scheduler(store, data_dir, clock))
+    (task,) = store.tasks(["b"])
+    assert (task.state, task.attempt) == ("success", 2)
+    assert any("failed (stalled)" in entry.line for entry in store.logs(task.task_id))
+
+
+@pytest.mark.asyncio
+async def test_fresh_heartbeat_of_a_live_foreign_owner_is_left_alone(store: Store, data_dir: Path) -> None:
+    clock = Clock(speed=100)
+    store.enqueue("b", _api(1))
+    Task.update(state="running", owner="elsewhere:4242:1:x", heartbeat_at=store.now()).execute()
+    sched = _scheduler(store, data_dir, clock)
+    await sched.start()
+    await asyncio.sleep(clock.real(STALL_S) / 3)
+    await sched.stop()
+    assert store.get("a000").state == "running"
+
+
+@pytest.mark.asyncio
+async def test_tasks_of_a_dead_local_process_are_recovered_at_start(store: Store, data_dir: Path) -> None:
+    import socket
+
+    store.enqueue("b", _api(2, sim_duration_s=1))
+    dead_owner = f"{socket.gethostname()}:999999:12345:abc"  # no such pid
+    Task.update(state="running", owner=dead_owner, heartbeat_at=store.now()).execute()
+    await _run(_scheduler(store, data_dir, Clock(100)))
+    assert [(t.state, t.attempt) for t in store.tasks(["b"])] == [("success", 2), ("success", 2)]
+
+
+@pytest.mark.asyncio
+async def test_disabled_account_takes_no_new_work(store: Store, data_dir: Path) -> None:
+    clock = Clock(speed=200)
+    sched = _scheduler(store, data_dir, clock)
+    store.sync_accounts(sched.config.accounts)
+    store.set_account_enabled("bob", False)
+    pinned = NewTask(model="reasoner", model_kind="web", route="web:simulated", task_id="for-bob",
+                     account="bob")
+    store.enqueue("b", _web(3) + [pinned])
+    await _run(sched)
+    tasks = {t.task_id: t for t in store.tasks(["b"])}
+    assert {tasks[f"w{i:03d}"].account for i in range(3)} == {"alice"}
+    assert tasks["for-bob"].state == "pending"  # waits for bob; the run ends as blocked
+    assert sched.blocked_lanes() == {"web:bob": "account disabled"}
+
+
+@pytest.mark.asyncio
+async def test_shutdown_hands_running_tasks_back_to_the_queue(store: Store, data_dir: Path) -> None:
+    clock = Clock(speed=100)
+    config = sim_config()
+    providers = build_providers(config, clock, data_dir)
+    recorder = _Recorder(clock)
+    providers["api:sim-api"] = recorder
+    store.enqueue("b", _api(3))
+    sched = Scheduler(store, config, providers, data_dir, clock)
+    await sched.start()
+    await asyncio.wait_for(recorder.started.wait(), 10)
+    await asyncio.sleep(0.05)
+    await sched.stop(cancel_running=False)
+    assert [(t.state, t.attempt) for t in store.tasks(["b"])] == [("pending", 1)] * 3
+    assert set(recorder.cleaned.values()) == {"shutdown"}
+
+
+@pytest.mark.asyncio
+async def test_poll_lane_refills_a_freed_slot_at_once(store: Store, data_dir: Path) -> None:
+    clock = Clock(speed=50)
+    tasks = _tasks("video", "poll", "poll:sim-poll", 12, "v")
+    for i, task in enumerate(tasks):
+        task.params = {"sim_duration_s": 10 + i}
+    store.enqueue("b", tasks)
+    sched = _scheduler(store, data_dir, clock)
+    await _run(sched)
+    done = sorted(store.tasks(["b"]), key=lambda t: t.started_at)
+    assert sched.lanes["poll:sim-poll"].provider.max_in_flight == 4
+    assert [t.task_id for t in done] == [f"v{i:03d}" for i in range(12)]  # FIFO
+    # Each task after the first four starts as soon as one finishes -- not at the next sweep
+    # (5 s nominal = 0.1 s real here).
+    finishes = sorted(t.finished_at for t in done)
+    for task, freed in zip(done[4:], finishes):
+        assert task.started_at - freed < clock.real(5.0)

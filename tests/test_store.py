@@ -1,0 +1,130 @@
+"""The task store: atomic claims, conditional writes, idempotent enqueue, operator actions."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+from mediaassist.core.errors import ErrorKind
+from mediaassist.core.store import AUTO_RETRIES, NewTask, Result, Store, Task
+
+
+def _api(n: int, prefix: str = "t", **kw) -> list[NewTask]:
+    return [NewTask(model="writer", model_kind="api", route="api:sim", prompt=f"p{i}",
+                    task_id=f"{prefix}{i}", **kw) for i in range(n)]
+
+
+def test_enqueue_skips_known_ids_instead_of_duplicating(store: Store) -> None:
+    inserted, skipped = store.enqueue("b1", _api(5))
+    assert (len(inserted), skipped) == (5, [])
+    inserted, skipped = store.enqueue("b2", _api(7))
+    assert inserted == ["t5", "t6"] and skipped == ["t0", "t1", "t2", "t3", "t4"]
+    assert Task.select().count() == 7
+    assert store.get("t0").batch_id == "b1"  # the first import keeps the task
+
+
+def test_claim_takes_priority_first_then_fifo(store: Store) -> None:
+    tasks = _api(4)
+    tasks[2].priority = 5
+    store.enqueue("b", tasks)
+    order = [t.task_id for t in store.claim("api:sim", "me", limit=4)]
+    assert order == ["t2", "t0", "t1", "t3"]
+    assert all(t.state == "running" and t.owner == "me" for t in store.tasks())
+
+
+def test_claim_skips_tasks_not_yet_due_and_other_accounts(store: Store) -> None:
+    store.enqueue("b", [NewTask(model="r", model_kind="web", route="web:s", task_id="pinned",
+                                account="bob"),
+                        NewTask(model="r", model_kind="web", route="web:s", task_id="free")])
+    store.enqueue("b", _api(1, prefix="later"))
+    Task.update(not_before=store.now() + 60).where(Task.task_id == "later0").execute()
+    assert store.claim("api:sim", "me") == []
+    claimed = store.claim("web:s", "me", limit=5, account="alice")
+    assert [t.task_id for t in claimed] == ["free"]
+    assert claimed[0].account == "alice"
+
+
+def _claim_worker(path: str, owner: str, queue: multiprocessing.Queue) -> None:
+    store = Store(path)
+    mine: list[str] = []
+    while batch := store.claim("api:sim", owner, limit=3):
+        mine += [t.task_id for t in batch]
+    store.close()
+    queue.put(mine)
+
+
+def test_concurrent_claimers_in_separate_processes_never_share_a_row(data_dir: Path) -> None:
+    path = data_dir / "shared.sqlite3"
+    store = Store(path)
+    store.enqueue("b", _api(600))
+    store.close()
+    queue: multiprocessing.Queue = multiprocessing.get_context("spawn").Queue()
+    ctx = multiprocessing.get_context("spawn")
+    workers = [ctx.Process(target=_claim_worker, args=(str(path), f"w{i}", queue)) for i in range(4)]
+    for worker in workers:
+        worker.start()
+    claimed = [queue.get(timeout=60) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=30)
+    every = [tid for chunk in claimed for tid in chunk]
+    assert len(every) == 600 and len(set(every)) == 600
+    assert sum(1 for chunk in claimed if chunk) >= 2  # they really raced
+
+
+def test_a_reaped_attempt_cannot_write_its_late_result(store: Store) -> None:
+    store.enqueue("b", _api(1))
+    (first,) = store.claim("api:sim", "old-owner")
+    assert store.finish_failure(first, ErrorKind.STALLED, "no heartbeat", retry_at=store.now()) == "pending"
+    (second,) = store.claim("api:sim", "new-owner")
+    assert second.attempt == 2
+    assert store.finish_success(first, "late", []) is False  # the old attempt lost the row
+    assert store.finish_success(second, "fresh", ["a.png"]) is True
+    assert store.finish_success(second, "again", []) is False  # never written twice
+    assert Result.select().count() == 1
+    assert store.result(first.task_id).text == "fresh"
+    assert Task.select().count() == 1
+
+
+def test_retries_update_the_same_row_until_attempts_run_out(store: Store) -> None:
+    store.enqueue("b", _api(1))
+    for attempt in range(1, AUTO_RETRIES + 2):
+        (task,) = store.claim("api:sim", "me")
+        assert task.attempt == attempt
+        state = store.finish_failure(task, ErrorKind.NETWORK, "reset", retry_at=store.now())
+    assert state == "failed"
+    row = store.get("t0")
+    assert (row.state, row.attempt, row.error_kind) == ("failed", 3, "network")
+    assert Task.select().count() == 1
+
+
+def test_cancel_pending_at_once_and_running_by_flag(store: Store) -> None:
+    store.enqueue("b", _api(2))
+    (running,) = store.claim("api:sim", "me")
+    outcome = store.cancel(["t0", "t1"])
+    assert outcome == {"canceled": 1, "cancel_requested": 1}
+    assert store.get("t1").state == "canceled"
+    assert store.get(running.task_id).state == "running"  # the lane writes its real end
+    assert store.cancel_requested_among(["t0", "t1"]) == {"t0"}
+
+
+def test_manual_retry_gives_fresh_attempts_on_the_same_row(store: Store) -> None:
+    store.enqueue("b", _api(2))
+    for task in store.claim("api:sim", "me", limit=2):
+        store.finish_failure(task, ErrorKind.BAD_INPUT, "bad", retry_at=None)
+    assert store.retry(all_failed=True) == 2
+    row = store.get("t0")
+    assert (row.state, row.attempt, row.retries_left) == ("pending", 2, AUTO_RETRIES)
+
+
+def test_release_returns_a_task_to_the_queue_without_counting_an_attempt(store: Store) -> None:
+    store.enqueue("b", _api(1))
+    (task,) = store.claim("api:sim", "me")
+    store.save_remote_id(task, "1904737800233889793")
+    assert store.release(task)
+    row = store.get("t0")
+    assert (row.state, row.attempt, row.remote_id) == ("pending", 1, "1904737800233889793")
+
+
+def test_database_file_is_private_and_in_wal_mode(store: Store) -> None:
+    assert store.path.stat().st_mode & 0o077 == 0
+    assert store.db.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
