@@ -1,0 +1,383 @@
+"""A demo chat web page on 127.0.0.1, shaped like the real ones the web lane drives.
+
+- ``/login`` sets a session cookie (``/login?user=NAME`` is the one-click demo login; without
+  ``user`` it shows a form an operator fills in by hand);
+- ``/chat`` shows a composer, an optional default-instructions box and the turns; an answer
+  streams in over several seconds (the page polls ``/api/poll``), with a stop button meanwhile;
+- like the real services, a second generation on the same account before the first has ended is
+  refused (HTTP 409, an error banner) and recorded in ``violations``;
+- switches, from Python or over HTTP (``POST /_control``): log accounts out, show a rate-limit
+  banner, change the default instructions, answer length and durations. ``GET /_control`` returns
+  the generations and violations as JSON, so tests can check the server side from another process.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import random
+import secrets
+import struct
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from http import HTTPStatus
+from http.cookies import SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+RATE_LIMIT_TEXT = "Too many requests. Please wait a few minutes before trying again."
+BUSY_TEXT = "An answer is still being generated in this conversation. Please wait until it finishes."
+COOKIE = "demo_session"
+
+
+def _one_pixel_png() -> bytes:
+    """A valid 1x1 PNG, for answers that show an image."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 6, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(b"\x00\xff\x80\x00\xff")) + chunk(b"IEND", b""))
+
+
+PIXEL_PNG = _one_pixel_png()
+WORDS = ("the quick brown fox considers several angles before it answers each part of the "
+         "question with care and a short example").split()
+
+
+@dataclass
+class Generation:
+    gen_id: str
+    user: str
+    prompt: str
+    instructions: str
+    started: float
+    ends_at: float
+    answer: str
+    images: list[str] = field(default_factory=list)
+    stopped_at: float | None = None
+
+    def end(self) -> float:
+        return min(self.ends_at, self.stopped_at) if self.stopped_at is not None else self.ends_at
+
+    def active(self, now: float) -> bool:
+        return now < self.end()
+
+
+@dataclass
+class SiteState:
+    rate_limited: bool = False
+    default_instructions: str | None = None
+    answer_words: int = 40
+    duration_s: tuple[float, float] = (2.0, 4.0)  # real seconds, drawn per generation
+
+
+class ChatSite:
+    """``with ChatSite() as site:`` -- serves on ``site.base_url`` from a daemon thread."""
+
+    def __init__(self, state: SiteState | None = None, duration_fn: Callable[[str], float] | None = None) -> None:
+        self.state = state or SiteState()
+        self._duration_fn = duration_fn
+        self._lock = threading.Lock()
+        self.sessions: dict[str, str] = {}  # token -> user
+        self.generations: list[Generation] = []
+        self.violations: list[dict[str, Any]] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="demo-chat-site", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> ChatSite:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> ChatSite:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    # --- switches (also reachable over HTTP) -----------------------------------------------
+    def log_out(self, user: str = "*") -> int:
+        """End the sessions of ``user`` (``*``: everyone), as a site does when a login expires."""
+        with self._lock:
+            gone = [t for t, u in self.sessions.items() if user in ("*", u)]
+            for token in gone:
+                del self.sessions[token]
+        return len(gone)
+
+    def control(self, changes: dict[str, Any]) -> dict[str, Any]:
+        if "log_out" in changes:
+            self.log_out(str(changes["log_out"]))
+        for key in ("rate_limited", "default_instructions", "answer_words"):
+            if key in changes:
+                setattr(self.state, key, changes[key])
+        if "duration_s" in changes:
+            low, high = changes["duration_s"]
+            self.state.duration_s = (float(low), float(high))
+        return self.snapshot()
+
+    def snapshot(self) -> dict[str, Any]:
+        now = time.time()
+        with self._lock:
+            return {
+                "generations": [dict(asdict(g), active=g.active(now)) for g in self.generations],
+                "violations": list(self.violations),
+                "sessions": len(self.sessions),
+            }
+
+    # --- the chat itself -------------------------------------------------------------------
+    def login(self, user: str) -> str:
+        token = secrets.token_urlsafe(16)
+        with self._lock:
+            self.sessions[token] = user
+        return token
+
+    def user_of(self, token: str | None) -> str | None:
+        with self._lock:
+            return self.sessions.get(token or "")
+
+    def generate(self, user: str, prompt: str, instructions: str) -> tuple[HTTPStatus, dict[str, Any]]:
+        now = time.time()
+        if self.state.rate_limited:
+            return HTTPStatus.TOO_MANY_REQUESTS, {"error": RATE_LIMIT_TEXT}
+        with self._lock:
+            running = [g for g in self.generations if g.user == user and g.active(now)]
+            if running:
+                self.violations.append({"user": user, "at": now, "running": running[0].gen_id})
+                return HTTPStatus.CONFLICT, {"error": BUSY_TEXT}
+            gen_id = f"g{len(self.generations) + 1}"
+            gen = Generation(gen_id=gen_id, user=user, prompt=prompt, instructions=instructions,
+                             started=now, ends_at=now + self._duration(prompt),
+                             answer=self._answer(gen_id, prompt),
+                             images=[f"/img/{gen_id}.png"] if "[image]" in prompt else [])
+            self.generations.append(gen)
+        return HTTPStatus.OK, {"gen": gen_id}
+
+    def poll(self, user: str, gen_id: str) -> dict[str, Any] | None:
+        now = time.time()
+        with self._lock:
+            gen = next((g for g in self.generations if g.gen_id == gen_id and g.user == user), None)
+            if gen is None:
+                return None
+            span = max(gen.ends_at - gen.started, 1e-9)
+            shown = min(1.0, (min(now, gen.end()) - gen.started) / span)
+            done = not gen.active(now)
+            return {"text": gen.answer[:int(len(gen.answer) * shown)], "done": done,
+                    "stopped": gen.stopped_at is not None, "images": gen.images if done else []}
+
+    def stop_generation(self, user: str, gen_id: str) -> bool:
+        now = time.time()
+        with self._lock:
+            for gen in self.generations:
+                if gen.gen_id == gen_id and gen.user == user and gen.active(now):
+                    gen.stopped_at = now
+                    return True
+        return False
+
+    def _duration(self, prompt: str) -> float:
+        if self._duration_fn is not None:
+            return self._duration_fn(prompt)
+        low, high = self.state.duration_s
+        return random.Random(zlib.crc32(prompt.encode())).uniform(low, high)
+
+    def _answer(self, gen_id: str, prompt: str) -> str:
+        if self.state.answer_words <= 0:
+            return ""
+        first_line = prompt.strip().splitlines()[0][:80] if prompt.strip() else ""
+        rng = random.Random(zlib.crc32(prompt.encode()))
+        body = " ".join(rng.choice(WORDS) for _ in range(self.state.answer_words))
+        return f"[{gen_id}] On \u201c{first_line}\u201d: {body}."
+
+
+def _handler_for(site: ChatSite) -> type[BaseHTTPRequestHandler]:
+    class Handler(_ChatHandler):
+        pass
+
+    Handler.site = site
+    return Handler
+
+
+class _ChatHandler(BaseHTTPRequestHandler):
+    site: ChatSite
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by design
+        pass
+
+    # --- plumbing --------------------------------------------------------------------------
+    def _send(self, status: HTTPStatus, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: HTTPStatus, data: Any) -> None:
+        self._send(status, json.dumps(data).encode(), "application/json")
+
+    def _html(self, page: str) -> None:
+        self._send(HTTPStatus.OK, page.encode(), "text/html; charset=utf-8")
+
+    def _redirect(self, where: str, headers: dict[str, str] | None = None) -> None:
+        self._send(HTTPStatus.FOUND, b"", "text/plain", {"Location": where, **(headers or {})})
+
+    def _body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        return json.loads(self.rfile.read(length) or b"{}") if length else {}
+
+    def _user(self) -> str | None:
+        cookie = SimpleCookie(self.headers.get("Cookie", ""))
+        return self.site.user_of(cookie[COOKIE].value if COOKIE in cookie else None)
+
+    # --- routes ----------------------------------------------------------------------------
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        url = urlsplit(self.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        if url.path == "/login":
+            self._login(query.get("user", "").strip())
+        elif url.path in ("/", "/chat"):
+            user = self._user()
+            if user is None:
+                self._redirect("/login")
+            else:
+                self._html(_chat_page(user, self.site.state))
+        elif url.path == "/api/poll":
+            self._poll(query.get("gen", ""))
+        elif url.path.startswith("/img/"):
+            self._send(HTTPStatus.OK, PIXEL_PNG, "image/png")
+        elif url.path == "/_control":
+            self._json(HTTPStatus.OK, self.site.snapshot())
+        else:
+            self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
+
+    def do_POST(self) -> None:  # noqa: N802
+        path = urlsplit(self.path).path
+        body = self._body()
+        if path == "/_control":
+            self._json(HTTPStatus.OK, self.site.control(body))
+            return
+        user = self._user()
+        if user is None:
+            self._json(HTTPStatus.UNAUTHORIZED, {"error": "not logged in"})
+        elif path == "/api/generate":
+            status, data = self.site.generate(user, str(body.get("prompt", "")), str(body.get("instructions", "")))
+            self._json(status, data)
+        elif path == "/api/stop":
+            self._json(HTTPStatus.OK, {"stopped": self.site.stop_generation(user, str(body.get("gen", "")))})
+        else:
+            self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
+
+    def _login(self, user: str) -> None:
+        if not user:
+            self._html(LOGIN_PAGE)
+            return
+        token = self.site.login(user)
+        # A persistent cookie (Max-Age), so the login survives a browser restart like a real one.
+        cookie = f"{COOKIE}={token}; Path=/; Max-Age=2592000; HttpOnly; SameSite=Lax"
+        self._redirect("/chat", {"Set-Cookie": cookie})
+
+    def _poll(self, gen_id: str) -> None:
+        user = self._user()
+        data = self.site.poll(user, gen_id) if user else None
+        if user is None:
+            self._json(HTTPStatus.UNAUTHORIZED, {"error": "not logged in"})
+        elif data is None:
+            self._json(HTTPStatus.NOT_FOUND, {"error": "no such generation"})
+        else:
+            self._json(HTTPStatus.OK, data)
+
+
+LOGIN_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Demo chat - log in</title></head>
+<body><form id="login-form" method="get" action="/login">
+<label>Account <input id="user" name="user" autocomplete="off"></label>
+<button id="login" type="submit">Log in</button></form></body></html>"""
+
+
+def _chat_page(user: str, state: SiteState) -> str:
+    instructions = ""
+    if state.default_instructions is not None:
+        instructions = ('<label>Default instructions<textarea id="instructions">'
+                        f"{html.escape(state.default_instructions)}</textarea></label>")
+    banner = html.escape(RATE_LIMIT_TEXT) if state.rate_limited else ""
+    hidden = "" if state.rate_limited else " hidden"
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>Demo chat</title>
+<style>.answer{{white-space:pre-wrap}} [hidden]{{display:none !important}}</style></head>
+<body><header>Logged in as <span id="account">{html.escape(user)}</span></header>
+<div id="banner" role="alert"{hidden}>{banner}</div>
+<main id="turns"></main>
+<div id="composer">{instructions}
+<textarea id="prompt" rows="4" cols="80" placeholder="Ask anything"></textarea>
+<button id="send" type="button">Send</button><button id="stop" type="button" hidden>Stop</button>
+</div><script>{CHAT_SCRIPT}</script></body></html>"""
+
+
+CHAT_SCRIPT = """
+const $ = (id) => document.getElementById(id);
+let current = null;
+function banner(text) { $('banner').textContent = text; $('banner').hidden = false; }
+function busy(on) { $('stop').hidden = !on; $('send').disabled = on; }
+async function post(path, data) {
+  const r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json'},
+                               body: JSON.stringify(data)});
+  if (r.status === 401) { location.href = '/login'; throw new Error('logged out'); }
+  return [r.status, await r.json()];
+}
+async function send() {
+  const prompt = $('prompt').value;
+  const box = $('instructions');
+  const [status, data] = await post('/api/generate', {prompt, instructions: box ? box.value : ''});
+  if (status !== 200) { banner(data.error); return; }
+  const turn = document.createElement('div'); turn.className = 'turn';
+  const q = document.createElement('div'); q.className = 'question'; q.textContent = prompt;
+  const a = document.createElement('div'); a.className = 'answer';
+  turn.append(q, a); $('turns').append(turn);
+  $('prompt').value = '';
+  current = {gen: data.gen, turn, a}; busy(true);
+  poll(current);
+}
+async function poll(c) {
+  const r = await fetch('/api/poll?gen=' + c.gen);
+  if (r.status === 401) { location.href = '/login'; return; }
+  const d = await r.json();
+  c.a.textContent = d.text;
+  if (!d.done) { setTimeout(() => poll(c), 150); return; }
+  for (const src of d.images) { const img = document.createElement('img'); img.src = src; c.a.append(img); }
+  const done = document.createElement('div'); done.className = 'answer-actions';
+  done.textContent = d.stopped ? 'stopped' : 'copy';
+  c.turn.append(done); busy(false); current = null;
+}
+$('send').addEventListener('click', send);
+$('stop').addEventListener('click', () => { if (current) post('/api/stop', {gen: current.gen}); });
+"""
+
+
+TEMPLATE_ORIGIN = "http://127.0.0.1:8765"  # the origin written in resources/sites/demochat.toml
+
+
+def write_site_profile(base_url: str, folder: Path, site: str = "demochat") -> Path:
+    """The shipped demochat profile, pointed at a running ``ChatSite``, saved as ``folder/<site>.toml``."""
+    from mediaassist.core.paths import RESOURCES, make_private_dir
+
+    text = (RESOURCES / "sites" / "demochat.toml").read_text(encoding="utf-8")
+    text = text.replace(TEMPLATE_ORIGIN, base_url).replace('name = "demochat"', f'name = "{site}"')
+    path = make_private_dir(folder) / f"{site}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path

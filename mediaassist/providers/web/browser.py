@@ -1,0 +1,234 @@
+"""One account's browser: its private profile, its locks, and a Chromium launched and closed safely.
+
+Launch = OS lock, self-check (reap leftovers, judge ``Singleton*``), launch, record the browser
+PID. Close = graceful close, and if the browser process is still there 3 s later, kill its whole
+tree. Every finding goes to the ``log`` callable the caller passes (the task log when a task
+triggered it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+from playwright.async_api import BrowserContext, Page, Playwright, async_playwright
+
+from mediaassist.core.config import AppSettings
+from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.paths import make_private_dir
+from mediaassist.providers.web import procs
+from mediaassist.providers.web.oslock import ProfileBusy, ProfileLock
+
+log = logging.getLogger("mediaassist.web")
+Log = Callable[[str], None]
+
+# Keep Chromium quiet on a closed network: no update, sync, component or field-trial traffic.
+QUIET_ARGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
+              "--no-first-run", "--no-default-browser-check", "--disable-features=Translate,MediaRouter"]
+CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome",
+                       "google-chrome-stable", "chrome")
+PLAYWRIGHT_STOP_S = 5.0
+
+
+def find_chromium(configured: str | None) -> str:
+    """``app.chromium_path`` if set, else the first Chromium found (Debian's real binary first:
+    ``/usr/bin/chromium`` is a wrapper script)."""
+    for candidate in ([configured] if configured else CHROMIUM_CANDIDATES):
+        path = candidate if os.path.isabs(candidate) else shutil.which(candidate)
+        if path and os.access(path, os.X_OK):
+            return path
+    wanted = configured or ", ".join(CHROMIUM_CANDIDATES)
+    raise TaskError(ErrorKind.PROVIDER, f"no Chromium executable found ({wanted}); set app.chromium_path",
+                    retry=False)
+
+
+def running_as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+@dataclass
+class LaunchSettings:
+    chromium_path: str | None = None
+    headless: bool = True
+    recycle_after: int = 50
+
+    @classmethod
+    def from_app(cls, app: AppSettings) -> LaunchSettings:
+        return cls(app.chromium_path, app.headless, app.browser_recycle_after)
+
+
+def profile_dir(data_dir: Path, account: str) -> Path:
+    """``<data>/profiles/<account>``, absolute (Playwright resolves relative paths against the
+    executable) and private to the user."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in account) or "_"
+    return make_private_dir(make_private_dir(data_dir.resolve() / "profiles") / safe)
+
+
+class PlaywrightHandle:
+    """Playwright's driver, started on first use on the running loop and stopped with a bound."""
+
+    def __init__(self) -> None:
+        self._manager = None
+        self._playwright: Playwright | None = None
+        self._lock = asyncio.Lock()
+
+    async def get(self) -> Playwright:
+        async with self._lock:
+            if self._playwright is None:
+                self._manager = async_playwright()
+                self._playwright = await self._manager.start()
+            return self._playwright
+
+    async def stop(self) -> None:
+        if self._playwright is None:
+            return
+        self._playwright = None
+        try:
+            await asyncio.wait_for(self._manager.__aexit__(None, None, None), PLAYWRIGHT_STOP_S)
+        except (asyncio.TimeoutError, Exception):  # a dead driver must not block quitting
+            log.warning("Playwright did not stop cleanly within %.0f s", PLAYWRIGHT_STOP_S)
+
+
+class BrowserRuntime:
+    """The browser of one account. ``lock`` serialises its tasks inside this process; the
+    ``ProfileLock`` keeps every other process off the profile while the browser lives."""
+
+    def __init__(self, account: str, profile: Path, settings: LaunchSettings) -> None:
+        self.account = account
+        self.profile = profile
+        self.settings = settings
+        self.lock = asyncio.Lock()
+        self.os_lock = ProfileLock(profile)
+        self.context: BrowserContext | None = None
+        self.browser: psutil.Process | None = None
+        self.tasks_since_launch = 0
+        self._gone_away = False
+
+    @property
+    def is_open(self) -> bool:
+        return self.context is not None
+
+    @property
+    def needs_recycle(self) -> bool:
+        return self.is_open and self.tasks_since_launch >= self.settings.recycle_after
+
+    async def open(self, playwright: Playwright, log_line: Log, headless: bool | None = None) -> BrowserContext:
+        """The warm browser, or a fresh launch after the self-check."""
+        if self.context is not None and not self._gone_away:
+            return self.context
+        if self.context is not None:
+            log_line("the browser of this account had gone away; cleaning up and relaunching")
+            await self.close(log_line)
+        executable = find_chromium(self.settings.chromium_path)
+        try:
+            self.os_lock.acquire()
+        except ProfileBusy as busy:
+            raise profile_in_use(self.account, str(busy)) from None
+        try:
+            await self.self_check(log_line)
+            self.context = await self._launch(playwright, executable, headless)
+        except BaseException:
+            self.os_lock.release()
+            raise
+        return self.context
+
+    async def _launch(self, playwright: Playwright, executable: str, headless: bool | None) -> BrowserContext:
+        context = await playwright.chromium.launch_persistent_context(
+            user_data_dir=str(self.profile), executable_path=executable,
+            headless=self.settings.headless if headless is None else headless,
+            args=QUIET_ARGS, chromium_sandbox=not running_as_root(), viewport={"width": 1280, "height": 900},
+        )
+        self._gone_away = False
+        context.on("close", lambda _ctx: self._mark_gone())
+        self.tasks_since_launch = 0
+        self.browser = procs.find_browser_main(self.profile)
+        pid = self.browser.pid if self.browser else None
+        self.os_lock.record(browser_pid=pid, account=self.account)
+        log.info("[web:%s] browser launched, pid %s, profile %s", self.account, pid, self.profile)
+        return context
+
+    def _mark_gone(self) -> None:
+        self._gone_away = True
+
+    async def self_check(self, log_line: Log) -> None:
+        """Reap leftover browsers on this profile, then clear ``Singleton*`` only if stale."""
+        leftovers = _mains_first(procs.profile_processes(self.profile))
+        if leftovers:
+            log_line(f"self-check: {len(leftovers)} leftover Chromium process(es) on this profile: "
+                     f"{', '.join(procs.describe(p) for p in leftovers)}; terminating them")
+            killed = await procs.terminate_then_kill(leftovers)
+            if killed:
+                log_line(f"self-check: still running after {procs.GRACE_S:.0f} s, killed: "
+                         f"{', '.join(str(p.pid) for p in killed)}")
+            survivors = procs.profile_processes(self.profile)
+            if survivors:
+                raise profile_in_use(self.account, "processes that could not be stopped: "
+                                     + ", ".join(procs.describe(p) for p in survivors))
+        verdict = procs.judge_singleton(self.profile)
+        if verdict.state == "stale":
+            removed = procs.remove_singletons(self.profile)
+            log_line(f"self-check: removed stale {', '.join(removed)} ({verdict.detail})")
+        elif verdict.state != "absent":
+            raise profile_in_use(self.account, verdict.detail)
+        elif not leftovers:
+            log_line("self-check: no leftover browser on this profile")
+
+    async def page(self) -> Page:
+        """The account's one working page (a fresh one if the last was closed)."""
+        assert self.context is not None
+        open_pages = [p for p in self.context.pages if not p.is_closed()]
+        return open_pages[0] if open_pages else await self.context.new_page()
+
+    async def close(self, log_line: Log) -> None:
+        """Graceful close; if the browser is still alive 3 s after we asked, kill its tree."""
+        context, browser = self.context, self.browser
+        self.context, self.browser = None, None
+        try:
+            if context is None:
+                return
+            tree = procs.process_tree(browser) if browser else []
+            loop = asyncio.get_running_loop()
+            asked = loop.time()
+            try:
+                await asyncio.wait_for(context.close(), procs.GRACE_S)
+            except asyncio.TimeoutError:
+                log_line(f"browser did not close within {procs.GRACE_S:.0f} s")
+            except Exception as exc:  # a dead driver or browser: the kill below still applies
+                log_line(f"closing the browser raised {type(exc).__name__}")
+            survivors = await procs.wait_gone(tree, max(0.0, procs.GRACE_S - (loop.time() - asked)))
+            survivors += [p for p in procs.profile_processes(self.profile) if p not in survivors]
+            if survivors:
+                await procs.kill_now(survivors)
+                log_line(f"browser pid {browser.pid if browser else '?'} still running "
+                         f"{procs.GRACE_S:.0f} s after close; killed its tree: "
+                         f"{', '.join(str(p.pid) for p in survivors)}")
+            else:
+                log_line(f"browser closed (pid {browser.pid if browser else '?'})")
+        finally:
+            self.os_lock.release()
+
+
+def _mains_first(found: list[psutil.Process]) -> list[psutil.Process]:
+    """Browser mains first, so the bottom-up terminate signals their children before them."""
+    def rank(proc: psutil.Process) -> int:
+        try:
+            return 0 if procs.is_browser_main(proc.cmdline()) else 1
+        except psutil.Error:
+            return 1
+    return sorted(found, key=rank)
+
+
+def profile_in_use(account: str, holder: str) -> TaskError:
+    return TaskError(
+        ErrorKind.LOGIN,
+        f"the browser profile of account {account!r} is in use by another program: {holder}. "
+        "mediaassist never shares a profile; close that program (or wait for it), then log in again "
+        f"with: mediaassist accounts login {account}",
+        retry=False,
+    )
