@@ -1,0 +1,241 @@
+"""The poll lane end to end: real scheduler, real SQLite, real httpx against the fake RunningHub."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.config import AppConfig, ModelConfig, ProviderConfig
+from mediaassist.core.scheduler import Scheduler
+from mediaassist.core.store import NewTask, Store
+from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
+from mediaassist.providers.registry import build_providers
+
+SPEED = 50.0  # client clock: a 5 s poll interval takes 0.1 s, a 10 s back-off 0.2 s
+ROUTE = "poll:rh"
+
+
+@pytest.fixture
+def server() -> Iterator[RunningHubDemoServer]:
+    # Server times are real seconds: short enough for fast tests, long enough to overlap.
+    with RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.1, 0.2), run_s=(0.4, 0.8), seed=7) as srv:
+        yield srv
+
+
+def make_config(url: str, *, key: str = DEMO_API_KEY, limit: int = 3, timeout_s: float = 1800.0,
+                model_options: dict[str, Any] | None = None) -> AppConfig:
+    provider = ProviderConfig(name="rh", kind="poll", type="runninghub", base_url=url, api_key=key,
+                              max_polling_tasks=limit, poll_interval_s=5.0, queue_check_interval_s=5.0,
+                              timeout_s=timeout_s)
+    options = model_options or {"workflow_id": "1904136902449209346", "prompt_node_id": "6",
+                                "prompt_field_name": "text"}
+    return AppConfig(providers=[provider], models=[ModelConfig(name="video", kind="poll", provider="rh",
+                                                               options=options)])
+
+
+def enqueue(store: Store, prompts: list[str], params: dict[str, Any] | None = None) -> tuple[str, list[str]]:
+    batch = uuid.uuid4().hex[:8]
+    ids, _ = store.enqueue(batch, [NewTask(model="video", model_kind="poll", route=ROUTE, prompt=p,
+                                           params=params or {}) for p in prompts])
+    return batch, ids
+
+
+@asynccontextmanager
+async def running(store: Store, config: AppConfig, data_dir: Path, speed: float = SPEED) -> AsyncIterator[Scheduler]:
+    clock = Clock(speed=speed)
+    sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
+    await sched.start()
+    try:
+        yield sched
+    finally:
+        await sched.stop()
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.02)
+
+
+def states(store: Store, ids: list[str]) -> list[str]:
+    return [store.get(i).state for i in ids]
+
+
+@pytest.mark.asyncio
+async def test_pool_never_exceeds_limit_and_outputs_land_on_disk(server, store, data_dir) -> None:
+    prompts = [f"clip {n:02d}" for n in range(10)]
+    batch, ids = enqueue(store, prompts)
+    async with running(store, make_config(server.url, limit=3), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    stats = server.stats()
+    assert states(store, ids) == ["success"] * 10
+    assert stats["max_in_flight"] <= 3
+    assert stats["creates"] == {p: 1 for p in prompts}
+    for task_id in ids:
+        task, result = store.get(task_id), store.result(task_id)
+        assert task.remote_id and len(task.remote_id) == 19
+        assert result.text.startswith(f"RunningHub task {task.remote_id}: 1 output(s)")
+        [path] = result.file_list
+        assert Path(path).read_bytes().endswith(task.remote_id.encode())
+
+
+@pytest.mark.asyncio
+async def test_fifo_order_kept_under_421_415_1003_back_off(server, store, data_dir) -> None:
+    server.fake.api_keys[DEMO_API_KEY] = 2  # the key allows 2; we would poll 5: 421 in between
+    server.inject("create", 415, 1003, "1011")
+    prompts = [f"shot {n:02d}" for n in range(8)]
+    batch, ids = enqueue(store, prompts)
+    async with running(store, make_config(server.url, limit=5), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    stats = server.stats()
+    assert states(store, ids) == ["success"] * 8
+    assert stats["create_order"] == prompts
+    assert stats["rejects"].get("421", 0) > 0 and stats["rejects"]["415"] == 1
+    assert stats["max_in_flight"] <= 2
+    logs = " ".join(line.line for line in store.logs(ids[0]))
+    assert "keeping the head of the queue" in logs
+
+
+@pytest.mark.asyncio
+async def test_remote_failure_carries_node_and_message(server, store, data_dir) -> None:
+    batch, ids = enqueue(store, ["ok", "broken #fail", "typo #badnode"])
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    ok, failed, bad = (store.get(i) for i in ids)
+    assert ok.state == "success"
+    assert (failed.state, failed.error_kind, failed.attempt) == ("failed", "provider", 1)
+    assert "node SONIC_PreData" in failed.error and "missing 2 required positional" in failed.error
+    assert (bad.state, bad.error_kind) == ("failed", "bad_input")
+    assert "node 6" in bad.error
+    assert server.stats()["creates"] == {"ok": 1, "broken #fail": 1, "typo #badnode": 1}
+
+
+@pytest.mark.asyncio
+async def test_create_reply_lost_is_never_resubmitted(server, store, data_dir) -> None:
+    server.inject("create", "lost")
+    batch, ids = enqueue(store, ["lost reply", "next one"])
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    lost, nxt = store.get(ids[0]), store.get(ids[1])
+    assert (lost.state, lost.error_kind) == ("failed", "network")
+    assert "not resubmitted" in lost.error and "call-record" in lost.error
+    assert nxt.state == "success"
+    assert server.stats()["creates"] == {"lost reply": 1, "next one": 1}
+
+
+@pytest.mark.asyncio
+async def test_poll_tolerates_bad_replies_then_fails_network_and_resumes(server, store, data_dir) -> None:
+    batch, ids = enqueue(store, ["flaky"])
+    server.inject("status", "nonjson", "reset", "http500", 1000, "slow:0.3")
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    assert store.get(ids[0]).state == "success"
+    assert store.get(ids[0]).attempt == 1
+
+    batch, ids = enqueue(store, ["down"])
+    server.inject("status", *["nonjson"] * 5)
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await until(lambda: store.get(ids[0]).attempt == 2)
+        await sched.wait_for_batches([batch])
+    task = store.get(ids[0])
+    assert task.state == "success" and task.error_kind is None
+    assert any("5 polls in a row failed" in line.line for line in store.logs(ids[0]))
+    assert any("resuming RunningHub task" in line.line for line in store.logs(ids[0]))
+    assert server.stats()["creates"] == {"flaky": 1, "down": 1}
+
+
+@pytest.mark.asyncio
+async def test_restart_resumes_from_remote_id_without_creating_again(server, store, data_dir) -> None:
+    server.fake.run_s = (1.5, 2.0)
+    prompts = [f"long {n}" for n in range(4)]
+    batch, ids = enqueue(store, prompts)
+    config = make_config(server.url, limit=4)
+    async with running(store, config, data_dir):
+        await until(lambda: all(store.get(i).remote_id for i in ids))
+    assert states(store, ids) == ["pending"] * 4  # handed back at shutdown, remote ids kept
+    async with running(store, config, data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    assert states(store, ids) == ["success"] * 4
+    assert server.stats()["creates"] == {p: 1 for p in prompts}
+    assert server.stats()["cancels"] == []
+
+
+@pytest.mark.asyncio
+async def test_cancel_calls_the_remote_cancel(server, store, data_dir) -> None:
+    server.fake.run_s = (30.0, 30.0)
+    batch, ids = enqueue(store, ["to cancel"])
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await until(lambda: store.get(ids[0]).remote_id is not None)
+        store.cancel(ids)
+        sched.wake()
+        await sched.wait_for_batches([batch])
+    task = store.get(ids[0])
+    assert (task.state, task.error_kind) == ("canceled", "canceled")
+    assert server.stats()["cancels"] == [task.remote_id]
+
+
+@pytest.mark.asyncio
+async def test_local_timeout_leaves_the_remote_task_alone(server, store, data_dir) -> None:
+    server.fake.run_s = (30.0, 30.0)
+    batch, ids = enqueue(store, ["slow render"])
+    async with running(store, make_config(server.url, timeout_s=20.0), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    task = store.get(ids[0])
+    assert (task.state, task.error_kind, task.attempt) == ("failed", "timeout", 1)
+    assert "still running remotely" in task.error
+    assert f"call-record-detail/{task.remote_id}" in task.error
+    stats = server.stats()
+    assert stats["cancels"] == [] and stats["creates"] == {"slow render": 1}
+
+
+@pytest.mark.asyncio
+async def test_wrong_key_pauses_the_lane_instead_of_failing_each_task(server, store, data_dir) -> None:
+    batch, ids = enqueue(store, [f"t{n}" for n in range(5)])
+    async with running(store, make_config(server.url, key="not-a-valid-key-0000", limit=5), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    assert "API key rejected (802" in store.paused_lanes()[ROUTE]
+    assert states(store, ids) == ["pending"] * 5  # waiting for the operator, none failed
+    assert store.get(ids[0]).error_kind == "login"
+    assert server.stats()["calls"]["create"] == 1
+
+
+@pytest.mark.asyncio
+async def test_balance_pause_then_resume_runs_everything_once(server, store, data_dir) -> None:
+    server.inject("create", 416)
+    prompts = [f"q{n}" for n in range(4)]
+    batch, ids = enqueue(store, prompts)
+    async with running(store, make_config(server.url, limit=4), data_dir) as sched:
+        await until(lambda: ROUTE in store.paused_lanes())
+        assert "balance" in store.paused_lanes()[ROUTE]
+        await until(lambda: states(store, ids) == ["pending"] * 4)
+        store.resume_lane(ROUTE)
+        sched.wake()
+        await sched.wait_for_batches([batch])
+    assert states(store, ids) == ["success"] * 4
+    assert server.stats()["create_order"] == prompts
+
+
+@pytest.mark.asyncio
+async def test_webapp_route_merges_node_info_and_retries_downloads(server, store, data_dir) -> None:
+    options = {"webapp_id": "1877265245566922753", "prompt_node_id": 52, "prompt_field_name": "prompt",
+               "node_info_list": [{"nodeId": "3", "fieldName": "style", "fieldValue": "ink"},
+                                  {"nodeId": "4", "fieldName": "seed", "fieldValue": 7}],
+               "instance_type": "plus"}
+    server.inject("download", "http500", "reset")
+    batch, ids = enqueue(store, ["a cat"], params={
+        "node_info_list": [{"nodeId": 3, "fieldName": "style", "fieldValue": "wash"}]})
+    async with running(store, make_config(server.url, model_options=options), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    assert store.get(ids[0]).state == "success"
+    assert server.stats()["create_order"] == ["wash | a cat"]
+    assert len(store.result(ids[0]).file_list) == 1
+    assert server.stats()["calls"]["download"] == 3
