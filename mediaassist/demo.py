@@ -6,16 +6,20 @@ Every demo duration is divided by the clock's speed (``--speed N``).
 
 from __future__ import annotations
 
+import asyncio
+import secrets
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig, ProviderConfig
+from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.providers.registry import SIMULATED_SITE
 
 DEMO_WEB_MODEL = "demo-reasoner"
 DEMO_API_MODEL = "demo-writer"
+DEMO_IMAGE_MODEL = "demo-illustrator"
 DEMO_POLL_MODEL = "demo-video"
 DEMO_ACCOUNTS = ("demo-a", "demo-b")
 
@@ -45,9 +49,19 @@ class DemoEnvironment:
         await self._stack.aclose()
 
     async def _add_api(self) -> None:
+        # A fresh key per run, required by the server and resolved like a real one (so it is
+        # registered for redaction and its absence from every output can be checked).
+        key = f"demo-{secrets.token_urlsafe(18)}"
+        server = DemoOpenAIServer(api_key=key, speed=self.clock.speed,
+                                  model_latency={DEMO_API_MODEL: (8.0, 20.0), DEMO_IMAGE_MODEL: (10.0, 30.0)})
+        server.start()
+        self._stack.callback(server.stop)
         self.config.providers.append(ProviderConfig(
-            name="demo-openai", kind="api", type="simulated", min_duration_s=8.0, max_duration_s=20.0))
-        self.config.models.append(ModelConfig(name=DEMO_API_MODEL, kind="api", provider="demo-openai"))
+            name="demo-openai", kind="api", type="openai", base_url=server.base_url, api_key=key, concurrency=3))
+        self.config.models.append(ModelConfig(name=DEMO_API_MODEL, kind="api", provider="demo-openai",
+                                              options={"endpoint": "chat"}))
+        self.config.models.append(ModelConfig(name=DEMO_IMAGE_MODEL, kind="api", provider="demo-openai",
+                                              options={"endpoint": "images"}))
 
     async def _add_poll(self) -> None:
         self.config.providers.append(ProviderConfig(
@@ -56,7 +70,27 @@ class DemoEnvironment:
         self.config.models.append(ModelConfig(name=DEMO_POLL_MODEL, kind="poll", provider="demo-runninghub"))
 
     async def _add_web(self) -> None:
+        """The demo chat site, driven in a real Chromium. Each demo account logs in the way an
+        operator would, only without the hands: its own profile visits the site's one-click login
+        link, which sets the session cookie in that profile. With no Chromium on the machine the
+        web lane falls back to the simulated site, so ``--demo`` still runs."""
+        from mediaassist.demo_servers.chat_site import DEMO_SITE, ChatSite, SiteState, write_site_profile
+        from mediaassist.providers.web import chromium_available, login_account
+
+        site_name = DEMO_SITE if chromium_available(self.config.app.chromium_path) else SIMULATED_SITE
         for name in DEMO_ACCOUNTS:
-            self.config.accounts.append(AccountConfig(name=name, site=SIMULATED_SITE))
-        self.config.models.append(ModelConfig(name=DEMO_WEB_MODEL, kind="web", site=SIMULATED_SITE,
+            self.config.accounts.append(AccountConfig(name=name, site=site_name))
+        self.config.models.append(ModelConfig(name=DEMO_WEB_MODEL, kind="web", site=site_name,
                                               need_empty_prompt=True))
+        if site_name != DEMO_SITE:
+            return
+        # Answers take the operators' measured 31 s .. 6 min 10 s, scaled by --speed.
+        chat = ChatSite(SiteState(default_instructions="You are a helpful assistant. Answer in detail.",
+                                  duration_s=(31.0 / self.clock.speed, 370.0 / self.clock.speed)))
+        chat.start()
+        self._stack.callback(chat.stop)
+        write_site_profile(chat.base_url, self.data_dir / "sites", DEMO_SITE)
+        await asyncio.gather(*(
+            login_account(name, self.config, self.data_dir, None, headless=True,
+                          login_url=f"{chat.base_url}/login?user={name}", timeout_s=30.0)
+            for name in DEMO_ACCOUNTS))

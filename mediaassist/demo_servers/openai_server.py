@@ -71,9 +71,11 @@ class RequestRecord:
     auth_ok: bool = False
     header_names: list[str] = field(default_factory=list)
     has_system: bool = False
+    body_keys: list[str] = field(default_factory=list)
     fault: str | None = None
     status: int | None = None
     retry_after: str | None = None
+    responded: float | None = None  # just before the answer was written
     finished: float | None = None
     aborted: bool = False  # the client hung up before the answer
 
@@ -171,6 +173,7 @@ class DemoOpenAIServer:
             has_auth=auth is not None, auth_ok=self.api_key is None or auth == f"Bearer {self.api_key}",
             header_names=sorted(k.lower() for k in headers.keys()),
             has_system=any(isinstance(m, dict) and m.get("role") == "system" for m in messages),
+            body_keys=sorted(body),
         )
         with self._lock:
             record.seq = next(self._seq)
@@ -272,7 +275,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, record: RequestRecord, body: dict[str, Any]) -> None:
         if not record.auth_ok:
-            return self._reply(record, 401, _error("Incorrect API key provided.", "invalid_api_key"))
+            return self._reply(record, 401, _unauthorized(self.headers.get("Authorization")))
         fault = self.demo.take_fault(record.model)
         record.fault = fault.kind if fault else None
         if fault is not None and fault.kind not in ANSWER_FAULTS:
@@ -302,7 +305,9 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Retry-After"] = (formatdate(time.time() + fault.retry_after, usegmt=True)
                                       if fault.retry_after_date else f"{fault.retry_after:g}")
             record.retry_after = headers["Retry-After"]
-        return self._reply(record, FAULT_STATUS[fault.kind], _FAULT_BODIES[fault.kind], headers=headers)
+        body = (_unauthorized(self.headers.get("Authorization")) if fault.kind == "unauthorized"
+                else _FAULT_BODIES[fault.kind])
+        return self._reply(record, FAULT_STATUS[fault.kind], body, headers=headers)
 
     def _images(self, body: dict[str, Any]) -> dict[str, Any]:
         count = max(1, min(4, int(body.get("n", 1))))
@@ -356,6 +361,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _reply(self, record: RequestRecord, status: int, payload: Any, content_type: str = "application/json",
                headers: dict[str, str] | None = None) -> None:
         record.status = status
+        record.responded = time.monotonic()
         self._send(status, payload, content_type, headers or {})
 
     def _send_json(self, status: int, payload: Any) -> None:
@@ -384,10 +390,15 @@ _FAULT_BODIES: dict[str, Any] = {
     "unavailable": _error("The server is overloaded, please retry later.", "overloaded", "server_error"),
     "server_error": _error("The server had an error while processing your request.", "server_error",
                            "server_error"),
-    "unauthorized": _error("Incorrect API key provided.", "invalid_api_key"),
     "forbidden": _error("Your organisation has no access to this model.", "forbidden"),
     "bad_request": _error("Invalid value for 'messages'.", "invalid_value"),
 }
+
+
+def _unauthorized(authorization: str | None) -> dict[str, Any]:
+    # Echoes the key in full, as some gateways do: the worst case for our redaction.
+    presented = (authorization or "").removeprefix("Bearer ")
+    return _error(f"Incorrect API key provided: {presented or '(none)'}.", "invalid_api_key")
 
 
 def _chat_answer(body: dict[str, Any]) -> dict[str, Any]:
