@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import uuid
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
@@ -15,6 +16,7 @@ from types import TracebackType
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig, ProviderConfig
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
+from mediaassist.demo_servers.runninghub_server import RunningHubDemoServer
 from mediaassist.providers.registry import SIMULATED_SITE
 
 DEMO_WEB_MODEL = "demo-reasoner"
@@ -22,6 +24,7 @@ DEMO_API_MODEL = "demo-writer"
 DEMO_IMAGE_MODEL = "demo-illustrator"
 DEMO_POLL_MODEL = "demo-video"
 DEMO_ACCOUNTS = ("demo-a", "demo-b")
+DEMO_POLL_LIMIT = 100
 
 
 class DemoEnvironment:
@@ -64,10 +67,19 @@ class DemoEnvironment:
                                               options={"endpoint": "images"}))
 
     async def _add_poll(self) -> None:
+        # The fake RunningHub on loopback, driven by the real client: the key allows as many
+        # tasks as we poll, and renders take 60-250 s (+ up to 20 s queued), all scaled.
+        key = f"demo-rh-{uuid.uuid4().hex}"
+        server = RunningHubDemoServer({key: DEMO_POLL_LIMIT}, queued_s=(2.0, 20.0), run_s=(60.0, 250.0),
+                                      speed=self.clock.speed, files_per_task=1).start()
+        self._stack.callback(server.stop)
         self.config.providers.append(ProviderConfig(
-            name="demo-runninghub", kind="poll", type="simulated", min_duration_s=60.0,
-            max_duration_s=250.0, timeout_s=1800.0))
-        self.config.models.append(ModelConfig(name=DEMO_POLL_MODEL, kind="poll", provider="demo-runninghub"))
+            name="demo-runninghub", kind="poll", type="runninghub", base_url=server.url, api_key=key,
+            max_polling_tasks=DEMO_POLL_LIMIT, timeout_s=1800.0))
+        self.config.models.append(ModelConfig(
+            name=DEMO_POLL_MODEL, kind="poll", provider="demo-runninghub",
+            options={"workflow_id": "1904136902449209346", "prompt_node_id": "6", "prompt_field_name": "text",
+                     "node_info_list": [{"nodeId": "3", "fieldName": "steps", "fieldValue": 20}]}))
 
     async def _add_web(self) -> None:
         """The demo chat site, driven in a real Chromium. Each demo account logs in the way an
