@@ -1,0 +1,68 @@
+"""Accounts panel: site, enabled toggle, login state, last error and a "log in" button."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from mediaassist.core.secrets import redact
+from mediaassist.core.store import Store
+from mediaassist.ui.i18n import tr
+
+
+def login_label(state: str) -> str:
+    return {"ok": tr("logged in"), "needs_login": tr("needs login"), "unknown": tr("unknown")}.get(state, state)
+
+
+class AccountsPanel(QWidget):
+    COLUMNS = 6
+
+    def __init__(self, store: Store, on_enabled: Callable[[str, bool], None],
+                 on_login: Callable[[str], None]) -> None:
+        super().__init__()
+        self.store = store
+        self.on_enabled = on_enabled
+        self.on_login = on_login
+        self.table = QTableWidget(0, self.COLUMNS)
+        self.table.setHorizontalHeaderLabels([tr("Account"), tr("Site"), tr("Enabled"), tr("Login"),
+                                              tr("Last error"), ""])
+        self.table.horizontalHeader().setStretchLastSection(False)
+        self.table.horizontalHeader().setSectionResizeMode(4, self.table.horizontalHeader().ResizeMode.Stretch)
+        self.table.verticalHeader().setVisible(False)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.table)
+        self._names: list[str] = []
+
+    def refresh(self) -> None:
+        accounts = self.store.accounts()
+        names = [a.name for a in accounts]
+        if names != self._names:
+            self._rebuild(names)
+        for row, acct in enumerate(accounts):
+            self.table.item(row, 1).setText(acct.site)
+            box = self.table.cellWidget(row, 2)
+            assert isinstance(box, QCheckBox)
+            box.blockSignals(True)
+            box.setChecked(acct.enabled)
+            box.blockSignals(False)
+            self.table.item(row, 3).setText(login_label(acct.login_state))
+            self.table.item(row, 4).setText(redact(acct.last_error or ""))
+
+    def _rebuild(self, names: list[str]) -> None:
+        self._names = names
+        self.table.setRowCount(len(names))
+        for row, name in enumerate(names):
+            self.table.setItem(row, 0, QTableWidgetItem(name))
+            for col in (1, 3, 4):
+                self.table.setItem(row, col, QTableWidgetItem(""))
+            box = QCheckBox()
+            box.toggled.connect(lambda on, n=name: self.on_enabled(n, on))
+            self.table.setCellWidget(row, 2, box)
+            button = QPushButton(tr("Log in"))
+            button.clicked.connect(lambda _=False, n=name: self.on_login(n))
+            self.table.setCellWidget(row, 5, button)
+            for col in (0, 1, 3, 4):
+                item = self.table.item(row, col)
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)

@@ -1,0 +1,86 @@
+"""``mediaassist [--demo] [FILE...]``: the desktop app on a qasync loop, scheduler on the same loop."""
+
+from __future__ import annotations
+
+import asyncio
+import faulthandler
+import logging
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("QT_API", "pyside6")  # qasync picks its binding from this (qasync #23)
+
+import qasync  # noqa: E402
+from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from mediaassist.core.paths import data_dir as resolve_data_dir  # noqa: E402
+from mediaassist.runtime import Runtime, RuntimeOptions  # noqa: E402
+from mediaassist.ui.i18n import Translations  # noqa: E402
+from mediaassist.ui.main_window import MainWindow  # noqa: E402
+from mediaassist.ui.settings import apply_saved  # noqa: E402
+from mediaassist.ui.single_instance import SingleInstance, server_name  # noqa: E402
+
+log = logging.getLogger("mediaassist.ui")
+
+
+def ui_settings() -> QSettings:
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "mediaassist", "mediaassist-ui")
+
+
+async def run_window(files: list[Path], options: RuntimeOptions, settings: QSettings,
+                     instance: SingleInstance | None = None, use_tray: bool = True,
+                     on_window: object = None) -> int:
+    """The app's life: runtime up, window until a quit is decided, then an orderly stop.
+
+    ``on_window(window)`` is called once the window shows (tests and the screenshot script)."""
+    translations = Translations()
+    translations.apply(str(settings.value("app/language", "auto")))
+    async with Runtime(options) as rt:
+        for refused in apply_saved(settings, rt.scheduler):
+            log.warning("saved setting ignored: %s", refused)
+        await rt.scheduler.start()
+        window = MainWindow(rt, settings, translations, use_tray=use_tray)
+        if instance is not None:
+            instance.files_received.connect(window.open_files)
+        window.show()
+        if files:
+            window.open_files(files)
+        if callable(on_window):
+            on_window(window)
+        decided = window.quit_requested
+        try:
+            await decided
+        finally:
+            window.shutdown()
+            # Running tasks end as canceled, or go back to pending to resume next start; either
+            # way the rows are written and the providers (browsers) are closed before we return.
+            stop_running = decided.done() and not decided.cancelled() and decided.result()
+            await rt.scheduler.stop(cancel_running=stop_running)
+            settings.sync()
+            window.close_for_good()
+    return 0
+
+
+def run_gui(files: list[Path], options: RuntimeOptions) -> int:
+    """Entry point for ``mediaassist`` with no subcommand."""
+    faulthandler.enable()
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("mediaassist")
+    app.setOrganizationName("mediaassist")
+    app.setQuitOnLastWindowClosed(False)
+    settings = ui_settings()
+    if options.data_dir is None and settings.value("app/data_dir"):
+        options.data_dir = Path(str(settings.value("app/data_dir")))
+    instance = SingleInstance(server_name(resolve_data_dir(options.data_dir)))
+    if instance.hand_over(files):
+        print("mediaassist is already running; the files were handed to its window.")
+        return 0
+    if not instance.listen():
+        log.warning("single-instance guard unavailable (%s); continuing", instance.name)
+    try:
+        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+            return runner.run(run_window(files, options, settings, instance))
+    finally:
+        instance.close()

@@ -1,0 +1,67 @@
+"""Export tasks with their results to CSV (Excel-friendly UTF-8 with BOM) or XLSX.
+
+Every text field goes through ``redact`` so no registered API key can leave in a file; the task's
+params are not exported at all (they may carry provider-specific values nobody asked for).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from mediaassist.core.secrets import redact
+from mediaassist.core.store import Result, Task, iso
+
+HEADER = ("task_id", "batch_id", "model", "lane", "state", "attempt", "error_kind", "error",
+          "created_at", "started_at", "finished_at", "prompt", "result_text", "result_files")
+CHUNK = 500
+
+
+def _rows(task_ids: Sequence[str]) -> Iterator[list[list[Any]]]:
+    for start in range(0, len(task_ids), CHUNK):
+        ids = task_ids[start:start + CHUNK]
+        tasks = {t.task_id: t for t in Task.select().where(Task.task_id.in_(ids))}
+        results = {r.task_id: r for r in Result.select().where(Result.task_id.in_(ids))}
+        chunk = []
+        for task_id in ids:
+            task = tasks.get(task_id)
+            if task is None:
+                continue
+            result = results.get(task_id)
+            chunk.append([
+                task.task_id, task.batch_id, task.model, task.lane, task.state, task.attempt,
+                task.error_kind or "", redact(task.error or ""), iso(task.created_at) or "",
+                iso(task.started_at) or "", iso(task.finished_at) or "", redact(task.prompt),
+                redact(result.text or "") if result else "",
+                "; ".join(result.file_list) if result else "",
+            ])
+        yield chunk
+
+
+async def export_tasks(task_ids: Sequence[str], path: Path) -> int:
+    """Write the tasks to ``path`` (.xlsx or .csv); yields to the loop between chunks."""
+    written = 0
+    if path.suffix.lower() == ".xlsx":
+        from openpyxl import Workbook
+
+        book = Workbook(write_only=True)
+        sheet = book.create_sheet("tasks")
+        sheet.append(list(HEADER))
+        for chunk in _rows(task_ids):
+            for row in chunk:
+                sheet.append(row)
+            written += len(chunk)
+            await asyncio.sleep(0)
+        book.save(path)
+        return written
+    with path.open("w", encoding="utf-8-sig", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        for chunk in _rows(task_ids):
+            writer.writerows(chunk)
+            written += len(chunk)
+            await asyncio.sleep(0)
+    return written

@@ -1,0 +1,160 @@
+"""Settings: limits (validated by the core's ranges, applied live), chromium path, data dir, language.
+
+Where they are kept: the operator's TOML config stays the source of the provider definitions and
+is never rewritten by the app; edits made here are kept in QSettings (``limits/<provider>/<key>``,
+``app/...``) and laid over the loaded config at every start. The data dir takes effect at the next
+start (it holds the open database).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QSettings, Signal
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QGroupBox, QLabel,
+                               QLineEdit, QVBoxLayout)
+
+from mediaassist.core.config import (API_CONCURRENCY_RANGE, INTERVAL_RANGE, POLLING_TASKS_RANGE,
+                                     TIMEOUT_RANGE, ConfigError, ProviderConfig, check_setting)
+from mediaassist.core.scheduler import Scheduler
+from mediaassist.ui.i18n import LANGUAGES, tr
+
+PROVIDER_KEYS = {
+    "api": ("concurrency", "timeout_s"),
+    "poll": ("max_polling_tasks", "poll_interval_s", "queue_check_interval_s", "timeout_s"),
+}
+RANGES = {"concurrency": API_CONCURRENCY_RANGE, "max_polling_tasks": POLLING_TASKS_RANGE,
+          "poll_interval_s": INTERVAL_RANGE, "queue_check_interval_s": INTERVAL_RANGE,
+          "timeout_s": TIMEOUT_RANGE}
+INT_KEYS = {"concurrency", "max_polling_tasks"}
+
+
+def key_label(key: str) -> str:
+    return {"concurrency": tr("Concurrency"), "max_polling_tasks": tr("Polling pool"),
+            "poll_interval_s": tr("Poll interval (s)"), "queue_check_interval_s": tr("Queue sweep (s)"),
+            "timeout_s": tr("Time-out (s)")}[key]
+
+
+def parse_value(key: str, text: str) -> Any:
+    """The typed value, or the text itself (check_setting then names the allowed range)."""
+    text = text.strip()
+    try:
+        return int(text) if key in INT_KEYS else float(text)
+    except ValueError:
+        return text
+
+
+@dataclass
+class LimitEdit:
+    provider: str
+    key: str
+    value: Any
+
+
+def apply_limit(scheduler: Scheduler, provider: ProviderConfig, key: str, value: Any) -> None:
+    """Validated value → the live config and scheduler (no restart needed)."""
+    check_setting(key, value)
+    setattr(provider, key, value)
+    lane = scheduler.lanes.get(provider.lane)
+    if lane is not None:
+        if key in INT_KEYS:
+            scheduler.set_limit(provider.lane, value)
+        elif key == "queue_check_interval_s":
+            lane.sweep_s = value
+    scheduler.wake()
+
+
+def apply_saved(settings: QSettings, scheduler: Scheduler) -> list[str]:
+    """Lay the saved edits over the loaded config; returns the ones refused (range changed)."""
+    refused = []
+    for provider in scheduler.config.providers:
+        for key in PROVIDER_KEYS[provider.kind]:
+            saved = settings.value(f"limits/{provider.name}/{key}")
+            if saved is None:
+                continue
+            try:
+                apply_limit(scheduler, provider, key, parse_value(key, str(saved)))
+            except ConfigError as exc:
+                refused.append(str(exc))
+    chromium = settings.value("app/chromium_path")
+    if chromium:
+        scheduler.config.app.chromium_path = str(chromium)
+    return refused
+
+
+class SettingsDialog(QDialog):
+    """Signals: applied(list) -- LimitEdit items accepted; the app settings go to QSettings."""
+
+    applied = Signal(list)
+
+    def __init__(self, scheduler: Scheduler, settings: QSettings, data_dir: str, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.scheduler = scheduler
+        self.settings = settings
+        self.setWindowTitle(tr("Settings"))
+        layout = QVBoxLayout(self)
+        self.edits: dict[tuple[str, str], QLineEdit] = {}
+        for provider in scheduler.config.providers:
+            box = QGroupBox(f"{provider.name} ({provider.kind})")
+            form = QFormLayout(box)
+            for key in PROVIDER_KEYS[provider.kind]:
+                edit = QLineEdit(str(getattr(provider, key)))
+                low, high = RANGES[key]
+                edit.setToolTip(tr("allowed: {low}..{high}").format(low=low, high=high))
+                form.addRow(f"{key_label(key)} [{low}..{high}]", edit)
+                self.edits[(provider.name, key)] = edit
+            layout.addWidget(box)
+        app_box = QGroupBox(tr("Application"))
+        form = QFormLayout(app_box)
+        self.chromium = QLineEdit(scheduler.config.app.chromium_path or "")
+        self.chromium.setPlaceholderText(tr("found automatically"))
+        self.data_dir = QLineEdit(str(settings.value("app/data_dir", data_dir)))
+        self.language = QComboBox()
+        for code, name in LANGUAGES.items():
+            self.language.addItem(tr(name) if code == "auto" else name, code)
+        self.language.setCurrentIndex(max(0, self.language.findData(settings.value("app/language", "auto"))))
+        form.addRow(tr("Chromium path"), self.chromium)
+        form.addRow(tr("Data dir (next start)"), self.data_dir)
+        form.addRow(tr("Language"), self.language)
+        layout.addWidget(app_box)
+        self.errors = QLabel()
+        self.errors.setStyleSheet("color: #c62828")
+        self.errors.setWordWrap(True)
+        layout.addWidget(self.errors)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.try_apply)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def pending_edits(self) -> tuple[list[LimitEdit], list[str]]:
+        edits, errors = [], []
+        for (provider, key), field in self.edits.items():
+            value = parse_value(key, field.text())
+            try:
+                check_setting(key, value)
+            except ConfigError as exc:
+                errors.append(f"{provider}: {exc}")
+                continue
+            edits.append(LimitEdit(provider, key, value))
+        return edits, errors
+
+    def try_apply(self) -> None:
+        """Refuse everything if one value is out of range, naming the range; else apply and save."""
+        edits, errors = self.pending_edits()
+        if errors:
+            self.errors.setText("\n".join(errors))
+            return
+        for edit in edits:
+            provider = self.scheduler.config.provider(edit.provider)
+            assert provider is not None
+            if getattr(provider, edit.key) != edit.value:
+                apply_limit(self.scheduler, provider, edit.key, edit.value)
+                self.settings.setValue(f"limits/{edit.provider}/{edit.key}", edit.value)
+        self.scheduler.config.app.chromium_path = self.chromium.text().strip() or None
+        self.settings.setValue("app/chromium_path", self.chromium.text().strip())
+        self.settings.setValue("app/data_dir", self.data_dir.text().strip())
+        self.settings.setValue("app/language", self.language.currentData())
+        self.settings.sync()
+        self.applied.emit(edits)
+        self.accept()

@@ -1,0 +1,90 @@
+"""One window per user and data dir: a second launch hands its files over and exits.
+
+The second process connects to the first one's ``QLocalServer`` and writes one JSON line. If no
+server answers, a socket file left by a crash is removed before listening, so it never blocks
+start-up. The blocking waits here run before the event loop starts, never inside a coroutine.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtNetwork import QLocalServer, QLocalSocket
+
+CONNECT_MS = 500
+
+
+def server_name(data_dir: Path) -> str:
+    key = hashlib.sha256(f"{getpass.getuser()}\0{data_dir}".encode()).hexdigest()[:16]
+    return f"mediaassist-{key}"
+
+
+class SingleInstance(QObject):
+    """Signals: files_received(list) -- paths (str) a later launch handed over."""
+
+    files_received = Signal(list)
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.server: QLocalServer | None = None
+
+    def hand_over(self, files: list[Path]) -> bool:
+        """True if a running instance took the files (this process should exit)."""
+        socket = QLocalSocket()
+        socket.connectToServer(self.name)
+        if not socket.waitForConnected(CONNECT_MS):
+            return False
+        payload = json.dumps([str(Path(f).resolve()) for f in files]).encode() + b"\n"
+        socket.write(payload)
+        socket.waitForBytesWritten(CONNECT_MS)
+        socket.disconnectFromServer()
+        if socket.state() != QLocalSocket.LocalSocketState.UnconnectedState:
+            socket.waitForDisconnected(CONNECT_MS)
+        return True
+
+    def listen(self) -> bool:
+        server = QLocalServer(self)
+        server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
+        if not server.listen(self.name):
+            QLocalServer.removeServer(self.name)  # a stale socket from a crashed run
+            if not server.listen(self.name):
+                return False
+        server.newConnection.connect(self._accept)
+        self.server = server
+        return True
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+
+    def _accept(self) -> None:
+        assert self.server is not None
+        while (socket := self.server.nextPendingConnection()) is not None:
+            buffer = bytearray()
+
+            def read(sock: QLocalSocket = socket, buf: bytearray = buffer) -> None:
+                buf.extend(bytes(sock.readAll().data()))
+                if b"\n" in buf:
+                    line, _, _ = bytes(buf).partition(b"\n")
+                    buf.clear()
+                    self._deliver(line)
+                    sock.disconnectFromServer()
+
+            socket.readyRead.connect(read)
+            socket.disconnected.connect(socket.deleteLater)
+            if socket.bytesAvailable():
+                read()
+
+    def _deliver(self, line: bytes) -> None:
+        try:
+            files = json.loads(line.decode())
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return
+        if isinstance(files, list):
+            self.files_received.emit([str(f) for f in files])
