@@ -111,6 +111,17 @@ def _command_parser() -> argparse.ArgumentParser:
     acc_sub.add_parser("list")
     for action in ("enable", "disable"):
         acc_sub.add_parser(action).add_argument("name")
+    login = acc_sub.add_parser("login", help="open the account's browser profile to log in by hand")
+    login.add_argument("name")
+    login.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
+                       help="give up waiting for the login after S seconds (default 600)")
+
+    sites = sub.add_parser("sites", help="web site profiles")
+    sites_sub = sites.add_subparsers(dest="action", required=True)
+    check = sites_sub.add_parser("check", help="open SITE as an account and report which selectors match")
+    _common(check)
+    check.add_argument("site")
+    check.add_argument("--account", required=True, metavar="NAME")
 
     lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
     _common(lanes)
@@ -141,6 +152,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _run_with_signals(args, options)
     if args.command == "status":
         return asyncio.run(_status(args, options))
+    if args.command == "sites":
+        return asyncio.run(_sites_check(args, options))
+    if args.command == "accounts" and args.action == "login":
+        return asyncio.run(_account_login(args, options))
     with _open_store(options) as store:
         if args.command == "cancel":
             return _cancel(args, store)
@@ -381,6 +396,26 @@ def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -
         return EXIT_BAD_INPUT
     print(f"{args.name}: {args.action}d")
     return EXIT_OK
+
+
+async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    from mediaassist.providers.web import check_site
+
+    async with Runtime(options) as rt:
+        report = await check_site(args.site, args.account, rt.config, rt.data_dir)
+    print(report.format())
+    return EXIT_OK if report.usable else EXIT_FAILED
+
+
+async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    from mediaassist.providers.web import login_account
+
+    async with Runtime(options) as rt:
+        rt.store.sync_accounts(rt.config.accounts)
+        print(f"{args.name}: log in in the browser window, then close it (waiting up to {args.timeout:.0f} s)")
+        ok = await login_account(args.name, rt.config, rt.data_dir, rt.store, timeout_s=args.timeout)
+    print(f"{args.name}: login {'ok' if ok else 'not confirmed; the account stays marked as needing login'}")
+    return EXIT_OK if ok else EXIT_FAILED
 
 
 def _lanes(args: argparse.Namespace, store: Store) -> int:

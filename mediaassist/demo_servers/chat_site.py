@@ -34,6 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 RATE_LIMIT_TEXT = "Too many requests. Please wait a few minutes before trying again."
 BUSY_TEXT = "An answer is still being generated in this conversation. Please wait until it finishes."
 COOKIE = "demo_session"
+DEMO_SITE = "demochat"
 
 
 def _one_pixel_png() -> bytes:
@@ -372,7 +373,7 @@ $('stop').addEventListener('click', () => { if (current) post('/api/stop', {gen:
 TEMPLATE_ORIGIN = "http://127.0.0.1:8765"  # the origin written in resources/sites/demochat.toml
 
 
-def write_site_profile(base_url: str, folder: Path, site: str = "demochat") -> Path:
+def write_site_profile(base_url: str, folder: Path, site: str = DEMO_SITE) -> Path:
     """The shipped demochat profile, pointed at a running ``ChatSite``, saved as ``folder/<site>.toml``."""
     from mediaassist.core.paths import RESOURCES, make_private_dir
 

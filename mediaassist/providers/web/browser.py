@@ -48,6 +48,14 @@ def find_chromium(configured: str | None) -> str:
                     retry=False)
 
 
+def chromium_available(configured: str | None) -> bool:
+    try:
+        find_chromium(configured)
+    except TaskError:
+        return False
+    return True
+
+
 def running_as_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -133,6 +141,7 @@ class BrowserRuntime:
         try:
             await self.self_check(log_line)
             self.context = await self._launch(playwright, executable, headless)
+            log_line(f"browser launched (pid {self.browser.pid if self.browser else 'unknown'})")
         except BaseException:
             self.os_lock.release()
             raise
@@ -150,7 +159,6 @@ class BrowserRuntime:
         self.browser = procs.find_browser_main(self.profile)
         pid = self.browser.pid if self.browser else None
         self.os_lock.record(browser_pid=pid, account=self.account)
-        log.info("[web:%s] browser launched, pid %s, profile %s", self.account, pid, self.profile)
         return context
 
     def _mark_gone(self) -> None:

@@ -41,6 +41,12 @@ class SiteCheckReport:
     checks: list[SelectorCheck] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def usable(self) -> bool:
+        """Logged in, and the prompt box found: a task could be typed in."""
+        matched = {c.role for c in self.checks if c.matches}
+        return self.login_state == "ok" and {"prompt", "logged_in"} <= matched
+
     def format(self) -> str:
         lines = [f"site {self.site} as {self.account}: {self.url}", f"login: {self.login_state}"]
         for c in self.checks:
