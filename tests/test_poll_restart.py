@@ -1,0 +1,104 @@
+"""kill -9 in the middle of a poll batch, then run again: every task is created exactly once.
+
+The fake RunningHub runs in its own process and the CLI in another, so nothing but the SQLite
+file and the remote ids in it survive the kill.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mediaassist.core.store import Store
+from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY
+
+PROMPTS = [f"restart clip {n}" for n in range(8)]
+
+
+@pytest.fixture
+def server_url() -> Iterator[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mediaassist.demo_servers.runninghub_server", "--port", "0",
+         "--limit", "100", "--queued", "0.1", "0.3", "--run", "2.0", "3.0"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def _stats(url: str) -> dict:
+    import httpx
+
+    return httpx.get(f"{url}/_demo/stats", timeout=10).json()
+
+
+def _cli(tmp_path: Path, data_dir: Path) -> list[str]:
+    return [sys.executable, "-m", "mediaassist", "run", str(tmp_path / "tasks.txt"), "--model", "video",
+            "--config", str(tmp_path / "config.toml"), "--data-dir", str(data_dir), "--speed", "10", "--json"]
+
+
+def _remote_ids(db: Path) -> int:
+    store = Store(db)
+    try:
+        return sum(1 for t in store.tasks() if t.remote_id)
+    finally:
+        store.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_kill_9_and_restart_never_creates_twice(server_url: str, tmp_path: Path, data_dir: Path) -> None:
+    (tmp_path / "tasks.txt").write_text("\n".join(PROMPTS) + "\n", encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.write_text(f"""
+[[providers]]
+name = "rh"
+kind = "poll"
+type = "runninghub"
+base_url = "{server_url}"
+api_key_env = "RH_TEST_KEY"
+max_polling_tasks = 3
+
+[[models]]
+name = "video"
+kind = "poll"
+provider = "rh"
+workflow_id = "1904136902449209346"
+prompt_node_id = "6"
+prompt_field_name = "text"
+""", encoding="utf-8")
+    env = {**os.environ, "RH_TEST_KEY": DEMO_API_KEY}
+
+    first = subprocess.Popen(_cli(tmp_path, data_dir), env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    db = data_dir / "mediaassist.sqlite3"
+    while not (db.exists() and _remote_ids(db) >= 3):
+        assert time.monotonic() < deadline and first.poll() is None, "no remote ids before the kill"
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    killed_with = _remote_ids(db)
+    assert 3 <= killed_with < len(PROMPTS)
+
+    second = subprocess.run(_cli(tmp_path, data_dir), env=env, capture_output=True, text=True, timeout=150)
+    summary = json.loads(second.stdout)
+    assert second.returncode == 0, second.stderr
+    assert summary["success"] == len(PROMPTS)
+    stats = _stats(server_url)
+    assert stats["creates"] == {p: 1 for p in PROMPTS}
+    assert stats["max_in_flight"] <= 3
+    assert DEMO_API_KEY not in second.stdout + second.stderr
