@@ -20,6 +20,15 @@ from mediaassist.core.config import AppConfig, parse_config  # noqa: E402
 from mediaassist.core.store import NewTask, Store  # noqa: E402
 
 
+# Offscreen/Xvfb platform noise, not our bugs (qt-app-notes §3).
+QT_NOISE = ("This plugin does not support", "QObject::connect: No such signal QPlatformNativeInterface")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.qt_log_ignore(*QT_NOISE))
+
+
 def _qasync_loop() -> asyncio.AbstractEventLoop:
     return qasync.QEventLoop(QApplication.instance() or QApplication([]))
 

@@ -1,0 +1,342 @@
+"""The window on a real runtime (simulated providers, real SQLite) on the qasync loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from openpyxl import Workbook, load_workbook
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from mediaassist.core.secrets import register_secret
+from mediaassist.core.store import NewTask
+from mediaassist.runtime import RuntimeOptions
+from mediaassist.ui.actions import TaskAction
+from mediaassist.ui.app import run_window
+from mediaassist.ui.main_window import MainWindow
+from mediaassist.ui.task_model import TaskFilter
+
+from .conftest import wait_until
+
+CONFIG = """
+[[providers]]
+name = "sim-api"
+kind = "api"
+type = "simulated"
+concurrency = 2
+min_duration_s = {d}
+max_duration_s = {d}
+
+[[providers]]
+name = "sim-poll"
+kind = "poll"
+type = "simulated"
+max_polling_tasks = 3
+min_duration_s = {d}
+max_duration_s = {d}
+
+[[accounts]]
+name = "acct-a"
+site = "simulated"
+
+[[models]]
+name = "writer"
+kind = "api"
+provider = "sim-api"
+
+[[models]]
+name = "video"
+kind = "poll"
+provider = "sim-poll"
+
+[[models]]
+name = "reasoner"
+kind = "web"
+site = "simulated"
+"""
+
+
+class App:
+    def __init__(self, window: MainWindow, runner: asyncio.Task[int]) -> None:
+        self.window = window
+        self.runner = runner
+
+    def enqueue(self, tasks: list[NewTask], batch: str = "b1") -> None:
+        self.window.store.enqueue(batch, tasks)
+        self.window.scheduler.wake()
+        self.window.model.refresh_membership()
+        self.window.model.flush()
+
+
+async def start_app(tmp_path: Path, settings: QSettings, duration: float = 1.0, speed: float = 20.0) -> App:
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG.format(d=duration))
+    shown: list[MainWindow] = []
+    options = RuntimeOptions(config_path=config, data_dir=tmp_path / "data", speed=speed)
+    runner = asyncio.ensure_future(run_window([], options, settings, use_tray=False, on_window=shown.append))
+    await wait_until(lambda: shown or runner.done())
+    if runner.done():
+        runner.result()
+    shown[0].confirm_destructive = False
+    return App(shown[0], runner)
+
+
+async def stop_app(app: App) -> None:
+    if not app.runner.done():
+        if not app.window.quit_requested.done():
+            app.window.quit_requested.set_result(False)
+        await asyncio.wait_for(app.runner, 20)
+
+
+@pytest_asyncio.fixture
+async def app(tmp_path: Path, ui_settings: QSettings) -> AsyncIterator[App]:
+    running = await start_app(tmp_path, ui_settings)
+    yield running
+    await stop_app(running)
+
+
+def writer_tasks(n: int, prefix: str = "t", **params: object) -> list[NewTask]:
+    return [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt=f"prompt {i}",
+                    task_id=f"{prefix}{i:03d}", params=dict(params)) for i in range(n)]
+
+
+def drop(window: MainWindow, path: Path) -> bool:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, enter)
+    if not enter.isAccepted():
+        return False
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, event)
+    return True
+
+
+def write_task_file(path: Path) -> None:
+    rows = [("task_id", "model", "prompt"), ("f1", "writer", "写一句文案"), ("f2", "writer", "第二条"),
+            ("f3", "nosuchmodel", "坏的一行")]
+    suffix = path.suffix
+    if suffix == ".csv":
+        path.write_text("\n".join(",".join(r) for r in rows) + "\n", encoding="utf-8")
+    elif suffix == ".gb18030":
+        path = path.with_suffix(".csv")
+    if path.name.endswith("gb.csv"):
+        path.write_bytes(("\r\n".join(",".join(r) for r in rows) + "\r\n").encode("gb18030"))
+    elif suffix == ".xlsx":
+        book = Workbook()
+        for row in rows:
+            book.active.append(list(row))
+        book.save(path)
+    elif suffix == ".json":
+        path.write_text(json.dumps([dict(zip(rows[0], r)) for r in rows[1:]], ensure_ascii=False), encoding="utf-8")
+    elif suffix == ".jsonl":
+        path.write_text("\n".join(json.dumps(dict(zip(rows[0], r)), ensure_ascii=False) for r in rows[1:]),
+                        encoding="utf-8")
+    elif suffix == ".txt":
+        path.write_text("第一条提示\n第二条提示\n", encoding="utf-8")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("name,good,bad_row", [
+    # a table's row number counts its header line; a JSON/JSONL record counts records/lines
+    ("tasks.csv", 2, 4), ("tasks-gb.csv", 2, 4), ("tasks.xlsx", 2, 4), ("tasks.json", 2, 3),
+    ("tasks.jsonl", 2, 3), ("prompts.txt", 2, None)])
+async def test_drop_each_format_previews_then_enqueues_good_rows(app: App, tmp_path: Path, name: str,
+                                                                 good: int, bad_row: int | None) -> None:
+    path = tmp_path / name
+    write_task_file(path)
+    app.window.toggle_pause_all()  # keep rows pending so the counts below are stable
+    assert drop(app.window, path)
+    await wait_until(lambda: app.window.import_dialog is not None)
+    dialog = app.window.import_dialog
+    assert dialog.report is not None
+    assert (len(dialog.report.tasks), len(dialog.report.errors)) == (good, 0 if bad_row is None else 1)
+    if bad_row is not None:
+        assert dialog.bad_rows.item(0, 0).text() == str(bad_row)
+        assert "nosuchmodel" in dialog.bad_rows.item(0, 1).text()
+    assert app.window.store.tasks() == []  # nothing before the operator confirms
+    dialog.import_button.click()
+    await wait_until(lambda: app.window.import_dialog is None)
+    assert len(app.window.store.tasks()) == good
+    assert app.window.model.rowCount() == good
+
+
+@pytest.mark.asyncio
+async def test_txt_needs_a_model_and_the_choice_rereads(app: App, tmp_path: Path) -> None:
+    path = tmp_path / "p.txt"
+    write_task_file(path)
+    app.window.open_files([path])
+    dialog = app.window.import_dialog
+    assert dialog is not None and dialog.default_model == "writer"
+    dialog.model_box.setCurrentIndex(0)  # "(from the file)": a TXT file has none
+    assert dialog.report is None and not dialog.import_button.isEnabled()
+    assert "TXT" in dialog.summary.text()
+    dialog.model_box.setCurrentIndex(dialog.model_box.findData("video"))
+    assert {t.model for t in dialog.report.tasks} == {"video"}
+    dialog.reject()
+
+
+@pytest.mark.asyncio
+async def test_unrelated_drop_is_refused_and_files_queue_one_dialog_at_a_time(app: App, tmp_path: Path) -> None:
+    other = tmp_path / "notes.pdf"
+    other.write_bytes(b"%PDF")
+    assert not drop(app.window, other)
+    first, second = tmp_path / "a.csv", tmp_path / "b.jsonl"
+    write_task_file(first)
+    write_task_file(second)
+    app.window.open_files([first, second])
+    assert app.window.import_dialog.path == first
+    app.window.import_dialog.reject()
+    await wait_until(lambda: app.window.import_dialog is not None and app.window.import_dialog.path == second)
+    app.window.import_dialog.reject()
+
+
+@pytest.mark.asyncio
+async def test_context_menu_follows_selection_states_and_actions_work(app: App) -> None:
+    window = app.window
+    window.toggle_pause_all()
+    app.enqueue(writer_tasks(3))
+    window.store.cancel(["t001"])
+    window.model.mark_dirty(range(1, 4))
+    window.model.flush()
+    window.table.selectRow(1)
+    labels = [a.text() for a in window.context_menu().actions()]
+    assert labels[0] == "Retry" and "Cancel" not in labels
+    window.table.selectRow(0)
+    assert [a.text() for a in window.context_menu().actions()][0] == "Cancel"
+    window.task_actions[TaskAction.CANCEL].trigger()
+    assert window.store.get("t000").state == "canceled"
+    window.table.selectAll()
+    window.run_action(TaskAction.RETRY, window.selected_tasks())
+    assert {t.state for t in window.store.tasks()} == {"pending"}
+    window.run_action(TaskAction.COPY_ID, window.selected_tasks())
+    assert QApplication.clipboard().text().split("\n") == ["t000", "t001", "t002"]
+    window.run_action(TaskAction.CANCEL, window.selected_tasks())
+    window.run_action(TaskAction.DELETE, window.selected_tasks())
+    assert window.store.tasks() == [] and window.model.rowCount() == 0
+
+
+@pytest.mark.asyncio
+async def test_failures_show_in_detail_and_bulk_retry_in_view(app: App) -> None:
+    window = app.window
+    app.enqueue(writer_tasks(2, sim_fail="bad_input"))
+    await wait_until(lambda: {t.state for t in window.store.tasks()} == {"failed"})
+    window.state_filter.setCurrentIndex(window.state_filter.findData("failed"))
+    await wait_until(lambda: window.model.rowCount() == 2)
+    window.table.selectRow(0)
+    assert "simulated failure" in window.detail.error.text()
+    assert "attempt 1 failed" in window.detail.log.toPlainText()
+    window.toggle_pause_all()
+    window.retry_failed_in_view()
+    assert {t.state for t in window.store.tasks()} == {"pending"}
+    await wait_until(lambda: window.model.rowCount() == 0)
+
+
+@pytest.mark.asyncio
+async def test_export_csv_and_xlsx_hold_no_secret(app: App, tmp_path: Path) -> None:
+    secret = "sk-test-SECRET-123456"
+    register_secret(secret)
+    app.window.toggle_pause_all()
+    app.enqueue([NewTask(model="writer", model_kind="api", route="api:sim-api", task_id="x1",
+                         prompt=f"uses key {secret}")])
+    csv_path, xlsx_path = tmp_path / "out.csv", tmp_path / "out.xlsx"
+    assert await app.window.export_to(csv_path) == 1
+    assert await app.window.export_to(xlsx_path) == 1
+    text = csv_path.read_text(encoding="utf-8-sig")
+    assert "x1" in text and secret not in text and "***" in text
+    cells = [c for row in load_workbook(xlsx_path).active.iter_rows(values_only=True) for c in row]
+    assert "x1" in cells and not any(secret in str(c) for c in cells)
+
+
+@pytest.mark.asyncio
+async def test_settings_refuse_out_of_range_and_apply_limits_live(app: App, ui_settings: QSettings) -> None:
+    window = app.window
+    window.open_settings()
+    dialog = window.settings_dialog
+    assert dialog is not None
+    dialog.edits[("sim-api", "concurrency")].setText("9")
+    dialog.try_apply()
+    assert "1..5" in dialog.errors.text() and dialog.isVisible()
+    assert window.scheduler.lanes["api:sim-api"].limit == 2
+    dialog.edits[("sim-api", "concurrency")].setText("4")
+    dialog.edits[("sim-poll", "max_polling_tasks")].setText("7")
+    dialog.try_apply()
+    assert window.scheduler.lanes["api:sim-api"].limit == 4
+    assert window.scheduler.lanes["poll:sim-poll"].limit == 7
+    assert int(ui_settings.value("limits/sim-api/concurrency")) == 4
+
+
+@pytest.mark.asyncio
+async def test_language_switch_to_chinese_rebuilds_the_ui(app: App, ui_settings: QSettings) -> None:
+    window = app.window
+    window.open_settings()
+    dialog = window.settings_dialog
+    dialog.language.setCurrentIndex(dialog.language.findData("zh_CN"))
+    dialog.try_apply()
+    assert window.menuBar().actions()[0].text() == "文件(&F)"
+    assert window.tabs.tabText(1) == "账号"
+    window.translations.apply("en")
+
+
+@pytest.mark.asyncio
+async def test_trayless_app_pauses_notifies_and_shows_counts(app: App) -> None:
+    window = app.window
+    assert not window.tray.available
+    window.toggle_pause_all()
+    assert set(window.store.paused_lanes()) == set(window.scheduler.lanes)
+    app.enqueue(writer_tasks(2))
+    window.refresh_stats()
+    assert "2 pending" in window.windowTitle() and "Paused" in window.windowTitle()
+    window.toggle_pause_all()
+    await wait_until(lambda: all(t.state == "success" for t in window.store.tasks()))
+    await wait_until(lambda: any(n.title == "Batch finished" for n in window.tray.notices), timeout=15)
+    assert "Batch finished" in window.statusBar().currentMessage() or window.tray.notices
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("stop_them", [False, True])
+async def test_quit_during_a_run_loses_nothing(tmp_path: Path, ui_settings: QSettings, stop_them: bool) -> None:
+    app = await start_app(tmp_path, ui_settings, duration=600.0, speed=1.0)
+    window = app.window
+    app.enqueue(writer_tasks(5))
+    await wait_until(lambda: window.running_count() == 2)
+    window.close()  # the window's close button asks too
+    await wait_until(lambda: window.quit_box is not None)
+    (window.quit_stop if stop_them else window.quit_leave).click()
+    await asyncio.wait_for(app.runner, 20)
+    tasks = window.store.tasks() if not window.store.db.is_closed() else None
+    from mediaassist.core.store import Store
+
+    store = Store(tmp_path / "data" / "mediaassist.sqlite3")
+    states = sorted(t.state for t in store.tasks())
+    store.close()
+    assert tasks is None or True
+    assert len(states) == 5
+    assert states == (["canceled"] * 2 + ["pending"] * 3 if stop_them else ["pending"] * 5)
+    assert all(not lane.active for lane in window.scheduler.lanes.values())
+
+
+@pytest.mark.asyncio
+async def test_quit_with_nothing_running_does_not_ask(app: App) -> None:
+    app.window.request_quit()
+    assert app.window.quit_box is None
+    await asyncio.wait_for(app.runner, 20)
+
+
+@pytest.mark.asyncio
+async def test_model_filter_by_lane_and_batch(app: App) -> None:
+    app.window.toggle_pause_all()
+    app.enqueue(writer_tasks(3))
+    app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id="v1")], batch="b2")
+    app.window.model.set_filter(TaskFilter(lane="poll:sim-poll"))
+    assert app.window.model.rowCount() == 1
+    app.window.model.set_filter(TaskFilter(batch="b1"))
+    assert app.window.model.rowCount() == 3
