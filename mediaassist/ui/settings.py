@@ -112,7 +112,7 @@ class SettingsDialog(QDialog):
         self.data_dir = QLineEdit(str(settings.value("app/data_dir", data_dir)))
         self.language = QComboBox()
         for code, name in LANGUAGES.items():
-            self.language.addItem(tr(name) if code == "auto" else name, code)
+            self.language.addItem(tr("System") if code == "auto" else name, code)
         self.language.setCurrentIndex(max(0, self.language.findData(settings.value("app/language", "auto"))))
         form.addRow(tr("Chromium path"), self.chromium)
         form.addRow(tr("Data dir (next start)"), self.data_dir)

@@ -1,0 +1,555 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+  <context>
+    <name>mediaassist</name>
+    <message>
+      <source>logged in</source>
+      <translation>已登录</translation>
+    </message>
+    <message>
+      <source>needs login</source>
+      <translation>需要登录</translation>
+    </message>
+    <message>
+      <source>unknown</source>
+      <translation>未知</translation>
+    </message>
+    <message>
+      <source>Account</source>
+      <translation>账号</translation>
+    </message>
+    <message>
+      <source>Site</source>
+      <translation>站点</translation>
+    </message>
+    <message>
+      <source>Enabled</source>
+      <translation>启用</translation>
+    </message>
+    <message>
+      <source>Login</source>
+      <translation>登录状态</translation>
+    </message>
+    <message>
+      <source>Last error</source>
+      <translation>最近错误</translation>
+    </message>
+    <message>
+      <source>Log in</source>
+      <translation>登录</translation>
+    </message>
+    <message>
+      <source>Select a task to see its details.</source>
+      <translation>选择一个任务查看详情。</translation>
+    </message>
+    <message>
+      <source>Prompt</source>
+      <translation>提示词</translation>
+    </message>
+    <message>
+      <source>Result</source>
+      <translation>结果</translation>
+    </message>
+    <message>
+      <source>Outputs</source>
+      <translation>输出文件</translation>
+    </message>
+    <message>
+      <source>Error</source>
+      <translation>错误</translation>
+    </message>
+    <message>
+      <source>Log</source>
+      <translation>日志</translation>
+    </message>
+    <message>
+      <source>&lt;b&gt;{id}&lt;/b&gt; · {state} · {lane} · attempt {attempt} · created {created}</source>
+      <translation>&lt;b&gt;{id}&lt;/b&gt; · {state} · {lane} · 第 {attempt} 次尝试 · 创建于 {created}</translation>
+    </message>
+    <message>
+      <source>(from the file)</source>
+      <translation>（按文件）</translation>
+    </message>
+    <message>
+      <source>File</source>
+      <translation>文件</translation>
+    </message>
+    <message>
+      <source>Import</source>
+      <translation>导入</translation>
+    </message>
+    <message>
+      <source>Default model</source>
+      <translation>默认模型</translation>
+    </message>
+    <message>
+      <source>Row</source>
+      <translation>行</translation>
+    </message>
+    <message>
+      <source>Reason</source>
+      <translation>原因</translation>
+    </message>
+    <message>
+      <source>{good} of {total} rows are good and will be enqueued as one batch; {bad} rows have errors.</source>
+      <translation>{total} 行中有 {good} 行有效，将作为一个批次加入队列；{bad} 行有错误。</translation>
+    </message>
+    <message>
+      <source>Import {name}</source>
+      <translation>导入 {name}</translation>
+    </message>
+    <message>
+      <source> (required for TXT)</source>
+      <translation>（TXT 文件必填）</translation>
+    </message>
+    <message>
+      <source>Import {n} tasks</source>
+      <translation>导入 {n} 个任务</translation>
+    </message>
+    <message>
+      <source>Note: {w}</source>
+      <translation>注意：{w}</translation>
+    </message>
+    <message>
+      <source>pending</source>
+      <translation>等待中</translation>
+    </message>
+    <message>
+      <source>running</source>
+      <translation>运行中</translation>
+    </message>
+    <message>
+      <source>success</source>
+      <translation>成功</translation>
+    </message>
+    <message>
+      <source>failed</source>
+      <translation>失败</translation>
+    </message>
+    <message>
+      <source>canceled</source>
+      <translation>已取消</translation>
+    </message>
+    <message>
+      <source>login</source>
+      <translation>需登录</translation>
+    </message>
+    <message>
+      <source>account disabled</source>
+      <translation>账号已停用</translation>
+    </message>
+    <message>
+      <source>quota</source>
+      <translation>额度用尽</translation>
+    </message>
+    <message>
+      <source>timeout</source>
+      <translation>超时</translation>
+    </message>
+    <message>
+      <source>stalled</source>
+      <translation>心跳停止</translation>
+    </message>
+    <message>
+      <source>provider</source>
+      <translation>服务方错误</translation>
+    </message>
+    <message>
+      <source>network</source>
+      <translation>网络错误</translation>
+    </message>
+    <message>
+      <source>bad input</source>
+      <translation>输入有误</translation>
+    </message>
+    <message>
+      <source>internal</source>
+      <translation>内部错误</translation>
+    </message>
+    <message>
+      <source>Cancel</source>
+      <translation>取消</translation>
+    </message>
+    <message>
+      <source>Retry</source>
+      <translation>重试</translation>
+    </message>
+    <message>
+      <source>Open output folder</source>
+      <translation>打开输出文件夹</translation>
+    </message>
+    <message>
+      <source>Copy prompt</source>
+      <translation>复制提示词</translation>
+    </message>
+    <message>
+      <source>Copy result</source>
+      <translation>复制结果</translation>
+    </message>
+    <message>
+      <source>Copy error</source>
+      <translation>复制错误</translation>
+    </message>
+    <message>
+      <source>Copy task id</source>
+      <translation>复制任务 ID</translation>
+    </message>
+    <message>
+      <source>Delete</source>
+      <translation>删除</translation>
+    </message>
+    <message>
+      <source>Queue</source>
+      <translation>队列</translation>
+    </message>
+    <message>
+      <source>Accounts</source>
+      <translation>账号</translation>
+    </message>
+    <message>
+      <source>Retry failed in view</source>
+      <translation>重试当前视图中失败的任务</translation>
+    </message>
+    <message>
+      <source>Cancel pending/running in view</source>
+      <translation>取消当前视图中等待/运行的任务</translation>
+    </message>
+    <message>
+      <source>Tasks</source>
+      <translation>任务</translation>
+    </message>
+    <message>
+      <source>&amp;File</source>
+      <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+      <source>&amp;Tasks</source>
+      <translation>任务(&amp;T)</translation>
+    </message>
+    <message>
+      <source>&amp;Lanes</source>
+      <translation>通道(&amp;L)</translation>
+    </message>
+    <message>
+      <source>Web</source>
+      <translation>网页通道</translation>
+    </message>
+    <message>
+      <source>API and polling pools</source>
+      <translation>API 与轮询池</translation>
+    </message>
+    <message>
+      <source>Search id, prompt, model, error…</source>
+      <translation>搜索 ID、提示词、模型、错误…</translation>
+    </message>
+    <message>
+      <source>All states</source>
+      <translation>全部状态</translation>
+    </message>
+    <message>
+      <source>All lanes</source>
+      <translation>全部通道</translation>
+    </message>
+    <message>
+      <source>All batches</source>
+      <translation>全部批次</translation>
+    </message>
+    <message>
+      <source>Import task file</source>
+      <translation>导入任务文件</translation>
+    </message>
+    <message>
+      <source>Task files (*.csv *.xlsx *.json *.jsonl *.txt)</source>
+      <translation>任务文件 (*.csv *.xlsx *.json *.jsonl *.txt)</translation>
+    </message>
+    <message>
+      <source>Export tasks</source>
+      <translation>导出任务</translation>
+    </message>
+    <message>
+      <source>Exported</source>
+      <translation>已导出</translation>
+    </message>
+    <message>
+      <source>Export failed</source>
+      <translation>导出失败</translation>
+    </message>
+    <message>
+      <source>Please confirm</source>
+      <translation>请确认</translation>
+    </message>
+    <message>
+      <source>Quit mediaassist</source>
+      <translation>退出 mediaassist</translation>
+    </message>
+    <message>
+      <source>Stop them</source>
+      <translation>停止这些任务</translation>
+    </message>
+    <message>
+      <source>Resume next start</source>
+      <translation>下次启动时继续</translation>
+    </message>
+    <message>
+      <source>&amp;Import…</source>
+      <translation>导入(&amp;I)…</translation>
+    </message>
+    <message>
+      <source>Export view to CSV/XLSX…</source>
+      <translation>导出当前视图为 CSV/XLSX…</translation>
+    </message>
+    <message>
+      <source>&amp;Settings…</source>
+      <translation>设置(&amp;S)…</translation>
+    </message>
+    <message>
+      <source>&amp;Quit</source>
+      <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+      <source>Pause/resume all</source>
+      <translation>全部暂停/继续</translation>
+    </message>
+    <message>
+      <source>Lane paused</source>
+      <translation>通道已暂停</translation>
+    </message>
+    <message>
+      <source>paused by operator</source>
+      <translation>操作员暂停</translation>
+    </message>
+    <message>
+      <source>No outputs</source>
+      <translation>没有输出</translation>
+    </message>
+    <message>
+      <source>Imported</source>
+      <translation>已导入</translation>
+    </message>
+    <message>
+      <source>Excel workbook (*.xlsx)</source>
+      <translation>Excel 工作簿 (*.xlsx)</translation>
+    </message>
+    <message>
+      <source>CSV (*.csv)</source>
+      <translation>CSV (*.csv)</translation>
+    </message>
+    <message>
+      <source>Batch finished</source>
+      <translation>批次完成</translation>
+    </message>
+    <message>
+      <source>Account needs login</source>
+      <translation>账号需要登录</translation>
+    </message>
+    <message>
+      <source>Logging in is not available: the web lane is not installed.</source>
+      <translation>无法登录：未安装网页通道。</translation>
+    </message>
+    <message>
+      <source>Opening the browser for {name}…</source>
+      <translation>正在为 {name} 打开浏览器…</translation>
+    </message>
+    <message>
+      <source>Log in failed</source>
+      <translation>登录失败</translation>
+    </message>
+    <message>
+      <source>Cancel {n} tasks?</source>
+      <translation>取消 {n} 个任务？</translation>
+    </message>
+    <message>
+      <source>{n} tasks enqueued as {batch}</source>
+      <translation>已将 {n} 个任务加入批次 {batch}</translation>
+    </message>
+    <message>
+      <source>{n} tasks written to {path}</source>
+      <translation>已将 {n} 个任务写入 {path}</translation>
+    </message>
+    <message>
+      <source>{n} tasks are running. Stop them now, or leave them to resume at the next start?</source>
+      <translation>有 {n} 个任务正在运行。现在停止它们，还是留待下次启动时继续？</translation>
+    </message>
+    <message>
+      <source>{name} is a simulated account; it needs no login.</source>
+      <translation>{name} 是模拟账号，无需登录。</translation>
+    </message>
+    <message>
+      <source>{id} has no output folder yet.</source>
+      <translation>{id} 还没有输出文件夹。</translation>
+    </message>
+    <message>
+      <source>; {n} task ids were already in the queue and were skipped</source>
+      <translation>；{n} 个任务 ID 已在队列中，已跳过</translation>
+    </message>
+    <message>
+      <source>{batch}: {ok} done, {failed} failed</source>
+      <translation>{batch}：{ok} 个完成，{failed} 个失败</translation>
+    </message>
+    <message>
+      <source>Delete {n} tasks with their results and logs?</source>
+      <translation>删除 {n} 个任务及其结果和日志？</translation>
+    </message>
+    <message>
+      <source>waiting {pending} · done {done} · failed {failed}</source>
+      <translation>排队 {pending} · 完成 {done} · 失败 {failed}</translation>
+    </message>
+    <message>
+      <source>pending {pending} · done {done} · failed {failed}</source>
+      <translation>等待 {pending} · 完成 {done} · 失败 {failed}</translation>
+    </message>
+    <message>
+      <source>Batches</source>
+      <translation>批次</translation>
+    </message>
+    <message>
+      <source>No batches yet: drop a task file on the window.</source>
+      <translation>还没有批次：把任务文件拖到窗口上。</translation>
+    </message>
+    <message>
+      <source>finished</source>
+      <translation>已完成</translation>
+    </message>
+    <message>
+      <source>polled %v/%m</source>
+      <translation>轮询 %v/%m</translation>
+    </message>
+    <message>
+      <source>running %v/%m</source>
+      <translation>运行 %v/%m</translation>
+    </message>
+    <message>
+      <source>Resume</source>
+      <translation>继续</translation>
+    </message>
+    <message>
+      <source>Pause</source>
+      <translation>暂停</translation>
+    </message>
+    <message>
+      <source>ETA measuring…</source>
+      <translation>预计时间测算中…</translation>
+    </message>
+    <message>
+      <source>No lanes of this kind are configured.</source>
+      <translation>未配置此类通道。</translation>
+    </message>
+    <message>
+      <source>{batch}: {ok} done, {failed} failed, {running} running · {when}</source>
+      <translation>{batch}：{ok} 完成，{failed} 失败，{running} 运行中 · {when}</translation>
+    </message>
+    <message>
+      <source>ETA {t}</source>
+      <translation>预计剩余 {t}</translation>
+    </message>
+    <message>
+      <source>Concurrency</source>
+      <translation>并发数</translation>
+    </message>
+    <message>
+      <source>Polling pool</source>
+      <translation>轮询池</translation>
+    </message>
+    <message>
+      <source>Poll interval (s)</source>
+      <translation>轮询间隔（秒）</translation>
+    </message>
+    <message>
+      <source>Queue sweep (s)</source>
+      <translation>队列检查间隔（秒）</translation>
+    </message>
+    <message>
+      <source>Time-out (s)</source>
+      <translation>超时（秒）</translation>
+    </message>
+    <message>
+      <source>Settings</source>
+      <translation>设置</translation>
+    </message>
+    <message>
+      <source>Application</source>
+      <translation>应用</translation>
+    </message>
+    <message>
+      <source>found automatically</source>
+      <translation>自动查找</translation>
+    </message>
+    <message>
+      <source>Chromium path</source>
+      <translation>Chromium 路径</translation>
+    </message>
+    <message>
+      <source>Data dir (next start)</source>
+      <translation>数据目录（下次启动生效）</translation>
+    </message>
+    <message>
+      <source>Language</source>
+      <translation>语言</translation>
+    </message>
+    <message>
+      <source>System</source>
+      <translation>跟随系统</translation>
+    </message>
+    <message>
+      <source>allowed: {low}..{high}</source>
+      <translation>允许范围：{low}..{high}</translation>
+    </message>
+    <message>
+      <source>Task</source>
+      <translation>任务</translation>
+    </message>
+    <message>
+      <source>Batch</source>
+      <translation>批次</translation>
+    </message>
+    <message>
+      <source>Model</source>
+      <translation>模型</translation>
+    </message>
+    <message>
+      <source>Lane</source>
+      <translation>通道</translation>
+    </message>
+    <message>
+      <source>State</source>
+      <translation>状态</translation>
+    </message>
+    <message>
+      <source>Attempt</source>
+      <translation>尝试次数</translation>
+    </message>
+    <message>
+      <source>Heartbeat age</source>
+      <translation>心跳间隔</translation>
+    </message>
+    <message>
+      <source>Duration</source>
+      <translation>耗时</translation>
+    </message>
+    <message>
+      <source>Show</source>
+      <translation>显示</translation>
+    </message>
+    <message>
+      <source>Pause all</source>
+      <translation>全部暂停</translation>
+    </message>
+    <message>
+      <source>Quit</source>
+      <translation>退出</translation>
+    </message>
+    <message>
+      <source>mediaassist: {running} running, {pending} pending, {failed} failed</source>
+      <translation>mediaassist：{running} 运行中，{pending} 等待中，{failed} 失败</translation>
+    </message>
+    <message>
+      <source>Paused</source>
+      <translation>已暂停</translation>
+    </message>
+    <message>
+      <source>Resume all</source>
+      <translation>全部继续</translation>
+    </message>
+  </context>
+</TS>
