@@ -32,10 +32,18 @@ class SingleInstance(QObject):
         super().__init__()
         self.name = name
         self.server: QLocalServer | None = None
+        self._clients: dict[QLocalSocket, bytearray] = {}
 
     def hand_over(self, files: list[Path]) -> bool:
         """True if a running instance took the files (this process should exit)."""
-        socket = QLocalSocket()
+        socket = QLocalSocket(self)
+        try:
+            return self._send(socket, files)
+        finally:
+            socket.abort()
+            socket.deleteLater()
+
+    def _send(self, socket: QLocalSocket, files: list[Path]) -> bool:
         socket.connectToServer(self.name)
         if not socket.waitForConnected(CONNECT_MS):
             return False
@@ -59,6 +67,8 @@ class SingleInstance(QObject):
         return True
 
     def close(self) -> None:
+        for socket in list(self._clients):
+            self._drop(socket)
         if self.server is not None:
             self.server.close()
             self.server = None
@@ -66,20 +76,27 @@ class SingleInstance(QObject):
     def _accept(self) -> None:
         assert self.server is not None
         while (socket := self.server.nextPendingConnection()) is not None:
-            buffer = bytearray()
-
-            def read(sock: QLocalSocket = socket, buf: bytearray = buffer) -> None:
-                buf.extend(bytes(sock.readAll().data()))
-                if b"\n" in buf:
-                    line, _, _ = bytes(buf).partition(b"\n")
-                    buf.clear()
-                    self._deliver(line)
-                    sock.disconnectFromServer()
-
-            socket.readyRead.connect(read)
-            socket.disconnected.connect(socket.deleteLater)
+            self._clients[socket] = bytearray()
+            socket.readyRead.connect(lambda sock=socket: self._read(sock))
+            socket.disconnected.connect(lambda sock=socket: self._drop(sock))
             if socket.bytesAvailable():
-                read()
+                self._read(socket)
+
+    def _read(self, socket: QLocalSocket) -> None:
+        buffer = self._clients.get(socket)
+        if buffer is None:
+            return
+        buffer.extend(bytes(socket.readAll().data()))
+        if b"\n" in buffer:
+            line = bytes(buffer).partition(b"\n")[0]
+            self._drop(socket)
+            self._deliver(line)
+
+    def _drop(self, socket: QLocalSocket) -> None:
+        # The server owns (and finally deletes) its sockets; deleting one here, inside its own
+        # signal, crashed PySide6 ("shared QObject was deleted directly").
+        if self._clients.pop(socket, None) is not None:
+            socket.disconnectFromServer()
 
     def _deliver(self, line: bytes) -> None:
         try:
