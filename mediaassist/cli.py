@@ -49,15 +49,15 @@ def main(argv: list[str] | None = None) -> int:
 
 # --- parsers ----------------------------------------------------------------------------------
 
-def _common(parser: argparse.ArgumentParser, demo: bool = True) -> None:
+def _common(parser: argparse.ArgumentParser, speed: bool = True) -> None:
     parser.add_argument("--config", type=Path, metavar="PATH",
                         help="config TOML (default: the user config dir's config.toml)")
     parser.add_argument("--data-dir", type=Path, metavar="DIR",
                         help="database, profiles and outputs (default: $MEDIAASSIST_HOME or the user data dir)")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
-    if demo:
-        parser.add_argument("--demo", action="store_true",
-                            help="use the built-in demo providers (kept apart in DATA_DIR/demo)")
+    parser.add_argument("--demo", action="store_true",
+                        help="use the built-in demo providers (kept apart in DATA_DIR/demo)")
+    if speed:
         parser.add_argument("--speed", type=_positive_float, default=1.0, metavar="N",
                             help="divide every demo duration and scheduler timer by N")
 
@@ -95,26 +95,27 @@ def _command_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
 
     cancel = sub.add_parser("cancel", help="cancel tasks (pending at once, running at the next checkpoint)")
-    _common(cancel)
+    _common(cancel, speed=False)
     cancel.add_argument("task_ids", nargs="*", metavar="TASK_ID")
     cancel.add_argument("--batch", metavar="ID")
 
     retry = sub.add_parser("retry", help="run failed or canceled tasks again")
-    _common(retry)
+    _common(retry, speed=False)
     retry.add_argument("task_ids", nargs="*", metavar="TASK_ID")
     retry.add_argument("--failed", action="store_true", help="every failed task")
     retry.add_argument("--batch", metavar="ID")
 
-    accounts = sub.add_parser("accounts", help="web accounts")
-    _common(accounts)
-    acc_sub = accounts.add_subparsers(dest="action", required=True)
-    acc_sub.add_parser("list")
+    accounts = sub.add_parser("accounts", help="web accounts").add_subparsers(dest="action", required=True)
+    _common(accounts.add_parser("list"), speed=False)
     for action in ("enable", "disable"):
-        acc_sub.add_parser(action).add_argument("name")
-    login = acc_sub.add_parser("login", help="open the account's browser profile to log in by hand")
+        leaf = accounts.add_parser(action)
+        leaf.add_argument("name")
+        _common(leaf, speed=False)
+    login = accounts.add_parser("login", help="open the account's browser profile to log in by hand")
     login.add_argument("name")
     login.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
                        help="give up waiting for the login after S seconds (default 600)")
+    _common(login, speed=False)
 
     sites = sub.add_parser("sites", help="web site profiles")
     sites_sub = sites.add_subparsers(dest="action", required=True)
@@ -124,10 +125,11 @@ def _command_parser() -> argparse.ArgumentParser:
     check.add_argument("--account", required=True, metavar="NAME")
 
     lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
-    _common(lanes)
     lane_sub = lanes.add_subparsers(dest="action", required=True)
-    lane_sub.add_parser("pause").add_argument("name")
-    lane_sub.add_parser("resume").add_argument("name")
+    for action in ("pause", "resume"):
+        leaf = lane_sub.add_parser(action)
+        leaf.add_argument("name")
+        _common(leaf, speed=False)
     return parser
 
 

@@ -1,0 +1,216 @@
+"""The headless CLI as a user drives it: real processes, real SQLite, signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from mediaassist.core.paths import RESOURCES
+from tests.helpers import cli, cli_popen, write_config, write_csv
+
+SEED = RESOURCES / "examples" / "seed-batch.csv"
+
+
+def _db_rows(data: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(data / "mediaassist.sqlite3") as conn:
+        return conn.execute(sql).fetchall()
+
+
+def _count(data: Path, state: str) -> int:
+    """Tasks in a state, or -1 while the database is still being created by the other process."""
+    try:
+        return _db_rows(data, f"select count(*) from task where state='{state}'")[0][0]
+    except sqlite3.OperationalError:
+        return -1
+
+
+def _wait_for(predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.05)
+
+
+def _spans(tasks: list[dict]) -> list[tuple[datetime, datetime]]:
+    return [(datetime.fromisoformat(t["started_at"]), datetime.fromisoformat(t["finished_at"])) for t in tasks]
+
+
+def _max_overlap(spans: list[tuple[datetime, datetime]]) -> int:
+    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans], key=lambda x: (x[0], x[1]))
+    level = peak = 0
+    for _, step in events:
+        level += step
+        peak = max(peak, level)
+    return peak
+
+
+@pytest.mark.slow
+def test_seed_batch_on_the_demo(tmp_path: Path) -> None:
+    proc = cli("run", str(SEED), "--demo", "--speed", "60", "--json", "--data-dir", str(tmp_path / "d"),
+               timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["total"], out["success"], out["failed"], out["canceled"]) == (40, 40, 0, 0)
+    web = [t for t in out["tasks"] if t["model_kind"] == "web"]
+    api = [t for t in out["tasks"] if t["model_kind"] == "api"]
+    assert (len(web), len(api)) == (12, 28)
+    for account in {t["account"] for t in web}:
+        assert _max_overlap(_spans([t for t in web if t["account"] == account])) == 1
+    assert _max_overlap(_spans(api)) <= 3
+    assert "40/40 done" in proc.stderr
+
+
+def test_unreadable_file_enqueues_nothing_and_exits_2(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml")
+    good = write_csv(tmp_path / "good.csv", [{"model": "writer", "prompt": "hi"}])
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    data = tmp_path / "d"
+    proc = cli("run", str(good), str(broken), "--config", str(config), "--data-dir", str(data))
+    assert proc.returncode == 2
+    assert "broken.json" in proc.stderr
+    assert _db_rows(data, "select count(*) from task") == [(0,)]
+
+
+def test_bad_rows_are_reported_and_good_rows_run(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml")
+    rows = [{"model": "writer", "prompt": "ok one", "params": ""},
+            {"model": "nope", "prompt": "x", "params": ""},
+            {"model": "writer", "prompt": "ok two", "params": "[1, 2]"},
+            {"model": "writer", "prompt": "ok three", "params": '{"sim_duration_s": 1}'}]
+    data = tmp_path / "d"
+    proc = cli("run", str(write_csv(tmp_path / "t.csv", rows)), "--config", str(config),
+               "--data-dir", str(data), "--speed", "100", "--json")
+    assert proc.returncode == 2
+    assert "row 3: unknown model 'nope'" in proc.stderr
+    assert "row 4:" in proc.stderr and "params" in proc.stderr
+    assert json.loads(proc.stdout)["success"] == 2
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ('[[providers]]\nname="p"\nkind="api"\ntype="simulated"\nconcurrency=9\n',
+     "providers[0].concurrency: 9 is out of range (allowed: integer 1..5)"),
+    ('[[providers]]\nname="p"\nkind="api"\ntype="simulated"\nconcurency=2\n',
+     "providers[0].concurency: unknown key"),
+    ('[[models]]\nname="m"\nkind="api"\nprovider="ghost"\n', "models[0].provider: no provider named 'ghost'"),
+    ('[[providers]]\nname="p"\nkind="poll"\ntype="runninghub"\nbase_url="http://x"\nmax_polling_tasks=0\n',
+     "providers[0].max_polling_tasks: 0 is out of range (allowed: integer 1..1000)"),
+])
+def test_bad_config_names_the_key_and_the_range(tmp_path: Path, text: str, named: str) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(text, encoding="utf-8")
+    proc = cli("status", "--config", str(config), "--data-dir", str(tmp_path / "d"))
+    assert proc.returncode == 2
+    assert named in proc.stderr
+
+
+def test_restart_after_sigkill_recovers_without_loss_or_duplicates(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml")
+    rows = [{"task_id": f"k{i:02d}", "model": "writer", "prompt": f"p{i}", "params": '{"sim_duration_s": 60}'}
+            for i in range(9)]
+    tasks = write_csv(tmp_path / "t.csv", rows)
+    data = tmp_path / "d"
+    args = ("run", str(tasks), "--config", str(config), "--data-dir", str(data), "--speed", "20")
+    first = cli_popen(*args)
+    try:
+        _wait_for(lambda: _count(data, 'success') >= 3 and _count(data, 'running') == 3)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.communicate(timeout=10)
+    running_when_killed = {r[0] for r in _db_rows(data, "select task_id from task where state='running'")}
+    assert len(running_when_killed) == 3
+    second = cli(*args, "--json")
+    assert second.returncode == 0, second.stderr
+    out = json.loads(second.stdout)
+    assert out["success"] == 9 and out["total"] == 9
+    assert _db_rows(data, "select count(*) from task") == [(9,)]
+    assert _db_rows(data, "select count(*) from result") == [(9,)]
+    for task in out["tasks"]:
+        expected = 2 if task["task_id"] in running_when_killed else 1
+        assert task["attempt"] == expected, task
+    logs = _db_rows(data, "select line from task_log where line like '%died%'")
+    assert len(logs) == 3
+
+
+def test_a_frozen_process_is_reaped_by_another_and_cannot_write_late(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml")
+    rows = [{"task_id": f"s{i}", "model": "writer", "prompt": f"p{i}", "params": '{"sim_duration_s": 150}'}
+            for i in range(3)]
+    tasks = write_csv(tmp_path / "t.csv", rows)
+    data = tmp_path / "d"
+    args = ("run", str(tasks), "--config", str(config), "--data-dir", str(data), "--speed", "100")
+    frozen = cli_popen(*args)
+    try:
+        _wait_for(lambda: _count(data, 'running') == 3)
+        os.kill(frozen.pid, signal.SIGSTOP)  # alive, but its heartbeats stop
+        rescuer = cli(*args, "--json")
+        assert rescuer.returncode == 0, rescuer.stderr
+        out = json.loads(rescuer.stdout)
+        assert [(t["state"], t["attempt"]) for t in out["tasks"]] == [("success", 2)] * 3
+        written = _db_rows(data, "select task_id, written_at from result order by task_id")
+        os.kill(frozen.pid, signal.SIGCONT)  # it wakes up and finishes its stale attempts
+        frozen.communicate(timeout=30)
+    finally:
+        if frozen.poll() is None:
+            frozen.kill()
+            frozen.communicate(timeout=10)
+    assert _db_rows(data, "select task_id, written_at from result order by task_id") == written
+    assert _db_rows(data, "select distinct state, attempt from task") == [("success", 2)]
+    stalled = _db_rows(data, "select count(*) from task_log where line like '%failed (stalled)%'")
+    assert stalled == [(3,)]
+
+
+def test_cancel_from_another_process_while_running(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml")
+    rows = [{"task_id": f"c{i}", "model": "writer", "prompt": f"p{i}", "params": '{"sim_duration_s": 600}'}
+            for i in range(5)]
+    tasks = write_csv(tmp_path / "t.csv", rows)
+    data = tmp_path / "d"
+    runner = cli_popen("run", str(tasks), "--config", str(config), "--data-dir", str(data),
+                       "--speed", "10", "--json")
+    _wait_for(lambda: _count(data, 'running') == 3)
+    batch = _db_rows(data, "select distinct batch_id from task")[0][0]
+    canceled = cli("cancel", "--batch", batch, "--data-dir", str(data))
+    assert canceled.returncode == 0
+    assert "2 canceled, 3 running tasks asked to stop" in canceled.stdout
+    stdout, stderr = runner.communicate(timeout=60)
+    assert runner.returncode == 1, stderr
+    out = json.loads(stdout)
+    assert out["canceled"] == 5 and out["success"] == 0
+    assert _db_rows(data, "select count(*) from result") == [(0,)]
+
+
+def test_status_json_reports_each_lane_and_the_poll_pool(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml")
+    rows = [{"model": "video", "prompt": f"v{i}", "params": '{"sim_duration_s": 5}'} for i in range(3)]
+    data = tmp_path / "d"
+    run = cli("run", str(write_csv(tmp_path / "t.csv", rows)), "--config", str(config),
+              "--data-dir", str(data), "--speed", "100")
+    assert run.returncode == 0, run.stderr
+    proc = cli("status", "--json", "--config", str(config), "--data-dir", str(data))
+    lanes = {lane["lane"]: lane for lane in json.loads(proc.stdout)["lanes"]}
+    assert set(lanes) == {"api:sim-api", "poll:sim-poll", "web:alice", "web:bob"}
+    poll = lanes["poll:sim-poll"]
+    assert poll["success"] == 3 and poll["limit"] == 4
+    assert {k: poll[k] for k in ("maxPollingTasks", "currentPollingTasks", "waitingQueueSize",
+                                 "availableSlots", "utilizationRate")} == {
+        "maxPollingTasks": 4, "currentPollingTasks": 0, "waitingQueueSize": 0, "availableSlots": 4,
+        "utilizationRate": 0.0}
+    assert lanes["web:alice"]["limit"] == 1
+
+
+def test_accounts_enable_disable_and_list(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml")
+    common = ("--config", str(config), "--data-dir", str(tmp_path / "d"))
+    assert cli("accounts", "disable", "bob", *common).returncode == 0
+    listing = cli("accounts", "list", *common).stdout
+    assert "bob" in listing and "disabled" in listing.split("bob")[1].splitlines()[0]
+    assert cli("accounts", "disable", "nobody", *common).returncode == 2
