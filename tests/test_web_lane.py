@@ -1,0 +1,118 @@
+"""The web lane end to end: real scheduler, real headless Chromium, the demo chat site on 127.0.0.1.
+
+What the server saw (prompts, instructions, overlapping generations) is checked on the server side.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mediaassist.core.scheduler import Scheduler
+from mediaassist.core.store import Store
+from tests.web_helpers import (PLAIN_MODEL, demo_site, log_in, needs_chromium, run_tasks, task_log,
+                               wait_until, web_config, web_task)
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+
+@pytest.mark.asyncio
+async def test_two_accounts_run_in_parallel_never_two_generations_per_account(store: Store, data_dir: Path) -> None:
+    config = web_config(("acct-a", "acct-b"))
+    with demo_site(data_dir) as site:
+        await log_in(config, data_dir, site)
+        tasks = await run_tasks(store, config, data_dir, [web_task(f"question {i}") for i in range(6)])
+        server = site.snapshot()
+
+    assert [t.state for t in tasks] == ["success"] * 6
+    assert server["violations"] == []
+    gens = server["generations"]
+    assert len(gens) == 6  # one generation per task: nothing sent twice
+    by_user = {u: sorted((g["started"], min(g["ends_at"], g["stopped_at"] or g["ends_at"]))
+                         for g in gens if g["user"] == u) for u in ("acct-a", "acct-b")}
+    assert all(by_user.values()), "both accounts took work"
+    for spans in by_user.values():
+        assert all(prev[1] <= nxt[0] for prev, nxt in zip(spans, spans[1:])), "overlap on one account"
+    assert any(a[0] < b[1] and b[0] < a[1] for a in by_user["acct-a"] for b in by_user["acct-b"]), \
+        "the two accounts never ran at the same time"
+    answers = {g["prompt"]: g["answer"] for g in gens}
+    for task in tasks:
+        assert store.result(task.task_id).text == answers[task.prompt]
+
+
+@pytest.mark.asyncio
+async def test_need_empty_prompt_sends_no_instructions_and_long_prompts_arrive_whole(
+        store: Store, data_dir: Path) -> None:
+    config = web_config()
+    long_prompt = "\n".join(f"第{i}行 line {i}: " + "x" * 180 for i in range(60))  # ~12k chars, 60 lines
+    with demo_site(data_dir, default_instructions="Always answer in French.") as site:
+        await log_in(config, data_dir, site)
+        tasks = await run_tasks(store, config, data_dir, [
+            web_task(long_prompt, system_prompt="Be terse."),
+            web_task("plain model question", model=PLAIN_MODEL, system_prompt="Be terse."),
+            web_task("plain model, page default", model=PLAIN_MODEL),
+        ])
+        gens = {g["prompt"]: g for g in site.snapshot()["generations"]}
+
+    assert [t.state for t in tasks] == ["success"] * 3
+    assert gens[long_prompt]["instructions"] == ""  # neither the system prompt nor the page default
+    assert "need_empty_prompt" in task_log(store, tasks[0].task_id)
+    assert gens["plain model question"]["instructions"] == "Be terse."
+    assert gens["plain model, page default"]["instructions"] == "Always answer in French."
+
+
+@pytest.mark.asyncio
+async def test_rate_limit_banner_is_quota_and_logged_out_is_login(store: Store, data_dir: Path) -> None:
+    config = web_config()
+    with demo_site(data_dir, rate_limited=True) as site:
+        await log_in(config, data_dir, site)
+        limited = await run_tasks(store, config, data_dir, [web_task("limited")])
+        site.control({"rate_limited": False, "log_out": "acct-a"})
+        out = await run_tasks(store, config, data_dir, [web_task("first"), web_task("second")], batch="b2")
+        assert site.snapshot()["generations"] == []
+
+    assert (limited[0].state, limited[0].error_kind) == ("failed", "quota")
+    assert "rate-limit" in limited[0].error
+    assert (out[0].state, out[0].error_kind) == ("failed", "login")
+    assert "mediaassist accounts login acct-a" in out[0].error
+    assert "logged out" in task_log(store, out[0].task_id)
+    assert out[1].state == "pending"  # the account waits for a login; its other tasks are not burnt
+    assert store.account("acct-a").login_state == "needs_login"
+
+
+@pytest.mark.asyncio
+async def test_cancel_during_generation_stops_it_and_ends_canceled(store: Store, data_dir: Path) -> None:
+    config = web_config()
+    with demo_site(data_dir, duration_s=(60.0, 60.0)) as site:
+        await log_in(config, data_dir, site)
+
+        async def cancel_once_streaming(sched: Scheduler, ids: list[str]) -> None:
+            await wait_until(lambda: any(g["active"] for g in site.snapshot()["generations"]))
+            store.cancel(ids)
+            sched.wake()
+
+        tasks = await run_tasks(store, config, data_dir, [web_task("a long answer")], during=cancel_once_streaming)
+        gen = site.snapshot()["generations"][0]
+
+    assert (tasks[0].state, tasks[0].error_kind) == ("canceled", "canceled")
+    assert gen["stopped_at"] is not None and not gen["active"]  # the page's stop button was clicked
+    assert "clicked stop" in task_log(store, tasks[0].task_id)
+    assert store.result(tasks[0].task_id) is None
+
+
+@pytest.mark.asyncio
+async def test_browser_stays_warm_and_is_recycled_after_n_tasks(store: Store, data_dir: Path) -> None:
+    config = web_config(recycle_after=2)
+    with demo_site(data_dir, duration_s=(0.2, 0.3), answer_words=5) as site:
+        await log_in(config, data_dir, site)
+        tasks = await run_tasks(store, config, data_dir, [web_task(f"q{i} [image]") for i in range(3)])
+
+    logs = [task_log(store, t.task_id) for t in tasks]
+    assert [t.state for t in tasks] == ["success"] * 3
+    assert "browser launched" in logs[0]
+    assert "browser launched" not in logs[1]  # warm: the second task reused the browser
+    assert "recycling the browser after 2 tasks" in logs[1] and "browser closed" in logs[1]
+    assert "browser launched" in logs[2]
+    files = store.result(tasks[0].task_id).file_list
+    assert len(files) == 1 and Path(files[0]).read_bytes().startswith(b"\x89PNG")

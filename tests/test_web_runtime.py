@@ -1,0 +1,129 @@
+"""The browser runtime's safety: leftovers reaped, shared profiles refused, hung browsers killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.store import Store
+from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, find_chromium,
+                                               profile_dir)
+from mediaassist.providers.web.oslock import lock_path, user_hash
+from mediaassist.providers.web.procs import profile_processes
+from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, task_log, wait_until, web_config, web_task
+
+
+def _lines() -> tuple[list[str], object]:
+    lines: list[str] = []
+    return lines, lines.append
+
+
+@pytest.mark.asyncio
+async def test_stale_singleton_files_are_removed_and_live_owners_respected(data_dir: Path) -> None:
+    runtime = BrowserRuntime("acct", profile_dir(data_dir, "acct"), LaunchSettings())
+    lines, log = _lines()
+    os.symlink(f"{socket.gethostname()}-{2**22 + 12345}", runtime.profile / "SingletonLock")  # a dead pid
+    (runtime.profile / "SingletonCookie").write_text("x")
+    await runtime.self_check(log)
+    assert not (runtime.profile / "SingletonLock").is_symlink()
+    assert not (runtime.profile / "SingletonCookie").exists()
+    assert any("removed stale SingletonLock, SingletonCookie" in line for line in lines)
+
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        os.symlink(f"{socket.gethostname()}-{other.pid}", runtime.profile / "SingletonLock")
+        with pytest.raises(TaskError) as refused:
+            await runtime.self_check(log)
+        assert refused.value.kind is ErrorKind.LOGIN
+        assert f"pid {other.pid}" in refused.value.message
+        assert (runtime.profile / "SingletonLock").is_symlink()  # a live owner's lock is never deleted
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_lock_file_path_carries_a_hash_of_the_os_user(data_dir: Path) -> None:
+    path = lock_path(profile_dir(data_dir, "acct"))
+    assert user_hash() in path.name and len(user_hash()) == 12
+    assert os.stat(path.parent.parent).st_mode & 0o077 == 0  # profiles dir is private
+
+
+@pytest.mark.browser
+@needs_chromium
+@pytest.mark.asyncio
+async def test_leftover_chromium_on_the_profile_is_reaped_before_launch(store: Store, data_dir: Path) -> None:
+    config = web_config()
+    with demo_site(data_dir) as site:
+        await log_in(config, data_dir, site)
+        profile = profile_dir(data_dir, "acct-a")
+        leftover = subprocess.Popen(
+            [find_chromium(None), "--headless=new", "--no-sandbox", f"--user-data-dir={profile}", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            await wait_until(lambda: (profile / "SingletonLock").is_symlink(), timeout=20)
+            tasks = await run_tasks(store, config, data_dir, [web_task("after the leftover")])
+        finally:
+            leftover.kill()
+            leftover.wait()
+    log = task_log(store, tasks[0].task_id)
+    assert tasks[0].state == "success"
+    assert f"leftover Chromium process(es) on this profile: {leftover.pid} (browser)" in log
+    assert leftover.returncode is not None and not profile_processes(profile)
+
+
+@pytest.mark.browser
+@needs_chromium
+@pytest.mark.asyncio
+async def test_profile_held_by_another_process_fails_with_a_clear_login_error(store: Store, data_dir: Path) -> None:
+    config = web_config()
+    profile = profile_dir(data_dir, "acct-a")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; "
+         "from mediaassist.providers.web.oslock import ProfileLock; "
+         "held = ProfileLock(Path(sys.argv[1])); held.acquire(); print('locked', flush=True); time.sleep(60)", str(profile)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with demo_site(data_dir) as site:
+            tasks = await run_tasks(store, config, data_dir, [web_task("refused")])
+            assert site.snapshot()["generations"] == []
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    task = tasks[0]
+    assert (task.state, task.error_kind) == ("failed", "login")
+    assert f"in use by another program: process {holder.pid}" in task.error
+    assert store.account("acct-a").login_state == "needs_login"
+    assert not profile_processes(profile)  # no browser was started on the shared profile
+
+
+@pytest.mark.browser
+@needs_chromium
+@pytest.mark.asyncio
+async def test_a_browser_that_ignores_close_is_killed_after_three_seconds(data_dir: Path) -> None:
+    runtime = BrowserRuntime("acct", profile_dir(data_dir, "acct"), LaunchSettings())
+    handle = PlaywrightHandle()
+    lines, log = _lines()
+    try:
+        await runtime.open(await handle.get(), log)
+        browser = runtime.browser
+        assert browser is not None and "browser launched (pid %d)" % browser.pid in lines
+        tree = [browser, *browser.children(recursive=True)]
+        os.kill(browser.pid, signal.SIGSTOP)  # a hung browser: it cannot answer the close
+        await runtime.close(log)
+    finally:
+        await handle.stop()
+    assert "browser did not close within 3 s" in lines
+    assert any(f"browser pid {browser.pid} still running 3 s after close; killed its tree" in line for line in lines)
+    for proc in tree:
+        assert not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE
+    assert not runtime.os_lock.held
