@@ -1,0 +1,142 @@
+"""API-lane benchmark: 1,000 chat tasks through the real scheduler and httpx to the demo server.
+
+    .venv/bin/python tests/bench/bench_api.py [--tasks 1000] [--latencies 0 0.2] [--concurrency 3 5]
+
+The demo OpenAI server runs in its own process (only the client's CPU is counted) and every
+configuration runs in a fresh child process (so peak RSS is that run's own). For each latency
+and concurrency it prints tasks/s, the ratio to the ideal ``concurrency / latency``, client CPU
+seconds per task, peak RSS and the server's in-flight maximum. A baseline measured in the same
+run -- the same scheduler and store on the sleep-only simulated provider with zero service time
+-- is the ceiling the zero-latency rows are compared with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.config import AppConfig, ModelConfig, ProviderConfig
+from mediaassist.core.scheduler import Scheduler
+from mediaassist.core.store import NewTask, Store
+from mediaassist.providers.registry import build_providers
+
+BENCH_KEY = "sk-bench-not-a-real-key"
+ROUTE = "api:bench"
+
+
+def _config(base_url: str | None, concurrency: int) -> AppConfig:
+    if base_url is None:  # baseline: scheduler + store only
+        provider = ProviderConfig(name="bench", kind="api", type="simulated", concurrency=concurrency,
+                                  min_duration_s=0.0, max_duration_s=0.0)
+    else:
+        provider = ProviderConfig(name="bench", kind="api", type="openai", base_url=base_url,
+                                  api_key=BENCH_KEY, concurrency=concurrency)
+    model = ModelConfig(name="writer", kind="api", provider="bench", options={"endpoint": "chat"})
+    return AppConfig(providers=[provider], models=[model])
+
+
+async def _run_child(base_url: str | None, concurrency: int, count: int) -> dict[str, Any]:
+    data_dir = Path(tempfile.mkdtemp(prefix="bench-api-"))
+    store = Store(data_dir / "mediaassist.sqlite3")
+    store.enqueue("bench", [NewTask(model="writer", model_kind="api", route=ROUTE, prompt=f"slogan {n}")
+                            for n in range(count)])
+    config, clock = _config(base_url, concurrency), Clock()
+    sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
+    finished = {"success": 0, "failed": 0}
+    all_done = asyncio.Event()
+
+    def on_event(event: str, _task: object) -> None:
+        if event in finished:
+            finished[event] += 1
+            if sum(finished.values()) == count:
+                all_done.set()
+
+    sched.add_listener(on_event)
+    proc = psutil.Process()
+    cpu0, t0 = sum(proc.cpu_times()[:2]), time.perf_counter()
+    await sched.start()
+    await all_done.wait()
+    elapsed, cpu = time.perf_counter() - t0, sum(proc.cpu_times()[:2]) - cpu0
+    await sched.stop()
+    store.close()
+    return {"elapsed_s": elapsed, "cpu_s": cpu, **finished,
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _child(args: argparse.Namespace) -> None:
+    base_url = None if args.url == "baseline" else args.url
+    print(json.dumps(asyncio.run(_run_child(base_url, args.child_concurrency, args.tasks))))
+
+
+def _measure(url: str, concurrency: int, count: int) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "--child", "--url", url, "--child-concurrency",
+                          str(concurrency), "--tasks", str(count)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _start_server() -> tuple[subprocess.Popen[str], str]:
+    server = subprocess.Popen([sys.executable, "-m", "mediaassist.demo_servers.openai_server", "--port", "0",
+                               "--api-key", BENCH_KEY], stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    return server, server.stdout.readline().strip()
+
+
+def _row(label: str, latency: float | None, concurrency: int, result: dict[str, Any], baseline: float,
+         max_in_flight: int | str) -> str:
+    count = result["success"] + result["failed"]
+    rate = count / result["elapsed_s"]
+    ideal = f"{rate / (concurrency / latency):6.1%}" if latency else "     -"
+    return (f"{label:<10} {concurrency:>4} {count:>6} {result['failed']:>6} {rate:>9.1f} {ideal:>9} "
+            f"{rate / baseline:>9.1%} {result['cpu_s'] / count * 1000:>10.2f} {result['peak_rss_mib']:>8.1f} "
+            f"{max_in_flight!s:>5}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", type=int, default=1000)
+    parser.add_argument("--latencies", type=float, nargs="+", default=[0.0, 0.2])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[3, 5])
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--child-concurrency", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return _child(args)
+
+    server, base_url = _start_server()
+    root = base_url.removesuffix("/v1")
+    try:
+        print(f"{args.tasks} tasks per row; demo server in its own process at {base_url}")
+        print(f"{'latency':<10} {'conc':>4} {'tasks':>6} {'failed':>6} {'tasks/s':>9} {'vs ideal':>9} "
+              f"{'vs base':>9} {'CPU ms/t':>10} {'RSS MiB':>8} {'max':>5}")
+        for concurrency in args.concurrency:
+            base = _measure("baseline", concurrency, args.tasks)
+            base_rate = (base["success"] + base["failed"]) / base["elapsed_s"]
+            print(_row("baseline", None, concurrency, base, base_rate, "-"))
+            for latency in args.latencies:
+                httpx.post(f"{root}/_demo/reset", timeout=10)
+                httpx.post(f"{root}/_demo/config", json={"latency_s": [latency, latency]}, timeout=10)
+                result = _measure(base_url, concurrency, args.tasks)
+                stats = httpx.get(f"{root}/_demo/stats", timeout=30).json()
+                print(_row(f"{latency * 1000:.0f} ms", latency, concurrency, result, base_rate,
+                           stats["max_in_flight"]), flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
