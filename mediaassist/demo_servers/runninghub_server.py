@@ -20,6 +20,7 @@ import json
 import random
 import socket
 import struct
+import sys
 import threading
 import time
 from collections import Counter, deque
@@ -187,6 +188,7 @@ class RunningHubFake:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms ACK stall
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by default
         pass
@@ -373,6 +375,11 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], fake: RunningHubFake) -> None:
         super().__init__(address, _Handler)
         self.fake = fake
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that drops its keep-alive connections (it stopped) is not an error."""
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
 
 
 class RunningHubDemoServer:
