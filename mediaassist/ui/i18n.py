@@ -6,7 +6,7 @@ files and compiles them with ``pyside6-lrelease``; the compiled .qm files are sh
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QLocale, QTranslator
+from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
 from mediaassist.core.paths import RESOURCES
 
@@ -30,22 +30,26 @@ class Translations:
     """Installs (and swaps) the app's translator; English is the source text, so it needs none."""
 
     def __init__(self) -> None:
-        self._translator: QTranslator | None = None
+        self._translators: list[QTranslator] = []
         self.language = "en"
 
     def apply(self, choice: str) -> str:
         app = QCoreApplication.instance()
         assert app is not None
-        if self._translator is not None:
-            app.removeTranslator(self._translator)
-            self._translator = None
+        for old in self._translators:
+            app.removeTranslator(old)
+        self._translators.clear()
         from mediaassist.ui.labels import clear_label_cache
 
         clear_label_cache()
         self.language = resolve_language(choice)
         if self.language != "en":
-            translator = QTranslator(app)
-            if translator.load(f"mediaassist_{self.language}", str(TRANSLATIONS_DIR)):
-                app.installTranslator(translator)
-                self._translator = translator
+            qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
+            # Qt's own strings (standard dialog buttons) come from qtbase_*.qm when it is shipped.
+            for name, folder in ((f"mediaassist_{self.language}", str(TRANSLATIONS_DIR)),
+                                 (f"qtbase_{self.language}", qt_dir)):
+                translator = QTranslator(app)
+                if translator.load(name, folder):
+                    app.installTranslator(translator)
+                    self._translators.append(translator)
         return self.language

@@ -34,7 +34,7 @@ from mediaassist.ui.import_dialog import ImportPreviewDialog, importable
 from mediaassist.ui.labels import state_labels
 from mediaassist.ui.panels import BatchList, QueuePanel, ServiceTimes, Snapshot, batch_eta
 from mediaassist.ui.settings import SettingsDialog
-from mediaassist.ui.task_model import StateRole, TaskFilter, TaskIdRole, TaskTableModel
+from mediaassist.ui.task_model import COL, StateRole, TaskFilter, TaskIdRole, TaskTableModel
 from mediaassist.ui.tray import Tray
 
 log = logging.getLogger("mediaassist.ui")
@@ -43,6 +43,8 @@ STATS_MS = 1000
 STATS_BUDGET = 20  # the stats period is at least this many times what one refresh costs
 FILTER_DELAY_MS = 300
 ID_CHUNK = 500  # ids per statement in bulk actions (SQLite's variable limit)
+COLUMN_WIDTHS = {"task_id": 120, "batch": 240, "model": 110, "lane": 140, "state": 70, "attempt": 60,
+                 "error_kind": 90, "heartbeat": 90, "duration": 80}
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
 
 
@@ -156,6 +158,8 @@ class MainWindow(QMainWindow):
         header.setResizeContentsPrecision(50)  # 10x cheaper than measuring every row
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
+        for key, width in COLUMN_WIDTHS.items():
+            self.table.setColumnWidth(COL[key], width)
         header.restoreState(self.settings.value("window/table_header", b""))
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self.show_context_menu)
