@@ -193,8 +193,9 @@ class Scheduler:
             except Exception:
                 log.exception("scheduler pass failed; retrying at the next sweep")
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=self._idle_timeout())
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(self._idle_timeout()):
+                    await self._wake.wait()
+            except TimeoutError:
                 pass
 
     def _idle_timeout(self) -> float:
