@@ -11,6 +11,7 @@ import pytest
 
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Store
+from mediaassist.providers.web import check_site, login_account
 from tests.web_helpers import (PLAIN_MODEL, demo_site, log_in, needs_chromium, run_tasks, task_log,
                                wait_until, web_config, web_task)
 
@@ -116,3 +117,27 @@ async def test_browser_stays_warm_and_is_recycled_after_n_tasks(store: Store, da
     assert "browser launched" in logs[2]
     files = store.result(tasks[0].task_id).file_list
     assert len(files) == 1 and Path(files[0]).read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.asyncio
+async def test_sites_check_reports_matching_selectors_and_login_records_the_state(
+        store: Store, data_dir: Path) -> None:
+    config = web_config()
+    store.sync_accounts(config.accounts)
+    with demo_site(data_dir, default_instructions="Be kind.") as site:
+        before = await check_site("demochat", "acct-a", config, data_dir)
+        logged_in = await login_account("acct-a", config, data_dir, store, headless=True,
+                                        login_url=f"{site.base_url}/login?user=acct-a", timeout_s=15)
+        state_after_login = store.account("acct-a").login_state
+        after = await check_site("demochat", "acct-a", config, data_dir)
+        site.log_out()
+        relogin = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=1)
+
+    assert (before.login_state, before.usable) == ("needs_login", False)
+    assert {c.role for c in before.checks if c.matches} == {"logged_out"}
+    assert logged_in and state_after_login == "ok"
+    assert after.usable and {"prompt", "send", "logged_in", "instructions"} <= {c.role for c in after.checks if c.matches}
+    assert "-- logged_out" in after.format()
+    assert not relogin
+    assert store.account("acct-a").login_state == "needs_login"
+    assert "no login was seen" in store.account("acct-a").last_error

@@ -18,6 +18,7 @@ import json
 import random
 import secrets
 import struct
+import sys
 import threading
 import time
 import zlib
@@ -88,7 +89,7 @@ class ChatSite:
         self.sessions: dict[str, str] = {}  # token -> user
         self.generations: list[Generation] = []
         self.violations: list[dict[str, Any]] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="demo-chat-site", daemon=True)
 
@@ -205,6 +206,13 @@ class ChatSite:
         return f"[{gen_id}] On \u201c{first_line}\u201d: {body}."
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser closed mid-response (a recycle, a kill) is normal here, not an error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def _handler_for(site: ChatSite) -> type[BaseHTTPRequestHandler]:
     class Handler(_ChatHandler):
         pass
@@ -262,6 +270,8 @@ class _ChatHandler(BaseHTTPRequestHandler):
                 self._html(_chat_page(user, self.site.state))
         elif url.path == "/api/poll":
             self._poll(query.get("gen", ""))
+        elif url.path == "/favicon.ico":
+            self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
         elif url.path.startswith("/img/"):
             self._send(HTTPStatus.OK, PIXEL_PNG, "image/png")
         elif url.path == "/_control":

@@ -1,0 +1,159 @@
+"""Web-lane benchmark: per-task overhead of the browser runtime and driver, and browser memory.
+
+    .venv/bin/python tests/bench/bench_web.py [--repeats 10] [--tasks 50] [--recycle-after 10]
+
+Against the demo chat site with a zero-length answer (so only our overhead is measured), the
+median of: launch on a cold (new) profile, launch on a warm (used, logged-in) profile, the login
+check (load the chat page, see the logged-in marker), prompt entry (fill + read back), completion
+detection (send until the completion rule accepts) and close. Baselines from the same run: a bare
+Playwright ``goto`` of the same page (the floor under the login check) and the completion rule's
+own floor (``max(stable_ms, done_polls x poll_ms)``, a deliberate wait, not overhead).
+
+Then peak memory (PSS, else RSS) of the browser process tree over ``--tasks`` tasks, once with the browser kept for
+all of them and once recycled every ``--recycle-after`` tasks (ratio: recycled / kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from mediaassist.core.clock import Clock
+from mediaassist.demo_servers.chat_site import ChatSite, SiteState, write_site_profile
+from mediaassist.providers.web.browser import BrowserRuntime, LaunchSettings, PlaywrightHandle, profile_dir
+from mediaassist.providers.web.driver import SiteDriver
+from mediaassist.providers.web.site import load_site
+
+
+def _quiet(_line: str) -> None:
+    pass
+
+
+async def _timed(work: Callable[[], Awaitable[Any]]) -> float:
+    started = time.perf_counter()
+    await work()
+    return time.perf_counter() - started
+
+
+async def _login(site: ChatSite, runtime: BrowserRuntime, handle: PlaywrightHandle, user: str) -> None:
+    await runtime.open(await handle.get(), _quiet)
+    await (await runtime.page()).goto(f"{site.base_url}/login?user={user}")
+    await runtime.close(_quiet)
+
+
+async def _one_task(driver: SiteDriver, prompt: str) -> dict[str, float]:
+    phases = {"login check": await _timed(driver.open_chat),
+              "prompt entry": await _timed(lambda: driver.enter_prompt(prompt))}
+    before = await driver.marks()
+
+    async def send_and_wait() -> None:
+        await driver.send()
+        await driver.wait_answer(before)
+    phases["completion detection"] = await _timed(send_and_wait)
+    return phases
+
+
+async def phase_medians(site: ChatSite, data_dir: Path, repeats: int) -> dict[str, float]:
+    handle = PlaywrightHandle()
+    samples: dict[str, list[float]] = {}
+    profile = load_site("demochat", data_dir)
+    clock = Clock()
+    try:
+        for i in range(repeats):
+            runtime = BrowserRuntime(f"cold-{i}", profile_dir(data_dir, f"cold-{i}"), LaunchSettings())
+            pw = await handle.get()
+            samples.setdefault("launch (cold profile)", []).append(await _timed(lambda: runtime.open(pw, _quiet)))
+            await (await runtime.page()).goto(f"{site.base_url}/login?user=cold-{i}")
+            samples.setdefault("close", []).append(await _timed(lambda: runtime.close(_quiet)))
+            samples.setdefault("launch (warm profile)", []).append(await _timed(lambda: runtime.open(pw, _quiet)))
+            page = await runtime.page()
+            samples.setdefault("baseline: bare goto", []).append(
+                await _timed(lambda: page.goto(profile.start_url, wait_until="domcontentloaded")))
+            driver = SiteDriver(profile, page, clock, _quiet)
+            for name, seconds in (await _one_task(driver, f"multi-line\nprompt {i}\n" * 20)).items():
+                samples.setdefault(name, []).append(seconds)
+            await runtime.close(_quiet)
+    finally:
+        await handle.stop()
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def tree_rss(root: psutil.Process | None) -> int:
+    """Proportional set size of the tree where the OS has it (shared pages counted once), else RSS."""
+    if root is None:
+        return 0
+    total = 0
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            info = proc.memory_full_info()
+            total += getattr(info, "pss", info.rss)
+        except psutil.Error:
+            continue
+    return total
+
+
+async def peak_rss(site: ChatSite, data_dir: Path, tasks: int, recycle_after: int, account: str) -> tuple[int, int]:
+    """Peak and last browser-tree RSS over ``tasks`` tasks on one account."""
+    handle = PlaywrightHandle()
+    runtime = BrowserRuntime(account, profile_dir(data_dir, account), LaunchSettings(recycle_after=recycle_after))
+    profile = load_site("demochat", data_dir)
+    peak = last = 0
+    try:
+        await _login(site, runtime, handle, account)
+        for i in range(tasks):
+            await runtime.open(await handle.get(), _quiet)
+            driver = SiteDriver(profile, await runtime.page(), Clock(), _quiet)
+            await _one_task(driver, f"task {i}: " + "lorem ipsum " * 50)
+            runtime.tasks_since_launch += 1
+            last = tree_rss(runtime.browser)
+            peak = max(peak, last)
+            if runtime.needs_recycle:
+                await runtime.close(_quiet)
+    finally:
+        await runtime.close(_quiet)
+        await handle.stop()
+    return peak, last
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp, ChatSite(SiteState(answer_words=0, duration_s=(0.0, 0.0))) as site:
+        data_dir = Path(tmp)
+        write_site_profile(site.base_url, data_dir / "sites")
+        rule = load_site("demochat", data_dir).completion
+        floor = max(rule.stable_ms, rule.done_polls * rule.poll_ms) / 1000
+        medians = await phase_medians(site, data_dir, args.repeats)
+        print(f"per-task phases, median of {args.repeats} (zero-length answer):")
+        for name, seconds in medians.items():
+            print(f"  {name:<24} {seconds * 1000:8.0f} ms")
+        print(f"  warm / cold launch          {medians['launch (warm profile)'] / medians['launch (cold profile)']:.2f}")
+        print(f"  login check / bare goto     {medians['login check'] / medians['baseline: bare goto']:.2f}")
+        print(f"  completion rule floor       {floor * 1000:8.0f} ms "
+              f"(detection / floor {medians['completion detection'] / floor:.2f})")
+        per_task = medians["login check"] + medians["prompt entry"] + medians["completion detection"]
+        print(f"  warm task total             {per_task * 1000:8.0f} ms")
+
+        site.control({"answer_words": 200, "duration_s": [0.3, 0.3]})
+        kept = await peak_rss(site, data_dir, args.tasks, 10_000, "kept")
+        recycled = await peak_rss(site, data_dir, args.tasks, args.recycle_after, "recycled")
+        mib = 1024 * 1024
+        print(f"browser tree memory (PSS where available, else RSS) over {args.tasks} tasks:")
+        print(f"  kept open        peak {kept[0] / mib:7.0f} MiB, after last task {kept[1] / mib:7.0f} MiB")
+        print(f"  recycled every {args.recycle_after:<3} peak {recycled[0] / mib:7.0f} MiB, "
+              f"after last task {recycled[1] / mib:7.0f} MiB")
+        print(f"  recycled / kept peak        {recycled[0] / kept[0]:.2f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--tasks", type=int, default=50)
+    parser.add_argument("--recycle-after", type=int, default=10)
+    asyncio.run(main(parser.parse_args()))
