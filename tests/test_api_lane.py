@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -334,4 +333,4 @@ async def test_demo_environment_runs_writer_and_illustrator_over_http(store, dat
         done = await run_batch(store, api_only, clock, data_dir, tasks)
     assert states(done) == [("success", None)]
     image = Path(store.result(done[1].task_id).file_list[0])
-    assert base64.b64encode(image.read_bytes()[:4]) == base64.b64encode(b"\x89PNG")
+    assert image.read_bytes().startswith(b"\x89PNG")
