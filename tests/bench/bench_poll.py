@@ -114,7 +114,7 @@ def main() -> None:
         rows = []
         for size in [0, *args.sizes]:
             out = subprocess.run([sys.executable, __file__, "--child", str(size), "--url", url,
-                                  "--window", str(args.window)], capture_output=True, text=True, check=True)
+                                  "--window", str(args.window)], stdout=subprocess.PIPE, text=True, check=True)
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(f"measured {size} tasks", file=sys.stderr, flush=True)
     finally:
