@@ -17,6 +17,7 @@ from mediaassist.core.store import Store
 from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, find_chromium,
                                                profile_dir)
 from mediaassist.providers.web.oslock import lock_path, user_hash
+from mediaassist.providers.web import login_account
 from mediaassist.providers.web.procs import profile_processes
 from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, task_log, wait_until, web_config, web_task
 
@@ -95,6 +96,11 @@ async def test_profile_held_by_another_process_fails_with_a_clear_login_error(st
         with demo_site(data_dir) as site:
             tasks = await run_tasks(store, config, data_dir, [web_task("refused")])
             assert site.snapshot()["generations"] == []
+            state_after_task = store.account("acct-a").login_state
+            store.set_login_state("acct-a", "ok")
+            # the operator's login tool cannot open the profile either, and records nothing
+            assert not await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=5)
+            assert store.account("acct-a").login_state == "ok"
     finally:
         holder.kill()
         holder.wait()
@@ -102,7 +108,7 @@ async def test_profile_held_by_another_process_fails_with_a_clear_login_error(st
     task = tasks[0]
     assert (task.state, task.error_kind) == ("failed", "login")
     assert f"in use by another program: process {holder.pid}" in task.error
-    assert store.account("acct-a").login_state == "needs_login"
+    assert state_after_task == "needs_login"
     assert not profile_processes(profile)  # no browser was started on the shared profile
 
 

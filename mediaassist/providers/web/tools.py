@@ -109,7 +109,11 @@ async def login_account(account: str, config: AppConfig, data_dir: Path, store: 
     logged-in marker shows, the window is closed, or ``timeout_s`` passes. Records the result."""
     site = load_site(_account_site(account, config), data_dir)
 
+    opened = False
+
     async def work(runtime: BrowserRuntime, page) -> bool:
+        nonlocal opened
+        opened = True
         driver = SiteDriver(site, page, Clock(), log.info)
         await page.goto(login_url or site.login_url or site.start_url, wait_until="domcontentloaded")
         loop = asyncio.get_running_loop()
@@ -129,8 +133,10 @@ async def login_account(account: str, config: AppConfig, data_dir: Path, store: 
         ok, error = False, exc.message
     except PlaywrightError as exc:  # e.g. the window was closed while the page loaded
         ok, error = False, (str(exc).strip().splitlines() or ["browser error"])[0]
-    if store is not None:
+    if not ok:
+        log.warning("[web:%s] login not confirmed: %s", account, error)
+    # Record only what was checked: a profile we could not open (another program holds it) says
+    # nothing about the login, and must not block a lane that is running fine elsewhere.
+    if store is not None and opened:
         store.set_login_state(account, "ok" if ok else "needs_login", error)
-    log.info("[web:%s] login check: %s", account, "ok" if ok else f"needs login ({error})")
     return ok
-
