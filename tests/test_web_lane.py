@@ -69,12 +69,15 @@ async def test_rate_limit_banner_is_quota_and_logged_out_is_login(store: Store, 
     with demo_site(data_dir, rate_limited=True) as site:
         await log_in(config, data_dir, site)
         limited = await run_tasks(store, config, data_dir, [web_task("limited")])
+        paused = store.paused_lanes()
         site.control({"rate_limited": False, "log_out": "acct-a"})
+        store.resume_lane("web:acct-a")
         out = await run_tasks(store, config, data_dir, [web_task("first"), web_task("second")], batch="b2")
         assert site.snapshot()["generations"] == []
 
     assert (limited[0].state, limited[0].error_kind) == ("failed", "quota")
     assert "rate-limit" in limited[0].error
+    assert paused["web:acct-a"].startswith("rate limited by demochat")  # the account's lane stops
     assert (out[0].state, out[0].error_kind) == ("failed", "login")
     assert "mediaassist accounts login acct-a" in out[0].error
     assert "logged out" in task_log(store, out[0].task_id)

@@ -98,7 +98,10 @@ class SiteDriver:
         for text in await self.banner_texts():
             lowered = text.lower()
             if any(marker in lowered for marker in self.site.rate_limit_texts):
-                raise TaskError(ErrorKind.QUOTA, f"{self.site.name} shows a rate-limit banner: {text[:200]}")
+                # Pause the account's lane: its next tasks would hit the same banner; they wait
+                # (or go to another account) until the operator resumes the lane.
+                raise TaskError(ErrorKind.QUOTA, f"{self.site.name} shows a rate-limit banner: {text[:200]}",
+                                pause_lane=f"rate limited by {self.site.name}: {text[:120]}")
             if any(marker in lowered for marker in self.site.busy_texts):
                 raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} refused: {text[:200]}")
 

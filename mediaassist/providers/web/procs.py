@@ -22,11 +22,11 @@ GRACE_S = 3.0  # real seconds between terminate and kill
 
 
 def names_profile(cmdline: list[str], profile: Path) -> bool:
-    wanted = str(profile)
+    wanted = os.path.normcase(str(profile))  # Windows paths compare case-insensitively
     for i, arg in enumerate(cmdline):
-        if arg == f"--user-data-dir={wanted}":
+        if os.path.normcase(arg) == os.path.normcase(f"--user-data-dir={wanted}"):
             return True
-        if arg == "--user-data-dir" and i + 1 < len(cmdline) and cmdline[i + 1] == wanted:
+        if arg == "--user-data-dir" and i + 1 < len(cmdline) and os.path.normcase(cmdline[i + 1]) == wanted:
             return True
     return False
 
