@@ -24,6 +24,7 @@ import peewee as pw
 import psutil
 
 from mediaassist.core.errors import ErrorKind
+from mediaassist.core.secrets import redact
 
 PENDING, RUNNING, SUCCESS, FAILED, CANCELED = "pending", "running", "success", "failed", "canceled"
 FINAL_STATES = (SUCCESS, FAILED, CANCELED)
@@ -289,9 +290,10 @@ class Store:
         }
         if account is not None:
             changes[Task.account] = account
-        query = (Task.update(changes)
-                 .where(Task.seq.in_(head) & (Task.state == PENDING))
-                 .returning(Task))
+        # No second "state = pending" test out here: the subselect and the update are one
+        # statement under SQLite's write lock (and FOR UPDATE re-checks rows on PostgreSQL), and
+        # that test would steer the planner from seq lookups to a scan of every pending row.
+        query = Task.update(changes).where(Task.seq.in_(head)).returning(Task)
         with self.db.atomic():
             claimed = list(query.execute())
         return sorted(claimed, key=lambda t: (-t.priority, t.seq))
@@ -347,7 +349,7 @@ class Store:
         now = self.now()
         retry = retry_at is not None and task.retries_left > 0
         changes: dict[Any, Any] = {
-            Task.error_kind: kind.value, Task.error: message, Task.updated_at: now, Task.owner: None,
+            Task.error_kind: kind.value, Task.error: redact(message), Task.updated_at: now, Task.owner: None,
         }
         if retry:
             changes.update({Task.state: PENDING, Task.attempt: Task.attempt + 1,
@@ -433,7 +435,7 @@ class Store:
 
     # --- logs ------------------------------------------------------------------------------
     def log(self, task_id: str, line: str) -> None:
-        TaskLog.insert(task_id=task_id, at=self.now(), line=line).execute()
+        TaskLog.insert(task_id=task_id, at=self.now(), line=redact(line)).execute()
 
     def logs(self, task_id: str) -> list[TaskLog]:
         return list(TaskLog.select().where(TaskLog.task_id == task_id).order_by(TaskLog.id))
