@@ -42,10 +42,18 @@ provider = "acme"
 endpoint = "images"
 defaults = {{ response_format = "url" }}
 
+# Its own provider: the 401 pauses that lane only, so the other tasks finish either way.
+[[providers]]
+name = "acme-locked"
+kind = "api"
+type = "openai"
+base_url = "{base_url}"
+api_key_env = "ACME_API_KEY"
+
 [[models]]
 name = "locked"
 kind = "api"
-provider = "acme"
+provider = "acme-locked"
 """
 
 
