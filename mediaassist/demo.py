@@ -35,6 +35,9 @@ class DemoEnvironment:
         self.data_dir = data_dir
         self.config = AppConfig()
         self._stack = AsyncExitStack()
+        # Demo accounts log themselves in at start; the runtime records the outcome in the
+        # store, replacing a "needs login" left there by an earlier demo run.
+        self.logins: dict[str, bool] = {}
 
     async def __aenter__(self) -> AppConfig:
         await self._stack.__aenter__()
@@ -102,7 +105,8 @@ class DemoEnvironment:
         chat.start()
         self._stack.callback(chat.stop)
         write_site_profile(chat.base_url, self.data_dir / "sites", DEMO_SITE)
-        await asyncio.gather(*(
+        results = await asyncio.gather(*(
             login_account(name, self.config, self.data_dir, None, headless=True,
                           login_url=f"{chat.base_url}/login?user={name}", timeout_s=30.0)
             for name in DEMO_ACCOUNTS))
+        self.logins = dict(zip(DEMO_ACCOUNTS, results))

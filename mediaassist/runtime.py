@@ -75,13 +75,17 @@ class Runtime:
     async def __aenter__(self) -> Runtime:
         await self._stack.__aenter__()
         try:
-            if self.options.demo:
-                self.config = await self._stack.enter_async_context(
-                    DemoEnvironment(self.clock, self.data_dir))
+            demo = DemoEnvironment(self.clock, self.data_dir) if self.options.demo else None
+            if demo is not None:
+                self.config = await self._stack.enter_async_context(demo)
             else:
                 self.config = load_app_config(self.options)
             self.store = Store(self.data_dir / DB_NAME)
             self._stack.callback(self.store.close)
+            if demo is not None:
+                self.store.sync_accounts(self.config.accounts)
+                for name, ok in demo.logins.items():
+                    self.store.set_login_state(name, "ok" if ok else "needs_login")
             providers = build_providers(self.config, self.clock, self.data_dir)
             self.scheduler = Scheduler(self.store, self.config, providers, self.data_dir, self.clock)
         except BaseException:

@@ -237,3 +237,38 @@ async def test_poll_lane_refills_a_freed_slot_at_once(store: Store, data_dir: Pa
     finishes = sorted(t.finished_at for t in done)
     for task, freed in zip(done[4:], finishes):
         assert task.started_at - freed < clock.real(5.0)
+
+
+@pytest.mark.asyncio
+async def test_requeue_hands_the_task_back_without_using_an_attempt(store: Store, data_dir: Path) -> None:
+    from mediaassist.core.errors import Requeue
+
+    class Gate(SimulatedProvider):
+        def __init__(self, clock: Clock) -> None:
+            super().__init__(clock, 1, 1)
+            self.seen: list[str] = []
+
+        async def run(self, ctx: TaskContext) -> TaskResult:
+            self.seen.append(ctx.task.task_id)
+            if len(self.seen) <= 3:
+                ctx.store.pause_lane("api:sim-api", "waiting for the operator")
+                raise Requeue("lane paused")
+            return await super().run(ctx)
+
+    clock = Clock(speed=200)
+    config = sim_config()
+    providers = build_providers(config, clock, data_dir)
+    gate = Gate(clock)
+    providers["api:sim-api"] = gate
+    store.enqueue("b", _api(3))
+    sched = Scheduler(store, config, providers, data_dir, clock)
+    await sched.start()
+    await asyncio.wait_for(sched.wait_for_batches(["b"]), 10)  # ends: lane paused, all pending
+    assert [(t.state, t.attempt) for t in store.tasks(["b"])] == [("pending", 1)] * 3
+    store.resume_lane("api:sim-api")
+    sched.wake()
+    await asyncio.wait_for(sched.wait_for_batches(["b"]), 10)
+    await sched.stop()
+    done = sorted(store.tasks(["b"]), key=lambda t: t.started_at)
+    assert [(t.task_id, t.state, t.attempt) for t in done] == [
+        ("a000", "success", 1), ("a001", "success", 1), ("a002", "success", 1)]

@@ -128,3 +128,14 @@ def test_release_returns_a_task_to_the_queue_without_counting_an_attempt(store: 
 def test_database_file_is_private_and_in_wal_mode(store: Store) -> None:
     assert store.path.stat().st_mode & 0o077 == 0
     assert store.db.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_operator_retry_resubmits_only_a_remote_task_that_ended(store: Store) -> None:
+    store.enqueue("b", _api(2))
+    failed, timed_out = store.claim("api:sim", "me", limit=2)
+    for task, kind in ((failed, ErrorKind.PROVIDER), (timed_out, ErrorKind.TIMEOUT)):
+        store.save_remote_id(task, f"19047378002338897{task.task_id[-1]}")
+        store.finish_failure(task, kind, "remote said so", retry_at=None)
+    assert store.retry(["t0", "t1"]) == 2
+    assert store.get("t0").remote_id is None  # FAILED remotely: a new remote task is created
+    assert store.get("t1").remote_id == "190473780023388971"  # may still run: resume polling it

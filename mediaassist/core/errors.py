@@ -50,6 +50,11 @@ class TaskError(Exception):
         return f"{self.kind.value}: {self.message}"
 
 
+class Requeue(Exception):
+    """Raised by a provider to hand its task back to the head of the queue, no attempt used
+    (e.g. tasks waiting behind a create gate when the lane has just been paused)."""
+
+
 class ConfigError(Exception):
     """A config file problem; the message names the key and what is allowed."""
 

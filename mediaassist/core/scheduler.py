@@ -24,7 +24,7 @@ from pathlib import Path
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
-from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.paths import output_dir
 from mediaassist.core.store import Store, Task, owner_is_dead, process_owner_id
 from mediaassist.providers.base import Provider, TaskContext, TaskResult
@@ -271,6 +271,10 @@ class Scheduler:
             result = await attempt.work
         except asyncio.CancelledError:
             self._end_stopped(attempt)
+        except Requeue as exc:
+            if self.store.release(task):
+                ctx.log(f"back in the queue: {exc}")
+                self._emit("released", task)
         except TaskError as exc:
             self._end_error(lane, task, exc)
         except Exception as exc:  # a provider bug must not take the lane down

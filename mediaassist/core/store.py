@@ -30,6 +30,7 @@ PENDING, RUNNING, SUCCESS, FAILED, CANCELED = "pending", "running", "success", "
 FINAL_STATES = (SUCCESS, FAILED, CANCELED)
 STATES = (PENDING, RUNNING) + FINAL_STATES
 AUTO_RETRIES = 2  # 3 attempts in all
+REMOTE_FINAL_KINDS = ("provider", "bad_input", "canceled")
 _CHUNK = 500  # rows per insert statement (SQLite's variable limit)
 
 database_proxy = pw.DatabaseProxy()
@@ -420,6 +421,10 @@ class Store:
             Task.started_at: None, Task.owner: None, Task.updated_at: now,
             # a fresh try may go to any account unless the task file pinned one
             Task.account: pw.Case(None, [(Task.account_pinned == True, Task.account)], None),  # noqa: E712
+            # A remote task that ended (failed or was canceled there) is done for good: the
+            # operator's retry creates a new one. Any other remote id -- a local time-out, a lost
+            # poll -- may still be running, so the retry resumes polling it, never resubmits.
+            Task.remote_id: pw.Case(None, [(Task.error_kind.in_(REMOTE_FINAL_KINDS), None)], Task.remote_id),
         }
         return Task.update(changes).where(scope).execute()
 

@@ -26,7 +26,7 @@ import httpx
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import ModelConfig, ProviderConfig
-from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.scheduler import STOP_CANCEL, STOP_SHUTDOWN
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.base import TaskContext, TaskResult
@@ -238,8 +238,7 @@ class RunningHubProvider:
                                                     "api_key_env, the OS keyring or api_key)")
         reason = ctx.store.paused_lanes().get(self.lane)
         if reason is not None:
-            raise TaskError(self._pause_kind, f"lane paused ({reason}); back in the queue until it is resumed",
-                            retry=True)
+            raise Requeue(f"lane paused ({reason}); waits at the head of the queue until it is resumed")
 
     async def _send_create(self, ctx: TaskContext, path: str, body: dict[str, Any]) -> Reply:
         job = asyncio.ensure_future(self._create_and_save(ctx, path, body))
