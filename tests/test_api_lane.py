@@ -17,6 +17,7 @@ from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.secrets import SecretFilter
 from mediaassist.core.store import NewTask, Store, Task
 from mediaassist.demo import DEMO_API_MODEL, DEMO_IMAGE_MODEL, DemoEnvironment
+from mediaassist.demo_servers.text import demo_answer
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer, Fault, RequestRecord
 from mediaassist.providers.openai_api import parse_retry_after
 from mediaassist.providers.registry import build_providers
@@ -74,7 +75,7 @@ async def test_chat_sends_model_params_and_system_prompt_rules(server, store, da
     done = await run_batch(store, make_config(server.base_url), fast_clock, data_dir, tasks)
 
     assert states(done) == [("success", None)]
-    assert store.result(done[0].task_id).text == "[gpt-x] A draft for: slogan 0"
+    assert store.result(done[0].task_id).text == f"[gpt-x] {demo_answer('slogan 0')}"
     by_model = {r.model: r for r in server.api_requests()}
     assert by_model["gpt-x"].has_system and by_model["gpt-x"].auth_ok
     assert {"temperature", "max_tokens"} <= set(by_model["gpt-x"].body_keys)

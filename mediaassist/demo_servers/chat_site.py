@@ -32,6 +32,8 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from mediaassist.demo_servers.text import demo_answer
+
 RATE_LIMIT_TEXT = "Too many requests. Please wait a few minutes before trying again."
 BUSY_TEXT = "An answer is still being generated in this conversation. Please wait until it finishes."
 COOKIE = "demo_session"
@@ -48,8 +50,6 @@ def _one_pixel_png() -> bytes:
 
 
 PIXEL_PNG = _one_pixel_png()
-WORDS = ("the quick brown fox considers several angles before it answers each part of the "
-         "question with care and a short example").split()
 
 
 @dataclass
@@ -200,10 +200,8 @@ class ChatSite:
     def _answer(self, gen_id: str, prompt: str) -> str:
         if self.state.answer_words <= 0:
             return ""
-        first_line = prompt.strip().splitlines()[0][:80] if prompt.strip() else ""
-        rng = random.Random(zlib.crc32(prompt.encode()))
-        body = " ".join(rng.choice(WORDS) for _ in range(self.state.answer_words))
-        return f"[{gen_id}] On \u201c{first_line}\u201d: {body}."
+        # About eight words a sentence; the generation id lets tests match answer to request.
+        return f"[{gen_id}] {demo_answer(prompt, max(1, self.state.answer_words // 8))}"
 
 
 class _QuietServer(ThreadingHTTPServer):

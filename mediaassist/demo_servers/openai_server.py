@@ -34,6 +34,8 @@ from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from mediaassist.demo_servers.text import demo_answer
+
 FAULT_STATUS = {
     "rate_limit": 429, "quota": 429, "unavailable": 503, "server_error": 500,
     "unauthorized": 401, "forbidden": 403, "bad_request": 400,
@@ -411,7 +413,7 @@ def _chat_answer(body: dict[str, Any]) -> dict[str, Any]:
     messages = body.get("messages") if isinstance(body.get("messages"), list) else []
     prompt = next((str(m.get("content", "")) for m in reversed(messages)
                    if isinstance(m, dict) and m.get("role") == "user"), "")
-    text = f"[{body.get('model')}] A draft for: {prompt[:200]}"
+    text = f"[{body.get('model')}] {demo_answer(prompt)}"
     return {
         "id": f"chatcmpl-{random.getrandbits(48):012x}", "object": "chat.completion",
         "created": int(time.time()), "model": body.get("model"),
