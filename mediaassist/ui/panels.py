@@ -136,6 +136,11 @@ class LaneRow:
         if self.lane.kind == "poll":
             self.gauge.setFormat(tr("polled %v/%m"))
             text = tr("waiting {pending} · done {done} · failed {failed}")
+        elif self.lane.kind == "web":
+            # Every account of a site draws from one shared queue: say so, or two accounts
+            # showing "pending 10" each read as 20 tasks.
+            self.gauge.setFormat(tr("running %v/%m"))
+            text = tr("site queue {pending} · done {done} · failed {failed}")
         else:
             self.gauge.setFormat(tr("running %v/%m"))
             text = tr("pending {pending} · done {done} · failed {failed}")

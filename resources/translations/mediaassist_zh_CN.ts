@@ -396,10 +396,6 @@
       <translation>排队 {pending} · 完成 {done} · 失败 {failed}</translation>
     </message>
     <message>
-      <source>pending {pending} · done {done} · failed {failed}</source>
-      <translation>等待 {pending} · 完成 {done} · 失败 {failed}</translation>
-    </message>
-    <message>
       <source>Batches</source>
       <translation>批次</translation>
     </message>
@@ -416,8 +412,12 @@
       <translation>轮询 %v/%m</translation>
     </message>
     <message>
-      <source>running %v/%m</source>
-      <translation>运行 %v/%m</translation>
+      <source>site queue {pending} · done {done} · failed {failed}</source>
+      <translation>站点队列 {pending} · 完成 {done} · 失败 {failed}</translation>
+    </message>
+    <message>
+      <source>pending {pending} · done {done} · failed {failed}</source>
+      <translation>等待 {pending} · 完成 {done} · 失败 {failed}</translation>
     </message>
     <message>
       <source>Resume</source>
@@ -430,6 +430,10 @@
     <message>
       <source>ETA measuring…</source>
       <translation>预计时间测算中…</translation>
+    </message>
+    <message>
+      <source>running %v/%m</source>
+      <translation>运行 %v/%m</translation>
     </message>
     <message>
       <source>No lanes of this kind are configured.</source>
