@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from mediaassist.demo_servers import read_json_body
 from mediaassist.demo_servers.text import demo_answer
 
 RATE_LIMIT_TEXT = "Too many requests. Please wait a few minutes before trying again."
@@ -246,9 +247,6 @@ class _ChatHandler(BaseHTTPRequestHandler):
     def _redirect(self, where: str, headers: dict[str, str] | None = None) -> None:
         self._send(HTTPStatus.FOUND, b"", "text/plain", {"Location": where, **(headers or {})})
 
-    def _body(self) -> dict[str, Any]:
-        length = int(self.headers.get("Content-Length") or 0)
-        return json.loads(self.rfile.read(length) or b"{}") if length else {}
 
     def _user(self) -> str | None:
         cookie = SimpleCookie(self.headers.get("Cookie", ""))
@@ -279,7 +277,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         path = urlsplit(self.path).path
-        body = self._body()
+        body = read_json_body(self)
         if path == "/_control":
             self._json(HTTPStatus.OK, self.site.control(body))
             return

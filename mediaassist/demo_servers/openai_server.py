@@ -34,6 +34,7 @@ from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from mediaassist.demo_servers import read_json_body
 from mediaassist.demo_servers.text import demo_answer
 
 FAULT_STATUS = {
@@ -236,7 +237,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- routing ---------------------------------------------------------------------------
     def do_POST(self) -> None:  # noqa: N802
-        body = self._read_json()
+        body = read_json_body(self)
         if self.path in ("/v1/chat/completions", "/v1/images/generations"):
             self._api(body)
         elif self.path == "/_demo/faults":
@@ -249,7 +250,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, _error("not found", "not_found"))
 
     def do_DELETE(self) -> None:  # noqa: N802
-        self._read_json()
+        read_json_body(self)
         if self.path == "/_demo/faults":
             self._control(self.demo.clear_faults)
         else:
@@ -357,14 +358,6 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return False
 
-    def _read_json(self) -> dict[str, Any]:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            data = json.loads(raw or b"{}")
-        except ValueError:
-            return {}
-        return data if isinstance(data, dict) else {}
 
     def _reply(self, record: RequestRecord, status: int, payload: Any, content_type: str = "application/json",
                headers: dict[str, str] | None = None) -> None:

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from mediaassist.demo_servers import read_json_body
+
 DEMO_API_KEY = "demo-runninghub-key-0123456789ab"
 ROUTES = ("create", "status", "outputs", "cancel", "account", "download")
 # A fault is an int (answer with that business code), "nonjson", "reset" (TCP RST, no reply),
@@ -198,14 +200,6 @@ class _Handler(BaseHTTPRequestHandler):
         return self.server.fake
 
     # --- plumbing --------------------------------------------------------------------------
-    def _body(self) -> dict[str, Any]:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            data = json.loads(raw or b"{}")
-        except ValueError:
-            return {}
-        return data if isinstance(data, dict) else {}
 
     def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
         self.send_response(status)
@@ -251,7 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, b"not found", "text/plain")
 
     def do_POST(self) -> None:  # noqa: N802
-        body = self._body()
+        body = read_json_body(self)
         routes = {
             "/task/openapi/create": self._create, "/task/openapi/ai-app/run": self._create,
             "/task/openapi/status": self._status, "/task/openapi/outputs": self._outputs,

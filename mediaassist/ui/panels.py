@@ -8,8 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from PySide6.QtWidgets import (QGridLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QGridLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QVBoxLayout)
 
 from mediaassist.core.scheduler import Lane, Scheduler
 from mediaassist.core.store import Store, Task
