@@ -272,3 +272,28 @@ async def test_requeue_hands_the_task_back_without_using_an_attempt(store: Store
     done = sorted(store.tasks(["b"]), key=lambda t: t.started_at)
     assert [(t.task_id, t.state, t.attempt) for t in done] == [
         ("a000", "success", 1), ("a001", "success", 1), ("a002", "success", 1)]
+
+
+@pytest.mark.asyncio
+async def test_a_cancel_whose_clean_up_raises_still_ends_canceled(store: Store, data_dir: Path) -> None:
+    class MessyCleanup(_Recorder):
+        async def run(self, ctx: TaskContext) -> TaskResult:
+            try:
+                return await super().run(ctx)
+            except asyncio.CancelledError:
+                raise TaskError(ErrorKind.NETWORK, "page closed under us") from None
+
+    clock = Clock(speed=100)
+    config = sim_config()
+    providers = build_providers(config, clock, data_dir)
+    messy = MessyCleanup(clock)
+    providers["api:sim-api"] = messy
+    store.enqueue("b", _api(1))
+    sched = Scheduler(store, config, providers, data_dir, clock)
+    await sched.start()
+    await asyncio.wait_for(messy.started.wait(), 10)
+    store.cancel(["a000"])
+    await asyncio.wait_for(sched.wait_for_batches(["b"]), 20)
+    await sched.stop()
+    (task,) = store.tasks(["b"])
+    assert (task.state, task.attempt, task.error_kind) == ("canceled", 1, "canceled")

@@ -271,15 +271,8 @@ class Scheduler:
             result = await attempt.work
         except asyncio.CancelledError:
             self._end_stopped(attempt)
-        except Requeue as exc:
-            if self.store.release(task):
-                ctx.log(f"back in the queue: {exc}")
-                self._emit("released", task)
-        except TaskError as exc:
-            self._end_error(lane, task, exc)
-        except Exception as exc:  # a provider bug must not take the lane down
-            lane.logger.exception("%s: provider raised", task.task_id)
-            self._fail(task, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}", retry=True)
+        except Exception as exc:
+            self._end_raised(lane, attempt, exc)
         else:
             if ctx.stop_reason == STOP_STALLED:
                 ctx.log("finished after being reaped; result dropped (the retry owns the row)")
@@ -289,8 +282,27 @@ class Scheduler:
             else:
                 ctx.log("finished, but the row was no longer this attempt's; result not written")
         finally:
-            lane.active.pop(task.task_id, None)
+            # A reaped attempt may still be winding down when its retry starts in the same
+            # lane: only remove the entry if it is still this attempt's.
+            if lane.active.get(task.task_id) is attempt:
+                del lane.active[task.task_id]
             self.wake()
+
+    def _end_raised(self, lane: Lane, attempt: Attempt, exc: Exception) -> None:
+        task = attempt.task
+        if attempt.ctx.stop_reason is not None:
+            # Stopped on purpose and its clean-up raised on the way out: the stop decides the
+            # end (a canceled task is never retried because its page closed with an error).
+            self._end_stopped(attempt)
+        elif isinstance(exc, Requeue):
+            if self.store.release(task):
+                attempt.ctx.log(f"back in the queue: {exc}")
+                self._emit("released", task)
+        elif isinstance(exc, TaskError):
+            self._end_error(lane, task, exc)
+        else:  # a provider bug must not take the lane down
+            lane.logger.error("%s: provider raised", task.task_id, exc_info=exc)
+            self._fail(task, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}", retry=True)
 
     def _stop_attempt(self, attempt: Attempt, reason: str) -> None:
         attempt.ctx.stop_reason = reason
