@@ -2,7 +2,7 @@
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/bench/screenshots.py
 
-Saves screenshots/{en,zh_CN}-{idle,busy,error,import}.png.
+Saves screenshots/{en,zh_CN}-{idle,busy,error,import,accounts,settings}.png.
 """
 
 from __future__ import annotations
@@ -65,6 +65,14 @@ async def shoot(window: MainWindow, language: str) -> None:
     window.table.selectRow(0)
     await asyncio.sleep(0.3)
     save(window, f"{language}-error")
+    window.tabs.setCurrentIndex(1)
+    await asyncio.sleep(0.3)
+    save(window, f"{language}-accounts")
+    window.tabs.setCurrentIndex(0)
+    window.open_settings()
+    await asyncio.sleep(0.3)
+    save(window.settings_dialog, f"{language}-settings")
+    window.settings_dialog.reject()
     window.quit_requested.set_result(False)
 
 
