@@ -14,7 +14,7 @@ from types import TracebackType
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, load_config
-from mediaassist.core.importer import ImportReport, new_batch_id, read_task_file
+from mediaassist.core.importer import ImportReport, new_batch_id
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.scheduler import Scheduler
@@ -97,11 +97,8 @@ class Runtime:
                         tb: TracebackType | None) -> None:
         await self._stack.aclose()
 
-    def import_file(self, path: Path, default_model: str | None = None) -> ImportOutcome:
-        """Read a task file and enqueue its good rows as one batch."""
-        return self.enqueue_report(read_task_file(path, self.config, default_model))
-
     def enqueue_report(self, report: ImportReport) -> ImportOutcome:
+        """Enqueue a read task file's good rows as one batch."""
         outcome = ImportOutcome(report=report, batch_id=new_batch_id(report.source))
         _derive_missing_ids(report)
         if report.tasks:

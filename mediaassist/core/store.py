@@ -494,10 +494,6 @@ class Store:
             query = query.where(Task.batch_id.in_(list(batch_ids)))
         return list(query)
 
-    def unfinished_count(self, batch_ids: Iterable[str]) -> int:
-        return Task.select().where(Task.batch_id.in_(list(batch_ids))
-                                   & Task.state.in_((PENDING, RUNNING))).count()
-
     def counts(self) -> dict[tuple[str, str | None, str], int]:
         """{(route, account, state): n} over the whole store, one GROUP BY."""
         query = (Task.select(Task.route, Task.account, Task.state, pw.fn.COUNT(Task.seq).alias("n"))

@@ -137,7 +137,6 @@ class RunningHubProvider:
         self._gate: asyncio.Lock | None = None
         self._freed: asyncio.Event | None = None
         self._frees = 0  # remote tasks of ours that ended: a capacity back-off may end early
-        self._pause_kind = ErrorKind.PROVIDER  # why the lane was paused, for the tasks behind
 
     async def start(self) -> None:
         self._api_key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
@@ -323,7 +322,6 @@ class RunningHubProvider:
         # gate must see the pause before they try to create. retry: the task comes back when
         # the operator resumes the lane (a task with a remote id then resumes polling).
         ctx.store.pause_lane(self.lane, reason)
-        self._pause_kind = kind
         return TaskError(kind, text or why, retry=True, pause_lane=reason)
 
     # --- poll, fetch, download -------------------------------------------------------------

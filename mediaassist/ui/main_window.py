@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QFile
                                QHeaderView, QLineEdit, QMainWindow, QMenu, QMessageBox, QSplitter,
                                QTableView, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
-from mediaassist.core.importer import new_batch_id
 from mediaassist.core.paths import RESOURCES, output_dir
 from mediaassist.core.store import STATES, Task
 from mediaassist.providers.registry import SIMULATED_SITE
@@ -458,9 +457,8 @@ class MainWindow(QMainWindow):
     def _import_finished(self, dialog: ImportPreviewDialog, result: int) -> None:
         self.import_dialog = None
         if result == ImportPreviewDialog.DialogCode.Accepted and dialog.report and dialog.report.tasks:
-            batch = new_batch_id(dialog.path)
-            inserted, skipped = self.store.enqueue(batch, dialog.report.tasks)
-            self.scheduler.wake()
+            outcome = self.rt.enqueue_report(dialog.report)
+            batch, inserted, skipped = outcome.batch_id, outcome.inserted, outcome.skipped
             if dialog.default_model:
                 self.settings.setValue("import/default_model", dialog.default_model)
             message = tr("{n} tasks enqueued as {batch}").format(n=len(inserted), batch=batch)
