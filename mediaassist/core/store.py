@@ -73,7 +73,7 @@ class Task(_Base):
         table_name = "task"
         indexes = ((("state", "heartbeat_at"), False), (("state", "not_before"), False),
                    # covering indexes for the window's counts and its change sweep
-                   (("route", "account", "state"), False), (("batch_id", "state"), False),
+                   (("route", "account", "state"), False), (("batch_id", "route", "account", "state"), False),
                    (("updated_at",), False))
 
     @property
