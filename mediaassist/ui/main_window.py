@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QFile
                                QHeaderView, QLineEdit, QMainWindow, QMenu, QMessageBox, QSplitter,
                                QTableView, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
-from mediaassist.core.paths import RESOURCES, output_dir
+from mediaassist.core.paths import RESOURCES, default_config_path, output_dir
 from mediaassist.core.store import STATES, Task
 from mediaassist.providers.registry import SIMULATED_SITE
 from mediaassist.runtime import Runtime
@@ -84,7 +84,8 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(QIcon(str(ICON_PATH)))
         self.tray = Tray(self, QIcon(str(ICON_PATH)), self.toggle_pause_all, self.request_quit, use_tray)
         self._build()
-        self.restoreGeometry(settings.value("window/geometry", b""))
+        if not self.restoreGeometry(settings.value("window/geometry", b"")):
+            self._default_size()
         self._stats_timer = QTimer(self)
         self._stats_timer.setInterval(STATS_MS)
         self._stats_timer.timeout.connect(self.refresh_stats)
@@ -136,11 +137,19 @@ class MainWindow(QMainWindow):
         lanes_menu = self.menuBar().addMenu(tr("&Lanes"))
         lanes_menu.addAction(QAction(tr("Pause/resume all"), self, triggered=self.toggle_pause_all))
 
+    def _default_size(self) -> None:
+        """First start: most of the screen, so the table and the detail pane both have room."""
+        screen = self.screen().availableGeometry() if self.screen() else None
+        if screen is not None:
+            self.resize(int(screen.width() * 0.85), int(screen.height() * 0.85))
+
     def _build_queue_tab(self) -> QWidget:
         lanes = list(self.scheduler.lanes.values())
-        self.web_panel = QueuePanel(tr("Web"), [l for l in lanes if l.kind == "web"], self.toggle_lane)
+        config_path = str(self.rt.config.source or self.rt.options.config_path or default_config_path())
+        self.web_panel = QueuePanel(tr("Web"), [l for l in lanes if l.kind == "web"], self.toggle_lane,
+                                    config_path)
         self.api_panel = QueuePanel(tr("API and polling pools"), [l for l in lanes if l.kind != "web"],
-                                    self.toggle_lane)
+                                    self.toggle_lane, config_path)
         self.batches = BatchList()
         top = QSplitter(Qt.Orientation.Horizontal)
         for widget in (self.web_panel, self.api_panel, self.batches):

@@ -8,7 +8,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from PySide6.QtWidgets import (QGridLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QVBoxLayout)
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
 from mediaassist.core.scheduler import Lane, Scheduler
 from mediaassist.core.store import Store, Task
@@ -149,13 +150,19 @@ class LaneRow:
 
 
 class QueuePanel(QGroupBox):
-    def __init__(self, title: str, lanes: list[Lane], on_toggle: Callable[[str], None]) -> None:
+    def __init__(self, title: str, lanes: list[Lane], on_toggle: Callable[[str], None],
+                 config_path: str) -> None:
         super().__init__(title)
         grid = QGridLayout(self)
         grid.setColumnStretch(1, 1)
         self.rows = [LaneRow(grid, i, lane, on_toggle) for i, lane in enumerate(lanes)]
         if not lanes:
-            grid.addWidget(QLabel(tr("No lanes of this kind are configured.")), 0, 0)
+            # A first start has no config: say where it goes and how to try the app without one.
+            hint = QLabel(tr("No lanes of this kind yet. Add them to {config} (see the README), "
+                             "or start with: mediaassist --demo").format(config=config_path))
+            hint.setWordWrap(True)
+            hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            grid.addWidget(hint, 0, 0)
 
     def update(self, snap: Snapshot, paused: dict[str, str], blocked: dict[str, str]) -> None:
         for row in self.rows:

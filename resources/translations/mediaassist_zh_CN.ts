@@ -436,12 +436,12 @@
       <translation>运行 %v/%m</translation>
     </message>
     <message>
-      <source>No lanes of this kind are configured.</source>
-      <translation>未配置此类通道。</translation>
-    </message>
-    <message>
       <source>{batch}: {ok} done, {failed} failed, {running} running · {when}</source>
       <translation>{batch}：{ok} 完成，{failed} 失败，{running} 运行中 · {when}</translation>
+    </message>
+    <message>
+      <source>No lanes of this kind yet. Add them to {config} (see the README), or start with: mediaassist --demo</source>
+      <translation>尚未配置这类通道。请在 {config} 中添加（见 README），或用演示模式启动：mediaassist --demo</translation>
     </message>
     <message>
       <source>ETA {t}</source>
