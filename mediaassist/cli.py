@@ -217,7 +217,8 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         await rt.scheduler.stop(cancel_running=False)
         progress.finish()
         tasks = _tasks_by_id(rt.store, task_ids)
-        _report_blocked(rt, tasks)
+        if not interrupted.is_set():
+            _report_blocked(rt, tasks)
         if args.json:
             print(json.dumps(_run_summary(rt.store, batch_ids, tasks), ensure_ascii=False, indent=1))
         if interrupted.is_set():

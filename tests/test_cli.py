@@ -214,3 +214,22 @@ def test_accounts_enable_disable_and_list(tmp_path: Path) -> None:
     listing = cli("accounts", "list", *common).stdout
     assert "bob" in listing and "disabled" in listing.split("bob")[1].splitlines()[0]
     assert cli("accounts", "disable", "nobody", *common).returncode == 2
+
+
+def test_ctrl_c_hands_running_tasks_back_and_the_next_run_resumes(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml")
+    rows = [{"task_id": f"i{i}", "model": "writer", "prompt": f"p{i}", "params": '{"sim_duration_s": 100}'}
+            for i in range(4)]
+    tasks = write_csv(tmp_path / "t.csv", rows)
+    data = tmp_path / "d"
+    args = ("run", str(tasks), "--config", str(config), "--data-dir", str(data), "--speed", "50")
+    first = cli_popen(*args)
+    _wait_for(lambda: _count(data, "running") == 3)
+    first.send_signal(signal.SIGINT)
+    _, stderr = first.communicate(timeout=30)
+    assert first.returncode == 130
+    assert "resume on the next run" in stderr and "could not run" not in stderr
+    assert _db_rows(data, "select distinct state, attempt from task") == [("pending", 1)]
+    second = cli(*args, "--json")
+    assert second.returncode == 0, second.stderr
+    assert [(t["state"], t["attempt"]) for t in json.loads(second.stdout)["tasks"]] == [("success", 1)] * 4
