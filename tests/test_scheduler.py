@@ -297,3 +297,16 @@ async def test_a_cancel_whose_clean_up_raises_still_ends_canceled(store: Store, 
     await sched.stop()
     (task,) = store.tasks(["b"])
     assert (task.state, task.attempt, task.error_kind) == ("canceled", 1, "canceled")
+
+
+@pytest.mark.asyncio
+async def test_stop_right_after_a_claim_does_not_wait_for_the_work(store: Store, data_dir: Path) -> None:
+    clock = Clock(speed=1)  # real time: the simulated work would take 1000 s
+    config = sim_config()
+    providers = build_providers(config, clock, data_dir)
+    providers["api:sim-api"] = _Recorder(clock)
+    store.enqueue("b", _api(2))
+    sched = Scheduler(store, config, providers, data_dir, clock)
+    sched.assign()  # claimed; the attempts' first steps have not run yet
+    await asyncio.wait_for(sched.stop(), 5)
+    assert [(t.state, t.attempt) for t in store.tasks(["b"])] == [("pending", 1)] * 2

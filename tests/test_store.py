@@ -5,6 +5,9 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
+import peewee as pw
+import pytest
+
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.store import AUTO_RETRIES, NewTask, Result, Store, Task
 
@@ -139,3 +142,14 @@ def test_operator_retry_resubmits_only_a_remote_task_that_ended(store: Store) ->
     assert store.retry(["t0", "t1"]) == 2
     assert store.get("t0").remote_id is None  # FAILED remotely: a new remote task is created
     assert store.get("t1").remote_id == "190473780023388971"  # may still run: resume polling it
+
+
+def test_one_running_web_task_per_account_across_processes(store: Store) -> None:
+    store.enqueue("b", [NewTask(model="r", model_kind="web", route="web:s", task_id=f"w{i}") for i in range(3)])
+    assert len(store.claim("web:s", "process-1", account="alice")) == 1
+    # A second process with its own lane for the same account gets nothing while one runs...
+    assert store.claim("web:s", "process-2", account="alice") == []
+    # ...and the database refuses a second running row for the account even if asked directly.
+    with pytest.raises(pw.IntegrityError):
+        Task.update(state="running", account="alice").where(Task.task_id == "w1").execute()
+    assert len(store.claim("web:s", "process-2", account="bob")) == 1

@@ -265,6 +265,8 @@ class Scheduler:
         ctx.log(f"attempt {task.attempt} started on {lane.name}")
         self._emit("started", task)
         try:
+            if ctx.stop_reason is not None:  # stopped between the claim and this first step
+                raise asyncio.CancelledError
             if ctx.model is None:
                 raise TaskError(ErrorKind.BAD_INPUT, f"model {task.model!r} is not in the config", retry=False)
             attempt.work = asyncio.ensure_future(lane.provider.run(ctx))

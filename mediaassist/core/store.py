@@ -89,6 +89,10 @@ class Task(_Base):
 
 # The claim's ORDER BY priority DESC, seq ASC must walk this index, not sort the whole queue.
 Task.add_index(Task.route, Task.state, Task.priority.desc(), Task.seq, name="task_claim_order")
+# One logged-in session runs one generation: at most one running web task per account, held by
+# the database itself, so it holds across every process that shares the store.
+Task.add_index(pw.SQL('CREATE UNIQUE INDEX IF NOT EXISTS "task_one_running_per_account" ON "task" '
+                      "(account) WHERE state = 'running' AND model_kind = 'web'"))
 
 
 class Result(_Base):
@@ -282,6 +286,9 @@ class Store:
         due = (Task.route == route) & (Task.state == PENDING) & ((Task.not_before + 0) <= now)
         if account is not None:
             due &= Task.account.is_null() | (Task.account == account)
+            busy = Task.alias("busy")
+            due &= ~pw.fn.EXISTS(busy.select(busy.seq).where((busy.account == account)
+                                                             & (busy.state == RUNNING)))
         head = self._claim_lock(
             Task.select(Task.seq).where(due).order_by(Task.priority.desc(), Task.seq).limit(limit)
         )
@@ -295,8 +302,11 @@ class Store:
         # statement under SQLite's write lock (and FOR UPDATE re-checks rows on PostgreSQL), and
         # that test would steer the planner from seq lookups to a scan of every pending row.
         query = Task.update(changes).where(Task.seq.in_(head)).returning(Task)
-        with self.db.atomic():
-            claimed = list(query.execute())
+        try:
+            with self.db.atomic():
+                claimed = list(query.execute())
+        except pw.IntegrityError:  # another process took this account's one slot first
+            return []
         return sorted(claimed, key=lambda t: (-t.priority, t.seq))
 
     def heartbeat(self, task_ids: Iterable[str], owner: str) -> None:
