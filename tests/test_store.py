@@ -153,3 +153,12 @@ def test_one_running_web_task_per_account_across_processes(store: Store) -> None
     with pytest.raises(pw.IntegrityError):
         Task.update(state="running", account="alice").where(Task.task_id == "w1").execute()
     assert len(store.claim("web:s", "process-2", account="bob")) == 1
+
+
+def test_remote_id_is_kept_even_when_the_attempt_was_reaped_meanwhile(store: Store) -> None:
+    store.enqueue("b", _api(1))
+    (first,) = store.claim("api:sim", "frozen")
+    store.finish_failure(first, ErrorKind.STALLED, "no heartbeat", retry_at=store.now())
+    store.save_remote_id(first, "1904737800233889793")  # the create's reply arrives late
+    (retry,) = store.claim("api:sim", "rescuer")
+    assert retry.remote_id == "1904737800233889793"  # the retry polls it instead of re-creating

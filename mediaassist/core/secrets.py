@@ -19,9 +19,11 @@ _lock = threading.Lock()
 
 
 def register_secret(secret: str) -> None:
+    """Mask ``secret`` from now on -- also in its repr() form, which is how an exception about a
+    bad header value quotes it (a newline becomes the two characters \\n)."""
     if secret and len(secret) >= 4:
         with _lock:
-            _known.add(secret)
+            _known.update({secret, repr(secret)[1:-1]})
 
 
 def redact(text: str) -> str:
@@ -40,8 +42,10 @@ def resolve_api_key(provider_name: str, api_key: str | None, api_key_env: str | 
     if key is None:
         key = api_key
     if key:
+        register_secret(key)  # as given, in case a copy with the stray whitespace is echoed
+        key = key.strip()  # a pasted key often ends in a newline; no header may carry one
         register_secret(key)
-    return key
+    return key or None
 
 
 def _from_keyring(provider_name: str) -> str | None:

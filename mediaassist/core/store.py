@@ -319,11 +319,18 @@ class Store:
              .execute())
 
     def save_remote_id(self, task: Task, remote_id: str) -> None:
-        """Persist the provider's id for this task before anything else happens to it."""
+        """Persist the provider's id for this task before anything else happens to it.
+
+        Saved whoever owns the row now: a remote task that really exists must never be lost,
+        even when this attempt was reaped meanwhile (its retry then polls it, never re-creates).
+        """
         updated = (Task.update(remote_id=remote_id, updated_at=self.now())
-                   .where(_attempt_is(task)).execute())
+                   .where((Task.task_id == task.task_id) & Task.remote_id.is_null()).execute())
         if updated != 1:
-            raise RuntimeError(f"task {task.task_id}: attempt {task.attempt} no longer owns the row")
+            current = Task.get_or_none(Task.task_id == task.task_id)
+            if current is None or current.remote_id != remote_id:
+                raise RuntimeError(f"task {task.task_id} already has remote id "
+                                   f"{current.remote_id if current else None}, not {remote_id}")
         task.remote_id = remote_id
 
     def cancel_requested_among(self, task_ids: Iterable[str]) -> set[str]:
