@@ -242,3 +242,129 @@ async def test_webapp_route_merges_node_info_and_retries_downloads(server, store
     assert server.stats()["create_order"] == ["wash | a cat"]
     assert len(store.result(ids[0]).file_list) == 1
     assert server.stats()["calls"]["download"] == 3
+
+
+def log_text(store: Store, task_id: str) -> str:
+    return "\n".join(line.line for line in store.logs(task_id))
+
+
+@pytest.mark.asyncio
+async def test_unreadable_reply_quoting_the_key_is_redacted_before_it_is_cut(server, store, data_dir) -> None:
+    # The echo page puts the key across the 60-character cut: cut first, and its start survives.
+    server.inject("outputs", "echo")
+    batch, ids = enqueue(store, ["echoed"])
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    assert store.get(ids[0]).state == "success"
+    logs = log_text(store, ids[0])
+    assert "502, not JSON" in logs and '"apiKey": "***' in logs
+    assert DEMO_API_KEY[:8] not in logs
+
+
+@pytest.mark.asyncio
+async def test_key_with_an_illegal_header_character_is_never_reported_as_a_lost_create(
+        server, store, data_dir) -> None:
+    broken_key = DEMO_API_KEY[:16] + "\n" + DEMO_API_KEY[16:]  # survives any strip()
+    batch, ids = enqueue(store, ["never sent"])
+    async with running(store, make_config(server.url, key=broken_key), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    task = store.get(ids[0])
+    assert (task.state, task.error_kind) == ("failed", "network")
+    assert "reply was lost" not in task.error and "could not be built" in task.error
+    assert DEMO_API_KEY[:16] not in log_text(store, ids[0]) + task.error
+    assert server.stats()["calls"].get("create", 0) == 0  # nothing reached RunningHub
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("first_replies", [("reset",), (1005,)])
+async def test_cancel_tries_the_remote_cancel_again_until_it_is_accepted(server, store, data_dir,
+                                                                        first_replies) -> None:
+    server.fake.run_s = (30.0, 30.0)
+    batch, ids = enqueue(store, ["to cancel"])
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await until(lambda: store.get(ids[0]).remote_id is not None)
+        server.inject("cancel", *first_replies)
+        store.cancel(ids)
+        sched.wake()
+        await sched.wait_for_batches([batch])
+    task = store.get(ids[0])
+    assert (task.state, task.error_kind) == ("canceled", "canceled")
+    assert server.fake.tasks[task.remote_id].canceled_at is not None
+    assert "canceled remotely" in log_text(store, ids[0])
+
+
+async def cancel_refused_remotely(server: RunningHubDemoServer, store: Store, data_dir: Path) -> str:
+    """Cancel a running task while RunningHub refuses every cancel; returns the task id."""
+    server.fake.run_s = (30.0, 30.0)
+    batch, ids = enqueue(store, ["uncancellable"])
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await until(lambda: store.get(ids[0]).remote_id is not None)
+        server.inject("cancel", 1005, "reset", 1005)
+        store.cancel(ids)
+        sched.wake()
+        await sched.wait_for_batches([batch])
+    return ids[0]
+
+
+@pytest.mark.asyncio
+async def test_cancel_refused_remotely_says_the_remote_task_may_still_run(server, store, data_dir) -> None:
+    task_id = await cancel_refused_remotely(server, store, data_dir)
+    task = store.get(task_id)
+    assert task.state == "canceled"
+    assert server.fake.tasks[task.remote_id].canceled_at is None
+    assert server.stats()["calls"]["cancel"] == 3
+    note = "local cancel only; remote cancel failed (code 1005"
+    assert note in log_text(store, task_id) and f"call-record-detail/{task.remote_id}" in log_text(store, task_id)
+
+
+@pytest.mark.asyncio
+@pytest.mark.xfail(strict=True, reason="scheduler _end_stopped must write ctx.cancel_note (lead)")
+async def test_cancel_refused_remotely_shows_in_the_task_error(server, store, data_dir) -> None:
+    task_id = await cancel_refused_remotely(server, store, data_dir)
+    assert "local cancel only; remote cancel failed (code 1005" in store.get(task_id).error
+
+
+@pytest.mark.asyncio
+async def test_personal_queue_full_814_backs_off_instead_of_failing(server, store, data_dir) -> None:
+    server.inject("create", 814, 814)
+    prompts = ["a", "b", "c"]
+    batch, ids = enqueue(store, prompts)
+    async with running(store, make_config(server.url, limit=1), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    assert states(store, ids) == ["success"] * 3
+    assert [store.get(i).attempt for i in ids] == [1, 1, 1]
+    assert server.stats()["rejects"]["814"] == 2 and server.stats()["create_order"] == prompts
+    assert "RunningHub is full (814" in log_text(store, ids[0])
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("code", [1006, 1015])
+async def test_poll_code_for_a_failed_remote_task_fails_it_without_retry(server, store, data_dir, code) -> None:
+    server.inject("status", code)
+    batch, ids = enqueue(store, ["doomed"])
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    task = store.get(ids[0])
+    assert (task.state, task.error_kind, task.attempt) == ("failed", "provider", 1)
+    assert f"{code} " in task.error and "submit it again" in task.error
+    assert server.stats()["creates"] == {"doomed": 1}
+
+
+@pytest.mark.asyncio
+async def test_head_backing_off_stops_creating_once_another_task_pauses_the_lane(
+        server, store, data_dir) -> None:
+    server.fake.api_keys[DEMO_API_KEY] = 1  # "second" gets 421 while "first" runs remotely
+    batch, ids = enqueue(store, ["first", "second"])
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await until(lambda: server.stats()["rejects"].get("421", 0) > 0)
+        server.inject("status", 802)  # first's next poll: key rejected → the lane pauses
+        await until(lambda: ROUTE in store.paused_lanes())
+        # Before, "second" kept creating and ran as soon as "first" ended remotely.
+        await until(lambda: store.get(ids[1]).state == "pending")
+        assert "second" not in server.stats()["creates"]
+        assert "lane paused" in log_text(store, ids[1])
+        store.resume_lane(ROUTE)
+        sched.wake()
+        await sched.wait_for_batches([batch])
+    assert states(store, ids) == ["success"] * 2
+    assert server.stats()["creates"] == {"first": 1, "second": 1}

@@ -33,7 +33,8 @@ from mediaassist.demo_servers import read_json_body
 DEMO_API_KEY = "demo-runninghub-key-0123456789ab"
 ROUTES = ("create", "status", "outputs", "cancel", "account", "download")
 # A fault is an int (answer with that business code), "nonjson", "reset" (TCP RST, no reply),
-# "http500", "slow:<seconds>" (then answer normally) or, for create, "lost" (create, then reset).
+# "http500", "echo" (a non-JSON error page quoting the request, key included, as some gateways
+# do), "slow:<seconds>" (then answer normally) or, for create, "lost" (create, then reset).
 _OUTPUT_BYTES = b"\x00\x00\x00\x18ftypmp42demo-runninghub-output"
 
 _CODE_MSG = {
@@ -41,8 +42,10 @@ _CODE_MSG = {
     421: "TASK_QUEUE_MAXED", 433: "VALIDATE_PROMPT_FAILED", 500: "UNKNOWN_ERROR",
     801: "APIKEY_UNSUPPORTED_FREE_USER", 802: "APIKEY_UNAUTHORIZED", 803: "APIKEY_INVALID_NODE_INFO",
     804: "APIKEY_TASK_IS_RUNNING", 805: "APIKEY_TASK_STATUS_ERROR", 807: "APIKEY_TASK_NOT_FOUND",
-    812: "CORPAPIKEY_INSUFFICIENT_FUNDS", 813: "APIKEY_TASK_IS_QUEUED",
-    1003: "Rate limit exceeded, please slow down requests", 1011: "System is currently busy",
+    812: "CORPAPIKEY_INSUFFICIENT_FUNDS", 813: "APIKEY_TASK_IS_QUEUED", 814: "PERSONAL_QUEUE_COUNT_LIMIT",
+    1003: "Rate limit exceeded, please slow down requests", 1005: "Internal server error, retry later",
+    1006: "Task execution timed out, retry", 1011: "System is currently busy",
+    1015: "Generation failed, please try again",
 }
 
 
@@ -218,7 +221,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         self.connection.close()
 
-    def _apply_fault(self, fault: Any) -> bool:
+    def _apply_fault(self, fault: Any, body: dict[str, Any]) -> bool:
         """Answer with the fault; True when the request is done. ``lost`` is handled by create."""
         if fault is None or fault == "lost":
             return False
@@ -231,6 +234,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._reset()
         elif fault == "http500":
             self._send(500, b"Internal Server Error", "text/plain")
+        elif fault == "echo":
+            page = f"<html><body>502 Bad Gateway <pre>{json.dumps(body)}</pre></body></html>"
+            self._send(502, page.encode(), "text/html")
         else:
             self._envelope(int(fault))
         return True
@@ -271,7 +277,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _create(self, body: dict[str, Any]) -> None:
         fault = self.fake.next_fault("create")
-        if self._apply_fault(fault):
+        if self._apply_fault(fault, body):
             if isinstance(fault, int):
                 with self.fake.lock:
                     self.fake.create_calls += 1
@@ -293,7 +299,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._envelope(code, data)
 
     def _task_or_error(self, body: dict[str, Any], route: str) -> FakeTask | None:
-        if self._apply_fault(self.fake.next_fault(route)):
+        if self._apply_fault(self.fake.next_fault(route), body):
             return None
         key = self._authorised(body)
         if key is None:
@@ -324,7 +330,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._envelope(0)
 
     def _account(self, body: dict[str, Any]) -> None:
-        if self._apply_fault(self.fake.next_fault("account")):
+        if self._apply_fault(self.fake.next_fault("account"), body):
             return
         key = self._authorised(body, "apikey")
         if key is None:
@@ -335,7 +341,7 @@ class _Handler(BaseHTTPRequestHandler):
                            "remainMoney": None, "currency": None, "apiType": "NORMAL"})
 
     def _download(self) -> None:
-        if self._apply_fault(self.fake.next_fault("download")):
+        if self._apply_fault(self.fake.next_fault("download"), {}):
             return
         parts = self.path.split("/")
         task = self.fake.tasks.get(parts[2]) if len(parts) == 4 else None

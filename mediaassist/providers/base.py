@@ -39,6 +39,9 @@ class TaskContext:
     # remotely too), "shutdown" (app quits; leave remote work running to resume from
     # remote_id) or "stalled" (the row was reaped).
     stop_reason: str | None = None
+    # Set by a provider whose clean-up after an operator cancel fell short (e.g. the remote
+    # task could not be cancelled): the scheduler writes it as the canceled task's error.
+    cancel_note: str | None = None
 
     def log(self, message: str) -> None:
         """A line for the task's own log (detail pane) and the lane log."""

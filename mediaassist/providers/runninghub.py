@@ -32,19 +32,24 @@ from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.base import TaskContext, TaskResult
 
 # "Full, come back later": nominal first delay per code, growing ×1.5 per try (cap, ±20 % jitter).
-CAPACITY_BACKOFF_S = {421: 10.0, 1520: 10.0, 1003: 10.0, 415: 30.0, 1010: 30.0, 1011: 30.0}
+# 814: our personal queue on RunningHub is full (1000 tasks): it drains, so wait like 421.
+CAPACITY_BACKOFF_S = {421: 10.0, 1520: 10.0, 1003: 10.0, 415: 30.0, 1010: 30.0, 1011: 30.0, 814: 30.0}
 BACKOFF_GROWTH = 1.5
 BACKOFF_CAP_S = 120.0
 AUTH_CODES = frozenset({801, 802, 806, 811, 1002, 1014})
 QUOTA_CODES = frozenset({416, 436, 812})
 TRANSIENT_CODES = frozenset({500, 808, 1000, 1005, 1012, 1504})
+# The remote task ended badly (timed out / generation failed): polling it again cannot help.
+REMOTE_FAILED_CODES = frozenset({1006, 1015})
 CREATE_TRANSIENT_TRIES = 3  # network-not-sent / 5xx-coded create replies, then the attempt fails
 POLL_FAILURE_BUDGET = 5  # consecutive unusable poll replies before the task fails as network
 OUTPUTS_TRIES = 6  # outputs may still say "running" for a moment after SUCCESS
 OUTPUTS_RETRY_S = 2.0
 DOWNLOAD_TRIES = 4
 DOWNLOAD_RETRY_S = 2.0
-CANCEL_WAIT_S = 10.0  # real seconds: a remote cancel must not hold up a quitting app for long
+CANCEL_WAIT_S = 10.0  # real seconds for all tries: a cancel must not hold up a quitting app for long
+CANCEL_TRIES = 3
+CANCEL_RETRY_S = 1.0
 HTTP_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 RECORD_SITE = "https://www.runninghub.cn"
 
@@ -71,7 +76,8 @@ def parse_reply(response: httpx.Response) -> Reply:
     try:
         body = response.json()
     except ValueError:
-        raise _Unusable(f"HTTP {response.status_code}, not JSON: {response.text[:60]!r}") from None
+        # Redacted before it is cut: a cut key would no longer match, and its start would leak.
+        raise _Unusable(f"HTTP {response.status_code}, not JSON: {redact(response.text)[:60]!r}") from None
     if not isinstance(body, dict) or "code" not in body:
         raise _Unusable(f"HTTP {response.status_code}, no code in the reply")
     try:
@@ -171,23 +177,46 @@ class RunningHubProvider:
         if ctx.stop_reason == STOP_SHUTDOWN:
             ctx.log(f"left RunningHub task {remote_id} running; polling resumes on the next start")
         elif ctx.stop_reason == STOP_CANCEL:
-            try:
-                reply = await asyncio.wait_for(self._call("/task/openapi/cancel", {"taskId": remote_id}),
-                                               CANCEL_WAIT_S)
-                ctx.log(f"remote cancel of RunningHub task {remote_id}: code {reply.code} {reply.msg}")
+            problem = "no reply in time"
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(CANCEL_WAIT_S):
+                    problem = await self._cancel_remote(ctx, remote_id)
+            if problem is None:
+                ctx.log(f"RunningHub task {remote_id} canceled remotely")
                 self._slot_freed()
-            except (_Unusable, asyncio.TimeoutError) as exc:
-                ctx.log(f"remote cancel of RunningHub task {remote_id} failed ({exc}); "
-                        f"check {self.record_url(remote_id)}")
+                return
+            # The scheduler writes this as the task's error: "canceled" alone would hide that
+            # the remote task may still run (and bill).
+            ctx.cancel_note = (f"local cancel only; remote cancel failed ({problem}); "
+                               f"check {self.record_url(remote_id)}")
+            ctx.log(ctx.cancel_note)
+
+    async def _cancel_remote(self, ctx: TaskContext, remote_id: str) -> str | None:
+        """Ask RunningHub to cancel, a few times; None once it says code 0, else the last problem."""
+        problem = ""
+        for attempt in range(1, CANCEL_TRIES + 1):
+            try:
+                reply = await self._call("/task/openapi/cancel", {"taskId": remote_id})
+            except _Unusable as exc:
+                problem = str(exc)
+            else:
+                if reply.code == 0:
+                    return None
+                problem = f"code {reply.code} {reply.msg}".strip()
+            if attempt < CANCEL_TRIES:
+                ctx.log(f"remote cancel of RunningHub task {remote_id} failed ({problem}); trying again")
+                await asyncio.sleep(self.clock.real(CANCEL_RETRY_S))
+        return problem
 
     # --- create, in FIFO turn --------------------------------------------------------------
     async def _create_in_turn(self, ctx: TaskContext) -> str:
         path, body = self._create_request(ctx)
         assert self._gate is not None, "start() not called"
         async with self._gate:
-            self._check_usable(ctx)
             full_tries = transient_tries = 0
             while True:
+                # Every try, not once: another task may have paused the lane while we backed off.
+                self._check_usable(ctx)
                 frees_before = self._frees
                 try:
                     reply = await self._send_create(ctx, path, body)
@@ -387,6 +416,10 @@ class RunningHubProvider:
             raise account_error
         if reply.code in (807, 423, 1004):
             raise TaskError(ErrorKind.PROVIDER, f"{text} (unknown to RunningHub under this key)", retry=False)
+        if reply.code in REMOTE_FAILED_CODES:
+            # Not retried: a retry would only poll the same failed remote task again.
+            raise TaskError(ErrorKind.PROVIDER, f"{text} (the remote task failed; submit it again as a "
+                                                "new task to run it again)", retry=False)
         raise _Unusable(f"code {reply.code} {reply.msg}")
 
     async def _call_tolerant(self, ctx: TaskContext, path: str, remote_id: str) -> Reply | None:
@@ -464,8 +497,13 @@ class RunningHubProvider:
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         try:
             response = await self._client.post(path, json=body, headers=headers)
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol) as exc:
             raise _NotSent(f"{type(exc).__name__}: {redact(str(exc))}") from None
+        except httpx.LocalProtocolError as exc:
+            # Refused by our own HTTP stack before a byte left (an illegal header value, e.g. a
+            # control character in the key). No detail: it would quote the header, key included.
+            raise _NotSent(f"{type(exc).__name__}: the request could not be built (a stray character "
+                           "in the API key?)") from None
         except httpx.HTTPError as exc:
             raise _Unusable(f"{type(exc).__name__}: {redact(str(exc)) or 'no detail'}") from None
         reply = parse_reply(response)
