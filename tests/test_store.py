@@ -162,3 +162,13 @@ def test_remote_id_is_kept_even_when_the_attempt_was_reaped_meanwhile(store: Sto
     store.save_remote_id(first, "1904737800233889793")  # the create's reply arrives late
     (retry,) = store.claim("api:sim", "rescuer")
     assert retry.remote_id == "1904737800233889793"  # the retry polls it instead of re-creating
+
+
+def test_delete_removes_only_finished_tasks_with_their_results_and_logs(store: Store) -> None:
+    store.enqueue("b", _api(3))
+    done, running = store.claim("api:sim", "me", limit=2)
+    store.finish_success(done, "text", [])
+    store.log(done.task_id, "a line")
+    assert store.delete(["t0", "t1", "t2"]) == 1  # t1 runs, t2 is queued (the view may be stale)
+    assert [t.task_id for t in store.tasks()] == ["t1", "t2"]
+    assert store.result("t0") is None and store.logs("t0") == []

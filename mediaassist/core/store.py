@@ -446,9 +446,11 @@ class Store:
         return Task.update(changes).where(scope).execute()
 
     def delete(self, task_ids: Iterable[str]) -> int:
+        """Delete finished tasks (with their results and logs). A pending or running task is
+        left alone: the operator's view may be stale, and deleting queued work is a cancel."""
         ids = list(task_ids)
         with self.db.atomic():
-            deleted = Task.delete().where(Task.task_id.in_(ids) & (Task.state != RUNNING)).execute()
+            deleted = Task.delete().where(Task.task_id.in_(ids) & Task.state.in_(FINAL_STATES)).execute()
             Result.delete().where(Result.task_id.in_(ids) & ~Result.task_id.in_(
                 Task.select(Task.task_id))).execute()
             TaskLog.delete().where(TaskLog.task_id.in_(ids) & ~TaskLog.task_id.in_(
