@@ -98,6 +98,38 @@ async def test_images_are_saved_as_files(server, store, data_dir, fast_clock, re
     assert not any(r.has_auth for r in downloads)  # the key goes to the API only, never to a file host
 
 
+def image_task(**params: Any) -> NewTask:
+    return NewTask(model="painter", model_kind="api", route=LANE, prompt="a red fox",
+                   params={"response_format": "url", **params})
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("download_faults", [("redirect", "redirect"), ("server_error", "drop")])
+async def test_image_download_follows_redirects_and_retries_without_generating_again(
+        server, store, data_dir, fast_clock, download_faults):
+    for kind in download_faults:
+        server.add_fault(Fault(kind, target="files"))
+    [task] = await run_batch(store, make_config(server.base_url), fast_clock, data_dir, [image_task(n=2)])
+
+    assert (task.state, task.error_kind, task.attempt) == ("success", None, 1)
+    assert len(server.api_requests()) == 1  # generated (and paid for) once
+    assert len(store.result(task.task_id).file_list) == 2
+    downloads = [r for r in server.requests if r.path.startswith("/files/")]
+    assert [r.fault for r in downloads[:2]] == list(download_faults)
+    assert not any(r.has_auth for r in downloads)
+
+
+@pytest.mark.asyncio
+async def test_image_that_cannot_be_downloaded_fails_without_paying_again(server, store, data_dir, fast_clock):
+    server.add_fault(Fault("server_error", count=None, target="files"))
+    [task] = await run_batch(store, make_config(server.base_url), fast_clock, data_dir, [image_task()])
+
+    assert (task.state, task.error_kind, task.attempt) == ("failed", "provider", 1)
+    assert "generated (and billed) but its download failed 3 times (HTTP 500)" in task.error
+    assert len(server.api_requests()) == 1
+    assert len([r for r in server.requests if r.path.startswith("/files/")]) == 3
+
+
 # --- the concurrency gate ------------------------------------------------------------------
 @pytest.mark.asyncio
 @pytest.mark.parametrize("concurrency", [1, 3, 5])
@@ -304,6 +336,20 @@ async def test_key_never_reaches_logs_store_or_outputs(server, store, data_dir, 
     assert log_file in written and any(p.suffix == ".sqlite3" for p in written)
     for path in written:
         assert KEY.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.asyncio
+async def test_long_key_echoed_by_a_401_is_redacted_before_the_detail_is_cut(server, store, data_dir,
+                                                                             fast_clock):
+    long_key = "eyJhbGciOiJIUzI1NiJ9." + "A" * 200 + "Zq" + "B" * 150  # gateway tokens run 300-600 chars
+    config = make_config(server.base_url, key={"api_key": long_key})  # not the server's key: 401
+    done = await run_batch(store, config, fast_clock, data_dir, chat_tasks(1))
+
+    [failed] = [t for t in done if t.state == "failed"]
+    reason = store.paused_lanes()[LANE]
+    assert "Incorrect API key provided: ***" in failed.error and "Incorrect API key provided: ***" in reason
+    assert long_key[:40] not in failed.error + reason
+    assert not any(long_key[:40] in line.line for line in store.logs(failed.task_id))
 
 
 # --- the server's HTTP control plane and the demo environment -------------------------------

@@ -7,6 +7,8 @@ and injects faults on demand -- from Python (``add_fault``) or over HTTP, so a t
 server that a ``mediaassist run`` subprocess talks to:
 
     POST   /_demo/faults   {"kind": "rate_limit", "count": 3, "retry_after": 1}  (or {"faults": [...]})
+                           {"kind": "redirect", "target": "files"}  (image downloads: redirect,
+                           server_error or drop)
     DELETE /_demo/faults
     POST   /_demo/config   {"latency_s": [0.1, 0.3], "speed": 1}
     POST   /_demo/reset    (clears faults, log and the in-flight maximum)
@@ -44,6 +46,7 @@ FAULT_STATUS = {
 # Faults that still answer 200 after the normal latency.
 ANSWER_FAULTS = {"slow", "not_json", "bad_shape"}
 FAULT_KINDS = set(FAULT_STATUS) | ANSWER_FAULTS | {"drop"}
+FILE_FAULT_KINDS = {"redirect", "server_error", "drop"}  # for GET /files/ (target "files")
 KEPT_IMAGES = 2000  # url results kept for download (oldest dropped first)
 
 
@@ -57,10 +60,14 @@ class Fault:
     retry_after_date: bool = False  # send it as an HTTP-date instead of delta-seconds
     delay_s: float = 0.0  # nominal wait before answering (the extra time of "slow")
     model: str | None = None  # only requests for this model
+    target: str = "api"  # "api" requests, or "files" (image downloads)
 
     def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS:
-            raise ValueError(f"fault kind {self.kind!r} is not one of {sorted(FAULT_KINDS)}")
+        kinds = {"api": FAULT_KINDS, "files": FILE_FAULT_KINDS}.get(self.target)
+        if kinds is None:
+            raise ValueError(f"fault target {self.target!r} is not one of ['api', 'files']")
+        if self.kind not in kinds:
+            raise ValueError(f"fault kind {self.kind!r} is not one of {sorted(kinds)} for {self.target}")
 
 
 @dataclass
@@ -190,10 +197,10 @@ class DemoOpenAIServer:
             self.in_flight -= 1
             record.finished = time.monotonic()
 
-    def take_fault(self, model: str | None) -> Fault | None:
+    def take_fault(self, model: str | None, target: str = "api") -> Fault | None:
         with self._lock:
             for fault in self._faults:
-                if fault.model is None or fault.model == model:
+                if fault.target == target and (fault.model is None or fault.model == model):
                     if fault.count is not None:
                         fault.count -= 1
                         if fault.count <= 0:
@@ -330,9 +337,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _file(self, name: str) -> None:
         record = self.demo.begin("GET", self.path, self.headers, {})
+        fault = self.demo.take_fault(None, "files")
+        record.fault = fault.kind if fault else None
         try:
             content = self.demo.image(name)
-            if content is None:
+            if fault is not None and fault.kind == "redirect":  # as a CDN or a signed link does
+                self._reply(record, 302, b"", "text/plain", headers={"Location": f"/files/{name}"})
+            elif fault is not None:
+                self._fail(record, fault)
+            elif content is None:
                 self._reply(record, 404, _error("no such file", "not_found"))
             else:
                 self._reply(record, 200, content, "image/png")

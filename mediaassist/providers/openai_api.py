@@ -45,6 +45,8 @@ BACKOFF_BASE_S = 2.0  # nominal; doubles per consecutive rate limit of one attem
 BACKOFF_MAX_S = 60.0
 MAX_RETRY_AFTER_S = 3600.0
 DETAIL_CHARS = 300
+IMAGE_DOWNLOAD_TRIES = 3  # the image is generated (billed) by then: worth asking its host again
+IMAGE_DOWNLOAD_RETRY_S = 2.0  # nominal; times the try number
 # Above the highest lane limit, so the pool never queues a request the lane already admitted
 # (an image download may briefly hold a second connection).
 POOL_LIMITS = httpx.Limits(max_connections=2 * API_CONCURRENCY_RANGE[1],
@@ -140,12 +142,30 @@ class OpenAIProvider:
             except (binascii.Error, ValueError):
                 raise TaskError(ErrorKind.PROVIDER, "image data[].b64_json is not valid base64") from None
         if isinstance(item, dict) and isinstance(item.get("url"), str):
-            # No Authorization header: the URL is often a CDN that must never see the key.
-            response = await self._send("GET", item["url"])
-            if response.status_code != 200:
-                raise TaskError(ErrorKind.PROVIDER, f"image download failed: HTTP {response.status_code}")
-            return response.content
+            return await self._download_image(ctx, item["url"])
         raise TaskError(ErrorKind.PROVIDER, "image data[] entry has neither b64_json nor url")
+
+    async def _download_image(self, ctx: TaskContext, url: str) -> bytes:
+        """A few tries, redirects followed; after that the task fails for good: a retry of the
+        attempt would pay for the generation again."""
+        problem = ""
+        for attempt in range(1, IMAGE_DOWNLOAD_TRIES + 1):
+            try:
+                # No Authorization header: the URL is often a CDN (or redirects to one) that must
+                # never see the key.
+                response = await self._send("GET", url, follow_redirects=True)
+            except TaskError as exc:
+                problem = exc.message
+            else:
+                if response.status_code == 200:
+                    return response.content
+                problem = f"HTTP {response.status_code}"
+            if attempt < IMAGE_DOWNLOAD_TRIES:
+                ctx.log(f"image download failed ({problem}); trying again")
+                await ctx.clock.sleep(IMAGE_DOWNLOAD_RETRY_S * attempt)
+        raise TaskError(ErrorKind.PROVIDER, f"the image was generated (and billed) but its download failed "
+                                            f"{IMAGE_DOWNLOAD_TRIES} times ({problem}); not retried, so it is "
+                                            f"not paid for twice: {redact(url)}", retry=False)
 
     # --- one logical request, with the rate-limit loop --------------------------------------
     async def _call(self, ctx: TaskContext, endpoint: str, fields: dict[str, Any]) -> dict[str, Any]:
@@ -243,7 +263,8 @@ def _error_detail(response: httpx.Response) -> str:
 
 
 def _snippet(text: str) -> str:
-    return redact(re.sub(r"\s+", " ", text).strip()[:DETAIL_CHARS])
+    # Redacted before it is cut: a cut key no longer matches, and its start would be kept.
+    return re.sub(r"\s+", " ", redact(text)).strip()[:DETAIL_CHARS]
 
 
 def _chat_text(data: dict[str, Any]) -> str:
