@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Collection
 
 
 class TaskAction(str, enum.Enum):
@@ -37,10 +37,11 @@ def applies(action: TaskAction, state: str) -> bool:
     return action in _BY_STATE.get(state, frozenset())
 
 
-def actions_for(states: Sequence[str]) -> list[TaskAction]:
+def actions_for(states: Collection[str], selected: int | None = None) -> list[TaskAction]:
     """Actions offered for a selection: any that applies to one of the selected tasks, in menu
-    order; single-task verbs (open folder, copy result/error) only for a single selection."""
+    order; single-task verbs (open folder, copy result/error) only for a single selection.
+    ``selected`` counts the tasks when ``states`` holds only the distinct states."""
     offered = [a for a in TaskAction if any(applies(a, s) for s in states)]
-    if len(states) != 1:
+    if (len(states) if selected is None else selected) != 1:
         offered = [a for a in offered if a in BULK]
     return offered

@@ -53,6 +53,7 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
         try:
             await decided
         finally:
+            await window.finish_background()  # an export finishes, a login browser closes
             window.shutdown()
             # Running tasks end as canceled, or go back to pending to resume next start; either
             # way the rows are written and the providers (browsers) are closed before we return.
@@ -74,11 +75,9 @@ def run_gui(files: list[Path], options: RuntimeOptions) -> int:
     if options.data_dir is None and settings.value("app/data_dir"):
         options.data_dir = Path(str(settings.value("app/data_dir")))
     instance = SingleInstance(server_name(resolve_data_dir(options.data_dir)))
-    if instance.hand_over(files):
+    if instance.claim(files):
         print("mediaassist is already running; the files were handed to its window.")
         return 0
-    if not instance.listen():
-        log.warning("single-instance guard unavailable (%s); continuing", instance.name)
     try:
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
             return runner.run(run_window(files, options, settings, instance))

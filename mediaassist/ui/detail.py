@@ -1,4 +1,9 @@
-"""The detail pane: one task's prompt, result, output thumbnails, error and log lines."""
+"""The detail pane: one task's prompt, result, output thumbnails, error and log lines.
+
+It is refreshed every stats tick, so it only touches what changed: new log lines are appended,
+and a box whose text did change keeps its scroll position. Whatever the operator is reading or
+selecting stays put.
+"""
 
 from __future__ import annotations
 
@@ -24,18 +29,43 @@ def _text_box(lines: int) -> QPlainTextEdit:
     return box
 
 
+def _plain_label() -> QLabel:
+    """Task ids and error texts are data (an error may be an HTML page): never rich text."""
+    label = QLabel()
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def _set_label(label: QLabel, text: str) -> None:
+    if label.text() != text:
+        label.setText(text)
+
+
+def _set_box(box: QPlainTextEdit, text: str) -> None:
+    if box.toPlainText() == text:
+        return
+    bar = box.verticalScrollBar()
+    position = bar.value()
+    box.setPlainText(text)
+    bar.setValue(position)
+
+
 class DetailPane(QWidget):
     def __init__(self, store: Store) -> None:
         super().__init__()
         self.store = store
         self.task_id: str | None = None
+        self._log_lines = 0  # log entries of task_id already shown
+        self._files: list[str] = []
         form = QFormLayout(self)
-        self.header = QLabel(tr("Select a task to see its details."))
-        self.header.setWordWrap(True)
-        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.header = _plain_label()
+        font = self.header.font()
+        font.setBold(True)
+        self.header.setFont(font)
         self.prompt, self.result = _text_box(4), _text_box(5)
-        self.error = QLabel()
-        self.error.setWordWrap(True)
+        self.error = _plain_label()
         self.error.setStyleSheet("color: #c62828")
         self.thumbs = QListWidget()
         self.thumbs.setViewMode(QListWidget.ViewMode.IconMode)
@@ -48,32 +78,48 @@ class DetailPane(QWidget):
         form.addRow(tr("Outputs"), self.thumbs)
         form.addRow(tr("Error"), self.error)
         form.addRow(tr("Log"), self.log)
+        self.refresh()
 
     def show_task(self, task_id: str | None) -> None:
-        self.task_id = task_id
+        if task_id != self.task_id:
+            self.task_id = task_id
+            self._log_lines = 0
+            self.log.clear()
         self.refresh()
 
     def refresh(self) -> None:
         task = self.store.get(self.task_id) if self.task_id else None
         if task is None:
-            self.header.setText(tr("Select a task to see its details."))
+            _set_label(self.header, tr("Select a task to see its details."))
             for box in (self.prompt, self.result, self.log):
-                box.setPlainText("")
-            self.error.setText("")
-            self.thumbs.clear()
+                _set_box(box, "")
+            _set_label(self.error, "")
+            self._show_files([])
             return
-        self.header.setText(tr("<b>{id}</b> · {state} · {lane} · attempt {attempt} · created {created}").format(
+        _set_label(self.header, tr("{id} · {state} · {lane} · attempt {attempt} · created {created}").format(
             id=task.task_id, state=state_labels().get(task.state, task.state), lane=task.lane,
             attempt=task.attempt, created=iso(task.created_at)))
-        self.prompt.setPlainText(task.prompt)
+        _set_box(self.prompt, redact(task.prompt))
         result = self.store.result(task.task_id)
-        self.result.setPlainText(redact(result.text or "") if result else "")
-        self.error.setText(f"{task.error_kind}: {redact(task.error)}" if task.error else "")
+        _set_box(self.result, redact(result.text or "") if result else "")
+        _set_label(self.error, f"{task.error_kind}: {redact(task.error)}" if task.error else "")
         self._show_files(result.file_list if result else [])
-        lines = [f"{iso(entry.at)}  {redact(entry.line)}" for entry in self.store.logs(task.task_id)]
-        self.log.setPlainText("\n".join(lines))
+        self._show_log(task.task_id)
+
+    def _show_log(self, task_id: str) -> None:
+        entries = self.store.logs(task_id)
+        if len(entries) < self._log_lines:  # the log was cut (a retry, a delete): start over
+            self._log_lines = 0
+            self.log.clear()
+        for entry in entries[self._log_lines:]:
+            # appendPlainText keeps the view where it is unless it was at the bottom already
+            self.log.appendPlainText(f"{iso(entry.at)}  {redact(entry.line)}")
+        self._log_lines = len(entries)
 
     def _show_files(self, files: list[str]) -> None:
+        if files == self._files:
+            return
+        self._files = files
         self.thumbs.clear()
         for name in files:
             path = Path(name)

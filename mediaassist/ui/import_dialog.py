@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import logging
 from pathlib import Path
 
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QTableWidget,
@@ -11,6 +13,8 @@ from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ImportFileError
 from mediaassist.core.importer import FORMATS, ImportReport, read_task_file
 from mediaassist.ui.i18n import tr
+
+log = logging.getLogger("mediaassist.ui")
 
 MAX_BAD_ROWS_SHOWN = 1000
 
@@ -59,6 +63,12 @@ class ImportPreviewDialog(QDialog):
         self.model_box.currentIndexChanged.connect(self.reread)
         self.reread()
 
+    def _show_error(self, text: str) -> None:
+        self.report = None
+        self.summary.setText(f"<span style='color:#c62828'>{html.escape(text)}</span>")
+        self.bad_rows.setRowCount(0)
+        self.import_button.setEnabled(False)
+
     @property
     def default_model(self) -> str | None:
         return self.model_box.currentData()
@@ -67,16 +77,20 @@ class ImportPreviewDialog(QDialog):
         try:
             self.report = read_task_file(self.path, self.config, self.default_model)
         except ImportFileError as exc:
-            self.report = None
-            self.summary.setText(f"<span style='color:#c62828'>{exc}</span>")
-            self.bad_rows.setRowCount(0)
-            self.import_button.setEnabled(False)
+            self._show_error(str(exc))
+            return
+        except OSError as exc:  # unreadable: permissions, a folder, a file gone since the drop
+            self._show_error(tr("Cannot read {path}: {reason}").format(path=self.path, reason=exc.strerror or exc))
+            return
+        except Exception as exc:  # a reader bug must not escape from a drop or a hand-over
+            log.exception("reading %s failed", self.path)
+            self._show_error(tr("Cannot read {path}: {reason}").format(path=self.path, reason=f"{type(exc).__name__}: {exc}"))
             return
         report = self.report
         text = tr("{good} of {total} rows are good and will be enqueued as one batch; {bad} rows have errors.").format(
             good=len(report.tasks), total=report.total_rows, bad=len(report.errors))
         for warning in report.warnings:
-            text += "<br>" + tr("Note: {w}").format(w=warning)
+            text += "<br>" + tr("Note: {w}").format(w=html.escape(warning))
         self.summary.setText(text)
         shown = report.errors[:MAX_BAD_ROWS_SHOWN]
         self.bad_rows.setRowCount(len(shown))

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QFile
                                QTableView, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
 from mediaassist.core.paths import RESOURCES, default_config_path, output_dir
+from mediaassist.core.secrets import redact
 from mediaassist.core.store import STATES, Task
 from mediaassist.providers.registry import SIMULATED_SITE
 from mediaassist.runtime import Runtime
@@ -33,7 +34,7 @@ from mediaassist.ui.import_dialog import ImportPreviewDialog, importable
 from mediaassist.ui.labels import state_labels
 from mediaassist.ui.panels import BatchList, QueuePanel, ServiceTimes, Snapshot, batch_eta
 from mediaassist.ui.settings import SettingsDialog
-from mediaassist.ui.task_model import COL, StateRole, TaskFilter, TaskIdRole, TaskTableModel
+from mediaassist.ui.task_model import COL, TaskFilter, TaskTableModel
 from mediaassist.ui.tray import Tray
 
 log = logging.getLogger("mediaassist.ui")
@@ -72,7 +73,7 @@ class MainWindow(QMainWindow):
         self.import_dialog: ImportPreviewDialog | None = None
         self.settings_dialog: SettingsDialog | None = None
         self._import_queue: list[Path] = []
-        self._background: set[asyncio.Future[Any]] = set()
+        self._background: dict[asyncio.Future[Any], bool] = {}  # job -> finish it before quitting
         self._closing = False
         self._snapshot = Snapshot()
         self._login_states: dict[str, str] = {}
@@ -178,6 +179,7 @@ class MainWindow(QMainWindow):
         table_layout = QVBoxLayout(table_box)
         table_layout.setContentsMargins(0, 0, 0, 0)
         table_layout.addLayout(self._build_filters())
+        self._show_filter(self.model.filter)
         table_layout.addWidget(self.table)
         lower.addWidget(table_box)
         lower.addWidget(self.detail)
@@ -212,6 +214,19 @@ class MainWindow(QMainWindow):
         self.text_filter.textChanged.connect(lambda _text: self._filter_delay.start())
         row.addWidget(self.text_filter, 1)
         return row
+
+    def _show_filter(self, shown: TaskFilter) -> None:
+        """Put the model's filter back into freshly built widgets (a language switch rebuilds them)."""
+        for combo, value in ((self.state_filter, shown.state), (self.lane_filter, shown.lane),
+                             (self.batch_filter, shown.batch)):
+            if value is not None and combo.findData(value) < 0:
+                combo.addItem(value, value)
+            combo.blockSignals(True)
+            combo.setCurrentIndex(0 if value is None else combo.findData(value))
+            combo.blockSignals(False)
+        self.text_filter.blockSignals(True)
+        self.text_filter.setText(shown.text)
+        self.text_filter.blockSignals(False)
 
     def apply_filter(self) -> None:
         self.model.set_filter(TaskFilter(state=self.state_filter.currentData(),
@@ -250,8 +265,7 @@ class MainWindow(QMainWindow):
         self.tray.update(running, totals["pending"], totals["failed"], self._all_paused(paused))
         self._refresh_filter_counts(totals, snap)
         self.accounts.refresh()
-        if self.detail.task_id:
-            self.detail.refresh()
+        self._update_selection_actions()  # the selected tasks' states may have moved meanwhile
 
     def _notify_finished_batches(self, previous: Snapshot, snap: Snapshot) -> None:
         for batch in previous.batch_routes:
@@ -320,24 +334,35 @@ class MainWindow(QMainWindow):
             return
         self.tray.notify(tr("Log in"), tr("Opening the browser for {name}…").format(name=name))
         self._spawn(login_account(name, self.rt.config, self.rt.data_dir, self.store),
-                    lambda exc: self._message(tr("Log in failed"), f"{name}: {exc}"))
+                    lambda exc: self._message(tr("Log in failed"), f"{name}: {exc}"), finish_on_quit=False)
 
     # --- task actions --------------------------------------------------------------------------
+    def _selected_seqs(self) -> list[int]:
+        """Row keys of the selection, from its ranges: ``selectedRows()`` asks ``flags()`` of
+        every selected cell (1M Python calls at 100k rows)."""
+        if not hasattr(self, "table"):
+            return []
+        ranges = self.table.selectionModel().selection()
+        return self.model.seqs_in((r.top(), r.bottom()) for r in ranges)
+
     def selected_tasks(self) -> list[tuple[str, str]]:
-        rows = self.table.selectionModel().selectedRows() if hasattr(self, "table") else []
-        return [(i.data(TaskIdRole), i.data(StateRole)) for i in rows if i.data(TaskIdRole)]
+        return self.model.tasks_of(self._selected_seqs())
+
+    def _offered_actions(self) -> tuple[list[TaskAction], list[int]]:
+        seqs = self._selected_seqs()
+        return actions_for(self.model.states_of(seqs), selected=len(seqs)), seqs
 
     def _update_selection_actions(self) -> None:
-        offered = set(actions_for([state for _, state in self.selected_tasks()]))
+        offered, seqs = self._offered_actions()
         for action, qaction in self.task_actions.items():
             qaction.setEnabled(action in offered)
         if hasattr(self, "detail"):
-            selected = self.selected_tasks()
-            self.detail.show_task(selected[0][0] if len(selected) == 1 else None)
+            single = self.model.tasks_of(seqs) if len(seqs) == 1 else []
+            self.detail.show_task(single[0][0] if single else None)
 
     def context_menu(self) -> QMenu:
         menu = QMenu(self)
-        for action in actions_for([state for _, state in self.selected_tasks()]):
+        for action in self._offered_actions()[0]:
             menu.addAction(self.task_actions[action])
         return menu
 
@@ -382,8 +407,6 @@ class MainWindow(QMainWindow):
         self._update_selection_actions()
 
     def _copy_text(self, action: TaskAction, ids: list[str]) -> str:
-        from mediaassist.core.secrets import redact
-
         parts = []
         for task_id in ids:
             task = self.store.get(task_id)
@@ -392,7 +415,7 @@ class MainWindow(QMainWindow):
             if action is TaskAction.COPY_ID:
                 parts.append(task_id)
             elif action is TaskAction.COPY_PROMPT:
-                parts.append(task.prompt)
+                parts.append(redact(task.prompt))
             elif action is TaskAction.COPY_ERROR:
                 parts.append(redact(f"{task.error_kind}: {task.error}"))
             elif action is TaskAction.COPY_RESULT:
@@ -485,8 +508,11 @@ class MainWindow(QMainWindow):
         dialog = QFileDialog(self, tr("Export tasks"))
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setNameFilters([tr("Excel workbook (*.xlsx)"), tr("CSV (*.csv)")])
-        dialog.fileSelected.connect(lambda name: self._spawn(self.export_to(Path(name)), self._export_failed))
+        dialog.fileSelected.connect(self.start_export)
         dialog.open()
+
+    def start_export(self, name: str) -> None:
+        self._spawn(self.export_to(Path(name)), self._export_failed, finish_on_quit=True)
 
     async def export_to(self, path: Path) -> int:
         if path.suffix.lower() not in (".csv", ".xlsx"):
@@ -511,15 +537,18 @@ class MainWindow(QMainWindow):
             self._built_language = self.translations.language
             self._save_view_state()
             self._build()
+            self.tray.retranslate()
         self.refresh_stats()
 
     # --- helpers -------------------------------------------------------------------------------
-    def _spawn(self, coro: Any, on_error: Callable[[BaseException], None]) -> None:
+    def _spawn(self, coro: Any, on_error: Callable[[BaseException], None], finish_on_quit: bool) -> None:
+        """Run a job next to the window; on quit it is awaited (an export) or cancelled (a login
+        browser, which closes with it) -- see ``finish_background``."""
         future = asyncio.ensure_future(coro)
-        self._background.add(future)
+        self._background[future] = finish_on_quit
 
         def done(fut: asyncio.Future[Any]) -> None:
-            self._background.discard(fut)
+            self._background.pop(fut, None)
             if not fut.cancelled() and fut.exception() is not None:
                 log.error("background action failed: %s", fut.exception())
                 on_error(fut.exception())  # type: ignore[arg-type]
@@ -578,6 +607,17 @@ class MainWindow(QMainWindow):
             return
         event.ignore()
         self.request_quit()
+
+    async def finish_background(self) -> None:
+        """Quitting: exports run to their end (with a notice), other jobs are cancelled."""
+        jobs = dict(self._background)
+        for job, finish in jobs.items():
+            if not finish:
+                job.cancel()
+        if any(jobs.values()):
+            self.tray.notify(tr("Quitting"), tr("Finishing the export before quitting…"))
+        if jobs:
+            await asyncio.wait(jobs)
 
     def shutdown(self) -> None:
         """Stop the timers and save the view; the caller then stops the scheduler."""

@@ -2,7 +2,10 @@
 
 The second process connects to the first one's ``QLocalServer`` and writes one JSON line. If no
 server answers, a socket file left by a crash is removed before listening, so it never blocks
-start-up. The blocking waits here run before the event loop starts, never inside a coroutine.
+start-up -- but only when nobody answers on it: removing a live instance's socket would give two
+windows on one data dir. Hand-over and listen run under a ``QLockFile`` per user and data dir, so
+two launches at the same moment (two files double-clicked) cannot both decide to be the first.
+The blocking waits here run before the event loop starts, never inside a coroutine.
 """
 
 from __future__ import annotations
@@ -10,12 +13,16 @@ from __future__ import annotations
 import getpass
 import hashlib
 import json
+import logging
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QDir, QLockFile, QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
+log = logging.getLogger("mediaassist.ui")
+
 CONNECT_MS = 500
+LOCK_MS = 5000  # longest wait for a concurrent launch to finish its own start-up
 
 
 def server_name(data_dir: Path) -> str:
@@ -33,6 +40,21 @@ class SingleInstance(QObject):
         self.name = name
         self.server: QLocalServer | None = None
         self._clients: dict[QLocalSocket, bytearray] = {}
+
+    def claim(self, files: list[Path]) -> bool:
+        """Start-up: True if a running instance took ``files`` (this process should exit);
+        otherwise this process listens (if it can) and is the instance from now on."""
+        lock = QLockFile(str(Path(QDir.tempPath()) / f"{self.name}.lock"))
+        locked = lock.tryLock(LOCK_MS)  # a crashed holder's lock is stale and taken over
+        try:
+            if self.hand_over(files):
+                return True
+            if not self.listen():
+                log.warning("single-instance guard unavailable (%s); continuing", self.name)
+            return False
+        finally:
+            if locked:
+                lock.unlock()
 
     def hand_over(self, files: list[Path]) -> bool:
         """True if a running instance took the files (this process should exit)."""
@@ -59,12 +81,23 @@ class SingleInstance(QObject):
         server = QLocalServer(self)
         server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         if not server.listen(self.name):
+            if self._answers():
+                return False  # a live instance: its socket is not ours to remove
             QLocalServer.removeServer(self.name)  # a stale socket from a crashed run
             if not server.listen(self.name):
                 return False
         server.newConnection.connect(self._accept)
         self.server = server
         return True
+
+    def _answers(self) -> bool:
+        socket = QLocalSocket(self)
+        try:
+            socket.connectToServer(self.name)
+            return socket.waitForConnected(CONNECT_MS)
+        finally:
+            socket.abort()
+            socket.deleteLater()
 
     def close(self) -> None:
         for socket in list(self._clients):

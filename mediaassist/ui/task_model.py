@@ -11,13 +11,14 @@ the set of matching rows changes, the model inserts/removes/reorders rows in pla
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QColor
 
+from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.labels import error_kind_labels, format_seconds, state_labels
@@ -29,6 +30,9 @@ CACHE_LIMIT = 5000  # cached rows before the cache is dropped (the view only nee
 FLUSH_MS = 200  # coalescing period for dataChanged
 MEMBERSHIP_S = 1.0  # at most this often: re-run the id query when states move rows in/out
 SWEEP_S = 2.0  # catch changes no event told us about (heartbeats, other processes)
+SEQ_CHUNK = 5000  # row keys per ``seq IN (...)`` statement (SQLite allows 32766 variables)
+ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+NO_FLAGS = Qt.ItemFlag.NoItemFlags
 
 LANE_SQL = "CASE WHEN model_kind = 'web' AND account IS NOT NULL THEN 'web:' || account ELSE route END"
 _ROW_SQL = ("SELECT seq, task_id, batch_id, model, " + LANE_SQL + ", state, attempt, error_kind, "
@@ -152,7 +156,7 @@ class TaskTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(row, COLUMNS[index.column()].key)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return row[R_ERROR] if COLUMNS[index.column()].key == "error_kind" else None
+            return redact(row[R_ERROR] or "") if COLUMNS[index.column()].key == "error_kind" else None
         if role == Qt.ItemDataRole.ForegroundRole and COLUMNS[index.column()].key == "state":
             return STATE_COLORS.get(row[R_STATE])
         if role == TaskIdRole:
@@ -164,9 +168,8 @@ class TaskTableModel(QAbstractTableModel):
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        # Qt may ask per cell (1M calls when 100k rows are selected): precomputed constants only.
+        return ROW_FLAGS if index.isValid() else NO_FLAGS
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self._sort_col = column if 0 <= column < len(COLUMNS) else -1
@@ -215,6 +218,34 @@ class TaskTableModel(QAbstractTableModel):
     def row_of_task(self, task_id: str) -> int | None:
         found = self.store.db.execute_sql("SELECT seq FROM task WHERE task_id = ?", (task_id,)).fetchone()
         return self._rows().get(found[0]) if found else None
+
+    def seqs_in(self, row_ranges: Iterable[tuple[int, int]]) -> list[int]:
+        """The row keys of inclusive (first, last) row ranges, in table order, each once."""
+        seqs: list[int] = []
+        end = -1
+        for first, last in sorted(row_ranges):
+            first = max(first, end + 1)
+            if last >= first:
+                seqs.extend(self._ids[first:last + 1])
+                end = last
+        return seqs
+
+    def states_of(self, seqs: Sequence[int]) -> set[str]:
+        """The distinct states of these rows, from the database (the cache may be stale)."""
+        if seqs and len(seqs) == len(self._ids):  # everything in view: one indexed query
+            where, args = self.filter.where()
+            return {r[0] for r in self.store.db.execute_sql(f"SELECT DISTINCT state FROM task{where}", args)}
+        return {r[0] for r in self._in_chunks("SELECT DISTINCT state FROM task", seqs)}
+
+    def tasks_of(self, seqs: Sequence[int]) -> list[tuple[str, str]]:
+        """(task id, state) of these rows in the given order; deleted rows are left out."""
+        found = {r[0]: (r[1], r[2]) for r in self._in_chunks("SELECT seq, task_id, state FROM task", seqs)}
+        return [found[seq] for seq in seqs if seq in found]
+
+    def _in_chunks(self, select: str, seqs: Sequence[int]) -> Iterator[tuple[Any, ...]]:
+        for start in range(0, len(seqs), SEQ_CHUNK):
+            chunk = seqs[start:start + SEQ_CHUNK]
+            yield from self.store.db.execute_sql(f"{select} WHERE seq IN ({','.join('?' * len(chunk))})", chunk)
 
     def matching_task_ids(self) -> list[str]:
         """Every task id under the current filter, in table order (bulk actions, export)."""
@@ -367,7 +398,7 @@ class TaskTableModel(QAbstractTableModel):
             return format_seconds(time.time() - row[R_BEAT]) if row[R_STATE] == "running" and row[R_BEAT] else ""
         if key == "duration":
             return format_seconds((row[R_END] or time.time()) - row[R_START]) if row[R_START] else ""
-        return (row[R_PROMPT] or "").replace("\n", " ")[:120]
+        return redact(row[R_PROMPT] or "").replace("\n", " ")[:120]
 
 
 def _ranges(sorted_rows: Sequence[int]) -> list[tuple[int, int]]:

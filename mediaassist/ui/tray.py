@@ -30,16 +30,24 @@ class Tray:
         self.window = window
         self.notices: list[Notice] = []
         self.icon: QSystemTrayIcon | None = None
+        self._all_paused = False
+        # The menu exists with or without a tray, so a language switch retranslates one thing.
+        self.menu = QMenu(window)
+        self._show = QAction(self.menu, triggered=self._raise_window)
+        self.pause_all = QAction(self.menu, triggered=on_pause_all)
+        self._quit = QAction(self.menu, triggered=on_quit)
+        self.menu.addActions([self._show, self.pause_all, self._quit])
+        self.retranslate()
         if use_tray and QSystemTrayIcon.isSystemTrayAvailable():
             self.icon = QSystemTrayIcon(icon, window)
-            menu = QMenu(window)
-            self._show = QAction(tr("Show"), menu, triggered=self._raise_window)
-            self.pause_all = QAction(tr("Pause all"), menu, triggered=on_pause_all)
-            self._quit = QAction(tr("Quit"), menu, triggered=on_quit)
-            menu.addActions([self._show, self.pause_all, self._quit])
-            self.icon.setContextMenu(menu)
+            self.icon.setContextMenu(self.menu)
             self.icon.activated.connect(lambda _reason: self._raise_window())
             self.icon.show()
+
+    def retranslate(self) -> None:
+        self._show.setText(tr("Show"))
+        self.pause_all.setText(tr("Resume all") if self._all_paused else tr("Pause all"))
+        self._quit.setText(tr("Quit"))
 
     @property
     def available(self) -> bool:
@@ -51,9 +59,10 @@ class Tray:
         if all_paused:
             text += " · " + tr("Paused")
         self.window.setWindowTitle(text)
+        self._all_paused = all_paused
+        self.pause_all.setText(tr("Resume all") if all_paused else tr("Pause all"))
         if self.icon is not None:
             self.icon.setToolTip(text)
-            self.pause_all.setText(tr("Resume all") if all_paused else tr("Pause all"))
 
     def notify(self, title: str, text: str) -> None:
         self.notices.append(Notice(title, text))

@@ -40,10 +40,6 @@
       <translation>登录</translation>
     </message>
     <message>
-      <source>Select a task to see its details.</source>
-      <translation>选择一个任务查看详情。</translation>
-    </message>
-    <message>
       <source>Prompt</source>
       <translation>提示词</translation>
     </message>
@@ -64,8 +60,12 @@
       <translation>日志</translation>
     </message>
     <message>
-      <source>&lt;b&gt;{id}&lt;/b&gt; · {state} · {lane} · attempt {attempt} · created {created}</source>
-      <translation>&lt;b&gt;{id}&lt;/b&gt; · {state} · {lane} · 第 {attempt} 次尝试 · 创建于 {created}</translation>
+      <source>Select a task to see its details.</source>
+      <translation>选择一个任务查看详情。</translation>
+    </message>
+    <message>
+      <source>{id} · {state} · {lane} · attempt {attempt} · created {created}</source>
+      <translation>{id} · {state} · {lane} · 第 {attempt} 次尝试 · 创建于 {created}</translation>
     </message>
     <message>
       <source>(from the file)</source>
@@ -110,6 +110,10 @@
     <message>
       <source>Note: {w}</source>
       <translation>注意：{w}</translation>
+    </message>
+    <message>
+      <source>Cannot read {path}: {reason}</source>
+      <translation>无法读取 {path}：{reason}</translation>
     </message>
     <message>
       <source>pending</source>
@@ -336,6 +340,14 @@
       <translation>CSV (*.csv)</translation>
     </message>
     <message>
+      <source>Quitting</source>
+      <translation>正在退出</translation>
+    </message>
+    <message>
+      <source>Finishing the export before quitting…</source>
+      <translation>正在完成导出，完成后退出…</translation>
+    </message>
+    <message>
       <source>Batch finished</source>
       <translation>批次完成</translation>
     </message>
@@ -536,12 +548,16 @@
       <translation>显示</translation>
     </message>
     <message>
-      <source>Pause all</source>
-      <translation>全部暂停</translation>
-    </message>
-    <message>
       <source>Quit</source>
       <translation>退出</translation>
+    </message>
+    <message>
+      <source>Resume all</source>
+      <translation>全部继续</translation>
+    </message>
+    <message>
+      <source>Pause all</source>
+      <translation>全部暂停</translation>
     </message>
     <message>
       <source>mediaassist: {running} running, {pending} pending, {failed} failed</source>
@@ -550,10 +566,6 @@
     <message>
       <source>Paused</source>
       <translation>已暂停</translation>
-    </message>
-    <message>
-      <source>Resume all</source>
-      <translation>全部继续</translation>
     </message>
   </context>
 </TS>

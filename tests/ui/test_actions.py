@@ -29,3 +29,8 @@ def test_python_side_emits_do_not_crash_this_pyside6(qtbot, store: Store) -> Non
     for _ in range(2000):
         model.layoutChanged.emit()
     assert isinstance(model, QAbstractTableModel)
+
+
+def test_distinct_states_of_a_large_selection_offer_no_single_task_verbs() -> None:
+    assert actions_for({"failed"}, selected=100_000) == [A.RETRY, A.COPY_PROMPT, A.COPY_ID, A.DELETE]
+    assert actions_for({"failed"}, selected=1)[0] == A.RETRY and A.COPY_ERROR in actions_for({"failed"}, 1)
