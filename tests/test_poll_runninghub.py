@@ -318,7 +318,6 @@ async def test_cancel_refused_remotely_says_the_remote_task_may_still_run(server
 
 
 @pytest.mark.asyncio
-@pytest.mark.xfail(strict=True, reason="scheduler _end_stopped must write ctx.cancel_note (lead)")
 async def test_cancel_refused_remotely_shows_in_the_task_error(server, store, data_dir) -> None:
     task_id = await cancel_refused_remotely(server, store, data_dir)
     assert "local cancel only; remote cancel failed (code 1005" in store.get(task_id).error

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ log = logging.getLogger("mediaassist.scheduler")
 HEARTBEAT_S = 15.0
 STALL_S = 90.0
 DEFAULT_SWEEP_S = 5.0
+CHECK_EVERY_S = 0.25  # real seconds between reap/cancel checks (less at high --speed)
 # A web account is one logged-in browser session: the site errors (or silently mixes up the
 # conversation) if a second generation starts before the first has ended. So a web lane runs
 # exactly one task, always. This is a property of the resource, not a tunable -- never a setting.
@@ -184,11 +186,16 @@ class Scheduler:
 
     # --- the loop --------------------------------------------------------------------------
     async def _run_loop(self) -> None:
+        next_check = 0.0
         while not self._stopping:
             self._wake.clear()
             try:
-                self.reap_stalled()
-                self.honour_cancels()
+                # Reaping and cancel flags need seconds, not every pass: a busy lane wakes the
+                # loop once per finished task, and these two queries would double its cost.
+                if time.monotonic() >= next_check:
+                    next_check = time.monotonic() + min(CHECK_EVERY_S, self.clock.real(1.0))
+                    self.reap_stalled()
+                    self.honour_cancels()
                 self.assign()
             except Exception:
                 log.exception("scheduler pass failed; retrying at the next sweep")
@@ -199,8 +206,9 @@ class Scheduler:
                 pass
 
     def _idle_timeout(self) -> float:
-        sweep = min((lane.sweep_s for lane in self.lanes.values()), default=DEFAULT_SWEEP_S)
-        timeout = self.clock.real(min(sweep, 1.0 if self._any_active() else sweep))
+        if self._any_active():  # a second (nominal) keeps reaping, cancels and retries timely
+            return min(CHECK_EVERY_S, self.clock.real(1.0))
+        timeout = self.clock.real(min((lane.sweep_s for lane in self.lanes.values()), default=DEFAULT_SWEEP_S))
         due = self.store.next_due()
         if due is not None:
             timeout = min(timeout, max(0.0, due - self.store.now()) + 0.001)
@@ -313,7 +321,8 @@ class Scheduler:
 
     def _end_stopped(self, attempt: Attempt) -> None:
         task, reason = attempt.task, attempt.ctx.stop_reason
-        if reason == STOP_CANCEL and self.store.finish_canceled(task):
+        note = attempt.ctx.cancel_note or "canceled by operator"  # e.g. "remote cancel failed"
+        if reason == STOP_CANCEL and self.store.finish_canceled(task, note):
             attempt.ctx.log("canceled")
             self._emit("canceled", task)
         elif reason == STOP_SHUTDOWN and self.store.release(task):
