@@ -359,6 +359,10 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             line += f"  polling {lane['currentPollingTasks']}, waiting {lane['waitingQueueSize']}"
         if lane.get("paused"):
             line += f"  PAUSED: {lane['paused']}"
+        if lane.get("enabled") is False:
+            line += "  DISABLED"
+        if lane.get("login_state") == "needs_login":
+            line += f"  NEEDS LOGIN (mediaassist accounts login {lane['lane'].split(':', 1)[1]})"
         print(line)
     if not lanes:
         print("no lanes: add [[providers]] and [[accounts]] to the config, or try --demo")
