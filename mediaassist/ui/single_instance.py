@@ -78,11 +78,13 @@ class SingleInstance(QObject):
         return True
 
     def listen(self) -> bool:
+        # With socket options Qt binds elsewhere and renames over the path, so listen() would
+        # silently take a live instance's name: ask first whether anybody answers there.
+        if self._answers():
+            return False
         server = QLocalServer(self)
         server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         if not server.listen(self.name):
-            if self._answers():
-                return False  # a live instance: its socket is not ours to remove
             QLocalServer.removeServer(self.name)  # a stale socket from a crashed run
             if not server.listen(self.name):
                 return False

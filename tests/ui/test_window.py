@@ -340,3 +340,156 @@ async def test_model_filter_by_lane_and_batch(app: App) -> None:
     assert app.window.model.rowCount() == 1
     app.window.model.set_filter(TaskFilter(batch="b1"))
     assert app.window.model.rowCount() == 3
+
+
+# --- review fixes ------------------------------------------------------------------------------
+async def switch_language(window: MainWindow, language: str) -> None:
+    window.open_settings()
+    dialog = window.settings_dialog
+    dialog.language.setCurrentIndex(dialog.language.findData(language))
+    dialog.try_apply()
+
+
+@pytest.mark.asyncio
+async def test_language_switch_keeps_the_filter_and_its_widgets_in_step(app: App) -> None:
+    window = app.window
+    window.toggle_pause_all()
+    app.enqueue(writer_tasks(5))
+    app.enqueue([NewTask(model="writer", model_kind="api", route="api:sim-api", task_id="c1")], batch="b2")
+    window.store.cancel(["t001", "t002", "c1"])
+    window.refresh_stats()  # the batch combo learns b1/b2
+    window.state_filter.setCurrentIndex(window.state_filter.findData("canceled"))
+    window.batch_filter.setCurrentIndex(window.batch_filter.findData("b1"))
+    window.text_filter.setText("prompt")
+    window.apply_filter()
+    assert window.model.rowCount() == 2
+    try:
+        await switch_language(window, "zh_CN")
+        assert window.state_filter.currentData() == "canceled"
+        assert window.batch_filter.currentData() == "b1"
+        assert window.text_filter.text() == "prompt"
+        window.apply_filter()  # what any later widget change does: the same filter, same rows
+        assert window.model.rowCount() == 2
+        assert [a.text() for a in window.tray.menu.actions()] == ["显示", "全部继续", "退出"]  # all paused
+    finally:
+        window.translations.apply("en")
+
+
+@pytest.mark.asyncio
+async def test_actions_follow_a_selected_task_changed_elsewhere(app: App) -> None:
+    window = app.window
+    window.toggle_pause_all()
+    app.enqueue(writer_tasks(2))
+    window.table.selectRow(0)
+    assert window.task_actions[TaskAction.CANCEL].isEnabled()
+    assert not window.task_actions[TaskAction.RETRY].isEnabled()
+    window.store.cancel(["t000"])  # the CLI, or the task failing on its own
+    window.refresh_stats()
+    assert window.task_actions[TaskAction.RETRY].isEnabled()
+    assert not window.task_actions[TaskAction.CANCEL].isEnabled()
+    assert "Retry" in [a.text() for a in window.context_menu().actions()]
+
+
+@pytest.mark.asyncio
+async def test_selection_is_read_from_ranges_and_multi_selection_shows_no_detail(app: App) -> None:
+    window = app.window
+    window.toggle_pause_all()
+    app.enqueue(writer_tasks(6))
+    window.store.cancel(["t004"])
+    window.table.selectAll()
+    model, selection = window.model, window.table.selectionModel()
+    selection.select(model.index(2, 0), selection.SelectionFlag.Deselect | selection.SelectionFlag.Rows)
+    assert [task_id for task_id, _ in window.selected_tasks()] == ["t000", "t001", "t003", "t004", "t005"]
+    assert dict(window.selected_tasks())["t004"] == "canceled"
+    assert window.task_actions[TaskAction.RETRY].isEnabled() and window.task_actions[TaskAction.CANCEL].isEnabled()
+    assert not window.task_actions[TaskAction.COPY_ERROR].isEnabled()
+    assert window.detail.task_id is None
+
+
+@pytest.mark.asyncio
+async def test_detail_pane_keeps_scroll_and_selection_across_refreshes(app: App) -> None:
+    from PySide6.QtGui import QTextCursor
+
+    window = app.window
+    window.toggle_pause_all()
+    app.enqueue(writer_tasks(1))
+    for i in range(300):
+        window.store.log("t000", f"log line {i}")
+    window.table.selectRow(0)
+    await asyncio.sleep(0.05)  # layout: the log box gets its scroll range
+    bar = window.detail.log.verticalScrollBar()
+    assert bar.maximum() > 100
+    bar.setValue(bar.maximum() // 2)
+    middle = bar.value()
+    cursor = window.detail.prompt.textCursor()
+    cursor.select(QTextCursor.SelectionType.Document)
+    window.detail.prompt.setTextCursor(cursor)
+    window.store.log("t000", "a new line")
+    window.refresh_stats()
+    assert bar.value() == middle
+    assert window.detail.prompt.textCursor().selectedText() == "prompt 0"
+    assert window.detail.log.toPlainText().endswith("a new line")
+    assert window.detail.log.toPlainText().count("log line 1\n") == 1  # appended, not rewritten twice
+
+
+@pytest.mark.asyncio
+async def test_registered_key_in_a_prompt_is_masked_in_table_detail_and_copy(app: App) -> None:
+    secret = "sk-test-TABLE-987654"
+    register_secret(secret)
+    window = app.window
+    window.toggle_pause_all()
+    app.enqueue([NewTask(model="writer", model_kind="api", route="api:sim-api", task_id="k1",
+                         prompt=f"uses key {secret}")])
+    window.table.selectRow(0)
+    shown = [window.model.index(0, c).data() for c in range(window.model.columnCount())]
+    assert not any(secret in str(s) for s in shown) and "uses key ***" in shown
+    assert secret not in window.detail.prompt.toPlainText()
+    window.run_action(TaskAction.COPY_PROMPT, window.selected_tasks())
+    assert QApplication.clipboard().text() == "uses key ***"
+
+
+@pytest.mark.asyncio
+async def test_detail_shows_markup_in_ids_and_errors_as_text(app: App) -> None:
+    from mediaassist.core.store import Task
+
+    window = app.window
+    window.toggle_pause_all()
+    app.enqueue([NewTask(model="writer", model_kind="api", route="api:sim-api", task_id="a<b>c")])
+    page = "<html><h1>502 Bad Gateway</h1></html>"
+    Task.update(state="failed", error_kind="server", error=page).where(Task.task_id == "a<b>c").execute()
+    window.table.selectRow(0)
+    assert window.detail.header.textFormat() == Qt.TextFormat.PlainText
+    assert window.detail.error.textFormat() == Qt.TextFormat.PlainText
+    assert window.detail.header.text().startswith("a<b>c · ")
+    assert page in window.detail.error.text()
+
+
+@pytest.mark.asyncio
+async def test_a_reader_crash_shows_as_an_error_in_the_preview(app: App, tmp_path: Path) -> None:
+    nested = tmp_path / "nested.json"
+    nested.write_text("[" * 200_000 + "]" * 200_000)  # json.loads raises RecursionError
+    assert drop(app.window, nested)
+    dialog = app.window.import_dialog
+    assert dialog is not None and dialog.report is None
+    assert "Cannot read" in dialog.summary.text() and "RecursionError" in dialog.summary.text()
+    assert not dialog.import_button.isEnabled()
+    dialog.reject()
+
+
+@pytest.mark.asyncio
+async def test_quit_finishes_a_running_export_and_cancels_a_login(tmp_path: Path, ui_settings: QSettings) -> None:
+    app = await start_app(tmp_path, ui_settings)
+    window = app.window
+    window.toggle_pause_all()
+    app.enqueue(writer_tasks(300))
+    login = asyncio.Event()  # stands in for a login browser: it only ends when cancelled
+    window._spawn(login.wait(), lambda exc: None, finish_on_quit=False)
+    job = next(iter(window._background))
+    out = tmp_path / "during-quit.xlsx"
+    window.start_export(str(out))
+    window.request_quit()  # nothing is running: quits at once
+    await asyncio.wait_for(app.runner, 20)
+    rows = list(load_workbook(out).active.iter_rows(values_only=True))
+    assert len(rows) == 301
+    assert job.cancelled()
+    assert any("Finishing the export" in n.text for n in window.tray.notices)
