@@ -9,11 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from mediaassist.core.clock import Clock
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Store
+from mediaassist.demo_servers.chat_site import DEMO_SITE
+from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web import check_site, login_account
-from tests.web_helpers import (PLAIN_MODEL, demo_site, log_in, needs_chromium, run_tasks, task_log,
-                               wait_until, web_config, web_task)
+from mediaassist.providers.web.driver import SiteDriver
+from mediaassist.providers.web.provider import WebProvider
+from tests.web_helpers import (PLAIN_MODEL, demo_site, log_in, needs_chromium, run_tasks, slow_first_time,
+                               task_log, wait_until, web_config, web_task)
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -144,3 +149,73 @@ async def test_sites_check_reports_matching_selectors_and_login_records_the_stat
     assert not relogin
     assert store.account("acct-a").login_state == "needs_login"
     assert "no login was seen" in store.account("acct-a").last_error
+
+
+@pytest.mark.asyncio
+async def test_a_timed_out_answer_is_stopped_before_the_account_takes_its_next_task(
+        store: Store, data_dir: Path) -> None:
+    config = web_config()
+    # 40 nominal s = 4 real s at speed 10: the 60 s answer times out, the 0.3 s ones do not
+    with demo_site(data_dir, duration_fn=slow_first_time(), answer_timeout_s=40) as site:
+        await log_in(config, data_dir, site)
+        tasks = await run_tasks(store, config, data_dir, [web_task("[slow] times out once"), web_task("next")])
+        server = site.snapshot()
+
+    assert server["violations"] == []  # nothing was sent while the timed-out answer was running
+    first = server["generations"][0]
+    assert first["prompt"] == "[slow] times out once" and first["stopped_at"] is not None
+    assert [t.state for t in tasks] == ["success"] * 2 and tasks[0].attempt == 2
+    log = task_log(store, tasks[0].task_id)
+    assert log.index("clicked stop on the page; the answer ended") < log.index("attempt 1 failed (timeout)")
+
+
+@pytest.mark.asyncio
+async def test_shutdown_stops_the_answer_so_the_resumed_task_finds_the_session_free(
+        store: Store, data_dir: Path) -> None:
+    config = web_config()
+    clock = Clock(speed=10)
+    with demo_site(data_dir, duration_fn=slow_first_time()) as site:
+        await log_in(config, data_dir, site)
+        sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
+        await sched.start()
+        store.enqueue("b1", [web_task("[slow] interrupted by a quit")])
+        sched.wake()
+        await wait_until(lambda: any(g["active"] for g in site.snapshot()["generations"]))
+        await sched.stop()
+        interrupted = site.snapshot()["generations"][0]
+        tasks = await run_tasks(store, config, data_dir, [], clock=clock)  # the next start resumes it
+        server = site.snapshot()
+
+    assert interrupted["stopped_at"] is not None and not interrupted["active"]
+    assert server["violations"] == []
+    assert [t.state for t in tasks] == ["success"] and len(server["generations"]) == 2
+    log = task_log(store, tasks[0].task_id)
+    assert log.index("clicked stop on the page") < log.index("app stopped; task goes back to the queue")
+
+
+@pytest.mark.asyncio
+async def test_an_answer_still_running_on_the_warm_page_is_stopped_before_composing(
+        store: Store, data_dir: Path) -> None:
+    config = web_config()
+    clock = Clock(speed=10)
+    with demo_site(data_dir, duration_fn=slow_first_time()) as site:
+        await log_in(config, data_dir, site)
+        providers = build_providers(config, clock, data_dir)
+        web = providers[f"web:{DEMO_SITE}"]
+        assert isinstance(web, WebProvider)
+        runtime = web.runtime("acct-a")
+        # an answer left running in the account's browser (a stop that did not take in time)
+        await runtime.open(await web.playwright.get(), lambda line: None)
+        leftover = SiteDriver(web.site, await runtime.page(), clock, lambda line: None)
+        await leftover.open_chat()
+        await leftover.enter_prompt("[slow] left running")
+        await leftover.send()
+        await leftover.page.locator("#stop").wait_for(state="visible")
+        tasks = await run_tasks(store, config, data_dir, [web_task("next")], clock=clock, providers=providers)
+        server = site.snapshot()
+
+    assert server["violations"] == []
+    assert server["generations"][0]["stopped_at"] is not None
+    assert (tasks[0].state, tasks[0].attempt) == ("success", 1)
+    assert "an earlier answer was still being generated on this account; clicked stop (stopped)" \
+        in task_log(store, tasks[0].task_id)

@@ -4,6 +4,7 @@ and a helper that runs tasks through the real scheduler."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +16,7 @@ from mediaassist.core.config import AccountConfig, AppConfig, AppSettings, Model
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import NewTask, Store, Task
 from mediaassist.demo_servers.chat_site import DEMO_SITE, ChatSite, SiteState, write_site_profile
+from mediaassist.providers.base import Provider
 from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web import chromium_available, login_account
 
@@ -24,11 +26,28 @@ needs_chromium = pytest.mark.skipif(not chromium_available(None), reason="no Chr
 
 
 @contextmanager
-def demo_site(data_dir: Path, **state: object) -> Iterator[ChatSite]:
-    site = ChatSite(SiteState(**{"duration_s": (1.0, 1.5), "answer_words": 20, **state}))  # type: ignore[arg-type]
+def demo_site(data_dir: Path, duration_fn: Callable[[str], float] | None = None,
+              answer_timeout_s: float | None = None, **state: object) -> Iterator[ChatSite]:
+    """The demo chat site; ``answer_timeout_s`` overrides the profile's nominal answer time-out."""
+    site = ChatSite(SiteState(**{"duration_s": (1.0, 1.5), "answer_words": 20, **state}),  # type: ignore[arg-type]
+                    duration_fn)
     with site:
-        write_site_profile(site.base_url, data_dir / "sites")
+        profile = write_site_profile(site.base_url, data_dir / "sites")
+        if answer_timeout_s is not None:
+            text = re.sub(r"(?m)^timeout_s = \d+", f"timeout_s = {answer_timeout_s}", profile.read_text())
+            profile.write_text(text)
         yield site
+
+
+def slow_first_time(slow_s: float = 60.0, fast_s: float = 0.3, marker: str = "[slow]") -> Callable[[str], float]:
+    """Answer durations: ``slow_s`` the first time a prompt carrying ``marker`` is sent, else ``fast_s``."""
+    seen: set[str] = set()
+
+    def duration(prompt: str) -> float:
+        slow = marker in prompt and prompt not in seen
+        seen.add(prompt)
+        return slow_s if slow else fast_s
+    return duration
 
 
 def web_config(accounts: tuple[str, ...] = ("acct-a",), recycle_after: int = 50) -> AppConfig:
@@ -55,10 +74,12 @@ def web_task(prompt: str, model: str = MODEL, **extra: object) -> NewTask:
 
 async def run_tasks(store: Store, config: AppConfig, data_dir: Path, tasks: list[NewTask],
                     during: Callable[[Scheduler, list[str]], Awaitable[None]] | None = None,
-                    clock: Clock | None = None, batch: str = "b1") -> list[Task]:
+                    clock: Clock | None = None, batch: str = "b1",
+                    providers: dict[str, Provider] | None = None) -> list[Task]:
     """Enqueue one batch, run the real scheduler until nothing more can run, stop it."""
     clock = clock or Clock(speed=10)
-    sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
+    providers = providers if providers is not None else build_providers(config, clock, data_dir)
+    sched = Scheduler(store, config, providers, data_dir, clock)
     await sched.start()
     try:
         ids, _ = store.enqueue(batch, tasks)

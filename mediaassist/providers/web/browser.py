@@ -12,9 +12,10 @@ import asyncio
 import logging
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import psutil
 from playwright.async_api import BrowserContext, Page, Playwright, async_playwright
@@ -27,6 +28,7 @@ from mediaassist.providers.web.oslock import ProfileBusy, ProfileLock
 
 log = logging.getLogger("mediaassist.web")
 Log = Callable[[str], None]
+T = TypeVar("T")
 
 # Keep Chromium quiet on a closed network: no update, sync, component or field-trial traffic.
 QUIET_ARGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -34,6 +36,24 @@ QUIET_ARGS = ["--disable-background-networking", "--disable-component-update", "
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome",
                        "google-chrome-stable", "chrome")
 PLAYWRIGHT_STOP_S = 5.0
+REAP_ROUNDS = 3
+
+
+async def run_to_completion(work: Awaitable[T]) -> T:
+    """Await ``work`` to its end even if the caller is cancelled meanwhile, then re-raise the
+    cancel: half a launch or half a close leaves a browser running that nobody will stop."""
+    task = asyncio.ensure_future(work)
+    interrupted = False
+    while not task.done():
+        try:
+            await asyncio.wait([task])
+        except asyncio.CancelledError:
+            interrupted = True
+    if interrupted:
+        if not task.cancelled():
+            task.exception()  # retrieved: the caller's cancel is what propagates
+        raise asyncio.CancelledError
+    return task.result()
 
 
 def find_chromium(configured: str | None) -> str:
@@ -140,15 +160,16 @@ class BrowserRuntime:
             raise profile_in_use(self.account, str(busy)) from None
         try:
             await self.self_check(log_line)
-            self.context = await self._launch(playwright, executable, headless)
+            # A cancel cannot stop Playwright's launch half-way: let it finish, then close it.
+            context = await run_to_completion(self._launch(playwright, executable, headless))
             log_line(f"browser launched (pid {self.browser.pid if self.browser else 'unknown'})")
         except BaseException:
-            self.os_lock.release()
+            await self.close(log_line)  # whatever the launch produced; releases the OS lock
             raise
-        return self.context
+        return context
 
     async def _launch(self, playwright: Playwright, executable: str, headless: bool | None) -> BrowserContext:
-        context = await playwright.chromium.launch_persistent_context(
+        context = self.context = await playwright.chromium.launch_persistent_context(
             user_data_dir=str(self.profile), executable_path=executable,
             headless=self.settings.headless if headless is None else headless,
             args=QUIET_ARGS, chromium_sandbox=not running_as_root(), viewport={"width": 1280, "height": 900},
@@ -170,7 +191,7 @@ class BrowserRuntime:
         if leftovers:
             log_line(f"self-check: {len(leftovers)} leftover Chromium process(es) on this profile: "
                      f"{', '.join(procs.describe(p) for p in leftovers)}; terminating them")
-            killed = await procs.terminate_then_kill(leftovers)
+            killed = await self._reap(leftovers)
             if killed:
                 log_line(f"self-check: still running after {procs.GRACE_S:.0f} s, killed: "
                          f"{', '.join(str(p.pid) for p in killed)}")
@@ -187,6 +208,17 @@ class BrowserRuntime:
         elif not leftovers:
             log_line("self-check: no leftover browser on this profile")
 
+    async def _reap(self, leftovers: list[psutil.Process]) -> list[psutil.Process]:
+        """Stop the leftovers, then any process the dying browser started after the scan (one
+        caught mid-start-up still spawns helpers); returns the ones that had to be killed."""
+        killed: list[psutil.Process] = []
+        for _ in range(REAP_ROUNDS):
+            killed += await procs.terminate_then_kill(leftovers)
+            leftovers = _mains_first(procs.profile_processes(self.profile))
+            if not leftovers:
+                break
+        return killed
+
     async def page(self) -> Page:
         """The account's one working page (a fresh one if the last was closed)."""
         assert self.context is not None
@@ -194,7 +226,11 @@ class BrowserRuntime:
         return open_pages[0] if open_pages else await self.context.new_page()
 
     async def close(self, log_line: Log) -> None:
-        """Graceful close; if the browser is still alive 3 s after we asked, kill its tree."""
+        """Graceful close; if the browser is still alive 3 s after we asked, kill its tree. Runs
+        to its end even when the caller is cancelled, so survivors are always killed."""
+        await run_to_completion(self._close(log_line))
+
+    async def _close(self, log_line: Log) -> None:
         context, browser = self.context, self.browser
         self.context, self.browser = None, None
         try:

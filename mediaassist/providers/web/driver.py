@@ -41,6 +41,7 @@ class SiteDriver:
         self.page = page
         self.clock = clock
         self.log = log
+        self.turn_pending = False  # sent, and neither its start nor a verdict seen yet
 
     # --- selectors ------------------------------------------------------------------------
     async def first(self, role: str) -> Locator | None:
@@ -142,9 +143,17 @@ class SiteDriver:
         if button is None:
             raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: send button not found")
         await button.first.click(timeout=CLICK_TIMEOUT_MS)
+        self.turn_pending = True
 
     # --- waiting for the answer -----------------------------------------------------------
     async def wait_answer(self, before: TurnMarks) -> str:
+        try:
+            return await self._wait_answer(before)
+        except TaskError:
+            self.turn_pending = False  # the page was watched until it gave a verdict
+            raise
+
+    async def _wait_answer(self, before: TurnMarks) -> str:
         rule = self.site.completion
         loop = asyncio.get_running_loop()
         start_deadline = loop.time() + rule.start_timeout_s
@@ -160,6 +169,7 @@ class SiteDriver:
             if not started:
                 started = generating or answers > before.answers
                 if started:
+                    self.turn_pending = False
                     self.log("the answer started")
                 elif loop.time() > start_deadline:
                     raise TaskError(ErrorKind.PROVIDER, f"the answer did not start within {rule.start_timeout_s:.0f} s "
@@ -188,7 +198,7 @@ class SiteDriver:
         return (await found.last.inner_text()).strip() if found is not None else ""
 
     async def stop(self) -> bool:
-        """Click the stop control if one is showing (operator cancel)."""
+        """Click the stop control if one is showing."""
         for role in ("stop", "generating"):
             for selector in self.site.selectors.get(role, []):
                 button = self.page.locator(selector).filter(visible=True)
@@ -196,6 +206,23 @@ class SiteDriver:
                     await button.first.click(timeout=2_000)
                     return True
         return False
+
+    async def stop_and_wait(self, timeout_s: float) -> str:
+        """End an answer the page shows as generating: "idle" (none was), "stopped" (gone after
+        clicking stop), or "still_generating" after ``timeout_s`` real seconds. A turn just sent
+        may not show yet (the site accepts it before the page says so): wait for it to show."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while not await self.visible("generating"):
+            if not self.turn_pending or loop.time() > deadline:
+                return "idle"
+            await asyncio.sleep(0.1)
+        await self.stop()
+        while await self.visible("generating"):
+            if loop.time() > deadline:
+                return "still_generating"
+            await asyncio.sleep(0.1)
+        return "stopped"
 
     # --- images ---------------------------------------------------------------------------
     async def save_images(self, folder_for: Callable[[], Path]) -> list[str]:
@@ -207,17 +234,23 @@ class SiteDriver:
         sources = await answer.last.locator(selector).evaluate_all("els => els.map(e => e.currentSrc || e.src)")
         files: list[str] = []
         for src in sources:
-            if urlsplit(src).scheme not in ("http", "https"):
-                continue
-            response = await self.page.context.request.get(src)
+            if urlsplit(src).scheme in ("http", "https"):
+                path = await self._save_image(src, folder_for, len(files) + 1)
+                files += [str(path)] if path else []
+        return files
+
+    async def _save_image(self, src: str, folder_for: Callable[[], Path], number: int) -> Path | None:
+        response = await self.page.context.request.get(src)
+        try:  # the browser keeps every response body until disposed (or the browser closes)
             if not response.ok:
                 self.log(f"image {src} could not be fetched (HTTP {response.status})")
-                continue
+                return None
             ext = mimetypes.guess_extension(response.headers.get("content-type", "").split(";")[0]) or ".bin"
-            path = folder_for() / f"image-{len(files) + 1}{ext}"
+            path = folder_for() / f"image-{number}{ext}"
             path.write_bytes(await response.body())
-            files.append(str(path))
-        return files
+            return path
+        finally:
+            await response.dispose()
 
 
 async def _box_text(box: Locator) -> str:

@@ -18,11 +18,13 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.providers.base import TaskContext, TaskResult
-from mediaassist.providers.web.browser import BrowserRuntime, LaunchSettings, PlaywrightHandle, profile_dir
+from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, profile_dir,
+                                               run_to_completion)
 from mediaassist.providers.web.driver import SiteDriver
 from mediaassist.providers.web.site import SiteProfile, load_site
 
 log = logging.getLogger("mediaassist.web")
+STOP_WAIT_S = 5.0  # real seconds for an answer to end after clicking stop
 
 
 class WebProvider:
@@ -59,18 +61,23 @@ class WebProvider:
 
     async def _run_locked(self, runtime: BrowserRuntime, ctx: TaskContext) -> TaskResult:
         driver: SiteDriver | None = None
+        succeeded = False
         try:
             await runtime.open(await self.playwright.get(), ctx.log)
             driver = SiteDriver(self.site, await runtime.page(), ctx.clock, ctx.log)
-            return await generate(driver, ctx)
-        except asyncio.CancelledError:
-            await _stop_generation(driver, ctx)
-            raise
+            result = await generate(driver, ctx)
+            succeeded = True
+            return result
         except PlaywrightError as exc:
             # the page or browser broke mid-task; a browser that went away is relaunched next time
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise TaskError(ErrorKind.PROVIDER, f"browser error: {first_line}") from None
         finally:
+            if driver is not None and not succeeded:
+                # Whatever ended the attempt (cancel, shutdown, time-out, a banner mid-answer),
+                # its answer must end before the account is free: the next send would otherwise
+                # be a second generation on one session, which the sites refuse.
+                await run_to_completion(_stop_generation(driver, ctx))
             if runtime.is_open:
                 runtime.tasks_since_launch += 1
             if runtime.needs_recycle:
@@ -80,9 +87,11 @@ class WebProvider:
 
 async def generate(driver: SiteDriver, ctx: TaskContext) -> TaskResult:
     account = ctx.task.account
+    await _no_running_answer(driver, ctx)  # the warm page may still show the last answer running
     if await driver.open_chat() == "needs_login":
         raise TaskError(ErrorKind.LOGIN, f"account {account} is logged out of {driver.site.name}; "
                         f"log in with: mediaassist accounts login {account}")
+    await _no_running_answer(driver, ctx)
     await driver.check_banners()
     await _compose(driver, ctx)
     before = await driver.marks()
@@ -109,17 +118,32 @@ async def _compose(driver: SiteDriver, ctx: TaskContext) -> None:
     ctx.log(f"prompt entered ({len(prompt)} characters, {prompt.count(chr(10)) + 1} lines)")
 
 
-async def _stop_generation(driver: SiteDriver | None, ctx: TaskContext) -> None:
-    """On operator cancel (or a reaped attempt): click stop, then drop the page. On shutdown the
-    browser is closed by ``close()`` and the task resumes from the queue."""
-    if driver is None or ctx.stop_reason == "shutdown":
+async def _no_running_answer(driver: SiteDriver, ctx: TaskContext) -> None:
+    """Never send into a busy session: an answer still running (a stop that did not take, a site
+    that resumes one on load) is stopped first; one that keeps going fails this attempt."""
+    outcome = await driver.stop_and_wait(STOP_WAIT_S)
+    if outcome == "idle":
         return
+    ctx.log(f"an earlier answer was still being generated on this account; clicked stop ({outcome})")
+    if outcome == "still_generating":
+        raise TaskError(ErrorKind.PROVIDER, f"an earlier answer on account {ctx.task.account} was still "
+                        f"being generated {STOP_WAIT_S:.0f} s after clicking stop")
+
+
+async def _stop_generation(driver: SiteDriver, ctx: TaskContext) -> None:
+    """Click stop and wait for the answer to end. On shutdown too: the task reruns from the
+    queue on the next start, and would find the session busy."""
     try:
-        stopped = await asyncio.wait_for(driver.stop(), 3)
-        ctx.log("clicked stop on the page" if stopped else "no generation was showing; nothing to stop")
-        await asyncio.wait_for(driver.page.close(), 3)
+        outcome = await asyncio.wait_for(driver.stop_and_wait(STOP_WAIT_S), STOP_WAIT_S + 3)
     except (asyncio.TimeoutError, PlaywrightError) as exc:
-        ctx.log(f"stopping the generation failed ({type(exc).__name__}); the page is dropped")
+        ctx.log(f"stopping the generation failed ({type(exc).__name__})")
+        return
+    if outcome == "stopped":
+        ctx.log("clicked stop on the page; the answer ended")
+    elif outcome == "still_generating":
+        ctx.log(f"clicked stop on the page, but the answer was still being generated {STOP_WAIT_S:.0f} s later")
+    elif ctx.stop_reason is not None:
+        ctx.log("no generation was showing; nothing to stop")
 
 
 def build_web_provider(site: str, config: AppConfig, clock: Clock, data_dir: Path) -> WebProvider:
