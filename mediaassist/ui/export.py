@@ -17,7 +17,7 @@ from mediaassist.core.store import Result, Task, iso
 
 HEADER = ("task_id", "batch_id", "model", "lane", "state", "attempt", "error_kind", "error",
           "created_at", "started_at", "finished_at", "prompt", "result_text", "result_files")
-CHUNK = 500
+CHUNK = 100  # rows read on the loop per step: ~6 ms of peewee work
 
 
 def _rows(task_ids: Sequence[str]) -> Iterator[list[list[Any]]]:
