@@ -240,6 +240,7 @@ def test_a_row_with_several_faults_gets_one_error_naming_all(tmp_path: Path, con
     ("strings.json", '["a", "b"]', "JSON must be a list of objects"),
     ("empty-list.json", "[]", "holds no tasks"),
     ("broken.json", '[{"model": ', "not valid JSON"),
+    ("deep.json", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
     ("garbage.jsonl", "hello\nworld\n", "JSONL must hold one JSON object per line"),
     ("old.xls", "x", "save it as .xlsx"),
     ("tasks.docx", "x", "unsupported file type '.docx'"),

@@ -195,6 +195,8 @@ def _read_json(path: Path, report: ImportReport) -> list[RawRow]:
         data = json.loads(_read_text(path))
     except json.JSONDecodeError as exc:
         raise ImportFileError(f"{path}: not valid JSON ({exc})") from None
+    except RecursionError:  # nesting deeper than Python's parser can follow
+        raise ImportFileError(f"{path}: JSON nested too deeply to be a task list") from None
     if not isinstance(data, list) or (data and not any(isinstance(item, dict) for item in data)):
         raise ImportFileError(f"{path}: JSON must be a list of objects, one per task")
     return _object_rows(enumerate(data, start=1), report)
@@ -209,6 +211,8 @@ def _read_jsonl(path: Path, report: ImportReport) -> list[RawRow]:
             items.append((number, json.loads(line)))
         except json.JSONDecodeError as exc:
             items.append((number, _BadLine(f"not valid JSON ({exc.msg})")))
+        except RecursionError:
+            items.append((number, _BadLine("JSON nested too deeply")))
     if not any(isinstance(item, dict) for _, item in items):
         raise ImportFileError(f"{path}: JSONL must hold one JSON object per line")
     return _object_rows(iter(items), report)
@@ -356,7 +360,7 @@ def _params(raw: Any, reasons: list[str]) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
             parsed = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             reasons.append("params is not valid JSON")
             return {}
         if isinstance(parsed, dict):
