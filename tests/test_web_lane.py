@@ -155,8 +155,8 @@ async def test_sites_check_reports_matching_selectors_and_login_records_the_stat
 async def test_a_timed_out_answer_is_stopped_before_the_account_takes_its_next_task(
         store: Store, data_dir: Path) -> None:
     config = web_config()
-    # 40 nominal s = 4 real s at speed 10: the 60 s answer times out, the 0.3 s ones do not
-    with demo_site(data_dir, duration_fn=slow_first_time(), answer_timeout_s=40) as site:
+    # 30 nominal s = 3 real s at speed 10: the 60 s answer times out, the 0.3 s ones do not
+    with demo_site(data_dir, duration_fn=slow_first_time(), answer_timeout_s=30) as site:
         await log_in(config, data_dir, site)
         tasks = await run_tasks(store, config, data_dir, [web_task("[slow] times out once"), web_task("next")])
         server = site.snapshot()

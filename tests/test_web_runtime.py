@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -115,7 +116,7 @@ async def test_profile_held_by_another_process_fails_with_a_clear_login_error(st
 @pytest.mark.browser
 @needs_chromium
 @pytest.mark.asyncio
-async def test_a_browser_that_ignores_close_is_killed_after_three_seconds(data_dir: Path) -> None:
+async def test_a_browser_that_ignores_close_is_killed_after_three_seconds_even_if_the_close_is_cancelled(data_dir: Path) -> None:
     runtime = BrowserRuntime("acct", profile_dir(data_dir, "acct"), LaunchSettings())
     handle = PlaywrightHandle()
     lines, log = _lines()
@@ -125,7 +126,11 @@ async def test_a_browser_that_ignores_close_is_killed_after_three_seconds(data_d
         assert browser is not None and "browser launched (pid %d)" % browser.pid in lines
         tree = [browser, *browser.children(recursive=True)]
         os.kill(browser.pid, signal.SIGSTOP)  # a hung browser: it cannot answer the close
-        await runtime.close(log)
+        closing = asyncio.ensure_future(runtime.close(log))
+        await asyncio.sleep(1)
+        closing.cancel()  # e.g. the task is cancelled while its browser is being recycled
+        with pytest.raises(asyncio.CancelledError):
+            await closing
     finally:
         await handle.stop()
     assert "browser did not close within 3 s" in lines
@@ -133,3 +138,54 @@ async def test_a_browser_that_ignores_close_is_killed_after_three_seconds(data_d
     for proc in tree:
         assert not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE
     assert not runtime.os_lock.held
+
+
+@pytest.mark.browser
+@needs_chromium
+@pytest.mark.asyncio
+async def test_a_launch_cancelled_half_way_leaves_no_browser_behind(data_dir: Path, tmp_path: Path) -> None:
+    started = tmp_path / "launch-started"
+    slow_chromium = tmp_path / "slow-chromium"  # Chromium that takes a second to come up
+    slow_chromium.write_text(f'#!/bin/sh\ntouch "{started}"\nsleep 1\nexec "{find_chromium(None)}" "$@"\n')
+    slow_chromium.chmod(0o755)
+    runtime = BrowserRuntime("acct", profile_dir(data_dir, "acct"), LaunchSettings(chromium_path=str(slow_chromium)))
+    handle = PlaywrightHandle()
+    lines, log = _lines()
+    try:
+        opening = asyncio.ensure_future(runtime.open(await handle.get(), log))
+        await wait_until(started.exists, timeout=20)
+        opening.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await opening
+        assert not profile_processes(runtime.profile)  # the launch finished, then was closed
+        assert not runtime.os_lock.held and not runtime.is_open
+        assert any(line.startswith("browser closed (pid ") for line in lines)
+    finally:
+        await handle.stop()
+
+
+@pytest.mark.asyncio
+async def test_helpers_started_by_a_dying_leftover_are_reaped_too(data_dir: Path) -> None:
+    runtime = BrowserRuntime("acct", profile_dir(data_dir, "acct"), LaunchSettings())
+    lines, log = _lines()
+    # a browser caught mid-start-up: told to stop, it still starts a helper on the profile
+    script = ("import signal, subprocess, sys, time\n"
+              "def spawn_and_exit(*_):\n"
+              "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', '--type=utility', sys.argv[1]])\n"
+              "    sys.exit(0)\n"
+              "signal.signal(signal.SIGTERM, spawn_and_exit)\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(60)\n")
+    leftover = subprocess.Popen([sys.executable, "-c", script, f"--user-data-dir={runtime.profile}"],
+                                stdout=subprocess.PIPE, text=True)
+    try:
+        assert leftover.stdout.readline().strip() == "ready"
+        await runtime.self_check(log)
+    finally:
+        leftover.kill()
+        for straggler in profile_processes(runtime.profile):
+            straggler.kill()
+        leftover.wait()
+        leftover.stdout.close()
+    assert f"leftover Chromium process(es) on this profile: {leftover.pid} (browser)" in lines[0]
+    assert not profile_processes(runtime.profile)

@@ -142,8 +142,8 @@ class SiteDriver:
         button = await self.first("send")
         if button is None:
             raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: send button not found")
+        self.turn_pending = True  # before the click: the site may take the turn before it returns
         await button.first.click(timeout=CLICK_TIMEOUT_MS)
-        self.turn_pending = True
 
     # --- waiting for the answer -----------------------------------------------------------
     async def wait_answer(self, before: TurnMarks) -> str:
