@@ -465,10 +465,15 @@ async def test_detail_shows_markup_in_ids_and_errors_as_text(app: App) -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_reader_crash_shows_as_an_error_in_the_preview(app: App, tmp_path: Path) -> None:
-    nested = tmp_path / "nested.json"
-    nested.write_text("[" * 200_000 + "]" * 200_000)  # json.loads raises RecursionError
-    assert drop(app.window, nested)
+async def test_a_reader_crash_shows_as_an_error_in_the_preview(
+        app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def crash(*_args: object) -> None:  # a reader bug, not a bad file: the drop must survive it
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr("mediaassist.ui.import_dialog.read_task_file", crash)
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text('[{"model": "writer", "prompt": "x"}]')
+    assert drop(app.window, tasks)
     dialog = app.window.import_dialog
     assert dialog is not None and dialog.report is None
     assert "Cannot read" in dialog.summary.text() and "RecursionError" in dialog.summary.text()
