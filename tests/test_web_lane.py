@@ -193,6 +193,28 @@ async def test_shutdown_stops_the_answer_so_the_resumed_task_finds_the_session_f
     assert log.index("clicked stop on the page") < log.index("app stopped; task goes back to the queue")
 
 
+@needs_chromium
+@pytest.mark.browser
+@pytest.mark.asyncio
+async def test_an_answer_left_running_by_a_crashed_run_is_stopped_after_the_page_loads(
+        store: Store, data_dir: Path) -> None:
+    config = web_config()
+    clock = Clock(speed=10)
+    with demo_site(data_dir, duration_fn=slow_first_time()) as site:
+        await log_in(config, data_dir, site)
+        # The previous process died mid-answer: the site still writes it, and shows it again,
+        # stop button and all, to whoever opens the chat page of that session.
+        status, _ = site.generate("acct-a", "[slow] left by a crashed run", "")
+        assert status == 200
+        tasks = await run_tasks(store, config, data_dir, [web_task("next")], clock=clock)
+        server = site.snapshot()
+
+    assert server["violations"] == []
+    assert server["generations"][0]["stopped_at"] is not None
+    assert (tasks[0].state, tasks[0].attempt) == ("success", 1)
+    assert "an earlier answer was still being generated on this account" in task_log(store, tasks[0].task_id)
+
+
 @pytest.mark.asyncio
 async def test_an_answer_still_running_on_the_warm_page_is_stopped_before_composing(
         store: Store, data_dir: Path) -> None:

@@ -183,6 +183,12 @@ class ChatSite:
             return {"text": gen.answer[:int(len(gen.answer) * shown)], "done": done,
                     "stopped": gen.stopped_at is not None, "images": gen.images if done else []}
 
+    def running_of(self, user: str) -> Generation | None:
+        """The user's answer still being written, if any (a reloaded page shows it again)."""
+        now = time.time()
+        with self._lock:
+            return next((g for g in self.generations if g.user == user and g.active(now)), None)
+
     def stop_generation(self, user: str, gen_id: str) -> bool:
         now = time.time()
         with self._lock:
@@ -263,7 +269,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
             if user is None:
                 self._redirect("/login")
             else:
-                self._html(_chat_page(user, self.site.state))
+                self._html(_chat_page(user, self.site.state, self.site.running_of(user)))
         elif url.path == "/api/poll":
             self._poll(query.get("gen", ""))
         elif url.path == "/favicon.ico":
@@ -318,11 +324,14 @@ LOGIN_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Demo cha
 <button id="login" type="submit">Log in</button></form></body></html>"""
 
 
-def _chat_page(user: str, state: SiteState) -> str:
+def _chat_page(user: str, state: SiteState, running: Generation | None) -> str:
     instructions = ""
     if state.default_instructions is not None:
         instructions = ('<label>Default instructions<textarea id="instructions">'
                         f"{html.escape(state.default_instructions)}</textarea></label>")
+    # Like the real services, a reload while an answer is being written shows it, still running.
+    resume = json.dumps({"gen": running.gen_id, "prompt": running.prompt} if running else None)
+    resume = resume.replace("</", "<\\/")  # never close the <script> early
     banner = html.escape(RATE_LIMIT_TEXT) if state.rate_limited else ""
     hidden = "" if state.rate_limited else " hidden"
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>Demo chat</title>
@@ -333,7 +342,7 @@ def _chat_page(user: str, state: SiteState) -> str:
 <div id="composer">{instructions}
 <textarea id="prompt" rows="4" cols="80" placeholder="Ask anything"></textarea>
 <button id="send" type="button">Send</button><button id="stop" type="button" hidden>Stop</button>
-</div><script>{CHAT_SCRIPT}</script></body></html>"""
+</div><script>const RESUME = {resume};{CHAT_SCRIPT}</script></body></html>"""
 
 
 CHAT_SCRIPT = """
@@ -352,12 +361,15 @@ async function send() {
   const box = $('instructions');
   const [status, data] = await post('/api/generate', {prompt, instructions: box ? box.value : ''});
   if (status !== 200) { banner(data.error); return; }
+  $('prompt').value = '';
+  follow(data.gen, prompt);
+}
+function follow(gen, prompt) {
   const turn = document.createElement('div'); turn.className = 'turn';
   const q = document.createElement('div'); q.className = 'question'; q.textContent = prompt;
   const a = document.createElement('div'); a.className = 'answer';
   turn.append(q, a); $('turns').append(turn);
-  $('prompt').value = '';
-  current = {gen: data.gen, turn, a}; busy(true);
+  current = {gen, turn, a}; busy(true);
   poll(current);
 }
 async function poll(c) {
@@ -372,6 +384,7 @@ async function poll(c) {
   c.turn.append(done); busy(false); current = null;
 }
 $('send').addEventListener('click', send);
+if (RESUME) follow(RESUME.gen, RESUME.prompt);
 $('stop').addEventListener('click', () => { if (current) post('/api/stop', {gen: current.gen}); });
 """
 
