@@ -11,7 +11,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.scheduler import STALL_S, Scheduler
 from mediaassist.core.store import NewTask, Store, Task
-from mediaassist.providers.base import TaskContext, TaskResult
+from mediaassist.providers.base import Provider, TaskContext, TaskResult
 from mediaassist.providers.registry import build_providers
 from mediaassist.providers.simulated import SimulatedProvider
 from tests.helpers import sim_config
@@ -30,9 +30,13 @@ def _web(n: int, prefix: str = "w", **params) -> list[NewTask]:
     return _tasks("reasoner", "web", "web:simulated", n, prefix, **params)
 
 
-def _scheduler(store: Store, data_dir: Path, clock: Clock, providers: dict | None = None) -> Scheduler:
+def _scheduler(store: Store, data_dir: Path, clock: Clock, api: Provider | None = None) -> Scheduler:
+    """The simulated config's scheduler; ``api`` replaces the API lane's provider."""
     config = sim_config()
-    return Scheduler(store, config, providers or build_providers(config, clock, data_dir), data_dir, clock)
+    providers = build_providers(config, clock, data_dir)
+    if api is not None:
+        providers["api:sim-api"] = api
+    return Scheduler(store, config, providers, data_dir, clock)
 
 
 async def _run(sched: Scheduler, batch: str = "b", timeout: float = 60) -> None:
@@ -115,12 +119,9 @@ class _Recorder(SimulatedProvider):
 @pytest.mark.asyncio
 async def test_cancel_while_running_stops_the_work_and_ends_canceled(store: Store, data_dir: Path) -> None:
     clock = Clock(speed=100)
-    config = sim_config()
-    providers = build_providers(config, clock, data_dir)
     recorder = _Recorder(clock)
-    providers["api:sim-api"] = recorder
     store.enqueue("b", _api(2))
-    sched = Scheduler(store, config, providers, data_dir, clock)
+    sched = _scheduler(store, data_dir, clock, api=recorder)
     await sched.start()
     await asyncio.wait_for(recorder.started.wait(), 10)
     assert store.cancel(["a000", "a001"]) == {"canceled": 0, "cancel_requested": 2}
@@ -138,11 +139,8 @@ async def test_provider_pause_leaves_the_rest_of_the_lane_pending(store: Store, 
             raise TaskError(ErrorKind.QUOTA, "insufficient_quota", pause_lane="quota exhausted")
 
     clock = Clock(speed=100)
-    config = sim_config()
-    providers = build_providers(config, clock, data_dir)
-    providers["api:sim-api"] = QuotaGone(clock, 1, 1)
     store.enqueue("b", _api(10))
-    sched = Scheduler(store, config, providers, data_dir, clock)
+    sched = _scheduler(store, data_dir, clock, api=QuotaGone(clock, 1, 1))
     await _run(sched)
     states = [t.state for t in store.tasks(["b"])]
     assert states.count("failed") <= 3  # only those already in flight when it paused
@@ -206,12 +204,9 @@ async def test_disabled_account_takes_no_new_work(store: Store, data_dir: Path) 
 @pytest.mark.asyncio
 async def test_shutdown_hands_running_tasks_back_to_the_queue(store: Store, data_dir: Path) -> None:
     clock = Clock(speed=100)
-    config = sim_config()
-    providers = build_providers(config, clock, data_dir)
     recorder = _Recorder(clock)
-    providers["api:sim-api"] = recorder
     store.enqueue("b", _api(3))
-    sched = Scheduler(store, config, providers, data_dir, clock)
+    sched = _scheduler(store, data_dir, clock, api=recorder)
     await sched.start()
     await asyncio.wait_for(recorder.started.wait(), 10)
     await asyncio.sleep(0.05)
@@ -256,12 +251,9 @@ async def test_requeue_hands_the_task_back_without_using_an_attempt(store: Store
             return await super().run(ctx)
 
     clock = Clock(speed=200)
-    config = sim_config()
-    providers = build_providers(config, clock, data_dir)
     gate = Gate(clock)
-    providers["api:sim-api"] = gate
     store.enqueue("b", _api(3))
-    sched = Scheduler(store, config, providers, data_dir, clock)
+    sched = _scheduler(store, data_dir, clock, api=gate)
     await sched.start()
     await asyncio.wait_for(sched.wait_for_batches(["b"]), 10)  # ends: lane paused, all pending
     assert [(t.state, t.attempt) for t in store.tasks(["b"])] == [("pending", 1)] * 3
@@ -284,12 +276,9 @@ async def test_a_cancel_whose_clean_up_raises_still_ends_canceled(store: Store, 
                 raise TaskError(ErrorKind.NETWORK, "page closed under us") from None
 
     clock = Clock(speed=100)
-    config = sim_config()
-    providers = build_providers(config, clock, data_dir)
     messy = MessyCleanup(clock)
-    providers["api:sim-api"] = messy
     store.enqueue("b", _api(1))
-    sched = Scheduler(store, config, providers, data_dir, clock)
+    sched = _scheduler(store, data_dir, clock, api=messy)
     await sched.start()
     await asyncio.wait_for(messy.started.wait(), 10)
     store.cancel(["a000"])
@@ -302,11 +291,8 @@ async def test_a_cancel_whose_clean_up_raises_still_ends_canceled(store: Store, 
 @pytest.mark.asyncio
 async def test_stop_right_after_a_claim_does_not_wait_for_the_work(store: Store, data_dir: Path) -> None:
     clock = Clock(speed=1)  # real time: the simulated work would take 1000 s
-    config = sim_config()
-    providers = build_providers(config, clock, data_dir)
-    providers["api:sim-api"] = _Recorder(clock)
     store.enqueue("b", _api(2))
-    sched = Scheduler(store, config, providers, data_dir, clock)
+    sched = _scheduler(store, data_dir, clock, api=_Recorder(clock))
     sched.assign()  # claimed; the attempts' first steps have not run yet
     await asyncio.wait_for(sched.stop(), 5)
     assert [(t.state, t.attempt) for t in store.tasks(["b"])] == [("pending", 1)] * 2
