@@ -57,17 +57,17 @@ class Task(_Base):
     state = pw.CharField(default=PENDING)
     attempt = pw.IntegerField(default=1)
     retries_left = pw.IntegerField(default=AUTO_RETRIES)
-    created_at = pw.FloatField()
-    not_before = pw.FloatField(default=0.0)
-    started_at = pw.FloatField(null=True)
-    heartbeat_at = pw.FloatField(null=True)
-    finished_at = pw.FloatField(null=True)
+    created_at = pw.DoubleField()
+    not_before = pw.DoubleField(default=0.0)
+    started_at = pw.DoubleField(null=True)
+    heartbeat_at = pw.DoubleField(null=True)
+    finished_at = pw.DoubleField(null=True)
     cancel_requested = pw.BooleanField(default=False)
     remote_id = pw.CharField(null=True)
     error_kind = pw.CharField(null=True)
     error = pw.TextField(null=True)
     owner = pw.CharField(null=True)  # host:pid:start of the process running it
-    updated_at = pw.FloatField(default=0.0)
+    updated_at = pw.DoubleField(default=0.0)
 
     class Meta:
         table_name = "task"
@@ -99,7 +99,7 @@ class Result(_Base):
     task_id = pw.CharField(primary_key=True)
     text = pw.TextField(null=True)
     files = pw.TextField(default="[]")
-    written_at = pw.FloatField()
+    written_at = pw.DoubleField()
 
     class Meta:
         table_name = "result"
@@ -111,7 +111,7 @@ class Result(_Base):
 
 class TaskLog(_Base):
     task_id = pw.CharField(index=True)
-    at = pw.FloatField()
+    at = pw.DoubleField()
     line = pw.TextField()
 
     class Meta:
@@ -122,7 +122,7 @@ class LaneState(_Base):
     name = pw.CharField(primary_key=True)
     paused = pw.BooleanField(default=False)
     reason = pw.TextField(null=True)
-    updated_at = pw.FloatField(default=0.0)
+    updated_at = pw.DoubleField(default=0.0)
 
     class Meta:
         table_name = "lane_state"
@@ -134,7 +134,7 @@ class Account(_Base):
     enabled = pw.BooleanField(default=True)
     login_state = pw.CharField(default="unknown")  # unknown | ok | needs_login
     last_error = pw.TextField(null=True)
-    updated_at = pw.FloatField(default=0.0)
+    updated_at = pw.DoubleField(default=0.0)
 
     class Meta:
         table_name = "account"
@@ -184,18 +184,26 @@ def iso(ts: float | None) -> str | None:
 class Store:
     """Synchronous store; each call is a short statement, cheap enough for the event loop."""
 
-    def __init__(self, path: Path | str, now: Any = None) -> None:
+    def __init__(self, location: Path | str, now: Any = None) -> None:
+        """``location``: an SQLite file path, or a ``postgresql://`` URL for a shared queue."""
         import time
 
         self._now = now or time.time
-        self.path = Path(path)
-        self.db = self._connect(self.path)
+        self.path = Path(location)
+        self.db = self._connect(str(location))
         database_proxy.initialize(self.db)
         self.db.create_tables(MODELS)
 
     # --- database specific (the one marked place) ------------------------------------------
     @staticmethod
-    def _connect(path: Path) -> pw.Database:
+    def _connect(location: str) -> pw.Database:
+        if location.startswith(("postgres://", "postgresql://")):
+            from playhouse.db_url import connect  # needs psycopg2, only for a shared queue
+
+            db = connect(location)
+            db.connect(reuse_if_open=True)
+            return db
+        path = Path(location)
         path.parent.mkdir(parents=True, exist_ok=True)
         db = pw.SqliteDatabase(
             str(path),
