@@ -11,8 +11,10 @@ import asyncio
 import json
 import logging
 import logging.handlers
+import os
 import signal
 import sys
+import warnings
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 from mediaassist import __version__
 from mediaassist.core.errors import ConfigError, ImportFileError
 from mediaassist.core.importer import ImportReport, read_task_file
+from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
 from mediaassist.core.store import FINAL_STATES, Store, Task, iso
 from mediaassist.runtime import DB_NAME, Runtime, RuntimeOptions, load_app_config
@@ -37,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         args = _gui_parser().parse_args(argv)
         args.command = None
     _setup_logging(args)
+    # A warning (say, a config file others can read) is a message to the operator, not a trace.
+    warnings.formatwarning = lambda message, *_rest, **_kw: f"mediaassist: warning: {message}\n"
     try:
         return _dispatch(args)
     except ConfigError as exc:
@@ -81,34 +86,43 @@ def _gui_parser() -> argparse.ArgumentParser:
 
 
 def _command_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mediaassist")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="mediaassist", description="Headless commands; with no command "
+                                     "mediaassist opens the desktop app.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="import task files and run them to the end")
-    _common(run)
+    def command(name: str, summary: str, speed: bool = True) -> argparse.ArgumentParser:
+        leaf = sub.add_parser(name, help=summary, description=summary)
+        _common(leaf, speed=speed)
+        return leaf
+
+    run = command("run", "import task files (CSV, XLSX, JSON, JSONL, TXT) and run them until every task "
+                  "has ended; running the same file again resumes it")
     run.add_argument("files", nargs="+", type=Path, metavar="FILE")
     run.add_argument("--model", help="model for TXT files (and rows without one)")
     run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
 
-    status = sub.add_parser("status", help="lanes: limits, running, pending, done")
-    _common(status)
-    status.add_argument("--json", action="store_true")
+    status = command("status", "per lane: limit, running, pending, success, failed, canceled "
+                     "(and the polling pool)", speed=False)
+    status.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
-    cancel = sub.add_parser("cancel", help="cancel tasks (pending at once, running at the next checkpoint)")
-    _common(cancel, speed=False)
+    cancel = command("cancel", "cancel tasks: pending ones at once, running ones at their next checkpoint",
+                     speed=False)
     cancel.add_argument("task_ids", nargs="*", metavar="TASK_ID")
-    cancel.add_argument("--batch", metavar="ID")
+    cancel.add_argument("--batch", metavar="ID", help="every unfinished task of the batch")
 
-    retry = sub.add_parser("retry", help="run failed or canceled tasks again")
-    _common(retry, speed=False)
+    retry = command("retry", "queue finished tasks again on the same row: failed or canceled ones, "
+                    "or any named by id (a success is generated again)", speed=False)
     retry.add_argument("task_ids", nargs="*", metavar="TASK_ID")
     retry.add_argument("--failed", action="store_true", help="every failed task")
-    retry.add_argument("--batch", metavar="ID")
+    retry.add_argument("--batch", metavar="ID", help="the failed and canceled tasks of the batch")
 
-    accounts = sub.add_parser("accounts", help="web accounts").add_subparsers(dest="action", required=True)
-    _common(accounts.add_parser("list"), speed=False)
-    for action in ("enable", "disable"):
-        leaf = accounts.add_parser(action)
+    accounts = sub.add_parser("accounts", help="web accounts: list, enable, disable, log in",
+                              description="web accounts").add_subparsers(dest="action", required=True)
+    _common(accounts.add_parser("list", help="every account with its site, toggle and login state"),
+            speed=False)
+    for action, summary in (("enable", "let the account take work again"),
+                            ("disable", "take no new work on the account (running work finishes)")):
+        leaf = accounts.add_parser(action, help=summary, description=summary)
         leaf.add_argument("name")
         _common(leaf, speed=False)
     login = accounts.add_parser("login", help="open the account's browser profile to log in by hand")
@@ -117,18 +131,19 @@ def _command_parser() -> argparse.ArgumentParser:
                        help="give up waiting for the login after S seconds (default 600)")
     _common(login, speed=False)
 
-    sites = sub.add_parser("sites", help="web site profiles")
+    sites = sub.add_parser("sites", help="web site profiles: check which selectors match")
     sites_sub = sites.add_subparsers(dest="action", required=True)
     check = sites_sub.add_parser("check", help="open SITE as an account and report which selectors match")
     _common(check)
     check.add_argument("site")
-    check.add_argument("--account", required=True, metavar="NAME")
+    check.add_argument("--account", required=True, metavar="NAME", help="whose logged-in profile to use")
 
     lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
     lane_sub = lanes.add_subparsers(dest="action", required=True)
-    for action in ("pause", "resume"):
-        leaf = lane_sub.add_parser(action)
-        leaf.add_argument("name")
+    for action, summary in (("pause", "the lane takes no new work until resumed"),
+                            ("resume", "the lane takes work again (after fixing a quota or key)")):
+        leaf = lane_sub.add_parser(action, help=summary, description=summary)
+        leaf.add_argument("name", help="as `mediaassist status` lists it, e.g. api:openai")
         _common(leaf, speed=False)
     return parser
 
@@ -165,10 +180,17 @@ def _dispatch(args: argparse.Namespace) -> int:
             return _retry(args, store)
         if args.command == "accounts":
             return _accounts(args, options, store)
-        return _lanes(args, store)
+        return _lanes(args, options, store)
 
 
 def _gui(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    if sys.platform.startswith("linux") and not any(
+            os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
+        # Qt would abort the process with a misleading hint about xcb libraries.
+        print("mediaassist: no display to open the window on (DISPLAY is not set). Start it from a "
+              "desktop session or under xvfb-run, or use the headless commands: "
+              "mediaassist run|status|cancel|retry|accounts|lanes", file=sys.stderr)
+        return EXIT_FAILED
     try:
         from mediaassist.ui.app import run_gui
     except ImportError as exc:
@@ -243,9 +265,12 @@ def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[
         outcome = rt.enqueue_report(report)
         task_ids += outcome.inserted + outcome.skipped
         batch_ids += sorted({t.batch_id for t in _tasks_by_id(rt.store, outcome.inserted + outcome.skipped)})
-        print(f"{report.source}: {len(outcome.inserted)} tasks queued as batch {outcome.batch_id}"
-              + (f", {len(outcome.skipped)} already in the store" if outcome.skipped else "")
-              + (f", {len(report.errors)} bad rows skipped" if report.errors else ""), file=sys.stderr)
+        queued = (f"{_count(len(outcome.inserted), 'task')} queued as batch {outcome.batch_id}"
+                  if outcome.inserted else "nothing new queued")
+        print(f"{report.source}: {queued}"
+              + (f", {_count(len(outcome.skipped), 'task')} already in the store (resumed as they are)"
+                 if outcome.skipped else "")
+              + (f", {_count(len(report.errors), 'bad row')} skipped" if report.errors else ""), file=sys.stderr)
     return task_ids, sorted(set(batch_ids)), bad_rows
 
 
@@ -271,7 +296,7 @@ def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:
     if not left:
         return
     blocked = rt.scheduler.blocked_lanes()
-    print(f"mediaassist: {len(left)} tasks could not run and stay queued:", file=sys.stderr)
+    print(f"mediaassist: {_count(len(left), 'task')} could not run and stay queued:", file=sys.stderr)
     for lane, reason in sorted(blocked.items()):
         hint = "" if lane.startswith("web:") else f"; resume with: mediaassist lanes resume {lane}"
         print(f"  {lane}: {reason}{hint}", file=sys.stderr)
@@ -365,7 +390,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             line += f"  NEEDS LOGIN (mediaassist accounts login {lane['lane'].split(':', 1)[1]})"
         print(line)
     if not lanes:
-        print("no lanes: add [[providers]] and [[accounts]] to the config, or try --demo")
+        where = options.config_path or default_config_path()
+        print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo")
     return EXIT_OK
 
 
@@ -373,8 +399,11 @@ def _cancel(args: argparse.Namespace, store: Store) -> int:
     if not args.task_ids and not args.batch:
         print("mediaassist cancel: give TASK_ID... or --batch ID", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if _unknown_ids(store, args.task_ids):
+        return EXIT_BAD_INPUT
     result = store.cancel(args.task_ids, args.batch)
-    print(f"{result['canceled']} canceled, {result['cancel_requested']} running tasks asked to stop")
+    print(f"{_count(result['canceled'], 'task')} canceled, "
+          f"{_count(result['cancel_requested'], 'running task')} asked to stop")
     return EXIT_OK if sum(result.values()) else EXIT_FAILED
 
 
@@ -382,9 +411,27 @@ def _retry(args: argparse.Namespace, store: Store) -> int:
     if not (args.task_ids or args.failed or args.batch):
         print("mediaassist retry: give TASK_ID..., --batch ID or --failed", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if _unknown_ids(store, args.task_ids):
+        return EXIT_BAD_INPUT
+    unfinished = [t for t in _tasks_by_id(store, args.task_ids) if t.state not in FINAL_STATES]
+    for task in unfinished:
+        print(f"mediaassist: {task.task_id} is {task.state}; only finished tasks are run again",
+              file=sys.stderr)
     count = store.retry(args.task_ids, args.batch, all_failed=args.failed)
-    print(f"{count} tasks queued again (run them with the app or `mediaassist run`)")
+    print(f"{_count(count, 'task')} queued again; they run while the app is open, or at the next "
+          "`mediaassist run` of their file")
     return EXIT_OK if count else EXIT_FAILED
+
+
+def _unknown_ids(store: Store, task_ids: list[str]) -> bool:
+    missing = store.missing(task_ids)
+    for task_id in missing:
+        print(f"mediaassist: no task {task_id!r}", file=sys.stderr)
+    return bool(missing)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> int:
@@ -425,13 +472,27 @@ async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> i
     return EXIT_OK if ok else EXIT_FAILED
 
 
-def _lanes(args: argparse.Namespace, store: Store) -> int:
+def _lanes(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> int:
+    known = _known_lanes(options, store)
+    if args.name not in known:
+        print(f"mediaassist: no lane named {args.name!r} (lanes: {', '.join(sorted(known)) or 'none yet'})",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.action == "pause":
         store.pause_lane(args.name, "paused by operator")
     else:
         store.resume_lane(args.name)
     print(f"{args.name}: {args.action}d")
     return EXIT_OK
+
+
+def _known_lanes(options: RuntimeOptions, store: Store) -> set[str]:
+    """Lanes of the config, plus any the store has seen (the demo's, a config since edited)."""
+    config = load_app_config(options) if not options.demo else None
+    names = {p.lane for p in config.providers} | {a.lane for a in config.accounts} if config else set()
+    names |= {route for (route, _account, _state) in store.counts() if not route.startswith("web:")}
+    names |= {f"web:{acct.name}" for acct in store.accounts()}
+    return names | set(store.paused_lanes())
 
 
 # --- logging ----------------------------------------------------------------------------------

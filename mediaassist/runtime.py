@@ -51,12 +51,14 @@ def load_app_config(options: RuntimeOptions) -> AppConfig:
 
 
 def _derive_missing_ids(report: ImportReport) -> None:
-    """Rows without a task_id get one derived from the file's bytes and their position, so
-    running the same file again (say, after a crash) resumes it instead of duplicating it."""
-    digest = hashlib.sha1(report.source.read_bytes()).hexdigest()[:10]
+    """Rows without a task_id get one derived from the file's bytes, their model and their
+    position, so running the same file again (say, after a crash) resumes it instead of
+    duplicating it -- while the same prompts sent to another model are new tasks."""
+    content = report.source.read_bytes()
     stem = "".join(c for c in report.source.stem if c.isalnum() or c in "-_")[:24] or "task"
     for position, task in enumerate(report.tasks, start=1):
         if not task.task_id:
+            digest = hashlib.sha1(content + b"\0" + task.model.encode()).hexdigest()[:10]
             task.task_id = f"{stem}-{digest}-{position:05d}"
 
 

@@ -180,7 +180,7 @@ def test_cancel_from_another_process_while_running(tmp_path: Path) -> None:
     batch = _db_rows(data, "select distinct batch_id from task")[0][0]
     canceled = cli("cancel", "--batch", batch, "--data-dir", str(data))
     assert canceled.returncode == 0
-    assert "2 canceled, 3 running tasks asked to stop" in canceled.stdout
+    assert "2 tasks canceled, 3 running tasks asked to stop" in canceled.stdout
     stdout, stderr = runner.communicate(timeout=60)
     assert runner.returncode == 1, stderr
     out = json.loads(stdout)
@@ -233,3 +233,34 @@ def test_ctrl_c_hands_running_tasks_back_and_the_next_run_resumes(tmp_path: Path
     second = cli(*args, "--json")
     assert second.returncode == 0, second.stderr
     assert [(t["state"], t["attempt"]) for t in json.loads(second.stdout)["tasks"]] == [("success", 1)] * 4
+
+
+def test_operator_mistakes_get_a_clear_answer(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml")
+    common = ("--config", str(config), "--data-dir", str(tmp_path / "d"))
+    unknown_lane = cli("lanes", "pause", "sim-api", *common)  # the kind prefix forgotten
+    assert unknown_lane.returncode == 2 and "no lane named 'sim-api'" in unknown_lane.stderr
+    assert "api:sim-api" in unknown_lane.stderr
+    assert cli("lanes", "pause", "api:sim-api", *common).returncode == 0
+    unknown_task = cli("retry", "nosuch", *common)
+    assert unknown_task.returncode == 2 and "no task 'nosuch'" in unknown_task.stderr
+    quoted = tmp_path / "quoted.toml"
+    quoted.write_text('[[providers]]\nname="p"\nkind="api"\ntype="simulated"\nconcurrency="3"\n')
+    bad = cli("status", "--config", str(quoted), "--data-dir", str(tmp_path / "d"))
+    assert bad.returncode == 2
+    assert f"{quoted}: providers[0].concurrency: '3' is not an integer" in bad.stderr
+    no_display = cli(*common, env={"DISPLAY": "", "WAYLAND_DISPLAY": "", "QT_QPA_PLATFORM": ""})
+    assert no_display.returncode == 1 and "no display" in no_display.stderr
+
+
+def test_the_same_prompts_for_another_model_are_new_tasks(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml")
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("one\ntwo\n", encoding="utf-8")
+    common = ("--config", str(config), "--data-dir", str(tmp_path / "d"), "--speed", "200", "--json")
+    first = json.loads(cli("run", str(prompts), "--model", "writer", *common).stdout)
+    again = cli("run", str(prompts), "--model", "writer", *common)
+    assert "nothing new queued, 2 tasks already in the store" in again.stderr
+    other = json.loads(cli("run", str(prompts), "--model", "video", *common).stdout)
+    assert {t["model"] for t in other["tasks"]} == {"video"} and other["success"] == 2
+    assert not {t["task_id"] for t in first["tasks"]} & {t["task_id"] for t in other["tasks"]}

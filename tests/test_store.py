@@ -199,3 +199,16 @@ def test_delete_removes_only_finished_tasks_with_their_results_and_logs(store: S
     assert store.delete(["t0", "t1", "t2"]) == 1  # t1 runs, t2 is queued (the view may be stale)
     assert [t.task_id for t in store.tasks()] == ["t1", "t2"]
     assert store.result("t0") is None and store.logs("t0") == []
+
+
+def test_a_success_named_by_id_can_be_generated_again_but_a_batch_retry_leaves_it(store: Store) -> None:
+    store.enqueue("b", _api(2))
+    for task in store.claim("api:sim", "me", limit=2):
+        store.save_remote_id(task, f"remote-{task.task_id}")
+        store.finish_success(task, "first", [])
+    assert store.retry(batch_id="b") == 0 and store.retry(all_failed=True) == 0
+    assert store.retry(["t0"]) == 1
+    row = store.get("t0")
+    assert (row.state, row.attempt, row.remote_id, row.error_kind) == ("pending", 2, None, None)
+    assert store.result("t0").text == "first"  # kept until the new result replaces it
+    assert store.missing(["t0", "nope"]) == ["nope"]

@@ -24,6 +24,7 @@ RECYCLE_RANGE = (1, 10000)
 
 PROVIDER_KINDS = {"api": {"openai", "simulated"}, "poll": {"runninghub", "simulated"}}
 LANGUAGES = ("auto", "en", "zh_CN")
+OPENAI_ENDPOINTS = ("chat", "images")
 
 _PROVIDER_KEYS = {
     "name", "kind", "type", "base_url", "api_key", "api_key_env", "concurrency",
@@ -133,7 +134,10 @@ def load_config(path: Path) -> AppConfig:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    config = parse_config(data)
+    try:
+        config = parse_config(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     config.source = path
     if any(p.api_key for p in config.providers):
         _warn_if_readable_by_others(path)
@@ -240,6 +244,8 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
         raise ConfigError(f"{where}.site: only web models name a site")
     if "need_empty_prompt" in item:
         model.need_empty_prompt = _bool(item, "need_empty_prompt", where)
+    if ptype == "openai" and "endpoint" in item:
+        _choice(item, "endpoint", OPENAI_ENDPOINTS, where)
     model.options = {k: v for k, v in item.items() if k not in _MODEL_COMMON_KEYS}
     return model
 
@@ -305,14 +311,20 @@ def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str
 
 def _int(item: dict[str, Any], key: str, bounds: tuple[int, int], where: str) -> int:
     value = _required(item, key, where)
-    if isinstance(value, bool) or not isinstance(value, int) or not bounds[0] <= value <= bounds[1]:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where}.{key}: {value!r} is not an integer (allowed: {bounds[0]}..{bounds[1]}, "
+                          "written without quotes)")
+    if not bounds[0] <= value <= bounds[1]:
         raise ConfigError(f"{where}.{key}: {value!r} is out of range (allowed: integer {bounds[0]}..{bounds[1]})")
     return value
 
 
 def _float(item: dict[str, Any], key: str, bounds: tuple[float, float], where: str) -> float:
     value = _required(item, key, where)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not bounds[0] <= value <= bounds[1]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{where}.{key}: {value!r} is not a number (allowed: {bounds[0]}..{bounds[1]}, "
+                          "written without quotes)")
+    if not bounds[0] <= value <= bounds[1]:
         raise ConfigError(f"{where}.{key}: {value!r} is out of range (allowed: number {bounds[0]}..{bounds[1]})")
     return float(value)
 

@@ -52,7 +52,12 @@ class TaskError(Exception):
 
 class Requeue(Exception):
     """Raised by a provider to hand its task back to the head of the queue, no attempt used
-    (e.g. tasks waiting behind a create gate when the lane has just been paused)."""
+    (e.g. tasks waiting behind a create gate when the lane has just been paused). With
+    ``pause_lane`` the lane is paused too: the task could not even start (no key configured)."""
+
+    def __init__(self, message: str, *, pause_lane: str | None = None) -> None:
+        super().__init__(message)
+        self.pause_lane = pause_lane
 
 
 class ConfigError(Exception):

@@ -58,10 +58,10 @@ class ImportReport:
 
 
 def new_batch_id(source: Path) -> str:
-    """``<file stem>-<UTC time>-<4 hex>``: readable in the task table, unique across imports."""
+    """``<file stem>-<UTC time>-<8 hex>``: readable in the task table, unique across imports."""
     stem = re.sub(r"[^\w.-]+", "-", source.stem).strip("-")[:40] or "batch"
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return f"{stem}-{stamp}-{secrets.token_hex(2)}"
+    return f"{stem}-{stamp}-{secrets.token_hex(4)}"
 
 
 def read_task_file(path: Path, config: AppConfig, default_model: str | None = None) -> ImportReport:

@@ -305,6 +305,8 @@ class Scheduler:
             # end (a canceled task is never retried because its page closed with an error).
             self._end_stopped(attempt)
         elif isinstance(exc, Requeue):
+            if exc.pause_lane:
+                self._pause(lane, task, exc.pause_lane)
             if self.store.release(task):
                 attempt.ctx.log(f"back in the queue: {exc}")
                 self._emit("released", task)
@@ -331,12 +333,15 @@ class Scheduler:
 
     def _end_error(self, lane: Lane, task: Task, exc: TaskError) -> None:
         if exc.pause_lane:
-            self.store.pause_lane(lane.name, exc.pause_lane)
-            lane.logger.warning("paused: %s", exc.pause_lane)
-            self._emit("paused", task)
+            self._pause(lane, task, exc.pause_lane)
         if exc.kind is ErrorKind.LOGIN and lane.account is not None:
             self.store.set_login_state(lane.account, "needs_login", exc.message)
         self._fail(task, exc.kind, exc.message, retry=exc.retry)
+
+    def _pause(self, lane: Lane, task: Task, reason: str) -> None:
+        self.store.pause_lane(lane.name, reason)
+        lane.logger.warning("paused: %s", reason)
+        self._emit("paused", task)
 
     def _fail(self, task: Task, kind: ErrorKind, message: str, retry: bool, immediate: bool = False) -> None:
         retry_at = None

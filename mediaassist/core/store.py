@@ -433,12 +433,15 @@ class Store:
 
     def retry(self, task_ids: Iterable[str] | None = None, batch_id: str | None = None,
               all_failed: bool = False) -> int:
-        """Failed or canceled → pending as a fresh try on the same row (attempt + 1)."""
-        scope = (Task.state.in_((FAILED, CANCELED)))
-        if not all_failed:
-            scope &= _scope(task_ids, batch_id)
+        """A fresh try on the same row (attempt + 1, pending): failed or canceled tasks of a
+        batch or of the whole store (``all_failed``: failed only); tasks named by id may also be
+        successes, to generate them again on purpose (the old result stays until replaced)."""
+        if all_failed:
+            scope = Task.state == FAILED
+        elif batch_id is not None:
+            scope = (Task.batch_id == batch_id) & Task.state.in_((FAILED, CANCELED))
         else:
-            scope &= Task.state == FAILED
+            scope = Task.task_id.in_(list(task_ids or [])) & Task.state.in_(FINAL_STATES)
         now = self.now()
         changes: dict[Any, Any] = {
             Task.state: PENDING, Task.attempt: Task.attempt + 1, Task.retries_left: AUTO_RETRIES,
@@ -446,12 +449,19 @@ class Store:
             Task.started_at: None, Task.owner: None, Task.updated_at: now,
             # a fresh try may go to any account unless the task file pinned one
             Task.account: pw.Case(None, [(Task.account_pinned == True, Task.account)], None),  # noqa: E712
-            # A remote task that ended (failed or was canceled there) is done for good: the
-            # operator's retry creates a new one. Any other remote id -- a local time-out, a lost
-            # poll -- may still be running, so the retry resumes polling it, never resubmits.
-            Task.remote_id: pw.Case(None, [(Task.error_kind.in_(REMOTE_FINAL_KINDS), None)], Task.remote_id),
+            # A remote task that ended (succeeded, failed or was canceled there) is done for good:
+            # the operator's retry creates a new one. Any other remote id -- a local time-out, a
+            # lost poll -- may still be running, so the retry resumes polling it, never resubmits.
+            Task.remote_id: pw.Case(None, [((Task.state == SUCCESS) | Task.error_kind.in_(REMOTE_FINAL_KINDS),
+                                            None)], Task.remote_id),
+            Task.error_kind: None, Task.error: None,
         }
         return Task.update(changes).where(scope).execute()
+
+    def missing(self, task_ids: Iterable[str]) -> list[str]:
+        """The ids among ``task_ids`` that no task has."""
+        ids = list(task_ids)
+        return [i for i in ids if i not in self._existing_ids(ids)]
 
     def delete(self, task_ids: Iterable[str]) -> int:
         """Delete finished tasks (with their results and logs). A pending or running task is

@@ -27,7 +27,7 @@ import httpx
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import API_CONCURRENCY_RANGE, ProviderConfig
-from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.base import TaskContext, TaskResult
 
@@ -91,7 +91,7 @@ class OpenAIProvider:
         if not self._auth:
             where = f"environment variable {self.prov.api_key_env}" if self.prov.api_key_env else "api_key_env"
             reason = f"no API key for provider {self.prov.name} (set {where}, the OS keyring or api_key)"
-            raise TaskError(ErrorKind.LOGIN, reason, pause_lane=reason)
+            raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
         endpoint = ctx.model.options.get("endpoint", "chat")
         if endpoint not in ENDPOINTS:
             raise TaskError(ErrorKind.BAD_INPUT, f"endpoint {endpoint!r} is not one of: chat, images", retry=False)

@@ -262,8 +262,9 @@ class RunningHubProvider:
         """Behind a head task that hit an auth/balance error (or with no key at all): go back
         to the queue instead of failing one task after another against the same wall."""
         if not self._api_key:
-            raise self._pause(ctx, ErrorKind.LOGIN, f"no API key for provider {self.prov.name!r} (set "
-                                                    "api_key_env, the OS keyring or api_key)")
+            reason = (f"no API key for provider {self.prov.name!r} (set api_key_env, the OS keyring "
+                      "or api_key)")
+            raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
         reason = ctx.store.paused_lanes().get(self.lane)
         if reason is not None:
             raise Requeue(f"lane paused ({reason}); waits at the head of the queue until it is resumed")

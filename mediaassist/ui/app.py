@@ -36,8 +36,9 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
 
     ``on_window(window)`` is called once the window shows (tests and the screenshot script)."""
     translations = Translations()
-    translations.apply(str(settings.value("app/language", "auto")))
     async with Runtime(options) as rt:
+        # The window's own choice (settings dialog) wins; else the config's [app] language.
+        translations.apply(str(settings.value("app/language", rt.config.app.language)))
         for refused in apply_saved(settings, rt.scheduler):
             log.warning("saved setting ignored: %s", refused)
         await rt.scheduler.start()
