@@ -16,7 +16,7 @@ from types import TracebackType
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig, ProviderConfig
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
-from mediaassist.demo_servers.runninghub_server import RunningHubDemoServer
+from mediaassist.demo_servers.runninghub_server import RunningHubDemoServer, RunningHubFake
 from mediaassist.providers.registry import SIMULATED_SITE
 
 DEMO_WEB_MODEL = "demo-reasoner"
@@ -72,9 +72,12 @@ class DemoEnvironment:
     async def _add_poll(self) -> None:
         # The fake RunningHub on loopback, driven by the real client: the key allows as many
         # tasks as we poll, and renders take 60-250 s (+ up to 20 s queued), all scaled.
-        key = f"demo-rh-{uuid.uuid4().hex}"
+        # Its tasks are kept in the demo data dir, as RunningHub keeps them: after a crash or
+        # Ctrl-C the next demo run resumes polling the saved remote ids instead of meeting 807.
+        state = self.data_dir / "demo-runninghub.json"
+        key = RunningHubFake.saved_key(state) or f"demo-rh-{uuid.uuid4().hex}"
         server = RunningHubDemoServer({key: DEMO_POLL_LIMIT}, queued_s=(2.0, 20.0), run_s=(60.0, 250.0),
-                                      speed=self.clock.speed, files_per_task=1).start()
+                                      speed=self.clock.speed, files_per_task=1, state_file=state).start()
         self._stack.callback(server.stop)
         self.config.providers.append(ProviderConfig(
             name="demo-runninghub", kind="poll", type="runninghub", base_url=server.url, api_key=key,

@@ -264,3 +264,29 @@ def test_the_same_prompts_for_another_model_are_new_tasks(tmp_path: Path) -> Non
     other = json.loads(cli("run", str(prompts), "--model", "video", *common).stdout)
     assert {t["model"] for t in other["tasks"]} == {"video"} and other["success"] == 2
     assert not {t["task_id"] for t in first["tasks"]} & {t["task_id"] for t in other["tasks"]}
+
+
+@pytest.mark.slow
+def test_the_demo_resumes_remote_tasks_after_ctrl_c(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    args = ("run", str(RESOURCES / "examples" / "video-batch.csv"), "--demo", "--speed", "20",
+            "--data-dir", str(data))
+    first = cli_popen(*args)
+    demo = data / "demo"
+    try:
+        _wait_for(lambda: _count(demo, "running") > 0 and bool(_db_rows(
+            demo, "select count(*) from task where remote_id is not null")[0][0]), timeout=60)
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=60)
+    submitted = dict(_db_rows(demo, "select task_id, remote_id from task where remote_id is not null"))
+    assert submitted and first.returncode == 130
+    second = cli(*args, "--json", timeout=300)
+    assert second.returncode == 0, second.stderr
+    out = json.loads(second.stdout)
+    assert out["success"] == 8
+    for task in out["tasks"]:  # polled where it was left, never created again
+        if task["task_id"] in submitted:
+            assert task["remote_id"] == submitted[task["task_id"]]
+    remote = json.loads((demo / "demo-runninghub.json").read_text())["tasks"]
+    assert len(remote) == 8 and all(t["files"] for t in remote)

@@ -24,7 +24,8 @@ import sys
 import threading
 import time
 from collections import Counter, deque
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -77,8 +78,11 @@ class RunningHubFake:
 
     def __init__(self, api_keys: dict[str, int] | None = None, queued_s: tuple[float, float] = (0.2, 0.5),
                  run_s: tuple[float, float] = (1.0, 2.0), speed: float = 1.0, files_per_task: int = 1,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, state_file: Path | None = None) -> None:
         self.api_keys = dict(api_keys or {DEMO_API_KEY: 3})  # key → concurrent limit
+        # Like the real service, the tasks outlive our client: with a state file they also
+        # outlive this server (the demo resumes polling them after a crash or Ctrl-C).
+        self.state_file = state_file
         self.queued_s, self.run_s, self.speed = queued_s, run_s, speed
         self.files_per_task = files_per_task
         self.lock = threading.Lock()
@@ -87,6 +91,26 @@ class RunningHubFake:
         self.rng = random.Random(seed)
         self.base_url = ""
         self.reset_counters()
+        if state_file is not None and state_file.exists():
+            saved = json.loads(state_file.read_text(encoding="utf-8"))
+            self.tasks = {t["task_id"]: FakeTask(**t) for t in saved["tasks"]}
+
+    @staticmethod
+    def saved_key(state_file: Path) -> str | None:
+        """The key of the tasks a state file holds (the demo reuses it to reach them)."""
+        if not state_file.exists():
+            return None
+        return json.loads(state_file.read_text(encoding="utf-8")).get("api_key")
+
+    def _save(self) -> None:
+        """Write the tasks out (caller holds the lock); small, and only for the demo."""
+        if self.state_file is None:
+            return
+        keys = list(self.api_keys)
+        data = {"api_key": keys[0] if keys else None, "tasks": [asdict(t) for t in self.tasks.values()]}
+        partial = self.state_file.with_suffix(".part")
+        partial.write_text(json.dumps(data), encoding="utf-8")
+        partial.replace(self.state_file)
 
     def reset_counters(self) -> None:
         with self.lock:
@@ -137,6 +161,7 @@ class RunningHubFake:
                 run_s=self.rng.uniform(*self.run_s) / self.speed, fail="#fail" in prompt)
             task.files = [f"ComfyUI_{i:05d}_{task.task_id[-6:]}.mp4" for i in range(self.files_per_task)]
             self.tasks[task.task_id] = task
+            self._save()
             self.creates[prompt] += 1
             self.create_order.append(prompt)
             self.create_times.append(now)
@@ -326,6 +351,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.fake.lock:
             if task.canceled_at is None and task.state(time.time()) in ("QUEUED", "RUNNING"):
                 task.canceled_at = time.time()
+                self.fake._save()
             self.fake.cancels.append(task.task_id)
         self._envelope(0)
 
@@ -390,8 +416,8 @@ class RunningHubDemoServer:
 
     def __init__(self, api_keys: dict[str, int] | None = None, *, queued_s: tuple[float, float] = (0.2, 0.5),
                  run_s: tuple[float, float] = (1.0, 2.0), speed: float = 1.0, files_per_task: int = 1,
-                 port: int = 0, seed: int | None = None) -> None:
-        self.fake = RunningHubFake(api_keys, queued_s, run_s, speed, files_per_task, seed)
+                 port: int = 0, seed: int | None = None, state_file: Path | None = None) -> None:
+        self.fake = RunningHubFake(api_keys, queued_s, run_s, speed, files_per_task, seed, state_file)
         self._httpd = _Server(("127.0.0.1", port), self.fake)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self.fake.base_url = self.url
