@@ -99,6 +99,12 @@ class Runtime:
                         tb: TracebackType | None) -> None:
         await self._stack.aclose()
 
+    def count_stored(self, report: ImportReport) -> int:
+        """How many of a read file's tasks the store already has (they would be skipped)."""
+        _derive_missing_ids(report)
+        ids = [task.task_id for task in report.tasks if task.task_id]
+        return len(ids) - len(self.store.missing(ids))
+
     def enqueue_report(self, report: ImportReport) -> ImportOutcome:
         """Enqueue a read task file's good rows as one batch."""
         outcome = ImportOutcome(report=report, batch_id=new_batch_id(report.source))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QTableWidget,
@@ -26,10 +27,12 @@ def importable(path: Path) -> bool:
 class ImportPreviewDialog(QDialog):
     """Reads the file (again whenever the default model changes); Import enqueues ``report``."""
 
-    def __init__(self, path: Path, config: AppConfig, default_model: str | None = None, parent=None) -> None:
+    def __init__(self, path: Path, config: AppConfig, default_model: str | None = None, parent=None,
+                 count_stored: Callable[[ImportReport], int] | None = None) -> None:
         super().__init__(parent)
         self.path = path
         self.config = config
+        self.count_stored = count_stored  # how many of the report's tasks the store already has
         self.report: ImportReport | None = None
         self.setWindowTitle(tr("Import {name}").format(name=path.name))
         self.resize(640, 420)
@@ -89,6 +92,10 @@ class ImportPreviewDialog(QDialog):
         report = self.report
         text = tr("{good} of {total} rows are good and will be enqueued as one batch; {bad} rows have errors.").format(
             good=len(report.tasks), total=report.total_rows, bad=len(report.errors))
+        stored = self.count_stored(report) if self.count_stored is not None else 0
+        if stored:
+            text += "<br>" + tr("{n} of them are already in the store (an earlier import of this file) "
+                                "and will be skipped, not run twice.").format(n=stored)
         for warning in report.warnings:
             text += "<br>" + tr("Note: {w}").format(w=html.escape(warning))
         self.summary.setText(text)

@@ -163,6 +163,8 @@ class MainWindow(QMainWindow):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
+        # Derived ids share their file-name start: keep both ends visible ("prompts-…-00003").
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.table.horizontalHeader()
         header.setResizeContentsPrecision(50)  # 10x cheaper than measuring every row
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -485,7 +487,8 @@ class MainWindow(QMainWindow):
         if self.import_dialog is not None or not self._import_queue:
             return
         path = self._import_queue.pop(0)
-        dialog = ImportPreviewDialog(path, self.rt.config, self.settings.value("import/default_model"), self)
+        dialog = ImportPreviewDialog(path, self.rt.config, self.settings.value("import/default_model"), self,
+                                     count_stored=self.rt.count_stored)
         dialog.finished.connect(lambda result, d=dialog: self._import_finished(d, result))
         self.import_dialog = dialog
         dialog.open()

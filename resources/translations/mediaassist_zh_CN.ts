@@ -108,6 +108,10 @@
       <translation>导入 {n} 个任务</translation>
     </message>
     <message>
+      <source>{n} of them are already in the store (an earlier import of this file) and will be skipped, not run twice.</source>
+      <translation>其中 {n} 个任务已在队列中（此前导入过该文件），将被跳过，不会重复执行。</translation>
+    </message>
+    <message>
       <source>Note: {w}</source>
       <translation>注意：{w}</translation>
     </message>

@@ -170,6 +170,21 @@ async def test_drop_each_format_previews_then_enqueues_good_rows(app: App, tmp_p
 
 
 @pytest.mark.asyncio
+async def test_a_second_drop_of_the_same_file_says_its_tasks_are_already_stored(app: App, tmp_path: Path) -> None:
+    path = tmp_path / "prompts.txt"
+    write_task_file(path)
+    app.window.toggle_pause_all()
+    for expected_note in (False, True):
+        assert drop(app.window, path)
+        await wait_until(lambda: app.window.import_dialog is not None)
+        dialog = app.window.import_dialog
+        assert ("2 of them are already in the store" in dialog.summary.text()) is expected_note
+        dialog.import_button.click()
+        await wait_until(lambda: app.window.import_dialog is None)
+    assert len(app.window.store.tasks()) == 2  # the second import added nothing
+
+
+@pytest.mark.asyncio
 async def test_txt_needs_a_model_and_the_choice_rereads(app: App, tmp_path: Path) -> None:
     path = tmp_path / "p.txt"
     write_task_file(path)
