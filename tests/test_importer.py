@@ -285,7 +285,7 @@ def test_batch_id_is_readable_and_unique() -> None:
     ids = {new_batch_id(Path("/tmp/新品 batch (1).csv")) for _ in range(50)}
     assert len(ids) == 50
     for batch_id in ids:
-        assert re.fullmatch(r"新品-batch-1-\d{8}T\d{6}Z-[0-9a-f]{4}", batch_id)
+        assert re.fullmatch(r"新品-batch-1-\d{8}T\d{6}Z-[0-9a-f]{8}", batch_id)
 
 
 # --- shipped examples ----------------------------------------------------------------------
