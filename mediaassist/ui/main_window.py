@@ -43,7 +43,7 @@ STATS_MS = 1000
 STATS_BUDGET = 20  # the stats period is at least this many times what one refresh costs
 FILTER_DELAY_MS = 300
 ID_CHUNK = 500  # ids per statement in bulk actions (SQLite's variable limit)
-COLUMN_WIDTHS = {"task_id": 120, "batch": 240, "model": 110, "lane": 140, "state": 70, "attempt": 60,
+COLUMN_WIDTHS = {"task_id": 190, "batch": 270, "model": 110, "lane": 140, "state": 70, "attempt": 60,
                  "error_kind": 90, "heartbeat": 90, "duration": 80}
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
 
@@ -163,8 +163,6 @@ class MainWindow(QMainWindow):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
-        # Derived ids share their file-name start: keep both ends visible ("prompts-…-00003").
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.table.horizontalHeader()
         header.setResizeContentsPrecision(50)  # 10x cheaper than measuring every row
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
