@@ -12,32 +12,28 @@ from typing import Any
 
 from mediaassist.core.config import AppConfig, parse_config
 
-SIM_CONFIG = """
+def sim_config_text(api_concurrency: int = 3, api_s: tuple[float, float] = (20, 40), poll_limit: int = 4,
+                    poll_s: tuple[float, float] = (30, 60), accounts: tuple[str, ...] = ("alice", "bob")) -> str:
+    """A config on simulated providers: models writer (api), video (poll), reasoner (web)."""
+    account_tables = "".join(f'[[accounts]]\nname = "{name}"\nsite = "simulated"\n\n' for name in accounts)
+    return f"""
 [[providers]]
 name = "sim-api"
 kind = "api"
 type = "simulated"
-concurrency = 3
-min_duration_s = 20
-max_duration_s = 40
+concurrency = {api_concurrency}
+min_duration_s = {api_s[0]}
+max_duration_s = {api_s[1]}
 
 [[providers]]
 name = "sim-poll"
 kind = "poll"
 type = "simulated"
-max_polling_tasks = 4
-min_duration_s = 30
-max_duration_s = 60
+max_polling_tasks = {poll_limit}
+min_duration_s = {poll_s[0]}
+max_duration_s = {poll_s[1]}
 
-[[accounts]]
-name = "alice"
-site = "simulated"
-
-[[accounts]]
-name = "bob"
-site = "simulated"
-
-[[models]]
+{account_tables}[[models]]
 name = "writer"
 kind = "api"
 provider = "sim-api"
@@ -52,6 +48,9 @@ name = "reasoner"
 kind = "web"
 site = "simulated"
 """
+
+
+SIM_CONFIG = sim_config_text()
 
 
 def sim_config() -> AppConfig:

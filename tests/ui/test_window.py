@@ -21,45 +21,9 @@ from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_model import TaskFilter
+from tests.helpers import sim_config_text
 
 from .conftest import wait_until
-
-CONFIG = """
-[[providers]]
-name = "sim-api"
-kind = "api"
-type = "simulated"
-concurrency = 2
-min_duration_s = {d}
-max_duration_s = {d}
-
-[[providers]]
-name = "sim-poll"
-kind = "poll"
-type = "simulated"
-max_polling_tasks = 3
-min_duration_s = {d}
-max_duration_s = {d}
-
-[[accounts]]
-name = "acct-a"
-site = "simulated"
-
-[[models]]
-name = "writer"
-kind = "api"
-provider = "sim-api"
-
-[[models]]
-name = "video"
-kind = "poll"
-provider = "sim-poll"
-
-[[models]]
-name = "reasoner"
-kind = "web"
-site = "simulated"
-"""
 
 
 class App:
@@ -76,7 +40,8 @@ class App:
 
 async def start_app(tmp_path: Path, settings: QSettings, duration: float = 1.0, speed: float = 20.0) -> App:
     config = tmp_path / "config.toml"
-    config.write_text(CONFIG.format(d=duration))
+    config.write_text(sim_config_text(api_concurrency=2, api_s=(duration, duration), poll_limit=3,
+                                      poll_s=(duration, duration), accounts=("acct-a",)))
     shown: list[MainWindow] = []
     options = RuntimeOptions(config_path=config, data_dir=tmp_path / "data", speed=speed)
     runner = asyncio.ensure_future(run_window([], options, settings, use_tray=False, on_window=shown.append))
