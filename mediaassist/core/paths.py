@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from importlib.resources import files
 from pathlib import Path
 
 import platformdirs
 
 APP_NAME = "mediaassist"
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+# Shipped inside the package, so a wheel, pipx or a frozen build finds them as a checkout does.
+RESOURCES = Path(str(files("mediaassist") / "resources"))
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:

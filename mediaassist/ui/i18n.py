@@ -1,6 +1,6 @@
 """Qt translations: every UI string goes through ``tr()`` (one context), compiled .qm per language.
 
-``resources/translations/build_translations.py`` extracts the ``tr("...")`` literals into the .ts
+``mediaassist/resources/translations/build_translations.py`` extracts the ``tr("...")`` literals into the .ts
 files and compiles them with ``pyside6-lrelease``; the compiled .qm files are shipped.
 """
 

@@ -1,6 +1,6 @@
 """Refresh the .ts files from the ``tr("...")`` literals in mediaassist/ui and compile the .qm.
 
-    python resources/translations/build_translations.py
+    python mediaassist/resources/translations/build_translations.py
 
 Translations already in a .ts file are kept; new strings are added as unfinished, strings no longer
 used are dropped. Compiling uses ``pyside6-lrelease`` (shipped in PySide6-Essentials). The .qm
@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-UI = HERE.parents[1] / "mediaassist" / "ui"
+UI = HERE.parents[1] / "ui"
 LANGUAGES = ("zh_CN",)
 CONTEXT = "mediaassist"
 
