@@ -4,6 +4,7 @@
 #   packaging/setup.sh            # install
 #   packaging/setup.sh --app ...  # install, then start the app (args go to mediaassist)
 #   packaging/setup.sh --test ... # install, then run the test suite (args go to pytest)
+#   packaging/setup.sh --desktop  # install, then add mediaassist to the desktop's launcher
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +42,8 @@ case "${1:-}" in
       exec xvfb-run -a .venv/bin/mediaassist "$@"
     fi
     exec .venv/bin/mediaassist "$@" ;;
+  --desktop)
+    exec packaging/install_desktop.sh .venv/bin/mediaassist ;;
   --test)
     shift
     # timeout: pytest-timeout cannot interrupt a hang inside Qt's loop on its own.

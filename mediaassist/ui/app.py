@@ -23,6 +23,7 @@ from mediaassist.ui.settings import apply_saved  # noqa: E402
 from mediaassist.ui.single_instance import SingleInstance, server_name  # noqa: E402
 
 log = logging.getLogger("mediaassist.ui")
+EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
 
 
 def ui_settings() -> QSettings:
@@ -82,5 +83,10 @@ def run_gui(files: list[Path], options: RuntimeOptions) -> int:
     try:
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
             return runner.run(run_window(files, options, settings, instance))
+    except KeyboardInterrupt:
+        # Ctrl-C in the terminal that started the window: the runner has already cancelled
+        # run_window, whose finally blocks stopped the scheduler and wrote every row.
+        print("mediaassist: interrupted; running tasks go back to the queue", file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:
         instance.close()

@@ -34,7 +34,12 @@ T = TypeVar("T")
 QUIET_ARGS = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
               "--no-first-run", "--no-default-browser-check", "--disable-features=Translate,MediaRouter"]
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome",
-                       "google-chrome-stable", "chrome")
+                       "google-chrome-stable", "chrome",
+                       # where the Windows and macOS builds find a browser with no chromium_path
+                       r"C:\Program Files\Google\Chrome\Application\chrome.exe",
+                       r"C:\Program Files (x86)\Microsoft\Edge\Application\msedge.exe",
+                       "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+                       "/Applications/Chromium.app/Contents/MacOS/Chromium")
 PLAYWRIGHT_STOP_S = 5.0
 REAP_ROUNDS = 3
 

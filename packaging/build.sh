@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A desktop build: a PyInstaller one-folder build in dist/mediaassist/ that runs with no Python
+# installed (the window and every CLI command). The browser is not bundled: the web lane uses the
+# system Chromium (or [app] chromium_path). Linux is tested here; the same spec builds on Windows
+# and macOS (see README, "Desktop build").
+#   packaging/build.sh              # build dist/mediaassist/
+#   packaging/build.sh --smoke      # build, then run the demo batch and a window start from it
+#   packaging/build.sh --desktop    # build, then add it to the launcher (install_desktop.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+venv="$root/.venv-build"  # apart from .venv: the build must see only the wheel's dependencies
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install -q -U pip
+rm -rf build/wheel && "$venv/bin/pip" wheel -q --no-deps -w build/wheel .
+# Known good: pyinstaller 6.22.3 (the spec relies on collect_data_files for the playwright driver).
+"$venv/bin/pip" install -q build/wheel/mediaassist-*.whl 'pyinstaller==6.22.3'
+"$venv/bin/pip" install -q --force-reinstall --no-deps build/wheel/mediaassist-*.whl  # same version, new code
+"$venv/bin/pyinstaller" --noconfirm --log-level WARN --distpath "$root/dist" \
+  --workpath "$root/build/pyinstaller" packaging/mediaassist.spec
+app="$root/dist/mediaassist/mediaassist"
+echo "build: $app ($(du -sh "$root/dist/mediaassist" | cut -f1))"
+
+case "${1:-}" in
+  --smoke)
+    work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+    cp mediaassist/resources/examples/seed-batch.csv "$work/"
+    (cd "$work" && "$app" --version && "$app" run seed-batch.csv --demo --speed 60 --data-dir "$work/data" --json > "$work/run.json")
+    python3 - "$work/run.json" <<'PY'
+import json, sys
+tasks = json.load(open(sys.argv[1]))["tasks"]
+ok = sum(t["state"] == "success" for t in tasks)
+print(f"build smoke: {ok}/{len(tasks)} demo tasks succeeded")
+sys.exit(0 if ok == len(tasks) == 40 else 1)
+PY
+    # The window: start offscreen on the demo, interrupt it; an orderly stop exits 130.
+    set +e
+    (cd "$work" && QT_QPA_PLATFORM=offscreen "$app" --demo --data-dir "$work/data" 2> "$work/gui.log") &
+    gui=$!; sleep 20; kill -INT "$gui"; wait "$gui"; code=$?
+    set -e
+    grep -q "interrupted" "$work/gui.log" && [ "$code" -eq 130 ] \
+      || { cat "$work/gui.log" >&2; echo "build smoke: the window did not start and stop cleanly ($code)" >&2; exit 1; }
+    echo "build smoke: window started and stopped cleanly" ;;
+  --desktop)
+    packaging/install_desktop.sh "$app" ;;
+esac
