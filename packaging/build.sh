@@ -25,7 +25,9 @@ case "${1:-}" in
   --smoke)
     work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
     cp mediaassist/resources/examples/seed-batch.csv "$work/"
-    (cd "$work" && "$app" --version && "$app" run seed-batch.csv --demo --speed 60 --data-dir "$work/data" --json > "$work/run.json")
+    cd "$work"  # away from the checkout: only the build's own files are used
+    "$app" --version
+    "$app" run seed-batch.csv --demo --speed 60 --data-dir "$work/data" --json > "$work/run.json"
     python3 - "$work/run.json" <<'PY'
 import json, sys
 tasks = json.load(open(sys.argv[1]))["tasks"]
@@ -33,12 +35,12 @@ ok = sum(t["state"] == "success" for t in tasks)
 print(f"build smoke: {ok}/{len(tasks)} demo tasks succeeded")
 sys.exit(0 if ok == len(tasks) == 40 else 1)
 PY
-    # The window: start offscreen on the demo, interrupt it; an orderly stop exits 130.
-    set +e
-    (cd "$work" && QT_QPA_PLATFORM=offscreen "$app" --demo --data-dir "$work/data" 2> "$work/gui.log") &
-    gui=$!; sleep 20; kill -INT "$gui"; wait "$gui"; code=$?
-    set -e
-    grep -q "interrupted" "$work/gui.log" && [ "$code" -eq 130 ] \
+    # The window: start offscreen on the demo, wait until it is open, stop it as a logout would.
+    QT_QPA_PLATFORM=offscreen "$app" --demo --data-dir "$work/data" -v 2> "$work/gui.log" &
+    gui=$!
+    for _ in $(seq 120); do grep -q "window open" "$work/gui.log" && break; sleep 0.5; done
+    kill -TERM "$gui"; code=0; wait "$gui" || code=$?
+    grep -q "SIGTERM: quitting" "$work/gui.log" && [ "$code" -eq 130 ] \
       || { cat "$work/gui.log" >&2; echo "build smoke: the window did not start and stop cleanly ($code)" >&2; exit 1; }
     echo "build smoke: window started and stopped cleanly" ;;
   --desktop)

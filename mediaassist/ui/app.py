@@ -6,13 +6,14 @@ import asyncio
 import faulthandler
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
 os.environ.setdefault("QT_API", "pyside6")  # qasync picks its binding from this (qasync #23)
 
 import qasync  # noqa: E402
-from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from mediaassist.core.paths import data_dir as resolve_data_dir  # noqa: E402
@@ -47,14 +48,17 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
         if instance is not None:
             instance.files_received.connect(window.open_files)
         window.show()
+        log.info("window open on %s", rt.data_dir)
         if files:
             window.open_files(files)
         if callable(on_window):
             on_window(window)
         decided = window.quit_requested
+        signals = QuitOnSignals(decided)
         try:
             await decided
         finally:
+            signals.close()
             await window.finish_background()  # an export finishes, a login browser closes
             window.shutdown()
             # Running tasks end as canceled, or go back to pending to resume next start; either
@@ -63,7 +67,44 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
             await rt.scheduler.stop(cancel_running=stop_running)
             settings.sync()
             window.close_for_good()
-    return 0
+    return 0 if signals.received is None else EXIT_INTERRUPTED
+
+
+class QuitOnSignals:
+    """SIGINT (Ctrl-C in the starting terminal) and SIGTERM (logout, ``kill``) quit like the
+    window's Quit with "leave running tasks queued": an orderly stop, every row written.
+
+    Python runs signal handlers only between bytecodes, and Qt's loop may idle in C++ for long,
+    so a timer lets the interpreter in. A signal ignored at start (nohup, a background job of a
+    script) stays ignored."""
+
+    def __init__(self, decided: asyncio.Future[bool]) -> None:
+        self.received: int | None = None
+        self._decided = decided
+        self._loop = asyncio.get_running_loop()
+        self._previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        for sig, handler in self._previous.items():
+            if handler is not signal.SIG_IGN:
+                signal.signal(sig, self._on_signal)
+        self._pump = QTimer()
+        self._pump.timeout.connect(lambda: None)
+        self._pump.start(250)
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self._loop.call_soon_threadsafe(self._quit, signum)
+
+    def _quit(self, signum: int) -> None:
+        if self.received is None:
+            self.received = signum
+            print(f"mediaassist: {signal.Signals(signum).name}: quitting; running tasks go back to the queue",
+                  file=sys.stderr)
+        if not self._decided.done():
+            self._decided.set_result(False)
+
+    def close(self) -> None:
+        self._pump.stop()
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
 
 
 def run_gui(files: list[Path], options: RuntimeOptions) -> int:
@@ -84,7 +125,7 @@ def run_gui(files: list[Path], options: RuntimeOptions) -> int:
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
             return runner.run(run_window(files, options, settings, instance))
     except KeyboardInterrupt:
-        # Ctrl-C in the terminal that started the window: the runner has already cancelled
+        # Ctrl-C before the window's own handlers are in place: the runner has cancelled
         # run_window, whose finally blocks stopped the scheduler and wrote every row.
         print("mediaassist: interrupted; running tasks go back to the queue", file=sys.stderr)
         return EXIT_INTERRUPTED
