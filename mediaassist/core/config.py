@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
 API_CONCURRENCY_RANGE = (1, 5)
 POLLING_TASKS_RANGE = (1, 1000)
@@ -22,7 +23,7 @@ INTERVAL_RANGE = (0.1, 3600.0)
 TIMEOUT_RANGE = (1.0, 86400.0)
 RECYCLE_RANGE = (1, 10000)
 
-PROVIDER_KINDS = {"api": {"openai", "simulated"}, "poll": {"runninghub", "simulated"}}
+PROVIDER_KINDS = {"api": {"openai", "simulated"}, "poll": {"runninghub", "task_api", "simulated"}}
 LANGUAGES = ("auto", "en", "zh_CN")
 OPENAI_ENDPOINTS = ("chat", "images")
 
@@ -31,6 +32,10 @@ _PROVIDER_KEYS = {
     "max_polling_tasks", "poll_interval_s", "queue_check_interval_s", "timeout_s",
     # simulated providers (demo/benchmarks): service time range in seconds
     "min_duration_s", "max_duration_s",
+    # poll providers: back-off for tasks that stay queued remotely, spacing between creates
+    "queued_poll_max_s", "min_create_interval_s",
+    # task_api providers: the profile (a shipped name or a TOML path)
+    "profile",
 }
 _MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
@@ -38,6 +43,7 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "openai": {"remote_model", "endpoint", "system_prompt", "defaults"},
     "runninghub": {"workflow_id", "webapp_id", "node_info_list", "prompt_node_id",
                    "prompt_field_name", "instance_type", "defaults"},
+    "task_api": {"remote_model", "defaults"},
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
@@ -63,6 +69,10 @@ class ProviderConfig:
     timeout_s: float = 120.0
     min_duration_s: float = 8.0
     max_duration_s: float = 20.0
+    queued_poll_max_s: float = 0.0  # 0: tasks queued remotely are polled every poll_interval_s
+    min_create_interval_s: float = 0.0
+    profile: str | None = None
+    task_profile: TaskApiProfile | None = field(default=None, repr=False)
 
     @property
     def lane(self) -> str:
@@ -135,7 +145,7 @@ def load_config(path: Path) -> AppConfig:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     try:
-        config = parse_config(data)
+        config = parse_config(data, path.parent)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     config.source = path
@@ -154,11 +164,12 @@ def _warn_if_readable_by_others(path: Path) -> None:
         )
 
 
-def parse_config(data: dict[str, Any]) -> AppConfig:
+def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfig:
+    """``base_dir``: the config file's folder (relative profile paths are found from there)."""
     _reject_unknown(data, _TOP_KEYS, "")
     config = AppConfig(app=_parse_app(_table(data.get("app", {}), "app")))
     for i, item in enumerate(_array(data, "providers")):
-        config.providers.append(_parse_provider(item, f"providers[{i}]"))
+        config.providers.append(_parse_provider(item, f"providers[{i}]", base_dir))
     for i, item in enumerate(_array(data, "accounts")):
         config.accounts.append(_parse_account(item, f"accounts[{i}]"))
     for i, item in enumerate(_array(data, "models")):
@@ -181,7 +192,7 @@ def _parse_app(item: dict[str, Any]) -> AppSettings:
     return settings
 
 
-def _parse_provider(item: dict[str, Any], where: str) -> ProviderConfig:
+def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = None) -> ProviderConfig:
     item = _table(item, where)
     _reject_unknown(item, _PROVIDER_KEYS, where)
     kind = _choice(item, "kind", tuple(PROVIDER_KINDS), where)
@@ -202,9 +213,17 @@ def _parse_provider(item: dict[str, Any], where: str) -> ProviderConfig:
         if kind != "poll":
             raise ConfigError(f"{where}.max_polling_tasks: only for kind = \"poll\"")
         provider.max_polling_tasks = _int(item, "max_polling_tasks", POLLING_TASKS_RANGE, where)
-    for key in ("poll_interval_s", "queue_check_interval_s", "min_duration_s", "max_duration_s"):
+    for key in ("poll_interval_s", "queue_check_interval_s", "min_duration_s", "max_duration_s",
+                "queued_poll_max_s", "min_create_interval_s"):
         if key in item:
+            if key in ("queued_poll_max_s", "min_create_interval_s") and kind != "poll":
+                raise ConfigError(f"{where}.{key}: only for kind = \"poll\"")
             setattr(provider, key, _float(item, key, INTERVAL_RANGE, where))
+    if ptype == "task_api":
+        provider.profile = _str(item, "profile", where)
+        provider.task_profile = load_profile(provider.profile, f"{where}.profile", base_dir)
+    elif "profile" in item:
+        raise ConfigError(f"{where}.profile: only for type = \"task_api\"")
     if "timeout_s" in item:
         provider.timeout_s = _float(item, "timeout_s", TIMEOUT_RANGE, where)
     return provider

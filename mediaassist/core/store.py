@@ -326,20 +326,24 @@ class Store:
                     & (Task.owner == owner))
              .execute())
 
-    def save_remote_id(self, task: Task, remote_id: str) -> None:
+    def save_remote_id(self, task: Task, remote_id: str) -> bool:
         """Persist the provider's id for this task before anything else happens to it.
 
         Saved whoever owns the row now: a remote task that really exists must never be lost,
         even when this attempt was reaped meanwhile (its retry then polls it, never re-creates).
+        False when the row already holds a *different* remote id: another attempt created one
+        first, and the caller's remote task is the extra one (it must cancel it).
         """
         updated = (Task.update(remote_id=remote_id, updated_at=self.now())
                    .where((Task.task_id == task.task_id) & Task.remote_id.is_null()).execute())
-        if updated != 1:
-            current = Task.get_or_none(Task.task_id == task.task_id)
-            if current is None or current.remote_id != remote_id:
-                raise RuntimeError(f"task {task.task_id} already has remote id "
-                                   f"{current.remote_id if current else None}, not {remote_id}")
+        if updated != 1 and self.remote_id_of(task.task_id) != remote_id:
+            return False
         task.remote_id = remote_id
+        return True
+
+    def remote_id_of(self, task_id: str) -> str | None:
+        """The row's remote id now, whoever saved it (read at the last moment before a create)."""
+        return Task.select(Task.remote_id).where(Task.task_id == task_id).scalar()
 
     def cancel_requested_among(self, task_ids: Iterable[str]) -> set[str]:
         ids = list(task_ids)
