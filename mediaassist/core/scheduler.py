@@ -18,7 +18,6 @@ import asyncio
 import logging
 import random
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +26,9 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.paths import output_dir
-from mediaassist.core.store import Store, Task, owner_is_dead, process_owner_id
 from mediaassist.core.lane_api import Provider, StopReason, TaskContext, TaskResult
+from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
+from mediaassist.core.store import Store, Task
 
 log = logging.getLogger("mediaassist.scheduler")
 
@@ -93,7 +93,7 @@ class Scheduler:
         self.providers = providers
         self.data_dir = data_dir
         self.clock = clock or Clock()
-        self.owner = f"{process_owner_id()}:{uuid.uuid4().hex[:6]}"
+        self.owner = str(new_owner())
         self.lanes = self._build_lanes()
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
