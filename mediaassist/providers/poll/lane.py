@@ -28,7 +28,7 @@ from mediaassist.core.lane_api import StopReason, TaskContext, TaskResult
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.poll.adapter import (TERMINAL_STATES, Busy, Created, NotSent, PauseLane, PollAdapter,
                                                 RemoteOutput, RemoteState, RemoteStatus, Unusable)
-from mediaassist.providers.poll.gate import CreateGate, LocalCreateGate
+from mediaassist.providers.poll.gate import CreateGate, StoreCreateGate
 
 BACKOFF_GROWTH = 1.5
 BACKOFF_CAP_S = 120.0
@@ -45,13 +45,12 @@ HTTP_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 
 
 class PollProvider:
-    def __init__(self, prov: ProviderConfig, clock: Clock, adapter: PollAdapter,
-                 gate: CreateGate | None = None) -> None:
+    def __init__(self, prov: ProviderConfig, clock: Clock, adapter: PollAdapter) -> None:
         self.prov = prov
         self.clock = clock
         self.adapter = adapter
         self.lane = prov.lane
-        self._gate = gate
+        self._gate: CreateGate | None = None
         self._api_key: str | None = None
         self._client: httpx.AsyncClient | None = None
         self.preflight_lines: list[str] = []
@@ -62,8 +61,6 @@ class PollProvider:
         # default headers: the key must not travel to the CDN hosts of the output files.
         self._client = httpx.AsyncClient(base_url=self.prov.base_url, timeout=HTTP_TIMEOUT)
         self.adapter.open(self._client, self._api_key)
-        if self._gate is None:
-            self._gate = LocalCreateGate(self.clock, self.prov.min_create_interval_s)
         if self._api_key:
             self.preflight_lines = await self.preflight()
 
@@ -107,7 +104,7 @@ class PollProvider:
                 pass
             if problem is None:
                 ctx.log(f"{self.adapter.service} task {remote_id} canceled remotely")
-                self._gate_or_fail().slot_freed()
+                self._gate_for(ctx).slot_freed()
                 return
             # The scheduler writes this as the task's error: "canceled" alone would hide that
             # the remote task may still run (and bill).
@@ -132,7 +129,7 @@ class PollProvider:
 
     # --- create, in FIFO turn --------------------------------------------------------------
     async def _create_in_turn(self, ctx: TaskContext) -> str:
-        gate = self._gate_or_fail()
+        gate = self._gate_for(ctx)
         async with gate.turn():
             busy_tries = transient_tries = 0
             while True:
@@ -223,7 +220,7 @@ class PollProvider:
             delay = min(BACKOFF_CAP_S, busy.delay_s * BACKOFF_GROWTH ** tries) * random.uniform(0.8, 1.2)
         ctx.log(f"{self.adapter.service} is full ({busy}); keeping the head of the queue, "
                 f"next try in {delay:.0f} s or when one of our tasks ends")
-        await self._gate_or_fail().wait_capacity(self.clock.real(delay), mark)
+        await self._gate_for(ctx).wait_capacity(self.clock.real(delay), mark)
 
     def _pause(self, ctx: TaskContext, pause: PauseLane) -> TaskError:
         reason = f"{self.adapter.service} {pause}; fix it, then resume the lane"
@@ -233,8 +230,11 @@ class PollProvider:
         ctx.store.pause_lane(self.lane, reason)
         return TaskError(pause.kind, str(pause), retry=True, pause_lane=reason)
 
-    def _gate_or_fail(self) -> CreateGate:
-        assert self._gate is not None, "start() not called"
+    def _gate_for(self, ctx: TaskContext) -> CreateGate:
+        """The provider's create gate, on the store the scheduler gave us (known at run time)."""
+        if self._gate is None:
+            self._gate = StoreCreateGate(ctx.store, f"create:{self.lane}", self.clock,
+                                         self.prov.min_create_interval_s)
         return self._gate
 
     # --- poll, fetch, download -------------------------------------------------------------
@@ -243,7 +243,7 @@ class PollProvider:
             status = await self._poll_until_done(ctx, remote_id)
         except PauseLane as pause:
             raise self._pause(ctx, pause) from None
-        self._gate_or_fail().slot_freed()
+        self._gate_for(ctx).slot_freed()
         name = f"{self.adapter.service} task {remote_id}"
         if status.state == RemoteState.CANCELED:
             ctx.cancel_note = f"{name} was canceled remotely ({status.error or 'on the service'})"
