@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-from http.server import BaseHTTPRequestHandler
+import socket
+import struct
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
@@ -16,3 +19,27 @@ def read_json_body(handler: BaseHTTPRequestHandler) -> dict[str, Any]:
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def reset_connection(handler: BaseHTTPRequestHandler) -> None:
+    """Drop the handler's connection with a TCP RST, no reply (a fault the client must survive)."""
+    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    handler.close_connection = True
+    handler.connection.close()
+
+
+class LoopbackServer(ThreadingHTTPServer):
+    """A threaded demo server holding its fake service's state in ``fake``."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], fake: Any) -> None:
+        super().__init__(address, handler)
+        self.fake = fake
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that drops its keep-alive connections (it stopped) is not an error."""
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)

@@ -8,7 +8,9 @@ a timetable drawn at create; each API key has a concurrency limit past which cre
 the client really did: creates per prompt, create times, the most tasks ever in flight.
 
 Markers in a prompt script a task: ``#fail`` ends FAILED with a ``failedReason``,
-``#badnode`` fails validation at create (``node_errors``).
+``#badnode`` fails validation at create (``node_errors``), ``#sitecancel`` is cancelled on the
+website once it runs. A cancelled task reads ``FAILED`` (805) on the legacy routes and ``CANCEL``
+in the v2 query, as documented. v2 routes (query, queue/status) take the key as Bearer only.
 
 Run alone: ``python -m mediaassist.demo_servers.runninghub_server --port 0`` prints its URL.
 """
@@ -18,21 +20,18 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import socket
-import struct
-import sys
 import threading
 import time
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from mediaassist.demo_servers import read_json_body
+from mediaassist.demo_servers import LoopbackServer, read_json_body, reset_connection
 
 DEMO_API_KEY = "demo-runninghub-key-0123456789ab"
-ROUTES = ("create", "status", "outputs", "cancel", "account", "download")
+ROUTES = ("create", "status", "outputs", "cancel", "account", "download", "query", "queue")
 # A fault is an int (answer with that business code), "nonjson", "reset" (TCP RST, no reply),
 # "http500", "echo" (a non-JSON error page quoting the request, key included, as some gateways
 # do), "slow:<seconds>" (then answer normally) or, for create, "lost" (create, then reset).
@@ -63,8 +62,13 @@ class FakeTask:
     files: list[str] = field(default_factory=list)
 
     def state(self, now: float) -> str:
-        if self.canceled_at is not None:
-            return "FAILED"
+        """As the legacy routes say it: a cancelled task is FAILED there."""
+        v2 = self.v2_state(now)
+        return "FAILED" if v2 == "CANCEL" else v2
+
+    def v2_state(self, now: float) -> str:
+        if self.canceled_at is not None and now >= self.canceled_at:
+            return "CANCEL"
         elapsed = now - self.created
         if elapsed < self.queued_s:
             return "QUEUED"
@@ -159,6 +163,8 @@ class RunningHubFake:
                 task_id=str(self.rng.randrange(10**18, 10**19)), api_key=api_key, prompt=prompt,
                 created=now, queued_s=self.rng.uniform(*self.queued_s) / self.speed,
                 run_s=self.rng.uniform(*self.run_s) / self.speed, fail="#fail" in prompt)
+            if "#sitecancel" in prompt:  # the operator cancels it on the website once it runs
+                task.canceled_at = now + task.queued_s + task.run_s / 2
             task.files = [f"ComfyUI_{i:05d}_{task.task_id[-6:]}.mp4" for i in range(self.files_per_task)]
             self.tasks[task.task_id] = task
             self._save()
@@ -193,7 +199,7 @@ class RunningHubFake:
 
     @staticmethod
     def failed_reason(task: FakeTask) -> dict[str, str]:
-        if task.canceled_at is not None:
+        if task.canceled_at is not None and time.time() >= task.canceled_at:
             return {"node_name": "", "node_id": "", "exception_type": "Canceled",
                     "exception_message": "task canceled by API call", "traceback": "[]",
                     "current_inputs": "{}", "current_outputs": "{}"}
@@ -216,7 +222,7 @@ class RunningHubFake:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: LoopbackServer
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms ACK stall
 
@@ -240,12 +246,6 @@ class _Handler(BaseHTTPRequestHandler):
         text = msg if msg is not None else ("success" if code == 0 else _CODE_MSG.get(code, "ERROR"))
         self._send(200, json.dumps({"code": code, "msg": text, "data": data}).encode())
 
-    def _reset(self) -> None:
-        """Drop the connection with a TCP RST, no reply."""
-        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        self.close_connection = True
-        self.connection.close()
-
     def _apply_fault(self, fault: Any, body: dict[str, Any]) -> bool:
         """Answer with the fault; True when the request is done. ``lost`` is handled by create."""
         if fault is None or fault == "lost":
@@ -256,7 +256,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "nonjson":
             self._send(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
         elif fault == "reset":
-            self._reset()
+            reset_connection(self)
         elif fault == "http500":
             self._send(500, b"Internal Server Error", "text/plain")
         elif fault == "echo":
@@ -270,6 +270,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         if self.path == "/_demo/stats":
             self._send(200, json.dumps(self.fake.stats()).encode())
+        elif self.path == "/openapi/v2/queue/status":
+            self._queue_status()
         elif self.path.startswith("/files/"):
             self._download()
         else:
@@ -281,6 +283,7 @@ class _Handler(BaseHTTPRequestHandler):
             "/task/openapi/create": self._create, "/task/openapi/ai-app/run": self._create,
             "/task/openapi/status": self._status, "/task/openapi/outputs": self._outputs,
             "/task/openapi/cancel": self._cancel, "/uc/openapi/accountStatus": self._account,
+            "/openapi/v2/query": self._query,
             "/_demo/faults": self._faults, "/_demo/reset": self._reset_counters,
         }
         handler = routes.get(self.path)
@@ -319,7 +322,7 @@ class _Handler(BaseHTTPRequestHandler):
                             and isinstance(n.get("fieldValue"), str))
         code, data = self.fake.create(key, prompt)
         if fault == "lost" and code == 0:
-            self._reset()
+            reset_connection(self)
             return
         self._envelope(code, data)
 
@@ -366,6 +369,61 @@ class _Handler(BaseHTTPRequestHandler):
         self._envelope(0, {"remainCoins": "177814", "currentTaskCounts": str(running),
                            "remainMoney": None, "currency": None, "apiType": "NORMAL"})
 
+    # --- v2 (Bearer only) -------------------------------------------------------------------
+    def _bearer_key(self) -> str | None:
+        auth = self.headers.get("Authorization", "")
+        key = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
+        return key if key in self.fake.api_keys else None
+
+    def _v2_object(self, **values: Any) -> None:
+        obj = {"taskId": "", "status": "", "errorCode": "", "errorMessage": "", "results": None, "clientId": "",
+               "promptTips": "", "failedReason": {}, "usage": None, "parentTaskId": None, "taskUsageList": None}
+        obj.update(values)
+        self._send(200, json.dumps(obj).encode())
+
+    def _query(self, body: dict[str, Any]) -> None:
+        if self._apply_fault(self.fake.next_fault("query"), body):
+            return
+        key = self._bearer_key()
+        if key is None:
+            self._v2_object(errorCode="1002", errorMessage="Invalid API Key")
+            return
+        if not body.get("taskId"):
+            self._v2_object(errorCode="1007", errorMessage="failed to parse request body")
+            return
+        task = self.fake.find(key, body["taskId"])
+        if task is None:
+            self._v2_object(errorCode="1004", errorMessage="Task not found or expired")
+            return
+        state = task.v2_state(time.time())
+        values: dict[str, Any] = {"taskId": task.task_id, "status": state}
+        if state == "SUCCESS":
+            values["results"] = [{"url": item["fileUrl"], "nodeId": "12", "outputType": "mp4", "text": None}
+                                 for item in self.fake.outputs(task)[1]]
+            values["usage"] = {"consumeMoney": None, "consumeCoins": "17",
+                               "taskCostTime": f"{task.run_s * self.fake.speed:.0f}", "thirdPartyConsumeMoney": None}
+        elif state == "CANCEL":
+            values.update(errorCode="", errorMessage="task canceled")
+        elif state == "FAILED":
+            values.update(errorCode="1000", errorMessage="unknown error", failedReason=self.fake.failed_reason(task))
+        self._v2_object(**values)
+
+    def _queue_status(self) -> None:
+        if self._apply_fault(self.fake.next_fault("queue"), {}):
+            return
+        key = self._bearer_key()
+        if key is None:
+            self._send(200, json.dumps({"code": 401, "message": "ApiKey verification failed", "data": None}).encode())
+            return
+        now = time.time()
+        with self.fake.lock:
+            mine = [t for t in self.fake.tasks.values() if t.api_key == key]
+            running = sum(1 for t in mine if t.v2_state(now) == "RUNNING")
+            queued = sum(1 for t in mine if t.v2_state(now) == "QUEUED")
+        data = {"apiKeyType": "SHARED", "concurrentLimit": str(self.fake.api_keys[key]),
+                "runningCount": str(running), "queuedCount": str(queued), "totalCurrentTasks": str(running + queued)}
+        self._send(200, json.dumps({"code": 0, "msg": "success", "data": data}).encode())
+
     def _download(self) -> None:
         if self._apply_fault(self.fake.next_fault("download"), {}):
             return
@@ -393,21 +451,6 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, b"{}")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 256
-
-    def __init__(self, address: tuple[str, int], fake: RunningHubFake) -> None:
-        super().__init__(address, _Handler)
-        self.fake = fake
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that drops its keep-alive connections (it stopped) is not an error."""
-        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
-            super().handle_error(request, client_address)
-
-
 class RunningHubDemoServer:
     """``with RunningHubDemoServer(...) as server:`` -- serves on ``server.url`` meanwhile.
 
@@ -418,7 +461,7 @@ class RunningHubDemoServer:
                  run_s: tuple[float, float] = (1.0, 2.0), speed: float = 1.0, files_per_task: int = 1,
                  port: int = 0, seed: int | None = None, state_file: Path | None = None) -> None:
         self.fake = RunningHubFake(api_keys, queued_s, run_s, speed, files_per_task, seed, state_file)
-        self._httpd = _Server(("127.0.0.1", port), self.fake)
+        self._httpd = LoopbackServer(("127.0.0.1", port), _Handler, self.fake)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self.fake.base_url = self.url
         self._thread: threading.Thread | None = None

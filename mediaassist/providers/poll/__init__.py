@@ -13,7 +13,7 @@ def build_poll_provider(prov: ProviderConfig, clock: Clock) -> PollProvider:
         from mediaassist.providers.poll.task_api import TaskApiAdapter
 
         assert prov.task_profile is not None, "profiles are loaded with the config"
-        return PollProvider(prov, clock, TaskApiAdapter(prov.task_profile))
+        return PollProvider(prov, clock, TaskApiAdapter(prov, prov.task_profile))
     from mediaassist.providers.poll.runninghub import RunningHubAdapter
 
     return PollProvider(prov, clock, RunningHubAdapter(prov))

@@ -103,7 +103,7 @@ class PollProvider:
             except TimeoutError:
                 pass
             if problem is None:
-                ctx.log(f"{self.adapter.service} task {remote_id} canceled remotely")
+                ctx.log(f"{self.adapter.service} task {remote_id} canceled remotely (verified)")
                 self._gate_for(ctx).slot_freed()
                 return
             # The scheduler writes this as the task's error: "canceled" alone would hide that
@@ -113,12 +113,15 @@ class PollProvider:
             ctx.log(ctx.cancel_note)
 
     async def _cancel_remote(self, ctx: TaskContext, remote_id: str) -> str | None:
-        """Ask the service to cancel, a few times; None once it accepted, else the last problem."""
+        """Ask the service to cancel, a few times, and check that the task really stopped; None
+        once it did, else the last problem."""
         problem = ""
         for attempt in range(1, CANCEL_TRIES + 1):
             try:
                 await self.adapter.cancel(remote_id)
-                return None
+                problem = await self._still_running(ctx, remote_id)
+                if problem is None:
+                    return None
             except Unusable as exc:
                 problem = str(exc)
             if attempt < CANCEL_TRIES:
@@ -126,6 +129,19 @@ class PollProvider:
                         "trying again")
                 await asyncio.sleep(self.clock.real(CANCEL_RETRY_S))
         return problem
+
+    async def _still_running(self, ctx: TaskContext, remote_id: str) -> str | None:
+        """After an accepted cancel: None when the service no longer runs the task (ended, or
+        gone), else what it still says."""
+        try:
+            status = await self.adapter.status(ctx, remote_id)
+        except TaskError:
+            return None  # unknown to the service now: deleted
+        except (Unusable, PauseLane) as exc:
+            return f"cancel accepted, but the check failed ({exc})"
+        if status.state in TERMINAL_STATES:
+            return None
+        return f"cancel accepted, but the task still says {status.label or status.state}"
 
     # --- create, in FIFO turn --------------------------------------------------------------
     async def _create_in_turn(self, ctx: TaskContext) -> str:
