@@ -81,7 +81,10 @@ def load_profile(ref: str, where: str, base_dir: Path | None = None) -> TaskApiP
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{where}: profile {path} cannot be read: {exc}") from None
-    return parse_profile(data, f"{where} ({path.name})", str(path))
+    try:
+        return parse_profile(data, str(path))
+    except ConfigError as exc:
+        raise ConfigError(f"{where} ({path.name}): {exc}") from None
 
 
 def _resolve(ref: str, where: str, base_dir: Path | None) -> Path:
@@ -99,68 +102,74 @@ def _resolve(ref: str, where: str, base_dir: Path | None) -> Path:
     return path
 
 
-def parse_profile(data: dict[str, Any], where: str, source: str = "<inline>") -> TaskApiProfile:
+def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProfile:
+    """Every problem is a ConfigError naming the profile's own key (``status.states.failed``)."""
+    where = ""
     _known(data, _TOP_KEYS, where)
     create = _section(data, "create", where, _CREATE_KEYS)
     status = _section(data, "status", where, _STATUS_KEYS)
     result = _section(data, "result", where, _RESULT_KEYS)
     errors = _section(data, "errors", where, _ERROR_KEYS, required=False)
     cancel = _section(data, "cancel", where, _CANCEL_KEYS, required=False)
-    urls, content = _paths(result, "urls", f"{where}.result", ()), _opt_str(result, "content_path", f"{where}.result")
+    urls, content = _paths(result, "urls", "result", ()), _opt_str(result, "content_path", "result")
     if not urls and content is None:
-        raise ConfigError(f"{where}.result: needs urls (where result URLs are) or content_path (a download route)")
+        raise ConfigError("result: needs urls (where result URLs are) or content_path (a download route)")
     return TaskApiProfile(
         name=_str(data, "name", where), source=source,
-        create=_request(create, f"{where}.create", "POST"),
-        create_body=_choice(create, "body", BODY_KINDS, f"{where}.create", "json"),
-        create_fields=_fields(create, f"{where}.create"),
-        params_into=_opt_str(create, "params_into", f"{where}.create") or "",
-        input_mode=_choice(create, "input_mode", INPUT_MODES, f"{where}.create", "json_url"),
-        remote_id=_paths(create, "remote_id", f"{where}.create", None),
-        status=_request(status, f"{where}.status", "GET"),
-        state_path=_paths(status, "state", f"{where}.status", None),
-        progress_path=_paths(status, "progress", f"{where}.status", ()),
-        error_path=_paths(status, "error", f"{where}.status", ()),
-        states=_states(status, f"{where}.status"),
+        create=_request(create, "create", "POST"),
+        create_body=_choice(create, "body", BODY_KINDS, "create", "json"),
+        create_fields=_fields(create, "create"),
+        params_into=_opt_str(create, "params_into", "create") or "",
+        input_mode=_choice(create, "input_mode", INPUT_MODES, "create", "json_url"),
+        remote_id=_paths(create, "remote_id", "create", None),
+        status=_request(status, "status", "GET"),
+        state_path=_paths(status, "state", "status", None),
+        progress_path=_paths(status, "progress", "status", ()),
+        error_path=_paths(status, "error", "status", ()),
+        states=_states(status, "status"),
         result_urls=urls, content_path=content,
-        result_suffix=_opt_str(result, "suffix", f"{where}.result") or "",
-        cancel=_request(cancel, f"{where}.cancel", "POST") if cancel else None,
-        error_message=_paths(errors, "message", f"{where}.errors", ("error.message", "message", "error")),
-        error_code=_paths(errors, "code", f"{where}.errors", ("error.code", "code")),
-        backoff_status=_ints(errors, "backoff_status", f"{where}.errors", (429,)),
-        backoff_codes=_strs(errors, "backoff_codes", f"{where}.errors"),
-        backoff_s=_number(errors, "backoff_s", f"{where}.errors", 10.0),
-        login_status=_ints(errors, "login_status", f"{where}.errors", (401, 403)),
-        quota_status=_ints(errors, "quota_status", f"{where}.errors", (402,)),
-        quota_codes=_strs(errors, "quota_codes", f"{where}.errors"),
-        job_limit=_opt_int(errors, "job_limit", f"{where}.errors"),
+        result_suffix=_opt_str(result, "suffix", "result") or "",
+        cancel=_request(cancel, "cancel", "POST") if cancel else None,
+        error_message=_paths(errors, "message", "errors", ("error.message", "message", "error")),
+        error_code=_paths(errors, "code", "errors", ("error.code", "code")),
+        backoff_status=_ints(errors, "backoff_status", "errors", (429,)),
+        backoff_codes=_strs(errors, "backoff_codes", "errors"),
+        backoff_s=_number(errors, "backoff_s", "errors", 10.0),
+        login_status=_ints(errors, "login_status", "errors", (401, 403)),
+        quota_status=_ints(errors, "quota_status", "errors", (402,)),
+        quota_codes=_strs(errors, "quota_codes", "errors"),
+        job_limit=_opt_int(errors, "job_limit", "errors"),
     )
 
 
 # --- typed pieces, each naming its key -------------------------------------------------------
 
+def _at(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
 def _known(item: dict[str, Any], allowed: set[str], where: str) -> None:
     for key in item:
         if key not in allowed:
-            raise ConfigError(f"{where}.{key}: unknown key (allowed: {', '.join(sorted(allowed))})")
+            raise ConfigError(f"{_at(where, key)}: unknown key (allowed: {', '.join(sorted(allowed))})")
 
 
 def _section(data: dict[str, Any], key: str, where: str, allowed: set[str], required: bool = True) -> dict[str, Any]:
     if key not in data:
         if required:
-            raise ConfigError(f"{where}.{key}: required (a [{key}] table)")
+            raise ConfigError(f"{_at(where, key)}: required (a [{key}] table)")
         return {}
     value = data[key]
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}.{key}: must be a table")
-    _known(value, allowed, f"{where}.{key}")
+        raise ConfigError(f"{_at(where, key)}: must be a table")
+    _known(value, allowed, _at(where, key))
     return value
 
 
 def _str(item: dict[str, Any], key: str, where: str) -> str:
     value = item.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}.{key}: {'required' if key not in item else 'must be a non-empty string'}")
+        raise ConfigError(f"{_at(where, key)}: {'required' if key not in item else 'must be a non-empty string'}")
     return value
 
 

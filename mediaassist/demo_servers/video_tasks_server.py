@@ -360,11 +360,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _job(self) -> Job | None:
         """The job the path names (after auth); answers 404 itself when there is none."""
-        job_id = self.path.split("?")[0].rstrip("/").split("/")[3]
+        job_id = self.path.split("?")[0].rstrip("/").removesuffix("/content").split("/")[-1]
         with self.fake.lock:
             job = self.fake.jobs.get(job_id)
         if job is None or job.deleted:
-            self._error(404, f"Video with id '{job_id}' not found.", "not_found")
+            what = "Video with id" if self.fake.flavour == "openai-videos" else "task_id"
+            self._error(404, f"{what} '{job_id}' not found.", "not_found")
             return None
         return job
 
