@@ -26,7 +26,7 @@ from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
 from mediaassist.core.store import FINAL_STATES, Store, Task, iso
 from mediaassist.runtime import DB_NAME, Runtime, RuntimeOptions, load_app_config
-from mediaassist.status import lane_status
+from mediaassist.status import lane_status, poll_account_checks
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
@@ -369,10 +369,15 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if options.demo:
         async with Runtime(options) as rt:
             lanes = lane_status(rt.config, rt.store)
+            checks = await poll_account_checks(rt.config)
     else:
         config = load_app_config(options)
         with _open_store(options) as store:
             lanes = lane_status(config, store)
+        checks = await poll_account_checks(config)
+    for lane in lanes:
+        if lane["lane"] in checks:
+            lane["account_check"] = checks[lane["lane"]]
     if args.json:
         print(json.dumps({"lanes": lanes}, ensure_ascii=False, indent=1))
         return EXIT_OK
@@ -389,6 +394,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if lane.get("login_state") == "needs_login":
             line += f"  NEEDS LOGIN (mediaassist accounts login {lane['lane'].split(':', 1)[1]})"
         print(line)
+        for check in lane.get("account_check", []):
+            print(f"    {check}")
     if not lanes:
         where = options.config_path or default_config_path()
         print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo")

@@ -13,6 +13,7 @@ cancelled at once.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import re
 import zlib
@@ -43,6 +44,8 @@ CANCEL_RETRY_S = 1.0
 PROGRESS_LOG_STEP = 25.0  # log progress in steps, not on every poll (no store write per poll)
 HTTP_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 
+log = logging.getLogger("mediaassist.lane")
+
 
 class PollProvider:
     def __init__(self, prov: ProviderConfig, clock: Clock, adapter: PollAdapter) -> None:
@@ -63,6 +66,12 @@ class PollProvider:
         self.adapter.open(self._client, self._api_key)
         if self._api_key:
             self.preflight_lines = await self.preflight()
+        for line in self.preflight_lines:
+            log.log(logging.WARNING if line.startswith("warning:") else logging.INFO, "[%s] %s", self.lane, line)
+
+    @property
+    def has_key(self) -> bool:
+        return bool(self._api_key)
 
     async def preflight(self) -> list[str]:
         """The account as the service sees it (read-only); never stops the lane from starting."""
