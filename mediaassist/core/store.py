@@ -403,6 +403,7 @@ class Store:
     def finish_success(self, task: Task, text: str | None, files: list[str]) -> bool:
         """End the attempt as success and upsert its result. False if the attempt lost the row."""
         now = self.now()
+        text = redact(text) if text is not None else None  # a server may echo the key in its answer
         with self.db.atomic():
             updated = (Task.update(state=SUCCESS, finished_at=now, updated_at=now, error_kind=None,
                                    error=None)
