@@ -27,24 +27,24 @@ HOSTILE = ["=HYPERLINK(\"http://evil.example\",\"click\")", "+1+2", "-3-4", "@SU
            "bell\x07 and nul\x00 and esc\x1b", "plain = fine", "多行\n文本"]
 
 
-def _finished_store(path: Path) -> tuple[Store, list[str]]:
-    store = Store(path)
-    tasks = [NewTask(model="writer", model_kind="api", route="api:sim", prompt=text.replace("\x00", ""),
-                     task_id=f"h{i}") for i, text in enumerate(HOSTILE)]
-    store.enqueue("b", tasks)
-    for task in store.claim("api:sim", "me", limit=len(tasks)):
-        store.finish_success(task, HOSTILE[int(task.task_id[1:])], [])
-    return store, [t.task_id for t in tasks]
+def _export_hostile_results(data_dir: Path, name: str) -> Path:
+    """Tasks whose prompts and answers are the hostile strings, exported to ``name``."""
+    store = Store(data_dir / "s.sqlite3")
+    try:
+        tasks = [NewTask(model="writer", model_kind="api", route="api:sim", prompt=text.replace("\x00", ""),
+                         task_id=f"h{i}") for i, text in enumerate(HOSTILE)]
+        store.enqueue("b", tasks)
+        for task in store.claim("api:sim", "me", limit=len(tasks)):
+            store.finish_success(task, HOSTILE[int(task.task_id[1:])], [])
+        out = data_dir / name
+        assert asyncio.run(export_tasks([t.task_id for t in tasks], out)) == len(tasks)
+    finally:
+        store.close()
+    return out
 
 
 def test_csv_export_writes_formula_starts_as_text_and_survives_control_characters(data_dir: Path) -> None:
-    store, ids = _finished_store(data_dir / "s.sqlite3")
-    try:
-        out = data_dir / "export.csv"
-        assert asyncio.run(export_tasks(ids, out)) == len(ids)
-    finally:
-        store.close()
-    with out.open(encoding="utf-8-sig", newline="") as handle:
+    with _export_hostile_results(data_dir, "export.csv").open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.DictReader(handle))
     results = [row["result_text"] for row in rows]
     assert results[:5] == ["'" + text for text in HOSTILE[:5]]
@@ -54,13 +54,8 @@ def test_csv_export_writes_formula_starts_as_text_and_survives_control_character
 
 
 def test_xlsx_export_stores_strings_never_formulas(data_dir: Path) -> None:
-    store, ids = _finished_store(data_dir / "s.sqlite3")
-    try:
-        out = data_dir / "export.xlsx"
-        assert asyncio.run(export_tasks(ids, out)) == len(ids)
-    finally:
-        store.close()
-    sheet = load_workbook(out).active  # not data_only: a formula would show as one here
+    # not data_only: a formula would show as one here
+    sheet = load_workbook(_export_hostile_results(data_dir, "export.xlsx")).active
     header = [c.value for c in sheet[1]]
     column = header.index("result_text")
     cells = [row[column] for row in sheet.iter_rows(min_row=2)]
