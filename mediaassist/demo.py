@@ -14,9 +14,9 @@ from pathlib import Path
 from types import TracebackType
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig, ProviderConfig
-from mediaassist.demo_servers.openai_server import DemoOpenAIServer
+from mediaassist.core.config import AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
 from mediaassist.core.task_profiles import load_profile
+from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import RunningHubDemoServer, RunningHubFake
 from mediaassist.demo_servers.video_tasks_server import VideoTaskDemoServer
 from mediaassist.providers.registry import SIMULATED_SITE
@@ -27,6 +27,7 @@ DEMO_IMAGE_MODEL = "demo-illustrator"
 DEMO_POLL_MODEL = "demo-video"
 # A demo video model on each shipped task-API profile: (model, profile, remote model).
 DEMO_TASK_API_MODELS = (("demo-sora", "openai-videos", "sora-2"), ("demo-kling", "newapi-video", "kling-v2"))
+DEMO_I2V_MODEL = "demo-i2v"  # image-to-video: first and last frame (examples/image-to-video.csv)
 DEMO_ACCOUNTS = ("demo-a", "demo-b")
 DEMO_POLL_LIMIT = 100
 
@@ -91,6 +92,11 @@ class DemoEnvironment:
             name=DEMO_POLL_MODEL, kind="poll", provider="demo-runninghub",
             options={"workflow_id": "1904136902449209346", "prompt_node_id": "6", "prompt_field_name": "text",
                      "node_info_list": [{"nodeId": "3", "fieldName": "steps", "fieldValue": 20}]}))
+        self.config.models.append(ModelConfig(
+            name=DEMO_I2V_MODEL, kind="poll", provider="demo-runninghub",
+            options={"workflow_id": "1904136902449209347", "prompt_node_id": "6", "prompt_field_name": "text"},
+            inputs={name: InputSpec(name=name, options={"nodeId": node, "fieldName": "image"})
+                    for name, node in (("first_frame", "39"), ("last_frame", "40"))}))
 
     def _add_task_apis(self) -> None:
         """One demo server per shipped task-API profile, each with a demo video model; jobs take

@@ -85,6 +85,10 @@ class Task(_Base):
     error = pw.TextField(null=True)
     owner = pw.CharField(null=True)  # core.owners.Owner of the scheduler running it
     updated_at = pw.DoubleField(default=0.0)
+    # Media inputs as checked at import: {input name: [{"path", "size", "sha256", ...} | {"url", ...}]}
+    inputs = pw.TextField(default="{}")
+    # Files already uploaded: {"<provider>:<sha256>": {"name": remote name, "at": epoch s}}
+    uploads = pw.TextField(default="{}")
 
     class Meta:
         table_name = "task"
@@ -96,6 +100,14 @@ class Task(_Base):
     @property
     def params_dict(self) -> dict[str, Any]:
         return json.loads(self.params or "{}")
+
+    @property
+    def inputs_dict(self) -> dict[str, list[dict[str, Any]]]:
+        return json.loads(self.inputs or "{}")
+
+    @property
+    def uploads_dict(self) -> dict[str, dict[str, Any]]:
+        return json.loads(self.uploads or "{}")
 
     @property
     def lane(self) -> str:
@@ -171,9 +183,13 @@ class Gate(_Base):
 
 
 MODELS = (Task, Result, TaskLog, LaneState, Account, Gate)
-# Columns added after the first release, with their SQL, for databases created before them.
-# (A versioned schema will replace this list.)
-ADDED_TASK_COLUMNS = {"crash_retries_left": f"INTEGER NOT NULL DEFAULT {CRASH_RETRIES}"}
+# Columns added to "task" after its first release, with their SQL: an older database gets them
+# on open. (A versioned schema will replace this list.)
+ADDED_TASK_COLUMNS = {
+    "crash_retries_left": f"INTEGER NOT NULL DEFAULT {CRASH_RETRIES}",
+    "inputs": "TEXT NOT NULL DEFAULT '{}'",
+    "uploads": "TEXT NOT NULL DEFAULT '{}'",
+}
 
 
 @dataclass
@@ -187,6 +203,7 @@ class NewTask:
     system_prompt: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     priority: int = 0
+    inputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def iso(ts: float | None) -> str | None:
@@ -331,11 +348,17 @@ class _SqliteStoreDatabase(pw.SqliteDatabase):
 
 
 def _add_missing_task_columns(db: pw.Database) -> None:
-    """Databases from before a column was added get it (with its default) on open."""
-    present = {column.name for column in db.get_columns("task")}
-    for name, sql_type in ADDED_TASK_COLUMNS.items():
-        if name not in present:
-            db.execute_sql(f'ALTER TABLE "task" ADD COLUMN {name} {sql_type}')
+    """Migrate a data dir made by an older version: ALTER TABLE for each column it lacks.
+    Another process may add the same column at the same moment; its win is ours too."""
+    for name, ddl in ADDED_TASK_COLUMNS.items():
+        if name in {c.name for c in db.get_columns("task")}:
+            continue
+        try:
+            with db.atomic():
+                db.execute_sql(f'ALTER TABLE "task" ADD COLUMN "{name}" {ddl}')
+        except (pw.OperationalError, pw.ProgrammingError):
+            if name not in {c.name for c in db.get_columns("task")}:
+                raise
 
 
 class Store:
@@ -431,6 +454,7 @@ class Store:
                 "account_pinned": item.account is not None, "prompt": item.prompt,
                 "system_prompt": item.system_prompt,
                 "params": json.dumps(item.params, ensure_ascii=False), "priority": item.priority,
+                "inputs": json.dumps(item.inputs, ensure_ascii=False),
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids = [r["task_id"] for r in rows]
@@ -545,6 +569,23 @@ class Store:
         """The row's remote id now, whoever saved it (read at the last moment before a create)."""
         return Task.select(Task.remote_id).where(Task.task_id == task_id).scalar()
 
+    def save_upload(self, task: Task, key: str, name: str) -> None:
+        """Record one finished upload (``key`` = ``provider:sha256``) at once.
+
+        Written whoever owns the row now, like ``save_remote_id``: a file really uploaded must not
+        be uploaded (and paid for) again by a retry. The no-op UPDATE first takes the row's write
+        lock, so two writers cannot each merge into a stale copy and drop the other's record.
+        """
+        record = {"name": name, "at": self.now()}
+        with self.db.atomic():
+            Task.update(updated_at=self.now()).where(Task.task_id == task.task_id).execute()
+            current = Task.get_or_none(Task.task_id == task.task_id)
+            uploads = current.uploads_dict if current is not None else {}
+            uploads[key] = record
+            text = json.dumps(uploads, ensure_ascii=False)
+            Task.update(uploads=text).where(Task.task_id == task.task_id).execute()
+        task.uploads = text
+
     def cancel_requested_among(self, task_ids: Iterable[str]) -> set[str]:
         ids = list(task_ids)
         found: set[str] = set()
@@ -557,6 +598,7 @@ class Store:
     def finish_success(self, task: Task, text: str | None, files: list[str]) -> bool:
         """End the attempt as success and upsert its result. False if the attempt lost the row."""
         now = self.now()
+        text = redact(text) if text is not None else None  # a server may echo the key in its answer
         with self.db.atomic():
             updated = (Task.update(state=SUCCESS, finished_at=now, updated_at=now, error_kind=None,
                                    error=None)
