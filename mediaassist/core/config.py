@@ -36,6 +36,7 @@ _INPUT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 PROVIDER_KINDS = {"api": {"openai", "simulated"}, "poll": {"runninghub", "task_api", "simulated"}}
 LANGUAGES = ("auto", "en", "zh_CN")
+UPLOAD_APIS = ("v2", "legacy")
 OPENAI_ENDPOINTS = ("chat", "images")
 
 _PROVIDER_KEYS = {
@@ -47,6 +48,8 @@ _PROVIDER_KEYS = {
     "queued_poll_max_s", "min_create_interval_s",
     # task_api providers: the profile (a shipped name or a TOML path)
     "profile",
+    # runninghub providers: which upload route the key uses
+    "upload_api",
     # the largest media input this provider accepts (default: per media kind, see core/media.py)
     "max_upload_bytes",
 }
@@ -85,6 +88,7 @@ class ProviderConfig:
     queued_poll_max_s: float = 0.0  # 0: tasks queued remotely are polled every poll_interval_s
     min_create_interval_s: float = 0.0
     profile: str | None = None
+    upload_api: str = "v2"  # RunningHub: "v2" (/openapi/v2/media/upload/binary) or "legacy"
     task_profile: TaskApiProfile | None = field(default=None, repr=False)
     max_upload_bytes: int | None = None
 
@@ -250,6 +254,10 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = No
         provider.task_profile = load_profile(provider.profile, f"{where}.profile", base_dir)
     elif "profile" in item:
         raise ConfigError(f"{where}.profile: only for type = \"task_api\"")
+    if "upload_api" in item:
+        if ptype != "runninghub":
+            raise ConfigError(f"{where}.upload_api: only for type = \"runninghub\"")
+        provider.upload_api = _choice(item, "upload_api", UPLOAD_APIS, where)
     if "timeout_s" in item:
         provider.timeout_s = _float(item, "timeout_s", TIMEOUT_RANGE, where)
     if provider.min_duration_s > provider.max_duration_s:

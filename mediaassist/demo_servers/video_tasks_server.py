@@ -29,12 +29,10 @@ import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
-from email.parser import BytesParser
-from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from mediaassist.demo_servers import LoopbackServer, reset_connection
+from mediaassist.demo_servers import LoopbackServer, parse_multipart, reset_connection
 
 DEMO_VIDEO_KEY = "demo-video-key-0123456789abcdef"
 FLAVOURS = ("openai-videos", "newapi-video")
@@ -242,22 +240,13 @@ class _Handler(BaseHTTPRequestHandler):
         """(fields, files) of a JSON or multipart body; None once a 400 was answered."""
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_INPUT_BYTES:
+            self.close_connection = True  # the unread body would be taken for the next request
             self._error(413, f"request body over {MAX_INPUT_BYTES} bytes", "file_too_large")
             return None
         raw = self.rfile.read(length) if length else b""
         ctype = self.headers.get("Content-Type", "")
         if ctype.startswith("multipart/form-data"):
-            message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {ctype}\r\n\r\n".encode() + raw)
-            fields: dict[str, Any] = {}
-            files: dict[str, tuple[str, bytes]] = {}
-            for part in message.iter_parts():
-                name = part.get_param("name", header="content-disposition")
-                payload = part.get_payload(decode=True) or b""
-                if part.get_filename():
-                    files[str(name)] = (part.get_filename(), payload)
-                else:
-                    fields[str(name)] = payload.decode("utf-8", "replace")
-            return fields, files
+            return parse_multipart(ctype, raw)
         try:
             body = json.loads(raw or b"null")
         except ValueError:

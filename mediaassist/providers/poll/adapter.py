@@ -90,6 +90,9 @@ class PauseLane(Exception):
 
 class PollAdapter(Protocol):
     service: str  # how messages name it: "RunningHub", "openai-videos"
+    # True: local media inputs are uploaded first (``upload``) and the create names them;
+    # False: they travel inside the create request itself.
+    uploads_inputs: bool
 
     def open(self, client: httpx.AsyncClient, api_key: str | None) -> None: ...
 
@@ -98,8 +101,8 @@ class PollAdapter(Protocol):
         with "warning:")."""
         ...
 
-    async def upload(self, ctx: TaskContext, entry: dict[str, Any]) -> str:
-        """Upload one local media input; returns the service's name for it."""
+    async def upload(self, entry: dict[str, Any]) -> str:
+        """Upload one local media input (streamed from disk); returns the service's name for it."""
         ...
 
     async def create(self, ctx: TaskContext, uploads: dict[str, list[str]]) -> Created: ...

@@ -18,6 +18,7 @@ import random
 import re
 import zlib
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -26,6 +27,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.lane_api import StopReason, TaskContext, TaskResult
+from mediaassist.core.media import fresh_upload_name, upload_key, verify_unchanged
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.poll.adapter import (TERMINAL_STATES, Busy, Created, NotSent, PauseLane, PollAdapter,
                                                 RemoteOutput, RemoteState, RemoteStatus, Unusable)
@@ -235,8 +237,35 @@ class PollProvider:
                 f"(another attempt created it first): {outcome}")
 
     async def _upload_inputs(self, ctx: TaskContext) -> dict[str, list[str]]:
-        """Media inputs go up before the create (none until the task carries inputs)."""
-        return {}
+        """For a service that takes uploads: each local input's remote name, uploaded now unless
+        a fresh upload of the same content is saved on the task (retry, restart). Each upload is
+        saved before the next step, so a kill between upload and create never uploads twice."""
+        if not self.adapter.uploads_inputs:
+            return {}
+        names: dict[str, list[str]] = {}
+        for input_name, entries in ctx.task.inputs_dict.items():
+            names[input_name] = [await self._uploaded_name(ctx, input_name, entry) for entry in entries]
+        return names
+
+    async def _uploaded_name(self, ctx: TaskContext, input_name: str, entry: dict[str, Any]) -> str:
+        if "path" not in entry:
+            raise TaskError(ErrorKind.BAD_INPUT, f"input {input_name}: {self.adapter.service} needs a local file to "
+                                                 f"upload, not a URL ({entry.get('url')})", retry=False)
+        key = upload_key(self.prov.name, entry)
+        fresh = fresh_upload_name(ctx.task.uploads_dict, key, ctx.store.now())
+        file_name = Path(entry["path"]).name
+        if fresh is not None:
+            ctx.log(f"{file_name} was uploaded as {fresh} already; not uploading it again")
+            return fresh
+        verify_unchanged(entry)  # never send a different picture than the operator checked
+        try:
+            name = await self.adapter.upload(entry)
+        except NotSent:
+            raise
+        except Unusable as exc:
+            raise NotSent(f"upload of {file_name}: {exc}") from None  # an upload is safe to repeat
+        ctx.save_upload(key, name)
+        return name
 
     async def _back_off(self, ctx: TaskContext, busy: Busy, tries: int, mark: int) -> None:
         if busy.retry_after_s is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -32,6 +33,7 @@ TRANSIENT_CODES = frozenset({500, 808, 1000, 1005, 1012, 1504})
 # The remote task ended badly (timed out / generation failed): polling it again cannot help.
 REMOTE_FAILED_CODES = frozenset({1006, 1015})
 UNKNOWN_TASK_CODES = frozenset({807, 423, 1004})
+SIZE_CODES = frozenset({809, 1008})
 LEGACY_STATES = {"QUEUED": RemoteState.QUEUED, "CREATE": RemoteState.QUEUED, "RUNNING": RemoteState.RUNNING,
                  "SUCCESS": RemoteState.SUCCESS, "FAILED": RemoteState.FAILED, "CANCEL": RemoteState.CANCELED}
 POLL_CODE_STATES = {813: "QUEUED", 804: "RUNNING", 805: "FAILED"}
@@ -67,15 +69,18 @@ def _json_body(response: httpx.Response) -> Any:
         raise Unusable(f"HTTP {response.status_code}, not JSON: {redact(response.text)[:60]!r}") from None
 
 
-def build_node_info_list(model: ModelConfig, prompt: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    """Model's fixed entries, then the prompt's entry, then the task's ``params.node_info_list``;
-    a later entry for the same (nodeId, fieldName) replaces an earlier one."""
+def build_node_info_list(model: ModelConfig, prompt: str, params: dict[str, Any],
+                         uploads: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
+    """Model's fixed entries, then the prompt's entry, then the task's ``params.node_info_list``,
+    then each media input's node with its uploaded fileName; a later entry for the same
+    (nodeId, fieldName) replaces an earlier one."""
     options = model.options
     entries: list[Any] = list(options.get("node_info_list", []))
     if options.get("prompt_node_id") is not None:
         entries.append({"nodeId": options["prompt_node_id"],
                         "fieldName": options.get("prompt_field_name", "text"), "fieldValue": prompt})
     entries += list(params.get("node_info_list", []))
+    entries += input_nodes(model, uploads or {})
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for entry in entries:
         if not isinstance(entry, dict) or not {"nodeId", "fieldName", "fieldValue"} <= entry.keys():
@@ -84,6 +89,22 @@ def build_node_info_list(model: ModelConfig, prompt: str, params: dict[str, Any]
         key = (str(entry["nodeId"]), str(entry["fieldName"]))
         merged[key] = {**entry, "nodeId": key[0], "fieldName": key[1]}
     return list(merged.values())
+
+
+def input_nodes(model: ModelConfig, uploads: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """``inputs = { first_frame = { nodeId = "39", fieldName = "image" } }``: one node per input,
+    its value the uploaded fileName (a list for a ``multiple`` input)."""
+    nodes = []
+    for name, names in uploads.items():
+        spec = model.inputs.get(name)
+        if spec is None or "nodeId" not in spec.options:
+            raise TaskError(ErrorKind.BAD_INPUT, f"model {model.name!r} input {name!r} names no nodeId "
+                                                 "(inputs = { name = { nodeId = \"39\", fieldName = \"image\" } })",
+                            retry=False)
+        value: Any = names if spec.multiple else names[0]
+        nodes.append({"nodeId": str(spec.options["nodeId"]),
+                      "fieldName": str(spec.options.get("fieldName", "image")), "fieldValue": value})
+    return nodes
 
 
 def format_failed_reason(data: Any, fallback: str) -> str:
@@ -110,6 +131,7 @@ def node_errors(data: dict[str, Any]) -> str | None:
 
 class RunningHubAdapter:
     service = "RunningHub"
+    uploads_inputs = True  # workflow nodes take the fileName of an upload, never a path or URL
 
     def __init__(self, prov: ProviderConfig) -> None:
         self.prov = prov
@@ -141,7 +163,7 @@ class RunningHubAdapter:
 
     async def _concurrent_limit(self) -> int | None:
         try:
-            body = _json_body(await self._send("GET", "/openapi/v2/queue/status", None, bearer_only=True))
+            body = _json_body(await self._send("GET", "/openapi/v2/queue/status"))
         except Unusable:
             return None  # not every key has v2
         data = body.get("data") if isinstance(body, dict) and str(body.get("code")) == "0" else None
@@ -151,11 +173,35 @@ class RunningHubAdapter:
             return None
 
     # --- create ----------------------------------------------------------------------------
-    async def upload(self, ctx: TaskContext, entry: dict[str, Any]) -> str:
-        raise TaskError(ErrorKind.BAD_INPUT, "RunningHub uploads are not available yet", retry=False)
+    async def upload(self, entry: dict[str, Any]) -> str:
+        """Legacy ``/task/openapi/upload`` (form ``apiKey`` + ``fileType``) or v2
+        ``/openapi/v2/media/upload/binary`` (Bearer), as the key uses; the file is streamed."""
+        path = Path(entry["path"])
+        legacy = self.prov.upload_api == "legacy"
+        route = "/task/openapi/upload" if legacy else "/openapi/v2/media/upload/binary"
+        form = {"apiKey": self._api_key or "", "fileType": "input"} if legacy else None
+        with path.open("rb") as handle:  # httpx reads it in chunks: never whole in memory
+            files = {"file": (path.name, handle, entry.get("mime") or "application/octet-stream")}
+            response = await self._send("POST", route, data=form, files=files)
+        reply = parse_reply(response)
+        if reply.code == 0:
+            name = reply.data.get("fileName") if isinstance(reply.data, dict) else None
+            if not name:
+                raise Unusable(f"upload of {path.name} answered code 0 without a fileName")
+            return str(name)
+        if reply.code in CAPACITY_BACKOFF_S:
+            raise Busy(f"upload: {reply.code} {reply.msg}".strip(), CAPACITY_BACKOFF_S[reply.code])
+        if reply.code == 401:
+            raise PauseLane(ErrorKind.LOGIN, f"API key rejected by the v2 upload ({reply.msg})")
+        self._raise_account_error(reply)
+        if reply.code in TRANSIENT_CODES:
+            raise NotSent(f"upload of {path.name}: {reply.code} {reply.msg}".strip())
+        why = " (too large for RunningHub)" if reply.code in SIZE_CODES else ""
+        raise TaskError(ErrorKind.BAD_INPUT, f"RunningHub upload of {path.name}: {reply.code} {reply.msg}{why}",
+                        retry=False)
 
     async def create(self, ctx: TaskContext, uploads: dict[str, list[str]]) -> Created:
-        path, body = self._create_request(ctx)
+        path, body = self._create_request(ctx, uploads)
         reply = await self._call(path, body)
         if reply.code == 0:
             data = reply.data if isinstance(reply.data, dict) else {}
@@ -171,10 +217,10 @@ class RunningHubAdapter:
             raise NotSent(f"{reply.code} {reply.msg}".strip())  # nothing was created: safe to repeat
         raise TaskError(ErrorKind.BAD_INPUT, f"RunningHub create: {reply.code} {reply.msg}".strip(), retry=False)
 
-    def _create_request(self, ctx: TaskContext) -> tuple[str, dict[str, Any]]:
+    def _create_request(self, ctx: TaskContext, uploads: dict[str, list[str]]) -> tuple[str, dict[str, Any]]:
         options = ctx.model.options
         params = {**options.get("defaults", {}), **ctx.task.params_dict}
-        nodes = build_node_info_list(ctx.model, ctx.task.prompt, params)
+        nodes = build_node_info_list(ctx.model, ctx.task.prompt, params, uploads)
         body: dict[str, Any] = {}
         if options.get("webapp_id") is not None:
             webapp = str(options["webapp_id"])
@@ -249,7 +295,7 @@ class RunningHubAdapter:
 
     async def query(self, remote_id: str) -> tuple[RemoteStatus, list[dict[str, Any]] | None]:
         """``POST /openapi/v2/query`` (Bearer): the flat task object, errors as string codes."""
-        body = _json_body(await self._send("POST", "/openapi/v2/query", {"taskId": remote_id}, bearer_only=True))
+        body = _json_body(await self._send("POST", "/openapi/v2/query", json={"taskId": remote_id}))
         if not isinstance(body, dict) or not body.get("status"):
             code = body.get("errorCode") if isinstance(body, dict) else None
             message = redact(str(body.get("errorMessage") or "")) if isinstance(body, dict) else ""
@@ -339,12 +385,12 @@ class RunningHubAdapter:
     async def _call(self, path: str, payload: dict[str, Any], key_field: str = "apiKey") -> Reply:
         """POST a legacy route: key in the body and as Bearer; any unusable answer is Unusable."""
         body = {key_field: self._api_key or "", **payload}
-        return parse_reply(await self._send("POST", path, body))
+        return parse_reply(await self._send("POST", path, json=body))
 
-    async def _send(self, method: str, path: str, body: dict[str, Any] | None, *,
-                    bearer_only: bool = False) -> httpx.Response:
+    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """Every route gets the Bearer key (v2 needs it; legacy newer docs ask for it too)."""
         if self._client is None:
             raise NotSent("provider is closed")
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        return await send(self._client, method, path, json=body, headers=headers)
+        return await send(self._client, method, path, headers=headers, **kwargs)
 

@@ -61,7 +61,9 @@ class TaskApiAdapter:
                     f"{self.service} runs at once; the rest are refused with 429 and wait"]
         return []
 
-    async def upload(self, ctx: TaskContext, entry: dict[str, Any]) -> str:
+    uploads_inputs = False  # inputs travel inside the create request (multipart parts or URL fields)
+
+    async def upload(self, entry: dict[str, Any]) -> str:
         raise TaskError(ErrorKind.BAD_INPUT, f"{self.service}: inputs travel inside the create request",
                         retry=False)
 
@@ -104,8 +106,8 @@ class TaskApiAdapter:
         """Media inputs as multipart file parts (streamed from disk), or as JSON URL fields (a
         local file becomes a data: URL there, which such APIs accept)."""
         parts: list[tuple[str, tuple[str, Any, str]]] = []
-        for name, entries in task_inputs(ctx).items():
-            spec = ctx.model.inputs.get(name) if hasattr(ctx.model, "inputs") else None
+        for name, entries in ctx.task.inputs_dict.items():
+            spec = ctx.model.inputs.get(name)
             field_name = str(spec.options.get("field", name)) if spec is not None else name
             values: list[Any] = []
             for entry in entries:
@@ -226,7 +228,3 @@ class TaskApiAdapter:
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         return await send(self._client, request.method, path, headers=headers, **kwargs)
 
-
-def task_inputs(ctx: TaskContext) -> dict[str, list[dict[str, Any]]]:
-    """The task's media inputs (``Task.inputs_dict``), empty for a task that has none."""
-    return getattr(ctx.task, "inputs_dict", None) or {}
