@@ -26,7 +26,7 @@ from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
 from mediaassist.core.store import FINAL_STATES, Store, Task, iso
 from mediaassist.runtime import DB_NAME, Runtime, RuntimeOptions, load_app_config
-from mediaassist.status import lane_status
+from mediaassist.status import lane_status, poll_account_checks
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
@@ -99,6 +99,9 @@ def _command_parser() -> argparse.ArgumentParser:
                   "has ended; running the same file again resumes it")
     run.add_argument("files", nargs="+", type=Path, metavar="FILE")
     run.add_argument("--model", help="model for TXT files (and rows without one)")
+    run.add_argument("--encoding", metavar="NAME",
+                     help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
+                          "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
     run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
 
     status = command("status", "per lane: limit, running, pending, success, failed, canceled "
@@ -225,7 +228,8 @@ def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
 
 async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     async with Runtime(options) as rt:
-        reports = [read_task_file(path, rt.config, args.model) for path in args.files]  # all or nothing
+        reports = [read_task_file(path, rt.config, args.model, args.encoding)
+                   for path in args.files]  # all or nothing
         task_ids, batch_ids, bad_rows = _enqueue(rt, reports)
         interrupted = asyncio.Event()
         _on_signals(interrupted)
@@ -369,10 +373,15 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if options.demo:
         async with Runtime(options) as rt:
             lanes = lane_status(rt.config, rt.store)
+            checks = await poll_account_checks(rt.config)
     else:
         config = load_app_config(options)
         with _open_store(options) as store:
             lanes = lane_status(config, store)
+        checks = await poll_account_checks(config)
+    for lane in lanes:
+        if lane["lane"] in checks:
+            lane["account_check"] = checks[lane["lane"]]
     if args.json:
         print(json.dumps({"lanes": lanes}, ensure_ascii=False, indent=1))
         return EXIT_OK
@@ -389,6 +398,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if lane.get("login_state") == "needs_login":
             line += f"  NEEDS LOGIN (mediaassist accounts login {lane['lane'].split(':', 1)[1]})"
         print(line)
+        for check in lane.get("account_check", []):
+            print(f"    {check}")
     if not lanes:
         where = options.config_path or default_config_path()
         print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo")

@@ -14,15 +14,20 @@ from pathlib import Path
 from types import TracebackType
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig, ProviderConfig
+from mediaassist.core.config import AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
+from mediaassist.core.task_profiles import load_profile
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import RunningHubDemoServer, RunningHubFake
+from mediaassist.demo_servers.video_tasks_server import VideoTaskDemoServer
 from mediaassist.providers.registry import SIMULATED_SITE
 
 DEMO_WEB_MODEL = "demo-reasoner"
 DEMO_API_MODEL = "demo-writer"
 DEMO_IMAGE_MODEL = "demo-illustrator"
 DEMO_POLL_MODEL = "demo-video"
+# A demo video model on each shipped task-API profile: (model, profile, remote model).
+DEMO_TASK_API_MODELS = (("demo-sora", "openai-videos", "sora-2"), ("demo-kling", "newapi-video", "kling-v2"))
+DEMO_I2V_MODEL = "demo-i2v"  # image-to-video: first and last frame (examples/image-to-video.csv)
 DEMO_ACCOUNTS = ("demo-a", "demo-b")
 DEMO_POLL_LIMIT = 100
 
@@ -44,6 +49,7 @@ class DemoEnvironment:
         try:
             await self._add_api()
             await self._add_poll()
+            self._add_task_apis()
             await self._add_web()
         except BaseException:
             await self._stack.aclose()
@@ -86,6 +92,29 @@ class DemoEnvironment:
             name=DEMO_POLL_MODEL, kind="poll", provider="demo-runninghub",
             options={"workflow_id": "1904136902449209346", "prompt_node_id": "6", "prompt_field_name": "text",
                      "node_info_list": [{"nodeId": "3", "fieldName": "steps", "fieldValue": 20}]}))
+        self.config.models.append(ModelConfig(
+            name=DEMO_I2V_MODEL, kind="poll", provider="demo-runninghub",
+            options={"workflow_id": "1904136902449209347", "prompt_node_id": "6", "prompt_field_name": "text"},
+            inputs={name: InputSpec(name=name, options={"nodeId": node, "fieldName": "image"})
+                    for name, node in (("first_frame", "39"), ("last_frame", "40"))}))
+
+    def _add_task_apis(self) -> None:
+        """One demo server per shipped task-API profile, each with a demo video model; jobs take
+        the same 60-250 s (+ up to 20 s queued), scaled, and each key runs 10 jobs at once."""
+        speed = self.clock.speed
+        for model, profile, remote_model in DEMO_TASK_API_MODELS:
+            key = f"demo-{secrets.token_urlsafe(18)}"
+            server = VideoTaskDemoServer(profile, api_key=key, models=(remote_model,), job_limit=10,
+                                         queued_s=(2.0 / speed, 20.0 / speed), run_s=(60.0 / speed, 250.0 / speed))
+            server.start()
+            self._stack.callback(server.stop)
+            name = f"demo-{profile}"
+            self.config.providers.append(ProviderConfig(
+                name=name, kind="poll", type="task_api", base_url=server.base_url, api_key=key,
+                max_polling_tasks=10, timeout_s=1800.0, profile=profile,
+                task_profile=load_profile(profile, f"demo provider {name}")))
+            self.config.models.append(ModelConfig(name=model, kind="poll", provider=name,
+                                                  options={"remote_model": remote_model}))
 
     async def _add_web(self) -> None:
         """The demo chat site, driven in a real Chromium. Each demo account logs in the way an

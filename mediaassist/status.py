@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.scheduler import WEB_LANE_LIMIT
 from mediaassist.core.store import STATES, Store
@@ -59,3 +61,29 @@ def _pool(store: Store, route: str, limit: int, pending: int) -> dict[str, Any]:
         "availableSlots": max(0, limit - in_slots),
         "utilizationRate": round(in_slots / limit, 4) if limit else 0.0,
     }
+
+
+PREFLIGHT_TIMEOUT_S = 10.0
+
+
+async def poll_account_checks(config: AppConfig) -> dict[str, list[str]]:
+    """Each real poll provider's pre-flight, read-only: balance, tasks running, the key's
+    concurrent limit, and a warning when ``max_polling_tasks`` is above it. By lane."""
+    from mediaassist.providers.poll import build_poll_provider
+
+    provs = [p for p in config.providers if p.kind == "poll" and p.type != "simulated"]
+    checks = await asyncio.gather(*(_account_check(build_poll_provider(p, Clock())) for p in provs))
+    return {prov.lane: lines for prov, lines in zip(provs, checks)}
+
+
+async def _account_check(provider: Any) -> list[str]:
+    try:
+        async with asyncio.timeout(PREFLIGHT_TIMEOUT_S):
+            await provider.start()
+        if not provider.has_key:
+            return ["warning: no API key (set api_key_env, the OS keyring or api_key)"]
+        return provider.preflight_lines
+    except TimeoutError:
+        return [f"warning: account check gave no answer in {PREFLIGHT_TIMEOUT_S:.0f} s"]
+    finally:
+        await provider.close()

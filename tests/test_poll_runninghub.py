@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, ModelConfig, ProviderConfig
-from mediaassist.core.scheduler import Scheduler
-from mediaassist.core.store import NewTask, Store
+from mediaassist.core.store import Store
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
-from mediaassist.providers.registry import build_providers
+from tests import poll_helpers
+from tests.poll_helpers import log_text, running, states, until
 
-SPEED = 50.0  # client clock: a 5 s poll interval takes 0.1 s, a 10 s back-off 0.2 s
 ROUTE = "poll:rh"
 
 
@@ -41,33 +36,7 @@ def make_config(url: str, *, key: str = DEMO_API_KEY, limit: int = 3, timeout_s:
 
 
 def enqueue(store: Store, prompts: list[str], params: dict[str, Any] | None = None) -> tuple[str, list[str]]:
-    batch = uuid.uuid4().hex[:8]
-    ids, _ = store.enqueue(batch, [NewTask(model="video", model_kind="poll", route=ROUTE, prompt=p,
-                                           params=params or {}) for p in prompts])
-    return batch, ids
-
-
-@asynccontextmanager
-async def running(store: Store, config: AppConfig, data_dir: Path, speed: float = SPEED) -> AsyncIterator[Scheduler]:
-    clock = Clock(speed=speed)
-    sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
-    await sched.start()
-    try:
-        yield sched
-    finally:
-        await sched.stop()
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.02)
-
-
-def states(store: Store, ids: list[str]) -> list[str]:
-    return [store.get(i).state for i in ids]
+    return poll_helpers.enqueue(store, prompts, route=ROUTE, params=params)
 
 
 @pytest.mark.asyncio
@@ -143,6 +112,7 @@ async def test_poll_tolerates_bad_replies_then_fails_network_and_resumes(server,
 
     batch, ids = enqueue(store, ["down"])
     server.inject("status", *["nonjson"] * 5)
+    server.inject("query", *["nonjson"] * 5)  # the v2 fallback is down too
     async with running(store, make_config(server.url), data_dir) as sched:
         await until(lambda: store.get(ids[0]).attempt == 2)
         await sched.wait_for_batches([batch])
@@ -242,10 +212,6 @@ async def test_webapp_route_merges_node_info_and_retries_downloads(server, store
     assert server.stats()["create_order"] == ["wash | a cat"]
     assert len(store.result(ids[0]).file_list) == 1
     assert server.stats()["calls"]["download"] == 3
-
-
-def log_text(store: Store, task_id: str) -> str:
-    return "\n".join(line.line for line in store.logs(task_id))
 
 
 @pytest.mark.asyncio
@@ -367,3 +333,112 @@ async def test_head_backing_off_stops_creating_once_another_task_pauses_the_lane
         await sched.wait_for_batches([batch])
     assert states(store, ids) == ["success"] * 2
     assert server.stats()["creates"] == {"first": 1, "second": 1}
+
+
+@pytest.mark.asyncio
+async def test_task_canceled_on_the_website_ends_canceled_with_a_note(server, store, data_dir) -> None:
+    server.fake.run_s = (1.0, 1.0)
+    batch, ids = enqueue(store, ["stopped by hand #sitecancel", "kept"])
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    canceled, kept = store.get(ids[0]), store.get(ids[1])
+    assert (canceled.state, canceled.error_kind, canceled.attempt) == ("canceled", "canceled", 1)
+    assert f"RunningHub task {canceled.remote_id} was canceled remotely" in canceled.error
+    assert kept.state == "success"
+    assert server.stats()["calls"]["query"] >= 1 and server.stats()["cancels"] == []
+
+
+@pytest.mark.asyncio
+async def test_v2_query_answers_when_the_legacy_status_keeps_failing(server, store, data_dir) -> None:
+    server.fake.run_s = (1.5, 1.5)  # long enough for 5 failing legacy polls, which would fail it
+    batch, ids = enqueue(store, ["legacy down"])
+    server.inject("status", *["nonjson"] * 8)
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    task = store.get(ids[0])
+    assert (task.state, task.attempt) == ("success", 1)  # without the fallback: 5 failures, network
+    calls = server.stats()["calls"]
+    assert calls["query"] == calls["status"] >= 5  # one v2 query per failed legacy poll, no more
+
+
+@pytest.mark.asyncio
+async def test_outputs_come_from_the_v2_query_when_legacy_outputs_keep_saying_running(
+        server, store, data_dir) -> None:
+    batch, ids = enqueue(store, ["lagging outputs"])
+    server.inject("outputs", *[804] * 6)
+    async with running(store, make_config(server.url), data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    task = store.get(ids[0])
+    assert task.state == "success"
+    [path] = store.result(ids[0]).file_list
+    assert Path(path).read_bytes().endswith(task.remote_id.encode())
+    assert "taken from the v2 query" in log_text(store, ids[0])
+
+
+@pytest.mark.asyncio
+async def test_preflight_reads_the_account_and_warns_when_polling_more_than_the_key_runs(
+        server, store, data_dir) -> None:
+    from mediaassist.core.clock import Clock
+    from mediaassist.providers.registry import build_providers
+
+    server.fake.api_keys[DEMO_API_KEY] = 3
+    config = make_config(server.url, limit=10)
+    provider = build_providers(config, Clock(), data_dir)[ROUTE]
+    await provider.start()
+    try:
+        lines = provider.preflight_lines
+    finally:
+        await provider.close()
+    assert any(line.startswith("account:") and "177814" in line for line in lines)
+    assert "queue: the key runs 3 task(s) at once" in lines
+    assert any(line.startswith("warning: max_polling_tasks = 10 is above") for line in lines)
+    assert server.stats()["calls"]["account"] == 1 and server.stats()["calls"]["queue"] == 1
+
+
+# --- a remote task is created at most once, whoever runs the row (issue 9 item 3) -------------
+
+@pytest.mark.asyncio
+async def test_create_that_returns_after_the_row_got_a_remote_id_is_cancelled_at_once(
+        server, store, data_dir) -> None:
+    """Another attempt (a reaped one's retry, a second process) saves a remote id while our
+    create is on the wire: ours is the extra remote task, cancelled at once; the row keeps the
+    first id and polls it."""
+    other = server.fake.create(DEMO_API_KEY, "raced")[1]["taskId"]
+    server.inject("create", "slow:1.0")
+    batch, ids = enqueue(store, ["raced"])
+    second_process = Store(data_dir / "mediaassist.sqlite3")
+    try:
+        async with running(store, make_config(server.url), data_dir) as sched:
+            await until(lambda: server.stats()["calls"].get("create", 0) == 1)
+            assert second_process.save_remote_id(second_process.get(ids[0]), other)
+            await sched.wait_for_batches([batch])
+    finally:
+        second_process.close()
+    task = store.get(ids[0])
+    assert (task.state, task.remote_id) == ("success", other)
+    [extra] = [tid for tid in server.fake.tasks if tid != other]
+    assert server.stats()["cancels"] == [extra]
+    assert server.fake.tasks[extra].canceled_at is not None
+    logs = log_text(store, ids[0])
+    assert f"created RunningHub task {extra}, but the task already had remote id {other}" in logs
+    assert "canceled it" in logs
+
+
+@pytest.mark.asyncio
+async def test_remote_id_saved_while_waiting_at_the_gate_is_polled_not_created(server, store, data_dir) -> None:
+    """The remote id is read inside the create step (after the gate), not only at the claim."""
+    other = server.fake.create(DEMO_API_KEY, "waiting")[1]["taskId"]
+    batch, ids = enqueue(store, ["waiting"])
+    rival = Store(data_dir / "mediaassist.sqlite3")
+    try:
+        assert rival.try_gate(f"create:{ROUTE}", "rival-process", 60.0)  # another process is creating
+        async with running(store, make_config(server.url), data_dir) as sched:
+            await until(lambda: store.get(ids[0]).state == "running")
+            assert rival.save_remote_id(rival.get(ids[0]), other)
+            rival.release_gate(f"create:{ROUTE}", "rival-process")
+            await sched.wait_for_batches([batch])
+    finally:
+        rival.close()
+    assert (store.get(ids[0]).state, store.get(ids[0]).remote_id) == ("success", other)
+    assert server.stats()["calls"].get("create", 0) == 0 and server.stats()["cancels"] == []
+    assert "was created meanwhile; polling it, not creating" in log_text(store, ids[0])

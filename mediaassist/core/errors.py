@@ -66,3 +66,27 @@ class ConfigError(Exception):
 
 class ImportFileError(Exception):
     """A task file that cannot be read at all (nothing from it is enqueued)."""
+
+
+class StorageFault(Exception):
+    """The task store cannot be used as it is: the disk is full, the file is read-only, corrupt,
+    not a database, or was deleted/replaced under us. ``str()`` is the one line for the operator
+    (which file, and what to do); ``kind`` is one of the ``FAULT_*`` names below."""
+
+    def __init__(self, kind: str, path: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.path = path
+        self.message = message
+
+    @property
+    def disk_full(self) -> bool:
+        return self.kind == FAULT_FULL
+
+
+FAULT_FULL = "disk_full"
+FAULT_READ_ONLY = "read_only"
+FAULT_CORRUPT = "corrupt"
+FAULT_NOT_DATABASE = "not_a_database"
+FAULT_REPLACED = "replaced"
+FAULT_IO = "io"

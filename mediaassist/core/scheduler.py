@@ -18,7 +18,6 @@ import asyncio
 import logging
 import random
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +26,9 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.paths import output_dir
-from mediaassist.core.store import Store, Task, owner_is_dead, process_owner_id
-from mediaassist.providers.base import Provider, TaskContext, TaskResult
+from mediaassist.core.lane_api import Provider, StopReason, TaskContext, TaskResult
+from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
+from mediaassist.core.store import Store, Task
 
 log = logging.getLogger("mediaassist.scheduler")
 
@@ -40,10 +40,6 @@ CHECK_EVERY_S = 0.25  # real seconds between reap/cancel checks (less at high --
 # conversation) if a second generation starts before the first has ended. So a web lane runs
 # exactly one task, always. This is a property of the resource, not a tunable -- never a setting.
 WEB_LANE_LIMIT = 1
-
-STOP_CANCEL = "cancel"  # operator cancel: provider cleans up remotely, row ends canceled
-STOP_SHUTDOWN = "shutdown"  # app quits, work resumes on next start: row goes back to pending
-STOP_STALLED = "stalled"  # the row was reaped: nothing more is written by this attempt
 
 
 def retry_delay_s(attempt: int) -> float:
@@ -97,7 +93,7 @@ class Scheduler:
         self.providers = providers
         self.data_dir = data_dir
         self.clock = clock or Clock()
-        self.owner = f"{process_owner_id()}:{uuid.uuid4().hex[:6]}"
+        self.owner = str(new_owner())
         self.lanes = self._build_lanes()
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
@@ -157,7 +153,7 @@ class Scheduler:
         for task in (self._loop_task, self._beat_task):
             if task is not None:
                 task.cancel()
-        reason = STOP_CANCEL if cancel_running else STOP_SHUTDOWN
+        reason = StopReason.CANCEL if cancel_running else StopReason.SHUTDOWN
         for lane in self.lanes.values():
             for attempt in list(lane.active.values()):
                 self._stop_attempt(attempt, reason)
@@ -229,7 +225,7 @@ class Scheduler:
             attempt = self._find_attempt(task.task_id)
             if attempt is not None and attempt.task.attempt == task.attempt:
                 attempt.ctx.log("heartbeat stalled; abandoning this attempt")
-                self._stop_attempt(attempt, STOP_STALLED)
+                self._stop_attempt(attempt, StopReason.STALLED)
             age = self.store.now() - (task.heartbeat_at or 0.0)
             self._fail(task, ErrorKind.STALLED,
                        f"no heartbeat for {age:.0f} s (limit {self.clock.real(STALL_S):.0f} s)", retry=True)
@@ -240,7 +236,7 @@ class Scheduler:
             attempt = active[task_id]
             if attempt.ctx.stop_reason is None:
                 attempt.ctx.log("cancel requested; stopping at the next checkpoint")
-                self._stop_attempt(attempt, STOP_CANCEL)
+                self._stop_attempt(attempt, StopReason.CANCEL)
 
     def assign(self) -> None:
         """Fill free slots from the head of each lane's queue. Synchronous on purpose."""
@@ -284,7 +280,7 @@ class Scheduler:
         except Exception as exc:
             self._end_raised(lane, attempt, exc)
         else:
-            if ctx.stop_reason == STOP_STALLED:
+            if ctx.stop_reason == StopReason.STALLED:
                 ctx.log("finished after being reaped; result dropped (the retry owns the row)")
             elif self.store.finish_success(task, result.text, result.files):
                 ctx.log("success")
@@ -316,7 +312,7 @@ class Scheduler:
             lane.logger.error("%s: provider raised", task.task_id, exc_info=exc)
             self._fail(task, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}", retry=True)
 
-    def _stop_attempt(self, attempt: Attempt, reason: str) -> None:
+    def _stop_attempt(self, attempt: Attempt, reason: StopReason) -> None:
         attempt.ctx.stop_reason = reason
         if attempt.work is not None:
             attempt.work.cancel()
@@ -324,14 +320,20 @@ class Scheduler:
     def _end_stopped(self, attempt: Attempt) -> None:
         task, reason = attempt.task, attempt.ctx.stop_reason
         note = attempt.ctx.cancel_note or "canceled by operator"  # e.g. "remote cancel failed"
-        if reason == STOP_CANCEL and self.store.finish_canceled(task, note):
+        if reason == StopReason.CANCEL and self.store.finish_canceled(task, note):
             attempt.ctx.log("canceled")
             self._emit("canceled", task)
-        elif reason == STOP_SHUTDOWN and self.store.release(task):
+        elif reason == StopReason.SHUTDOWN and self.store.release(task):
             attempt.ctx.log("app stopped; task goes back to the queue to resume on the next start")
             self._emit("released", task)
 
     def _end_error(self, lane: Lane, task: Task, exc: TaskError) -> None:
+        if exc.kind is ErrorKind.CANCELED:
+            # Canceled elsewhere (e.g. on the service's website): an end, not a failure.
+            if self.store.finish_canceled(task, exc.message):
+                self.store.log(task.task_id, f"canceled: {exc.message}")
+                self._emit("canceled", task)
+            return
         if exc.pause_lane:
             self._pause(lane, task, exc.pause_lane)
         if exc.kind is ErrorKind.LOGIN and lane.account is not None:

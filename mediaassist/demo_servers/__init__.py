@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
-from http.server import BaseHTTPRequestHandler
+import socket
+import struct
+import sys
+from email.parser import BytesParser
+from email.policy import HTTP
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
@@ -16,3 +21,44 @@ def read_json_body(handler: BaseHTTPRequestHandler) -> dict[str, Any]:
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def reset_connection(handler: BaseHTTPRequestHandler) -> None:
+    """Drop the handler's connection with a TCP RST, no reply (a fault the client must survive)."""
+    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    handler.close_connection = True
+    handler.connection.close()
+
+
+class LoopbackServer(ThreadingHTTPServer):
+    """A threaded demo server holding its fake service's state in ``fake``."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], fake: Any) -> None:
+        super().__init__(address, handler)
+        self.fake = fake
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that drops its keep-alive connections (it stopped) is not an error."""
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
+
+def parse_multipart(ctype: str, raw: bytes) -> tuple[dict[str, str], dict[str, tuple[str, bytes]]]:
+    """(text fields, files as (file name, bytes)) of a multipart/form-data body."""
+    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {ctype}\r\n\r\n".encode() + raw)
+    fields: dict[str, str] = {}
+    files: dict[str, tuple[str, bytes]] = {}
+    if not message.is_multipart():
+        return fields, files
+    for part in message.iter_parts():
+        name = str(part.get_param("name", header="content-disposition"))
+        payload = part.get_payload(decode=True) or b""
+        if part.get_filename():
+            files[name] = (str(part.get_filename()), payload)
+        else:
+            fields[name] = payload.decode("utf-8", "replace")
+    return fields, files

@@ -8,7 +8,15 @@ a timetable drawn at create; each API key has a concurrency limit past which cre
 the client really did: creates per prompt, create times, the most tasks ever in flight.
 
 Markers in a prompt script a task: ``#fail`` ends FAILED with a ``failedReason``,
-``#badnode`` fails validation at create (``node_errors``).
+``#badnode`` fails validation at create (``node_errors``), ``#sitecancel`` is cancelled on the
+website once it runs. A cancelled task reads ``FAILED`` (805) on the legacy routes and ``CANCEL``
+in the v2 query, as documented. v2 routes (query, queue/status) take the key as Bearer only.
+
+Uploads: legacy ``POST /task/openapi/upload`` (multipart ``apiKey``, ``fileType``, ``file``) and
+v2 ``POST /openapi/v2/media/upload/binary`` (Bearer, multipart ``file``) return realistic
+``fileName``s (``api/<hex>.png``, ``openapi/<hex>.png``) and refuse files over ``max_upload_bytes``
+(809 legacy, 1008 v2). A create whose image/video/audio node value is not a name this key
+uploaded is refused with 803 ``APIKEY_INVALID_NODE_INFO`` -- a local path never gets through.
 
 Run alone: ``python -m mediaassist.demo_servers.runninghub_server --port 0`` prints its URL.
 """
@@ -18,21 +26,20 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import socket
-import struct
-import sys
 import threading
 import time
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from mediaassist.demo_servers import read_json_body
+from mediaassist.demo_servers import LoopbackServer, parse_multipart, read_json_body, reset_connection
 
 DEMO_API_KEY = "demo-runninghub-key-0123456789ab"
-ROUTES = ("create", "status", "outputs", "cancel", "account", "download")
+ROUTES = ("create", "status", "outputs", "cancel", "account", "download", "query", "queue", "upload")
+MEDIA_FIELDS = ("image", "video", "audio")  # node fields whose value must be an uploaded fileName
+DEFAULT_MAX_UPLOAD = 30 * 1024 * 1024  # the legacy route's documented limit
 # A fault is an int (answer with that business code), "nonjson", "reset" (TCP RST, no reply),
 # "http500", "echo" (a non-JSON error page quoting the request, key included, as some gateways
 # do), "slow:<seconds>" (then answer normally) or, for create, "lost" (create, then reset).
@@ -44,6 +51,7 @@ _CODE_MSG = {
     801: "APIKEY_UNSUPPORTED_FREE_USER", 802: "APIKEY_UNAUTHORIZED", 803: "APIKEY_INVALID_NODE_INFO",
     804: "APIKEY_TASK_IS_RUNNING", 805: "APIKEY_TASK_STATUS_ERROR", 807: "APIKEY_TASK_NOT_FOUND",
     812: "CORPAPIKEY_INSUFFICIENT_FUNDS", 813: "APIKEY_TASK_IS_QUEUED", 814: "PERSONAL_QUEUE_COUNT_LIMIT",
+    808: "APIKEY_UPLOAD_FAILED", 809: "APIKEY_FILE_SIZE_EXCEEDED",
     1003: "Rate limit exceeded, please slow down requests", 1005: "Internal server error, retry later",
     1006: "Task execution timed out, retry", 1011: "System is currently busy",
     1015: "Generation failed, please try again",
@@ -63,8 +71,13 @@ class FakeTask:
     files: list[str] = field(default_factory=list)
 
     def state(self, now: float) -> str:
-        if self.canceled_at is not None:
-            return "FAILED"
+        """As the legacy routes say it: a cancelled task is FAILED there."""
+        v2 = self.v2_state(now)
+        return "FAILED" if v2 == "CANCEL" else v2
+
+    def v2_state(self, now: float) -> str:
+        if self.canceled_at is not None and now >= self.canceled_at:
+            return "CANCEL"
         elapsed = now - self.created
         if elapsed < self.queued_s:
             return "QUEUED"
@@ -78,8 +91,11 @@ class RunningHubFake:
 
     def __init__(self, api_keys: dict[str, int] | None = None, queued_s: tuple[float, float] = (0.2, 0.5),
                  run_s: tuple[float, float] = (1.0, 2.0), speed: float = 1.0, files_per_task: int = 1,
-                 seed: int | None = None, state_file: Path | None = None) -> None:
+                 seed: int | None = None, state_file: Path | None = None,
+                 max_upload_bytes: int = DEFAULT_MAX_UPLOAD) -> None:
         self.api_keys = dict(api_keys or {DEMO_API_KEY: 3})  # key → concurrent limit
+        self.max_upload_bytes = max_upload_bytes
+        self.uploaded: dict[str, str] = {}  # fileName → the key that uploaded it
         # Like the real service, the tasks outlive our client: with a state file they also
         # outlive this server (the demo resumes polling them after a crash or Ctrl-C).
         self.state_file = state_file
@@ -94,6 +110,7 @@ class RunningHubFake:
         if state_file is not None and state_file.exists():
             saved = json.loads(state_file.read_text(encoding="utf-8"))
             self.tasks = {t["task_id"]: FakeTask(**t) for t in saved["tasks"]}
+            self.uploaded = dict(saved.get("uploaded", {}))
 
     @staticmethod
     def saved_key(state_file: Path) -> str | None:
@@ -107,7 +124,8 @@ class RunningHubFake:
         if self.state_file is None:
             return
         keys = list(self.api_keys)
-        data = {"api_key": keys[0] if keys else None, "tasks": [asdict(t) for t in self.tasks.values()]}
+        data = {"api_key": keys[0] if keys else None, "tasks": [asdict(t) for t in self.tasks.values()],
+                "uploaded": self.uploaded}
         partial = self.state_file.with_suffix(".part")
         partial.write_text(json.dumps(data), encoding="utf-8")
         partial.replace(self.state_file)
@@ -123,6 +141,8 @@ class RunningHubFake:
             self.calls: Counter[str] = Counter()
             self.max_in_flight = 0
             self.downloads = 0
+            self.uploads: list[dict[str, Any]] = []  # {route, name, size, file_name, file_type}
+            self.create_nodes: list[list[dict[str, Any]]] = []  # nodeInfoList of each accepted create
 
     # --- faults ----------------------------------------------------------------------------
     def inject(self, route: str, *faults: Any) -> None:
@@ -148,7 +168,7 @@ class RunningHubFake:
         return sum(1 for t in self.tasks.values()
                    if t.api_key == api_key and t.state(now) in ("QUEUED", "RUNNING"))
 
-    def create(self, api_key: str, prompt: str) -> tuple[int, Any]:
+    def create(self, api_key: str, prompt: str, nodes: list[Any] | None = None) -> tuple[int, Any]:
         now = time.time()
         with self.lock:
             self.create_calls += 1
@@ -159,10 +179,13 @@ class RunningHubFake:
                 task_id=str(self.rng.randrange(10**18, 10**19)), api_key=api_key, prompt=prompt,
                 created=now, queued_s=self.rng.uniform(*self.queued_s) / self.speed,
                 run_s=self.rng.uniform(*self.run_s) / self.speed, fail="#fail" in prompt)
+            if "#sitecancel" in prompt:  # the operator cancels it on the website once it runs
+                task.canceled_at = now + task.queued_s + task.run_s / 2
             task.files = [f"ComfyUI_{i:05d}_{task.task_id[-6:]}.mp4" for i in range(self.files_per_task)]
             self.tasks[task.task_id] = task
             self._save()
             self.creates[prompt] += 1
+            self.create_nodes.append(list(nodes or []))
             self.create_order.append(prompt)
             self.create_times.append(now)
             self.max_in_flight = max(self.max_in_flight, self.in_flight(api_key, now))
@@ -173,6 +196,26 @@ class RunningHubFake:
         return 0, {"netWssUrl": None, "taskId": task.task_id, "clientId": f"{self.rng.getrandbits(128):032x}",
                    "taskStatus": "FAILED" if node_errors else "QUEUED",
                    "promptTips": json.dumps(tips)}
+
+    def upload(self, api_key: str, route: str, file_name: str, data: bytes, file_type: str | None) -> str:
+        """Keep the upload (by name only) and return its fileName, as the real routes name them."""
+        suffix = Path(file_name).suffix.lower() or ".bin"
+        with self.lock:
+            name = f"{'api' if route == 'legacy' else 'openapi'}/{self.rng.getrandbits(128):032x}{suffix}"
+            self.uploaded[name] = api_key
+            self.uploads.append({"route": route, "name": name, "size": len(data), "file_name": file_name,
+                                 "file_type": file_type})
+            self._save()
+        return name
+
+    def bad_media_node(self, api_key: str, nodes: list[Any]) -> str | None:
+        """The first image/video/audio node whose value is not a file this key uploaded."""
+        with self.lock:
+            for node in nodes:
+                if (isinstance(node, dict) and node.get("fieldName") in MEDIA_FIELDS
+                        and self.uploaded.get(str(node.get("fieldValue"))) != api_key):
+                    return f"node {node.get('nodeId')}: {node.get('fieldValue')!r} is not an uploaded file"
+        return None
 
     def find(self, api_key: str, task_id: Any) -> FakeTask | None:
         task = self.tasks.get(str(task_id))
@@ -193,7 +236,7 @@ class RunningHubFake:
 
     @staticmethod
     def failed_reason(task: FakeTask) -> dict[str, str]:
-        if task.canceled_at is not None:
+        if task.canceled_at is not None and time.time() >= task.canceled_at:
             return {"node_name": "", "node_id": "", "exception_type": "Canceled",
                     "exception_message": "task canceled by API call", "traceback": "[]",
                     "current_inputs": "{}", "current_outputs": "{}"}
@@ -211,12 +254,13 @@ class RunningHubFake:
                 "rejects": {str(k): v for k, v in self.rejects.items()}, "cancels": list(self.cancels),
                 "calls": dict(self.calls), "max_in_flight": self.max_in_flight,
                 "in_flight": {key: self.in_flight(key, now) for key in self.api_keys},
-                "downloads": self.downloads, "tasks": len(self.tasks),
+                "downloads": self.downloads, "tasks": len(self.tasks), "uploads": list(self.uploads),
+                "create_nodes": list(self.create_nodes),
             }
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: LoopbackServer
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms ACK stall
 
@@ -240,12 +284,6 @@ class _Handler(BaseHTTPRequestHandler):
         text = msg if msg is not None else ("success" if code == 0 else _CODE_MSG.get(code, "ERROR"))
         self._send(200, json.dumps({"code": code, "msg": text, "data": data}).encode())
 
-    def _reset(self) -> None:
-        """Drop the connection with a TCP RST, no reply."""
-        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        self.close_connection = True
-        self.connection.close()
-
     def _apply_fault(self, fault: Any, body: dict[str, Any]) -> bool:
         """Answer with the fault; True when the request is done. ``lost`` is handled by create."""
         if fault is None or fault == "lost":
@@ -256,7 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "nonjson":
             self._send(200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
         elif fault == "reset":
-            self._reset()
+            reset_connection(self)
         elif fault == "http500":
             self._send(500, b"Internal Server Error", "text/plain")
         elif fault == "echo":
@@ -270,17 +308,23 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         if self.path == "/_demo/stats":
             self._send(200, json.dumps(self.fake.stats()).encode())
+        elif self.path == "/openapi/v2/queue/status":
+            self._queue_status()
         elif self.path.startswith("/files/"):
             self._download()
         else:
             self._send(404, b"not found", "text/plain")
 
     def do_POST(self) -> None:  # noqa: N802
+        if self.path in ("/task/openapi/upload", "/openapi/v2/media/upload/binary"):
+            self._upload()
+            return
         body = read_json_body(self)
         routes = {
             "/task/openapi/create": self._create, "/task/openapi/ai-app/run": self._create,
             "/task/openapi/status": self._status, "/task/openapi/outputs": self._outputs,
             "/task/openapi/cancel": self._cancel, "/uc/openapi/accountStatus": self._account,
+            "/openapi/v2/query": self._query,
             "/_demo/faults": self._faults, "/_demo/reset": self._reset_counters,
         }
         handler = routes.get(self.path)
@@ -315,11 +359,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._envelope(301)
             return
         nodes = body.get("nodeInfoList") or []
+        bad_node = self.fake.bad_media_node(key, nodes)
+        if bad_node is not None:
+            with self.fake.lock:
+                self.fake.create_calls += 1
+                self.fake.rejects[803] += 1
+            self._envelope(803, msg=f"APIKEY_INVALID_NODE_INFO: {bad_node}")
+            return
         prompt = " | ".join(str(n.get("fieldValue")) for n in nodes if isinstance(n, dict)
-                            and isinstance(n.get("fieldValue"), str))
-        code, data = self.fake.create(key, prompt)
+                            and isinstance(n.get("fieldValue"), str) and n.get("fieldName") not in MEDIA_FIELDS)
+        code, data = self.fake.create(key, prompt, nodes)
         if fault == "lost" and code == 0:
-            self._reset()
+            reset_connection(self)
             return
         self._envelope(code, data)
 
@@ -366,6 +417,97 @@ class _Handler(BaseHTTPRequestHandler):
         self._envelope(0, {"remainCoins": "177814", "currentTaskCounts": str(running),
                            "remainMoney": None, "currency": None, "apiType": "NORMAL"})
 
+    def _upload(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self._apply_fault(self.fake.next_fault("upload"), {}):
+            return
+        legacy = self.path == "/task/openapi/upload"
+        fields, files = parse_multipart(self.headers.get("Content-Type", ""), raw)
+        key = self._authorised(fields) if legacy else self._bearer_key()
+        if key is None:
+            if not legacy:
+                self._send(200, json.dumps({"code": 401, "message": "ApiKey verification failed: API Key不存在",
+                                            "data": None}).encode())
+            return
+        if "file" not in files:
+            if legacy:
+                self._envelope(301)
+            else:
+                self._v2_envelope(301, "PARAMS_INVALID: file is required")
+            return
+        file_name, data = files["file"]
+        if len(data) > self.fake.max_upload_bytes:
+            if legacy:
+                self._envelope(809)
+            else:
+                self._v2_envelope(1008, "File size limit exceeded")
+            return
+        name = self.fake.upload(key, "legacy" if legacy else "v2", file_name, data, fields.get("fileType"))
+        if legacy:
+            self._envelope(0, {"fileName": name, "fileType": fields.get("fileType") or "input"})
+        else:
+            self._v2_envelope(0, "success", {"type": "image", "download_url": f"{self.fake.base_url}/input/{name}",
+                                             "fileName": name, "size": str(len(data))})
+
+    def _v2_envelope(self, code: int, message: str, data: Any = None) -> None:
+        self._send(200, json.dumps({"code": code, "message": message, "data": data}).encode())
+
+    # --- v2 (Bearer only) -------------------------------------------------------------------
+    def _bearer_key(self) -> str | None:
+        auth = self.headers.get("Authorization", "")
+        key = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
+        return key if key in self.fake.api_keys else None
+
+    def _v2_object(self, **values: Any) -> None:
+        obj = {"taskId": "", "status": "", "errorCode": "", "errorMessage": "", "results": None, "clientId": "",
+               "promptTips": "", "failedReason": {}, "usage": None, "parentTaskId": None, "taskUsageList": None}
+        obj.update(values)
+        self._send(200, json.dumps(obj).encode())
+
+    def _query(self, body: dict[str, Any]) -> None:
+        if self._apply_fault(self.fake.next_fault("query"), body):
+            return
+        key = self._bearer_key()
+        if key is None:
+            self._v2_object(errorCode="1002", errorMessage="Invalid API Key")
+            return
+        if not body.get("taskId"):
+            self._v2_object(errorCode="1007", errorMessage="failed to parse request body")
+            return
+        task = self.fake.find(key, body["taskId"])
+        if task is None:
+            self._v2_object(errorCode="1004", errorMessage="Task not found or expired")
+            return
+        state = task.v2_state(time.time())
+        values: dict[str, Any] = {"taskId": task.task_id, "status": state}
+        if state == "SUCCESS":
+            values["results"] = [{"url": item["fileUrl"], "nodeId": "12", "outputType": "mp4", "text": None}
+                                 for item in self.fake.outputs(task)[1]]
+            values["usage"] = {"consumeMoney": None, "consumeCoins": "17",
+                               "taskCostTime": f"{task.run_s * self.fake.speed:.0f}", "thirdPartyConsumeMoney": None}
+        elif state == "CANCEL":
+            values.update(errorCode="", errorMessage="task canceled")
+        elif state == "FAILED":
+            values.update(errorCode="1000", errorMessage="unknown error", failedReason=self.fake.failed_reason(task))
+        self._v2_object(**values)
+
+    def _queue_status(self) -> None:
+        if self._apply_fault(self.fake.next_fault("queue"), {}):
+            return
+        key = self._bearer_key()
+        if key is None:
+            self._send(200, json.dumps({"code": 401, "message": "ApiKey verification failed", "data": None}).encode())
+            return
+        now = time.time()
+        with self.fake.lock:
+            mine = [t for t in self.fake.tasks.values() if t.api_key == key]
+            running = sum(1 for t in mine if t.v2_state(now) == "RUNNING")
+            queued = sum(1 for t in mine if t.v2_state(now) == "QUEUED")
+        data = {"apiKeyType": "SHARED", "concurrentLimit": str(self.fake.api_keys[key]),
+                "runningCount": str(running), "queuedCount": str(queued), "totalCurrentTasks": str(running + queued)}
+        self._send(200, json.dumps({"code": 0, "msg": "success", "data": data}).encode())
+
     def _download(self) -> None:
         if self._apply_fault(self.fake.next_fault("download"), {}):
             return
@@ -393,21 +535,6 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, b"{}")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 256
-
-    def __init__(self, address: tuple[str, int], fake: RunningHubFake) -> None:
-        super().__init__(address, _Handler)
-        self.fake = fake
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that drops its keep-alive connections (it stopped) is not an error."""
-        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
-            super().handle_error(request, client_address)
-
-
 class RunningHubDemoServer:
     """``with RunningHubDemoServer(...) as server:`` -- serves on ``server.url`` meanwhile.
 
@@ -416,9 +543,11 @@ class RunningHubDemoServer:
 
     def __init__(self, api_keys: dict[str, int] | None = None, *, queued_s: tuple[float, float] = (0.2, 0.5),
                  run_s: tuple[float, float] = (1.0, 2.0), speed: float = 1.0, files_per_task: int = 1,
-                 port: int = 0, seed: int | None = None, state_file: Path | None = None) -> None:
-        self.fake = RunningHubFake(api_keys, queued_s, run_s, speed, files_per_task, seed, state_file)
-        self._httpd = _Server(("127.0.0.1", port), self.fake)
+                 port: int = 0, seed: int | None = None, state_file: Path | None = None,
+                 max_upload_bytes: int = DEFAULT_MAX_UPLOAD) -> None:
+        self.fake = RunningHubFake(api_keys, queued_s, run_s, speed, files_per_task, seed, state_file,
+                                   max_upload_bytes)
+        self._httpd = LoopbackServer(("127.0.0.1", port), _Handler, self.fake)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self.fake.base_url = self.url
         self._thread: threading.Thread | None = None

@@ -36,6 +36,6 @@ def _build_remote(prov: ProviderConfig, clock: Clock, data_dir: Path) -> Provide
         from mediaassist.providers.openai_api import OpenAIProvider
 
         return OpenAIProvider(prov, clock)
-    from mediaassist.providers.runninghub import RunningHubProvider
+    from mediaassist.providers.poll import build_poll_provider
 
-    return RunningHubProvider(prov, clock)
+    return build_poll_provider(prov, clock)

@@ -1,0 +1,136 @@
+"""What a submit-then-poll service plugs into the poll lane: an adapter and its answers.
+
+The lane (``lane.py``) owns everything that is the same for every such service -- the FIFO
+create gate and its back-off, the remote-id-first discipline, polling, the local time-out,
+cancel and downloads. An adapter only speaks its service's HTTP and says what each answer
+means, by returning a value or raising one of the answers below (or a ``TaskError`` for a
+failure of the task itself).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+
+from mediaassist.core.errors import ErrorKind
+from mediaassist.core.lane_api import TaskContext
+from mediaassist.core.secrets import redact
+
+
+class RemoteState(enum.StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCESS = "success"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+
+TERMINAL_STATES = frozenset({RemoteState.SUCCESS, RemoteState.FAILED, RemoteState.CANCELED})
+
+
+@dataclass
+class RemoteOutput:
+    url: str
+    # True only for the service's own content endpoint: the key never travels to a CDN host.
+    with_key: bool = False
+    suffix: str = ""  # for the file name when the URL has none (".mp4")
+
+
+@dataclass
+class RemoteStatus:
+    state: RemoteState
+    label: str = ""  # the service's own word, for the log ("RUNNING", "in_progress")
+    progress: float | None = None  # 0..100
+    error: str | None = None  # why it failed (or was canceled), as the service says it
+    outputs: list[RemoteOutput] | None = None  # when the status answer carries them
+
+
+@dataclass
+class Created:
+    remote_id: str
+    label: str = ""  # the service's first status word
+    # The service created (and may bill) the task but says its inputs are wrong: it is saved
+    # first, then the task fails as bad input.
+    rejected: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Busy(Exception):
+    """ "Full, come back later" (RunningHub 421, HTTP 429, a job limit): the head of the FIFO
+    keeps its place and backs off. ``delay_s`` is the nominal first delay; ``retry_after_s``
+    is the service's own wish when it gave one."""
+
+    def __init__(self, reason: str, delay_s: float = 10.0, retry_after_s: float | None = None) -> None:
+        super().__init__(reason)
+        self.delay_s = delay_s
+        self.retry_after_s = retry_after_s
+
+
+class Unusable(Exception):
+    """A reply we could not read (network error, non-JSON, 5xx): worth asking again. For a
+    create it means the request may have arrived: it is never repeated blindly."""
+
+
+class NotSent(Unusable):
+    """The request never reached the service (connect failed), or the service said for sure
+    that nothing was created (a transient error code): a create is safe to repeat."""
+
+
+class PauseLane(Exception):
+    """The key or the account cannot work (rejected key, no balance): the whole lane stops
+    until the operator resumes it, instead of failing one task after another."""
+
+    def __init__(self, kind: ErrorKind, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+
+
+class PollAdapter(Protocol):
+    service: str  # how messages name it: "RunningHub", "openai-videos"
+    # True: local media inputs are uploaded first (``upload``) and the create names them;
+    # False: they travel inside the create request itself.
+    uploads_inputs: bool
+
+    def open(self, client: httpx.AsyncClient, api_key: str | None) -> None: ...
+
+    async def preflight(self) -> list[str]:
+        """Read-only look at the account at lane start; lines worth showing (warnings start
+        with "warning:")."""
+        ...
+
+    async def upload(self, entry: dict[str, Any]) -> str:
+        """Upload one local media input (streamed from disk); returns the service's name for it."""
+        ...
+
+    async def create(self, ctx: TaskContext, uploads: dict[str, list[str]]) -> Created: ...
+
+    async def status(self, ctx: TaskContext, remote_id: str) -> RemoteStatus: ...
+
+    async def results(self, ctx: TaskContext, remote_id: str,
+                      status: RemoteStatus) -> tuple[list[RemoteOutput], str]:
+        """A succeeded task's files to download and the result text (outputs, cost)."""
+        ...
+
+    async def cancel(self, remote_id: str) -> None:
+        """Ask the service to cancel; returns once it accepted, raises ``Unusable`` saying why not."""
+        ...
+
+    def where_to_check(self, remote_id: str | None) -> str: ...
+
+
+async def send(client: httpx.AsyncClient, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    """One request; transport failures become NotSent (nothing left) or Unusable (maybe arrived)."""
+    try:
+        return await client.request(method, path, **kwargs)
+    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol) as exc:
+        raise NotSent(f"{type(exc).__name__}: {redact(str(exc))}") from None
+    except httpx.LocalProtocolError as exc:
+        # Refused by our own HTTP stack before a byte left (an illegal header value, e.g. a
+        # control character in the key). No detail: it would quote the header, key included.
+        raise NotSent(f"{type(exc).__name__}: the request could not be built (a stray character "
+                      "in the API key?)") from None
+    except httpx.HTTPError as exc:
+        raise Unusable(f"{type(exc).__name__}: {redact(str(exc)) or 'no detail'}") from None

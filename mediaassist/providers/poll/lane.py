@@ -1,0 +1,406 @@
+"""The poll lane: one provider object per submit-then-poll service, whatever the service.
+
+The scheduler gives it up to ``max_polling_tasks`` tasks at once. Inside, creates go one at a
+time through the provider's FIFO create gate: when the service says "full" the task at the
+head backs off *while holding the gate*, so the tasks behind it keep their order. A task's
+remote id is read again inside the gate (the last moment before sending) and saved before
+anything else; a task that has one is never created again -- it resumes polling (restart,
+retry, local time-out): a second create is a second bill. If a create ever returns after the
+row already got a remote id (another attempt or process won the race), the extra remote task is
+cancelled at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import re
+import zlib
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.config import ProviderConfig
+from mediaassist.core.errors import ErrorKind, Requeue, TaskError
+from mediaassist.core.lane_api import StopReason, TaskContext, TaskResult
+from mediaassist.core.media import fresh_upload_name, upload_key, verify_unchanged
+from mediaassist.core.secrets import redact, resolve_api_key
+from mediaassist.providers.poll.adapter import (TERMINAL_STATES, Busy, Created, NotSent, PauseLane, PollAdapter,
+                                                RemoteOutput, RemoteState, RemoteStatus, Unusable)
+from mediaassist.providers.poll.gate import CreateGate, StoreCreateGate
+
+BACKOFF_GROWTH = 1.5
+BACKOFF_CAP_S = 120.0
+CREATE_TRANSIENT_TRIES = 3  # not-sent / "nothing created" errors, then the attempt fails
+POLL_FAILURE_BUDGET = 5  # consecutive unusable poll replies before the task fails as network
+QUEUED_GROWTH = 1.5  # the poll interval of a task that stays queued remotely grows by this
+DOWNLOAD_TRIES = 4
+DOWNLOAD_RETRY_S = 2.0
+CANCEL_WAIT_S = 10.0  # real seconds for all tries: a cancel must not hold up a quitting app for long
+CANCEL_TRIES = 3
+CANCEL_RETRY_S = 1.0
+PROGRESS_LOG_STEP = 25.0  # log progress in steps, not on every poll (no store write per poll)
+HTTP_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+
+log = logging.getLogger("mediaassist.lane")
+
+
+class PollProvider:
+    def __init__(self, prov: ProviderConfig, clock: Clock, adapter: PollAdapter) -> None:
+        self.prov = prov
+        self.clock = clock
+        self.adapter = adapter
+        self.lane = prov.lane
+        self._gate: CreateGate | None = None
+        self._api_key: str | None = None
+        self._client: httpx.AsyncClient | None = None
+        self.preflight_lines: list[str] = []
+
+    async def start(self) -> None:
+        self._api_key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
+        # Created here so the client and the gate belong to the running (qasync) loop. No
+        # default headers: the key must not travel to the CDN hosts of the output files.
+        self._client = httpx.AsyncClient(base_url=self.prov.base_url, timeout=HTTP_TIMEOUT)
+        self.adapter.open(self._client, self._api_key)
+        if self._api_key:
+            self.preflight_lines = await self.preflight()
+        for line in self.preflight_lines:
+            log.log(logging.WARNING if line.startswith("warning:") else logging.INFO, "[%s] %s", self.lane, line)
+
+    @property
+    def has_key(self) -> bool:
+        return bool(self._api_key)
+
+    async def preflight(self) -> list[str]:
+        """The account as the service sees it (read-only); never stops the lane from starting."""
+        try:
+            return await self.adapter.preflight()
+        except (Unusable, PauseLane) as exc:
+            return [f"warning: account check failed: {exc}"]
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # --- one attempt -----------------------------------------------------------------------
+    async def run(self, ctx: TaskContext) -> TaskResult:
+        try:
+            remote_id = ctx.current_remote_id()
+            if remote_id:
+                ctx.log(f"resuming {self.adapter.service} task {remote_id} (a task is never created twice)")
+            else:
+                remote_id = await self._create_in_turn(ctx)
+            return await self._follow(ctx, remote_id)
+        except asyncio.CancelledError:
+            await self._on_stop(ctx)
+            raise
+
+    async def _on_stop(self, ctx: TaskContext) -> None:
+        remote_id = ctx.task.remote_id
+        if not remote_id:
+            return
+        if ctx.stop_reason == StopReason.SHUTDOWN:
+            ctx.log(f"left {self.adapter.service} task {remote_id} running; polling resumes on the next start")
+        elif ctx.stop_reason == StopReason.CANCEL:
+            problem = "no reply in time"
+            try:
+                async with asyncio.timeout(CANCEL_WAIT_S):
+                    problem = await self._cancel_remote(ctx, remote_id)
+            except TimeoutError:
+                pass
+            if problem is None:
+                ctx.log(f"{self.adapter.service} task {remote_id} canceled remotely (verified)")
+                self._gate_for(ctx).slot_freed()
+                return
+            # The scheduler writes this as the task's error: "canceled" alone would hide that
+            # the remote task may still run (and bill).
+            ctx.cancel_note = (f"local cancel only; remote cancel failed ({problem}); "
+                               f"check {self.adapter.where_to_check(remote_id)}")
+            ctx.log(ctx.cancel_note)
+
+    async def _cancel_remote(self, ctx: TaskContext, remote_id: str) -> str | None:
+        """Ask the service to cancel, a few times, and check that the task really stopped; None
+        once it did, else the last problem."""
+        problem = ""
+        for attempt in range(1, CANCEL_TRIES + 1):
+            try:
+                await self.adapter.cancel(remote_id)
+                problem = await self._still_running(ctx, remote_id)
+                if problem is None:
+                    return None
+            except Unusable as exc:
+                problem = str(exc)
+            if attempt < CANCEL_TRIES:
+                ctx.log(f"remote cancel of {self.adapter.service} task {remote_id} failed ({problem}); "
+                        "trying again")
+                await asyncio.sleep(self.clock.real(CANCEL_RETRY_S))
+        return problem
+
+    async def _still_running(self, ctx: TaskContext, remote_id: str) -> str | None:
+        """After an accepted cancel: None when the service no longer runs the task (ended, or
+        gone), else what it still says."""
+        try:
+            status = await self.adapter.status(ctx, remote_id)
+        except TaskError:
+            return None  # unknown to the service now: deleted
+        except (Unusable, PauseLane) as exc:
+            return f"cancel accepted, but the check failed ({exc})"
+        if status.state in TERMINAL_STATES:
+            return None
+        return f"cancel accepted, but the task still says {status.label or status.state}"
+
+    # --- create, in FIFO turn --------------------------------------------------------------
+    async def _create_in_turn(self, ctx: TaskContext) -> str:
+        gate = self._gate_for(ctx)
+        async with gate.turn():
+            busy_tries = transient_tries = 0
+            while True:
+                # Every try, not once: another task may have paused the lane while we backed off.
+                self._check_usable(ctx)
+                mark = gate.mark()
+                await gate.pace()
+                try:
+                    return await self._send_create(ctx)
+                except Busy as busy:
+                    await self._back_off(ctx, busy, busy_tries, mark)
+                    busy_tries += 1
+                except NotSent as exc:
+                    if transient_tries >= CREATE_TRANSIENT_TRIES:
+                        raise TaskError(ErrorKind.NETWORK, f"{self.adapter.service} create: {exc}") from None
+                    transient_tries += 1
+                    ctx.log(f"create failed ({exc}); trying again")
+                    await ctx.clock.sleep(2.0 ** transient_tries)
+                except PauseLane as pause:
+                    raise self._pause(ctx, pause) from None
+
+    def _check_usable(self, ctx: TaskContext) -> None:
+        """Behind a head task that hit an auth/balance error (or with no key at all): go back
+        to the queue instead of failing one task after another against the same wall."""
+        if not self._api_key:
+            reason = (f"no API key for provider {self.prov.name!r} (set api_key_env, the OS keyring "
+                      "or api_key)")
+            raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
+        reason = ctx.store.paused_lanes().get(self.lane)
+        if reason is not None:
+            raise Requeue(f"lane paused ({reason}); waits at the head of the queue until it is resumed")
+
+    async def _send_create(self, ctx: TaskContext) -> str:
+        job = asyncio.ensure_future(self._create_and_save(ctx))
+        try:
+            return await asyncio.shield(job)
+        except asyncio.CancelledError:
+            # The request may already be at the service: let it finish so that a task it
+            # created has its id saved (and is cancelled remotely on an operator cancel).
+            await asyncio.wait([job])
+            if not job.cancelled():
+                job.exception()  # seen here; the scheduler records the stop, not this error
+            raise
+
+    async def _create_and_save(self, ctx: TaskContext) -> str:
+        # The last moment before sending: another attempt (a reaped one's retry, a second
+        # process) may have created the remote task since this attempt was claimed.
+        existing = ctx.current_remote_id()
+        if existing:
+            ctx.log(f"{self.adapter.service} task {existing} was created meanwhile; polling it, not creating")
+            return existing
+        uploads = await self._upload_inputs(ctx)
+        try:
+            created = await self.adapter.create(ctx, uploads)
+        except NotSent:
+            raise
+        except Unusable as exc:
+            raise TaskError(
+                ErrorKind.NETWORK,
+                f"create was sent but its reply was lost ({exc}); {self.adapter.service} may have created "
+                f"the task, so it is not resubmitted automatically: check {self.adapter.where_to_check(None)} "
+                "before retrying", retry=False) from None
+        if not ctx.save_remote_id(created.remote_id):  # before anything else: a lost id is a second bill
+            await self._cancel_extra(ctx, created.remote_id)
+            return ctx.current_remote_id() or created.remote_id
+        if created.rejected:
+            raise TaskError(ErrorKind.BAD_INPUT, f"{self.adapter.service} rejected the inputs: {created.rejected}",
+                            retry=False)
+        ctx.log(f"created {self.adapter.service} task {created.remote_id} ({created.label or 'queued'})")
+        return created.remote_id
+
+    async def _cancel_extra(self, ctx: TaskContext, extra_id: str) -> None:
+        """A create answered after the row already got a remote id: ours is a second bill."""
+        kept = ctx.current_remote_id()
+        problem = await self._cancel_remote(ctx, extra_id)
+        outcome = "canceled it" if problem is None else f"its cancel failed ({problem}); cancel it by hand"
+        ctx.log(f"created {self.adapter.service} task {extra_id}, but the task already had remote id {kept} "
+                f"(another attempt created it first): {outcome}")
+
+    async def _upload_inputs(self, ctx: TaskContext) -> dict[str, list[str]]:
+        """For a service that takes uploads: each local input's remote name, uploaded now unless
+        a fresh upload of the same content is saved on the task (retry, restart). Each upload is
+        saved before the next step, so a kill between upload and create never uploads twice."""
+        if not self.adapter.uploads_inputs:
+            return {}
+        names: dict[str, list[str]] = {}
+        for input_name, entries in ctx.task.inputs_dict.items():
+            names[input_name] = [await self._uploaded_name(ctx, input_name, entry) for entry in entries]
+        return names
+
+    async def _uploaded_name(self, ctx: TaskContext, input_name: str, entry: dict[str, Any]) -> str:
+        if "path" not in entry:
+            raise TaskError(ErrorKind.BAD_INPUT, f"input {input_name}: {self.adapter.service} needs a local file to "
+                                                 f"upload, not a URL ({entry.get('url')})", retry=False)
+        key = upload_key(self.prov.name, entry)
+        fresh = fresh_upload_name(ctx.task.uploads_dict, key, ctx.store.now())
+        file_name = Path(entry["path"]).name
+        if fresh is not None:
+            ctx.log(f"{file_name} was uploaded as {fresh} already; not uploading it again")
+            return fresh
+        verify_unchanged(entry)  # never send a different picture than the operator checked
+        try:
+            name = await self.adapter.upload(entry)
+        except NotSent:
+            raise
+        except Unusable as exc:
+            raise NotSent(f"upload of {file_name}: {exc}") from None  # an upload is safe to repeat
+        ctx.save_upload(key, name)
+        return name
+
+    async def _back_off(self, ctx: TaskContext, busy: Busy, tries: int, mark: int) -> None:
+        if busy.retry_after_s is not None:
+            delay = min(BACKOFF_CAP_S, max(busy.retry_after_s, 0.0))
+        else:
+            delay = min(BACKOFF_CAP_S, busy.delay_s * BACKOFF_GROWTH ** tries) * random.uniform(0.8, 1.2)
+        ctx.log(f"{self.adapter.service} is full ({busy}); keeping the head of the queue, "
+                f"next try in {delay:.0f} s or when one of our tasks ends")
+        await self._gate_for(ctx).wait_capacity(self.clock.real(delay), mark)
+
+    def _pause(self, ctx: TaskContext, pause: PauseLane) -> TaskError:
+        reason = f"{self.adapter.service} {pause}; fix it, then resume the lane"
+        # Written now, not only by the scheduler after we return: the tasks queued behind the
+        # gate must see the pause before they try to create. retry: the task comes back when
+        # the operator resumes the lane (a task with a remote id then resumes polling).
+        ctx.store.pause_lane(self.lane, reason)
+        return TaskError(pause.kind, str(pause), retry=True, pause_lane=reason)
+
+    def _gate_for(self, ctx: TaskContext) -> CreateGate:
+        """The provider's create gate, on the store the scheduler gave us (known at run time)."""
+        if self._gate is None:
+            self._gate = StoreCreateGate(ctx.store, f"create:{self.lane}", self.clock,
+                                         self.prov.min_create_interval_s)
+        return self._gate
+
+    # --- poll, fetch, download -------------------------------------------------------------
+    async def _follow(self, ctx: TaskContext, remote_id: str) -> TaskResult:
+        try:
+            status = await self._poll_until_done(ctx, remote_id)
+        except PauseLane as pause:
+            raise self._pause(ctx, pause) from None
+        self._gate_for(ctx).slot_freed()
+        name = f"{self.adapter.service} task {remote_id}"
+        if status.state == RemoteState.CANCELED:
+            ctx.cancel_note = f"{name} was canceled remotely ({status.error or 'on the service'})"
+            raise TaskError(ErrorKind.CANCELED, ctx.cancel_note, retry=False)
+        if status.state == RemoteState.FAILED:
+            # Not retried: a retry would only poll the same failed remote task again.
+            raise TaskError(ErrorKind.PROVIDER, f"{name} failed: {status.error or 'no reason given'}", retry=False)
+        outputs, text = await self.adapter.results(ctx, remote_id, status)
+        files = await self._download_all(ctx, remote_id, outputs)
+        return TaskResult(text=text, files=files)
+
+    async def _poll_until_done(self, ctx: TaskContext, remote_id: str) -> RemoteStatus:
+        interval = self.prov.poll_interval_s
+        deadline = self.clock.monotonic() + self.clock.real(self.prov.timeout_s)
+        # Each task's first poll is offset within one interval, so 100 tasks don't poll in a burst.
+        await ctx.clock.sleep(zlib.crc32(ctx.task.task_id.encode()) / 2**32 * interval)
+        last: RemoteStatus | None = None
+        logged_progress = -PROGRESS_LOG_STEP
+        failures = 0
+        while True:
+            try:
+                status = await self.adapter.status(ctx, remote_id)
+                failures = 0
+            except Unusable as exc:
+                failures += 1
+                if failures >= POLL_FAILURE_BUDGET:
+                    raise TaskError(ErrorKind.NETWORK, f"{failures} polls in a row failed (last: {exc}); "
+                                                       f"{self.adapter.service} task {remote_id} may still be "
+                                                       f"running: check {self.adapter.where_to_check(remote_id)}"
+                                    ) from None
+                status = last
+            if status is not None:
+                if last is None or status.label != last.label:
+                    ctx.log(f"{self.adapter.service} task {remote_id}: {status.label or status.state}")
+                if status.progress is not None and status.progress >= logged_progress + PROGRESS_LOG_STEP:
+                    logged_progress = status.progress
+                    ctx.log(f"{self.adapter.service} task {remote_id}: {status.progress:.0f} %")
+                if status.state in TERMINAL_STATES:
+                    return status
+                interval = self._next_interval(interval, status, last)
+                last = status
+            if self.clock.monotonic() >= deadline:
+                raise TaskError(ErrorKind.TIMEOUT,
+                                f"no result after {self.prov.timeout_s:.0f} s; {self.adapter.service} task "
+                                f"{remote_id} is still running remotely; check "
+                                f"{self.adapter.where_to_check(remote_id)}", retry=False)
+            await ctx.clock.sleep(interval)
+
+    def _next_interval(self, interval: float, status: RemoteStatus, last: RemoteStatus | None) -> float:
+        """A task that stays queued remotely is asked less often (up to ``queued_poll_max_s``)."""
+        if status.state == RemoteState.QUEUED and last is not None and last.state == RemoteState.QUEUED:
+            return min(max(self.prov.queued_poll_max_s, self.prov.poll_interval_s), interval * QUEUED_GROWTH)
+        return self.prov.poll_interval_s
+
+    async def _download_all(self, ctx: TaskContext, remote_id: str, outputs: list[RemoteOutput]) -> list[str]:
+        """Every file at once: the links may not live long, and the task is already billed."""
+        if not outputs:
+            return []
+        folder = ctx.make_output_dir()
+        targets = [folder / safe_name(n, out) for n, out in enumerate(outputs)]
+        results = await asyncio.gather(*(self._download(ctx, o, t) for o, t in zip(outputs, targets)),
+                                       return_exceptions=True)
+        failed = [(o.url, r) for o, r in zip(outputs, results) if isinstance(r, BaseException)]
+        if failed:
+            url, exc = failed[0]
+            raise TaskError(ErrorKind.NETWORK, f"{len(failed)} of {len(outputs)} downloads of "
+                                               f"{self.adapter.service} task {remote_id} failed ({url}: "
+                                               f"{redact(str(exc))}); a retry downloads them again, the task "
+                                               "is not resubmitted")
+        ctx.log(f"downloaded {len(targets)} file(s) to {folder}")
+        return [str(t) for t in targets]
+
+    async def _download(self, ctx: TaskContext, output: RemoteOutput, target: Path) -> None:
+        assert self._client is not None
+        headers = self._download_headers(output)
+        partial = target.with_name(target.name + ".part")
+        for attempt in range(1, DOWNLOAD_TRIES + 1):
+            try:
+                async with self._client.stream("GET", output.url, headers=headers) as response:
+                    response.raise_for_status()
+                    with partial.open("wb") as out:
+                        async for chunk in response.aiter_bytes():
+                            out.write(chunk)
+                partial.replace(target)
+                return
+            except httpx.HTTPError as exc:
+                if attempt == DOWNLOAD_TRIES:
+                    raise
+                ctx.log(f"download of {output.url} failed ({type(exc).__name__}); try {attempt + 1} soon")
+                await ctx.clock.sleep(DOWNLOAD_RETRY_S * attempt)
+
+    def _download_headers(self, output: RemoteOutput) -> dict[str, str]:
+        """The key goes only to the service's own host, never to a storage/CDN host."""
+        same_host = urlsplit(str(httpx.URL(self.prov.base_url).join(output.url))).netloc == \
+            urlsplit(self.prov.base_url).netloc
+        if output.with_key and same_host and self._api_key:
+            return {"Authorization": f"Bearer {self._api_key}"}
+        return {}
+
+
+def safe_name(index: int, output: RemoteOutput) -> str:
+    """``NN_<last path segment>``, restricted to safe characters (no path from the service)."""
+    name = Path(urlsplit(output.url).path).name or "output"
+    if output.suffix and "." not in name:
+        name += output.suffix
+    return f"{index:02d}_" + re.sub(r"[^A-Za-z0-9._-]", "_", name)

@@ -1,0 +1,216 @@
+"""Media inputs on the poll lane: RunningHub uploads (both routes) before the create, the fileName
+in the node (never a local path), no second upload on retry or restart while fresh, re-upload
+once stale; task-API profiles send inputs as multipart parts. Real HTTP, real SQLite."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mediaassist.core.config import AppConfig, parse_config
+from mediaassist.core.importer import new_batch_id, read_task_file
+from mediaassist.core.media import UPLOAD_FRESH_S
+from mediaassist.core.paths import RESOURCES
+from mediaassist.core.store import Store, Task
+from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
+from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
+from tests.poll_helpers import log_text, running, states
+
+FRAMES = RESOURCES / "examples" / "frames"
+
+
+@pytest.fixture
+def server() -> Iterator[RunningHubDemoServer]:
+    with RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.1, 0.2), run_s=(0.3, 0.5), seed=11) as srv:
+        yield srv
+
+
+@pytest.fixture
+def batch_file(tmp_path: Path) -> Path:
+    """The shipped image-to-video example, copied with its frames (tests may change a frame)."""
+    shutil.copytree(FRAMES, tmp_path / "frames")
+    target = tmp_path / "image-to-video.csv"
+    shutil.copy(RESOURCES / "examples" / "image-to-video.csv", target)
+    return target
+
+
+def rh_config(url: str, upload_api: str = "v2", key: str = DEMO_API_KEY) -> AppConfig:
+    return parse_config(tomllib.loads(f"""
+[[providers]]
+name = "rh"
+kind = "poll"
+type = "runninghub"
+base_url = "{url}"
+api_key = "{key}"
+upload_api = "{upload_api}"
+max_polling_tasks = 3
+
+[[models]]
+name = "demo-i2v"
+kind = "poll"
+provider = "rh"
+workflow_id = "1904136902449209347"
+prompt_node_id = "6"
+inputs = {{ first_frame = {{ nodeId = "39", fieldName = "image" }}, last_frame = {{ nodeId = "40", fieldName = "image" }} }}
+"""))
+
+
+def import_batch(store: Store, path: Path, config: AppConfig) -> tuple[str, list[str]]:
+    report = read_task_file(path, config)
+    assert report.errors == [] and len(report.tasks) == 3
+    batch = new_batch_id(path)
+    ids, _ = store.enqueue(batch, report.tasks)
+    return batch, ids
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("upload_api, route", [("v2", "v2"), ("legacy", "legacy")])
+async def test_image_to_video_uploads_each_frame_once_and_sends_the_file_names(
+        server, store, data_dir, batch_file, upload_api, route) -> None:
+    config = rh_config(server.url, upload_api)
+    batch, ids = import_batch(store, batch_file, config)
+    async with running(store, config, data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    assert states(store, ids) == ["success"] * 3
+    stats = server.stats()
+    assert len(stats["uploads"]) == 6 and {u["route"] for u in stats["uploads"]} == {route}
+    if route == "legacy":
+        assert {u["file_type"] for u in stats["uploads"]} == {"input"}
+    uploaded = {u["name"] for u in stats["uploads"]}
+    for nodes in stats["create_nodes"]:
+        frames = {n["nodeId"]: n["fieldValue"] for n in nodes if n["fieldName"] == "image"}
+        assert set(frames) == {"39", "40"} and set(frames.values()) <= uploaded  # never a local path
+    task = store.get(ids[0])
+    assert len(task.uploads_dict) == 2
+    logs = log_text(store, ids[0])
+    assert logs.index("uploaded harbor-dawn.png as ") < logs.index("created RunningHub task")
+
+
+@pytest.mark.asyncio
+async def test_a_retry_reuses_the_fresh_uploads_and_a_stale_one_is_uploaded_again(
+        server, store, data_dir, batch_file) -> None:
+    config = rh_config(server.url)
+    batch, ids = import_batch(store, batch_file, config)
+    # The first task's create fails 4 times with "nothing created": its attempt ends, a retry follows.
+    server.inject("create", 1005, 1005, 1005, 1005)
+    async with running(store, config, data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    first = store.get(ids[0])
+    assert (first.state, first.attempt) == ("success", 2)
+    assert len(server.stats()["uploads"]) == 6  # the retry uploaded nothing again
+    assert "was uploaded as " in log_text(store, ids[0])
+
+    # Expire one of the saved uploads, then run that task again: only that frame goes up again.
+    uploads = first.uploads_dict
+    stale_key = sorted(uploads)[0]
+    uploads[stale_key]["at"] -= UPLOAD_FRESH_S + 60
+    Task.update(uploads=json.dumps(uploads)).where(Task.task_id == ids[0]).execute()
+    assert store.retry([ids[0]]) == 1
+    async with running(store, config, data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    assert store.get(ids[0]).state == "success"
+    assert len(server.stats()["uploads"]) == 7
+
+
+@pytest.mark.asyncio
+async def test_restart_while_backing_off_after_the_upload_never_uploads_again(
+        server, store, data_dir, batch_file) -> None:
+    config = rh_config(server.url)
+    batch, ids = import_batch(store, batch_file, config)
+    server.inject("create", *[421] * 50)  # "full": the head waits after its uploads
+    async with running(store, config, data_dir):
+        from tests.poll_helpers import until
+
+        await until(lambda: len(store.get(ids[0]).uploads_dict) == 2 and server.stats()["rejects"].get("421"))
+    assert store.get(ids[0]).state == "pending" and store.get(ids[0]).remote_id is None
+    server.fake.clear_faults()
+    async with running(store, config, data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    assert states(store, ids) == ["success"] * 3
+    assert len(server.stats()["uploads"]) == 6
+
+
+@pytest.mark.asyncio
+async def test_a_frame_changed_after_import_fails_before_any_upload(server, store, data_dir, batch_file) -> None:
+    config = rh_config(server.url)
+    batch, ids = import_batch(store, batch_file, config)
+    frame = batch_file.parent / "frames" / "harbor-dawn.png"
+    frame.write_bytes(frame.read_bytes() + b"edited")
+    async with running(store, config, data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    task = store.get(ids[0])
+    assert (task.state, task.error_kind) == ("failed", "bad_input")
+    assert "harbor-dawn.png changed since import" in task.error
+    assert not any(u["file_name"] == "harbor-dawn.png" for u in server.stats()["uploads"])
+    assert states(store, ids[1:]) == ["success"] * 2
+
+
+@pytest.mark.asyncio
+async def test_upload_over_the_size_limit_is_bad_input_and_upload_full_backs_off(
+        store, data_dir, batch_file) -> None:
+    with RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.1, 0.1), run_s=(0.3, 0.3),
+                              max_upload_bytes=600) as server:  # city-night.png is 1020 bytes
+        server.inject("upload", 421)
+        config = rh_config(server.url)
+        batch, ids = import_batch(store, batch_file, config)
+        async with running(store, config, data_dir) as sched:
+            await sched.wait_for_batches([batch])
+        harbor, cat, city = (store.get(i) for i in ids)
+        assert harbor.state == cat.state == "success"
+        assert (city.state, city.error_kind) == ("failed", "bad_input")
+        assert "upload of city-night.png: 1008 File size limit exceeded (too large for RunningHub)" in city.error
+        assert "RunningHub is full (upload: 421" in log_text(store, ids[0])
+        assert server.stats()["creates"].keys() == {harbor.prompt, cat.prompt}
+
+
+@pytest.mark.asyncio
+async def test_a_create_naming_a_local_path_is_refused_by_the_demo_server(server, store, data_dir) -> None:
+    """The demo RunningHub keeps the client honest: a path in an image node is 803."""
+    from tests import poll_helpers
+
+    config = rh_config(server.url)
+    config.models[0].inputs = {}
+    batch, ids = poll_helpers.enqueue(store, ["raw path"], route="poll:rh", model="demo-i2v", params={
+        "node_info_list": [{"nodeId": "39", "fieldName": "image", "fieldValue": str(FRAMES / "cat-left.png")}]})
+    async with running(store, config, data_dir) as sched:
+        await sched.wait_for_batches([batch])
+    task = store.get(ids[0])
+    assert (task.state, task.error_kind) == ("failed", "bad_input") and "803" in task.error
+    assert server.stats()["rejects"]["803"] == 1
+
+
+@pytest.mark.asyncio
+async def test_openai_videos_sends_the_first_frame_as_input_reference(store, data_dir, batch_file) -> None:
+    with VideoTaskDemoServer("openai-videos", job_limit=3, seed=2) as server:
+        config = parse_config(tomllib.loads(f"""
+[[providers]]
+name = "gw"
+kind = "poll"
+type = "task_api"
+profile = "openai-videos"
+base_url = "{server.base_url}"
+api_key = "{DEMO_VIDEO_KEY}"
+
+[[models]]
+name = "demo-i2v"
+kind = "poll"
+provider = "gw"
+remote_model = "sora-2"
+inputs = {{ first_frame = {{ field = "input_reference" }}, last_frame = {{ required = false, field = "input_reference" }} }}
+"""))
+        path = batch_file.parent / "one.csv"
+        path.write_text("prompt,model,first_frame\nharbor at dawn,demo-i2v,frames/harbor-dawn.png\n", encoding="utf-8")
+        report = read_task_file(path, config)
+        assert report.errors == []
+        ids, _ = store.enqueue("b1", report.tasks)
+        async with running(store, config, data_dir) as sched:
+            await sched.wait_for_batches(["b1"])
+        assert states(store, ids) == ["success"]
+        size = (FRAMES / "harbor-dawn.png").stat().st_size
+        assert server.fake.create_bodies == [{"model": "sora-2", "prompt": "harbor at dawn",
+                                              "input_reference": f"<file harbor-dawn.png {size} bytes>"}]
