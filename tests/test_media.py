@@ -343,16 +343,18 @@ def test_the_image_to_video_example_imports_and_enqueues(store: Store) -> None:
             assert entry["mime"] == "image/png"
 
 
-def test_ten_thousand_rows_naming_the_same_frames_hash_each_file_once(tmp_path: Path, config: AppConfig,
+def test_ten_thousand_rows_naming_the_same_frames_read_each_file_once(tmp_path: Path, config: AppConfig,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     write_png(tmp_path / "a.png")
     write_png(tmp_path / "b.png", shade=5)
     path = tmp_path / "big.csv"
     path.write_text("model,first_frame,last_frame\n" + "i2v,a.png,b.png\n" * 10_000)
     from mediaassist.core import media
-    reads: list[Path] = []
-    real_hash = media.file_sha256
-    monkeypatch.setattr(media, "file_sha256", lambda p: reads.append(p) or real_hash(p))
+    reads: list[bytes] = []  # every file is sniffed (and hashed) in the one pass that opens it
+    real_sniff = media.sniff_bytes
+    monkeypatch.setattr(media, "sniff_bytes", lambda head: reads.append(head) or real_sniff(head))
     report = read_task_file(path, config)
     assert len(report.tasks) == 10_000 and report.errors == []
-    assert sorted(p.name for p in reads) == ["a.png", "b.png"]
+    assert len(reads) == 2
+    assert {e["sha256"] for t in report.tasks for e in t.inputs["first_frame"] + t.inputs["last_frame"]} == \
+        {media.file_sha256(tmp_path / "a.png"), media.file_sha256(tmp_path / "b.png")}
