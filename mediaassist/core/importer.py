@@ -199,8 +199,8 @@ def _has_formulas(path: Path) -> bool:
     import zipfile
 
     with zipfile.ZipFile(path) as archive:
-        return any(b"<f>" in archive.read(name) or b"<f " in archive.read(name)
-                   for name in archive.namelist() if name.startswith("xl/worksheets/"))
+        sheets = (archive.read(name) for name in archive.namelist() if name.startswith("xl/worksheets/"))
+        return any(b"<f>" in xml or b"<f " in xml for xml in sheets)
 
 
 def _uncalculated(value: Any, formula: Any) -> Any:

@@ -183,12 +183,9 @@ def check_local_input(value: str, base_dir: Path, spec: InputSpec, max_bytes: in
     stamp = (str(path), info.st_size, info.st_mtime_ns)
     if stamp not in cache.sniffed:
         _read_or_fail(path, lambda opened: _learn(opened, stamp, spec, max_bytes, cache))
-    problem = _problem(path.name, cache.sniffed[stamp], info.st_size, spec, max_bytes)
-    if problem is not None:
-        raise MediaInputError(problem)
+    media, mime = _accepted(path.name, cache.sniffed[stamp], info.st_size, spec, max_bytes)
     if stamp not in cache.digests:  # sniffed earlier for an input that refused it
         cache.digests[stamp] = _read_or_fail(path, file_sha256)
-    media, mime = cache.sniffed[stamp] or ("", "")
     return {"path": str(path), "size": info.st_size, "mtime_ns": info.st_mtime_ns,
             "sha256": cache.digests[stamp], "mime": mime, "media": media}
 
@@ -198,7 +195,9 @@ def _learn(path: Path, stamp: _FileStamp, spec: InputSpec, max_bytes: int | None
     with open(path, "rb") as handle:
         block = handle.read(_CHUNK)
         cache.sniffed[stamp] = sniffed = sniff_bytes(block[:_SNIFF_BYTES])
-        if _problem(path.name, sniffed, stamp[1], spec, max_bytes) is not None:
+        try:
+            _accepted(path.name, sniffed, stamp[1], spec, max_bytes)
+        except MediaInputError:
             return  # never read a file that is refused (a 5 GB video for an image input)
         digest = hashlib.sha256()
         while block:
@@ -207,19 +206,19 @@ def _learn(path: Path, stamp: _FileStamp, spec: InputSpec, max_bytes: int | None
         cache.digests[stamp] = digest.hexdigest()
 
 
-def _problem(name: str, sniffed: tuple[str, str] | None, size: int, spec: InputSpec,
-             max_bytes: int | None) -> str | None:
-    """Why ``spec`` cannot take this file, or None."""
+def _accepted(name: str, sniffed: tuple[str, str] | None, size: int, spec: InputSpec,
+              max_bytes: int | None) -> tuple[str, str]:
+    """``(media, mime)`` when ``spec`` takes this file, else ``MediaInputError`` saying why."""
     if sniffed is None:
-        return (f"{name} is not {_kinds(spec.media)} file by its content (known: PNG, JPEG, GIF, WEBP, BMP, "
-                "MP4, MOV, WEBM, MKV, MP3, WAV, M4A, AAC, OGG, FLAC)")
+        raise MediaInputError(f"{name} is not {_kinds(spec.media)} file by its content (known: PNG, JPEG, GIF, "
+                              "WEBP, BMP, MP4, MOV, WEBM, MKV, MP3, WAV, M4A, AAC, OGG, FLAC)")
     media, mime = sniffed
     if media not in spec.media:
-        return f"{name} is {_a(media)} ({mime}); {spec.name} takes {_kinds(spec.media)}"
+        raise MediaInputError(f"{name} is {_a(media)} ({mime}); {spec.name} takes {_kinds(spec.media)}")
     limit = max_bytes or DEFAULT_MAX_BYTES[media]
     if size > limit:
-        return f"{name} is {_size(size)}, over the {_size(limit)} limit for {_a(media)}"
-    return None
+        raise MediaInputError(f"{name} is {_size(size)}, over the {_size(limit)} limit for {_a(media)}")
+    return sniffed
 
 
 def _read_or_fail(path: Path, read: Callable[[Path], _T]) -> _T:
@@ -298,10 +297,4 @@ def _size(n: int) -> str:
     if n >= MIB and n % MIB == 0:
         return f"{n // MIB} MiB"
     return f"{n / MIB:.1f} MiB ({n:,} bytes)" if n >= MIB else f"{n:,} bytes"
-
-
-def local_entries(inputs: dict[str, list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
-    """Every local-file entry of a task's inputs, in input order."""
-    for entries in inputs.values():
-        yield from (entry for entry in entries if "path" in entry)
 
