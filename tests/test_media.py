@@ -16,9 +16,19 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, InputSpec, ModelConfig, parse_config
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.importer import new_batch_id, read_task_file
-from mediaassist.core.media import (MIB, MediaCache, MediaInputError, check_input_value, check_local_input,
-                                    fresh_upload_name, iter_file_chunks, sniff_media, split_cell, upload_key,
-                                    verify_unchanged)
+from mediaassist.core.media import (
+    MIB,
+    MediaCache,
+    MediaInputError,
+    check_input_value,
+    check_local_input,
+    fresh_upload_name,
+    iter_file_chunks,
+    sniff_media,
+    split_cell,
+    upload_key,
+    verify_unchanged,
+)
 from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import NewTask, Store
 from mediaassist.providers.base import TaskContext
@@ -97,7 +107,7 @@ def test_bad_local_files_raise_a_short_reason(tmp_path: Path, setup: str, reason
 def test_an_unreadable_file_is_named(tmp_path: Path) -> None:
     path = write_png(tmp_path / "secret.png")
     path.chmod(0)
-    with pytest.raises(MediaInputError, match="cannot read .*secret.png: Permission denied"):
+    with pytest.raises(MediaInputError, match=r"cannot read .*secret\.png: Permission denied"):
         check_local_input(str(path), tmp_path, IMAGE, None)
 
 
