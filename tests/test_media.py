@@ -6,8 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import multiprocessing
+import multiprocessing.synchronize
 import os
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import NewTask, Store
 from mediaassist.providers.base import TaskContext
 from tests.media_helpers import MAGIC, png_bytes, write_png
+from tests.test_store import location  # noqa: F401 -- SQLite, and PostgreSQL when MEDIAASSIST_TEST_PG is set
 
 IMAGE = InputSpec(name="image")
 FRAMES = InputSpec(name="frames", multiple=True)
@@ -209,16 +211,20 @@ def _task_with_inputs(tmp_path: Path) -> NewTask:
 
 
 def test_inputs_and_uploads_are_stored_and_an_upload_survives_a_reaped_attempt(
-        tmp_path: Path, store: Store) -> None:
-    new = _task_with_inputs(tmp_path)
-    store.enqueue("b", [new])
-    task = store.claim("poll:rh", "me")[0]
-    assert task.inputs_dict == new.inputs and task.uploads_dict == {}
-    key = upload_key("rh", new.inputs["first_frame"][0])
-    store.save_upload(task, key, "api/abc.png")
-    store.finish_failure(task, ErrorKind.STALLED, "reaped", retry_at=0.0)  # the row moved on
-    store.save_upload(task, "rh:other", "api/def.png")  # the late upload is still recorded
-    saved = store.get("m1").uploads_dict
+        tmp_path: Path, location: str) -> None:
+    store = Store(location)
+    try:
+        new = _task_with_inputs(tmp_path)
+        store.enqueue("b", [new])
+        task = store.claim("poll:rh", "me")[0]
+        assert task.inputs_dict == new.inputs and task.uploads_dict == {}
+        key = upload_key("rh", new.inputs["first_frame"][0])
+        store.save_upload(task, key, "api/abc.png")
+        store.finish_failure(task, ErrorKind.STALLED, "reaped", retry_at=0.0)  # the row moved on
+        store.save_upload(task, "rh:other", "api/def.png")  # the late upload is still recorded
+        saved = store.get("m1").uploads_dict
+    finally:
+        store.close()
     assert saved[key]["name"] == "api/abc.png" and set(saved) == {key, "rh:other"}
     assert task.uploads_dict == saved
     assert fresh_upload_name(saved, key, now=saved[key]["at"] + 3600) == "api/abc.png"
@@ -226,15 +232,44 @@ def test_inputs_and_uploads_are_stored_and_an_upload_survives_a_reaped_attempt(
     assert fresh_upload_name(saved, "rh:never", now=0) is None
 
 
-def test_an_old_database_gets_the_new_columns(tmp_path: Path) -> None:
-    path = tmp_path / "old.sqlite3"
-    first = Store(path)
+def _save_uploads(location: str, prefix: str, count: int, start: multiprocessing.synchronize.Event) -> None:
+    store = Store(location)
+    task = store.get("m1")
+    start.wait()
+    for i in range(count):
+        store.save_upload(task, f"{prefix}:{i}", f"name-{prefix}-{i}")
+    store.close()
+
+
+def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, location: str) -> None:
+    store = Store(location)
+    store.enqueue("b", [_task_with_inputs(tmp_path)])
+    store.close()
+    start = multiprocessing.get_context("spawn").Event()
+    procs = [multiprocessing.get_context("spawn").Process(target=_save_uploads, args=(location, name, 25, start))
+             for name in ("p1", "p2")]
+    for proc in procs:
+        proc.start()
+    start.set()
+    for proc in procs:
+        proc.join(timeout=120)
+        assert proc.exitcode == 0
+    store = Store(location)
+    try:
+        saved = store.get("m1").uploads_dict
+    finally:
+        store.close()
+    assert set(saved) == {f"{p}:{i}" for p in ("p1", "p2") for i in range(25)}  # no merge lost a record
+
+
+def test_an_old_database_gets_the_new_columns(tmp_path: Path, location: str) -> None:
+    first = Store(location)
     first.enqueue("b", [NewTask(model="w", model_kind="api", route="api:x", task_id="old-1")])
+    for column in ("inputs", "uploads"):  # the table as the previous release made it
+        first.db.execute_sql(f'ALTER TABLE "task" DROP COLUMN "{column}"')
+    assert "inputs" not in {c.name for c in first.db.get_columns("task")}
     first.close()
-    with sqlite3.connect(path) as db:  # the table as the previous release made it
-        db.execute("ALTER TABLE task DROP COLUMN inputs")
-        db.execute("ALTER TABLE task DROP COLUMN uploads")
-    migrated = Store(path)
+    migrated = Store(location)
     try:
         old = migrated.get("old-1")
         assert (old.inputs_dict, old.uploads_dict) == ({}, {})
@@ -242,8 +277,11 @@ def test_an_old_database_gets_the_new_columns(tmp_path: Path) -> None:
         assert migrated.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
     finally:
         migrated.close()
-    again = Store(path)  # opening a migrated database changes nothing
-    again.close()
+    again = Store(location)  # opening a migrated database changes nothing
+    try:
+        assert again.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
+    finally:
+        again.close()
 
 
 def test_task_context_logs_the_file_name_of_an_upload(tmp_path: Path, store: Store,
