@@ -6,8 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import multiprocessing
+import multiprocessing.synchronize
 import os
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -16,13 +17,24 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, InputSpec, ModelConfig, parse_config
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.importer import new_batch_id, read_task_file
-from mediaassist.core.media import (MIB, MediaCache, MediaInputError, check_input_value, check_local_input,
-                                    fresh_upload_name, iter_file_chunks, sniff_media, split_cell, upload_key,
-                                    verify_unchanged)
+from mediaassist.core.media import (
+    MIB,
+    MediaCache,
+    MediaInputError,
+    check_input_value,
+    check_local_input,
+    fresh_upload_name,
+    iter_file_chunks,
+    sniff_media,
+    split_cell,
+    upload_key,
+    verify_unchanged,
+)
 from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import NewTask, Store
 from mediaassist.providers.base import TaskContext
 from tests.media_helpers import MAGIC, png_bytes, write_png
+from tests.test_store import location  # noqa: F401 -- SQLite, and PostgreSQL when MEDIAASSIST_TEST_PG is set
 
 IMAGE = InputSpec(name="image")
 FRAMES = InputSpec(name="frames", multiple=True)
@@ -97,7 +109,7 @@ def test_bad_local_files_raise_a_short_reason(tmp_path: Path, setup: str, reason
 def test_an_unreadable_file_is_named(tmp_path: Path) -> None:
     path = write_png(tmp_path / "secret.png")
     path.chmod(0)
-    with pytest.raises(MediaInputError, match="cannot read .*secret.png: Permission denied"):
+    with pytest.raises(MediaInputError, match=r"cannot read .*secret\.png: Permission denied"):
         check_local_input(str(path), tmp_path, IMAGE, None)
 
 
@@ -199,16 +211,20 @@ def _task_with_inputs(tmp_path: Path) -> NewTask:
 
 
 def test_inputs_and_uploads_are_stored_and_an_upload_survives_a_reaped_attempt(
-        tmp_path: Path, store: Store) -> None:
-    new = _task_with_inputs(tmp_path)
-    store.enqueue("b", [new])
-    task = store.claim("poll:rh", "me")[0]
-    assert task.inputs_dict == new.inputs and task.uploads_dict == {}
-    key = upload_key("rh", new.inputs["first_frame"][0])
-    store.save_upload(task, key, "api/abc.png")
-    store.finish_failure(task, ErrorKind.STALLED, "reaped", retry_at=0.0)  # the row moved on
-    store.save_upload(task, "rh:other", "api/def.png")  # the late upload is still recorded
-    saved = store.get("m1").uploads_dict
+        tmp_path: Path, location: str) -> None:
+    store = Store(location)
+    try:
+        new = _task_with_inputs(tmp_path)
+        store.enqueue("b", [new])
+        task = store.claim("poll:rh", "me")[0]
+        assert task.inputs_dict == new.inputs and task.uploads_dict == {}
+        key = upload_key("rh", new.inputs["first_frame"][0])
+        store.save_upload(task, key, "api/abc.png")
+        store.finish_failure(task, ErrorKind.STALLED, "reaped", retry_at=0.0)  # the row moved on
+        store.save_upload(task, "rh:other", "api/def.png")  # the late upload is still recorded
+        saved = store.get("m1").uploads_dict
+    finally:
+        store.close()
     assert saved[key]["name"] == "api/abc.png" and set(saved) == {key, "rh:other"}
     assert task.uploads_dict == saved
     assert fresh_upload_name(saved, key, now=saved[key]["at"] + 3600) == "api/abc.png"
@@ -216,15 +232,44 @@ def test_inputs_and_uploads_are_stored_and_an_upload_survives_a_reaped_attempt(
     assert fresh_upload_name(saved, "rh:never", now=0) is None
 
 
-def test_an_old_database_gets_the_new_columns(tmp_path: Path) -> None:
-    path = tmp_path / "old.sqlite3"
-    first = Store(path)
+def _save_uploads(location: str, prefix: str, count: int, start: multiprocessing.synchronize.Event) -> None:
+    store = Store(location)
+    task = store.get("m1")
+    start.wait()
+    for i in range(count):
+        store.save_upload(task, f"{prefix}:{i}", f"name-{prefix}-{i}")
+    store.close()
+
+
+def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, location: str) -> None:
+    store = Store(location)
+    store.enqueue("b", [_task_with_inputs(tmp_path)])
+    store.close()
+    start = multiprocessing.get_context("spawn").Event()
+    procs = [multiprocessing.get_context("spawn").Process(target=_save_uploads, args=(location, name, 25, start))
+             for name in ("p1", "p2")]
+    for proc in procs:
+        proc.start()
+    start.set()
+    for proc in procs:
+        proc.join(timeout=120)
+        assert proc.exitcode == 0
+    store = Store(location)
+    try:
+        saved = store.get("m1").uploads_dict
+    finally:
+        store.close()
+    assert set(saved) == {f"{p}:{i}" for p in ("p1", "p2") for i in range(25)}  # no merge lost a record
+
+
+def test_an_old_database_gets_the_new_columns(tmp_path: Path, location: str) -> None:
+    first = Store(location)
     first.enqueue("b", [NewTask(model="w", model_kind="api", route="api:x", task_id="old-1")])
+    for column in ("inputs", "uploads"):  # the table as the previous release made it
+        first.db.execute_sql(f'ALTER TABLE "task" DROP COLUMN "{column}"')
+    assert "inputs" not in {c.name for c in first.db.get_columns("task")}
     first.close()
-    with sqlite3.connect(path) as db:  # the table as the previous release made it
-        db.execute("ALTER TABLE task DROP COLUMN inputs")
-        db.execute("ALTER TABLE task DROP COLUMN uploads")
-    migrated = Store(path)
+    migrated = Store(location)
     try:
         old = migrated.get("old-1")
         assert (old.inputs_dict, old.uploads_dict) == ({}, {})
@@ -232,8 +277,11 @@ def test_an_old_database_gets_the_new_columns(tmp_path: Path) -> None:
         assert migrated.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
     finally:
         migrated.close()
-    again = Store(path)  # opening a migrated database changes nothing
-    again.close()
+    again = Store(location)  # opening a migrated database changes nothing
+    try:
+        assert again.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
+    finally:
+        again.close()
 
 
 def test_task_context_logs_the_file_name_of_an_upload(tmp_path: Path, store: Store,
@@ -343,16 +391,18 @@ def test_the_image_to_video_example_imports_and_enqueues(store: Store) -> None:
             assert entry["mime"] == "image/png"
 
 
-def test_ten_thousand_rows_naming_the_same_frames_hash_each_file_once(tmp_path: Path, config: AppConfig,
+def test_ten_thousand_rows_naming_the_same_frames_read_each_file_once(tmp_path: Path, config: AppConfig,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     write_png(tmp_path / "a.png")
     write_png(tmp_path / "b.png", shade=5)
     path = tmp_path / "big.csv"
     path.write_text("model,first_frame,last_frame\n" + "i2v,a.png,b.png\n" * 10_000)
     from mediaassist.core import media
-    reads: list[Path] = []
-    real_hash = media.file_sha256
-    monkeypatch.setattr(media, "file_sha256", lambda p: reads.append(p) or real_hash(p))
+    reads: list[bytes] = []  # every file is sniffed (and hashed) in the one pass that opens it
+    real_sniff = media.sniff_bytes
+    monkeypatch.setattr(media, "sniff_bytes", lambda head: reads.append(head) or real_sniff(head))
     report = read_task_file(path, config)
     assert len(report.tasks) == 10_000 and report.errors == []
-    assert sorted(p.name for p in reads) == ["a.png", "b.png"]
+    assert len(reads) == 2
+    assert {e["sha256"] for t in report.tasks for e in t.inputs["first_frame"] + t.inputs["last_frame"]} == \
+        {media.file_sha256(tmp_path / "a.png"), media.file_sha256(tmp_path / "b.png")}
