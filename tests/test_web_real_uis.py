@@ -97,8 +97,10 @@ async def test_gradio_server_killed_mid_answer_fails_never_succeeds(
         tasks = await run_tasks(store, config, data_dir, [app_task("gradio", "cut off [slow]")],
                                 during=kill_while_streaming, clock=Clock(speed=50))
 
-    assert tasks[0].state == "failed" and tasks[0].error_kind in ("provider", "network")
+    log = task_log(store, tasks[0].task_id)
+    assert tasks[0].state == "failed" and tasks[0].error_kind in ("provider", "network"), log
     assert store.result(tasks[0].task_id) is None
+    print(log)
 
 
 @pytest.mark.asyncio
@@ -120,6 +122,7 @@ async def test_streamlit_session_login_lasts_while_the_page_stays(
     await page.goto(streamlit_app.base_url + "/")
     await streamlit_login(page)
     await page.locator('[data-testid="stChatInput"]').wait_for()
+    store.set_login_state("acct-a", "ok")  # what the operator says once logged in in that window
     prompts = PROMPTS + ["boom [error]", "after the error"]
     tasks = await run_tasks(store, config, data_dir, [app_task("streamlit", p) for p in prompts],
                             clock=clock, providers=providers)
