@@ -29,6 +29,7 @@ import html
 import json
 import random
 import secrets
+import socket
 import struct
 import sys
 import threading
@@ -99,6 +100,7 @@ class SiteState:
     duration_s: tuple[float, float] = (2.0, 4.0)  # real seconds, drawn per generation
     whats_new: bool = False  # a modal over the page on every load, until "Got it" is clicked
     editor_bundle: Path | None = None  # a built rich-text editor (window.MediaEditor) for the composer
+    session_cookie: bool = False  # the login cookie has no expiry (dropped when the browser closes)
 
 
 class ChatSite:
@@ -112,6 +114,7 @@ class ChatSite:
         self.generations: list[Generation] = []
         self.violations: list[dict[str, Any]] = []
         self.uploads: dict[str, dict[str, Any]] = {}  # id -> name, size, sha256, mime, data, user
+        self.page_loads = 0  # chat pages served: tells a reload from a page kept open
         self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="demo-chat-site", daemon=True)
@@ -128,6 +131,11 @@ class ChatSite:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def crash(self) -> None:
+        """Die as a crashed server does: listening stops and every open connection is cut."""
+        self.stop()
+        self._server.cut_connections()
 
     def __enter__(self) -> ChatSite:
         return self.start()
@@ -163,6 +171,7 @@ class ChatSite:
                 "generations": [dict(asdict(g), active=g.active(now)) for g in self.generations],
                 "violations": list(self.violations),
                 "sessions": len(self.sessions),
+                "page_loads": self.page_loads,
             }
 
     # --- the chat itself -------------------------------------------------------------------
@@ -233,6 +242,10 @@ class ChatSite:
                     "stopped": gen.stopped_at is not None, "images": gen.images if done else [],
                     "error": gen.error if done else None}
 
+    def count_page_load(self) -> None:
+        with self._lock:
+            self.page_loads += 1
+
     def running_of(self, user: str) -> Generation | None:
         """The user's answer still being written, if any (a reloaded page shows it again)."""
         now = time.time()
@@ -262,6 +275,31 @@ class ChatSite:
 
 
 class _QuietServer(ThreadingHTTPServer):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def cut_connections(self) -> None:
+        with self._open_lock:
+            connections, self._open = self._open, set()
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already gone
+            conn.close()
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A browser closed mid-response (a recycle, a kill) is normal here, not an error."""
         if not isinstance(sys.exc_info()[1], ConnectionError):
@@ -319,6 +357,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
             if user is None:
                 self._redirect("/login")
             else:
+                self.site.count_page_load()
                 self._html(_chat_page(user, self.site.state, self.site.running_of(user)))
         elif url.path == "/api/poll":
             self._poll(query.get("gen", ""))
@@ -381,8 +420,10 @@ class _ChatHandler(BaseHTTPRequestHandler):
             self._html(LOGIN_PAGE)
             return
         token = self.site.login(user)
-        # A persistent cookie (Max-Age), so the login survives a browser restart like a real one.
-        cookie = f"{COOKIE}={token}; Path=/; Max-Age=2592000; HttpOnly; SameSite=Lax"
+        # A persistent cookie (Max-Age) survives a browser restart; a session cookie (as Gradio's
+        # access tokens are) only if the client keeps it.
+        lifetime = "" if self.site.state.session_cookie else " Max-Age=2592000;"
+        cookie = f"{COOKIE}={token}; Path=/;{lifetime} HttpOnly; SameSite=Lax"
         self._redirect("/chat", {"Set-Cookie": cookie})
 
     def _poll(self, gen_id: str) -> None:
@@ -492,7 +533,7 @@ async function poll(c) {
   if (r.status === 401) { location.href = '/login'; return; }
   const d = await r.json();
   if (c !== current) return;  // a new chat was started meanwhile
-  c.a.textContent = d.text;
+  c.a.textContent = d.text; c.a.dataset.raw = d.text;
   if (!d.done) { setTimeout(() => poll(c), 150); return; }
   if (d.error) {
     const e = document.createElement('div'); e.className = 'error'; e.setAttribute('role', 'alert');
