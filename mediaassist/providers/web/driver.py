@@ -210,9 +210,9 @@ class SiteDriver:
     async def error_texts(self) -> Counter[str]:
         """What the page shows as an error: ``error`` elements, and banners or toasts carrying
         one of the ``error_texts``."""
-        found = Counter(t or "(an error with no text)" for t in await self.visible_texts("error"))
+        found = Counter(_squash(t) or "(an error with no text)" for t in await self.visible_texts("error"))
         if self.site.error_texts:
-            found.update(t for t in await self.banner_texts()
+            found.update(_squash(t) for t in await self.banner_texts()
                          if any(marker in t.lower() for marker in self.site.error_texts))
         return found
 
@@ -480,6 +480,11 @@ def _same(landed: str, wanted: str, rich: bool = False) -> bool:
         text = text.replace("\r\n", "\n").replace("\u00a0", " ").replace("\u200b", "").strip()
         return " ".join(text.split()) if rich else text
     return norm(landed) == norm(wanted)
+
+
+def _squash(text: str) -> str:
+    """A toast's text on one line, without its close mark."""
+    return " ".join(word for word in text.split() if word not in ("×", "✕", "✖"))
 
 
 def _first_line(exc: BaseException) -> str:

@@ -16,13 +16,14 @@ from playwright.async_api import Error as PlaywrightError
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
-from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.errors import ConfigError, ErrorKind, TaskError
+from mediaassist.core.media import verify_unchanged
 from mediaassist.providers.base import TaskContext, TaskResult
 from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, profile_dir,
                                                run_to_completion)
 from mediaassist.providers.web.driver import ClickIntercepted, SiteDriver, TurnMarks
 from mediaassist.providers.web.session import save_session
-from mediaassist.providers.web.site import SiteProfile, load_site
+from mediaassist.providers.web.site import SiteProfile, feature_problems, load_site
 
 log = logging.getLogger("mediaassist.web")
 STOP_WAIT_S = 5.0  # real seconds for an answer to end after clicking stop
@@ -154,11 +155,29 @@ async def _compose_and_send(driver: SiteDriver, ctx: TaskContext) -> TurnMarks:
             ctx.log("need_empty_prompt: the system prompt is not sent")
     elif system and not await driver.set_instructions(system):
         prompt = f"{system}\n\n{prompt}"  # a page with no system slot gets it as plain text
+    files = attachments(ctx)
+    if files:
+        await driver.attach(files, await driver.error_texts())
     await driver.enter_prompt(prompt)
     ctx.log(f"prompt entered ({len(prompt)} characters, {prompt.count(chr(10)) + 1} lines)")
     before = await driver.marks()
     await driver.send()
     return before
+
+
+def attachments(ctx: TaskContext) -> list[Path]:
+    """The task's local input files in the model's input order, each checked unchanged since
+    import. A web page takes files from disk only: a URL input is refused by name."""
+    files: list[Path] = []
+    inputs = ctx.task.inputs_dict
+    for name in ctx.model.inputs:
+        for entry in inputs.get(name, []):
+            if "path" not in entry:
+                raise TaskError(ErrorKind.BAD_INPUT, f"input {name}: {entry.get('url')} is a URL; a web model "
+                                "attaches local files only (download it and name the file instead)", retry=False)
+            verify_unchanged(entry)
+            files.append(Path(entry["path"]))
+    return files
 
 
 async def _stop_generation(driver: SiteDriver, ctx: TaskContext) -> str:
@@ -182,4 +201,9 @@ async def _stop_generation(driver: SiteDriver, ctx: TaskContext) -> str:
 
 
 def build_web_provider(site: str, config: AppConfig, clock: Clock, data_dir: Path) -> WebProvider:
-    return WebProvider(load_site(site, data_dir), LaunchSettings.from_app(config.app), clock, data_dir)
+    profile = load_site(site, data_dir)
+    with_inputs = [m.name for m in config.models if m.kind == "web" and m.site == site and m.inputs]
+    if with_inputs:
+        for problem in feature_problems(profile, inputs=True):
+            raise ConfigError(f"{profile.source or site}: {problem} (model {with_inputs[0]} has inputs)")
+    return WebProvider(profile, LaunchSettings.from_app(config.app), clock, data_dir)
