@@ -467,7 +467,8 @@ async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int
     from mediaassist.providers.web import check_site
 
     async with Runtime(options) as rt:
-        report = await check_site(args.site, args.account, rt.config, rt.data_dir)
+        rt.store.sync_accounts(rt.config.accounts)
+        report = await check_site(args.site, args.account, rt.config, rt.data_dir, rt.store)
     print(report.format())
     return EXIT_OK if report.usable else EXIT_FAILED
 
@@ -478,9 +479,12 @@ async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> i
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
         print(f"{args.name}: log in in the browser window, then close it (waiting up to {args.timeout:.0f} s)")
-        ok = await login_account(args.name, rt.config, rt.data_dir, rt.store, timeout_s=args.timeout)
-    print(f"{args.name}: login {'ok' if ok else 'not confirmed; the account stays marked as needing login'}")
-    return EXIT_OK if ok else EXIT_FAILED
+        result = await login_account(args.name, rt.config, rt.data_dir, rt.store, timeout_s=args.timeout)
+    if result.ok:
+        print(f"{args.name}: login ok (checked again after relaunching the browser)")
+        return EXIT_OK
+    print(f"{args.name}: login not confirmed: {result.message}", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def _lanes(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> int:

@@ -102,3 +102,18 @@ async def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> No
     while not predicate():
         assert loop.time() < deadline, "condition not reached in time"
         await asyncio.sleep(0.05)
+
+
+def edit_profile(data_dir: Path, **lines: str | None) -> None:
+    """Set (TOML value text) or drop (None) top-level or selector lines of the demo profile."""
+    path = data_dir / "sites" / f"{DEMO_SITE}.toml"
+    text = path.read_text(encoding="utf-8")
+    for key, value in lines.items():
+        pattern = re.compile(rf"(?m)^{re.escape(key)} = .*$\n?")
+        if value is None:
+            text = pattern.sub("", text, count=1)
+        elif pattern.search(text):
+            text = pattern.sub(lambda _m: f"{key} = {value}\n", text, count=1)
+        else:
+            text = f"{key} = {value}\n" + text
+    path.write_text(text, encoding="utf-8")

@@ -25,6 +25,7 @@ from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.paths import make_private_dir
 from mediaassist.providers.web import procs
 from mediaassist.providers.web.oslock import ProfileBusy, ProfileLock
+from mediaassist.providers.web.session import restore_session
 
 log = logging.getLogger("mediaassist.web")
 Log = Callable[[str], None]
@@ -168,6 +169,7 @@ class BrowserRuntime:
             # A cancel cannot stop Playwright's launch half-way: let it finish, then close it.
             context = await run_to_completion(self._launch(playwright, executable, headless))
             log_line(f"browser launched (pid {self.browser.pid if self.browser else 'unknown'})")
+            await restore_session(context, self.profile, log_line)  # before the first navigation
         except BaseException:
             await self.close(log_line)  # whatever the launch produced; releases the OS lock
             raise

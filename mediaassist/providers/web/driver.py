@@ -1,17 +1,21 @@
 """The one generic driver: runs any site profile on a page.
 
-Per generation: open the chat page and check the login state, refuse on a rate-limit banner,
-enter the prompt and read it back, send, see the turn start, then wait until the generating
-indicator is gone, the done marker has been seen for several polls and the text has been
-stable -- "stop gone + text stable" alone would accept a settled preamble.
+Per generation: bring the chat page up the profile's way (reload, New chat, or stay), clear
+pop-ups, check the login state, refuse on a rate-limit banner, attach files, enter the prompt and
+read it back, send, see the turn start, then wait until the generating indicator is gone, the done
+marker has been seen in the new turn for several polls and the turn's text has settled -- "stop
+gone + text stable" alone would accept a settled preamble. An error the page shows during or
+after the turn fails the attempt: it is never an answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import mimetypes
+import re
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -20,11 +24,41 @@ from playwright.async_api import Locator, Page
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.providers.web.markdown import html_to_markdown
 from mediaassist.providers.web.site import SiteProfile
 
 DEFAULT_BANNERS = ["[role=alert]", "[role=status]", "[aria-live]"]
 NAV_TIMEOUT_MS = 30_000
 CLICK_TIMEOUT_MS = 5_000
+DISMISS_TIMEOUT_MS = 1_000
+_INTERCEPTED = re.compile(r"(<[^\n]*?>)(?:…</[\w-]+>)?(?: from <[^\n]*?> subtree)? intercepts pointer events")
+# Captures what a copy button writes, inside the page: the real clipboard is shared by every
+# browser on the machine (parallel accounts would race), and headless pages may not have one.
+_CAPTURE_CLIPBOARD = """() => {
+  if (window.__maCopied) { window.__maCopied.length = 0; return; }
+  window.__maCopied = [];
+  const keep = (text) => { window.__maCopied.push(String(text)); return Promise.resolve(); };
+  const clip = {
+    writeText: keep,
+    write: async (items) => { for (const item of items) {
+      if (item.types.includes('text/plain')) keep(await (await item.getType('text/plain')).text()); } },
+    readText: async () => window.__maCopied[window.__maCopied.length - 1] || '',
+  };
+  try { Object.defineProperty(navigator, 'clipboard', {value: clip, configurable: true}); } catch (e) {}
+  document.addEventListener('copy', (e) => {
+    const data = e.clipboardData && e.clipboardData.getData('text/plain');
+    keep(data || String(document.getSelection()));
+  }, true);
+}"""
+
+
+class ClickIntercepted(Exception):
+    """A click that kept landing on another element (a modal, a banner) until it timed out."""
+
+    def __init__(self, role: str, cover: str) -> None:
+        super().__init__(f"clicks on the {role} are intercepted by {cover}")
+        self.role = role
+        self.cover = cover
 
 
 @dataclass
@@ -33,6 +67,8 @@ class TurnMarks:
 
     answers: int
     done: int
+    copies: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
 
 
 class SiteDriver:
@@ -44,16 +80,23 @@ class SiteDriver:
         self.turn_pending = False  # sent, and neither its start nor a verdict seen yet
 
     # --- selectors ------------------------------------------------------------------------
+    def _selectors(self, role: str) -> list[str]:
+        if role == "generating":
+            return self.site.generating_selectors
+        if role == "send":
+            return self.site.send_buttons
+        return self.site.selectors.get(role, [])
+
     async def first(self, role: str) -> Locator | None:
         """The first selector of the role's fallback list that matches anything."""
-        for selector in self.site.selectors.get(role, []):
+        for selector in self._selectors(role):
             locator = self.page.locator(selector)
             if await locator.count():
                 return locator
         return None
 
     async def visible(self, role: str) -> int:
-        for selector in self.site.selectors.get(role, []):
+        for selector in self._selectors(role):
             count = await self.page.locator(selector).filter(visible=True).count()
             if count:
                 return count
@@ -63,16 +106,70 @@ class SiteDriver:
         found = await self.first(role)
         return await found.count() if found is not None else 0
 
-    # --- login and banners ----------------------------------------------------------------
-    async def open_chat(self) -> str:
-        """Load the chat page; returns "ok" or "needs_login" (an unreadable page is an error)."""
+    async def visible_texts(self, role: str) -> list[str]:
+        texts: list[str] = []
+        for selector in self._selectors(role):
+            texts += [t.strip() for t in await self.page.locator(selector).filter(visible=True).all_inner_texts()]
+        return texts
+
+    # --- pop-ups and clicks -----------------------------------------------------------------
+    async def dismiss_popups(self) -> int:
+        """Click every visible ``dismiss`` control (modals, "what's new", cookie consent)."""
+        clicked = 0
+        for selector in self.site.selectors.get("dismiss", []):
+            buttons = self.page.locator(selector).filter(visible=True)
+            for _ in range(await buttons.count()):
+                try:
+                    await buttons.first.click(timeout=DISMISS_TIMEOUT_MS)
+                    clicked += 1
+                except PlaywrightError:
+                    break  # gone meanwhile, or itself covered: the next step tells
+        if clicked:
+            self.log(f"dismissed {clicked} pop-up(s)")
+        return clicked
+
+    async def click(self, role: str, locator: Locator) -> None:
+        """A real click after clearing pop-ups; one that keeps being intercepted says by what."""
+        await self.dismiss_popups()
         try:
-            await self.page.goto(self.site.start_url, wait_until="domcontentloaded", timeout=NAV_TIMEOUT_MS)
+            await locator.click(timeout=CLICK_TIMEOUT_MS)
         except PlaywrightError as exc:
-            raise TaskError(ErrorKind.NETWORK, f"could not open {self.site.start_url}: {_first_line(exc)}") from None
+            cover = _INTERCEPTED.findall(str(exc))
+            if cover:
+                raise ClickIntercepted(role, cover[-1][:200]) from None
+            raise
+
+    # --- navigation, login and banners ------------------------------------------------------
+    def on_site(self) -> bool:
+        here, start = urlsplit(self.page.url), urlsplit(self.site.start_url)
+        return (here.scheme, here.netloc) == (start.scheme, start.netloc)
+
+    async def open_chat(self, fresh: bool = False) -> str:
+        """Bring up the chat page the profile's way (``fresh``: always reload); returns "ok" or
+        "needs_login" (an unreadable page is an error)."""
+        mode = "reload" if fresh or not self.on_site() else self.site.navigation
+        if mode == "reload":
+            await self.goto(self.site.start_url)
+        elif mode == "new_chat":
+            await self.dismiss_popups()
+            button = await self.first("new_chat")
+            if button is None or not await button.first.is_visible():
+                await self.goto(self.site.start_url)  # a logged-out or odd page: start over
+            else:
+                await self.click("new_chat button", button.first)
+        await self.dismiss_popups()
         return await self.login_state()
 
+    async def goto(self, url: str) -> None:
+        try:
+            await self.page.goto(url, wait_until="domcontentloaded", timeout=NAV_TIMEOUT_MS)
+        except PlaywrightError as exc:
+            raise TaskError(ErrorKind.NETWORK, f"could not open {url}: {_first_line(exc)}") from None
+
     async def login_state(self, timeout_s: float | None = None) -> str:
+        """"ok" once the logged-in marker shows, "needs_login" on the logged-out one. A site with
+        no ``logged_out`` marker counts as logged out when its ``logged_in`` one never shows
+        and it has a ``login_url``; without either, the page is not recognised."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (timeout_s if timeout_s is not None else self.site.completion.login_timeout_s)
         while True:
@@ -81,9 +178,13 @@ class SiteDriver:
             if await self.visible("logged_in"):
                 return "ok"
             if loop.time() > deadline:
-                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the page shows neither the logged-in nor "
-                                "the logged-out marker; the site may have changed (check it with: "
+                if not self.site.has("logged_out") and self.site.login_url:
+                    return "needs_login"
+                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the page shows no login marker "
+                                f"({'neither logged in nor logged out' if self.site.has('logged_out') else 'logged_in'}); "
+                                "the site may have changed (check it with: "
                                 f"mediaassist sites check {self.site.name} --account NAME)")
+            await self.dismiss_popups()
             await asyncio.sleep(0.1)
 
     async def banner_texts(self) -> list[str]:
@@ -106,6 +207,22 @@ class SiteDriver:
             if any(marker in lowered for marker in self.site.busy_texts):
                 raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} refused: {text[:200]}")
 
+    async def error_texts(self) -> Counter[str]:
+        """What the page shows as an error: ``error`` elements, and banners or toasts carrying
+        one of the ``error_texts``."""
+        found = Counter(_squash(t) or "(an error with no text)" for t in await self.visible_texts("error"))
+        if self.site.error_texts:
+            found.update(_squash(t) for t in await self.banner_texts()
+                         if any(marker in t.lower() for marker in self.site.error_texts))
+        return found
+
+    async def check_errors(self, before: Counter[str]) -> None:
+        """An error that was not on the page before the send fails the attempt as ``provider``."""
+        new = (await self.error_texts()) - before
+        if new:
+            message = " | ".join(new)[:300]
+            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {message}")
+
     # --- composing ------------------------------------------------------------------------
     async def set_instructions(self, text: str) -> bool:
         """Fill (or clear) the page's default-instructions box; False if the site has none."""
@@ -115,45 +232,98 @@ class SiteDriver:
         await box.first.fill(text)
         return True
 
+    async def attach(self, files: list[Path], before_errors: Counter[str]) -> None:
+        """Give the files to the page's file input, then wait for its upload-done marker (if the
+        site has one); an error the page shows meanwhile is a refusal of the file."""
+        found = await self.first("file_input")
+        if found is None:
+            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: file input not found (selectors.file_input)")
+        ready_before = await self.count("attachment_ready")
+        await found.first.set_input_files([str(f) for f in files])
+        names = ", ".join(f.name for f in files)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.site.completion.start_timeout_s
+        while True:
+            new = (await self.error_texts()) - before_errors
+            if new:
+                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} rejected the attachment {names}: "
+                                f"{' | '.join(new)[:300]}", retry=False)
+            if not self.site.has("attachment_ready") or await self.count("attachment_ready") >= ready_before + len(files):
+                self.log(f"attached {names}")
+                return
+            if loop.time() > deadline:
+                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the attachment {names} was not shown as "
+                                f"ready within {self.site.completion.start_timeout_s:.0f} s")
+            await asyncio.sleep(0.1)
+
     async def enter_prompt(self, text: str) -> None:
-        """Fill the box, read it back, and fall back to inserted text if it did not land whole."""
+        """Type the prompt, read it back, and type it again another way if it did not land whole."""
         found = await self.first("prompt")
         if found is None:
             raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: prompt box not found")
         box = found.first
-        await box.click(timeout=CLICK_TIMEOUT_MS)
-        await box.fill(text)
+        await self.click("prompt box", box)
+        rich = await box.evaluate("e => e.isContentEditable")
+        await (self._type_rich(box, text) if rich else box.fill(text))
         landed = await _box_text(box)
-        if _same(landed, text):
+        if _same(landed, text, rich):
             return
         self.log(f"prompt read-back differs ({len(landed)} of {len(text)} characters); inserting again")
-        await box.fill("")
-        await box.focus()
-        await self.page.keyboard.insert_text(text)
+        await self._clear(box)
+        if rich:
+            await box.fill(text)  # the editor's own paste path
+        else:
+            await self.page.keyboard.insert_text(text)
         landed = await _box_text(box)
-        if not _same(landed, text):
+        if not _same(landed, text, rich):
             raise TaskError(ErrorKind.PROVIDER, f"the prompt did not arrive whole in the page "
                             f"({len(landed)} of {len(text)} characters landed)")
 
+    async def _type_rich(self, box: Locator, text: str) -> None:
+        """A rich-text editor (ProseMirror, Lexical, Quill...): inserted line by line with the
+        site's line-break chord between, as a person types it -- a raw newline in inserted
+        text means something different in each editor, and Enter may send."""
+        await self._clear(box)
+        for number, line in enumerate(text.replace("\r\n", "\n").split("\n")):
+            if number:
+                await self.page.keyboard.press(self.site.line_break)
+            if line:
+                await self.page.keyboard.insert_text(line)
+
+    async def _clear(self, box: Locator) -> None:
+        await box.focus()
+        await self.page.keyboard.press("ControlOrMeta+a")
+        await self.page.keyboard.press("Delete")
+
     async def marks(self) -> TurnMarks:
-        return TurnMarks(answers=await self.count("answer"), done=await self.count("done"))
+        return TurnMarks(answers=await self.count("answer"), done=await self.count("done"),
+                         copies=await self.count("copy"), errors=await self.error_texts())
 
     async def send(self) -> None:
-        button = await self.first("send")
-        if button is None:
+        button = await self.first("send") if self.site.send_buttons else None
+        chord = self.site.send_chord
+        if button is None and chord is None:
             raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: send button not found")
         self.turn_pending = True  # before the click: the site may take the turn before it returns
-        await button.first.click(timeout=CLICK_TIMEOUT_MS)
+        if button is not None:
+            await self.click("send button", button.first)
+            return
+        found = await self.first("prompt")
+        if found is None:
+            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: prompt box not found")
+        await found.first.focus()
+        await self.page.keyboard.press(chord)
 
     # --- waiting for the answer -----------------------------------------------------------
     async def wait_answer(self, before: TurnMarks) -> str:
         try:
-            return await self._wait_answer(before)
+            await self._wait_answer(before)
+            return await self.answer_of_turn(before)
         except TaskError:
             self.turn_pending = False  # the page was watched until it gave a verdict
             raise
 
-    async def _wait_answer(self, before: TurnMarks) -> str:
+    async def _wait_answer(self, before: TurnMarks) -> None:
         rule = self.site.completion
         loop = asyncio.get_running_loop()
         start_deadline = loop.time() + rule.start_timeout_s
@@ -161,7 +331,9 @@ class SiteDriver:
         started = False
         text, stable_since, done_polls = "", loop.time(), 0
         while True:
+            await self.dismiss_popups()
             await self.check_banners()
+            await self.check_errors(before.errors)
             if await self.visible("logged_out"):
                 raise TaskError(ErrorKind.LOGIN, f"{self.site.name} logged the account out during the answer")
             generating = await self.visible("generating") > 0
@@ -175,13 +347,13 @@ class SiteDriver:
                     raise TaskError(ErrorKind.PROVIDER, f"the answer did not start within {rule.start_timeout_s:.0f} s "
                                     "after send (the send may have been swallowed)")
             if started:
-                now_text = await self.last_answer_text(answers, before)
+                now_text = "\n".join(await self.turn_texts(before))
                 if now_text != text:
                     text, stable_since = now_text, loop.time()
                 done_polls = done_polls + 1 if not generating and await self._done_seen(before) else 0
                 stable_ms = (loop.time() - stable_since) * 1000
-                if done_polls >= max(1, rule.done_polls) and stable_ms >= rule.stable_ms:
-                    return text
+                if done_polls >= max(1, rule.done_polls) and stable_ms >= rule.stable_ms and answers > before.answers:
+                    return
             if loop.time() > deadline:
                 raise TaskError(ErrorKind.TIMEOUT, f"no complete answer within {rule.timeout_s:.0f} s")
             await asyncio.sleep(rule.poll_ms / 1000)
@@ -191,20 +363,64 @@ class SiteDriver:
             return True
         return await self.count("done") > before.done
 
-    async def last_answer_text(self, answers: int, before: TurnMarks) -> str:
-        if answers <= before.answers:
-            return ""
+    async def new_bubbles(self, before: TurnMarks) -> list[Locator]:
+        """The answer elements of the new turn (an answer may be split over several)."""
         found = await self.first("answer")
-        return (await found.last.inner_text()).strip() if found is not None else ""
+        if found is None:
+            return []
+        total = await found.count()
+        return [found.nth(i) for i in range(before.answers, total)]
 
+    async def turn_texts(self, before: TurnMarks) -> list[str]:
+        return [(await bubble.inner_text()).strip() for bubble in await self.new_bubbles(before)]
+
+    async def answer_of_turn(self, before: TurnMarks) -> str:
+        """The new turn's answer the way the profile says to read it, bubbles joined by a blank line."""
+        if self.site.answer_text == "copy_button":
+            copied = await self._copied_texts(before)
+            if copied:
+                return "\n\n".join(copied)
+            self.log("the copy button gave no text; reading the answer from the page instead")
+        bubbles = await self.new_bubbles(before)
+        attribute = self.site.answer_attribute
+        parts: list[str] = []
+        for bubble in bubbles:
+            value = await bubble.get_attribute(attribute) if attribute else None
+            if value is None and self.site.answer_format == "markdown":
+                value = html_to_markdown(await bubble.inner_html())
+            elif value is None:
+                value = await bubble.inner_text()
+            parts.append(value.strip())
+        return "\n\n".join(p for p in parts if p)
+
+    async def _copied_texts(self, before: TurnMarks) -> list[str]:
+        found = await self.first("copy")
+        if found is None:
+            return []
+        await self.page.evaluate(_CAPTURE_CLIPBOARD)
+        texts: list[str] = []
+        for i in range(before.copies, await found.count()):
+            try:
+                await found.nth(i).click(timeout=CLICK_TIMEOUT_MS)
+            except PlaywrightError as exc:
+                self.log(f"copy button {i + 1} could not be clicked ({_first_line(exc)})")
+                continue
+            copied = await self.page.evaluate("() => window.__maCopied.splice(0)")
+            texts += [t.strip() for t in copied[-1:] if t.strip()]
+        return texts
+
+    # --- stopping and recovering ------------------------------------------------------------
     async def stop(self) -> bool:
-        """Click the stop control if one is showing."""
-        for role in ("stop", "generating"):
-            for selector in self.site.selectors.get(role, []):
-                button = self.page.locator(selector).filter(visible=True)
-                if await button.count():
+        """Click the stop control if one is showing (never a mere generating indicator)."""
+        for selector in self.site.selectors.get("stop", []):
+            button = self.page.locator(selector).filter(visible=True)
+            if await button.count():
+                try:
                     await button.first.click(timeout=2_000)
-                    return True
+                except PlaywrightError as exc:
+                    self.log(f"the stop button could not be clicked ({_first_line(exc)})")
+                    return False
+                return True
         return False
 
     async def stop_and_wait(self, timeout_s: float) -> str:
@@ -217,6 +433,7 @@ class SiteDriver:
             if not self.turn_pending or loop.time() > deadline:
                 return "idle"
             await asyncio.sleep(0.1)
+        await self.dismiss_popups()
         await self.stop()
         while await self.visible("generating"):
             if loop.time() > deadline:
@@ -225,13 +442,12 @@ class SiteDriver:
         return "stopped"
 
     # --- images ---------------------------------------------------------------------------
-    async def save_images(self, folder_for: Callable[[], Path]) -> list[str]:
-        """Images shown in the last answer, fetched with the page's cookies into the output dir."""
-        answer = await self.first("answer")
-        if answer is None:
-            return []
+    async def save_images(self, before: TurnMarks, folder_for: Callable[[], Path]) -> list[str]:
+        """Images shown in the new turn, fetched with the page's own cookies into the output dir."""
         selector = ", ".join(self.site.selectors.get("answer_images", ["img"]))
-        sources = await answer.last.locator(selector).evaluate_all("els => els.map(e => e.currentSrc || e.src)")
+        sources: list[str] = []
+        for bubble in await self.new_bubbles(before):
+            sources += await bubble.locator(selector).evaluate_all("els => els.map(e => e.currentSrc || e.src)")
         files: list[str] = []
         for src in sources:
             if urlsplit(src).scheme in ("http", "https"):
@@ -254,14 +470,21 @@ class SiteDriver:
 
 
 async def _box_text(box: Locator) -> str:
-    return await box.evaluate("e => ('value' in e && e.tagName !== 'DIV') ? e.value : e.innerText")
+    return await box.evaluate("e => e.isContentEditable ? e.innerText : ('value' in e ? e.value : e.innerText)")
 
 
-def _same(landed: str, wanted: str) -> bool:
-    """Equal up to line endings and edge whitespace (contenteditable boxes normalise those)."""
+def _same(landed: str, wanted: str, rich: bool = False) -> bool:
+    """Equal up to line endings and edge whitespace; a rich-text editor also renders its own
+    paragraph and line breaks (often twice), so there only the words and their order count."""
     def norm(text: str) -> str:
-        return text.replace("\r\n", "\n").replace("\u00a0", " ").strip()
+        text = text.replace("\r\n", "\n").replace("\u00a0", " ").replace("\u200b", "").strip()
+        return " ".join(text.split()) if rich else text
     return norm(landed) == norm(wanted)
+
+
+def _squash(text: str) -> str:
+    """A toast's text on one line, without its close mark."""
+    return " ".join(word for word in text.split() if word not in ("×", "✕", "✖"))
 
 
 def _first_line(exc: BaseException) -> str:

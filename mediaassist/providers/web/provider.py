@@ -16,12 +16,14 @@ from playwright.async_api import Error as PlaywrightError
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
-from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.errors import ConfigError, ErrorKind, TaskError
+from mediaassist.core.media import verify_unchanged
 from mediaassist.providers.base import TaskContext, TaskResult
 from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, profile_dir,
                                                run_to_completion)
-from mediaassist.providers.web.driver import SiteDriver
-from mediaassist.providers.web.site import SiteProfile, load_site
+from mediaassist.providers.web.driver import ClickIntercepted, SiteDriver, TurnMarks
+from mediaassist.providers.web.session import save_session
+from mediaassist.providers.web.site import SiteProfile, feature_problems, load_site
 
 log = logging.getLogger("mediaassist.web")
 STOP_WAIT_S = 5.0  # real seconds for an answer to end after clicking stop
@@ -35,6 +37,7 @@ class WebProvider:
         self.data_dir = data_dir
         self.playwright = PlaywrightHandle()
         self.runtimes: dict[str, BrowserRuntime] = {}
+        self.stuck: set[str] = set()  # accounts whose page was left showing an answer running
 
     def runtime(self, account: str) -> BrowserRuntime:
         if account not in self.runtimes:
@@ -62,10 +65,12 @@ class WebProvider:
     async def _run_locked(self, runtime: BrowserRuntime, ctx: TaskContext) -> TaskResult:
         driver: SiteDriver | None = None
         succeeded = False
+        account = runtime.account
         try:
             await runtime.open(await self.playwright.get(), ctx.log)
             driver = SiteDriver(self.site, await runtime.page(), ctx.clock, ctx.log)
-            result = await generate(driver, ctx)
+            result = await generate(driver, ctx, fresh=account in self.stuck)
+            self.stuck.discard(account)
             succeeded = True
             return result
         except PlaywrightError as exc:
@@ -74,38 +79,74 @@ class WebProvider:
             raise TaskError(ErrorKind.PROVIDER, f"browser error: {first_line}") from None
         finally:
             if driver is not None and not succeeded:
-                # Whatever ended the attempt (cancel, shutdown, time-out, a banner mid-answer),
+                # Whatever ended the attempt (cancel, shutdown, time-out, an error mid-answer),
                 # its answer must end before the account is free: the next send would otherwise
-                # be a second generation on one session, which the sites refuse.
-                await run_to_completion(_stop_generation(driver, ctx))
-            if runtime.is_open:
-                runtime.tasks_since_launch += 1
-            if runtime.needs_recycle:
-                ctx.log(f"recycling the browser after {runtime.tasks_since_launch} tasks")
-                await runtime.close(ctx.log)
+                # be a second generation on one session, which the sites refuse. A page that
+                # still shows one is reloaded before the account's next task.
+                if await run_to_completion(_stop_generation(driver, ctx)) != "idle_or_stopped":
+                    self.stuck.add(account)
+            await run_to_completion(self._after_task(runtime, ctx))
+
+    async def _after_task(self, runtime: BrowserRuntime, ctx: TaskContext) -> None:
+        if runtime.is_open and runtime.context is not None:
+            try:
+                await save_session(runtime.context, runtime.profile)
+            except (PlaywrightError, OSError) as exc:
+                ctx.log(f"the session cookies could not be saved ({type(exc).__name__})")
+            runtime.tasks_since_launch += 1
+        if runtime.needs_recycle:
+            ctx.log(f"recycling the browser after {runtime.tasks_since_launch} tasks")
+            await runtime.close(ctx.log)
 
 
-async def generate(driver: SiteDriver, ctx: TaskContext) -> TaskResult:
-    account = ctx.task.account
-    await _no_running_answer(driver, ctx)  # the warm page may still show the last answer running
-    if await driver.open_chat() == "needs_login":
-        raise TaskError(ErrorKind.LOGIN, f"account {account} is logged out of {driver.site.name}; "
-                        f"log in with: mediaassist accounts login {account}")
-    await _no_running_answer(driver, ctx)
-    await driver.check_banners()
-    await _compose(driver, ctx)
-    before = await driver.marks()
+async def generate(driver: SiteDriver, ctx: TaskContext, fresh: bool = False) -> TaskResult:
+    """One turn on a page that may have been left in any state."""
+    await prepare_page(driver, ctx, fresh)
+    try:
+        before = await _compose_and_send(driver, ctx)
+    except ClickIntercepted as covered:
+        ctx.log(f"{covered}; reloading the page once")
+        await prepare_page(driver, ctx, fresh=True)
+        try:
+            before = await _compose_and_send(driver, ctx)
+        except ClickIntercepted as again:
+            raise TaskError(ErrorKind.PROVIDER, f"{driver.site.name}: {again}, also after a reload; add a "
+                            "selector for its close button to the profile's dismiss list") from None
     started = ctx.clock.monotonic()
-    await driver.send()
     text = await driver.wait_answer(before)
-    files = await driver.save_images(ctx.make_output_dir)
+    files = await driver.save_images(before, ctx.make_output_dir)
     ctx.log(f"answer complete: {len(text)} characters, {len(files)} image(s) "
             f"in {ctx.clock.monotonic() - started:.1f} s")
     return TaskResult(text=text, files=files)
 
 
-async def _compose(driver: SiteDriver, ctx: TaskContext) -> None:
-    """Prompt plus instructions; ``need_empty_prompt`` sends the user content and nothing else."""
+async def prepare_page(driver: SiteDriver, ctx: TaskContext, fresh: bool = False) -> None:
+    """The chat page up, logged in, and not busy. Never send into a busy session: an answer
+    still running (a stop that did not take, a site that resumes one on load) is stopped; a
+    page that keeps showing one is reloaded and checked again; only then does the attempt fail."""
+    await _open_logged_in(driver, ctx, fresh)
+    outcome = await driver.stop_and_wait(STOP_WAIT_S)
+    if outcome != "idle":
+        ctx.log(f"an earlier answer was still being generated on this account; clicked stop ({outcome})")
+    if outcome == "still_generating":
+        ctx.log("reloading the page and checking again")
+        await _open_logged_in(driver, ctx, fresh=True)
+        if await driver.stop_and_wait(STOP_WAIT_S) == "still_generating":
+            raise TaskError(ErrorKind.PROVIDER, f"an earlier answer on account {ctx.task.account} was still "
+                            f"being generated {STOP_WAIT_S:.0f} s after clicking stop, also after a reload")
+    await driver.check_banners()
+
+
+async def _open_logged_in(driver: SiteDriver, ctx: TaskContext, fresh: bool) -> None:
+    if await driver.open_chat(fresh) == "needs_login":
+        account = ctx.task.account
+        raise TaskError(ErrorKind.LOGIN, f"account {account} is logged out of {driver.site.name}; "
+                        f"log in with: mediaassist accounts login {account}")
+
+
+async def _compose_and_send(driver: SiteDriver, ctx: TaskContext) -> TurnMarks:
+    """Prompt plus instructions, then send; returns the marks the new turn is told apart by.
+    ``need_empty_prompt`` sends the user content and nothing else."""
     prompt, system = ctx.task.prompt, ctx.task.system_prompt
     if ctx.model.need_empty_prompt:
         if await driver.set_instructions(""):
@@ -114,37 +155,55 @@ async def _compose(driver: SiteDriver, ctx: TaskContext) -> None:
             ctx.log("need_empty_prompt: the system prompt is not sent")
     elif system and not await driver.set_instructions(system):
         prompt = f"{system}\n\n{prompt}"  # a page with no system slot gets it as plain text
+    files = attachments(ctx)
+    if files:
+        await driver.attach(files, await driver.error_texts())
     await driver.enter_prompt(prompt)
     ctx.log(f"prompt entered ({len(prompt)} characters, {prompt.count(chr(10)) + 1} lines)")
+    before = await driver.marks()
+    await driver.send()
+    return before
 
 
-async def _no_running_answer(driver: SiteDriver, ctx: TaskContext) -> None:
-    """Never send into a busy session: an answer still running (a stop that did not take, a site
-    that resumes one on load) is stopped first; one that keeps going fails this attempt."""
-    outcome = await driver.stop_and_wait(STOP_WAIT_S)
-    if outcome == "idle":
-        return
-    ctx.log(f"an earlier answer was still being generated on this account; clicked stop ({outcome})")
-    if outcome == "still_generating":
-        raise TaskError(ErrorKind.PROVIDER, f"an earlier answer on account {ctx.task.account} was still "
-                        f"being generated {STOP_WAIT_S:.0f} s after clicking stop")
+def attachments(ctx: TaskContext) -> list[Path]:
+    """The task's local input files in the model's input order, each checked unchanged since
+    import. A web page takes files from disk only: a URL input is refused by name."""
+    files: list[Path] = []
+    inputs = ctx.task.inputs_dict
+    for name in ctx.model.inputs:
+        for entry in inputs.get(name, []):
+            if "path" not in entry:
+                raise TaskError(ErrorKind.BAD_INPUT, f"input {name}: {entry.get('url')} is a URL; a web model "
+                                "attaches local files only (download it and name the file instead)", retry=False)
+            verify_unchanged(entry)
+            files.append(Path(entry["path"]))
+    return files
 
 
-async def _stop_generation(driver: SiteDriver, ctx: TaskContext) -> None:
+async def _stop_generation(driver: SiteDriver, ctx: TaskContext) -> str:
     """Click stop and wait for the answer to end. On shutdown too: the task reruns from the
-    queue on the next start, and would find the session busy."""
+    queue on the next start, and would find the session busy. Returns "idle_or_stopped" when
+    the page ends up with nothing running."""
     try:
         outcome = await asyncio.wait_for(driver.stop_and_wait(STOP_WAIT_S), STOP_WAIT_S + 3)
     except (asyncio.TimeoutError, PlaywrightError) as exc:
         ctx.log(f"stopping the generation failed ({type(exc).__name__})")
-        return
+        return "unknown"
     if outcome == "stopped":
         ctx.log("clicked stop on the page; the answer ended")
     elif outcome == "still_generating":
-        ctx.log(f"clicked stop on the page, but the answer was still being generated {STOP_WAIT_S:.0f} s later")
+        ctx.log(f"clicked stop on the page, but the answer was still being generated {STOP_WAIT_S:.0f} s "
+                "later; the page is reloaded before the next task")
+        return outcome
     elif ctx.stop_reason is not None:
         ctx.log("no generation was showing; nothing to stop")
+    return "idle_or_stopped"
 
 
 def build_web_provider(site: str, config: AppConfig, clock: Clock, data_dir: Path) -> WebProvider:
-    return WebProvider(load_site(site, data_dir), LaunchSettings.from_app(config.app), clock, data_dir)
+    profile = load_site(site, data_dir)
+    with_inputs = [m.name for m in config.models if m.kind == "web" and m.site == site and m.inputs]
+    if with_inputs:
+        for problem in feature_problems(profile, inputs=True):
+            raise ConfigError(f"{profile.source or site}: {problem} (model {with_inputs[0]} has inputs)")
+    return WebProvider(profile, LaunchSettings.from_app(config.app), clock, data_dir)

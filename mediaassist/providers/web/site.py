@@ -8,6 +8,7 @@ hit wins, in: the data dir's ``sites/`` (written by ``--demo``), the operator's 
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,26 +17,38 @@ from typing import Any
 from mediaassist.core import paths
 from mediaassist.core.errors import ConfigError
 
-REQUIRED_SELECTORS = ("prompt", "send", "generating", "answer", "logged_in", "logged_out")
-OPTIONAL_SELECTORS = ("stop", "done", "instructions", "banner", "answer_images")
+# What every profile needs: where to type, how to send, what the answer is, how a login shows.
+REQUIRED_SELECTORS = ("prompt", "send", "answer", "logged_in")
+OPTIONAL_SELECTORS = ("logged_out", "generating", "stop", "done", "error", "dismiss", "new_chat", "copy",
+                      "instructions", "banner", "answer_images", "file_input", "attachment_ready")
+# The completion rule needs at least one signal besides the text settling.
+COMPLETION_SIGNALS = ("generating", "stop", "done")
+NAVIGATIONS = ("reload", "new_chat", "stay")
+ANSWER_FORMATS = ("text", "markdown")
 DEFAULT_RATE_LIMIT_TEXTS = ("too many requests", "rate limit", "please wait a few minutes",
                             "usage limit", "请求过于频繁", "稍后再试")
-_TOP_KEYS = {"name", "start_url", "login_url", "selectors", "completion", "rate_limit_texts",
-             "busy_texts"}
+# A key chord (Playwright's spelling, e.g. "Enter", "Control+Enter", "Meta+Enter") instead of a
+# send button: recognised in the ``send`` list by shape, since no CSS selector looks like one.
+_CHORD = re.compile(r"^((Control|Shift|Alt|Meta|ControlOrMeta)\+)*Enter$", re.IGNORECASE)
+_TOP_KEYS = {"name", "start_url", "login_url", "selectors", "completion", "rate_limit_texts", "busy_texts",
+             "error_texts", "navigation", "answer_text", "answer_format", "line_break"}
 _COMPLETION_KEYS = {"stable_ms", "done_polls", "poll_ms", "start_timeout_s", "timeout_s", "login_timeout_s"}
+STABLE_MS_WITH_END_SIGNAL = 400  # a done marker in the new turn or a stop button going away
+STABLE_MS_WITHOUT = 1200  # with neither, only a longer settled text guards against a preamble
 
 
 @dataclass
 class Completion:
     """When an answer counts as finished: generating indicator gone, the done marker (if the
-    site has one) seen ``done_polls`` polls in a row, and the text unchanged for ``stable_ms``."""
+    site has one) seen ``done_polls`` polls in a row in the new turn, and the turn's text
+    unchanged for ``stable_ms`` (default 400 with a done marker or stop button, 1200 without)."""
 
-    stable_ms: int = 1200
-    done_polls: int = 3
-    poll_ms: int = 250
+    stable_ms: int = STABLE_MS_WITHOUT
+    done_polls: int = 2
+    poll_ms: int = 100
     start_timeout_s: float = 20.0  # real seconds for the turn to appear after send
     timeout_s: float = 1200.0  # nominal (clock-scaled) hard limit for one answer
-    login_timeout_s: float = 20.0  # real seconds for the page to show either login marker
+    login_timeout_s: float = 20.0  # real seconds for the page to show a login marker
 
 
 @dataclass
@@ -45,12 +58,35 @@ class SiteProfile:
     selectors: dict[str, list[str]]
     completion: Completion = field(default_factory=Completion)
     login_url: str | None = None
+    navigation: str = "reload"  # before each task: reload the chat page | click New chat | stay
+    answer_text: str = "text"  # text | copy_button | attribute:NAME
+    answer_format: str = "text"  # text | markdown (the turn's HTML converted)
+    line_break: str = "Shift+Enter"  # the chord for a line break in a rich-text composer
     rate_limit_texts: tuple[str, ...] = DEFAULT_RATE_LIMIT_TEXTS
     busy_texts: tuple[str, ...] = ()
+    error_texts: tuple[str, ...] = ()
     source: Path | None = None
 
     def has(self, role: str) -> bool:
         return bool(self.selectors.get(role))
+
+    @property
+    def send_buttons(self) -> list[str]:
+        return [s for s in self.selectors["send"] if not _CHORD.match(s)]
+
+    @property
+    def send_chord(self) -> str | None:
+        """The key chord that sends, if the profile names one (tried when no button matches)."""
+        return next((s for s in self.selectors["send"] if _CHORD.match(s)), None)
+
+    @property
+    def generating_selectors(self) -> list[str]:
+        """What shows while an answer is written; the stop control when nothing else is named."""
+        return self.selectors.get("generating") or self.selectors.get("stop", [])
+
+    @property
+    def answer_attribute(self) -> str | None:
+        return self.answer_text.split(":", 1)[1] if self.answer_text.startswith("attribute:") else None
 
 
 def site_dirs(data_dir: Path) -> list[Path]:
@@ -81,13 +117,34 @@ def parse_site(data: dict[str, Any], source: Path | None = None) -> SiteProfile:
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise ConfigError(f"{where}: {key}: required, a non-empty string")
     selectors = _parse_selectors(data.get("selectors", {}), where)
-    completion = _parse_completion(data.get("completion", {}), where)
     profile = SiteProfile(name=data["name"], start_url=data["start_url"], selectors=selectors,
-                          completion=completion, login_url=data.get("login_url"), source=source)
-    for key in ("rate_limit_texts", "busy_texts"):
+                          completion=_parse_completion(data.get("completion", {}), _has_end_signal(selectors), where),
+                          login_url=data.get("login_url"), source=source)
+    profile.navigation = _choice(data, "navigation", NAVIGATIONS, profile.navigation, where)
+    profile.answer_format = _choice(data, "answer_format", ANSWER_FORMATS, profile.answer_format, where)
+    profile.answer_text = _answer_text(data.get("answer_text", profile.answer_text), where)
+    if "line_break" in data:
+        profile.line_break = _str_list(data["line_break"], f"{where}: line_break")[0]
+    for key in ("rate_limit_texts", "busy_texts", "error_texts"):
         if key in data:
             setattr(profile, key, tuple(t.lower() for t in _str_list(data[key], f"{where}: {key}")))
+    for problem in feature_problems(profile):
+        raise ConfigError(f"{where}: {problem}")
     return profile
+
+
+def feature_problems(profile: SiteProfile, inputs: bool = False) -> list[str]:
+    """Roles a chosen feature needs but the profile lacks, each named with the feature."""
+    needs = [("new_chat", profile.navigation == "new_chat", 'navigation = "new_chat"'),
+             ("copy", profile.answer_text == "copy_button", 'answer_text = "copy_button"'),
+             ("file_input", inputs, "a web model with inputs (attachments)")]
+    problems = [f"selectors.{role}: required by {feature}" for role, wanted, feature in needs
+                if wanted and not profile.has(role)]
+    if not any(profile.has(role) for role in COMPLETION_SIGNALS):
+        problems.append("selectors: the completion rule needs one of generating, stop or done")
+    if not profile.send_buttons and profile.send_chord is None:
+        problems.append("selectors.send: a button selector or a key chord such as \"Enter\"")
+    return problems
 
 
 def _parse_selectors(table: Any, where: str) -> dict[str, list[str]]:
@@ -100,16 +157,34 @@ def _parse_selectors(table: Any, where: str) -> dict[str, list[str]]:
     return {role: _str_list(value, f"{where}: selectors.{role}") for role, value in table.items()}
 
 
-def _parse_completion(table: Any, where: str) -> Completion:
+def _parse_completion(table: Any, has_end_signal: bool, where: str) -> Completion:
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: completion: must be a table")
     _reject_unknown(table, _COMPLETION_KEYS, f"{where}: completion")
-    completion = Completion()
+    completion = Completion(stable_ms=STABLE_MS_WITH_END_SIGNAL if has_end_signal else STABLE_MS_WITHOUT)
     for key, value in table.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise ConfigError(f"{where}: completion.{key}: must be a number >= 0")
         setattr(completion, key, type(getattr(completion, key))(value))
     return completion
+
+
+def _has_end_signal(selectors: dict[str, list[str]]) -> bool:
+    """A done marker or a stop button says when the answer ended: a short settle is enough."""
+    return bool(selectors.get("done") or selectors.get("stop"))
+
+
+def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], default: str, where: str) -> str:
+    value = data.get(key, default)
+    if value not in allowed:
+        raise ConfigError(f"{where}: {key}: {value!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def _answer_text(value: Any, where: str) -> str:
+    if value in ("text", "copy_button") or (isinstance(value, str) and re.fullmatch(r"attribute:[\w:.-]+", value)):
+        return value
+    raise ConfigError(f"{where}: answer_text: {value!r} is not one of text, copy_button, attribute:NAME")
 
 
 def _str_list(value: Any, where: str) -> list[str]:

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, TaskError
 from mediaassist.providers.web.browser import BrowserRuntime, LaunchSettings, PlaywrightHandle, profile_dir
 from mediaassist.providers.web.driver import SiteDriver
+from mediaassist.providers.web.session import save_session
 from mediaassist.providers.web.site import load_site
 
 if TYPE_CHECKING:
@@ -65,7 +70,7 @@ def _account_site(account: str, config: AppConfig) -> str:
 
 
 async def _with_browser(account: str, config: AppConfig, data_dir: Path, headless: bool | None,
-                        work) -> object:
+                        work: Callable[[BrowserRuntime, Page], Awaitable[Any]]) -> Any:
     """Run ``work(runtime, page)`` in the account's browser, then close it whatever happens."""
     handle = PlaywrightHandle()
     runtime = BrowserRuntime(account, profile_dir(data_dir, account), LaunchSettings.from_app(config.app))
@@ -80,63 +85,118 @@ async def _with_browser(account: str, config: AppConfig, data_dir: Path, headles
         await handle.stop()
 
 
-async def check_site(site: str, account: str, config: AppConfig, data_dir: Path) -> SiteCheckReport:
-    """Open the site in the account's profile and report which selectors match."""
+async def check_site(site: str, account: str, config: AppConfig, data_dir: Path,
+                     store: Store | None = None) -> SiteCheckReport:
+    """Open the site in the account's profile and report which selectors match; the login
+    state seen is recorded on the account (when a store is given)."""
     profile = load_site(site, data_dir)
 
-    async def work(runtime: BrowserRuntime, page) -> SiteCheckReport:
+    async def work(runtime: BrowserRuntime, page: Page) -> SiteCheckReport:
         driver = SiteDriver(profile, page, Clock(), log.info)
         report = SiteCheckReport(site, account, profile.start_url, "unknown")
         try:
-            report.login_state = await driver.open_chat()
+            report.login_state = await driver.open_chat(fresh=True)
         except TaskError as exc:
             report.notes.append(exc.message)
         for role, selectors in profile.selectors.items():
             for selector in selectors:
+                if role == "send" and selector not in profile.send_buttons:
+                    report.notes.append(f"send: the key chord {selector} (when no send button matches)")
+                    continue
                 locator = page.locator(selector)
                 report.checks.append(SelectorCheck(role, selector, await locator.count(),
                                                    await locator.filter(visible=True).count()))
         if report.login_state == "ok":
-            report.notes.append("send/generating/answer/done selectors may match only during or after an answer")
+            report.notes.append("send/generating/answer/done/error selectors may match only during or after an answer")
         return report
 
-    return await _with_browser(account, config, data_dir, None, work)  # type: ignore[return-value]
+    report: SiteCheckReport = await _with_browser(account, config, data_dir, None, work)  # type: ignore[assignment]
+    if store is not None and report.login_state != "unknown":
+        error = None if report.login_state == "ok" else f"sites check saw the site logged out ({site})"
+        store.set_login_state(account, report.login_state, error)
+    return report
+
+
+@dataclass
+class LoginResult:
+    """Truthy when the login was seen, and seen again after relaunching the profile."""
+
+    ok: bool
+    message: str
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+Operator = Callable[[Page], Awaitable[None]]
+
+
+def no_display_message(account: str) -> str | None:
+    """Why a headed window cannot open here, with the way out; None when it can."""
+    if not sys.platform.startswith("linux") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    return ("no display to open the login window on (DISPLAY is not set); log in from a desktop "
+            f"session, or on a virtual screen: xvfb-run -a mediaassist accounts login {account}")
 
 
 async def login_account(account: str, config: AppConfig, data_dir: Path, store: Store | None, *,
-                        headless: bool = False, login_url: str | None = None, timeout_s: float = 600.0) -> bool:
+                        headless: bool = False, login_url: str | None = None, timeout_s: float = 600.0,
+                        operator: Operator | None = None) -> LoginResult:
     """Open the account's profile (headed by default) on the site's login page and wait until the
-    logged-in marker shows, the window is closed, or ``timeout_s`` passes. Records the result."""
+    logged-in marker shows, the window is closed, or ``timeout_s`` passes; then relaunch the
+    profile headless and check that the login is still there. Records the result.
+    ``operator`` plays the person at the window (tests, scripted logins)."""
     site = load_site(_account_site(account, config), data_dir)
-
+    if not headless and (blocked := no_display_message(account)) is not None:
+        return LoginResult(False, blocked)  # says nothing about the login: nothing recorded
     opened = False
 
-    async def work(runtime: BrowserRuntime, page) -> bool:
+    async def work(runtime: BrowserRuntime, page: Page) -> bool:
         nonlocal opened
         opened = True
         driver = SiteDriver(site, page, Clock(), log.info)
         await page.goto(login_url or site.login_url or site.start_url, wait_until="domcontentloaded")
+        if operator is not None:
+            await operator(page)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while loop.time() < deadline and not page.is_closed():
             if await driver.visible("logged_in") and not await driver.visible("logged_out"):
+                await save_session(runtime.context, runtime.profile)  # type: ignore[arg-type]
                 return True
+            await driver.dismiss_popups()
             await asyncio.sleep(LOGIN_POLL_S if not headless else 0.1)
         return False
 
-    error: str | None = None
     try:
-        ok = bool(await _with_browser(account, config, data_dir, headless, work))
-        if not ok:
-            error = "no login was seen before the window closed or the time ran out"
+        result = LoginResult(True, "login ok")
+        if not await _with_browser(account, config, data_dir, headless, work):
+            result = LoginResult(False, "no login was seen before the window closed or the time ran out")
+        elif (lost := await _login_after_relaunch(account, config, data_dir)) is not None:
+            result = LoginResult(False, lost)
     except TaskError as exc:
-        ok, error = False, exc.message
+        result = LoginResult(False, exc.message)
     except PlaywrightError as exc:  # e.g. the window was closed while the page loaded
-        ok, error = False, (str(exc).strip().splitlines() or ["browser error"])[0]
-    if not ok:
-        log.warning("[web:%s] login not confirmed: %s", account, error)
+        result = LoginResult(False, (str(exc).strip().splitlines() or ["browser error"])[0])
+    if not result.ok:
+        log.warning("[web:%s] login not confirmed: %s", account, result.message)
     # Record only what was checked: a profile we could not open (another program holds it) says
     # nothing about the login, and must not block a lane that is running fine elsewhere.
     if store is not None and opened:
-        store.set_login_state(account, "ok" if ok else "needs_login", error)
-    return ok
+        store.set_login_state(account, "ok" if result.ok else "needs_login", None if result.ok else result.message)
+    return result
+
+
+async def _login_after_relaunch(account: str, config: AppConfig, data_dir: Path) -> str | None:
+    """Relaunch the profile headless, as a task would, and look at the chat page; the reason
+    the login did not last, or None when it did."""
+    site = load_site(_account_site(account, config), data_dir)
+
+    async def work(runtime: BrowserRuntime, page: Page) -> str:
+        return await SiteDriver(site, page, Clock(), log.info).open_chat(fresh=True)
+
+    state = await _with_browser(account, config, data_dir, True, work)
+    if state == "ok":
+        return None
+    return ("the login did not survive relaunching the browser (the site may keep it only in the open "
+            "page, or the session expired at once); tasks on this account would find it logged out")

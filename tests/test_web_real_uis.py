@@ -1,0 +1,138 @@
+"""The web lane on chat UIs nobody here wrote: a Gradio ChatInterface behind ``auth=`` and a
+Streamlit chat app behind a password gate, each its own server process, driven by its shipped
+site profile alone (real scheduler, real headless Chromium)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.store import Store
+from mediaassist.providers.registry import build_providers
+from mediaassist.providers.web import check_site, login_account
+from mediaassist.providers.web.provider import WebProvider
+from mediaassist.providers.web.session import session_file
+from mediaassist.providers.web.browser import profile_dir
+from tests.fixtures.webui.answers import ERROR_MESSAGE, answer_for
+from tests.web_helpers import needs_chromium, run_tasks, task_log, wait_until
+from tests.webui_helpers import (ChatApp, app_config, app_task, chat_app, gradio_login, streamlit_login,
+                                 write_profile)
+
+pytestmark = [pytest.mark.browser, pytest.mark.webui, needs_chromium]
+
+PROMPTS = ["hello there",
+           "第一行\n第二行 with `code`\n\nthird line after a blank one",
+           "long: " + " ".join(f"word{i}" for i in range(420))]  # ~3,000 characters
+
+
+@pytest.fixture(scope="module")
+def gradio_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatApp]:
+    with chat_app("gradio", tmp_path_factory.mktemp("gradio")) as app:
+        yield app
+
+
+@pytest.fixture(scope="module")
+def streamlit_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatApp]:
+    with chat_app("streamlit", tmp_path_factory.mktemp("streamlit")) as app:
+        yield app
+
+
+@pytest.mark.asyncio
+async def test_gradio_exact_markdown_answers_login_that_survives_a_relaunch(
+        gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
+    write_profile(gradio_app, data_dir)
+    config = app_config("gradio")
+    store.sync_accounts(config.accounts)
+    before = await check_site("gradio", "acct-a", config, data_dir, store)
+    state_before = store.account("acct-a").login_state
+    login = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,
+                                operator=gradio_login)
+    tasks = await run_tasks(store, config, data_dir, [app_task("gradio", p) for p in PROMPTS])
+
+    assert (before.login_state, state_before) == ("needs_login", "needs_login")  # sites check records it
+    assert login.ok, login.message  # including the check after a relaunch: session cookies kept
+    assert session_file(profile_dir(data_dir, "acct-a")).is_file()
+    assert [t.state for t in tasks] == ["success"] * len(PROMPTS)
+    for task, prompt in zip(tasks, PROMPTS):
+        assert store.result(task.task_id).text == answer_for(prompt)  # the Markdown as written
+    assert "restored" in task_log(store, tasks[0].task_id)  # the fresh browser got its cookies back
+
+
+@pytest.mark.asyncio
+async def test_gradio_error_fails_the_task_and_the_stuck_page_is_recovered(
+        gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
+    write_profile(gradio_app, data_dir)
+    config = app_config("gradio")
+    assert await login_account("acct-a", config, data_dir, None, headless=True, timeout_s=30,
+                               operator=gradio_login)
+    tasks = await run_tasks(store, config, data_dir, [app_task("gradio", "this fails [error]"),
+                                                      app_task("gradio", "after the error")])
+    by_prompt = {t.prompt: t for t in tasks}
+    failed, after = by_prompt["this fails [error]"], by_prompt["after the error"]
+
+    assert (failed.state, failed.error_kind) == ("failed", "provider")  # never a success with 'ECHO'
+    assert ERROR_MESSAGE in failed.error
+    assert store.result(failed.task_id) is None
+    assert after.state == "success" and store.result(after.task_id).text == answer_for("after the error")
+
+
+@pytest.mark.asyncio
+async def test_gradio_server_killed_mid_answer_fails_never_succeeds(
+        store: Store, data_dir: Path, tmp_path: Path) -> None:
+    config = app_config("gradio")
+    with chat_app("gradio", tmp_path) as app:
+        write_profile(app, data_dir)
+        assert await login_account("acct-a", config, data_dir, None, headless=True, timeout_s=30,
+                                   operator=gradio_login)
+
+        async def kill_while_streaming(_sched: object, _ids: list[str]) -> None:
+            await wait_until(lambda: "the answer started" in "".join(
+                line.line for t in store.tasks(["b1"]) for line in store.logs(t.task_id)), timeout=60)
+            await asyncio.to_thread(app.kill)
+
+        tasks = await run_tasks(store, config, data_dir, [app_task("gradio", "cut off [slow]")],
+                                during=kill_while_streaming, clock=Clock(speed=50))
+
+    log = task_log(store, tasks[0].task_id)
+    assert tasks[0].state == "failed" and tasks[0].error_kind in ("provider", "network"), log
+    assert store.result(tasks[0].task_id) is None
+    print(log)
+
+
+@pytest.mark.asyncio
+async def test_streamlit_session_login_lasts_while_the_page_stays(
+        streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
+    write_profile(streamlit_app, data_dir)
+    config = app_config("streamlit")
+    store.sync_accounts(config.accounts)
+    relaunched = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,
+                                     operator=streamlit_login)
+    clock = Clock(speed=10)
+    providers = build_providers(config, clock, data_dir)
+    web = providers["web:streamlit"]
+    assert isinstance(web, WebProvider)
+    # The login the gate keeps in the page session: done in the lane's own warm browser.
+    runtime = web.runtime("acct-a")
+    await runtime.open(await web.playwright.get(), lambda line: None)
+    page = await runtime.page()
+    await page.goto(streamlit_app.base_url + "/")
+    await streamlit_login(page)
+    await page.locator('[data-testid="stChatInput"]').wait_for()
+    store.set_login_state("acct-a", "ok")  # what the operator says once logged in in that window
+    prompts = PROMPTS + ["boom [error]", "after the error"]
+    tasks = await run_tasks(store, config, data_dir, [app_task("streamlit", p) for p in prompts],
+                            clock=clock, providers=providers)
+    by_prompt = {t.prompt: t for t in tasks}
+
+    assert not relaunched.ok and "did not survive relaunching" in relaunched.message
+    assert store.account("acct-a").login_state == "needs_login"
+    for prompt in PROMPTS + ["after the error"]:
+        task = by_prompt[prompt]
+        assert task.state == "success", (prompt, task.error)
+        assert store.result(task.task_id).text == answer_for(prompt)
+    failed = by_prompt["boom [error]"]
+    assert (failed.state, failed.error_kind) == ("failed", "provider") and ERROR_MESSAGE in failed.error

@@ -1,0 +1,121 @@
+"""Real third-party chat UIs for the web-lane tests: a Gradio ChatInterface behind ``auth=`` and a
+Streamlit chat app behind a password gate, each run as its own server process on a free port,
+with the shipped site profile pointed at it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from playwright.async_api import Page
+
+from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig
+from mediaassist.core.paths import RESOURCES, make_private_dir
+from mediaassist.core.store import NewTask
+
+FIXTURES = Path(__file__).parent / "fixtures" / "webui"
+USER, PASSWORD = "alice", "s3cret-pw"
+START_TIMEOUT_S = 90.0
+TEMPLATE_ORIGINS = {"gradio": "http://127.0.0.1:7860", "streamlit": "http://127.0.0.1:8501"}
+
+
+@dataclass
+class ChatApp:
+    site: str
+    base_url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def kill(self) -> None:
+        """The server dies as a crashed one does: no goodbye to the page."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _command(site: str, port: int) -> list[str]:
+    if site == "gradio":
+        return [sys.executable, str(FIXTURES / "gradio_chat.py"), str(port), USER, PASSWORD]
+    return [sys.executable, "-m", "streamlit", "run", str(FIXTURES / "streamlit_chat.py"),
+            "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", "--", PASSWORD]
+
+
+@contextmanager
+def chat_app(site: str, tmp_path: Path) -> Iterator[ChatApp]:
+    """Start the app, wait until it answers HTTP, and stop it (with its children) afterwards."""
+    port = free_port()
+    log_path = tmp_path / f"{site}-{port}.log"
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1",
+           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "PYTHONWARNINGS": "ignore"}
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(_command(site, port), stdout=log, stderr=subprocess.STDOUT, env=env,
+                                   cwd=tmp_path, start_new_session=True)
+    app = ChatApp(site, f"http://127.0.0.1:{port}", process, log_path)
+    try:
+        _wait_serving(app)
+        yield app
+    finally:
+        if process.poll() is None:
+            app.kill()
+
+
+def _wait_serving(app: ChatApp) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if app.process.poll() is not None:
+            raise RuntimeError(f"{app.site} exited at start:\n{app.log_text()[-2000:]}")
+        try:
+            if httpx.get(app.base_url + "/", timeout=2).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{app.site} did not serve within {START_TIMEOUT_S:.0f} s:\n{app.log_text()[-2000:]}")
+
+
+def write_profile(app: ChatApp, data_dir: Path) -> Path:
+    """The shipped profile of the app's kind, pointed at the running app."""
+    text = (RESOURCES / "sites" / f"{app.site}.toml").read_text(encoding="utf-8")
+    path = make_private_dir(data_dir / "sites") / f"{app.site}.toml"
+    path.write_text(text.replace(TEMPLATE_ORIGINS[app.site], app.base_url), encoding="utf-8")
+    return path
+
+
+def app_config(site: str, accounts: tuple[str, ...] = ("acct-a",)) -> AppConfig:
+    return AppConfig(accounts=[AccountConfig(name=a, site=site) for a in accounts],
+                     models=[ModelConfig(name=f"{site}-chat", kind="web", site=site)])
+
+
+def app_task(site: str, prompt: str) -> NewTask:
+    return NewTask(model=f"{site}-chat", model_kind="web", route=f"web:{site}", prompt=prompt)
+
+
+async def gradio_login(page: Page) -> None:
+    """What a person does on Gradio's login form."""
+    await page.locator('input[data-testid="textbox"]').fill(USER)
+    await page.locator('input[data-testid="password"]').fill(PASSWORD)
+    await page.keyboard.press("Enter")
+
+
+async def streamlit_login(page: Page) -> None:
+    """What a person does on the app's password gate."""
+    await page.locator('input[type="password"]').fill(PASSWORD)
+    await page.keyboard.press("Enter")
