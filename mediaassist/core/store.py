@@ -48,6 +48,7 @@ AUTO_RETRIES = 2  # 3 attempts in all
 CRASH_RETRIES = 5
 REMOTE_FINAL_KINDS = ("provider", "bad_input", "canceled")
 _CHUNK = 500  # rows per insert statement (SQLite's variable limit)
+PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever takes this gate
 
 database_proxy = pw.DatabaseProxy()
 
@@ -385,6 +386,11 @@ class Store:
         """Raise ``StorageFault`` if the database file was deleted or replaced since it was opened."""
         if isinstance(self.db, _SqliteStoreDatabase):
             self.db.check_identity()
+
+    def probe_write(self) -> None:
+        """One small real write; raises ``StorageFault`` while the store still refuses writes."""
+        self.check_file()
+        self.set_gate_not_before(PROBE_GATE, self.now())
 
     @contextlib.contextmanager
     def _lane_lock(self, route: str) -> Iterator[None]:
@@ -781,6 +787,11 @@ class Store:
         if batch_ids is not None:
             query = query.where(Task.batch_id.in_(list(batch_ids)))
         return list(query)
+
+    def open_batches(self) -> list[str]:
+        """Batches with tasks still pending or running."""
+        query = Task.select(Task.batch_id).where(Task.state.in_((PENDING, RUNNING))).distinct()
+        return sorted(t.batch_id for t in query)
 
     def counts(self) -> dict[tuple[str, str | None, str], int]:
         """{(route, account, state): n} over the whole store, one GROUP BY."""
