@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import logging
 import logging.handlers
@@ -26,7 +27,7 @@ from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
-from mediaassist.core.store import FINAL_STATES, Store, Task, iso
+from mediaassist.core.store import FINAL_STATES, Store, Task, classify_fault, iso
 from mediaassist.runtime import DB_NAME, Runtime, RuntimeOptions, load_app_config
 from mediaassist.status import lane_status
 
@@ -53,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mediaassist: cannot import: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except StorageFault as fault:
+        return report_storage_fault(fault)
+    except OSError as exc:  # preparing the data dir on a read-only or full file system
+        fault = classify_fault(exc, Path(exc.filename or "."))
+        if fault is None:
+            raise
         return report_storage_fault(fault)
 
 
@@ -537,6 +543,9 @@ def _setup_logging(args: argparse.Namespace) -> None:
     root = logging.getLogger()
     root.setLevel(logging.DEBUG if args.verbose > 1 else logging.INFO)
     root.addHandler(console)
+    # A log line that cannot be written (disk full) is dropped, not printed as a traceback: the
+    # operator gets the one line that says what is wrong.
+    logging.raiseExceptions = False
     options = _options(args)
     try:
         from mediaassist.core.paths import data_dir
@@ -549,7 +558,9 @@ def _setup_logging(args: argparse.Namespace) -> None:
         file_handler.setLevel(logging.INFO)
         root.addHandler(file_handler)
     except OSError as exc:
-        print(f"mediaassist: no log file ({exc})", file=sys.stderr)
+        # A read-only or full file system is reported once, by the store, with what to do.
+        if exc.errno not in (errno.EROFS, errno.ENOSPC):
+            print(f"mediaassist: no log file ({exc})", file=sys.stderr)
     # Third-party chatter (httpx logs every request URL at INFO) stays out of our logs.
     for noisy in ("httpx", "httpcore", "asyncio", "peewee"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

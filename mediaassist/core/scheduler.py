@@ -203,7 +203,7 @@ class Scheduler:
         try:
             self._release_unreleased()
         except StorageFault:  # still refused: the next start finds this process gone and retries them
-            log.warning("%d running task(s) could not be handed back; the next start retries them",
+            log.info("%d running task(s) could not be handed back; the next start retries them",
                         len(self._unreleased))
         for provider in _unique(self.providers.values()):
             try:
@@ -272,7 +272,7 @@ class Scheduler:
         """Stop claiming, hand running tasks back (they resume when the store is usable) and
         tell the listeners once."""
         if self.fault is None:
-            log.error("storage fault: %s", fault)
+            log.info("storage fault: %s", fault)  # the operator sees it once: banner or run's last line
         first = self.fault is None
         self.fault = fault
         for lane in self.lanes.values():
@@ -373,16 +373,18 @@ class Scheduler:
 
     async def _run_attempt(self, lane: Lane, attempt: Attempt) -> None:
         """One attempt from start to a written end. Nothing escapes: a write that fails while
-        ending it is a storage fault (the row is handed back when the store allows) or, for any
-        other error, logged with the row left to the reaper -- never an unretrieved exception."""
+        ending it is a storage fault (the row is handed back when the store allows it) or any
+        other error, which ends the attempt as an internal failure (retried) -- never an
+        unretrieved task exception with its row left running."""
         task = attempt.task
         try:
             await self._attempt_to_its_end(lane, attempt)
         except StorageFault as fault:
             self._unreleased.append(task)  # handed back once the store takes writes again
             self._on_fault(fault)
-        except Exception:
-            lane.logger.exception("%s: ending the attempt failed; the reaper retries it", task.task_id)
+        except Exception as exc:
+            lane.logger.error("%s: ending the attempt failed", task.task_id, exc_info=exc)
+            self._fail_quietly(task, f"ending the attempt failed: {type(exc).__name__}: {exc}")
         finally:
             # A reaped attempt may still be winding down when its retry starts in the same
             # lane: only remove the entry if it is still this attempt's.
@@ -482,6 +484,17 @@ class Scheduler:
         logging.getLogger("mediaassist.lane").log(
             logging.WARNING, "[%s] %s: %s: %s", task.lane, task.task_id, kind.value, message)
         self._emit("retry" if state == "pending" else "failed", task)
+
+    def _fail_quietly(self, task: Task, message: str) -> None:
+        """Last resort after a failed write: an internal failure if the store takes it, else
+        the reaper ends the row once its heartbeat stops."""
+        try:
+            self._fail(task, ErrorKind.INTERNAL, message, retry=True)
+        except StorageFault as fault:
+            self._unreleased.append(task)
+            self._on_fault(fault)
+        except Exception:
+            log.exception("%s: could not record the failure; the reaper will retry it", task.task_id)
 
     def _find_attempt(self, task_id: str) -> Attempt | None:
         for lane in self.lanes.values():

@@ -330,6 +330,16 @@ class _SqliteStoreDatabase(pw.SqliteDatabase):
         with faults_as_storage(self.file):
             return super().commit()
 
+    def rollback(self) -> Any:
+        # After SQLITE_FULL or an I/O error SQLite may have rolled the transaction back itself;
+        # a second rollback must not replace the fault that caused it.
+        if self.in_transaction_at_sqlite_level():
+            return super().rollback()
+        return None
+
+    def in_transaction_at_sqlite_level(self) -> bool:
+        return not self.is_closed() and self.connection().in_transaction
+
 
 def _add_missing_task_columns(db: pw.Database) -> None:
     """Databases from before a column was added get it (with its default) on open."""
