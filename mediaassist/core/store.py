@@ -48,6 +48,7 @@ AUTO_RETRIES = 2  # 3 attempts in all
 CRASH_RETRIES = 5
 REMOTE_FINAL_KINDS = ("provider", "bad_input", "canceled")
 _CHUNK = 500  # rows per insert statement (SQLite's variable limit)
+PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever takes this gate
 
 database_proxy = pw.DatabaseProxy()
 
@@ -348,6 +349,16 @@ class _SqliteStoreDatabase(pw.SqliteDatabase):
         with faults_as_storage(self.file):
             return super().commit()
 
+    def rollback(self) -> Any:
+        # After SQLITE_FULL or an I/O error SQLite may have rolled the transaction back itself;
+        # a second rollback must not replace the fault that caused it.
+        if self.in_transaction_at_sqlite_level():
+            return super().rollback()
+        return None
+
+    def in_transaction_at_sqlite_level(self) -> bool:
+        return not self.is_closed() and self.connection().in_transaction
+
 
 def _add_missing_task_columns(db: pw.Database) -> None:
     """Migrate a data dir made by an older version: ALTER TABLE for each column it lacks.
@@ -410,6 +421,11 @@ class Store:
         """Raise ``StorageFault`` if the database file was deleted or replaced since it was opened."""
         if isinstance(self.db, _SqliteStoreDatabase):
             self.db.check_identity()
+
+    def probe_write(self) -> None:
+        """One small real write; raises ``StorageFault`` while the store still refuses writes."""
+        self.check_file()
+        self.set_gate_not_before(PROBE_GATE, self.now())
 
     @contextlib.contextmanager
     def _lane_lock(self, route: str) -> Iterator[None]:
@@ -829,6 +845,11 @@ class Store:
         if batch_ids is not None:
             query = query.where(Task.batch_id.in_(list(batch_ids)))
         return list(query)
+
+    def open_batches(self) -> list[str]:
+        """Batches with tasks still pending or running."""
+        query = Task.select(Task.batch_id).where(Task.state.in_((PENDING, RUNNING))).distinct()
+        return sorted(t.batch_id for t in query)
 
     def counts(self) -> dict[tuple[str, str | None, str], int]:
         """{(route, account, state): n} over the whole store, one GROUP BY."""

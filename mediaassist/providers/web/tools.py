@@ -17,7 +17,8 @@ from playwright.async_api import Page
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, TaskError
-from mediaassist.providers.web.browser import BrowserRuntime, LaunchSettings, PlaywrightHandle, profile_dir
+from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, ProfileInUse,
+                                               profile_dir)
 from mediaassist.providers.web.driver import SiteDriver
 from mediaassist.providers.web.session import save_session
 from mediaassist.providers.web.site import load_site
@@ -176,6 +177,8 @@ async def login_account(account: str, config: AppConfig, data_dir: Path, store: 
             result = LoginResult(False, lost)
     except TaskError as exc:
         result = LoginResult(False, exc.message)
+    except ProfileInUse as exc:
+        result = LoginResult(False, str(exc))
     except PlaywrightError as exc:  # e.g. the window was closed while the page loaded
         result = LoginResult(False, (str(exc).strip().splitlines() or ["browser error"])[0])
     if not result.ok:
