@@ -26,6 +26,7 @@ from pathlib import Path
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
+from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.paths import output_dir
 from mediaassist.core.store import Store, Task, owner_is_dead, process_owner_id
 from mediaassist.providers.base import Provider, TaskContext, TaskResult
@@ -68,19 +69,27 @@ class Lane:
     name: str  # web:<account> | api:<provider> | poll:<provider>
     kind: str
     route: str  # the queue it takes from
-    limit: int
+    limit: int  # the fixed gate; with ``adaptive`` the most the learned limit may reach
     provider: Provider
     account: str | None = None
     sweep_s: float = DEFAULT_SWEEP_S
+    adaptive: bool = False  # concurrency = "auto"
+    learned: int | None = None  # the adaptive limit as the store last said (shared by processes)
     active: dict[str, Attempt] = field(default_factory=dict)
     logger: LaneLogger = field(init=False)
 
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
 
+    def current_limit(self) -> int:
+        """How many of this lane's tasks may run at once right now."""
+        if not self.adaptive:
+            return self.limit
+        return max(1, min(self.limit, self.learned or AUTO_START))
+
     @property
     def free(self) -> int:
-        return self.limit - len(self.active)
+        return self.current_limit() - len(self.active)
 
 
 class Scheduler:
@@ -114,6 +123,7 @@ class Scheduler:
                 name=prov.lane, kind=prov.kind, route=prov.lane, limit=prov.limit,
                 provider=self.providers[prov.lane],
                 sweep_s=prov.queue_check_interval_s if prov.kind == "poll" else DEFAULT_SWEEP_S,
+                adaptive=prov.adaptive,
             )
         for acct in self.config.accounts:
             route = f"web:{acct.site}"
@@ -246,6 +256,7 @@ class Scheduler:
         """Fill free slots from the head of each lane's queue. Synchronous on purpose."""
         paused = self.store.paused_lanes()
         accounts = {a.name: a for a in self.store.accounts()}
+        self.refresh_learned_limits()
         for lane in self.lanes.values():
             if self._stopping or lane.free <= 0 or lane.name in paused:
                 continue
@@ -255,6 +266,12 @@ class Scheduler:
                     continue
             for task in self.store.claim(lane.route, self.owner, lane.free, lane.account):
                 self._start_attempt(lane, task)
+
+    def refresh_learned_limits(self) -> None:
+        if any(lane.adaptive for lane in self.lanes.values()):
+            learned = self.store.lane_limits()
+            for lane in self.lanes.values():
+                lane.learned = learned.get(lane.name)
 
     # --- one attempt -----------------------------------------------------------------------
     def _start_attempt(self, lane: Lane, task: Task) -> None:
@@ -286,7 +303,7 @@ class Scheduler:
         else:
             if ctx.stop_reason == STOP_STALLED:
                 ctx.log("finished after being reaped; result dropped (the retry owns the row)")
-            elif self.store.finish_success(task, result.text, result.files):
+            elif self.store.finish_success(task, result.text, result.files, result.usage):
                 ctx.log("success")
                 self._emit("success", task)
             else:

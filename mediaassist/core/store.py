@@ -22,6 +22,7 @@ from typing import Any
 
 import peewee as pw
 import psutil
+from playhouse.migrate import SchemaMigrator, migrate
 
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.secrets import redact
@@ -99,6 +100,7 @@ class Result(_Base):
     task_id = pw.CharField(primary_key=True)
     text = pw.TextField(null=True)
     files = pw.TextField(default="[]")
+    usage = pw.TextField(null=True)  # JSON: the provider's token counts, e.g. {"total_tokens": 42}
     written_at = pw.DoubleField()
 
     class Meta:
@@ -107,6 +109,10 @@ class Result(_Base):
     @property
     def file_list(self) -> list[str]:
         return json.loads(self.files or "[]")
+
+    @property
+    def usage_dict(self) -> dict[str, int]:
+        return json.loads(self.usage or "{}")
 
 
 class TaskLog(_Base):
@@ -122,6 +128,7 @@ class LaneState(_Base):
     name = pw.CharField(primary_key=True)
     paused = pw.BooleanField(default=False)
     reason = pw.TextField(null=True)
+    learned_limit = pw.IntegerField(null=True)  # concurrency = "auto": the limit learnt so far
     updated_at = pw.DoubleField(default=0.0)
 
     class Meta:
@@ -193,6 +200,8 @@ class Store:
         self.db = self._connect(str(location))
         database_proxy.initialize(self.db)
         self.db.create_tables(MODELS)
+        for model in MODELS:
+            self._add_missing_columns(model)
 
     # --- database specific (the one marked place) ------------------------------------------
     @staticmethod
@@ -215,6 +224,15 @@ class Store:
         db.connect(reuse_if_open=True)
         os.chmod(path, 0o600)
         return db
+
+    def _add_missing_columns(self, model: type[pw.Model]) -> None:
+        """A data dir made by an older version lacks the newer (nullable or defaulted) columns:
+        add them, so that the old queue keeps working."""
+        table = model._meta.table_name
+        present = {column.name for column in self.db.get_columns(table)}
+        for field_ in model._meta.sorted_fields:
+            if field_.column_name not in present:
+                migrate(SchemaMigrator.from_database(self.db).add_column(table, field_.column_name, field_))
 
     def _claim_lock(self, query: pw.Select) -> pw.Select:
         # SQLite serialises writers, so UPDATE ... WHERE seq IN (subselect) is atomic as is.
@@ -350,9 +368,11 @@ class Store:
         return found
 
     # --- finishing an attempt --------------------------------------------------------------
-    def finish_success(self, task: Task, text: str | None, files: list[str]) -> bool:
+    def finish_success(self, task: Task, text: str | None, files: list[str],
+                       usage: dict[str, int] | None = None) -> bool:
         """End the attempt as success and upsert its result. False if the attempt lost the row."""
         now = self.now()
+        usage_json = json.dumps(usage) if usage else None
         with self.db.atomic():
             updated = (Task.update(state=SUCCESS, finished_at=now, updated_at=now, error_kind=None,
                                    error=None)
@@ -360,10 +380,10 @@ class Store:
             if updated != 1:
                 return False
             (Result.insert(task_id=task.task_id, text=text, files=json.dumps(files, ensure_ascii=False),
-                           written_at=now)
+                           usage=usage_json, written_at=now)
              .on_conflict(conflict_target=[Result.task_id],
                           update={Result.text: text, Result.files: json.dumps(files, ensure_ascii=False),
-                                  Result.written_at: now})
+                                  Result.usage: usage_json, Result.written_at: now})
              .execute())
         return True
 
@@ -497,6 +517,19 @@ class Store:
         LaneState.update(paused=False, reason=None, updated_at=self.now()).where(
             LaneState.name == name).execute()
 
+    def save_lane_limit(self, name: str, limit: int) -> None:
+        """The learned limit of an adaptive lane; every process on this store reads it."""
+        now = self.now()
+        (LaneState.insert(name=name, learned_limit=limit, updated_at=now)
+         .on_conflict(conflict_target=[LaneState.name],
+                      update={LaneState.learned_limit: limit, LaneState.updated_at: now})
+         .execute())
+
+    def lane_limits(self) -> dict[str, int]:
+        """{lane: learned limit} for the lanes that have learnt one."""
+        return {s.name: s.learned_limit for s in LaneState.select(LaneState.name, LaneState.learned_limit)
+                .where(LaneState.learned_limit.is_null(False))}
+
     def paused_lanes(self) -> dict[str, str]:
         return {s.name: s.reason or "" for s in LaneState.select().where(LaneState.paused == True)}  # noqa: E712
 
@@ -527,6 +560,17 @@ class Store:
 
     def result(self, task_id: str) -> Result | None:
         return Result.get_or_none(Result.task_id == task_id)
+
+    def batch_usage(self, batch_ids: Iterable[str]) -> dict[str, int]:
+        """Token counts summed over the results of some batches ({"total_tokens": n, ...})."""
+        query = (Result.select(Result.usage).join(Task, on=(Task.task_id == Result.task_id))
+                 .where(Task.batch_id.in_(list(batch_ids)) & Result.usage.is_null(False)))
+        totals: dict[str, int] = {}
+        for row in query:
+            for key, value in row.usage_dict.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    totals[key] = totals.get(key, 0) + value
+        return totals
 
     def tasks(self, batch_ids: Iterable[str] | None = None) -> list[Task]:
         query = Task.select().order_by(Task.seq)

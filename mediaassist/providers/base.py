@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 class TaskResult:
     text: str | None = None
     files: list[str] = field(default_factory=list)  # absolute paths under ctx.output_dir
+    usage: dict[str, int] | None = None  # token counts as the provider reported them
 
 
 @dataclass
