@@ -24,11 +24,12 @@ from mediaassist.providers.registry import build_providers
 
 KEY = "sk-test-Zq8mW3pL0vX7yT2nB5cR9dF4"
 LANE = "api:acme"
+MODELS = ("gpt-x", "reasoner", "painter")  # the remote names the config below sends
 
 
 @pytest.fixture
 def server() -> Iterator[DemoOpenAIServer]:
-    with DemoOpenAIServer(api_key=KEY, latency_s=(0.01, 0.03)) as srv:
+    with DemoOpenAIServer(api_key=KEY, latency_s=(0.01, 0.03), models=MODELS) as srv:
         yield srv
 
 
@@ -357,8 +358,9 @@ def test_faults_can_be_set_over_http(server):
         assert client.post("/_demo/faults", json={"faults": [{"kind": "quota", "count": 1}]}).status_code == 200
         assert client.post("/_demo/faults", json={"kind": "nonsense"}).status_code == 400
         auth = {"Authorization": f"Bearer {KEY}"}
-        first = client.post("/v1/chat/completions", json={"model": "m", "messages": []}, headers=auth)
-        second = client.post("/v1/chat/completions", json={"model": "m", "messages": []}, headers=auth)
+        body = {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}]}
+        first = client.post("/v1/chat/completions", json=body, headers=auth)
+        second = client.post("/v1/chat/completions", json=body, headers=auth)
         stats = client.get("/_demo/stats").json()
     assert (first.status_code, first.json()["error"]["code"]) == (429, "insufficient_quota")
     assert second.status_code == 200
