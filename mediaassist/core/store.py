@@ -22,7 +22,6 @@ from typing import Any
 
 import peewee as pw
 import psutil
-from playhouse.migrate import SchemaMigrator, migrate
 
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.secrets import redact
@@ -69,6 +68,10 @@ class Task(_Base):
     error = pw.TextField(null=True)
     owner = pw.CharField(null=True)  # host:pid:start of the process running it
     updated_at = pw.DoubleField(default=0.0)
+    # Media inputs as checked at import: {input name: [{"path", "size", "sha256", ...} | {"url", ...}]}
+    inputs = pw.TextField(default="{}")
+    # Files already uploaded: {"<provider>:<sha256>": {"name": remote name, "at": epoch s}}
+    uploads = pw.TextField(default="{}")
 
     class Meta:
         table_name = "task"
@@ -80,6 +83,14 @@ class Task(_Base):
     @property
     def params_dict(self) -> dict[str, Any]:
         return json.loads(self.params or "{}")
+
+    @property
+    def inputs_dict(self) -> dict[str, list[dict[str, Any]]]:
+        return json.loads(self.inputs or "{}")
+
+    @property
+    def uploads_dict(self) -> dict[str, dict[str, Any]]:
+        return json.loads(self.uploads or "{}")
 
     @property
     def lane(self) -> str:
@@ -148,6 +159,12 @@ class Account(_Base):
 
 
 MODELS = (Task, Result, TaskLog, LaneState, Account)
+# Columns added after a table's first release, by table: an older database gets them on open.
+_ADDED_COLUMNS = {
+    "task": {"inputs": "TEXT NOT NULL DEFAULT '{}'", "uploads": "TEXT NOT NULL DEFAULT '{}'"},
+    "result": {"usage": "TEXT"},
+    "lane_state": {"learned_limit": "INTEGER"},
+}
 
 
 @dataclass
@@ -161,6 +178,7 @@ class NewTask:
     system_prompt: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     priority: int = 0
+    inputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def process_owner_id() -> str:
@@ -200,8 +218,7 @@ class Store:
         self.db = self._connect(str(location))
         database_proxy.initialize(self.db)
         self.db.create_tables(MODELS)
-        for model in MODELS:
-            self._add_missing_columns(model)
+        self._add_missing_columns()
 
     # --- database specific (the one marked place) ------------------------------------------
     @staticmethod
@@ -225,21 +242,26 @@ class Store:
         os.chmod(path, 0o600)
         return db
 
-    def _add_missing_columns(self, model: type[pw.Model]) -> None:
-        """A data dir made by an older version lacks the newer (nullable or defaulted) columns:
-        add them, so that the old queue keeps working."""
-        table = model._meta.table_name
-        present = {column.name for column in self.db.get_columns(table)}
-        for field_ in model._meta.sorted_fields:
-            if field_.column_name not in present:
-                migrate(SchemaMigrator.from_database(self.db).add_column(table, field_.column_name, field_))
-
     def _claim_lock(self, query: pw.Select) -> pw.Select:
         # SQLite serialises writers, so UPDATE ... WHERE seq IN (subselect) is atomic as is.
         # PostgreSQL needs the rows locked and concurrent claimers to skip them.
         if isinstance(self.db, pw.PostgresqlDatabase):
             return query.for_update("FOR UPDATE SKIP LOCKED")
         return query
+
+    def _add_missing_columns(self) -> None:
+        """Migrate a data dir made by an older version: ALTER TABLE for each column it lacks.
+        Another process may add the same column at the same moment; its win is ours too."""
+        for table, columns in _ADDED_COLUMNS.items():
+            for name, ddl in columns.items():
+                if name in {c.name for c in self.db.get_columns(table)}:
+                    continue
+                try:
+                    with self.db.atomic():
+                        self.db.execute_sql(f'ALTER TABLE "{table}" ADD COLUMN "{name}" {ddl}')
+                except (pw.OperationalError, pw.ProgrammingError):
+                    if name not in {c.name for c in self.db.get_columns(table)}:
+                        raise
 
     # ----------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -265,6 +287,7 @@ class Store:
                 "account_pinned": item.account is not None, "prompt": item.prompt,
                 "system_prompt": item.system_prompt,
                 "params": json.dumps(item.params, ensure_ascii=False), "priority": item.priority,
+                "inputs": json.dumps(item.inputs, ensure_ascii=False),
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids = [r["task_id"] for r in rows]
@@ -358,6 +381,23 @@ class Store:
                 raise RuntimeError(f"task {task.task_id} already has remote id "
                                    f"{current.remote_id if current else None}, not {remote_id}")
         task.remote_id = remote_id
+
+    def save_upload(self, task: Task, key: str, name: str) -> None:
+        """Record one finished upload (``key`` = ``provider:sha256``) at once.
+
+        Written whoever owns the row now, like ``save_remote_id``: a file really uploaded must not
+        be uploaded (and paid for) again by a retry. The no-op UPDATE first takes the row's write
+        lock, so two writers cannot each merge into a stale copy and drop the other's record.
+        """
+        record = {"name": name, "at": self.now()}
+        with self.db.atomic():
+            Task.update(updated_at=self.now()).where(Task.task_id == task.task_id).execute()
+            current = Task.get_or_none(Task.task_id == task.task_id)
+            uploads = current.uploads_dict if current is not None else {}
+            uploads[key] = record
+            text = json.dumps(uploads, ensure_ascii=False)
+            Task.update(uploads=text).where(Task.task_id == task.task_id).execute()
+        task.uploads = text
 
     def cancel_requested_among(self, task_ids: Iterable[str]) -> set[str]:
         ids = list(task_ids)
