@@ -206,15 +206,16 @@ def test_parse_retry_after(value, expected):
     (Fault("drop", count=None), "failed", "network", 3),
     (Fault("not_json", count=None), "failed", "provider", 3),
     (Fault("bad_shape", count=None), "failed", "provider", 3),
-    (Fault("slow", count=None, delay_s=3), "failed", "timeout", 3),
+    (Fault("slow", count=None, delay_s=8), "failed", "timeout", 3),
     (Fault("bad_request", count=None), "failed", "bad_input", 1),
     (Fault("server_error", count=1), "success", None, 2),
-    (Fault("slow", count=1, delay_s=3), "success", None, 2),
+    (Fault("slow", count=1, delay_s=8), "success", None, 2),
 ])
 async def test_each_fault_ends_with_its_state_and_kind(server, store, data_dir, fast_clock, fault, state, kind,
                                                        attempts):
     server.add_fault(fault)
-    config = make_config(server.base_url, timeout_s=20)  # 0.2 s at speed 100
+    # 1.5 s at speed 100: far above a loaded CI box's answer time, far below the slow fault's 8 s
+    config = make_config(server.base_url, timeout_s=150)
     [task] = await run_batch(store, config, fast_clock, data_dir, chat_tasks(1))
 
     assert (task.state, task.error_kind, task.attempt) == (state, kind, attempts)
