@@ -140,6 +140,7 @@ class RequestRecord:
     finished: float | None = None
     aborted: bool = False  # the client hung up before the answer
     chunks: int = 0  # SSE events written
+    sent_headers: dict[str, str] = field(default_factory=dict)  # the answer's extra headers
 
 
 class DemoOpenAIServer:
@@ -515,7 +516,7 @@ class _Handler(BaseHTTPRequestHandler):
         comment heartbeats between them; ``broken`` hangs up halfway."""
         answer = _chat_answer(body)
         events = _chunks(answer, include_usage=_include_usage(body))
-        record.status, record.responded = 200, time.monotonic()
+        record.status, record.responded, record.sent_headers = 200, time.monotonic(), dict(headers)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Transfer-Encoding", "chunked")
@@ -581,6 +582,7 @@ class _Handler(BaseHTTPRequestHandler):
                headers: dict[str, str] | None = None) -> None:
         record.status = status
         record.responded = time.monotonic()
+        record.sent_headers = dict(headers or {})
         self._send(status, payload, content_type, headers or {})
 
     def _send_json(self, status: int, payload: Any) -> None:
