@@ -37,7 +37,7 @@ _INPUT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 PROVIDER_KINDS = {"api": {"openai", "simulated"}, "poll": {"runninghub", "simulated"}}
 LANGUAGES = ("auto", "en", "zh_CN")
-OPENAI_ENDPOINTS = ("chat", "images")
+OPENAI_ENDPOINTS = ("chat", "images", "images_edit")
 
 _PROVIDER_KEYS = {
     "name", "kind", "type", "base_url", "api_key", "api_key_env", "concurrency", "max_concurrency",

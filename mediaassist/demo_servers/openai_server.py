@@ -473,7 +473,9 @@ class _Handler(BaseHTTPRequestHandler):
             record.images = _check_messages(body.get("messages"))
         else:
             record.stream = False
-            _check_images_body(body, record)
+            _check_images_body(body)
+            if self.path.endswith("/edits"):
+                record.images = _check_edit_files(body)
 
     def _fail(self, record: RequestRecord, fault: Fault) -> None:
         if not self._pause(fault.delay_s / self.demo.speed):
@@ -691,7 +693,7 @@ def _check_image_bytes(content: bytes, param: str) -> None:
                          "GIF or WEBP.", param, "invalid_image_format")
 
 
-def _check_images_body(body: dict[str, Any], record: RequestRecord) -> None:
+def _check_images_body(body: dict[str, Any]) -> None:
     prompt = body.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise BadRequest("Invalid 'prompt': expected a non-empty string.", "prompt")
@@ -699,12 +701,14 @@ def _check_images_body(body: dict[str, Any], record: RequestRecord) -> None:
         raise BadRequest(f"Invalid value for 'response_format': {body['response_format']!r}. Supported "
                          "values are: 'url' and 'b64_json'.", "response_format")
     _size(body.get("size"))
-    if "image" in body or "image[]" in body or "mask" in body:
-        record.images = _check_edit_files(body)
 
 
 def _check_edit_files(body: dict[str, Any]) -> list[dict[str, Any]]:
-    files = list(body.get("image[]", [])) + list(body.get("image", []))
+    """Every ``image[]`` (or ``image``) and the ``mask`` part must be a real image file."""
+    for key in ("image[]", "image", "mask"):
+        if key in body and not isinstance(body[key], list):
+            raise BadRequest(f"Invalid '{key}': expected a file upload, got a text field.", key, "invalid_type")
+    files = body.get("image[]", []) + body.get("image", [])
     if not files:
         raise BadRequest("Missing required parameter: 'image'.", "image", "missing_required_parameter")
     found = []

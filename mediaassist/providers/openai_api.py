@@ -28,7 +28,8 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -41,8 +42,9 @@ from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.limiter import AIMDLimiter, ProbeBackoff
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.base import TaskContext, TaskResult
+from mediaassist.providers.openai_media import Payload, edit_payload, image_parts, input_entries, json_payload
 
-ENDPOINTS = {"chat": "chat/completions", "images": "images/generations"}
+ENDPOINTS = {"chat": "chat/completions", "images": "images/generations", "images_edit": "images/edits"}
 RATE_LIMIT_STATUSES = frozenset({429, 503})
 LOGIN_STATUSES = frozenset({401, 403})
 BAD_INPUT_STATUSES = frozenset({400, 404, 413, 422})
@@ -225,11 +227,12 @@ class OpenAIProvider:
                                                  f"{', '.join(ENDPOINTS)}", retry=False)
         if not ctx.task.prompt.strip():
             raise TaskError(ErrorKind.BAD_INPUT, "the prompt is empty", retry=False)
+        entries = input_entries(ctx.model, ctx.task.inputs_dict)  # unchanged since import, or fails
         self._sync_limit(ctx)
         try:
-            if endpoint == "images":
-                return await self._images(ctx)
-            return await self._chat(ctx)
+            if endpoint == "chat":
+                return await self._chat(ctx, entries)
+            return await self._images(ctx, endpoint, entries)
         except asyncio.CancelledError:
             # httpx closes the connection of a cancelled request, so nothing is left half-read.
             ctx.log(f"stopped ({ctx.stop_reason or 'cancelled'}); the request in flight was dropped")
@@ -257,12 +260,16 @@ class OpenAIProvider:
                         self.limiter.limit, self.prov.max_concurrency)
 
     # --- endpoints -------------------------------------------------------------------------
-    async def _chat(self, ctx: TaskContext) -> TaskResult:
-        data = await self._call(ctx, "chat", {"messages": self._messages(ctx)})
+    async def _chat(self, ctx: TaskContext, entries: list[tuple[str, dict[str, Any]]]) -> TaskResult:
+        parts, files = image_parts(entries)
+        body = self._body(ctx, {"messages": self._messages(ctx, parts)})
+        data = await self._call(ctx, "chat", json_payload(body, files))
         return TaskResult(text=_chat_text(data), usage=_usage(data))
 
-    async def _images(self, ctx: TaskContext) -> TaskResult:
-        data = await self._call(ctx, "images", {"prompt": ctx.task.prompt})
+    async def _images(self, ctx: TaskContext, endpoint: str, entries: list[tuple[str, dict[str, Any]]]) -> TaskResult:
+        body = self._body(ctx, {"prompt": ctx.task.prompt})
+        payload = edit_payload(body, entries) if endpoint == "images_edit" else json_payload(body, {})
+        data = await self._call(ctx, endpoint, payload)
         items = data.get("data")
         if not isinstance(items, list) or not items:
             raise TaskError(ErrorKind.PROVIDER, "image response has no data[] entries")
@@ -276,13 +283,16 @@ class OpenAIProvider:
         ctx.log(f"{len(files)} image(s) saved to {out}")
         return TaskResult(files=files, usage=_usage(data))
 
-    def _messages(self, ctx: TaskContext) -> list[dict[str, str]]:
+    def _messages(self, ctx: TaskContext, image_parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         system = ctx.task.system_prompt or ctx.model.options.get("system_prompt")
-        messages = []
+        messages: list[dict[str, Any]] = []
         # Reasoning models answer worse with instructions: they get the user content only.
         if system and not ctx.model.need_empty_prompt:
             messages.append({"role": "system", "content": system})
-        messages.append({"role": "user", "content": ctx.task.prompt})
+        content: Any = ctx.task.prompt
+        if image_parts:
+            content = [{"type": "text", "text": ctx.task.prompt}, *image_parts]
+        messages.append({"role": "user", "content": content})
         return messages
 
     async def _image_bytes(self, ctx: TaskContext, item: Any) -> bytes:
@@ -333,11 +343,13 @@ class OpenAIProvider:
         return self._client
 
     # --- one logical request, with the rate-limit loop --------------------------------------
-    async def _call(self, ctx: TaskContext, endpoint: str, fields: dict[str, Any]) -> dict[str, Any]:
-        body = {**self._params(ctx), "model": ctx.model.options.get("remote_model", ctx.model.name), **fields}
+    def _body(self, ctx: TaskContext, fields: dict[str, Any]) -> dict[str, Any]:
+        return {**self._params(ctx), "model": ctx.model.options.get("remote_model", ctx.model.name), **fields}
+
+    async def _call(self, ctx: TaskContext, endpoint: str, payload: Payload) -> dict[str, Any]:
         url = f"{self.prov.base_url}/{ENDPOINTS[endpoint]}"
         for _wait in range(MAX_RATE_LIMIT_WAITS):
-            answer = await self._request(ctx, url, body)
+            answer = await self._request(ctx, url, payload)
             if answer is not None:
                 return answer
         raise TaskError(ErrorKind.PROVIDER, f"still rate limited after {MAX_RATE_LIMIT_WAITS} waits")
@@ -349,7 +361,7 @@ class OpenAIProvider:
             raise TaskError(ErrorKind.BAD_INPUT, f"model {ctx.model.name}: defaults must be a table", retry=False)
         return {**defaults, **ctx.task.params_dict}
 
-    async def _request(self, ctx: TaskContext, url: str, body: dict[str, Any]) -> dict[str, Any] | None:
+    async def _request(self, ctx: TaskContext, url: str, payload: Payload) -> dict[str, Any] | None:
         """One request through the gate: the JSON answer (a stream read to its end), or None after
         a rate limit (its wait registered with the gate); any other outcome raises TaskError."""
         ticket = await self.traffic.acquire()
@@ -357,7 +369,7 @@ class OpenAIProvider:
         timeout = self.clock.real(self.prov.timeout_s)
         try:
             async with asyncio.timeout(timeout) as deadline:
-                async with self._http().stream("POST", url, json=body, headers=self._auth) as response:
+                async with self._send(url, payload) as response:
                     latency = self.clock.monotonic() - ticket.sent_at
                     self.traffic.pace(response.headers)
                     if not response.is_success:
@@ -382,6 +394,13 @@ class OpenAIProvider:
         finally:
             if outcome != LIMITED:
                 self.traffic.release(ticket, outcome, latency)
+
+    @asynccontextmanager
+    async def _send(self, url: str, payload: Payload) -> AsyncIterator[httpx.Response]:
+        with payload() as send:
+            headers = {**self._auth, **send.pop("headers", {})}
+            async with self._http().stream("POST", url, headers=headers, **send) as response:
+                yield response
 
     def _rate_limited(self, ctx: TaskContext, ticket: Ticket, response: httpx.Response) -> None:
         told = told_delay(response.headers, self.clock.now())
