@@ -429,6 +429,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
                 f"canceled {lane['canceled']}")
         if lane["kind"] == "poll":
             line += f"  polling {lane['currentPollingTasks']}, waiting {lane['waitingQueueSize']}"
+        if lane.get("adaptive"):
+            line += f"  (auto: learned limit {lane['limit']}, max {lane['max_concurrency']})"
         if lane.get("paused"):
             line += f"  PAUSED: {lane['paused']}"
         if lane.get("enabled") is False:

@@ -7,6 +7,7 @@ from typing import Any
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
+from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.scheduler import WEB_LANE_LIMIT
 from mediaassist.core.store import STATES, Store
 
@@ -14,11 +15,15 @@ from mediaassist.core.store import STATES, Store
 def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
     counts = store.counts()
     paused = store.paused_lanes()
+    learned = store.lane_limits()
     store.sync_accounts(config.accounts)
     accounts = {a.name: a for a in store.accounts()}
     lanes: list[dict[str, Any]] = []
     for prov in config.providers:
         entry = _entry(prov.lane, prov.kind, prov.limit, counts, lambda r, a, p=prov: r == p.lane)
+        if prov.adaptive:  # concurrency = "auto": the limit learnt so far, and its ceiling
+            entry.update(limit=learned.get(prov.lane, AUTO_START), adaptive=True,
+                         max_concurrency=prov.max_concurrency)
         if prov.kind == "poll":
             entry.update(_pool(store, prov.lane, prov.limit, entry["pending"]))
         lanes.append(entry)

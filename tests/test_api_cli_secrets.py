@@ -79,7 +79,7 @@ def test_key_never_appears_in_anything_a_cli_run_writes(tmp_path: Path, data_dir
     task_file.write_text("\n".join(json.dumps(t) for t in tasks), encoding="utf-8")
     config = tmp_path / "config.toml"
 
-    with DemoOpenAIServer(api_key=key, latency_s=(0.02, 0.05)) as server:
+    with DemoOpenAIServer(api_key=key, latency_s=(0.02, 0.05), models=("writer", "painter", "locked")) as server:
         config.write_text(CONFIG.format(base_url=server.base_url), encoding="utf-8")
         config.chmod(0o600)
         server.add_fault(Fault("server_error", count=1, model="writer"))  # a retry, with its log lines

@@ -24,11 +24,12 @@ from mediaassist.providers.registry import build_providers
 
 KEY = "sk-test-Zq8mW3pL0vX7yT2nB5cR9dF4"
 LANE = "api:acme"
+MODELS = ("gpt-x", "reasoner", "painter")  # the remote names the config below sends
 
 
 @pytest.fixture
 def server() -> Iterator[DemoOpenAIServer]:
-    with DemoOpenAIServer(api_key=KEY, latency_s=(0.01, 0.03)) as srv:
+    with DemoOpenAIServer(api_key=KEY, latency_s=(0.01, 0.03), models=MODELS) as srv:
         yield srv
 
 
@@ -205,15 +206,16 @@ def test_parse_retry_after(value, expected):
     (Fault("drop", count=None), "failed", "network", 3),
     (Fault("not_json", count=None), "failed", "provider", 3),
     (Fault("bad_shape", count=None), "failed", "provider", 3),
-    (Fault("slow", count=None, delay_s=3), "failed", "timeout", 3),
+    (Fault("slow", count=None, delay_s=8), "failed", "timeout", 3),
     (Fault("bad_request", count=None), "failed", "bad_input", 1),
     (Fault("server_error", count=1), "success", None, 2),
-    (Fault("slow", count=1, delay_s=3), "success", None, 2),
+    (Fault("slow", count=1, delay_s=8), "success", None, 2),
 ])
 async def test_each_fault_ends_with_its_state_and_kind(server, store, data_dir, fast_clock, fault, state, kind,
                                                        attempts):
     server.add_fault(fault)
-    config = make_config(server.base_url, timeout_s=20)  # 0.2 s at speed 100
+    # 1.5 s at speed 100: far above a loaded CI box's answer time, far below the slow fault's 8 s
+    config = make_config(server.base_url, timeout_s=150)
     [task] = await run_batch(store, config, fast_clock, data_dir, chat_tasks(1))
 
     assert (task.state, task.error_kind, task.attempt) == (state, kind, attempts)
@@ -357,8 +359,9 @@ def test_faults_can_be_set_over_http(server):
         assert client.post("/_demo/faults", json={"faults": [{"kind": "quota", "count": 1}]}).status_code == 200
         assert client.post("/_demo/faults", json={"kind": "nonsense"}).status_code == 400
         auth = {"Authorization": f"Bearer {KEY}"}
-        first = client.post("/v1/chat/completions", json={"model": "m", "messages": []}, headers=auth)
-        second = client.post("/v1/chat/completions", json={"model": "m", "messages": []}, headers=auth)
+        body = {"model": "gpt-x", "messages": [{"role": "user", "content": "hi"}]}
+        first = client.post("/v1/chat/completions", json=body, headers=auth)
+        second = client.post("/v1/chat/completions", json=body, headers=auth)
         stats = client.get("/_demo/stats").json()
     assert (first.status_code, first.json()["error"]["code"]) == (429, "insufficient_quota")
     assert second.status_code == 200

@@ -20,6 +20,8 @@ from mediaassist.core.errors import ConfigError
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
 API_CONCURRENCY_RANGE = (1, 5)
+MAX_CONCURRENCY_RANGE = (1, 20)  # the ceiling of concurrency = "auto"
+AUTO_CONCURRENCY = "auto"
 POLLING_TASKS_RANGE = (1, 1000)
 INTERVAL_RANGE = (0.1, 3600.0)
 TIMEOUT_RANGE = (1.0, 86400.0)
@@ -37,10 +39,10 @@ _INPUT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 PROVIDER_KINDS = {"api": {"openai", "simulated"}, "poll": {"runninghub", "task_api", "simulated"}}
 LANGUAGES = ("auto", "en", "zh_CN")
 UPLOAD_APIS = ("v2", "legacy")
-OPENAI_ENDPOINTS = ("chat", "images")
+OPENAI_ENDPOINTS = ("chat", "images", "images_edit")
 
 _PROVIDER_KEYS = {
-    "name", "kind", "type", "base_url", "api_key", "api_key_env", "concurrency",
+    "name", "kind", "type", "base_url", "api_key", "api_key_env", "concurrency", "max_concurrency",
     "max_polling_tasks", "poll_interval_s", "queue_check_interval_s", "timeout_s",
     # simulated providers (demo/benchmarks): service time range in seconds
     "min_duration_s", "max_duration_s",
@@ -79,6 +81,8 @@ class ProviderConfig:
     api_key: str | None = field(default=None, repr=False)
     api_key_env: str | None = None
     concurrency: int = 3
+    adaptive: bool = False  # concurrency = "auto": the lane learns its limit, up to max_concurrency
+    max_concurrency: int = 5
     max_polling_tasks: int = 100
     poll_interval_s: float = 5.0
     queue_check_interval_s: float = 5.0
@@ -98,7 +102,10 @@ class ProviderConfig:
 
     @property
     def limit(self) -> int:
-        return self.concurrency if self.kind == "api" else self.max_polling_tasks
+        """The fixed limit; for ``concurrency = "auto"`` the most the learned one may reach."""
+        if self.kind != "api":
+            return self.max_polling_tasks
+        return self.max_concurrency if self.adaptive else self.concurrency
 
 
 @dataclass
@@ -235,9 +242,9 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = No
     for key in ("api_key", "api_key_env"):
         if key in item:
             setattr(provider, key, _str(item, key, where))
-    if kind == "api" and "concurrency" in item:
-        provider.concurrency = _int(item, "concurrency", API_CONCURRENCY_RANGE, where)
-    elif "concurrency" in item:
+    if kind == "api":
+        _parse_concurrency(item, provider, where)
+    elif "concurrency" in item or "max_concurrency" in item:
         raise ConfigError(f"{where}.concurrency: only for kind = \"api\" (poll providers use max_polling_tasks)")
     if "max_polling_tasks" in item:
         if kind != "poll":
@@ -266,6 +273,22 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = No
     if "max_upload_bytes" in item:
         provider.max_upload_bytes = _int(item, "max_upload_bytes", UPLOAD_BYTES_RANGE, where)
     return provider
+
+
+def _parse_concurrency(item: dict[str, Any], provider: ProviderConfig, where: str) -> None:
+    """A number is a fixed gate; "auto" learns the limit, never above ``max_concurrency``."""
+    if item.get("concurrency") == AUTO_CONCURRENCY:
+        provider.adaptive = True
+        if "max_concurrency" in item:
+            provider.max_concurrency = _int(item, "max_concurrency", MAX_CONCURRENCY_RANGE, where)
+        return
+    if "max_concurrency" in item:
+        raise ConfigError(f"{where}.max_concurrency: only with concurrency = \"auto\"")
+    if isinstance(item.get("concurrency"), str):
+        raise ConfigError(f"{where}.concurrency: {item['concurrency']!r} is not allowed "
+                          f"(allowed: \"auto\" or integer {API_CONCURRENCY_RANGE[0]}..{API_CONCURRENCY_RANGE[1]})")
+    if "concurrency" in item:
+        provider.concurrency = _int(item, "concurrency", API_CONCURRENCY_RANGE, where)
 
 
 def _base_url(item: dict[str, Any], where: str) -> str:

@@ -39,6 +39,7 @@ class StopReason(enum.StrEnum):
 class TaskResult:
     text: str | None = None
     files: list[str] = field(default_factory=list)  # absolute paths under ctx.output_dir
+    usage: dict[str, int] | None = None  # token counts as the provider reported them
 
 
 @dataclass

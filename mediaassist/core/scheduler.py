@@ -32,6 +32,7 @@ from pathlib import Path
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
+from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.paths import output_dir
 from mediaassist.core.lane_api import Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
@@ -73,10 +74,12 @@ class Lane:
     name: str  # web:<account> | api:<provider> | poll:<provider>
     kind: str
     route: str  # the queue it takes from
-    limit: int
+    limit: int  # the fixed gate; with ``adaptive`` the most the learned limit may reach
     provider: Provider
     account: str | None = None
     sweep_s: float = DEFAULT_SWEEP_S
+    adaptive: bool = False  # concurrency = "auto"
+    learned: int | None = None  # the adaptive limit as the store last said (shared by processes)
     active: dict[str, Attempt] = field(default_factory=dict)
     logger: LaneLogger = field(init=False)
 
@@ -88,8 +91,12 @@ class Lane:
 
     def current_limit(self) -> int:
         """How many tasks the lane may run at once, across every process on the store. The one
-        place a limit is read (an adaptive limit feeds it)."""
-        return WEB_LANE_LIMIT if self.kind == "web" else self.limit
+        place a limit is read: an adaptive (``auto``) lane's learned limit feeds it."""
+        if self.kind == "web":
+            return WEB_LANE_LIMIT
+        if not self.adaptive:
+            return self.limit
+        return max(1, min(self.limit, self.learned or AUTO_START))
 
     @property
     def free(self) -> int:
@@ -135,6 +142,7 @@ class Scheduler:
                 name=prov.lane, kind=prov.kind, route=prov.lane, limit=prov.limit,
                 provider=self.providers[prov.lane],
                 sweep_s=prov.queue_check_interval_s if prov.kind == "poll" else DEFAULT_SWEEP_S,
+                adaptive=prov.adaptive,
             )
         for acct in self.config.accounts:
             route = f"web:{acct.site}"
@@ -343,6 +351,7 @@ class Scheduler:
         """Fill free slots from the head of each lane's queue. Synchronous on purpose."""
         paused = self.store.paused_lanes()
         accounts = {a.name: a for a in self.store.accounts()}
+        self.refresh_learned_limits()
         for lane in self.lanes.values():
             if self._stopping or self.fault is not None or lane.free <= 0 or lane.name in paused or lane.resting:
                 continue
@@ -355,6 +364,12 @@ class Scheduler:
             for task in self.store.claim(lane.route, self.owner, lane.free, lane.account,
                                          batch_ids=self.only_batches, lane_limit=lane_limit):
                 self._start_attempt(lane, task)
+
+    def refresh_learned_limits(self) -> None:
+        if any(lane.adaptive for lane in self.lanes.values()):
+            learned = self.store.lane_limits()
+            for lane in self.lanes.values():
+                lane.learned = learned.get(lane.name)
 
     # --- one attempt -----------------------------------------------------------------------
     def _start_attempt(self, lane: Lane, task: Task) -> None:
@@ -409,7 +424,7 @@ class Scheduler:
         else:
             if ctx.stop_reason == StopReason.STALLED:
                 ctx.log("finished after being reaped; result dropped (the retry owns the row)")
-            elif self.store.finish_success(task, result.text, result.files):
+            elif self.store.finish_success(task, result.text, result.files, result.usage):
                 ctx.log("success")
                 self._emit("success", task)
             else:

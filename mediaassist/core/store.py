@@ -131,6 +131,7 @@ class Result(_Base):
     task_id = pw.CharField(primary_key=True)
     text = pw.TextField(null=True)
     files = pw.TextField(default="[]")
+    usage = pw.TextField(null=True)  # JSON: the provider's token counts, e.g. {"total_tokens": 42}
     written_at = pw.DoubleField()
 
     class Meta:
@@ -139,6 +140,10 @@ class Result(_Base):
     @property
     def file_list(self) -> list[str]:
         return json.loads(self.files or "[]")
+
+    @property
+    def usage_dict(self) -> dict[str, int]:
+        return json.loads(self.usage or "{}")
 
 
 class TaskLog(_Base):
@@ -154,6 +159,7 @@ class LaneState(_Base):
     name = pw.CharField(primary_key=True)
     paused = pw.BooleanField(default=False)
     reason = pw.TextField(null=True)
+    learned_limit = pw.IntegerField(null=True)  # concurrency = "auto": the limit learnt so far
     updated_at = pw.DoubleField(default=0.0)
 
     class Meta:
@@ -186,12 +192,13 @@ class Gate(_Base):
 
 
 MODELS = (Task, Result, TaskLog, LaneState, Account, Gate)
-# Columns added to "task" after its first release, with their SQL: an older database gets them
-# on open. (A versioned schema will replace this list.)
-ADDED_TASK_COLUMNS = {
-    "crash_retries_left": f"INTEGER NOT NULL DEFAULT {CRASH_RETRIES}",
-    "inputs": "TEXT NOT NULL DEFAULT '{}'",
-    "uploads": "TEXT NOT NULL DEFAULT '{}'",
+# Columns added after a table's first release, by table, with their SQL: an older database gets
+# them on open. (A versioned schema will replace this list.)
+ADDED_COLUMNS = {
+    "task": {"crash_retries_left": f"INTEGER NOT NULL DEFAULT {CRASH_RETRIES}",
+             "inputs": "TEXT NOT NULL DEFAULT '{}'", "uploads": "TEXT NOT NULL DEFAULT '{}'"},
+    "result": {"usage": "TEXT"},
+    "lane_state": {"learned_limit": "INTEGER"},
 }
 
 
@@ -360,18 +367,19 @@ class _SqliteStoreDatabase(pw.SqliteDatabase):
         return not self.is_closed() and self.connection().in_transaction
 
 
-def _add_missing_task_columns(db: pw.Database) -> None:
+def _add_missing_columns(db: pw.Database) -> None:
     """Migrate a data dir made by an older version: ALTER TABLE for each column it lacks.
     Another process may add the same column at the same moment; its win is ours too."""
-    for name, ddl in ADDED_TASK_COLUMNS.items():
-        if name in {c.name for c in db.get_columns("task")}:
-            continue
-        try:
-            with db.atomic():
-                db.execute_sql(f'ALTER TABLE "task" ADD COLUMN "{name}" {ddl}')
-        except (pw.OperationalError, pw.ProgrammingError):
-            if name not in {c.name for c in db.get_columns("task")}:
-                raise
+    for table, columns in ADDED_COLUMNS.items():
+        for name, ddl in columns.items():
+            if name in {c.name for c in db.get_columns(table)}:
+                continue
+            try:
+                with db.atomic():
+                    db.execute_sql(f'ALTER TABLE "{table}" ADD COLUMN "{name}" {ddl}')
+            except (pw.OperationalError, pw.ProgrammingError):
+                if name not in {c.name for c in db.get_columns(table)}:
+                    raise
 
 
 class Store:
@@ -391,7 +399,7 @@ class Store:
             database_proxy.initialize(self.db)
             with self.db.atomic():
                 self.db.create_tables(MODELS)
-                _add_missing_task_columns(self.db)
+                _add_missing_columns(self.db)
 
     # --- database specific (the one marked place) ------------------------------------------
     @staticmethod
@@ -613,10 +621,12 @@ class Store:
         return found
 
     # --- finishing an attempt --------------------------------------------------------------
-    def finish_success(self, task: Task, text: str | None, files: list[str]) -> bool:
+    def finish_success(self, task: Task, text: str | None, files: list[str],
+                       usage: dict[str, int] | None = None) -> bool:
         """End the attempt as success and upsert its result. False if the attempt lost the row."""
         now = self.now()
         text = redact(text) if text is not None else None  # a server may echo the key in its answer
+        usage_json = json.dumps(usage) if usage else None
         with self.db.atomic():
             updated = (Task.update(state=SUCCESS, finished_at=now, updated_at=now, error_kind=None,
                                    error=None)
@@ -624,10 +634,10 @@ class Store:
             if updated != 1:
                 return False
             (Result.insert(task_id=task.task_id, text=text, files=json.dumps(files, ensure_ascii=False),
-                           written_at=now)
+                           usage=usage_json, written_at=now)
              .on_conflict(conflict_target=[Result.task_id],
                           update={Result.text: text, Result.files: json.dumps(files, ensure_ascii=False),
-                                  Result.written_at: now})
+                                  Result.usage: usage_json, Result.written_at: now})
              .execute())
         return True
 
@@ -809,6 +819,19 @@ class Store:
         LaneState.update(paused=False, reason=None, updated_at=self.now()).where(
             LaneState.name == name).execute()
 
+    def save_lane_limit(self, name: str, limit: int) -> None:
+        """The learned limit of an adaptive lane; every process on this store reads it."""
+        now = self.now()
+        (LaneState.insert(name=name, learned_limit=limit, updated_at=now)
+         .on_conflict(conflict_target=[LaneState.name],
+                      update={LaneState.learned_limit: limit, LaneState.updated_at: now})
+         .execute())
+
+    def lane_limits(self) -> dict[str, int]:
+        """{lane: learned limit} for the lanes that have learnt one."""
+        return {s.name: s.learned_limit for s in LaneState.select(LaneState.name, LaneState.learned_limit)
+                .where(LaneState.learned_limit.is_null(False))}
+
     def paused_lanes(self) -> dict[str, str]:
         return {s.name: s.reason or "" for s in LaneState.select().where(LaneState.paused == True)}  # noqa: E712
 
@@ -839,6 +862,17 @@ class Store:
 
     def result(self, task_id: str) -> Result | None:
         return Result.get_or_none(Result.task_id == task_id)
+
+    def batch_usage(self, batch_ids: Iterable[str]) -> dict[str, int]:
+        """Token counts summed over the results of some batches ({"total_tokens": n, ...})."""
+        query = (Result.select(Result.usage).join(Task, on=(Task.task_id == Result.task_id))
+                 .where(Task.batch_id.in_(list(batch_ids)) & Result.usage.is_null(False)))
+        totals: dict[str, int] = {}
+        for row in query:
+            for key, value in row.usage_dict.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    totals[key] = totals.get(key, 0) + value
+        return totals
 
     def tasks(self, batch_ids: Iterable[str] | None = None) -> list[Task]:
         query = Task.select().order_by(Task.seq)

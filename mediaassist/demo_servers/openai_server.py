@@ -1,16 +1,30 @@
 """A fake OpenAI-compatible server on 127.0.0.1, for ``--demo``, the tests and the benchmarks.
 
-Speaks ``POST /v1/chat/completions`` and ``POST /v1/images/generations`` (``b64_json`` or
-``url``; the image bytes are served under ``/files/``), with a latency drawn per request and
-divided by ``speed``. It counts requests in flight (and the maximum seen), keeps a request log,
-and injects faults on demand -- from Python (``add_fault``) or over HTTP, so a test can steer a
-server that a ``mediaassist run`` subprocess talks to:
+As strict as the real API, so the client cannot lean on kindness:
+
+* ``POST /v1/chat/completions`` (``n`` choices, ``stream`` as SSE with heartbeat comments and a
+  usage chunk when ``stream_options.include_usage``; image parts as data URLs or http URLs),
+  ``POST /v1/images/generations`` (``b64_json`` or ``url``, ``size`` honoured; the image bytes are
+  served under ``/files/``), ``POST /v1/images/edits`` (multipart ``image[]`` + ``mask``) and
+  ``GET /v1/models``;
+* 404 ``model_not_found`` for a model it does not serve, 400 ``invalid_request_error`` naming the
+  ``param`` for a body it cannot accept (unknown arguments, wrong types, malformed images);
+* ``x-ratelimit-limit/remaining/reset-requests`` on every answer, from a requests-per-window
+  budget (``rpm``); past it, 429 with or without ``Retry-After``;
+* a hidden concurrency limit (``concurrency_limit``): past N API requests in flight, 429 with no
+  header at all, as LiteLLM and many gateways do.
+
+The latency is drawn per request and divided by ``speed``. It counts requests in flight (and
+the maximum seen), keeps a request log, and injects faults on demand -- from Python
+(``add_fault``) or over HTTP, so a test can steer a server that a ``mediaassist run`` subprocess
+talks to:
 
     POST   /_demo/faults   {"kind": "rate_limit", "count": 3, "retry_after": 1}  (or {"faults": [...]})
+                           {"kind": "rate_limit", "count": null, "for_s": 3}  (a closed window)
                            {"kind": "redirect", "target": "files"}  (image downloads: redirect,
                            server_error or drop)
     DELETE /_demo/faults
-    POST   /_demo/config   {"latency_s": [0.1, 0.3], "speed": 1}
+    POST   /_demo/config   {"latency_s": [0.1, 0.3], "speed": 1, "concurrency_limit": 4}
     POST   /_demo/reset    (clears faults, log and the in-flight maximum)
     GET    /_demo/stats    {"in_flight", "max_in_flight", "requests": [...]}
 
@@ -21,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import binascii
 import hashlib
 import itertools
 import json
@@ -31,23 +46,51 @@ import struct
 import threading
 import time
 import zlib
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from email.parser import BytesParser
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from mediaassist.demo_servers import read_json_body
 from mediaassist.demo_servers.text import demo_answer
 
 FAULT_STATUS = {
     "rate_limit": 429, "quota": 429, "unavailable": 503, "server_error": 500,
-    "unauthorized": 401, "forbidden": 403, "bad_request": 400,
+    "unauthorized": 401, "forbidden": 403, "bad_request": 400, "budget": 400,
 }
 # Faults that still answer 200 after the normal latency.
-ANSWER_FAULTS = {"slow", "not_json", "bad_shape"}
+ANSWER_FAULTS = {"slow", "not_json", "bad_shape", "stream_break"}
 FAULT_KINDS = set(FAULT_STATUS) | ANSWER_FAULTS | {"drop"}
 FILE_FAULT_KINDS = {"redirect", "server_error", "drop"}  # for GET /files/ (target "files")
 KEPT_IMAGES = 2000  # url results kept for download (oldest dropped first)
+# The models it serves unless told otherwise: the demo's own and a few real names.
+DEFAULT_MODELS = ("demo-writer", "demo-illustrator", "gpt-4o-mini", "gpt-4o", "gpt-image-1", "dall-e-3")
+CHAT_ARGS = {
+    "model", "messages", "n", "temperature", "top_p", "stream", "stream_options", "max_tokens",
+    "max_completion_tokens", "presence_penalty", "frequency_penalty", "seed", "stop", "user",
+    "response_format", "logprobs", "top_logprobs", "tools", "tool_choice", "parallel_tool_calls",
+    "metadata", "store", "reasoning_effort", "modalities", "logit_bias", "service_tier",
+}
+IMAGE_ARGS = {"model", "prompt", "n", "size", "response_format", "quality", "style", "user", "background",
+              "output_format", "moderation"}
+EDIT_FIELDS = IMAGE_ARGS | {"image", "image[]", "mask"}
+ROLES = {"system", "developer", "user", "assistant", "tool"}
+IMAGE_SIZES = ("256x256", "512x512", "1024x1024", "1536x1024", "1024x1536", "1792x1024", "1024x1792")
+MAX_N = {"chat": 8, "images": 10}
+IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a")
+DEFAULT_WINDOW = (10_000, 60.0)  # requests per window when no ``rpm`` is set: ample, but counted
+STREAM_PIECES = 8  # content chunks per choice in a stream
+MAX_BODY = 64 << 20
+
+
+class BadRequest(Exception):
+    """A body the real API would refuse: 400 with the offending ``param``."""
+
+    def __init__(self, message: str, param: str | None = None, code: str = "invalid_value") -> None:
+        super().__init__(message)
+        self.param = param
+        self.code = code
 
 
 @dataclass
@@ -58,9 +101,14 @@ class Fault:
     count: int | None = 1
     retry_after: float | None = None  # Retry-After header, in seconds as sent (not scaled)
     retry_after_date: bool = False  # send it as an HTTP-date instead of delta-seconds
+    retry_after_ms: float | None = None  # retry-after-ms header (OpenAI's own), in ms as sent
+    should_retry: bool | None = None  # x-should-retry header
+    status: int | None = None  # instead of the kind's usual status (e.g. a 422 budget error)
+    for_s: float | None = None  # nominal: active this long after its first use, then gone
     delay_s: float = 0.0  # nominal wait before answering (the extra time of "slow")
     model: str | None = None  # only requests for this model
     target: str = "api"  # "api" requests, or "files" (image downloads)
+    first_used: float | None = None
 
     def __post_init__(self) -> None:
         kinds = {"api": FAULT_KINDS, "files": FILE_FAULT_KINDS}.get(self.target)
@@ -82,25 +130,38 @@ class RequestRecord:
     header_names: list[str] = field(default_factory=list)
     has_system: bool = False
     body_keys: list[str] = field(default_factory=list)
+    in_flight: int = 0  # API requests in flight when it arrived, itself included
+    stream: bool = False
+    images: list[dict[str, Any]] = field(default_factory=list)  # what the image inputs decoded to
     fault: str | None = None
     status: int | None = None
     retry_after: str | None = None
     responded: float | None = None  # just before the answer was written
     finished: float | None = None
     aborted: bool = False  # the client hung up before the answer
+    chunks: int = 0  # SSE events written
+    sent_headers: dict[str, str] = field(default_factory=dict)  # the answer's extra headers
 
 
 class DemoOpenAIServer:
     def __init__(self, *, api_key: str | None = None, latency_s: tuple[float, float] = (0.0, 0.0),
                  model_latency: dict[str, tuple[float, float]] | None = None, speed: float = 1.0,
+                 models: Iterable[str] | None = None, concurrency_limit: int | None = None,
+                 rpm: tuple[int, float] | None = None, rpm_retry_after: bool = True,
                  host: str = "127.0.0.1", port: int = 0) -> None:
         self.api_key = api_key
         self.latency_s = latency_s
         self.model_latency = dict(model_latency or {})
         self.speed = speed
+        self.models = tuple(models) if models is not None else DEFAULT_MODELS
+        self.concurrency_limit = concurrency_limit
+        self.rpm = rpm  # (requests, window seconds as sent, not scaled)
+        self.rpm_retry_after = rpm_retry_after
         self.in_flight = 0
         self.max_in_flight = 0
         self.requests: list[RequestRecord] = []
+        self._window_start = time.monotonic()
+        self._window_used = 0
         self._faults: list[Fault] = []
         self._images: dict[str, bytes] = {}
         self._seq = itertools.count(1)
@@ -150,7 +211,8 @@ class DemoOpenAIServer:
             self._faults.clear()
 
     def configure(self, latency_s: tuple[float, float] | None = None, speed: float | None = None,
-                  model_latency: dict[str, tuple[float, float]] | None = None) -> None:
+                  model_latency: dict[str, tuple[float, float]] | None = None,
+                  concurrency_limit: int | None = None) -> None:
         with self._lock:
             if latency_s is not None:
                 self.latency_s = (float(latency_s[0]), float(latency_s[1]))
@@ -158,6 +220,8 @@ class DemoOpenAIServer:
                 self.speed = float(speed)
             if model_latency is not None:
                 self.model_latency = {k: (float(v[0]), float(v[1])) for k, v in model_latency.items()}
+            if concurrency_limit is not None:
+                self.concurrency_limit = int(concurrency_limit) or None
 
     def reset(self) -> None:
         with self._lock:
@@ -172,23 +236,25 @@ class DemoOpenAIServer:
 
     def api_requests(self) -> list[RequestRecord]:
         with self._lock:
-            return [r for r in self.requests if r.path.startswith("/v1/")]
+            return [r for r in self.requests if r.path.startswith("/v1/") and r.method == "POST"]
 
     # --- used by the handler threads -------------------------------------------------------
     def begin(self, method: str, path: str, headers: Any, body: dict[str, Any]) -> RequestRecord:
         auth = headers.get("Authorization")
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
         record = RequestRecord(
-            seq=0, method=method, path=path, started=time.monotonic(), model=body.get("model"),
+            seq=0, method=method, path=path, started=time.monotonic(),
+            model=body.get("model") if isinstance(body.get("model"), str) else None,
             has_auth=auth is not None, auth_ok=self.api_key is None or auth == f"Bearer {self.api_key}",
             header_names=sorted(k.lower() for k in headers.keys()),
             has_system=any(isinstance(m, dict) and m.get("role") == "system" for m in messages),
-            body_keys=sorted(body),
+            body_keys=sorted(body), stream=body.get("stream") is True,
         )
         with self._lock:
             record.seq = next(self._seq)
             self.requests.append(record)
             self.in_flight += 1
+            record.in_flight = self.in_flight
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         return record
 
@@ -197,10 +263,36 @@ class DemoOpenAIServer:
             self.in_flight -= 1
             record.finished = time.monotonic()
 
+    def over_hidden_limit(self, record: RequestRecord) -> bool:
+        return self.concurrency_limit is not None and record.in_flight > self.concurrency_limit
+
+    def take_window(self) -> tuple[bool, dict[str, str]]:
+        """One request against the requests-per-window budget: (allowed, x-ratelimit headers)."""
+        limit, window = self.rpm or DEFAULT_WINDOW
+        with self._lock:
+            now = time.monotonic()
+            if now - self._window_start >= window:
+                self._window_start, self._window_used = now, 0
+            allowed = self._window_used < limit
+            self._window_used += allowed
+            reset = max(0.0, window - (now - self._window_start))
+            remaining = limit - self._window_used
+        headers = {"x-ratelimit-limit-requests": str(limit), "x-ratelimit-remaining-requests": str(remaining),
+                   "x-ratelimit-reset-requests": f"{reset:.3f}s"}
+        if not allowed and self.rpm_retry_after:
+            headers["Retry-After"] = f"{max(1, round(reset))}"
+        return allowed, headers
+
     def take_fault(self, model: str | None, target: str = "api") -> Fault | None:
         with self._lock:
-            for fault in self._faults:
+            now = time.monotonic()
+            for fault in list(self._faults):
+                if fault.for_s is not None and fault.first_used is not None \
+                        and now - fault.first_used >= fault.for_s / self.speed:
+                    self._faults.remove(fault)
+                    continue
                 if fault.target == target and (fault.model is None or fault.model == model):
+                    fault.first_used = fault.first_used if fault.first_used is not None else now
                     if fault.count is not None:
                         fault.count -= 1
                         if fault.count <= 0:
@@ -244,10 +336,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- routing ---------------------------------------------------------------------------
     def do_POST(self) -> None:  # noqa: N802
-        body = read_json_body(self)
-        if self.path in ("/v1/chat/completions", "/v1/images/generations"):
-            self._api(body)
-        elif self.path == "/_demo/faults":
+        raw = self._read_raw()
+        if self.path in ("/v1/chat/completions", "/v1/images/generations", "/v1/images/edits"):
+            self._api(raw)
+            return
+        body = _json_object(raw) or {}
+        if self.path == "/_demo/faults":
             self._control(lambda: [self.demo.add_fault(Fault(**f)) for f in body.get("faults", [body])])
         elif self.path == "/_demo/config":
             self._control(lambda: self.demo.configure(**body))
@@ -257,7 +351,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, _error("not found", "not_found"))
 
     def do_DELETE(self) -> None:  # noqa: N802
-        read_json_body(self)
+        self._read_raw()
         if self.path == "/_demo/faults":
             self._control(self.demo.clear_faults)
         else:
@@ -268,6 +362,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, self.demo.stats())
         elif self.path.startswith("/files/"):
             self._file(self.path.removeprefix("/files/"))
+        elif self.path == "/v1/models" or self.path.startswith("/v1/models/"):
+            self._models(self.path.removeprefix("/v1/models").strip("/"))
         else:
             self._send_json(404, _error("not found", "not_found"))
 
@@ -279,24 +375,70 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, {"ok": True})
 
+    def _read_raw(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(min(length, MAX_BODY)) if length else b""
+
+    def _models(self, model_id: str) -> None:
+        if self.demo.api_key is not None and self.headers.get("Authorization") != f"Bearer {self.demo.api_key}":
+            self._send_json(401, _unauthorized(self.headers.get("Authorization")))
+        elif not model_id:
+            self._send_json(200, {"object": "list", "data": [_model(m) for m in self.demo.models]})
+        elif model_id in self.demo.models:
+            self._send_json(200, _model(model_id))
+        else:
+            self._send_json(404, _model_not_found(model_id))
+
     # --- the API ---------------------------------------------------------------------------
-    def _api(self, body: dict[str, Any]) -> None:
+    def _api(self, raw: bytes) -> None:
+        try:
+            body = self._body(raw)
+            problem = None
+        except BadRequest as exc:
+            body, problem = {}, exc
         record = self.demo.begin("POST", self.path, self.headers, body)
         try:
-            self._answer(record, body)
+            self._answer(record, body, problem)
         except (BrokenPipeError, ConnectionResetError):
             record.aborted = True
         finally:
             self.demo.end(record)
 
-    def _answer(self, record: RequestRecord, body: dict[str, Any]) -> None:
+    def _body(self, raw: bytes) -> dict[str, Any]:
+        if self.path.endswith("/images/edits"):
+            return _multipart(self.headers.get("Content-Type", ""), raw)
+        body = _json_object(raw)
+        if body is None:
+            raise BadRequest("We could not parse the JSON body of your request. (HINT: This likely means "
+                             "you aren't using your HTTP library correctly.)", None, "invalid_json")
+        return body
+
+    def _answer(self, record: RequestRecord, body: dict[str, Any], problem: BadRequest | None) -> None:
         if not record.auth_ok:
             return self._reply(record, 401, _unauthorized(self.headers.get("Authorization")))
+        if self.demo.over_hidden_limit(record):  # no header at all, as gateways answer it
+            return self._reply(record, 429, _error("Too many concurrent requests for this key.",
+                                                   "rate_limit_exceeded", "requests"))
+        allowed, window_headers = self.demo.take_window()
+        if not allowed:
+            record.retry_after = window_headers.get("Retry-After")
+            return self._reply(record, 429, _FAULT_BODIES["rate_limit"], headers=window_headers)
+        try:
+            if problem is not None:
+                raise problem
+            self._validate(record, body)
+        except BadRequest as exc:
+            return self._reply(record, 400, _error(str(exc), exc.code, param=exc.param), headers=window_headers)
+        except ModelNotFound as exc:
+            return self._reply(record, 404, _model_not_found(str(exc)), headers=window_headers)
         fault = self.demo.take_fault(record.model)
         record.fault = fault.kind if fault else None
         if fault is not None and fault.kind not in ANSWER_FAULTS:
             return self._fail(record, fault)
         wait = self.demo.latency(record.model) + (fault.delay_s / self.demo.speed if fault else 0.0)
+        if record.stream:
+            return self._stream(record, body, wait, window_headers, broken=fault is not None
+                                and fault.kind == "stream_break")
         if not self._pause(wait):
             record.aborted = True
             return None
@@ -304,9 +446,36 @@ class _Handler(BaseHTTPRequestHandler):
             return self._reply(record, 200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
         if fault is not None and fault.kind == "bad_shape":
             return self._reply(record, 200, {"id": "x", "object": "chat.completion", "choices": []})
-        if self.path.endswith("/images/generations"):
-            return self._reply(record, 200, self._images(body))
-        return self._reply(record, 200, _chat_answer(body))
+        if self.path.endswith(("/images/generations", "/images/edits")):
+            return self._reply(record, 200, self._images(body), headers=window_headers)
+        return self._reply(record, 200, _chat_answer(body), headers=window_headers)
+
+    def _validate(self, record: RequestRecord, body: dict[str, Any]) -> None:
+        chat = self.path.endswith("/chat/completions")
+        allowed = CHAT_ARGS if chat else EDIT_FIELDS if self.path.endswith("/edits") else IMAGE_ARGS
+        unknown = sorted(set(body) - allowed)
+        if unknown:
+            raise BadRequest(f"Unrecognized request argument supplied: {unknown[0]}", unknown[0],
+                             "unknown_parameter")
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            raise BadRequest("you must provide a model parameter", "model", "missing_required_parameter")
+        if model not in self.demo.models:
+            raise ModelNotFound(model)
+        _check_int(body, "n", 1, MAX_N["chat" if chat else "images"])
+        if "stream" in body and not isinstance(body["stream"], bool):
+            raise BadRequest(f"Invalid type for 'stream': expected a boolean, but got {_kind(body['stream'])} "
+                             "instead.", "stream", "invalid_type")
+        if chat:
+            _check_number(body, "temperature", 0.0, 2.0)
+            _check_number(body, "top_p", 0.0, 1.0)
+            _check_int(body, "max_tokens", 1, 1 << 20)
+            record.images = _check_messages(body.get("messages"))
+        else:
+            record.stream = False
+            _check_images_body(body)
+            if self.path.endswith("/edits"):
+                record.images = _check_edit_files(body)
 
     def _fail(self, record: RequestRecord, fault: Fault) -> None:
         if not self._pause(fault.delay_s / self.demo.speed):
@@ -321,19 +490,59 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Retry-After"] = (formatdate(time.time() + fault.retry_after, usegmt=True)
                                       if fault.retry_after_date else f"{fault.retry_after:g}")
             record.retry_after = headers["Retry-After"]
+        if fault.retry_after_ms is not None:
+            headers["retry-after-ms"] = f"{fault.retry_after_ms:g}"
+        if fault.should_retry is not None:
+            headers["x-should-retry"] = "true" if fault.should_retry else "false"
         body = (_unauthorized(self.headers.get("Authorization")) if fault.kind == "unauthorized"
                 else _FAULT_BODIES[fault.kind])
-        return self._reply(record, FAULT_STATUS[fault.kind], body, headers=headers)
+        return self._reply(record, fault.status or FAULT_STATUS[fault.kind], body, headers=headers)
 
     def _images(self, body: dict[str, Any]) -> dict[str, Any]:
-        count = max(1, min(4, int(body.get("n", 1))))
+        count = int(body.get("n", 1))
+        width, height = _size(body.get("size"))
         as_url = body.get("response_format") == "url"
         data = []
         for number in range(count):
-            png = _png(f"{body.get('prompt', '')}#{number}")
+            png = _png(f"{body.get('prompt', '')}#{number}", width, height)
             data.append({"url": self.demo.keep_image(png)} if as_url
                         else {"b64_json": base64.b64encode(png).decode("ascii")})
-        return {"created": int(time.time()), "data": data}
+        prompt_tokens = len(str(body.get("prompt", ""))) // 4 + 1
+        return {"created": int(time.time()), "data": data,
+                "usage": {"input_tokens": prompt_tokens, "output_tokens": 272 * count,
+                          "total_tokens": prompt_tokens + 272 * count}}
+
+    def _stream(self, record: RequestRecord, body: dict[str, Any], wait: float, headers: dict[str, str],
+                broken: bool) -> None:
+        """The answer as ``chat.completion.chunk`` events, spread over the latency, with SSE
+        comment heartbeats between them; ``broken`` hangs up halfway."""
+        answer = _chat_answer(body)
+        events = _chunks(answer, include_usage=_include_usage(body))
+        record.status, record.responded, record.sent_headers = 200, time.monotonic(), dict(headers)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache")
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        gap = wait / (len(events) + 1)
+        for number, event in enumerate(events):
+            if broken and number == len(events) // 2:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if not self._pause(gap):
+                record.aborted = True
+                return
+            self._chunk(b": keep-alive\n\n" + f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
+            record.chunks += 1
+        self._chunk(b"data: [DONE]\n\n")
+        self._chunk(b"")
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
 
     def _file(self, name: str) -> None:
         record = self.demo.begin("GET", self.path, self.headers, {})
@@ -371,11 +580,11 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             return False
 
-
     def _reply(self, record: RequestRecord, status: int, payload: Any, content_type: str = "application/json",
                headers: dict[str, str] | None = None) -> None:
         record.status = status
         record.responded = time.monotonic()
+        record.sent_headers = dict(headers or {})
         self._send(status, payload, content_type, headers or {})
 
     def _send_json(self, status: int, payload: Any) -> None:
@@ -392,8 +601,163 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def _error(message: str, code: str, kind: str = "invalid_request_error") -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "code": code}}
+class ModelNotFound(Exception):
+    """The model is not one the server serves: 404 ``model_not_found``."""
+
+
+# --- validation ------------------------------------------------------------------------------
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(raw or b"{}")
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _kind(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a decimal", str: "a string", list: "an array",
+            dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _check_int(body: dict[str, Any], key: str, low: int, high: int) -> None:
+    if key not in body:
+        return
+    value = body[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadRequest(f"Invalid type for '{key}': expected an integer, but got {_kind(value)} instead.",
+                         key, "invalid_type")
+    if not low <= value <= high:
+        raise BadRequest(f"Invalid '{key}': integer {value} is out of range ({low}..{high}).", key)
+
+
+def _check_number(body: dict[str, Any], key: str, low: float, high: float) -> None:
+    if key not in body:
+        return
+    value = body[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadRequest(f"Invalid type for '{key}': expected a decimal, but got {_kind(value)} instead.",
+                         key, "invalid_type")
+    if not low <= value <= high:
+        raise BadRequest(f"Invalid '{key}': decimal {value} is out of range ({low}..{high}).", key)
+
+
+def _check_messages(messages: Any) -> list[dict[str, Any]]:
+    """The messages as the real API checks them; returns what each image part decoded to."""
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("Invalid 'messages': expected a non-empty array.", "messages")
+    images: list[dict[str, Any]] = []
+    for number, message in enumerate(messages):
+        where = f"messages[{number}]"
+        if not isinstance(message, dict) or message.get("role") not in ROLES:
+            raise BadRequest(f"Invalid '{where}.role': expected one of {sorted(ROLES)}.", f"{where}.role")
+        content = message.get("content")
+        if isinstance(content, str):
+            continue
+        if not isinstance(content, list) or not content:
+            raise BadRequest(f"Invalid '{where}.content': expected a string or an array of parts.",
+                             f"{where}.content")
+        for index, part in enumerate(content):
+            images.extend(_check_part(part, f"{where}.content[{index}]"))
+    return images
+
+
+def _check_part(part: Any, where: str) -> list[dict[str, Any]]:
+    kind = part.get("type") if isinstance(part, dict) else None
+    if kind == "text" and isinstance(part.get("text"), str):
+        return []
+    if kind != "image_url":
+        raise BadRequest(f"Invalid '{where}': expected a text or image_url part.", where)
+    image = part.get("image_url")
+    url = image.get("url") if isinstance(image, dict) else None
+    if not isinstance(url, str):
+        raise BadRequest(f"Invalid '{where}.image_url.url': expected a string.", f"{where}.image_url.url")
+    if url.startswith(("http://", "https://")):
+        return [{"url": url}]
+    head, _, data = url.partition(",")
+    if not (head.startswith("data:image/") and head.endswith(";base64")):
+        raise BadRequest(f"Invalid '{where}.image_url.url': expected an http(s) URL or a base64 data URL.",
+                         f"{where}.image_url.url", "invalid_image_url")
+    try:
+        content = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise BadRequest("Invalid image data: the base64 does not decode.", f"{where}.image_url.url",
+                         "invalid_image_format") from None
+    _check_image_bytes(content, f"{where}.image_url.url")
+    return [{"mime": head.removeprefix("data:").removesuffix(";base64"), "bytes": len(content),
+             "sha256": hashlib.sha256(content).hexdigest()}]
+
+
+def _check_image_bytes(content: bytes, param: str) -> None:
+    if not content.startswith(IMAGE_MAGIC) and not (content[:4] == b"RIFF" and content[8:12] == b"WEBP"):
+        raise BadRequest("You uploaded an unsupported image. Please make sure your image is a PNG, JPEG, "
+                         "GIF or WEBP.", param, "invalid_image_format")
+
+
+def _check_images_body(body: dict[str, Any]) -> None:
+    prompt = body.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise BadRequest("Invalid 'prompt': expected a non-empty string.", "prompt")
+    if body.get("response_format", "b64_json") not in ("b64_json", "url"):
+        raise BadRequest(f"Invalid value for 'response_format': {body['response_format']!r}. Supported "
+                         "values are: 'url' and 'b64_json'.", "response_format")
+    _size(body.get("size"))
+
+
+def _check_edit_files(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every ``image[]`` (or ``image``) and the ``mask`` part must be a real image file."""
+    for key in ("image[]", "image", "mask"):
+        if key in body and not isinstance(body[key], list):
+            raise BadRequest(f"Invalid '{key}': expected a file upload, got a text field.", key, "invalid_type")
+    files = body.get("image[]", []) + body.get("image", [])
+    if not files:
+        raise BadRequest("Missing required parameter: 'image'.", "image", "missing_required_parameter")
+    found = []
+    for role, items in (("image", files), ("mask", body.get("mask", []))):
+        for name, content in items:
+            _check_image_bytes(content, role)
+            found.append({"role": role, "filename": name, "bytes": len(content),
+                          "sha256": hashlib.sha256(content).hexdigest()})
+    return found
+
+
+def _size(value: Any) -> tuple[int, int]:
+    if value is None or value == "auto":
+        return 64, 64
+    if value not in IMAGE_SIZES:
+        raise BadRequest(f"Invalid value: {value!r}. Supported values are: {', '.join(IMAGE_SIZES)} and 'auto'.",
+                         "size")
+    width, _, height = value.partition("x")
+    return int(width), int(height)
+
+
+def _multipart(content_type: str, raw: bytes) -> dict[str, Any]:
+    """A multipart/form-data body: text fields as values, files as [(filename, bytes)] lists."""
+    if not content_type.startswith("multipart/form-data"):
+        raise BadRequest("images/edits expects a multipart/form-data body.", None, "invalid_content_type")
+    message = BytesParser().parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    if not message.is_multipart():
+        raise BadRequest("The multipart body could not be parsed.", None, "invalid_multipart")
+    body: dict[str, Any] = {}
+    for part in message.get_payload():
+        name = part.get_param("name", header="content-disposition")
+        if not name:
+            raise BadRequest("A multipart part has no name.", None, "invalid_multipart")
+        content = part.get_payload(decode=True) or b""
+        filename = part.get_filename()
+        if filename is not None:
+            body.setdefault(name, []).append((filename, content))
+        else:
+            body[name] = _form_value(name, content.decode("utf-8", "replace"))
+    return body
+
+
+def _form_value(name: str, text: str) -> Any:
+    return int(text) if name == "n" and text.isdigit() else text
+
+
+# --- answers ---------------------------------------------------------------------------------
+def _error(message: str, code: str, kind: str = "invalid_request_error", param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
 _FAULT_BODIES: dict[str, Any] = {
@@ -406,6 +770,8 @@ _FAULT_BODIES: dict[str, Any] = {
                            "server_error"),
     "forbidden": _error("Your organisation has no access to this model.", "forbidden"),
     "bad_request": _error("Invalid value for 'messages'.", "invalid_value"),
+    # LiteLLM's words for a key whose budget is spent (sent as 400, or 422 by some versions).
+    "budget": _error("Budget has been exceeded! Current cost: 10.02, Max budget: 10.0", "400", "budget_exceeded"),
 }
 
 
@@ -415,30 +781,71 @@ def _unauthorized(authorization: str | None) -> dict[str, Any]:
     return _error(f"Incorrect API key provided: {presented or '(none)'}.", "invalid_api_key")
 
 
+def _model_not_found(model: str) -> dict[str, Any]:
+    return _error(f"The model `{model}` does not exist or you do not have access to it.", "model_not_found")
+
+
+def _model(model_id: str) -> dict[str, Any]:
+    return {"id": model_id, "object": "model", "created": 1_700_000_000, "owned_by": "mediaassist-demo"}
+
+
 def _chat_answer(body: dict[str, Any]) -> dict[str, Any]:
     messages = body.get("messages") if isinstance(body.get("messages"), list) else []
-    prompt = next((str(m.get("content", "")) for m in reversed(messages)
+    prompt = next((_text_of(m.get("content")) for m in reversed(messages)
                    if isinstance(m, dict) and m.get("role") == "user"), "")
-    text = f"[{body.get('model')}] {demo_answer(prompt)}"
+    count = int(body.get("n", 1))
+    texts = [f"[{body.get('model')}] {demo_answer(prompt)}" + (f" (choice {i + 1})" if count > 1 else "")
+             for i in range(count)]
+    completion = sum(len(t) // 4 + 1 for t in texts)
     return {
         "id": f"chatcmpl-{random.getrandbits(48):012x}", "object": "chat.completion",
         "created": int(time.time()), "model": body.get("model"),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": len(prompt) // 4 + 1, "completion_tokens": len(text) // 4 + 1,
-                  "total_tokens": (len(prompt) + len(text)) // 4 + 2},
+        "choices": [{"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop",
+                     "logprobs": None} for i, text in enumerate(texts)],
+        "usage": {"prompt_tokens": len(prompt) // 4 + 1, "completion_tokens": completion,
+                  "total_tokens": len(prompt) // 4 + 1 + completion},
     }
 
 
-def _png(seed: str, size: int = 64) -> bytes:
-    """A small gradient PNG whose colours come from the prompt (stdlib only)."""
+def _text_of(content: Any) -> str:
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return str(content or "")
+
+
+def _include_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def _chunks(answer: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
+    """A completion cut into the events a real stream sends: role, content pieces, finish, usage."""
+    base = {"id": answer["id"], "object": "chat.completion.chunk", "created": answer["created"],
+            "model": answer["model"]}
+    events = []
+    for choice in answer["choices"]:
+        index, text = choice["index"], choice["message"]["content"]
+        events.append({**base, "choices": [{"index": index, "delta": {"role": "assistant", "content": ""},
+                                            "finish_reason": None}]})
+        step = max(1, -(-len(text) // STREAM_PIECES))
+        for start in range(0, len(text), step):
+            events.append({**base, "choices": [{"index": index, "delta": {"content": text[start:start + step]},
+                                                "finish_reason": None}]})
+        events.append({**base, "choices": [{"index": index, "delta": {}, "finish_reason": "stop"}]})
+    if include_usage:
+        events.append({**base, "choices": [], "usage": answer["usage"]})
+    return events
+
+
+def _png(seed: str, width: int = 64, height: int = 64) -> bytes:
+    """A banded PNG whose colours come from the prompt (stdlib only, cheap at 1792 px)."""
     r, g, b = hashlib.sha256(seed.encode()).digest()[:3]
-    rows = b"".join(b"\x00" + bytes(v for x in range(size) for v in (r, (g + 3 * y) % 256, (b + 3 * x) % 256))
-                    for y in range(size))
+    rows = b"".join(b"\x00" + bytes((r, (g + 3 * y) % 256, b)) * width for y in range(height))
 
     def chunk(tag: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
 
-    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
 
 
@@ -449,8 +856,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, nargs=2, default=(0.0, 0.0), metavar=("MIN_S", "MAX_S"))
     parser.add_argument("--speed", type=float, default=1.0)
     parser.add_argument("--api-key", default=None, help="require this bearer key (default: accept any)")
+    parser.add_argument("--models", nargs="+", default=None, help="the model ids it serves")
+    parser.add_argument("--concurrency-limit", type=int, default=None,
+                        help="hidden limit: 429 (no header) past this many requests in flight")
     args = parser.parse_args(argv)
     server = DemoOpenAIServer(api_key=args.api_key, latency_s=tuple(args.latency), speed=args.speed,
+                              models=args.models, concurrency_limit=args.concurrency_limit,
                               host=args.host, port=args.port)
     print(server.base_url, flush=True)
     try:

@@ -1,14 +1,22 @@
 """OpenAI-compatible API provider: chat completions and image generations over one httpx client.
 
-One attempt = one logical request. The scheduler's lane limit bounds how many run at once; this
-module adds the quota rules learnt in production:
+One attempt = one logical request. The scheduler's lane limit bounds how many attempts run at
+once; ``Traffic`` bounds what goes to the server, for all of them together:
 
-* 429/503 is the server asking us to slow down. The attempt waits (``Retry-After``, else a
-  growing delay with jitter) and asks again, without counting as a failed attempt. The wait is
-  provider-wide: every attempt checks the same "not before" deadline before each request, while
-  keeping its slot -- more requests into a rate limit only extend it.
-* An exhausted quota or a rejected key fails the task *and pauses the provider*: the rest of the
-  batch would only fail the same way (and burn the retry budget).
+* ``concurrency = "auto"``: an ``AIMDLimiter`` (core/limiter.py) learns the provider's limit from
+  429s, time-outs and latency; it is kept in the store, so restarts and other processes on the
+  same store start from it, and the scheduler claims against it.
+* 429/503 is the server asking us to slow down. ``retry-after-ms`` / ``Retry-After`` are obeyed
+  provider-wide. Without a usable header the window counts as closed: one probe goes first, the
+  others wait for its answer, and the probes are spaced so that a reopened window is found within
+  ~10 % of the wait (``ProbeBackoff``). A 429 that the learned limit explains (more in flight than
+  has ever been served) is our own overshoot: the limit is cut and the request goes again when a
+  slot frees. ``x-ratelimit-remaining-requests`` / ``-reset-requests`` pace the requests before a
+  429 happens; ``x-should-retry: false`` is respected.
+* An exhausted quota or budget, or a rejected key, fails the task *and pauses the provider*: the
+  rest of the batch would only fail the same way (and burn the retry budget).
+* ``stream = true`` answers are read to ``[DONE]`` (any answer sent as ``text/event-stream`` is);
+  a stream that breaks is one failed attempt.
 
 Anything the server says is passed through ``redact`` before it reaches a log or the store.
 """
@@ -18,39 +26,53 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import random
+import json
 import re
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import API_CONCURRENCY_RANGE, ProviderConfig
+from mediaassist.core.config import MAX_CONCURRENCY_RANGE, ProviderConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
+from mediaassist.core.limiter import AIMDLimiter, ProbeBackoff
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.base import TaskContext, TaskResult
+from mediaassist.providers.openai_media import Payload, edit_payload, image_parts, input_entries, json_payload
 
-ENDPOINTS = {"chat": "chat/completions", "images": "images/generations"}
+ENDPOINTS = {"chat": "chat/completions", "images": "images/generations", "images_edit": "images/edits"}
 RATE_LIMIT_STATUSES = frozenset({429, 503})
 LOGIN_STATUSES = frozenset({401, 403})
 BAD_INPUT_STATUSES = frozenset({400, 404, 413, 422})
-# How providers word "the money is gone" (OpenAI, DeepSeek, Anthropic-compatible proxies, CN gateways).
+# How providers word "the money is gone" (OpenAI, DeepSeek, Anthropic-compatible proxies, CN
+# gateways, LiteLLM's budgets).
 QUOTA_MARKERS = (
     "insufficient_quota", "insufficient_balance", "quota_exceeded", "billing_hard_limit",
     "exceeded your current quota", "insufficient balance", "credit balance is too low", "余额不足",
+    "budget_exceeded", "budget has been exceeded", "exceeded budget", "exceeded_budget",
 )
-MAX_RATE_LIMIT_WAITS = 20  # per attempt; then it fails as ``provider`` and the scheduler retries later
-BACKOFF_BASE_S = 2.0  # nominal; doubles per consecutive rate limit of one attempt
-BACKOFF_MAX_S = 60.0
+MAX_RATE_LIMIT_WAITS = 40  # per attempt; then it fails as ``provider`` and the scheduler retries later
+PROBE_BASE_S = 1.0  # nominal; the first probe into a closed window
+BACKOFF_MAX_S = 60.0  # nominal; the most between two probes
 MAX_RETRY_AFTER_S = 3600.0
+PACE_BELOW_REMAINING = 2  # pace once fewer than this many times the limit remain in the window
+LIMIT_SYNC_S = 1.0  # real seconds between reads of the learned limit from the store
+PARTIAL_NOTE_S = 5.0  # nominal; how often a stream's text so far goes to the task log
+PARTIAL_TAIL_CHARS = 160
+CHOICE_SEPARATOR = "\n\n---\n\n"  # between the answers of n > 1
 DETAIL_CHARS = 300
 IMAGE_DOWNLOAD_TRIES = 3  # the image is generated (billed) by then: worth asking its host again
 IMAGE_DOWNLOAD_RETRY_S = 2.0  # nominal; times the try number
 # Above the highest lane limit, so the pool never queues a request the lane already admitted
 # (an image download may briefly hold a second connection).
-POOL_LIMITS = httpx.Limits(max_connections=2 * API_CONCURRENCY_RANGE[1],
-                           max_keepalive_connections=2 * API_CONCURRENCY_RANGE[1])
+POOL_LIMITS = httpx.Limits(max_connections=2 * MAX_CONCURRENCY_RANGE[1],
+                           max_keepalive_connections=2 * MAX_CONCURRENCY_RANGE[1])
+# How a request through the gate ended, for the limiter.
+SERVED, LIMITED, TIMED_OUT, LOST = "served", "limited", "timed_out", "lost"
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:
@@ -68,18 +90,125 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
     return min(MAX_RETRY_AFTER_S, max(0.0, seconds))
 
 
+@dataclass
+class Ticket:
+    """One request let through the gate: what the limiter needs to judge its outcome."""
+
+    in_flight: int  # requests in flight when it was sent, itself included
+    epoch: int
+    probe: bool  # the one request sent into a closed window
+    sent_at: float  # monotonic
+
+
+class Traffic:
+    """Who may send to the provider now, for every attempt of the provider at once: the learned
+    (or fixed) limit, a closed window and its single probe, and the pacing the ``x-ratelimit-*``
+    headers ask for. Deadlines are real seconds: they are the server's wall-clock."""
+
+    def __init__(self, clock: Clock, limiter: AIMDLimiter | None, fixed_limit: int) -> None:
+        self.clock = clock
+        self.limiter = limiter
+        self.fixed_limit = fixed_limit
+        self.in_flight = 0
+        self.probes = 0  # sent so far; for the lane log and the tests
+        self._not_before = 0.0
+        self._next_start = 0.0
+        self._pace_s = 0.0
+        self._closed_at: float | None = None  # a header-less 429 closed the window at this time
+        self._probe_out = False
+        self._changed = asyncio.Event()
+        self._backoff = ProbeBackoff(base_s=clock.real(PROBE_BASE_S), max_s=clock.real(BACKOFF_MAX_S))
+
+    @property
+    def limit(self) -> int:
+        return self.limiter.limit if self.limiter is not None else self.fixed_limit
+
+    async def acquire(self) -> Ticket:
+        while (hold := self._hold()) is not None:
+            changed = self._changed
+            try:
+                async with asyncio.timeout(hold or None):
+                    await changed.wait()
+            except TimeoutError:
+                pass
+        now = self.clock.monotonic()
+        probe = self._closed_at is not None
+        if probe:
+            self._probe_out = True
+            self.probes += 1
+        self.in_flight += 1
+        self._next_start = now + self._pace_s
+        return Ticket(self.in_flight, self.limiter.epoch if self.limiter else 0, probe, now)
+
+    def _hold(self) -> float | None:
+        """None when a request may go now; else seconds to wait (0: until something changes)."""
+        wait = max(self._not_before, self._next_start) - self.clock.monotonic()
+        if wait > 0:
+            return wait
+        if (self._closed_at is not None and self._probe_out) or self.in_flight >= self.limit:
+            return 0.0
+        return None
+
+    def release(self, ticket: Ticket, outcome: str, latency_s: float = 0.0) -> None:
+        self.in_flight -= 1
+        if self.limiter is not None:
+            if outcome == SERVED:
+                self.limiter.on_success(latency_s, ticket.in_flight, ticket.epoch)
+            elif outcome in (LIMITED, TIMED_OUT):
+                self.limiter.on_drop(ticket.in_flight, ticket.epoch)
+        if ticket.probe:
+            self._probe_out = False
+            if outcome == SERVED:
+                self._closed_at = None  # the window is open again: everyone may go
+        self._notify()
+
+    def rate_limited(self, ticket: Ticket, told_s: float | None) -> float:
+        """A 429/503 answered ``ticket``; returns the real seconds it makes the provider wait
+        (0: it was our own overshoot, the cut of the limit is the whole answer)."""
+        now = self.clock.monotonic()
+        overshoot = self.limiter is not None and self.limiter.explains(ticket.in_flight)
+        if told_s is not None:
+            wait = told_s
+        elif overshoot and self._closed_at is None:
+            wait = 0.0
+        else:
+            self._closed_at = self._closed_at if self._closed_at is not None else now
+            wait = self._backoff.delay(now - self._closed_at)
+        self._not_before = max(self._not_before, now + wait)
+        self.release(ticket, LIMITED)
+        return wait
+
+    def pace(self, headers: httpx.Headers) -> None:
+        """Spread the requests the ``x-ratelimit-*`` headers still allow over the time to reset."""
+        remaining = _int_header(headers.get("x-ratelimit-remaining-requests"))
+        reset = parse_duration(headers.get("x-ratelimit-reset-requests"))
+        if remaining is None or reset is None:
+            return
+        if remaining <= 0:
+            self._not_before = max(self._not_before, self.clock.monotonic() + reset)
+        self._pace_s = reset / remaining if 0 < remaining <= PACE_BELOW_REMAINING * self.limit else 0.0
+        self._notify()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+
 class OpenAIProvider:
     def __init__(self, prov: ProviderConfig, clock: Clock) -> None:
         self.prov = prov
         self.clock = clock
         self._client: httpx.AsyncClient | None = None
         self._auth: dict[str, str] = {}
-        self._not_before = 0.0  # monotonic; no request goes to this provider before it
+        self.limiter = AIMDLimiter(max_limit=prov.max_concurrency) if prov.adaptive else None
+        self.traffic = Traffic(clock, self.limiter, prov.concurrency)
+        self._saved_limit: int | None = None
+        self._synced_at = float("-inf")
 
     async def start(self) -> None:
         key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
         self._auth = {"Authorization": f"Bearer {key}"} if key else {}
-        # No client-wide timeout: each request gets one overall deadline in ``_send`` instead.
+        # No client-wide timeout: each request gets its own deadline in ``_request`` instead.
         self._client = httpx.AsyncClient(timeout=None, limits=POOL_LIMITS, follow_redirects=False)
 
     async def close(self) -> None:
@@ -94,25 +223,53 @@ class OpenAIProvider:
             raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
         endpoint = ctx.model.options.get("endpoint", "chat")
         if endpoint not in ENDPOINTS:
-            raise TaskError(ErrorKind.BAD_INPUT, f"endpoint {endpoint!r} is not one of: chat, images", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, f"endpoint {endpoint!r} is not one of: "
+                                                 f"{', '.join(ENDPOINTS)}", retry=False)
         if not ctx.task.prompt.strip():
             raise TaskError(ErrorKind.BAD_INPUT, "the prompt is empty", retry=False)
+        entries = input_entries(ctx.model, ctx.task.inputs_dict)  # unchanged since import, or fails
+        self._sync_limit(ctx)
         try:
-            if endpoint == "images":
-                return await self._images(ctx)
-            return await self._chat(ctx)
+            if endpoint == "chat":
+                return await self._chat(ctx, entries)
+            return await self._images(ctx, endpoint, entries)
         except asyncio.CancelledError:
             # httpx closes the connection of a cancelled request, so nothing is left half-read.
             ctx.log(f"stopped ({ctx.stop_reason or 'cancelled'}); the request in flight was dropped")
             raise
+        finally:
+            self._record_limit(ctx)
+
+    # --- the learned limit, shared through the store ----------------------------------------
+    def _sync_limit(self, ctx: TaskContext) -> None:
+        """Adopt what another process (or an earlier run) learnt; read at most once a second."""
+        if self.limiter is None or self.clock.monotonic() - self._synced_at < LIMIT_SYNC_S:
+            return
+        self._synced_at = self.clock.monotonic()
+        stored = ctx.store.lane_limits().get(self.prov.lane)
+        if stored is not None and stored != self._saved_limit:
+            self.limiter.adopt(stored)
+            self._saved_limit = stored
+
+    def _record_limit(self, ctx: TaskContext) -> None:
+        if self.limiter is None or self.limiter.limit == self._saved_limit:
+            return
+        before, self._saved_limit = self._saved_limit, self.limiter.limit
+        ctx.store.save_lane_limit(self.prov.lane, self.limiter.limit)
+        ctx.logger.info("learned limit %s -> %d (max %d)", before if before is not None else "start",
+                        self.limiter.limit, self.prov.max_concurrency)
 
     # --- endpoints -------------------------------------------------------------------------
-    async def _chat(self, ctx: TaskContext) -> TaskResult:
-        data = await self._call(ctx, "chat", {"messages": self._messages(ctx)})
-        return TaskResult(text=_chat_text(data))
+    async def _chat(self, ctx: TaskContext, entries: list[tuple[str, dict[str, Any]]]) -> TaskResult:
+        parts, files = image_parts(entries)
+        body = self._body(ctx, {"messages": self._messages(ctx, parts)})
+        data = await self._call(ctx, "chat", json_payload(body, files))
+        return TaskResult(text=_chat_text(data), usage=_usage(data))
 
-    async def _images(self, ctx: TaskContext) -> TaskResult:
-        data = await self._call(ctx, "images", {"prompt": ctx.task.prompt})
+    async def _images(self, ctx: TaskContext, endpoint: str, entries: list[tuple[str, dict[str, Any]]]) -> TaskResult:
+        body = self._body(ctx, {"prompt": ctx.task.prompt})
+        payload = edit_payload(body, entries) if endpoint == "images_edit" else json_payload(body, {})
+        data = await self._call(ctx, endpoint, payload)
         items = data.get("data")
         if not isinstance(items, list) or not items:
             raise TaskError(ErrorKind.PROVIDER, "image response has no data[] entries")
@@ -124,15 +281,18 @@ class OpenAIProvider:
             path.write_bytes(content)
             files.append(str(path))
         ctx.log(f"{len(files)} image(s) saved to {out}")
-        return TaskResult(files=files)
+        return TaskResult(files=files, usage=_usage(data))
 
-    def _messages(self, ctx: TaskContext) -> list[dict[str, str]]:
+    def _messages(self, ctx: TaskContext, image_parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         system = ctx.task.system_prompt or ctx.model.options.get("system_prompt")
-        messages = []
+        messages: list[dict[str, Any]] = []
         # Reasoning models answer worse with instructions: they get the user content only.
         if system and not ctx.model.need_empty_prompt:
             messages.append({"role": "system", "content": system})
-        messages.append({"role": "user", "content": ctx.task.prompt})
+        content: Any = ctx.task.prompt
+        if image_parts:
+            content = [{"type": "text", "text": ctx.task.prompt}, *image_parts]
+        messages.append({"role": "user", "content": content})
         return messages
 
     async def _image_bytes(self, ctx: TaskContext, item: Any) -> bytes:
@@ -152,8 +312,8 @@ class OpenAIProvider:
         for attempt in range(1, IMAGE_DOWNLOAD_TRIES + 1):
             try:
                 # No Authorization header: the URL is often a CDN (or redirects to one) that must
-                # never see the key.
-                response = await self._send("GET", url, follow_redirects=True)
+                # never see the key. Nor the API's gate: the file host is not the rate-limited API.
+                response = await self._get(url)
             except TaskError as exc:
                 problem = exc.message
             else:
@@ -167,17 +327,31 @@ class OpenAIProvider:
                                             f"{IMAGE_DOWNLOAD_TRIES} times ({problem}); not retried, so it is "
                                             f"not paid for twice: {redact(url)}", retry=False)
 
+    async def _get(self, url: str) -> httpx.Response:
+        timeout = self.clock.real(self.prov.timeout_s)
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._http().get(url, follow_redirects=True)
+        except (TimeoutError, httpx.TimeoutException):
+            raise TaskError(ErrorKind.TIMEOUT, f"no response within {timeout:.1f} s (timeout_s)") from None
+        except httpx.HTTPError as exc:
+            raise TaskError(ErrorKind.NETWORK, redact(f"{type(exc).__name__}: {exc}")) from None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            raise RuntimeError(f"provider {self.prov.name} used before start()")
+        return self._client
+
     # --- one logical request, with the rate-limit loop --------------------------------------
-    async def _call(self, ctx: TaskContext, endpoint: str, fields: dict[str, Any]) -> dict[str, Any]:
-        body = {**self._params(ctx), "model": ctx.model.options.get("remote_model", ctx.model.name), **fields}
+    def _body(self, ctx: TaskContext, fields: dict[str, Any]) -> dict[str, Any]:
+        return {**self._params(ctx), "model": ctx.model.options.get("remote_model", ctx.model.name), **fields}
+
+    async def _call(self, ctx: TaskContext, endpoint: str, payload: Payload) -> dict[str, Any]:
         url = f"{self.prov.base_url}/{ENDPOINTS[endpoint]}"
-        for wait in range(1, MAX_RATE_LIMIT_WAITS + 1):
-            response = await self._send("POST", url, json=body, headers=self._auth)
-            if response.status_code not in RATE_LIMIT_STATUSES or _says_quota(response):
-                return _parse(response)
-            delay = self._back_off(response, wait)
-            ctx.log(f"HTTP {response.status_code} (rate limited): no request to {self.prov.name} "
-                    f"for {delay:.1f} s")
+        for _wait in range(MAX_RATE_LIMIT_WAITS):
+            answer = await self._request(ctx, url, payload)
+            if answer is not None:
+                return answer
         raise TaskError(ErrorKind.PROVIDER, f"still rate limited after {MAX_RATE_LIMIT_WAITS} waits")
 
     @staticmethod
@@ -187,62 +361,242 @@ class OpenAIProvider:
             raise TaskError(ErrorKind.BAD_INPUT, f"model {ctx.model.name}: defaults must be a table", retry=False)
         return {**defaults, **ctx.task.params_dict}
 
-    async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        if self._client is None:
-            raise RuntimeError(f"provider {self.prov.name} used before start()")
-        await self._wait_turn()
+    async def _request(self, ctx: TaskContext, url: str, payload: Payload) -> dict[str, Any] | None:
+        """One request through the gate: the JSON answer (a stream read to its end), or None after
+        a rate limit (its wait registered with the gate); any other outcome raises TaskError."""
+        ticket = await self.traffic.acquire()
+        outcome, latency = LOST, 0.0
         timeout = self.clock.real(self.prov.timeout_s)
         try:
-            async with asyncio.timeout(timeout):
-                return await self._client.request(method, url, **kwargs)
+            async with asyncio.timeout(timeout) as deadline:
+                async with self._send(url, payload) as response:
+                    latency = self.clock.monotonic() - ticket.sent_at
+                    self.traffic.pace(response.headers)
+                    if not response.is_success:
+                        await response.aread()
+                        if response.status_code in RATE_LIMIT_STATUSES and not _says_quota(response):
+                            outcome = LIMITED
+                            self._rate_limited(ctx, ticket, response)
+                            return None
+                    outcome = SERVED
+                    if not response.is_success:
+                        raise _error_for(response)
+                    if _is_event_stream(response):
+                        return await _read_stream(ctx, response, lambda: deadline.reschedule(
+                            asyncio.get_running_loop().time() + timeout))
+                    await response.aread()
+                    return _parse(response)
         except (TimeoutError, httpx.TimeoutException):
+            outcome = TIMED_OUT if outcome == LOST else outcome
             raise TaskError(ErrorKind.TIMEOUT, f"no response within {timeout:.1f} s (timeout_s)") from None
         except httpx.HTTPError as exc:
             raise TaskError(ErrorKind.NETWORK, redact(f"{type(exc).__name__}: {exc}")) from None
+        finally:
+            if outcome != LIMITED:
+                self.traffic.release(ticket, outcome, latency)
 
-    async def _wait_turn(self) -> None:
-        # Real seconds, not the scaled clock: Retry-After is the server's wall-clock deadline.
-        while (remaining := self._not_before - self.clock.monotonic()) > 0:
-            await asyncio.sleep(remaining)
+    @asynccontextmanager
+    async def _send(self, url: str, payload: Payload) -> AsyncIterator[httpx.Response]:
+        with payload() as send:
+            headers = {**self._auth, **send.pop("headers", {})}
+            async with self._http().stream("POST", url, headers=headers, **send) as response:
+                yield response
 
-    def _back_off(self, response: httpx.Response, wait: int) -> float:
-        """Push the provider-wide deadline out; returns this wait in real seconds."""
-        delay = parse_retry_after(response.headers.get("retry-after"), self.clock.now())
-        if delay is None:
-            nominal = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** (wait - 1)) * random.uniform(0.8, 1.2)
-            delay = self.clock.real(nominal)
-        self._not_before = max(self._not_before, self.clock.monotonic() + delay)
-        return delay
+    def _rate_limited(self, ctx: TaskContext, ticket: Ticket, response: httpx.Response) -> None:
+        told = told_delay(response.headers, self.clock.now())
+        wait = self.traffic.rate_limited(ticket, told)
+        status = response.status_code
+        if _should_not_retry(response):
+            raise TaskError(ErrorKind.PROVIDER, f"HTTP {status} and the server says not to retry "
+                                                f"(x-should-retry: false): {_error_detail(response)}", retry=False)
+        if told is not None:
+            ctx.log(f"HTTP {status} (rate limited): the server asks for {wait:.1f} s; "
+                    f"no request to {self.prov.name} before then")
+        elif wait == 0:
+            ctx.log(f"HTTP {status} at {ticket.in_flight} in flight: over the provider's limit; learned "
+                    f"limit now {self.traffic.limit}, sent again when a slot frees")
+        else:
+            ctx.log(f"HTTP {status} (rate limited, no usable header): one probe to {self.prov.name} "
+                    f"in {wait:.1f} s, the other requests wait for its answer")
+
+
+# --- streams ---------------------------------------------------------------------------------
+def _is_event_stream(response: httpx.Response) -> bool:
+    return response.headers.get("content-type", "").split(";")[0].strip() == "text/event-stream"
+
+
+async def _read_stream(ctx: TaskContext, response: httpx.Response, keep_alive: Callable[[], None]) -> dict[str, Any]:
+    """Read a chat completion's SSE stream to ``[DONE]``; the answer as one completion object.
+
+    Every line (heartbeat comments too) pushes the idle deadline out. The text so far goes to
+    the task log now and then, so the detail pane shows a long answer growing."""
+    chat = StreamedChat()
+    next_note = ctx.clock.monotonic() + ctx.clock.real(PARTIAL_NOTE_S)
+    try:
+        async for line in response.aiter_lines():
+            keep_alive()
+            if chat.feed(line):
+                break
+            if ctx.clock.monotonic() >= next_note and chat.chars:
+                next_note = ctx.clock.monotonic() + ctx.clock.real(PARTIAL_NOTE_S)
+                ctx.log(f"receiving: {chat.chars} characters so far: …{chat.tail(PARTIAL_TAIL_CHARS)}")
+    except httpx.TransportError as exc:
+        raise TaskError(ErrorKind.PROVIDER, f"the stream broke after {chat.chars} characters "
+                                            f"({type(exc).__name__})") from None
+    if not chat.done:
+        raise TaskError(ErrorKind.PROVIDER, f"the stream ended without [DONE] after {chat.chars} characters")
+    ctx.log(f"stream read to the end: {chat.chars} characters")
+    return chat.completion()
+
+
+@dataclass
+class StreamedChat:
+    """The ``chat.completion.chunk`` events of one stream, put back together."""
+
+    parts: dict[int, list[str]] = field(default_factory=dict)
+    finish: dict[int, str | None] = field(default_factory=dict)
+    usage: dict[str, Any] | None = None
+    chars: int = 0
+    done: bool = False
+
+    def feed(self, line: str) -> bool:
+        """One SSE line; True at ``data: [DONE]``."""
+        if not line.startswith("data:"):
+            return False  # blank separators, ": heartbeat" comments, event:/id: fields
+        payload = line.removeprefix("data:").strip()
+        if payload == "[DONE]":
+            self.done = True
+            return True
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            raise TaskError(ErrorKind.PROVIDER, f"stream event is not JSON: {_snippet(payload)}") from None
+        if isinstance(event, dict) and "error" in event:
+            raise _stream_error(event)
+        self._add(event)
+        return False
+
+    def _add(self, event: Any) -> None:
+        if not isinstance(event, dict):
+            return
+        if isinstance(event.get("usage"), dict):
+            self.usage = event["usage"]
+        for choice in event.get("choices") or []:
+            if not isinstance(choice, dict):
+                continue
+            index = int(choice.get("index", 0))
+            delta = choice.get("delta") or {}
+            text = delta.get("content") if isinstance(delta, dict) else None
+            if isinstance(text, str):
+                self.parts.setdefault(index, []).append(text)
+                self.chars += len(text)
+            if choice.get("finish_reason"):
+                self.finish[index] = choice["finish_reason"]
+
+    def tail(self, chars: int) -> str:
+        text = "".join(self.parts.get(min(self.parts, default=0), []))
+        return re.sub(r"\s+", " ", text[-chars:])
+
+    def completion(self) -> dict[str, Any]:
+        choices = [{"index": i, "message": {"role": "assistant", "content": "".join(self.parts.get(i, []))},
+                    "finish_reason": self.finish.get(i)} for i in sorted(set(self.parts) | set(self.finish))]
+        return {"object": "chat.completion", "choices": choices, "usage": self.usage}
+
+
+def _stream_error(event: dict[str, Any]) -> TaskError:
+    error = event.get("error")
+    detail = _snippet(str(error.get("message") or error) if isinstance(error, dict) else str(error))
+    if any(marker in json.dumps(event).lower() for marker in QUOTA_MARKERS):
+        return TaskError(ErrorKind.QUOTA, f"stream error: {detail}", pause_lane=f"quota exhausted: {detail}")
+    return TaskError(ErrorKind.PROVIDER, f"stream error: {detail}")
+
+
+# --- headers ---------------------------------------------------------------------------------
+def told_delay(headers: httpx.Headers, now: float) -> float | None:
+    """The wait a rate-limited answer asks for: ``retry-after-ms``, else ``Retry-After``."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return min(MAX_RETRY_AFTER_S, max(0.0, float(millis) / 1000.0))
+        except ValueError:
+            pass
+    return parse_retry_after(headers.get("retry-after"), now)
+
+
+def parse_duration(value: str | None) -> float | None:
+    """``x-ratelimit-reset-*`` values: ``"1s"``, ``"6m0s"``, ``"20ms"``, ``"1h2m3.5s"`` or bare seconds."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    parts = _DURATION_PART.findall(value)
+    if not parts or "".join(n + u for n, u in parts) != value:
+        return None
+    return sum(float(number) * _DURATION_UNITS[unit] for number, unit in parts)
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _int_header(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _should_not_retry(response: httpx.Response) -> bool:
+    return response.headers.get("x-should-retry", "").strip().lower() == "false"
 
 
 # --- reading responses ----------------------------------------------------------------------
 def _parse(response: httpx.Response) -> dict[str, Any]:
     """The JSON body of a success; every other outcome becomes the TaskError that names it."""
     status = response.status_code
-    if 200 <= status < 300:
-        try:
-            data = response.json()
-        except ValueError:
-            raise TaskError(ErrorKind.PROVIDER, f"HTTP {status} but the body is not JSON: "
-                                                f"{_snippet(response.text)}") from None
-        if not isinstance(data, dict):
-            raise TaskError(ErrorKind.PROVIDER, f"HTTP {status} but the body is not a JSON object")
-        return data
+    if not 200 <= status < 300:
+        raise _error_for(response)
+    try:
+        data = response.json()
+    except ValueError:
+        raise TaskError(ErrorKind.PROVIDER, f"HTTP {status} but the body is not JSON: "
+                                            f"{_snippet(response.text)}") from None
+    if not isinstance(data, dict):
+        raise TaskError(ErrorKind.PROVIDER, f"HTTP {status} but the body is not a JSON object")
+    return data
+
+
+def _error_for(response: httpx.Response) -> TaskError:
+    error = _classify_error(response)
+    if _should_not_retry(response):
+        error.retry = False
+    return error
+
+
+def _classify_error(response: httpx.Response) -> TaskError:
+    status = response.status_code
     detail = _error_detail(response)
     if status == 402 or _says_quota(response):
-        raise TaskError(ErrorKind.QUOTA, f"HTTP {status}: {detail}", pause_lane=f"quota exhausted: {detail}")
+        return TaskError(ErrorKind.QUOTA, f"HTTP {status}: {detail}", pause_lane=f"quota exhausted: {detail}")
     if status in LOGIN_STATUSES:
-        raise TaskError(ErrorKind.LOGIN, f"HTTP {status}, API key rejected: {detail}",
-                        pause_lane=f"API key rejected (HTTP {status}): {detail}")
+        return TaskError(ErrorKind.LOGIN, f"HTTP {status}, API key rejected: {detail}",
+                         pause_lane=f"API key rejected (HTTP {status}): {detail}")
     if status in BAD_INPUT_STATUSES:
-        raise TaskError(ErrorKind.BAD_INPUT, f"HTTP {status}: {detail}", retry=False)
+        return TaskError(ErrorKind.BAD_INPUT, f"HTTP {status}: {detail}", retry=False)
     if status == 408:
-        raise TaskError(ErrorKind.TIMEOUT, f"HTTP 408: {detail}")
-    raise TaskError(ErrorKind.PROVIDER, f"HTTP {status}: {detail}")
+        return TaskError(ErrorKind.TIMEOUT, f"HTTP 408: {detail}")
+    return TaskError(ErrorKind.PROVIDER, f"HTTP {status}: {detail}")
+
+
+# Statuses whose body may say "out of money" (LiteLLM sends budget errors as 400 or 422).
+QUOTA_STATUSES = RATE_LIMIT_STATUSES | LOGIN_STATUSES | frozenset({400, 422})
 
 
 def _says_quota(response: httpx.Response) -> bool:
-    if response.status_code not in RATE_LIMIT_STATUSES | LOGIN_STATUSES:
+    if response.status_code not in QUOTA_STATUSES:
         return False
     text = response.text.lower()
     return any(marker in text for marker in QUOTA_MARKERS)
@@ -268,8 +622,16 @@ def _snippet(text: str) -> str:
 
 
 def _chat_text(data: dict[str, Any]) -> str:
+    """Every choice's text (n > 1 was paid for in full), in index order, joined."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise TaskError(ErrorKind.PROVIDER, "response has no choices[0].message.content")
+    ordered = sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0)
+    return CHOICE_SEPARATOR.join(_choice_text(choice) for choice in ordered)
+
+
+def _choice_text(choice: Any) -> str:
     try:
-        choice = data["choices"][0]
         content = choice["message"]["content"]
     except (KeyError, IndexError, TypeError):
         raise TaskError(ErrorKind.PROVIDER, "response has no choices[0].message.content") from None
@@ -279,6 +641,15 @@ def _chat_text(data: dict[str, Any]) -> str:
         reason = choice.get("finish_reason") if isinstance(choice, dict) else None
         raise TaskError(ErrorKind.PROVIDER, f"empty answer (finish_reason={reason})")
     return content
+
+
+def _usage(data: dict[str, Any]) -> dict[str, int] | None:
+    """The token counts of the answer (top-level integers of ``usage``), if the server sent any."""
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    counts = {k: v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return counts or None
 
 
 _MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8\xff", ".jpg"), (b"GIF8", ".gif"))

@@ -90,7 +90,7 @@ def lane_gauge(lane: Lane, snap: Snapshot) -> LaneGauge:
     else:
         done = snap.by_route[(lane.route, "success")]
         failed = snap.by_route[(lane.route, "failed")]
-    return LaneGauge(running=len(lane.active), limit=lane.limit,
+    return LaneGauge(running=len(lane.active), limit=lane.current_limit(),
                      pending=snap.by_route[(lane.route, "pending")], done=done, failed=failed)
 
 

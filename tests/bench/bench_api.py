@@ -1,6 +1,8 @@
-"""API-lane benchmark: 1,000 chat tasks through the real scheduler and httpx to the demo server.
+"""API-lane benchmark: 1,000 chat tasks through the real scheduler and httpx to the demo server,
+then a hidden-limit run: fixed gates against ``concurrency = "auto"``.
 
     .venv/bin/python tests/bench/bench_api.py [--tasks 1000] [--latencies 0 0.2] [--concurrency 3 5]
+                                              [--hidden-limit 4] [--hidden-latency 0.4] [--hidden-tasks 300]
 
 The demo OpenAI server runs in its own process (only the client's CPU is counted) and every
 configuration runs in a fresh child process (so peak RSS is that run's own). For each latency
@@ -8,6 +10,11 @@ and concurrency it prints tasks/s, the ratio to the ideal ``concurrency / latenc
 seconds per task, peak RSS and the server's in-flight maximum. A baseline measured in the same
 run -- the same scheduler and store on the sleep-only simulated provider with zero service time
 -- is the ceiling the zero-latency rows are compared with.
+
+The hidden-limit part restarts the server so that it answers 429 (no header at all, as LiteLLM
+does) past ``--hidden-limit`` requests in flight, and runs the same batch with fixed 3, fixed 5
+and auto: throughput / (hidden limit / latency), 429s as a share of requests, makespan and the
+limit auto learnt.
 """
 
 from __future__ import annotations
@@ -36,18 +43,22 @@ BENCH_KEY = "sk-bench-not-a-real-key"
 ROUTE = "api:bench"
 
 
-def _config(base_url: str | None, concurrency: int) -> AppConfig:
+def _config(base_url: str | None, concurrency: str) -> AppConfig:
+    """``concurrency``: a number, or ``auto:<max_concurrency>``."""
     if base_url is None:  # baseline: scheduler + store only
-        provider = ProviderConfig(name="bench", kind="api", type="simulated", concurrency=concurrency,
+        provider = ProviderConfig(name="bench", kind="api", type="simulated", concurrency=int(concurrency),
                                   min_duration_s=0.0, max_duration_s=0.0)
+    elif concurrency.startswith("auto:"):
+        provider = ProviderConfig(name="bench", kind="api", type="openai", base_url=base_url, api_key=BENCH_KEY,
+                                  adaptive=True, max_concurrency=int(concurrency.removeprefix("auto:")))
     else:
         provider = ProviderConfig(name="bench", kind="api", type="openai", base_url=base_url,
-                                  api_key=BENCH_KEY, concurrency=concurrency)
+                                  api_key=BENCH_KEY, concurrency=int(concurrency))
     model = ModelConfig(name="writer", kind="api", provider="bench", options={"endpoint": "chat"})
     return AppConfig(providers=[provider], models=[model])
 
 
-async def _run_child(base_url: str | None, concurrency: int, count: int) -> dict[str, Any]:
+async def _run_child(base_url: str | None, concurrency: str, count: int) -> dict[str, Any]:
     data_dir = Path(tempfile.mkdtemp(prefix="bench-api-"))
     store = Store(data_dir / "mediaassist.sqlite3")
     store.enqueue("bench", [NewTask(model="writer", model_kind="api", route=ROUTE, prompt=f"slogan {n}")
@@ -70,8 +81,9 @@ async def _run_child(base_url: str | None, concurrency: int, count: int) -> dict
     await all_done.wait()
     elapsed, cpu = time.perf_counter() - t0, sum(proc.cpu_times()[:2]) - cpu0
     await sched.stop()
+    learned = store.lane_limits().get(ROUTE)
     store.close()
-    return {"elapsed_s": elapsed, "cpu_s": cpu, **finished,
+    return {"elapsed_s": elapsed, "cpu_s": cpu, **finished, "learned_limit": learned,
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -80,16 +92,17 @@ def _child(args: argparse.Namespace) -> None:
     print(json.dumps(asyncio.run(_run_child(base_url, args.child_concurrency, args.tasks))))
 
 
-def _measure(url: str, concurrency: int, count: int) -> dict[str, Any]:
+def _measure(url: str, concurrency: int | str, count: int) -> dict[str, Any]:
     out = subprocess.run([sys.executable, __file__, "--child", "--url", url, "--child-concurrency",
                           str(concurrency), "--tasks", str(count)],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _start_server() -> tuple[subprocess.Popen[str], str]:
+def _start_server(*extra: str) -> tuple[subprocess.Popen[str], str]:
     server = subprocess.Popen([sys.executable, "-m", "mediaassist.demo_servers.openai_server", "--port", "0",
-                               "--api-key", BENCH_KEY], stdout=subprocess.PIPE, text=True)
+                               "--api-key", BENCH_KEY, "--models", "writer", *extra], stdout=subprocess.PIPE,
+                              text=True)
     assert server.stdout is not None
     return server, server.stdout.readline().strip()
 
@@ -111,11 +124,21 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[3, 5])
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
-    parser.add_argument("--child-concurrency", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-concurrency", help=argparse.SUPPRESS)
+    parser.add_argument("--hidden-limit", type=int, default=4)
+    parser.add_argument("--hidden-latency", type=float, default=0.4)
+    parser.add_argument("--hidden-tasks", type=int, default=300)
+    parser.add_argument("--skip-plain", action="store_true", help="only the hidden-limit part")
     args = parser.parse_args()
     if args.child:
         return _child(args)
 
+    if not args.skip_plain:
+        _plain(args)
+    _hidden_limit(args)
+
+
+def _plain(args: argparse.Namespace) -> None:
     server, base_url = _start_server()
     root = base_url.removesuffix("/v1")
     try:
@@ -133,6 +156,36 @@ def main() -> None:
                 stats = httpx.get(f"{root}/_demo/stats", timeout=30).json()
                 print(_row(f"{latency * 1000:.0f} ms", latency, concurrency, result, base_rate,
                            stats["max_in_flight"]), flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+HIDDEN_RUNS = ("3", "5", "auto:5", "auto:20")
+
+
+def _hidden_limit(args: argparse.Namespace) -> None:
+    latency = args.hidden_latency
+    server, base_url = _start_server("--concurrency-limit", str(args.hidden_limit),
+                                     "--latency", str(latency), str(latency))
+    root = base_url.removesuffix("/v1")
+    ideal = args.hidden_limit / latency
+    try:
+        print(f"\nhidden limit {args.hidden_limit} (429 without any header past it), {latency * 1000:.0f} ms "
+              f"latency, {args.hidden_tasks} tasks; ideal {ideal:.1f} tasks/s")
+        print(f"{'concurrency':<12} {'tasks/s':>8} {'vs ideal':>9} {'429 share':>10} {'makespan s':>11} "
+              f"{'learned':>8} {'max':>4} {'failed':>6}")
+        for concurrency in HIDDEN_RUNS:
+            httpx.post(f"{root}/_demo/reset", timeout=10)
+            result = _measure(base_url, concurrency, args.hidden_tasks)
+            requests = httpx.get(f"{root}/_demo/stats", timeout=30).json()["requests"]
+            api = [r for r in requests if r["path"].startswith("/v1/")]
+            share = sum(r["status"] == 429 for r in api) / max(1, len(api))
+            rate = (result["success"] + result["failed"]) / result["elapsed_s"]
+            label = concurrency.replace("auto:", "auto, max ") if concurrency.startswith("auto") else f"fixed {concurrency}"
+            learned = result["learned_limit"] if result["learned_limit"] is not None else "-"
+            print(f"{label:<12} {rate:>8.2f} {rate / ideal:>9.1%} {share:>10.1%} {result['elapsed_s']:>11.1f} "
+                  f"{learned!s:>8} {max(r['in_flight'] for r in api):>4} {result['failed']:>6}", flush=True)
     finally:
         server.terminate()
         server.wait(timeout=10)
