@@ -56,10 +56,12 @@ def _derive_missing_ids(report: ImportReport) -> None:
     duplicating it -- while the same prompts sent to another model are new tasks."""
     content = report.source.read_bytes()
     stem = "".join(c for c in report.source.stem if c.isalnum() or c in "-_")[:24] or "task"
+    digests: dict[str, str] = {}  # per model: hashing the whole file per row is quadratic
     for position, task in enumerate(report.tasks, start=1):
         if not task.task_id:
-            digest = hashlib.sha1(content + b"\0" + task.model.encode()).hexdigest()[:10]
-            task.task_id = f"{stem}-{digest}-{position:05d}"
+            if task.model not in digests:
+                digests[task.model] = hashlib.sha1(content + b"\0" + task.model.encode()).hexdigest()[:10]
+            task.task_id = f"{stem}-{digests[task.model]}-{position:05d}"
 
 
 class Runtime:

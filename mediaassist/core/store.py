@@ -461,7 +461,8 @@ class Store:
     def missing(self, task_ids: Iterable[str]) -> list[str]:
         """The ids among ``task_ids`` that no task has."""
         ids = list(task_ids)
-        return [i for i in ids if i not in self._existing_ids(ids)]
+        existing = self._existing_ids(ids)  # once: asking per id made a 10k-row preview take minutes
+        return [i for i in ids if i not in existing]
 
     def delete(self, task_ids: Iterable[str]) -> int:
         """Delete finished tasks (with their results and logs). A pending or running task is
