@@ -232,12 +232,14 @@ class Store:
         return self._now()
 
     # --- enqueue ---------------------------------------------------------------------------
-    def enqueue(self, batch_id: str, tasks: Sequence[NewTask]) -> tuple[list[str], list[str]]:
+    def enqueue(self, batch_id: str, tasks: Sequence[NewTask],
+                created_at: float | None = None) -> tuple[list[str], list[str]]:
         """Insert tasks; ids already in the store are skipped, never duplicated.
 
-        Returns (inserted ids, skipped ids).
+        ``created_at``: one batch enqueued in several steps keeps one creation time (the window
+        groups batches by it). Returns (inserted ids, skipped ids).
         """
-        now = self.now()
+        now = self.now() if created_at is None else created_at
         rows = []
         for item in tasks:
             rows.append({
