@@ -8,9 +8,11 @@ shared queue). Hot paths build the query with peewee and read the raw cursor
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -246,6 +248,26 @@ class Queries:
         tasks = {t.task_id: t for t in Task.select().where(Task.task_id.in_(ids))}
         results = {r.task_id: r for r in Result.select().where(Result.task_id.in_(ids))}
         return [(tasks[i], results.get(i)) for i in ids if i in tasks]
+
+
+class OffLoopReader:
+    """Runs reads in one worker thread with its own connection, so big ones (every row key of
+    a 200k-row store, the counts' GROUP BY) never hold up the loop. The database driver
+    releases the GIL while it works; the Python part is what remains on the loop's clock.
+
+    peewee keeps one connection per thread: this thread's opens on first use, closes in
+    ``close``. Reads see committed data only -- what the loop's writes committed before."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-reads")
+
+    async def run(self, read: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, read, *args)
+
+    def close(self) -> None:
+        self._pool.submit(self.store.db.close)  # this thread's connection, not the loop's
+        self._pool.shutdown(wait=True)
 
 
 def _task_row(values: Sequence[Any]) -> TaskRow:

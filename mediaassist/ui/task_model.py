@@ -11,6 +11,7 @@ inserts/removes/reorders rows in place.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QColor
 
-from mediaassist.core.queries import Queries, TaskFilter, TaskOrder, TaskRow
+from mediaassist.core.queries import OffLoopReader, Queries, TaskFilter, TaskOrder, TaskRow
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
 from mediaassist.ui.i18n import tr
@@ -29,6 +30,7 @@ from mediaassist.ui.marks import kind_badge, state_icon, video_icon
 from mediaassist.ui.thumbnails import ThumbnailCache, is_image, is_video
 
 Index = QModelIndex | QPersistentModelIndex
+Changes = list[tuple[int, float]]
 
 PAGE = 200  # rows fetched per query when the view scrolls onto uncached rows
 CACHE_LIMIT = 5000  # cached rows before the cache is dropped (the view only needs a screenful)
@@ -121,6 +123,9 @@ class TaskTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.store = store
         self.queries = Queries(store)
+        self.reader = OffLoopReader(store)
+        self._reading: asyncio.Future[None] | None = None
+        self._generation = 0  # bumped by every row-set change made on the loop
         self.filter = TaskFilter()
         self.order = TaskOrder()
         self.thumbnails = ThumbnailCache(THUMB, self)
@@ -138,7 +143,7 @@ class TaskTableModel(QAbstractTableModel):
         self._known_totals = (0, 0)
         self._timer = QTimer(self)
         self._timer.setInterval(FLUSH_MS)
-        self._timer.timeout.connect(self.flush)
+        self._timer.timeout.connect(self._tick)
         self.reload()
 
     # --- Qt model API ------------------------------------------------------------------------
@@ -191,7 +196,10 @@ class TaskTableModel(QAbstractTableModel):
 
     def stop(self) -> None:
         self._timer.stop()
+        if self._reading is not None:
+            self._reading.cancel()
         self.thumbnails.close()
+        self.reader.close()
 
     def set_filter(self, task_filter: TaskFilter) -> None:
         """A new filter is an operator action: one reset, then updates go back to in-place."""
@@ -201,6 +209,7 @@ class TaskTableModel(QAbstractTableModel):
         self.reload()
 
     def reload(self) -> None:
+        self._generation += 1
         self.beginResetModel()
         self._cache.clear()
         self._ids = self._query_ids()
@@ -263,15 +272,53 @@ class TaskTableModel(QAbstractTableModel):
 
     # --- updates -----------------------------------------------------------------------------
     def flush(self) -> None:
-        """One coalescing tick: row-set changes, then contents, then the running clocks."""
+        """One coalescing tick, all on the loop (after an operator action: shown at once)."""
         now = time.time()
         if now - self._last_sweep >= SWEEP_S:
-            self._sweep()
             self._last_sweep = now
-        if self._membership_dirty and self._moves_rows() and now - self._last_membership >= MEMBERSHIP_S:
-            self._membership_dirty = False
+            self._apply_sweep(self.queries.changed_since(self._watermark), self.queries.totals())
+        if self._wants_ids(now):
             self._last_membership = now
+            self._membership_dirty = False
             self._apply_ids(self._query_ids())
+        self._flush_contents(now)
+
+    def _tick(self) -> None:
+        """The timer's tick: the big reads (change sweep, row keys) run off the loop."""
+        if self._reading is None or self._reading.done():
+            self._reading = asyncio.ensure_future(self._tick_off_loop())
+
+    async def _tick_off_loop(self) -> None:
+        now = time.time()
+        sweep = now - self._last_sweep >= SWEEP_S
+        want_ids = self._wants_ids(now)
+        if sweep or want_ids:
+            if sweep:
+                self._last_sweep = now
+            if want_ids:
+                self._last_membership = now
+                self._membership_dirty = False
+            generation, shown = self._generation, (self.filter, self.order)
+            changed, totals, ids = await self.reader.run(
+                self._read_changes, sweep, want_ids, self._watermark, self._known_totals, shown)
+            if sweep:
+                self._apply_sweep(changed, totals)
+            if ids is not None and generation == self._generation and shown == (self.filter, self.order):
+                self._apply_ids(ids)
+        self._flush_contents(time.time())
+
+    def _read_changes(self, sweep: bool, want_ids: bool, watermark: float, known_totals: tuple[int, int],
+                      shown: tuple[TaskFilter, TaskOrder]) -> tuple[Changes, tuple[int, int], list[int] | None]:
+        """Worker thread: what changed, the totals, and the row keys when they may have moved."""
+        changed = self.queries.changed_since(watermark) if sweep else []
+        totals = self.queries.totals() if sweep else known_totals
+        moved = want_ids or totals != known_totals
+        return changed, totals, self.queries.seqs(*shown) if moved else None
+
+    def _wants_ids(self, now: float) -> bool:
+        return self._membership_dirty and self._moves_rows() and now - self._last_membership >= MEMBERSHIP_S
+
+    def _flush_contents(self, now: float) -> None:
         self._flush_dirty()
         if now - self._last_tick >= 1.0 and self._ids:
             self._last_tick = now
@@ -284,13 +331,11 @@ class TaskTableModel(QAbstractTableModel):
             c.volatile for c in COLUMNS if c.sort_key == self.order.key)
         return self.filter.volatile or sort_volatile or self._last_membership == 0.0
 
-    def _sweep(self) -> None:
+    def _apply_sweep(self, changed: Changes, totals: tuple[int, int]) -> None:
         """Changes no scheduler event reported: heartbeats, the CLI or another machine."""
-        changed = self.queries.changed_since(self._watermark)
         if changed:
             self._watermark = max(u for _, u in changed) - 0.5  # clocks of writers are not ordered
             self.mark_dirty(seq for seq, _ in changed)
-        totals = self.queries.totals()
         if totals != self._known_totals:
             self._known_totals = totals
             self.refresh_membership()
@@ -299,9 +344,14 @@ class TaskTableModel(QAbstractTableModel):
         if not self._dirty:
             return
         dirty, self._dirty = self._dirty, set()
+        last_col = len(COLUMNS) - 1
+        if len(dirty) > CACHE_LIMIT:  # an import or a bulk action: cheaper to repaint it all
+            self._cache.clear()
+            if self._ids:
+                self.dataChanged.emit(self.index(0, 0), self.index(len(self._ids) - 1, last_col))
+            return
         for seq in dirty:
             self._cache.pop(seq, None)
-        last_col = len(COLUMNS) - 1
         for first, last in row_ranges(self.rows_of(dirty)):
             self.dataChanged.emit(self.index(first, 0), self.index(last, last_col))
 
@@ -316,7 +366,10 @@ class TaskTableModel(QAbstractTableModel):
         """Turn the current row list into ``new`` with removes, a reorder and inserts -- no reset."""
         if new == self._ids:
             return
+        self._generation += 1
         self._row_of = None
+        if self._added_at_an_end(new):
+            return
         new_set = set(new)
         gone = [i for i, seq in enumerate(self._ids) if seq not in new_set]
         for first, last in reversed(row_ranges(gone)):
@@ -340,6 +393,23 @@ class TaskTableModel(QAbstractTableModel):
             self.endInsertRows()
             i = j
         self._row_of = None
+
+    def _added_at_an_end(self, new: list[int]) -> bool:
+        """The common case of an import: new rows before (newest batch first) or after all the
+        old ones. List slices compare in C, so 200k rows cost ~1 ms instead of a Python walk."""
+        old, added = len(self._ids), len(new) - len(self._ids)
+        if added <= 0:
+            return False
+        if new[added:] == self._ids:
+            first, rows = 0, new[:added]
+        elif new[:old] == self._ids:
+            first, rows = old, new[old:]
+        else:
+            return False
+        self.beginInsertRows(QModelIndex(), first, first + added - 1)
+        self._ids[first:first] = rows
+        self.endInsertRows()
+        return True
 
     def _reorder(self, target: list[int]) -> None:
         self.layoutAboutToBeChanged.emit()
