@@ -272,7 +272,7 @@ class OffLoopReader:
 
 def _task_row(values: Sequence[Any]) -> TaskRow:
     *head, files = values
-    return TaskRow(*head, files=tuple(json.loads(files)) if files else ())
+    return TaskRow(*head, tuple(json.loads(files)) if files else ())
 
 
 def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, QPoint, QSettings, QSize, Qt, QTimer
+from PySide6.QtCore import QItemSelectionModel, QPoint, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLineEdit,
                                QMainWindow, QMenu, QMessageBox, QSplitter, QTableView, QTabWidget, QToolBar,
@@ -38,7 +38,7 @@ from mediaassist.ui.panels import BatchList, QueuePanel
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
 from mediaassist.ui.task_actions import ACTION_SHORTCUTS, TaskActions, action_label
-from mediaassist.ui.task_model import COLUMNS, THUMB, TaskFilter, TaskTableModel, column_label, row_ranges
+from mediaassist.ui.task_model import COLUMNS, THUMB, TaskFilter, TaskTableModel, column_label
 from mediaassist.ui.tray import Tray
 
 FILTER_DELAY_MS = 300
@@ -85,7 +85,7 @@ class MainWindow(QMainWindow):
             controller.notice.connect(self.tray.notify)
         for controller in (self.tasks, self.importer, self.lanes):
             controller.message.connect(self._message)
-        self.tasks.acted.connect(self._keep_selection)
+        self.tasks.changed.connect(self.stats.refresh)
         self.importer.imported.connect(lambda _batch, _n: self._rows_added())
         self.lanes.changed.connect(self.stats.refresh)
         self.stats.refreshed.connect(self._show_stats)
@@ -334,17 +334,6 @@ class MainWindow(QMainWindow):
     def selected_tasks(self) -> list[tuple[str, str]]:
         return self.tasks.selected_tasks()
 
-    def _keep_selection(self, seqs: list[int]) -> None:
-        """After an action the rows it touched stay selected wherever the view moved them (a
-        filtered view re-sorts and drops rows; the ones still shown keep their selection)."""
-        selection = QItemSelection()
-        last = self.model.columnCount() - 1
-        for first, end in row_ranges(self.model.rows_of(seqs)):
-            selection.select(self.model.index(first, 0), self.model.index(end, last))
-        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect
-        self.table.selectionModel().select(selection, flags)
-        self._update_selection_actions()
-
     def _update_selection_actions(self) -> None:
         offered, seqs = self.tasks.offered()
         for action, qaction in self.task_actions.items():
@@ -414,7 +403,7 @@ class MainWindow(QMainWindow):
         box.finished.connect(box.deleteLater)
         box.open()
 
-    def _confirm(self, text: str, then: Callable[[], None]) -> None:
+    def _confirm(self, text: str, then: Callable[[], object]) -> None:
         if not self.confirm_destructive:
             then()
             return
