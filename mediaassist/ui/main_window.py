@@ -530,7 +530,7 @@ class MainWindow(QMainWindow):
         self._message(tr("Export failed"), str(exc))
 
     def open_settings(self) -> None:
-        dialog = SettingsDialog(self.scheduler, self.settings, str(self.rt.data_dir), self)
+        dialog = SettingsDialog(self.scheduler, self.settings, str(self.rt.data_dir), self.rt.options.demo, self)
         dialog.applied.connect(lambda _edits: self._settings_applied())
         dialog.finished.connect(lambda _r: setattr(self, "settings_dialog", None))
         self.settings_dialog = dialog
