@@ -29,12 +29,14 @@ from mediaassist.ui.accounts import AccountsPanel
 from mediaassist.ui.actions import TaskAction, actions_for, applies
 from mediaassist.ui.detail import DetailPane
 from mediaassist.ui.export import export_tasks
+from mediaassist.ui.gallery import GalleryView
 from mediaassist.ui.i18n import Translations, tr
 from mediaassist.ui.import_dialog import ImportPreviewDialog, importable
 from mediaassist.ui.labels import state_labels
 from mediaassist.ui.panels import BatchList, QueuePanel, ServiceTimes, Snapshot, batch_eta
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.task_model import COL, TaskFilter, TaskTableModel
+from mediaassist.ui.thumbnails import ThumbnailCache
 from mediaassist.ui.tray import Tray
 
 log = logging.getLogger("mediaassist.ui")
@@ -80,6 +82,7 @@ class MainWindow(QMainWindow):
         self.service = ServiceTimes()
         self._built_language = translations.language
         self.model = TaskTableModel(self.store, self)
+        self.thumbnails = ThumbnailCache(self.rt.data_dir / "thumbnails")
         self.scheduler.add_listener(self._on_event)
         self.setAcceptDrops(True)
         self.setWindowIcon(QIcon(str(ICON_PATH)))
@@ -96,6 +99,8 @@ class MainWindow(QMainWindow):
 
     # --- building (again on a language switch) -------------------------------------------------
     def _build(self) -> None:
+        if hasattr(self, "gallery"):  # a language switch: the old views stop loading first
+            self._close_media()
         self.menuBar().clear()
         for bar in self.findChildren(QToolBar):
             self.removeToolBar(bar)
@@ -106,6 +111,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self._build_queue_tab(), tr("Queue"))
         self.accounts = AccountsPanel(self.store, self.set_account_enabled, self.log_in)
         self.tabs.addTab(self.accounts, tr("Accounts"))
+        self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids)
+        self.tabs.addTab(self.gallery, tr("Gallery"))
+        self.tabs.currentChanged.connect(lambda _i: self._reload_gallery_if_shown())
         self.setCentralWidget(self.tabs)
         self._update_selection_actions()
 
@@ -177,7 +185,7 @@ class MainWindow(QMainWindow):
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self.show_context_menu)
         self.table.selectionModel().selectionChanged.connect(self._update_selection_actions)
-        self.detail = DetailPane(self.store)
+        self.detail = DetailPane(self.store, self.thumbnails)
         lower = QSplitter(Qt.Orientation.Horizontal)
         table_box = QWidget()
         table_layout = QVBoxLayout(table_box)
@@ -237,6 +245,16 @@ class MainWindow(QMainWindow):
                                          lane=self.lane_filter.currentData(),
                                          batch=self.batch_filter.currentData(),
                                          text=self.text_filter.text().strip()))
+        self._reload_gallery_if_shown()
+
+    def _reload_gallery_if_shown(self) -> None:
+        """The gallery shows the table's view; it reads only while someone looks at it."""
+        if self.tabs.currentWidget() is self.gallery:
+            self.gallery.reload()
+
+    def _close_media(self) -> None:
+        self.gallery.close_media()
+        self.detail.close_media()
 
     # --- live state ----------------------------------------------------------------------------
     def _on_event(self, event: str, task: Task) -> None:
@@ -628,6 +646,8 @@ class MainWindow(QMainWindow):
         """Stop the timers and save the view; the caller then stops the scheduler."""
         self._stats_timer.stop()
         self.model.stop()
+        self._close_media()
+        self.thumbnails.close()
         self._save_view_state()
         self.tray.hide()
 
