@@ -16,7 +16,7 @@ from mediaassist.core.store import Store, iso
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.labels import state_labels
-from mediaassist.ui.thumbnails import ThumbnailCache
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
 
 
 def _text_box(lines: int) -> QPlainTextEdit:
@@ -50,7 +50,7 @@ def _set_box(box: QPlainTextEdit, text: str) -> None:
 
 
 class DetailPane(QWidget):
-    def __init__(self, store: Store, thumbnails: ThumbnailCache) -> None:
+    def __init__(self, store: Store, thumbnails: DiskThumbnails) -> None:
         super().__init__()
         self.store = store
         self.task_id: str | None = None

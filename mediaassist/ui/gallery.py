@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QHBoxLayout
 from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.opener import open_externally
-from mediaassist.ui.thumbnails import ThumbnailCache
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
 
 log = logging.getLogger("mediaassist.ui")
 
@@ -73,7 +73,7 @@ def media_label(kind: str) -> str:
 class MediaModel(QAbstractListModel):
     """Media items with thumbnails loaded on demand (see the module's docstring)."""
 
-    def __init__(self, cache: ThumbnailCache, icon_px: int, parent: Any = None) -> None:
+    def __init__(self, cache: DiskThumbnails, icon_px: int, parent: Any = None) -> None:
         super().__init__(parent)
         self.cache = cache
         self.icon_px = icon_px
@@ -193,7 +193,7 @@ class MediaModel(QAbstractListModel):
 class MediaActions:
     """Preview, open with the system program, open the folder: shared by the grid and strips."""
 
-    def __init__(self, parent: QWidget, cache: ThumbnailCache) -> None:
+    def __init__(self, parent: QWidget, cache: DiskThumbnails) -> None:
         self.parent = parent
         self.cache = cache
         self.jobs: set[asyncio.Future[Any]] = set()
@@ -290,7 +290,7 @@ def _media_list(model: MediaModel, icon_px: int, actions: MediaActions) -> QList
 class MediaStrip(QWidget):
     """One row of small thumbnails (a task's inputs beside its outputs, an import's inputs)."""
 
-    def __init__(self, cache: ThumbnailCache, parent: Any = None) -> None:
+    def __init__(self, cache: DiskThumbnails, parent: Any = None) -> None:
         super().__init__(parent)
         self.actions = MediaActions(self, cache)
         self.model = MediaModel(cache, STRIP_PX, self)
@@ -318,7 +318,7 @@ class GalleryView(QWidget):
 
     task_chosen = Signal(str)
 
-    def __init__(self, cache: ThumbnailCache, task_ids: Callable[[], list[str]], parent: Any = None) -> None:
+    def __init__(self, cache: DiskThumbnails, task_ids: Callable[[], list[str]], parent: Any = None) -> None:
         super().__init__(parent)
         self.task_ids = task_ids
         self.actions = MediaActions(self, cache)
@@ -428,7 +428,7 @@ class PreviewDialog(QDialog):
         self.picture.setPixmap(_placeholder(kind, 160))
         self.note.setText(text)
 
-    async def _load(self, cache: ThumbnailCache) -> None:
+    async def _load(self, cache: DiskThumbnails) -> None:
         image = await cache.full_image(Path(self.item.location))
         if image is None:
             self._show_placeholder("missing", tr("This file cannot be shown as an image."))

@@ -36,7 +36,7 @@ from mediaassist.ui.labels import state_labels
 from mediaassist.ui.panels import BatchList, QueuePanel, ServiceTimes, Snapshot, batch_eta
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.task_model import COL, TaskFilter, TaskTableModel
-from mediaassist.ui.thumbnails import ThumbnailCache
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.tray import Tray
 
 log = logging.getLogger("mediaassist.ui")
@@ -82,7 +82,7 @@ class MainWindow(QMainWindow):
         self.service = ServiceTimes()
         self._built_language = translations.language
         self.model = TaskTableModel(self.store, self)
-        self.thumbnails = ThumbnailCache(self.rt.data_dir / "thumbnails")
+        self.thumbnails = DiskThumbnails(self.rt.data_dir / "thumbnails")
         self.scheduler.add_listener(self._on_event)
         self.setAcceptDrops(True)
         self.setWindowIcon(QIcon(str(ICON_PATH)))

@@ -13,10 +13,10 @@ from PySide6.QtGui import QColor, QImage
 
 from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media, media_kind
 from mediaassist.core.store import Store
-from mediaassist.ui import thumbnails as thumbnails_module
+from mediaassist.ui import disk_thumbnails as thumbnails_module
 from mediaassist.ui.gallery import MediaActions, MediaModel, PreviewDialog
 from mediaassist.ui.opener import open_externally
-from mediaassist.ui.thumbnails import ThumbnailCache
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
 
 from .conftest import api_tasks, wait_until
 
@@ -42,8 +42,8 @@ def paint_all(model: MediaModel) -> list[object]:
 
 
 @pytest.fixture
-def cache(tmp_path: Path) -> ThumbnailCache:
-    made = ThumbnailCache(tmp_path / "thumbs")
+def cache(tmp_path: Path) -> DiskThumbnails:
+    made = DiskThumbnails(tmp_path / "thumbs")
     yield made
     made.close()
 
@@ -55,7 +55,7 @@ def test_media_kind_by_name() -> None:
 
 @pytest.mark.asyncio
 async def test_thumbnails_are_made_in_the_worker_thread_cached_on_disk_and_reused(
-        qtbot: object, tmp_path: Path, cache: ThumbnailCache, monkeypatch: pytest.MonkeyPatch) -> None:
+        qtbot: object, tmp_path: Path, cache: DiskThumbnails, monkeypatch: pytest.MonkeyPatch) -> None:
     decoded_in: list[str] = []
     real_read = thumbnails_module.read_scaled
 
@@ -75,7 +75,7 @@ async def test_thumbnails_are_made_in_the_worker_thread_cached_on_disk_and_reuse
     assert max(QImage(str(p)).width() for p in cached) == cache.size  # 320x180 scaled into 160
     # Another window (a fresh cache on the same folder) decodes nothing: the disk cache answers.
     decoded_in.clear()
-    again = ThumbnailCache(tmp_path / "thumbs")
+    again = DiskThumbnails(tmp_path / "thumbs")
     second = MediaModel(again, again.size)
     second.set_items(model.items)
     paint_all(second)
@@ -87,7 +87,7 @@ async def test_thumbnails_are_made_in_the_worker_thread_cached_on_disk_and_reuse
 
 
 @pytest.mark.asyncio
-async def test_an_edited_file_gets_a_new_thumbnail(qtbot: object, tmp_path: Path, cache: ThumbnailCache) -> None:
+async def test_an_edited_file_gets_a_new_thumbnail(qtbot: object, tmp_path: Path, cache: DiskThumbnails) -> None:
     path = write_png(tmp_path / "a.png", color="#ff0000")
     first = cache.cache_file(path)
     assert (await cache.thumbnail(path)).pixelColor(5, 5) == QColor("#ff0000")
@@ -99,7 +99,7 @@ async def test_an_edited_file_gets_a_new_thumbnail(qtbot: object, tmp_path: Path
 
 @pytest.mark.asyncio
 async def test_videos_missing_files_and_links_get_placeholders_without_decoding(
-        qtbot: object, tmp_path: Path, cache: ThumbnailCache) -> None:
+        qtbot: object, tmp_path: Path, cache: DiskThumbnails) -> None:
     video = tmp_path / "clip.mp4"
     video.write_bytes(VIDEO_BYTES)
     not_an_image = tmp_path / "broken.png"
@@ -136,7 +136,7 @@ def test_media_of_tasks_lists_outputs_in_the_given_order(store: Store, tmp_path:
 
 @pytest.mark.asyncio
 async def test_preview_scales_an_image_and_offers_the_folder(qtbot: object, tmp_path: Path,
-                                                             cache: ThumbnailCache) -> None:
+                                                             cache: DiskThumbnails) -> None:
     path = write_png(tmp_path / "big.png", 1600, 900)
     actions = MediaActions(None, cache)  # type: ignore[arg-type]
     dialog = PreviewDialog(MediaItem("t1", OUTPUT, "image", "big.png", path=str(path)), actions)
@@ -152,7 +152,7 @@ async def test_preview_scales_an_image_and_offers_the_folder(qtbot: object, tmp_
 
 @pytest.mark.asyncio
 async def test_preview_of_a_video_hands_it_to_the_system_player(qtbot: object, tmp_path: Path,
-                                                                cache: ThumbnailCache) -> None:
+                                                                cache: DiskThumbnails) -> None:
     video = tmp_path / "clip.mp4"
     video.write_bytes(VIDEO_BYTES)
     actions = MediaActions(None, cache)  # type: ignore[arg-type]
@@ -194,7 +194,7 @@ async def test_opener_hands_the_path_to_xdg_open(tmp_path: Path, monkeypatch: py
 
 
 @pytest.mark.asyncio
-async def test_open_folder_of_a_missing_file_says_so(qtbot: object, tmp_path: Path, cache: ThumbnailCache) -> None:
+async def test_open_folder_of_a_missing_file_says_so(qtbot: object, tmp_path: Path, cache: DiskThumbnails) -> None:
     from PySide6.QtWidgets import QWidget
 
     parent = QWidget()

@@ -32,8 +32,8 @@ def read_scaled(path: Path, box: int) -> QImage | None:
     return None if image.isNull() else image
 
 
-class ThumbnailCache:
-    """``await cache.thumbnail(path)`` -> a small QImage (None when the file is no image)."""
+class DiskThumbnails:
+    """``await thumbs.thumbnail(path)`` -> a small QImage (None when the file is no image)."""
 
     def __init__(self, folder: Path, size: int = THUMB_PX) -> None:
         self.folder = folder
