@@ -86,7 +86,7 @@ class MainWindow(QMainWindow):
         self.scheduler.add_listener(self._on_event)
         self.setAcceptDrops(True)
         self.setWindowIcon(QIcon(str(ICON_PATH)))
-        self.tray = Tray(self, QIcon(str(ICON_PATH)), self.toggle_pause_all, self.request_quit, use_tray)
+        self.tray = Tray(self, QIcon(str(ICON_PATH)), self.pause_all, self.resume_all, self.request_quit, use_tray)
         self._build()
         if not self.restoreGeometry(settings.value("window/geometry", b"")):
             self._default_size()
@@ -260,6 +260,8 @@ class MainWindow(QMainWindow):
     def _on_event(self, event: str, task: Task) -> None:
         self.model.mark_dirty([task.seq])
         self.service.on_event(event, task)
+        if event == "failed":
+            self.tray.task_failed(time.monotonic(), task.error_kind)
         if event == "paused":
             reason = self.store.paused_lanes().get(task.lane) or self.store.paused_lanes().get(task.route, "")
             self.tray.notify(tr("Lane paused"), f"{task.lane}: {reason}")
@@ -283,8 +285,7 @@ class MainWindow(QMainWindow):
         self._notify_finished_batches(previous, snap)
         self._notify_login_needed()
         totals = snap.totals()
-        running = sum(len(lane.active) for lane in self.scheduler.lanes.values())
-        self.tray.update(running, totals["pending"], totals["failed"], self._all_paused(paused))
+        self.tray.update(snap.by_route, self._all_paused(paused), bool(paused))
         self._refresh_filter_counts(totals, snap)
         self.accounts.refresh()
         self._update_selection_actions()  # the selected tasks' states may have moved meanwhile
@@ -325,13 +326,22 @@ class MainWindow(QMainWindow):
         self.refresh_stats()
 
     def toggle_pause_all(self) -> None:
+        if self._all_paused(self.store.paused_lanes()):
+            self.resume_all()
+        else:
+            self.pause_all()
+
+    def pause_all(self) -> None:
         paused = self.store.paused_lanes()
-        resume = self._all_paused(paused)
         for name in self.scheduler.lanes:
-            if resume:
-                self.store.resume_lane(name)
-            elif name not in paused:
+            if name not in paused:
                 self.store.pause_lane(name, tr("paused by operator"))
+        self.scheduler.wake()
+        self.refresh_stats()
+
+    def resume_all(self) -> None:
+        for name in self.store.paused_lanes():
+            self.store.resume_lane(name)
         self.scheduler.wake()
         self.refresh_stats()
 

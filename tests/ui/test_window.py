@@ -274,7 +274,7 @@ async def test_trayless_app_pauses_notifies_and_shows_counts(app: App) -> None:
     assert set(window.store.paused_lanes()) == set(window.scheduler.lanes)
     app.enqueue(writer_tasks(2))
     window.refresh_stats()
-    assert "2 pending" in window.windowTitle() and "Paused" in window.windowTitle()
+    assert "2 waiting" in window.windowTitle() and "Paused" in window.windowTitle()
     window.toggle_pause_all()
     await wait_until(lambda: all(t.state == "success" for t in window.store.tasks()))
     await wait_until(lambda: any(n.title == "Batch finished" for n in window.tray.notices), timeout=15)
