@@ -30,7 +30,7 @@ from mediaassist.ui.actions import TaskAction, actions_for, applies
 from mediaassist.ui.detail import DetailPane
 from mediaassist.ui.export import export_tasks
 from mediaassist.ui.gallery import GalleryView
-from mediaassist.ui.i18n import Translations, tr
+from mediaassist.ui.i18n import Translations, tr, tr_noop
 from mediaassist.ui.import_dialog import ImportPreviewDialog, importable
 from mediaassist.ui.labels import state_labels
 from mediaassist.ui.panels import BatchList, QueuePanel, ServiceTimes, Snapshot, batch_eta
@@ -48,6 +48,8 @@ ID_CHUNK = 500  # ids per statement in bulk actions (SQLite's variable limit)
 COLUMN_WIDTHS = {"task_id": 190, "batch": 270, "model": 110, "lane": 140, "state": 70, "attempt": 60,
                  "error_kind": 90, "heartbeat": 90, "duration": 80}
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
+# Stored in English like every lane reason (the CLI and other windows read it); shown translated.
+OPERATOR_PAUSE = tr_noop("paused by operator")
 
 
 def action_label(action: TaskAction) -> str:
@@ -321,7 +323,7 @@ class MainWindow(QMainWindow):
         if name in self.store.paused_lanes():
             self.store.resume_lane(name)
         else:
-            self.store.pause_lane(name, tr("paused by operator"))
+            self.store.pause_lane(name, OPERATOR_PAUSE)
         self.scheduler.wake()
         self.refresh_stats()
 
@@ -335,7 +337,7 @@ class MainWindow(QMainWindow):
         paused = self.store.paused_lanes()
         for name in self.scheduler.lanes:
             if name not in paused:
-                self.store.pause_lane(name, tr("paused by operator"))
+                self.store.pause_lane(name, OPERATOR_PAUSE)
         self.scheduler.wake()
         self.refresh_stats()
 

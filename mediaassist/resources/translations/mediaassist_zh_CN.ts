@@ -40,6 +40,418 @@
       <translation>登录</translation>
     </message>
     <message>
+      <source>attempt {attempt} started on {lane}</source>
+      <translation>第 {attempt} 次尝试已在 {lane} 上开始</translation>
+    </message>
+    <message>
+      <source>attempt {attempt} failed ({kind}): {message}</source>
+      <translation>第 {attempt} 次尝试失败（{kind}）：{message}</translation>
+    </message>
+    <message>
+      <source>attempt {attempt} failed ({kind}): {message}; will retry</source>
+      <translation>第 {attempt} 次尝试失败（{kind}）：{message}；将重试</translation>
+    </message>
+    <message>
+      <source>success</source>
+      <translation>成功</translation>
+    </message>
+    <message>
+      <source>canceled</source>
+      <translation>已取消</translation>
+    </message>
+    <message>
+      <source>canceled by operator</source>
+      <translation>已被操作员取消</translation>
+    </message>
+    <message>
+      <source>heartbeat stalled; abandoning this attempt</source>
+      <translation>心跳停止；放弃本次尝试</translation>
+    </message>
+    <message>
+      <source>cancel requested; stopping at the next checkpoint</source>
+      <translation>已请求取消；将在下一个检查点停止</translation>
+    </message>
+    <message>
+      <source>finished after being reaped; result dropped (the retry owns the row)</source>
+      <translation>被回收后才完成；结果已丢弃（由重试接管该任务）</translation>
+    </message>
+    <message>
+      <source>finished, but the row was no longer this attempt's; result not written</source>
+      <translation>已完成，但任务已不属于本次尝试；结果未写入</translation>
+    </message>
+    <message>
+      <source>app stopped; task goes back to the queue to resume on the next start</source>
+      <translation>应用已停止；任务回到队列，下次启动时继续</translation>
+    </message>
+    <message>
+      <source>back in the queue: {reason}</source>
+      <translation>回到队列：{reason}</translation>
+    </message>
+    <message>
+      <source>model {model} is not in the config</source>
+      <translation>配置中没有模型 {model}</translation>
+    </message>
+    <message>
+      <source>paused by operator</source>
+      <translation>已被操作员暂停</translation>
+    </message>
+    <message>
+      <source>account disabled</source>
+      <translation>账号已停用</translation>
+    </message>
+    <message>
+      <source>account needs login</source>
+      <translation>账号需要登录</translation>
+    </message>
+    <message>
+      <source>remote task id {remote_id} saved</source>
+      <translation>已保存远程任务 ID {remote_id}</translation>
+    </message>
+    <message>
+      <source>simulated failure</source>
+      <translation>模拟失败</translation>
+    </message>
+    <message>
+      <source>lane paused ({reason}); waits at the head of the queue until it is resumed</source>
+      <translation>通道已暂停（{reason}）；在队首等待，直到通道恢复</translation>
+    </message>
+    <message>
+      <source>no API key for provider {provider} (set {where}, the OS keyring or api_key)</source>
+      <translation>服务 {provider} 没有 API 密钥（请设置 {where}、系统密钥环或 api_key）</translation>
+    </message>
+    <message>
+      <source>environment variable {name}</source>
+      <translation>环境变量 {name}</translation>
+    </message>
+    <message>
+      <source>HTTP {status}: {detail}</source>
+      <translation>HTTP {status}：{detail}</translation>
+    </message>
+    <message>
+      <source>HTTP {status}, API key rejected: {detail}</source>
+      <translation>HTTP {status}，API 密钥被拒绝：{detail}</translation>
+    </message>
+    <message>
+      <source>HTTP 408: {detail}</source>
+      <translation>HTTP 408：{detail}</translation>
+    </message>
+    <message>
+      <source>quota exhausted: {detail}</source>
+      <translation>额度已用尽：{detail}</translation>
+    </message>
+    <message>
+      <source>API key rejected (HTTP {status}): {detail}</source>
+      <translation>API 密钥被拒绝（HTTP {status}）：{detail}</translation>
+    </message>
+    <message>
+      <source>HTTP {status} but the body is not a JSON object</source>
+      <translation>HTTP {status}，但响应体不是 JSON 对象</translation>
+    </message>
+    <message>
+      <source>HTTP {status} but the body is not JSON: {detail}</source>
+      <translation>HTTP {status}，但响应体不是 JSON：{detail}</translation>
+    </message>
+    <message>
+      <source>HTTP {status} (rate limited): no request to {provider} for {seconds} s</source>
+      <translation>HTTP {status}（被限流）：{seconds} 秒内不再向 {provider} 发请求</translation>
+    </message>
+    <message>
+      <source>still rate limited after {n} waits</source>
+      <translation>等待 {n} 次后仍被限流</translation>
+    </message>
+    <message>
+      <source>{n} image(s) saved to {folder}</source>
+      <translation>已将 {n} 张图片保存到 {folder}</translation>
+    </message>
+    <message>
+      <source>image data[] entry has neither b64_json nor url</source>
+      <translation>图片 data[] 条目既没有 b64_json 也没有 url</translation>
+    </message>
+    <message>
+      <source>image data[].b64_json is not valid base64</source>
+      <translation>图片 data[].b64_json 不是有效的 base64</translation>
+    </message>
+    <message>
+      <source>image response has no data[] entries</source>
+      <translation>图片响应中没有 data[] 条目</translation>
+    </message>
+    <message>
+      <source>image download failed ({problem}); trying again</source>
+      <translation>图片下载失败（{problem}）；正在重试</translation>
+    </message>
+    <message>
+      <source>the image was generated (and billed) but its download failed {n} times ({problem}); not retried, so it is not paid for twice: {detail}</source>
+      <translation>图片已生成（并已计费），但下载失败 {n} 次（{problem}）；不再重试，以免重复付费：{detail}</translation>
+    </message>
+    <message>
+      <source>empty answer (finish_reason={reason})</source>
+      <translation>回答为空（finish_reason={reason}）</translation>
+    </message>
+    <message>
+      <source>endpoint {endpoint} is not one of: chat, images</source>
+      <translation>端点 {endpoint} 不是 chat 或 images 之一</translation>
+    </message>
+    <message>
+      <source>the prompt is empty</source>
+      <translation>提示词为空</translation>
+    </message>
+    <message>
+      <source>model {model}: defaults must be a table</source>
+      <translation>模型 {model}：defaults 必须是一个表</translation>
+    </message>
+    <message>
+      <source>response has no choices[0].message.content</source>
+      <translation>响应中没有 choices[0].message.content</translation>
+    </message>
+    <message>
+      <source>stopped ({reason}); the request in flight was dropped</source>
+      <translation>已停止（{reason}）；进行中的请求已丢弃</translation>
+    </message>
+    <message>
+      <source>no response within {seconds} s (timeout_s)</source>
+      <translation>{seconds} 秒内没有响应（timeout_s）</translation>
+    </message>
+    <message>
+      <source>no API key for provider {provider} (set api_key_env, the OS keyring or api_key)</source>
+      <translation>服务 {provider} 没有 API 密钥（请设置 api_key_env、系统密钥环或 api_key）</translation>
+    </message>
+    <message>
+      <source>RunningHub API key rejected ({code} {msg}); fix it, then resume the lane</source>
+      <translation>RunningHub API 密钥被拒绝（{code} {msg}）；修正后请恢复通道</translation>
+    </message>
+    <message>
+      <source>RunningHub balance or membership exhausted ({code} {msg}); fix it, then resume the lane</source>
+      <translation>RunningHub 余额或会员已用尽（{code} {msg}）；处理后请恢复通道</translation>
+    </message>
+    <message>
+      <source>RunningHub API key rejected ({code} {msg})</source>
+      <translation>RunningHub API 密钥被拒绝（{code} {msg}）</translation>
+    </message>
+    <message>
+      <source>RunningHub balance or membership exhausted ({code} {msg})</source>
+      <translation>RunningHub 余额或会员已用尽（{code} {msg}）</translation>
+    </message>
+    <message>
+      <source>created RunningHub task {remote_id} ({status})</source>
+      <translation>已创建 RunningHub 任务 {remote_id}（{status}）</translation>
+    </message>
+    <message>
+      <source>RunningHub is full ({code} {msg}); keeping the head of the queue, next try in {seconds} s or when one of our tasks ends</source>
+      <translation>RunningHub 已满（{code} {msg}）；保留队首任务，{seconds} 秒后或我们的某个任务结束时再试</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id} succeeded but its outputs did not come; a retry fetches them again (no resubmission)</source>
+      <translation>RunningHub 任务 {remote_id} 已成功，但没有拿到输出；重试会重新获取（不会重新提交）</translation>
+    </message>
+    <message>
+      <source>downloaded {n} file(s) to {folder}</source>
+      <translation>已下载 {n} 个文件到 {folder}</translation>
+    </message>
+    <message>
+      <source>node_info_list entry {n} needs nodeId, fieldName and fieldValue</source>
+      <translation>node_info_list 第 {n} 项需要 nodeId、fieldName 和 fieldValue</translation>
+    </message>
+    <message>
+      <source>left RunningHub task {remote_id} running; polling resumes on the next start</source>
+      <translation>RunningHub 任务 {remote_id} 保持运行；下次启动时继续轮询</translation>
+    </message>
+    <message>
+      <source>RunningHub rejected the workflow inputs: {detail}</source>
+      <translation>RunningHub 拒绝了工作流输入：{detail}</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id} was canceled remotely</source>
+      <translation>RunningHub 任务 {remote_id} 已在远端取消</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id} canceled remotely</source>
+      <translation>RunningHub 任务 {remote_id} 已在远端取消</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id} failed: {reason}</source>
+      <translation>RunningHub 任务 {remote_id} 失败：{reason}</translation>
+    </message>
+    <message>
+      <source>{detail} (unknown to RunningHub under this key)</source>
+      <translation>{detail}（此密钥下 RunningHub 不认识该任务）</translation>
+    </message>
+    <message>
+      <source>{detail} (the remote task failed; submit it again as a new task to run it again)</source>
+      <translation>{detail}（远程任务已失败；如需再次运行，请作为新任务提交）</translation>
+    </message>
+    <message>
+      <source>{failed} of {total} downloads of RunningHub task {remote_id} failed ({error}: {detail}); a retry downloads them again, the task is not resubmitted</source>
+      <translation>RunningHub 任务 {remote_id} 的 {total} 个下载中有 {failed} 个失败（{error}：{detail}）；重试会重新下载，不会重新提交任务</translation>
+    </message>
+    <message>
+      <source>resuming RunningHub task {remote_id} (a task is never created twice)</source>
+      <translation>继续 RunningHub 任务 {remote_id}（任务绝不会创建两次）</translation>
+    </message>
+    <message>
+      <source>remote cancel of RunningHub task {remote_id} failed ({problem}); trying again</source>
+      <translation>远程取消 RunningHub 任务 {remote_id} 失败（{problem}）；正在重试</translation>
+    </message>
+    <message>
+      <source>model {model} names neither workflow_id nor webapp_id</source>
+      <translation>模型 {model} 既没有 workflow_id 也没有 webapp_id</translation>
+    </message>
+    <message>
+      <source>create was sent but its reply was lost ({problem}); RunningHub may have created the task, so it is not resubmitted automatically: check {where} before retrying</source>
+      <translation>创建请求已发出但回复丢失（{problem}）；RunningHub 可能已创建该任务，因此不会自动重新提交：重试前请先检查 {where}</translation>
+    </message>
+    <message>
+      <source>create answered code 0 without a taskId; check {where} before retrying</source>
+      <translation>创建返回 code 0 但没有 taskId；重试前请先检查 {where}</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id}: {status}</source>
+      <translation>RunningHub 任务 {remote_id}：{status}</translation>
+    </message>
+    <message>
+      <source>no result after {seconds} s; RunningHub task {remote_id} is still running remotely; check {where}</source>
+      <translation>{seconds} 秒后仍无结果；RunningHub 任务 {remote_id} 仍在远端运行；请检查 {where}</translation>
+    </message>
+    <message>
+      <source>{path} for {remote_id}: {detail}</source>
+      <translation>{remote_id} 的 {path}：{detail}</translation>
+    </message>
+    <message>
+      <source>create failed ({code} {msg}); trying again</source>
+      <translation>创建失败（{code} {msg}）；正在重试</translation>
+    </message>
+    <message>
+      <source>download of {url} failed ({problem}); try {n} soon</source>
+      <translation>下载 {url} 失败（{problem}）；稍后进行第 {n} 次尝试</translation>
+    </message>
+    <message>
+      <source>{n} polls in a row failed (last: {problem}); RunningHub task {remote_id} may still be running: check {where}</source>
+      <translation>连续 {n} 次轮询失败（最后一次：{problem}）；RunningHub 任务 {remote_id} 可能仍在运行：请检查 {where}</translation>
+    </message>
+    <message>
+      <source>no Chromium executable found ({detail}); set app.chromium_path</source>
+      <translation>找不到 Chromium 可执行文件（{detail}）；请设置 app.chromium_path</translation>
+    </message>
+    <message>
+      <source>the browser profile of account {account} is in use by another program: {detail}. mediaassist never shares a profile; close that program (or wait for it), then log in again with: mediaassist accounts login {name}</source>
+      <translation>账号 {account} 的浏览器配置正被其他程序使用：{detail}。mediaassist 从不共享配置；请关闭该程序（或等待它结束），然后重新登录：mediaassist accounts login {name}</translation>
+    </message>
+    <message>
+      <source>prompt read-back differs ({landed} of {total} characters); inserting again</source>
+      <translation>提示词回读不一致（{total} 个字符中有 {landed} 个）；重新输入</translation>
+    </message>
+    <message>
+      <source>{site}: prompt box not found</source>
+      <translation>{site}：找不到提示词输入框</translation>
+    </message>
+    <message>
+      <source>the prompt did not arrive whole in the page ({landed} of {total} characters landed)</source>
+      <translation>提示词没有完整进入页面（{total} 个字符中只有 {landed} 个）</translation>
+    </message>
+    <message>
+      <source>{site}: send button not found</source>
+      <translation>{site}：找不到发送按钮</translation>
+    </message>
+    <message>
+      <source>could not open {url}: {detail}</source>
+      <translation>无法打开 {url}：{detail}</translation>
+    </message>
+    <message>
+      <source>{site}: the page shows neither the logged-in nor the logged-out marker; the site may have changed (check it with: mediaassist sites check {name} --account NAME)</source>
+      <translation>{site}：页面上既没有已登录标记也没有未登录标记；网站可能已改版（请用以下命令检查：mediaassist sites check {name} --account NAME）</translation>
+    </message>
+    <message>
+      <source>{site} shows a rate-limit banner: {detail}</source>
+      <translation>{site} 显示限流提示：{detail}</translation>
+    </message>
+    <message>
+      <source>{site} refused: {detail}</source>
+      <translation>{site} 拒绝了请求：{detail}</translation>
+    </message>
+    <message>
+      <source>rate limited by {site}: {detail}</source>
+      <translation>被 {site} 限流：{detail}</translation>
+    </message>
+    <message>
+      <source>{site} logged the account out during the answer</source>
+      <translation>{site} 在回答过程中让账号退出了登录</translation>
+    </message>
+    <message>
+      <source>no complete answer within {seconds} s</source>
+      <translation>{seconds} 秒内没有得到完整回答</translation>
+    </message>
+    <message>
+      <source>image {src} could not be fetched (HTTP {status})</source>
+      <translation>无法获取图片 {src}（HTTP {status}）</translation>
+    </message>
+    <message>
+      <source>the answer started</source>
+      <translation>开始回答</translation>
+    </message>
+    <message>
+      <source>the answer did not start within {seconds} s after send (the send may have been swallowed)</source>
+      <translation>发送后 {seconds} 秒内没有开始回答（发送可能没有生效）</translation>
+    </message>
+    <message>
+      <source>answer complete: {chars} characters, {images} image(s) in {seconds} s</source>
+      <translation>回答完成：{chars} 个字符，{images} 张图片，用时 {seconds} 秒</translation>
+    </message>
+    <message>
+      <source>prompt entered ({chars} characters, {lines} lines)</source>
+      <translation>已输入提示词（{chars} 个字符，{lines} 行）</translation>
+    </message>
+    <message>
+      <source>an earlier answer was still being generated on this account; clicked stop ({outcome})</source>
+      <translation>该账号上仍有之前的回答在生成；已点击停止（{outcome}）</translation>
+    </message>
+    <message>
+      <source>account {account} is logged out of {site}; log in with: mediaassist accounts login {name}</source>
+      <translation>账号 {account} 已退出 {site}；请登录：mediaassist accounts login {name}</translation>
+    </message>
+    <message>
+      <source>an earlier answer on account {account} was still being generated {seconds} s after clicking stop</source>
+      <translation>点击停止 {seconds} 秒后，账号 {account} 上之前的回答仍在生成</translation>
+    </message>
+    <message>
+      <source>clicked stop on the page; the answer ended</source>
+      <translation>已在页面上点击停止；回答已结束</translation>
+    </message>
+    <message>
+      <source>a web task reached the provider without an account</source>
+      <translation>网页任务到达服务时没有指定账号</translation>
+    </message>
+    <message>
+      <source>waiting: account {account} is still busy with another generation</source>
+      <translation>等待中：账号 {account} 仍在进行另一次生成</translation>
+    </message>
+    <message>
+      <source>need_empty_prompt: cleared the page's default instructions</source>
+      <translation>need_empty_prompt：已清除页面的默认指令</translation>
+    </message>
+    <message>
+      <source>need_empty_prompt: the system prompt is not sent</source>
+      <translation>need_empty_prompt：不发送系统提示词</translation>
+    </message>
+    <message>
+      <source>stopping the generation failed ({error})</source>
+      <translation>停止生成失败（{error}）</translation>
+    </message>
+    <message>
+      <source>clicked stop on the page, but the answer was still being generated {seconds} s later</source>
+      <translation>已在页面上点击停止，但 {seconds} 秒后回答仍在生成</translation>
+    </message>
+    <message>
+      <source>browser error: {detail}</source>
+      <translation>浏览器错误：{detail}</translation>
+    </message>
+    <message>
+      <source>recycling the browser after {n} tasks</source>
+      <translation>已运行 {n} 个任务，重启浏览器</translation>
+    </message>
+    <message>
+      <source>no generation was showing; nothing to stop</source>
+      <translation>页面上没有正在进行的生成；无需停止</translation>
+    </message>
+    <message>
       <source>Prompt</source>
       <translation>提示词</translation>
     </message>
@@ -48,8 +460,8 @@
       <translation>结果</translation>
     </message>
     <message>
-      <source>Outputs</source>
-      <translation>输出文件</translation>
+      <source>Media</source>
+      <translation>媒体</translation>
     </message>
     <message>
       <source>Error</source>
@@ -66,6 +478,110 @@
     <message>
       <source>{id} · {state} · {lane} · attempt {attempt} · created {created}</source>
       <translation>{id} · {state} · {lane} · 第 {attempt} 次尝试 · 创建于 {created}</translation>
+    </message>
+    <message>
+      <source>output</source>
+      <translation>输出</translation>
+    </message>
+    <message>
+      <source>file</source>
+      <translation>文件</translation>
+    </message>
+    <message>
+      <source>Open with the system player</source>
+      <translation>用系统播放器打开</translation>
+    </message>
+    <message>
+      <source>Open with the system viewer</source>
+      <translation>用系统查看器打开</translation>
+    </message>
+    <message>
+      <source>Cannot open</source>
+      <translation>无法打开</translation>
+    </message>
+    <message>
+      <source>Preview</source>
+      <translation>预览</translation>
+    </message>
+    <message>
+      <source>Copy location</source>
+      <translation>复制位置</translation>
+    </message>
+    <message>
+      <source>Reload</source>
+      <translation>刷新</translation>
+    </message>
+    <message>
+      <source>No images or videos in the current view yet: outputs appear here as tasks finish.</source>
+      <translation>当前视图中还没有图片或视频：任务完成后输出会显示在这里。</translation>
+    </message>
+    <message>
+      <source>input {name}</source>
+      <translation>输入 {name}</translation>
+    </message>
+    <message>
+      <source>image</source>
+      <translation>图片</translation>
+    </message>
+    <message>
+      <source>video</source>
+      <translation>视频</translation>
+    </message>
+    <message>
+      <source>audio</source>
+      <translation>音频</translation>
+    </message>
+    <message>
+      <source>Open folder</source>
+      <translation>打开文件夹</translation>
+    </message>
+    <message>
+      <source>Outputs and inputs</source>
+      <translation>输出和输入</translation>
+    </message>
+    <message>
+      <source>Outputs</source>
+      <translation>输出文件</translation>
+    </message>
+    <message>
+      <source>Inputs</source>
+      <translation>输入</translation>
+    </message>
+    <message>
+      <source>{n} media files of {tasks} tasks in the current view</source>
+      <translation>当前视图 {tasks} 个任务中的 {n} 个媒体文件</translation>
+    </message>
+    <message>
+      <source>This file cannot be shown as an image.</source>
+      <translation>该文件无法作为图片显示。</translation>
+    </message>
+    <message>
+      <source>Reading the media of {n} tasks…</source>
+      <translation>正在读取 {n} 个任务的媒体…</translation>
+    </message>
+    <message>
+      <source>A link: it is fetched by the provider, not stored here.</source>
+      <translation>这是一个链接：由服务方获取，不保存在本地。</translation>
+    </message>
+    <message>
+      <source>Loading…</source>
+      <translation>正在加载…</translation>
+    </message>
+    <message>
+      <source>Videos and sounds play in the system player: this build has no Qt Multimedia (PySide6-Essentials).</source>
+      <translation>视频和音频用系统播放器播放：此版本不含 Qt Multimedia（PySide6-Essentials）。</translation>
+    </message>
+    <message>
+      <source>{w}×{h} pixels</source>
+      <translation>{w}×{h} 像素</translation>
+    </message>
+    <message>
+      <source>The file is gone: {path}</source>
+      <translation>文件已不存在：{path}</translation>
+    </message>
+    <message>
+      <source>showing the first {n}</source>
+      <translation>仅显示前 {n} 个</translation>
     </message>
     <message>
       <source>(from the file)</source>
@@ -128,24 +644,12 @@
       <translation>运行中</translation>
     </message>
     <message>
-      <source>success</source>
-      <translation>成功</translation>
-    </message>
-    <message>
       <source>failed</source>
       <translation>失败</translation>
     </message>
     <message>
-      <source>canceled</source>
-      <translation>已取消</translation>
-    </message>
-    <message>
       <source>login</source>
       <translation>需登录</translation>
-    </message>
-    <message>
-      <source>account disabled</source>
-      <translation>账号已停用</translation>
     </message>
     <message>
       <source>quota</source>
@@ -214,6 +718,10 @@
     <message>
       <source>Accounts</source>
       <translation>账号</translation>
+    </message>
+    <message>
+      <source>Gallery</source>
+      <translation>图库</translation>
     </message>
     <message>
       <source>Retry failed in view</source>
@@ -324,10 +832,6 @@
       <translation>通道已暂停</translation>
     </message>
     <message>
-      <source>paused by operator</source>
-      <translation>操作员暂停</translation>
-    </message>
-    <message>
       <source>No outputs</source>
       <translation>没有输出</translation>
     </message>
@@ -406,6 +910,18 @@
     <message>
       <source>Delete {n} tasks with their results and logs?</source>
       <translation>删除 {n} 个任务及其结果和日志？</translation>
+    </message>
+    <message>
+      <source>No program could be found to open {path} (xdg-open ended with code {code}): install a file manager or media player, or set a default application.</source>
+      <translation>找不到可以打开 {path} 的程序（xdg-open 退出码 {code}）：请安装文件管理器或媒体播放器，或设置默认应用。</translation>
+    </message>
+    <message>
+      <source>No program could be found to open {path}.</source>
+      <translation>找不到可以打开 {path} 的程序。</translation>
+    </message>
+    <message>
+      <source>No program could be found to open {path}: xdg-open is not installed (package xdg-utils).</source>
+      <translation>找不到可以打开 {path} 的程序：未安装 xdg-open（软件包 xdg-utils）。</translation>
     </message>
     <message>
       <source>waiting {pending} · done {done} · failed {failed}</source>
@@ -508,8 +1024,20 @@
       <translation>语言</translation>
     </message>
     <message>
+      <source>set in the real app's settings, not in the demo</source>
+      <translation>请在正式应用的设置中修改，演示模式中不可修改</translation>
+    </message>
+    <message>
+      <source>in use now: {path}</source>
+      <translation>当前使用：{path}</translation>
+    </message>
+    <message>
       <source>System</source>
       <translation>跟随系统</translation>
+    </message>
+    <message>
+      <source>Data dir: {path} is the demo's folder; choose another one, or leave it empty for the default.</source>
+      <translation>数据目录：{path} 是演示模式的文件夹；请选择其他文件夹，或留空使用默认目录。</translation>
     </message>
     <message>
       <source>allowed: {low}..{high}</source>
@@ -548,28 +1076,48 @@
       <translation>耗时</translation>
     </message>
     <message>
-      <source>Show</source>
-      <translation>显示</translation>
+      <source>{kind}: {running} running · {waiting} waiting · {failed} failed</source>
+      <translation>{kind}：{running} 运行中 · {waiting} 等待中 · {failed} 失败</translation>
     </message>
     <message>
-      <source>Quit</source>
-      <translation>退出</translation>
+      <source>{n} tasks failed within a minute ({kinds}). Check the Failed filter.</source>
+      <translation>一分钟内有 {n} 个任务失败（{kinds}）。请查看“失败”筛选。</translation>
     </message>
     <message>
-      <source>Resume all</source>
-      <translation>全部继续</translation>
+      <source>Show window</source>
+      <translation>显示窗口</translation>
     </message>
     <message>
       <source>Pause all</source>
       <translation>全部暂停</translation>
     </message>
     <message>
-      <source>mediaassist: {running} running, {pending} pending, {failed} failed</source>
-      <translation>mediaassist：{running} 运行中，{pending} 等待中，{failed} 失败</translation>
+      <source>Resume all</source>
+      <translation>全部继续</translation>
+    </message>
+    <message>
+      <source>Quit</source>
+      <translation>退出</translation>
+    </message>
+    <message>
+      <source>API</source>
+      <translation>API 通道</translation>
+    </message>
+    <message>
+      <source>Polling</source>
+      <translation>轮询通道</translation>
+    </message>
+    <message>
+      <source>mediaassist: {running} running, {waiting} waiting, {failed} failed</source>
+      <translation>mediaassist：{running} 运行中，{waiting} 等待中，{failed} 失败</translation>
     </message>
     <message>
       <source>Paused</source>
       <translation>已暂停</translation>
+    </message>
+    <message>
+      <source>Failures</source>
+      <translation>失败</translation>
     </message>
   </context>
 </TS>
