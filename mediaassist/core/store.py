@@ -68,6 +68,10 @@ class Task(_Base):
     error = pw.TextField(null=True)
     owner = pw.CharField(null=True)  # host:pid:start of the process running it
     updated_at = pw.DoubleField(default=0.0)
+    # Media inputs as checked at import: {input name: [{"path", "size", "sha256", ...} | {"url", ...}]}
+    inputs = pw.TextField(default="{}")
+    # Files already uploaded: {"<provider>:<sha256>": {"name": remote name, "at": epoch s}}
+    uploads = pw.TextField(default="{}")
 
     class Meta:
         table_name = "task"
@@ -79,6 +83,14 @@ class Task(_Base):
     @property
     def params_dict(self) -> dict[str, Any]:
         return json.loads(self.params or "{}")
+
+    @property
+    def inputs_dict(self) -> dict[str, list[dict[str, Any]]]:
+        return json.loads(self.inputs or "{}")
+
+    @property
+    def uploads_dict(self) -> dict[str, dict[str, Any]]:
+        return json.loads(self.uploads or "{}")
 
     @property
     def lane(self) -> str:
@@ -141,6 +153,11 @@ class Account(_Base):
 
 
 MODELS = (Task, Result, TaskLog, LaneState, Account)
+# Columns added to "task" after its first release: an older database gets them on open.
+_ADDED_TASK_COLUMNS = {
+    "inputs": "TEXT NOT NULL DEFAULT '{}'",
+    "uploads": "TEXT NOT NULL DEFAULT '{}'",
+}
 
 
 @dataclass
@@ -154,6 +171,7 @@ class NewTask:
     system_prompt: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     priority: int = 0
+    inputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def process_owner_id() -> str:
@@ -193,6 +211,7 @@ class Store:
         self.db = self._connect(str(location))
         database_proxy.initialize(self.db)
         self.db.create_tables(MODELS)
+        self._add_missing_columns()
 
     # --- database specific (the one marked place) ------------------------------------------
     @staticmethod
@@ -223,6 +242,19 @@ class Store:
             return query.for_update("FOR UPDATE SKIP LOCKED")
         return query
 
+    def _add_missing_columns(self) -> None:
+        """Migrate a data dir made by an older version: ALTER TABLE for each column it lacks.
+        Another process may add the same column at the same moment; its win is ours too."""
+        for name, ddl in _ADDED_TASK_COLUMNS.items():
+            if name in {c.name for c in self.db.get_columns("task")}:
+                continue
+            try:
+                with self.db.atomic():
+                    self.db.execute_sql(f'ALTER TABLE "task" ADD COLUMN "{name}" {ddl}')
+            except (pw.OperationalError, pw.ProgrammingError):
+                if name not in {c.name for c in self.db.get_columns("task")}:
+                    raise
+
     # ----------------------------------------------------------------------------------------
     def close(self) -> None:
         if not self.db.is_closed():
@@ -247,6 +279,7 @@ class Store:
                 "account_pinned": item.account is not None, "prompt": item.prompt,
                 "system_prompt": item.system_prompt,
                 "params": json.dumps(item.params, ensure_ascii=False), "priority": item.priority,
+                "inputs": json.dumps(item.inputs, ensure_ascii=False),
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids = [r["task_id"] for r in rows]
@@ -340,6 +373,23 @@ class Store:
                 raise RuntimeError(f"task {task.task_id} already has remote id "
                                    f"{current.remote_id if current else None}, not {remote_id}")
         task.remote_id = remote_id
+
+    def save_upload(self, task: Task, key: str, name: str) -> None:
+        """Record one finished upload (``key`` = ``provider:sha256``) at once.
+
+        Written whoever owns the row now, like ``save_remote_id``: a file really uploaded must not
+        be uploaded (and paid for) again by a retry. The no-op UPDATE first takes the row's write
+        lock, so two writers cannot each merge into a stale copy and drop the other's record.
+        """
+        record = {"name": name, "at": self.now()}
+        with self.db.atomic():
+            Task.update(updated_at=self.now()).where(Task.task_id == task.task_id).execute()
+            current = Task.get_or_none(Task.task_id == task.task_id)
+            uploads = current.uploads_dict if current is not None else {}
+            uploads[key] = record
+            text = json.dumps(uploads, ensure_ascii=False)
+            Task.update(uploads=text).where(Task.task_id == task.task_id).execute()
+        task.uploads = text
 
     def cancel_requested_among(self, task_ids: Iterable[str]) -> set[str]:
         ids = list(task_ids)
