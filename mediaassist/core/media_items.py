@@ -61,7 +61,7 @@ def output_items(task_id: str, files: Iterable[str]) -> list[MediaItem]:
 
 def task_media(task: Task, result: Result | None) -> list[MediaItem]:
     """Inputs first, then outputs: what went in reads beside what came out."""
-    return input_items(task.task_id, getattr(task, "inputs_dict", {})) + output_items(task.task_id, result.file_list if result else [])
+    return input_items(task.task_id, task.inputs_dict) + output_items(task.task_id, result.file_list if result else [])
 
 
 def iter_media(task_ids: list[str], roles: tuple[str, ...] = (INPUT, OUTPUT)) -> Iterator[list[MediaItem]]:

@@ -35,6 +35,10 @@ TEMPLATES = (
     tr_noop("account disabled"),
     tr_noop("account needs login"),
     tr_noop("remote task id {remote_id} saved"),
+    tr_noop("uploaded {file} as {name}"),
+    tr_noop("input file {path} is gone since import"),
+    tr_noop("input file {path} cannot be read: {reason}"),
+    tr_noop("input file {path} changed since import (size/hash differ); import the task again to send the new file"),
     tr_noop("simulated failure"),
     tr_noop("lane paused ({reason}); waits at the head of the queue until it is resumed"),
     # API lane

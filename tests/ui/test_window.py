@@ -350,7 +350,10 @@ async def test_language_switch_keeps_the_filter_and_its_widgets_in_step(app: App
         assert window.text_filter.text() == "prompt"
         window.apply_filter()  # what any later widget change does: the same filter, same rows
         assert window.model.rowCount() == 2
-        assert [a.text() for a in window.tray.menu.actions()] == ["显示", "全部继续", "退出"]  # all paused
+        tray = window.tray
+        assert [tray.pause_all.text(), tray.resume_all.text()] == ["全部暂停", "全部继续"]
+        assert not tray.pause_all.isEnabled() and tray.resume_all.isEnabled()  # all paused
+        assert tray.count_actions["api"].text() == "API 通道：0 运行中 · 3 等待中 · 0 失败"
     finally:
         window.translations.apply("en")
 

@@ -108,6 +108,22 @@
       <translation>已保存远程任务 ID {remote_id}</translation>
     </message>
     <message>
+      <source>uploaded {file} as {name}</source>
+      <translation>已上传 {file}，远程名称 {name}</translation>
+    </message>
+    <message>
+      <source>input file {path} is gone since import</source>
+      <translation>输入文件 {path} 在导入后已不存在</translation>
+    </message>
+    <message>
+      <source>input file {path} cannot be read: {reason}</source>
+      <translation>无法读取输入文件 {path}：{reason}</translation>
+    </message>
+    <message>
+      <source>input file {path} changed since import (size/hash differ); import the task again to send the new file</source>
+      <translation>输入文件 {path} 在导入后已改变（大小/哈希不同）；如需发送新文件，请重新导入该任务</translation>
+    </message>
+    <message>
       <source>simulated failure</source>
       <translation>模拟失败</translation>
     </message>
