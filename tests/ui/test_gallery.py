@@ -8,17 +8,18 @@ import threading
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QColor, QImage
 
 from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media, media_kind
-from mediaassist.core.store import Store
+from mediaassist.core.store import NewTask, Store
 from mediaassist.ui import disk_thumbnails as thumbnails_module
 from mediaassist.ui.gallery import MediaActions, MediaModel, PreviewDialog
 from mediaassist.ui.opener import open_externally
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 
 from .conftest import api_tasks, wait_until
+from .test_window import App, app  # noqa: F401  (the app fixture)
 
 VIDEO_BYTES = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64
 
@@ -201,3 +202,59 @@ async def test_open_folder_of_a_missing_file_says_so(qtbot: object, tmp_path: Pa
     actions = MediaActions(parent, cache)
     await actions.open_file(MediaItem("t1", OUTPUT, "image", "gone.png", path=str(tmp_path / "gone.png")))
     assert "gone" in actions.last_message
+
+
+# --- in the window: the gallery tab and the detail pane show inputs beside outputs ----------
+
+
+def finish_with_outputs(window: object, tmp_path: Path, task_ids: list[str]) -> None:
+    store = window.store  # type: ignore[attr-defined]
+    claimed = {t.task_id: t for t in store.claim("poll:sim-poll", "test", limit=len(task_ids))}
+    for task_id in task_ids:
+        out = tmp_path / "outputs" / task_id
+        files = [str(write_png(out / "frame.png", 320, 180)), str(out / "clip.mp4")]
+        Path(files[1]).write_bytes(VIDEO_BYTES)
+        store.finish_success(claimed[task_id], None, files)
+
+
+@pytest.mark.asyncio
+async def test_gallery_tab_and_detail_pane_show_inputs_beside_outputs(app: App, tmp_path: Path) -> None:  # noqa: F811
+    window = app.window
+    window.pause_all()
+    first_frame = write_png(tmp_path / "in" / "first.png", 200, 200, color="#ff9800")
+    inputs = {"first_frame": [{"path": str(first_frame), "size": first_frame.stat().st_size, "sha256": "x",
+                               "mime": "image/png", "media": "image"}],
+              "last_frame": [{"url": "https://example.com/last.png", "media": "image"}]}
+    app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id=f"v{i}", inputs=inputs)
+                 for i in range(3)])
+    finish_with_outputs(window, tmp_path, ["v0", "v1", "v2"])
+    window.model.refresh_membership()
+    window.model.flush()
+    window.tabs.setCurrentWidget(window.gallery)
+    await wait_until(lambda: window.gallery.model.rowCount() == 12)
+    rows = [window.gallery.model.items[i] for i in range(4)]
+    assert [(i.role, i.name, i.media) for i in rows] == [
+        ("input", "first_frame", "image"), ("input", "last_frame", "image"),
+        ("output", "frame.png", "image"), ("output", "clip.mp4", "video")]
+    assert "12 media files of 3 tasks" in window.gallery.summary.text()
+    await wait_until(lambda: window.gallery.model.made >= 2 and not window.gallery.model.loading)
+    window.gallery.roles.setCurrentIndex(window.gallery.roles.findText("Inputs"))
+    await wait_until(lambda: window.gallery.model.rowCount() == 6)
+    # The gallery follows the table's filter.
+    window.text_filter.setText("v1")
+    window.apply_filter()
+    await wait_until(lambda: window.gallery.model.rowCount() == 2)
+    # Double-click a cell: the preview of the input picture.
+    index = window.gallery.model.index(0)
+    window.gallery.view.doubleClicked.emit(index)
+    preview = window.gallery.actions.preview
+    assert preview is not None and preview.item.name == "first_frame"
+    await preview.loaded
+    assert preview.image is not None and preview.image.width() == 200
+    preview.reject()
+    # The detail pane of one task: its inputs, then its outputs.
+    window.tabs.setCurrentIndex(0)
+    window.table.selectionModel().select(window.model.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                         | QItemSelectionModel.SelectionFlag.Rows)
+    strip = window.detail.media.model
+    assert [i.role for i in strip.items] == ["input", "input", "output", "output"]
