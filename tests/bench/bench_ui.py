@@ -30,7 +30,6 @@ from mediaassist.core.store import NewTask, Store  # noqa: E402
 from mediaassist.runtime import DB_NAME, RuntimeOptions  # noqa: E402
 from mediaassist.ui.app import run_window  # noqa: E402
 from mediaassist.ui.main_window import MainWindow  # noqa: E402
-from mediaassist.ui.panels import Snapshot  # noqa: E402
 from mediaassist.ui.task_model import COL, TaskFilter  # noqa: E402
 
 CONFIG = """
@@ -77,9 +76,9 @@ def timed(label: str, action) -> float:
 
 async def drive(window: MainWindow, seconds: float) -> None:
     window.resize(1400, 900)
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     idle = await lag_samples(3.0)
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     done_before = window.store.db.execute_sql("SELECT COUNT(*) FROM task WHERE state='success'").fetchone()[0]
     started = time.perf_counter()
     busy = await lag_samples(seconds)
@@ -97,7 +96,7 @@ async def drive(window: MainWindow, seconds: float) -> None:
     timed("filter state = success", lambda: model.set_filter(TaskFilter(state="success")))
     timed("filter text 'prompt 9999' (LIKE over prompts)", lambda: model.set_filter(TaskFilter(text="prompt 9999")))
     timed("clear filter", lambda: model.set_filter(TaskFilter()))
-    timed("stats snapshot (GROUP BY for panels)", lambda: Snapshot.take(window.store))
+    timed("stats snapshot (GROUP BY for panels)", window.stats.queries.snapshot)
     model._last_sweep = 0.0
     timed("model sweep (updated_at scan)", model.flush)
     model.sort(COL["state"], Qt.SortOrder.AscendingOrder)
@@ -105,8 +104,8 @@ async def drive(window: MainWindow, seconds: float) -> None:
     timed("stats refresh with all rows selected", window.refresh_stats)
     window.table.clearSelection()
     model.sort(-1)
-    print(f"stats refresh period now {window._stats_timer.interval()} ms")
-    window.toggle_pause_all()  # a quiet loop: the lag below is the export's own
+    print(f"stats refresh period now {window.stats.interval_ms} ms")
+    window.lanes.toggle_pause_all()  # a quiet loop: the lag below is the export's own
     with tempfile.TemporaryDirectory() as out:
         for name in ("all.xlsx", "all.csv"):
             await export_lag(window, Path(out) / name)
@@ -117,7 +116,7 @@ async def export_lag(window: MainWindow, path: Path) -> None:
     samples: list[float] = []
     probe = asyncio.ensure_future(lag_samples(3600, samples))
     started = time.perf_counter()
-    written = await window.export_to(path)
+    written = await window.tasks.export_to(path)
     took = time.perf_counter() - started
     probe.cancel()
     print(f"export {path.suffix} {written:,} rows {took:5.1f} s; loop lag {summary(samples)}")

@@ -220,7 +220,7 @@ def finish_with_outputs(window: object, tmp_path: Path, task_ids: list[str]) -> 
 @pytest.mark.asyncio
 async def test_gallery_tab_and_detail_pane_show_inputs_beside_outputs(app: App, tmp_path: Path) -> None:  # noqa: F811
     window = app.window
-    window.pause_all()
+    window.lanes.pause_all()
     first_frame = write_png(tmp_path / "in" / "first.png", 200, 200, color="#ff9800")
     inputs = {"first_frame": [{"path": str(first_frame), "size": first_frame.stat().st_size, "sha256": "x",
                                "mime": "image/png", "media": "image"}],

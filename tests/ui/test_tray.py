@@ -36,7 +36,7 @@ def test_a_burst_of_failures_is_told_once_then_quiet() -> None:
 @pytest.mark.asyncio
 async def test_menu_and_tooltip_show_counts_per_kind_and_pause_resume_all(app: App) -> None:  # noqa: F811
     window, tray = app.window, app.window.tray
-    window.pause_all()
+    window.lanes.pause_all()
     app.enqueue(writer_tasks(3))
     app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id="v1")], batch="b2")
     window.refresh_stats()
