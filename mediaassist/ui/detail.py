@@ -15,7 +15,8 @@ from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store, iso
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.gallery import MediaStrip
-from mediaassist.ui.labels import state_labels
+from mediaassist.ui.core_texts import translated
+from mediaassist.ui.labels import error_kind_labels, state_labels
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 
 
@@ -95,7 +96,8 @@ class DetailPane(QWidget):
         _set_box(self.prompt, redact(task.prompt))
         result = self.store.result(task.task_id)
         _set_box(self.result, redact(result.text or "") if result else "")
-        _set_label(self.error, f"{task.error_kind}: {redact(task.error)}" if task.error else "")
+        kind = error_kind_labels().get(task.error_kind or "", task.error_kind)
+        _set_label(self.error, f"{kind}: {translated(redact(task.error))}" if task.error else "")
         self.media.set_items(task_media(task, result))
         self._show_log(task.task_id)
 
@@ -106,7 +108,7 @@ class DetailPane(QWidget):
             self.log.clear()
         for entry in entries[self._log_lines:]:
             # appendPlainText keeps the view where it is unless it was at the bottom already
-            self.log.appendPlainText(f"{iso(entry.at)}  {redact(entry.line)}")
+            self.log.appendPlainText(f"{iso(entry.at)}  {translated(redact(entry.line))}")
         self._log_lines = len(entries)
 
     def close_media(self) -> None:

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QImage, QImageReader
+from PySide6.QtGui import QImage, QImageReader, QPainter
 
 THUMB_PX = 160
 PREVIEW_PX = 4096  # a preview never decodes more than this per side
@@ -30,6 +30,17 @@ def read_scaled(path: Path, box: int) -> QImage | None:
         reader.setScaledSize(size.scaled(QSize(box, box), Qt.AspectRatioMode.KeepAspectRatio))
     image = reader.read()
     return None if image.isNull() else image
+
+
+def centred_in_square(image: QImage, box: int) -> QImage:
+    """Every cell of a grid the same shape: the picture centred on a transparent square, so
+    captions line up whatever the aspect ratio."""
+    square = QImage(box, box, QImage.Format.Format_ARGB32_Premultiplied)
+    square.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(square)
+    painter.drawImage((box - image.width()) // 2, (box - image.height()) // 2, image)
+    painter.end()
+    return square
 
 
 class DiskThumbnails:
@@ -56,9 +67,10 @@ class DiskThumbnails:
             image = QImage(str(cached))
             if not image.isNull():
                 return image
-        image = read_scaled(path, self.size)
-        if image is None:
+        scaled = read_scaled(path, self.size)
+        if scaled is None:
             return None
+        image = centred_in_square(scaled, self.size)
         cached.parent.mkdir(parents=True, exist_ok=True)
         partial = cached.with_name(f"{cached.stem}.{os.getpid()}.part.png")
         if image.save(str(partial), "PNG"):

@@ -297,7 +297,10 @@ class MediaStrip(QWidget):
         self.view = _media_list(self.model, STRIP_PX, self.actions)
         self.view.setFlow(QListView.Flow.LeftToRight)
         self.view.setWrapping(False)
-        self.view.setFixedHeight(STRIP_PX + 52)
+        # As tall as a row of thumbnails with captions, and allowed to shrink to half of it
+        # (a 768 px screen), never setting the detail pane's height.
+        self.view.setMaximumHeight(STRIP_PX + 52)
+        self.view.setMinimumHeight(STRIP_PX // 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view)

@@ -31,6 +31,7 @@ from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.detail import DetailPane
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
+from mediaassist.ui.fit import scrollable
 from mediaassist.ui.gallery import GalleryView
 from mediaassist.ui.i18n import Translations, tr
 from mediaassist.ui.import_dialog import importable
@@ -173,7 +174,7 @@ class MainWindow(QMainWindow):
         self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts))
         top = QSplitter(Qt.Orientation.Horizontal)
         for widget in (self.web_panel, self.api_panel, self.batches):
-            top.addWidget(widget)
+            top.addWidget(scrollable(widget))
         self.table = self._build_table()
         self.detail = DetailPane(self.store, self.thumbnails)
         lower = QSplitter(Qt.Orientation.Horizontal)

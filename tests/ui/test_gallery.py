@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QWidget
 
 from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media, media_kind
+from mediaassist.core.paths import output_dir
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui import disk_thumbnails as thumbnails_module
+from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.gallery import MediaActions, MediaModel, PreviewDialog
 from mediaassist.ui.opener import open_externally
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
@@ -73,7 +76,10 @@ async def test_thumbnails_are_made_in_the_worker_thread_cached_on_disk_and_reuse
     assert threading.current_thread() is threading.main_thread()
     cached = sorted((tmp_path / "thumbs").rglob("*.png"))
     assert len(cached) == 12
-    assert max(QImage(str(p)).width() for p in cached) == cache.size  # 320x180 scaled into 160
+    thumb = QImage(str(cached[0]))
+    assert (thumb.width(), thumb.height()) == (cache.size, cache.size)  # every cell the same shape
+    assert thumb.pixelColor(80, 80) == QColor("#3f51b5")  # 320x180 scaled to 160x90, centred
+    assert thumb.pixelColor(80, 20).alpha() == 0  # above the picture: transparent
     # Another window (a fresh cache on the same folder) decodes nothing: the disk cache answers.
     decoded_in.clear()
     again = DiskThumbnails(tmp_path / "thumbs")
@@ -91,11 +97,11 @@ async def test_thumbnails_are_made_in_the_worker_thread_cached_on_disk_and_reuse
 async def test_an_edited_file_gets_a_new_thumbnail(qtbot: object, tmp_path: Path, cache: DiskThumbnails) -> None:
     path = write_png(tmp_path / "a.png", color="#ff0000")
     first = cache.cache_file(path)
-    assert (await cache.thumbnail(path)).pixelColor(5, 5) == QColor("#ff0000")
+    assert (await cache.thumbnail(path)).pixelColor(80, 80) == QColor("#ff0000")
     write_png(path, 500, 500, color="#00ff00")
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
     assert cache.cache_file(path) != first
-    assert (await cache.thumbnail(path)).pixelColor(5, 5) == QColor("#00ff00")
+    assert (await cache.thumbnail(path)).pixelColor(80, 80) == QColor("#00ff00")
 
 
 @pytest.mark.asyncio
@@ -196,8 +202,6 @@ async def test_opener_hands_the_path_to_xdg_open(tmp_path: Path, monkeypatch: py
 
 @pytest.mark.asyncio
 async def test_open_folder_of_a_missing_file_says_so(qtbot: object, tmp_path: Path, cache: DiskThumbnails) -> None:
-    from PySide6.QtWidgets import QWidget
-
     parent = QWidget()
     actions = MediaActions(parent, cache)
     await actions.open_file(MediaItem("t1", OUTPUT, "image", "gone.png", path=str(tmp_path / "gone.png")))
@@ -258,3 +262,35 @@ async def test_gallery_tab_and_detail_pane_show_inputs_beside_outputs(app: App, 
                                          | QItemSelectionModel.SelectionFlag.Rows)
     strip = window.detail.media.model
     assert [i.role for i in strip.items] == ["input", "input", "output", "output"]
+
+
+@pytest.mark.asyncio
+async def test_open_folder_is_offered_only_with_outputs_and_a_missing_file_manager_is_told(
+        app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    window = app.window
+    window.lanes.pause_all()
+    app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id=f"v{i}") for i in range(2)])
+    claimed = {t.task_id: t for t in window.store.claim("poll:sim-poll", "test", limit=2)}
+    window.store.finish_success(claimed["v0"], "no files", [])
+    folder = output_dir(window.rt.data_dir, "b1", "v1")
+    window.store.finish_success(claimed["v1"], None, [str(write_png(folder / "frame.png"))])
+    window.model.refresh_membership()
+    window.model.flush()
+    messages: list[tuple[str, str]] = []
+    window.tasks.message.connect(lambda title, text: messages.append((title, text)))
+
+    def select(task_id: str) -> None:
+        row = window.model.rows_of([claimed[task_id].seq])[0]
+        window.table.selectionModel().select(window.model.index(row, 0),
+                                             QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                             | QItemSelectionModel.SelectionFlag.Rows)
+
+    select("v0")
+    assert TaskAction.OPEN_FOLDER not in window.tasks.offered()[0]
+    assert not window.task_actions[TaskAction.OPEN_FOLDER].isEnabled()
+    select("v1")
+    assert TaskAction.OPEN_FOLDER in window.tasks.offered()[0]
+    fake_xdg_open(tmp_path / "bin", "exit 3")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    await window.tasks.open_folder("v1")
+    assert messages and str(folder) in messages[0][1] and "code 3" in messages[0][1]

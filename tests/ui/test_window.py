@@ -406,6 +406,7 @@ async def test_detail_pane_keeps_scroll_and_selection_across_refreshes(app: App)
     app.enqueue(writer_tasks(1))
     for i in range(300):
         window.store.log("t000", f"log line {i}")
+    window.resize(1366, 768)  # a laptop: the log lines fit the pane unwrapped
     window.table.selectRow(0)
     await asyncio.sleep(0.05)  # layout: the log box gets its scroll range
     bar = window.detail.log.verticalScrollBar()

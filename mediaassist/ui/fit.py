@@ -1,8 +1,9 @@
-"""A label that never sets the window's width: long text is elided to the room it gets, and the
-whole text is in its tooltip.
+"""Widgets that keep the window within a laptop screen (1280×720 and up).
 
-A plain ``QLabel`` asks for the width of its whole text, so one long batch id or lane reason
-made the window wider than a laptop screen (1,928 px with "paused by operator" reasons).
+``ElidedLabel`` never sets the window's width: long text is elided to the room it gets, and the
+whole text is in its tooltip. A plain ``QLabel`` asks for the width of its whole text, so one
+long batch id or lane reason made the window wider than the screen (1,928 px with "paused by
+operator" reasons). ``scrollable`` lets a panel scroll instead of setting the window's height.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QPainter, QPaintEvent
-from PySide6.QtWidgets import QLabel, QSizePolicy
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QWidget
 
 MIN_CHARS = 8  # room asked for at least: a few characters and the ellipsis
 
@@ -24,7 +25,7 @@ class ElidedLabel(QLabel):
         super().__init__(parent)
         self._elide = elide
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
@@ -53,3 +54,14 @@ class ElidedLabel(QLabel):
         painter.setPen(self.palette().color(self.foregroundRole()))
         painter.drawText(rect, int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), shown)
         painter.end()
+
+
+def scrollable(widget: QWidget) -> QScrollArea:
+    """``widget`` in a frameless vertical scroll area: it is as tall as there is room for, and
+    scrolls when its content is taller (more lanes, wrapped reasons, a long detail pane)."""
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    return area
