@@ -72,7 +72,7 @@ class MainWindow(QMainWindow):
         self.thumbnails = DiskThumbnails(self.rt.data_dir / "thumbnails")
         self.scheduler.add_listener(self._on_event)
         self.tasks = TaskActions(rt, self.model, self._selected_seqs, self._confirm, self.jobs, self)
-        self.importer = ImportController(rt, settings, self.jobs, self)
+        self.importer = ImportController(rt, settings, self.jobs, self, self.thumbnails)
         self.lanes = LanesController(rt, self.jobs, self)
         self.stats = StatsController(rt, self)
         self.setAcceptDrops(True)

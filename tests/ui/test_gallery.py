@@ -22,7 +22,7 @@ from mediaassist.ui.opener import open_externally
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 
 from .conftest import api_tasks, wait_until
-from .test_window import App, app  # noqa: F401  (the app fixture)
+from .test_window import App, app, start_app, stop_app  # noqa: F401  (the app fixture)
 
 VIDEO_BYTES = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64
 
@@ -294,3 +294,47 @@ async def test_open_folder_is_offered_only_with_outputs_and_a_missing_file_manag
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     await window.tasks.open_folder("v1")
     assert messages and str(folder) in messages[0][1] and "code 3" in messages[0][1]
+
+
+I2V_MODEL = """
+[[models]]
+name = "i2v"
+kind = "poll"
+provider = "sim-poll"
+inputs = ["first_frame", "last_frame"]
+"""
+
+
+@pytest.mark.asyncio
+async def test_import_preview_shows_input_thumbnails_and_file_errors_by_row(tmp_path: Path,
+                                                                            ui_settings: object) -> None:
+    app = await start_app(tmp_path, ui_settings, extra_config=I2V_MODEL)  # type: ignore[arg-type]
+    try:
+        window = app.window
+        frames = tmp_path / "batch" / "frames"
+        write_png(frames / "dawn.png", 320, 180, "#ff9800")
+        write_png(frames / "day.png", 320, 180, "#03a9f4")
+        (frames / "notes.png").write_text("not a picture")
+        batch = tmp_path / "batch" / "i2v.csv"
+        batch.write_text("model,prompt,first_frame,last_frame\n"
+                         "i2v,harbour,frames/dawn.png,frames/day.png\n"
+                         "i2v,gone,frames/missing.png,frames/day.png\n"
+                         "i2v,text,frames/notes.png,https://example.com/last.png\n")
+        window.open_files([batch])
+        await wait_until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+        dialog = window.importer.dialog
+        assert dialog.good_rows.rowCount() == 1 and not dialog.good_rows.isColumnHidden(2)
+        assert dialog.good_rows.item(0, 2).text() == "first_frame: dawn.png · last_frame: day.png"
+        errors = {dialog.bad_rows.item(i, 0).text(): dialog.bad_rows.item(i, 1).text()
+                  for i in range(dialog.bad_rows.rowCount())}
+        assert set(errors) == {"3", "4"}  # the header is row 1
+        assert "first_frame" in errors["3"] and "missing.png" in errors["3"]
+        assert "first_frame" in errors["4"] and "notes.png" in errors["4"]
+        strip = dialog.inputs.model
+        assert [(i.name, i.media) for i in strip.items] == [("first_frame", "image"), ("last_frame", "image")]
+        assert not dialog.inputs.isHidden() and "1" in dialog.inputs_label.text()
+        paint_all(strip)
+        await wait_until(lambda: strip.made == 2 and not strip.loading)
+        dialog.reject()
+    finally:
+        await stop_app(app)

@@ -39,10 +39,11 @@ class App:
         self.window.model.flush()
 
 
-async def start_app(tmp_path: Path, settings: QSettings, duration: float = 1.0, speed: float = 20.0) -> App:
+async def start_app(tmp_path: Path, settings: QSettings, duration: float = 1.0, speed: float = 20.0,
+                    extra_config: str = "") -> App:
     config = tmp_path / "config.toml"
     config.write_text(sim_config_text(api_concurrency=2, api_s=(duration, duration), poll_limit=3,
-                                      poll_s=(duration, duration), accounts=("acct-a",)))
+                                      poll_s=(duration, duration), accounts=("acct-a",)) + extra_config)
     shown: list[MainWindow] = []
     options = RuntimeOptions(config_path=config, data_dir=tmp_path / "data", speed=speed)
     runner = asyncio.ensure_future(run_window([], options, settings, use_tray=False, on_window=shown.append))
