@@ -19,6 +19,7 @@ EXPECTED = {"first window", "settings", "import preview", "image preview", "vide
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 def test_window_and_dialogs_fit_a_1366x768_screen(tmp_path: Path, language: str) -> None:
     screens = tmp_path / "screens.json"
