@@ -24,6 +24,7 @@ TEMPLATES = (
     tr_noop("success"),
     tr_noop("canceled"),
     tr_noop("canceled by operator"),
+    tr_noop("canceled before it ran"),
     tr_noop("heartbeat stalled; abandoning this attempt"),
     tr_noop("cancel requested; stopping at the next checkpoint"),
     tr_noop("finished after being reaped; result dropped (the retry owns the row)"),

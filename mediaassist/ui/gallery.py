@@ -292,9 +292,9 @@ class MediaStrip(QWidget):
 
     def __init__(self, cache: DiskThumbnails, parent: Any = None) -> None:
         super().__init__(parent)
-        self.actions = MediaActions(self, cache)
+        self.media_actions = MediaActions(self, cache)
         self.model = MediaModel(cache, STRIP_PX, self)
-        self.view = _media_list(self.model, STRIP_PX, self.actions)
+        self.view = _media_list(self.model, STRIP_PX, self.media_actions)
         self.view.setFlow(QListView.Flow.LeftToRight)
         self.view.setWrapping(False)
         # As tall as a row of thumbnails with captions, and allowed to shrink to half of it
@@ -311,7 +311,7 @@ class MediaStrip(QWidget):
 
     def close_media(self) -> None:
         self.model.close()
-        self.actions.close()
+        self.media_actions.close()
 
 
 class GalleryView(QWidget):
@@ -324,9 +324,9 @@ class GalleryView(QWidget):
     def __init__(self, cache: DiskThumbnails, task_ids: Callable[[], list[str]], parent: Any = None) -> None:
         super().__init__(parent)
         self.task_ids = task_ids
-        self.actions = MediaActions(self, cache)
+        self.media_actions = MediaActions(self, cache)
         self.model = MediaModel(cache, cache.size, self)
-        self.view = _media_list(self.model, cache.size, self.actions)
+        self.view = _media_list(self.model, cache.size, self.media_actions)
         self.summary = QLabel()
         self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.roles = QComboBox()
@@ -374,7 +374,7 @@ class GalleryView(QWidget):
         if self._loading is not None:
             self._loading.cancel()
         self.model.close()
-        self.actions.close()
+        self.media_actions.close()
 
 
 class PreviewDialog(QDialog):

@@ -129,8 +129,8 @@ async def shoot_previews(window: MainWindow, language: str) -> None:
         item = next((i for i in items if i.media == media and i.role == OUTPUT), None)
         if item is None:
             item = MediaItem("-", OUTPUT, media, f"missing.{media}", path=f"/nonexistent/missing.{media}")
-        window.gallery.actions.show_preview(item)
-        dialog: PreviewDialog = window.gallery.actions.preview  # type: ignore[assignment]
+        window.gallery.media_actions.show_preview(item)
+        dialog: PreviewDialog = window.gallery.media_actions.preview  # type: ignore[assignment]
         if dialog.loaded is not None:
             await dialog.loaded
         await asyncio.sleep(0.3)

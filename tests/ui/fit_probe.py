@@ -100,7 +100,7 @@ class Probe:
         picture = QImage(4000, 1000, QImage.Format.Format_RGB32)
         picture.fill(QColor("#607d8b"))
         picture.save(str(image))
-        actions = window.gallery.actions
+        actions = window.gallery.media_actions
         actions.show_preview(MediaItem("t-preview", OUTPUT, "image", image.name, path=str(image)))
         if actions.preview is not None and actions.preview.loaded is not None:
             await actions.preview.loaded

@@ -59,7 +59,7 @@ def written_texts(path: Path) -> Iterator[tuple[str, int]]:
             args = [node.args[0]]
         elif name == "pause_lane" and len(node.args) >= 2:
             args = [node.args[1]]
-        args += [k.value for k in node.keywords if k.arg == "pause_lane"]
+        args += [k.value for k in node.keywords if k.arg in ("pause_lane", "error", "reason", "last_error")]
         for arg in args:
             text = normalized(arg)
             if text is not None and text.strip("{}"):

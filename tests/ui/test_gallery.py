@@ -251,7 +251,7 @@ async def test_gallery_tab_and_detail_pane_show_inputs_beside_outputs(app: App, 
     # Double-click a cell: the preview of the input picture.
     index = window.gallery.model.index(0)
     window.gallery.view.doubleClicked.emit(index)
-    preview = window.gallery.actions.preview
+    preview = window.gallery.media_actions.preview
     assert preview is not None and preview.item.name == "first_frame"
     await preview.loaded
     assert preview.image is not None and preview.image.width() == 200

@@ -64,6 +64,10 @@
       <translation>已被操作员取消</translation>
     </message>
     <message>
+      <source>canceled before it ran</source>
+      <translation>运行前已取消</translation>
+    </message>
+    <message>
       <source>heartbeat stalled; abandoning this attempt</source>
       <translation>心跳停止；放弃本次尝试</translation>
     </message>
@@ -658,6 +662,10 @@
     <message>
       <source>Import {n} tasks</source>
       <translation>导入 {n} 个任务</translation>
+    </message>
+    <message>
+      <source>Input files of task {n}:</source>
+      <translation>任务 {n} 的输入文件：</translation>
     </message>
     <message>
       <source>Reading {name}…</source>
