@@ -103,6 +103,26 @@ TEMPLATES = (
     tr_noop("download of {url} failed ({problem}); try {n} soon"),
     tr_noop("{n} polls in a row failed (last: {problem}); RunningHub task {remote_id} may still be running: "
             "check {where}"),
+    # importer: row reasons (several in one row are joined with "; ") and whole-file errors
+    tr_noop("column {column}: {reason}"),
+    tr_noop("column {column}: required by model {model} (a file path or URL)"),
+    tr_noop("column {column}: model {model} takes no input {name} (its inputs: {inputs})"),
+    tr_noop("file not found: {path}"),
+    tr_noop("cannot read {path}: {reason}"),
+    tr_noop("unknown model {model} ({known})"),
+    tr_noop("known models: {names}"),
+    tr_noop("no models are configured"),
+    tr_noop("model is empty and no default model was given"),
+    tr_noop("prompt is empty (model {model} needs one)"),
+    tr_noop("prompt has {n} characters (at most {limit})"),
+    tr_noop("duplicate task_id {task_id} (first on row {row})"),
+    tr_noop("params is not valid JSON"),
+    tr_noop("params is not a JSON object"),
+    tr_noop("priority {value} is not an integer"),
+    tr_noop("{path}: file not found"),
+    tr_noop("{path}: the file is empty"),
+    tr_noop("{path}: the file holds no tasks"),
+    tr_noop("{path}: unknown model {model} ({known})"),
     # web lane
     tr_noop("no Chromium executable found ({detail}); set app.chromium_path"),
     tr_noop("the browser profile of account {account} is in use by another program: {detail}. mediaassist "
@@ -162,6 +182,12 @@ def _catalogue() -> tuple[tuple[re.Pattern[str], str], ...]:
     """Compiled once; the most specific template (most fixed text) is tried first."""
     ordered = sorted(TEMPLATES, key=_literal_length, reverse=True)
     return tuple((_pattern(t), t) for t in ordered)
+
+
+def translated_reasons(text: str) -> str:
+    """An import row's reasons, joined with "; " by the importer, each translated (split first:
+    a template ending in a placeholder would otherwise swallow the reasons after it)."""
+    return tr("; ").join(translated(part) for part in text.split("; "))
 
 
 @lru_cache(maxsize=4096)

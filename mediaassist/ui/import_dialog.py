@@ -22,6 +22,7 @@ from mediaassist.core.importer import FORMATS, ImportReport
 from mediaassist.core.media_items import input_items
 from mediaassist.core.secrets import redact
 from mediaassist.runtime import Runtime
+from mediaassist.ui.core_texts import translated, translated_reasons
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import tr
@@ -167,7 +168,7 @@ class ImportPreviewDialog(QDialog):
 
     def _show_error(self, text: str) -> None:
         self.report = None
-        self.summary.setText(f"<span style='color:#c62828'>{html.escape(text)}</span>")
+        self.summary.setText(f"<span style='color:#c62828'>{html.escape(translated(text))}</span>")
         _fill(self.good_rows, [])
         self._show_inputs(-1)
         _fill(self.bad_rows, [])
@@ -188,7 +189,8 @@ class ImportPreviewDialog(QDialog):
                                for task in report.tasks[:MAX_ROWS_SHOWN]])
         self.good_rows.setColumnHidden(INPUTS_COLUMN, not any(task.inputs for task in report.tasks))
         self._show_inputs(0 if report.tasks else -1)
-        _fill(self.bad_rows, [(str(error.row), error.reason) for error in report.errors[:MAX_ROWS_SHOWN]])
+        _fill(self.bad_rows, [(str(error.row), translated_reasons(error.reason))
+                              for error in report.errors[:MAX_ROWS_SHOWN]])
         self.tabs.setTabText(0, tr("Tasks ({n})").format(n=len(report.tasks)))
         self.tabs.setTabText(1, tr("Errors ({n})").format(n=len(report.errors)))
         self.tabs.setCurrentIndex(1 if report.errors and not report.tasks else 0)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import mediaassist
-from mediaassist.ui.core_texts import TEMPLATES, translated
+from mediaassist.ui.core_texts import TEMPLATES, translated, translated_reasons
 from mediaassist.ui.i18n import Translations
 
 PACKAGE = Path(mediaassist.__file__).parent
@@ -106,6 +106,11 @@ def test_texts_are_translated_with_their_values_put_back(chinese: None) -> None:
     assert translated("attempt 1 started on web:demo-a") == "第 1 次尝试已在 web:demo-a 上开始"
     assert translated("back in the queue: paused by operator") == "回到队列：已被操作员暂停"
     assert translated("an operator's own words") == "an operator's own words"  # not a core text
+
+
+def test_import_reasons_are_translated_one_by_one(chinese: None) -> None:
+    text = translated_reasons("column first_frame: file not found: /x/a.png; prompt is empty (model 'v' needs one)")
+    assert text == "第 first_frame 列：文件不存在：/x/a.png；提示词为空（模型 'v' 需要提示词）"
 
 
 def test_english_stays_as_written(qtbot: object) -> None:

@@ -348,6 +348,82 @@
       <translation>连续 {n} 次轮询失败（最后一次：{problem}）；RunningHub 任务 {remote_id} 可能仍在运行：请检查 {where}</translation>
     </message>
     <message>
+      <source>column {column}: {reason}</source>
+      <translation>第 {column} 列：{reason}</translation>
+    </message>
+    <message>
+      <source>column {column}: required by model {model} (a file path or URL)</source>
+      <translation>第 {column} 列：模型 {model} 必须填写（文件路径或 URL）</translation>
+    </message>
+    <message>
+      <source>column {column}: model {model} takes no input {name} (its inputs: {inputs})</source>
+      <translation>第 {column} 列：模型 {model} 没有输入 {name}（它的输入：{inputs}）</translation>
+    </message>
+    <message>
+      <source>file not found: {path}</source>
+      <translation>文件不存在：{path}</translation>
+    </message>
+    <message>
+      <source>cannot read {path}: {reason}</source>
+      <translation>无法读取 {path}：{reason}</translation>
+    </message>
+    <message>
+      <source>unknown model {model} ({known})</source>
+      <translation>未知模型 {model}（{known}）</translation>
+    </message>
+    <message>
+      <source>known models: {names}</source>
+      <translation>已知模型：{names}</translation>
+    </message>
+    <message>
+      <source>no models are configured</source>
+      <translation>没有配置任何模型</translation>
+    </message>
+    <message>
+      <source>model is empty and no default model was given</source>
+      <translation>模型为空，也没有指定默认模型</translation>
+    </message>
+    <message>
+      <source>prompt is empty (model {model} needs one)</source>
+      <translation>提示词为空（模型 {model} 需要提示词）</translation>
+    </message>
+    <message>
+      <source>prompt has {n} characters (at most {limit})</source>
+      <translation>提示词有 {n} 个字符（最多 {limit} 个）</translation>
+    </message>
+    <message>
+      <source>duplicate task_id {task_id} (first on row {row})</source>
+      <translation>task_id {task_id} 重复（第一次出现在第 {row} 行）</translation>
+    </message>
+    <message>
+      <source>params is not valid JSON</source>
+      <translation>params 不是有效的 JSON</translation>
+    </message>
+    <message>
+      <source>params is not a JSON object</source>
+      <translation>params 不是 JSON 对象</translation>
+    </message>
+    <message>
+      <source>priority {value} is not an integer</source>
+      <translation>priority {value} 不是整数</translation>
+    </message>
+    <message>
+      <source>{path}: file not found</source>
+      <translation>{path}：文件不存在</translation>
+    </message>
+    <message>
+      <source>{path}: the file is empty</source>
+      <translation>{path}：文件是空的</translation>
+    </message>
+    <message>
+      <source>{path}: the file holds no tasks</source>
+      <translation>{path}：文件中没有任务</translation>
+    </message>
+    <message>
+      <source>{path}: unknown model {model} ({known})</source>
+      <translation>{path}：未知模型 {model}（{known}）</translation>
+    </message>
+    <message>
       <source>no Chromium executable found ({detail}); set app.chromium_path</source>
       <translation>找不到 Chromium 可执行文件（{detail}）；请设置 app.chromium_path</translation>
     </message>
@@ -470,6 +546,10 @@
     <message>
       <source>no generation was showing; nothing to stop</source>
       <translation>页面上没有正在进行的生成；无需停止</translation>
+    </message>
+    <message>
+      <source>; </source>
+      <translation>；</translation>
     </message>
     <message>
       <source>Prompt</source>
