@@ -176,9 +176,9 @@ def _options(args: argparse.Namespace) -> RuntimeOptions:
     demo = getattr(args, "demo", False)
     data = args.data_dir
     if demo:
-        from mediaassist.core.paths import data_dir as resolve
+        from mediaassist.core.paths import demo_data_dir
 
-        data = resolve(data) / "demo"  # demo work never mixes with the operator's real queue
+        data = demo_data_dir(data)  # demo work never mixes with the operator's real queue
     return RuntimeOptions(config_path=args.config, data_dir=data, demo=demo,
                           speed=getattr(args, "speed", 1.0))
 

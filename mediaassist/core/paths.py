@@ -21,6 +21,27 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return path
 
 
+DEMO_DIR_NAME = "demo"
+# Written into every demo data dir, so a folder is recognised as the demo's wherever it lies.
+DEMO_MARKER = ".mediaassist-demo"
+
+
+def demo_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """``--demo``'s data dir: a marked sub-folder, so demo work never mixes with the real queue."""
+    path = make_private_dir(data_dir(explicit) / DEMO_DIR_NAME)
+    (path / DEMO_MARKER).touch()
+    return path
+
+
+def is_demo_dir(path: str | os.PathLike[str]) -> bool:
+    """True for a demo data dir (marked, or where the default demo dir is), or a folder inside one."""
+    chosen = Path(path).expanduser().resolve()
+    default_demo = Path(os.environ.get("MEDIAASSIST_HOME") or platformdirs.user_data_dir(APP_NAME))
+    default_demo = (default_demo.expanduser().resolve() / DEMO_DIR_NAME)
+    return any(folder == default_demo or (folder / DEMO_MARKER).exists()
+               for folder in (chosen, *chosen.parents))
+
+
 def config_dir() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME))
 

@@ -17,6 +17,7 @@ from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from mediaassist.core.paths import data_dir as resolve_data_dir  # noqa: E402
+from mediaassist.core.paths import is_demo_dir  # noqa: E402
 from mediaassist.runtime import Runtime, RuntimeOptions  # noqa: E402
 from mediaassist.ui.i18n import Translations  # noqa: E402
 from mediaassist.ui.main_window import MainWindow  # noqa: E402
@@ -26,9 +27,27 @@ from mediaassist.ui.single_instance import SingleInstance, server_name  # noqa: 
 log = logging.getLogger("mediaassist.ui")
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
 
+DEMO_SETTINGS = "ui.ini"
 
-def ui_settings() -> QSettings:
+
+def ui_settings(options: RuntimeOptions) -> QSettings:
+    """The operator's window settings; a demo window keeps its own inside the demo data dir, so
+    ``--demo`` never writes the real ones (its data dir, language, limits)."""
+    if options.demo:
+        assert options.data_dir is not None  # the CLI always gives the demo its own folder
+        return QSettings(str(Path(options.data_dir) / DEMO_SETTINGS), QSettings.Format.IniFormat)
     return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "mediaassist", "mediaassist-ui")
+
+
+def saved_data_dir(settings: QSettings) -> Path | None:
+    """The data dir chosen in Settings; a demo folder saved there by an older version is ignored."""
+    saved = str(settings.value("app/data_dir") or "")
+    if not saved:
+        return None
+    if is_demo_dir(saved):
+        log.warning("saved data dir %s is a demo folder; using the default data dir", saved)
+        return None
+    return Path(saved)
 
 
 async def run_window(files: list[Path], options: RuntimeOptions, settings: QSettings,
@@ -114,10 +133,10 @@ def run_gui(files: list[Path], options: RuntimeOptions) -> int:
     app.setApplicationName("mediaassist")
     app.setOrganizationName("mediaassist")
     app.setQuitOnLastWindowClosed(False)
-    settings = ui_settings()
-    if options.data_dir is None and settings.value("app/data_dir"):
-        options.data_dir = Path(str(settings.value("app/data_dir")))
-    instance = SingleInstance(server_name(resolve_data_dir(options.data_dir)))
+    settings = ui_settings(options)
+    if options.data_dir is None:
+        options.data_dir = saved_data_dir(settings)
+    instance = SingleInstance(server_name(resolve_data_dir(options.data_dir), demo=options.demo))
     if instance.claim(files):
         print("mediaassist is already running; the files were handed to its window.")
         return 0

@@ -1,4 +1,4 @@
-"""The detail pane: one task's prompt, result, output thumbnails, error and log lines.
+"""The detail pane: one task's prompt, result, input and output thumbnails, error and log lines.
 
 It is refreshed every stats tick, so it only touches what changed: new log lines are appended,
 and a box whose text did change keeps its scroll position. Whatever the operator is reading or
@@ -7,19 +7,17 @@ selecting stays put.
 
 from __future__ import annotations
 
-from pathlib import Path
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QLabel, QPlainTextEdit, QWidget
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QIcon, QPixmap
-from PySide6.QtWidgets import QFormLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QWidget
-
+from mediaassist.core.media_items import task_media
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store, iso
 from mediaassist.ui.i18n import tr
-from mediaassist.ui.labels import state_labels
-
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp"}
-THUMB = 96
+from mediaassist.ui.gallery import MediaStrip
+from mediaassist.ui.core_texts import translated
+from mediaassist.ui.labels import error_kind_labels, state_labels
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
 
 
 def _text_box(lines: int) -> QPlainTextEdit:
@@ -53,12 +51,11 @@ def _set_box(box: QPlainTextEdit, text: str) -> None:
 
 
 class DetailPane(QWidget):
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, thumbnails: DiskThumbnails) -> None:
         super().__init__()
         self.store = store
         self.task_id: str | None = None
         self._log_lines = 0  # log entries of task_id already shown
-        self._files: list[str] = []
         form = QFormLayout(self)
         self.header = _plain_label()
         font = self.header.font()
@@ -67,15 +64,12 @@ class DetailPane(QWidget):
         self.prompt, self.result = _text_box(4), _text_box(5)
         self.error = _plain_label()
         self.error.setStyleSheet("color: #c62828")
-        self.thumbs = QListWidget()
-        self.thumbs.setViewMode(QListWidget.ViewMode.IconMode)
-        self.thumbs.setIconSize(QSize(THUMB, THUMB))
-        self.thumbs.setMaximumHeight(THUMB + 30)
+        self.media = MediaStrip(thumbnails)  # inputs beside outputs; double-click to preview
         self.log = _text_box(8)
         form.addRow(self.header)
         form.addRow(tr("Prompt"), self.prompt)
         form.addRow(tr("Result"), self.result)
-        form.addRow(tr("Outputs"), self.thumbs)
+        form.addRow(tr("Media"), self.media)
         form.addRow(tr("Error"), self.error)
         form.addRow(tr("Log"), self.log)
         self.refresh()
@@ -94,7 +88,7 @@ class DetailPane(QWidget):
             for box in (self.prompt, self.result, self.log):
                 _set_box(box, "")
             _set_label(self.error, "")
-            self._show_files([])
+            self.media.set_items([])
             return
         _set_label(self.header, tr("{id} · {state} · {lane} · attempt {attempt} · created {created}").format(
             id=task.task_id, state=state_labels().get(task.state, task.state), lane=task.lane,
@@ -102,8 +96,9 @@ class DetailPane(QWidget):
         _set_box(self.prompt, redact(task.prompt))
         result = self.store.result(task.task_id)
         _set_box(self.result, redact(result.text or "") if result else "")
-        _set_label(self.error, f"{task.error_kind}: {redact(task.error)}" if task.error else "")
-        self._show_files(result.file_list if result else [])
+        kind = error_kind_labels().get(task.error_kind or "", task.error_kind)
+        _set_label(self.error, f"{kind}: {translated(redact(task.error))}" if task.error else "")
+        self.media.set_items(task_media(task, result))
         self._show_log(task.task_id)
 
     def _show_log(self, task_id: str) -> None:
@@ -113,18 +108,8 @@ class DetailPane(QWidget):
             self.log.clear()
         for entry in entries[self._log_lines:]:
             # appendPlainText keeps the view where it is unless it was at the bottom already
-            self.log.appendPlainText(f"{iso(entry.at)}  {redact(entry.line)}")
+            self.log.appendPlainText(f"{iso(entry.at)}  {translated(redact(entry.line))}")
         self._log_lines = len(entries)
 
-    def _show_files(self, files: list[str]) -> None:
-        if files == self._files:
-            return
-        self._files = files
-        self.thumbs.clear()
-        for name in files:
-            path = Path(name)
-            item = QListWidgetItem(path.name)
-            item.setToolTip(str(path))
-            if path.suffix.lower() in IMAGE_SUFFIXES and path.exists():
-                item.setIcon(QIcon(QPixmap(str(path)).scaled(THUMB, THUMB, Qt.AspectRatioMode.KeepAspectRatio)))
-            self.thumbs.addItem(item)
+    def close_media(self) -> None:
+        self.media.close_media()

@@ -1,4 +1,5 @@
 """Qt translations: every UI string goes through ``tr()`` (one context), compiled .qm per language.
+Texts stored in English and translated where shown are marked with ``tr_noop()``.
 
 ``mediaassist/resources/translations/build_translations.py`` extracts the ``tr("...")`` literals into the .ts
 files and compiles them with ``pyside6-lrelease``; the compiled .qm files are shipped.
@@ -17,6 +18,12 @@ LANGUAGES = {"auto": "System", "en": "English", "zh_CN": "中文 (简体)"}
 
 def tr(text: str) -> str:
     return QCoreApplication.translate(CONTEXT, text)
+
+
+def tr_noop(text: str) -> str:
+    """Marks a text for the translation files without translating it now (it is stored, or
+    matched, in English and translated where it is shown: ``tr(text)``)."""
+    return text
 
 
 def resolve_language(choice: str) -> str:
@@ -39,9 +46,11 @@ class Translations:
         for old in self._translators:
             app.removeTranslator(old)
         self._translators.clear()
+        from mediaassist.ui.core_texts import translated
         from mediaassist.ui.labels import clear_label_cache
 
         clear_label_cache()
+        translated.cache_clear()
         self.language = resolve_language(choice)
         if self.language != "en":
             qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)

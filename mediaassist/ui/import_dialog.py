@@ -11,6 +11,7 @@ import asyncio
 import html
 import logging
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QTableWidget,
@@ -18,13 +19,18 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
 
 from mediaassist.core.errors import ImportFileError
 from mediaassist.core.importer import FORMATS, ImportReport
+from mediaassist.core.media_items import input_items
 from mediaassist.core.secrets import redact
 from mediaassist.runtime import Runtime
+from mediaassist.ui.core_texts import translated, translated_reasons
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
+from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import tr
 
 log = logging.getLogger("mediaassist.ui")
 
 MAX_ROWS_SHOWN = 200  # per tab: a preview, not a copy of the file
+INPUTS_COLUMN = 2
 PROMPT_CHARS = 160
 
 
@@ -39,6 +45,12 @@ def _table(headers: list[str]) -> QTableWidget:
     table.verticalHeader().setVisible(False)
     table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
     return table
+
+
+def inputs_text(inputs: dict[str, list[dict[str, Any]]]) -> str:
+    """``first_frame: dawn.png · last_frame: day.png`` (file names, or the URLs)."""
+    return " · ".join(f"{name}: " + ", ".join(Path(e["path"]).name if "path" in e else str(e.get("url", ""))
+                                           for e in entries) for name, entries in inputs.items())
 
 
 def _fill(table: QTableWidget, rows: list[tuple[str, ...]]) -> None:
@@ -57,7 +69,7 @@ class ImportPreviewDialog(QDialog):
 
     previewed = Signal()
 
-    def __init__(self, path: Path, rt: Runtime, default_model: str | None = None,
+    def __init__(self, path: Path, rt: Runtime, thumbnails: DiskThumbnails, default_model: str | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.path = path
@@ -86,11 +98,19 @@ class ImportPreviewDialog(QDialog):
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
         self.tabs = QTabWidget()
-        self.good_rows = _table([tr("Model"), tr("Account"), tr("Prompt")])
+        self.good_rows = _table([tr("Model"), tr("Account"), tr("Inputs"), tr("Prompt")])
+        self.good_rows.currentCellChanged.connect(lambda row, *_: self._show_inputs(row))
         self.bad_rows = _table([tr("Row"), tr("Reason")])
         self.tabs.addTab(self.good_rows, tr("Tasks"))
         self.tabs.addTab(self.bad_rows, tr("Errors"))
-        layout.addWidget(self.tabs)
+        layout.addWidget(self.tabs, 1)
+        # The input files of the row chosen above, as thumbnails (made off the loop); a file
+        # that cannot be used is a row error on the Errors tab, naming the column.
+        self.inputs_label = QLabel()
+        self.inputs = MediaStrip(thumbnails)
+        layout.addWidget(self.inputs_label)
+        layout.addWidget(self.inputs)
+        self.finished.connect(lambda _result: self.inputs.close_media())
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.import_button = self.buttons.addButton(tr("Import"), QDialogButtonBox.ButtonRole.AcceptRole)
         self.buttons.accepted.connect(self.accept)
@@ -99,6 +119,16 @@ class ImportPreviewDialog(QDialog):
         self.model_box.currentIndexChanged.connect(self.reread)
         self.finished.connect(self._stop_reading)
         self.reread()
+
+    def _show_inputs(self, row: int) -> None:
+        tasks = self.report.tasks if self.report is not None else []
+        task = tasks[row] if 0 <= row < min(len(tasks), MAX_ROWS_SHOWN) else None
+        items = input_items(task.task_id or "", task.inputs) if task is not None else []
+        self.inputs.set_items(items)
+        self.inputs.setVisible(bool(items))
+        self.inputs_label.setVisible(bool(items))
+        if items:
+            self.inputs_label.setText(tr("Input files of task {n}:").format(n=row + 1))
 
     @property
     def default_model(self) -> str | None:
@@ -138,8 +168,9 @@ class ImportPreviewDialog(QDialog):
 
     def _show_error(self, text: str) -> None:
         self.report = None
-        self.summary.setText(f"<span style='color:#c62828'>{html.escape(text)}</span>")
+        self.summary.setText(f"<span style='color:#c62828'>{html.escape(translated(text))}</span>")
         _fill(self.good_rows, [])
+        self._show_inputs(-1)
         _fill(self.bad_rows, [])
         self.import_button.setEnabled(False)
 
@@ -153,9 +184,13 @@ class ImportPreviewDialog(QDialog):
         for warning in report.warnings:
             text += "<br>" + tr("Note: {w}").format(w=html.escape(warning))
         self.summary.setText(text)
-        _fill(self.good_rows, [(task.model, task.account or "", redact(task.prompt)[:PROMPT_CHARS].replace("\n", " "))
+        _fill(self.good_rows, [(task.model, task.account or "", inputs_text(task.inputs),
+                                redact(task.prompt)[:PROMPT_CHARS].replace("\n", " "))
                                for task in report.tasks[:MAX_ROWS_SHOWN]])
-        _fill(self.bad_rows, [(str(error.row), error.reason) for error in report.errors[:MAX_ROWS_SHOWN]])
+        self.good_rows.setColumnHidden(INPUTS_COLUMN, not any(task.inputs for task in report.tasks))
+        self._show_inputs(0 if report.tasks else -1)
+        _fill(self.bad_rows, [(str(error.row), translated_reasons(error.reason))
+                              for error in report.errors[:MAX_ROWS_SHOWN]])
         self.tabs.setTabText(0, tr("Tasks ({n})").format(n=len(report.tasks)))
         self.tabs.setTabText(1, tr("Errors ({n})").format(n=len(report.errors)))
         self.tabs.setCurrentIndex(1 if report.errors and not report.tasks else 0)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from mediaassist.core.importer import ImportReport
 from mediaassist.runtime import Runtime
 from mediaassist.ui.background import BackgroundJobs
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.import_dialog import ImportPreviewDialog
 
@@ -25,9 +26,11 @@ class ImportController(QObject):
     notice = Signal(str, str)
     message = Signal(str, str)
 
-    def __init__(self, rt: Runtime, settings: QSettings, jobs: BackgroundJobs, window: QWidget) -> None:
+    def __init__(self, rt: Runtime, settings: QSettings, jobs: BackgroundJobs, window: QWidget,
+                 thumbnails: DiskThumbnails) -> None:
         super().__init__(window)
         self.rt = rt
+        self.thumbnails = thumbnails  # the preview shows the input files' thumbnails
         self.settings = settings
         self.jobs = jobs
         self.window = window
@@ -50,7 +53,8 @@ class ImportController(QObject):
         if self.dialog is not None or not self._queue:
             return
         path = self._queue.pop(0)
-        dialog = ImportPreviewDialog(path, self.rt, self.settings.value("import/default_model"), self.window)
+        dialog = ImportPreviewDialog(path, self.rt, self.thumbnails, self.settings.value("import/default_model"),
+                                     self.window)
         dialog.finished.connect(lambda result, d=dialog: self._finished(d, result))
         self.dialog = dialog
         dialog.open()

@@ -7,7 +7,10 @@ from PySide6.QtCore import QObject, Signal
 from mediaassist.providers.registry import SIMULATED_SITE
 from mediaassist.runtime import Runtime
 from mediaassist.ui.background import BackgroundJobs
-from mediaassist.ui.i18n import tr
+from mediaassist.ui.i18n import tr, tr_noop
+
+# Stored in English like every lane reason (the CLI and other windows read it); shown translated.
+OPERATOR_PAUSE = tr_noop("paused by operator")
 
 
 class LanesController(QObject):
@@ -35,17 +38,25 @@ class LanesController(QObject):
         if name in self.store.paused_lanes():
             self.store.resume_lane(name)
         else:
-            self.store.pause_lane(name, tr("paused by operator"))
+            self.store.pause_lane(name, OPERATOR_PAUSE)
         self._changed()
 
     def toggle_pause_all(self) -> None:
+        if self.all_paused():
+            self.resume_all()
+        else:
+            self.pause_all()
+
+    def pause_all(self) -> None:
         paused = self.store.paused_lanes()
-        resume = self.all_paused(paused)
         for name in self.scheduler.lanes:
-            if resume:
-                self.store.resume_lane(name)
-            elif name not in paused:
-                self.store.pause_lane(name, tr("paused by operator"))
+            if name not in paused:
+                self.store.pause_lane(name, OPERATOR_PAUSE)
+        self._changed()
+
+    def resume_all(self) -> None:
+        for name in self.store.paused_lanes():
+            self.store.resume_lane(name)
         self._changed()
 
     def set_account_enabled(self, name: str, enabled: bool) -> None:

@@ -13,6 +13,7 @@ through their ``finished`` signal.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,12 +25,15 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
 
 from mediaassist.core.errors import StorageFault
 from mediaassist.core.paths import RESOURCES, default_config_path
-from mediaassist.core.store import STATES
+from mediaassist.core.store import STATES, Task
 from mediaassist.runtime import Runtime
 from mediaassist.ui.accounts import AccountsPanel
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.detail import DetailPane
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
+from mediaassist.ui.fit import scrollable
+from mediaassist.ui.gallery import GalleryView
 from mediaassist.ui.i18n import Translations, tr
 from mediaassist.ui.import_dialog import importable
 from mediaassist.ui.importing import ImportController
@@ -66,16 +70,18 @@ class MainWindow(QMainWindow):
         self._built_language = translations.language
         self.jobs = BackgroundJobs()
         self.model = TaskTableModel(self.store, self)
-        self.scheduler.add_listener(lambda _event, task: self.model.mark_dirty([task.seq]))
+        self.thumbnails = DiskThumbnails(self.rt.data_dir / "thumbnails")
+        self.scheduler.add_listener(self._on_event)
         self.tasks = TaskActions(rt, self.model, self._selected_seqs, self._confirm, self.jobs, self)
-        self.importer = ImportController(rt, settings, self.jobs, self)
+        self.importer = ImportController(rt, settings, self.jobs, self, self.thumbnails)
         self.lanes = LanesController(rt, self.jobs, self)
         self.stats = StatsController(rt, self)
         self._storage_fault: StorageFault | None = self.scheduler.fault
         self.scheduler.add_fault_listener(self._on_storage_fault)
         self.setAcceptDrops(True)
         self.setWindowIcon(QIcon(str(ICON_PATH)))
-        self.tray = Tray(self, QIcon(str(ICON_PATH)), self.lanes.toggle_pause_all, self.request_quit, use_tray)
+        self.tray = Tray(self, QIcon(str(ICON_PATH)), self.lanes.pause_all, self.lanes.resume_all, self.request_quit,
+                         use_tray)
         self._wire()
         self._build()
         if not self.restoreGeometry(settings.value("window/geometry", b"")):
@@ -93,8 +99,15 @@ class MainWindow(QMainWindow):
         self.lanes.changed.connect(self.stats.refresh)
         self.stats.refreshed.connect(self._show_stats)
 
+    def _on_event(self, event: str, task: Task) -> None:
+        self.model.mark_dirty([task.seq])
+        if event == "failed":
+            self.tray.task_failed(time.monotonic(), task.error_kind)
+
     # --- building (again on a language switch) -------------------------------------------------
     def _build(self) -> None:
+        if hasattr(self, "gallery"):  # a language switch: the old views stop loading first
+            self._close_media()
         self.menuBar().clear()
         for bar in self.findChildren(QToolBar):
             self.removeToolBar(bar)
@@ -105,6 +118,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self._build_queue_tab(), tr("Queue"))
         self.accounts = AccountsPanel(self.store, self.lanes.set_account_enabled, self.lanes.log_in)
         self.tabs.addTab(self.accounts, tr("Accounts"))
+        self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids)
+        self.tabs.addTab(self.gallery, tr("Gallery"))
+        self.tabs.currentChanged.connect(lambda _i: self._reload_gallery_if_shown())
         # The storage banner: the one place a full disk or a vanished database shows.
         self.storage_banner = QLabel()
         self.storage_banner.setWordWrap(True)
@@ -172,9 +188,9 @@ class MainWindow(QMainWindow):
         self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts))
         top = QSplitter(Qt.Orientation.Horizontal)
         for widget in (self.web_panel, self.api_panel, self.batches):
-            top.addWidget(widget)
+            top.addWidget(scrollable(widget))
         self.table = self._build_table()
-        self.detail = DetailPane(self.store)
+        self.detail = DetailPane(self.store, self.thumbnails)
         lower = QSplitter(Qt.Orientation.Horizontal)
         table_box = QWidget()
         table_layout = QVBoxLayout(table_box)
@@ -276,6 +292,16 @@ class MainWindow(QMainWindow):
                                          lane=self.lane_filter.currentData(),
                                          batch=self.batch_filter.currentData(),
                                          text=self.text_filter.text().strip()))
+        self._reload_gallery_if_shown()
+
+    def _reload_gallery_if_shown(self) -> None:
+        """The gallery shows the table's view; it reads only while someone looks at it."""
+        if self.tabs.currentWidget() is self.gallery:
+            self.gallery.reload()
+
+    def _close_media(self) -> None:
+        self.gallery.close_media()
+        self.detail.close_media()
 
     def _focus_search(self) -> None:
         self.tabs.setCurrentIndex(0)
@@ -329,7 +355,7 @@ class MainWindow(QMainWindow):
         self.api_panel.update(view.snap, view.paused, view.blocked)
         self.batches.update(view.snap, self.stats.eta)
         totals = view.snap.totals()
-        self.tray.update(view.running, totals["pending"], totals["failed"], view.all_paused)
+        self.tray.update(view.snap.by_route, view.all_paused, bool(view.paused))
         self._refresh_filter_counts(totals, view)
         self.accounts.refresh()
         self._update_selection_actions()  # the selected tasks' states may have moved meanwhile
@@ -408,7 +434,7 @@ class MainWindow(QMainWindow):
 
     # --- settings ------------------------------------------------------------------------------
     def open_settings(self) -> None:
-        dialog = SettingsDialog(self.scheduler, self.settings, str(self.rt.data_dir), self)
+        dialog = SettingsDialog(self.scheduler, self.settings, str(self.rt.data_dir), self.demo, self)
         dialog.applied.connect(lambda _edits: self._settings_applied())
         dialog.finished.connect(lambda _r: setattr(self, "settings_dialog", None))
         self.settings_dialog = dialog
@@ -487,6 +513,8 @@ class MainWindow(QMainWindow):
         """Stop the timers and save the view; the caller then stops the scheduler."""
         self.stats.stop()
         self.model.stop()
+        self._close_media()
+        self.thumbnails.close()
         self._save_view_state()
         self.tray.hide()
 

@@ -10,11 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
 from mediaassist.core.scheduler import Lane
+from mediaassist.ui.core_texts import translated
+from mediaassist.ui.fit import ElidedLabel
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.labels import format_seconds
 
@@ -42,21 +44,29 @@ def lane_gauge(lane: Lane, snap: Snapshot) -> LaneGauge:
 
 
 class LaneRow:
-    """One lane's line in a panel: name, gauge bar, counts, blocked reason, pause/resume."""
+    """One lane's two lines in a panel: name, gauge bar and pause/resume; then its counts and
+    the reason it is blocked (both elided to the panel's width, whole in their tooltips)."""
 
     def __init__(self, grid: QGridLayout, row: int, lane: Lane, on_toggle: Callable[[str], None]) -> None:
         self.lane = lane
-        self.name = QLabel(f"<b>{lane.name}</b>")
+        self.name = ElidedLabel(lane.name)
+        bold = self.name.font()
+        bold.setBold(True)
+        self.name.setFont(bold)
         self.gauge = QProgressBar()
         self.gauge.setTextVisible(True)
         self.gauge.setMaximumHeight(16)
-        self.counts = QLabel()
-        self.status = QLabel()
+        self.counts = ElidedLabel()
+        self.status = ElidedLabel()  # a reason can be a long provider message
         self.status.setStyleSheet("color: #c62828")
         self.button = QPushButton()
         self.button.clicked.connect(lambda: on_toggle(lane.name))
-        for col, widget in enumerate((self.name, self.gauge, self.counts, self.status, self.button)):
-            grid.addWidget(widget, row, col)
+        for col, widget in enumerate((self.name, self.gauge, self.button)):
+            grid.addWidget(widget, 2 * row, col)
+        details = QHBoxLayout()
+        details.addWidget(self.counts)
+        details.addWidget(self.status, 1)
+        grid.addLayout(details, 2 * row + 1, 0, 1, 3)
 
     def update(self, gauge: LaneGauge, paused: bool, blocked: str | None) -> None:
         self.gauge.setMaximum(max(1, gauge.limit))
@@ -73,7 +83,7 @@ class LaneRow:
             self.gauge.setFormat(tr("running %v/%m"))
             text = tr("pending {pending} · done {done} · failed {failed}")
         self.counts.setText(text.format(pending=gauge.pending, done=gauge.done, failed=gauge.failed))
-        self.status.setText(blocked or "")
+        self.status.setText(translated(blocked or ""))
         self.button.setText(tr("Resume") if paused else tr("Pause"))
 
 
@@ -90,7 +100,7 @@ class QueuePanel(QGroupBox):
                              "or start with: mediaassist --demo").format(config=config_path))
             hint.setWordWrap(True)
             hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            grid.addWidget(hint, 0, 0)
+            grid.addWidget(hint, 0, 0, 1, 3)
 
     def update(self, snap: Snapshot, paused: dict[str, str], blocked: dict[str, str]) -> None:
         for row in self.rows:
@@ -187,7 +197,7 @@ def blocked_text(blocked: Blocked) -> str:
             whys.append(html.escape(tr("account {name} is disabled").format(name=account)))
             fix = fix or f' → <a href="accounts">{html.escape(tr("Enable it"))}</a>'
         else:
-            whys.append(html.escape(f"{lane}: {reason}"))
+            whys.append(html.escape(f"{lane}: {translated(reason)}"))
     why = "; ".join(whys) or html.escape(tr("no lane in the config takes them"))
     head = html.escape(tr("{n} {kind} tasks wait:").format(n=blocked.waiting, kind=kind_label(blocked.route)))
     return f"<span style='color:#c62828'>{head} {why}</span>{fix}"

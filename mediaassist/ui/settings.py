@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
 
 from mediaassist.core.config import (API_CONCURRENCY_RANGE, INTERVAL_RANGE, POLLING_TASKS_RANGE,
                                      TIMEOUT_RANGE, ConfigError, ProviderConfig, check_setting)
+from mediaassist.core.paths import is_demo_dir
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.ui.i18n import LANGUAGES, tr
 
@@ -88,7 +89,8 @@ class SettingsDialog(QDialog):
 
     applied = Signal(list)
 
-    def __init__(self, scheduler: Scheduler, settings: QSettings, data_dir: str, parent: Any = None) -> None:
+    def __init__(self, scheduler: Scheduler, settings: QSettings, data_dir: str, demo: bool = False,
+                 parent: Any = None) -> None:
         super().__init__(parent)
         self.scheduler = scheduler
         self.settings = settings
@@ -109,7 +111,13 @@ class SettingsDialog(QDialog):
         form = QFormLayout(app_box)
         self.chromium = QLineEdit(scheduler.config.app.chromium_path or "")
         self.chromium.setPlaceholderText(tr("found automatically"))
-        self.data_dir = QLineEdit(str(settings.value("app/data_dir", data_dir)))
+        # Only a folder the operator chose is shown: pre-filling the one in use saved the demo's
+        # folder as the real app's data dir.
+        self.data_dir = QLineEdit(str(settings.value("app/data_dir", "") or ""))
+        self.data_dir.setPlaceholderText(tr("in use now: {path}").format(path=data_dir))
+        if demo:
+            self.data_dir.setEnabled(False)
+            self.data_dir.setPlaceholderText(tr("set in the real app's settings, not in the demo"))
         self.language = QComboBox()
         for code, name in LANGUAGES.items():
             self.language.addItem(tr("System") if code == "auto" else name, code)
@@ -129,6 +137,10 @@ class SettingsDialog(QDialog):
 
     def pending_edits(self) -> tuple[list[LimitEdit], list[str]]:
         edits, errors = [], []
+        chosen_dir = self.data_dir.text().strip()
+        if chosen_dir and is_demo_dir(chosen_dir):
+            errors.append(tr("Data dir: {path} is the demo's folder; choose another one, or leave "
+                             "it empty for the default.").format(path=chosen_dir))
         for (provider, key), field in self.edits.items():
             value = parse_value(key, field.text())
             try:
@@ -153,7 +165,8 @@ class SettingsDialog(QDialog):
                 self.settings.setValue(f"limits/{edit.provider}/{edit.key}", edit.value)
         self.scheduler.config.app.chromium_path = self.chromium.text().strip() or None
         self.settings.setValue("app/chromium_path", self.chromium.text().strip())
-        self.settings.setValue("app/data_dir", self.data_dir.text().strip())
+        if self.data_dir.isEnabled():
+            self.settings.setValue("app/data_dir", self.data_dir.text().strip())
         self.settings.setValue("app/language", self.language.currentData())
         self.settings.sync()
         self.applied.emit(edits)

@@ -25,9 +25,11 @@ CONNECT_MS = 500
 LOCK_MS = 5000  # longest wait for a concurrent launch to finish its own start-up
 
 
-def server_name(data_dir: Path) -> str:
+def server_name(data_dir: Path, demo: bool = False) -> str:
+    """Per user and data dir; a demo window has a name of its own, so it never takes (or hands
+    over) the real app's files even if both were pointed at one folder."""
     key = hashlib.sha256(f"{getpass.getuser()}\0{data_dir}".encode()).hexdigest()[:16]
-    return f"mediaassist-{key}"
+    return f"mediaassist-demo-{key}" if demo else f"mediaassist-{key}"
 
 
 class SingleInstance(QObject):

@@ -10,8 +10,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
 from mediaassist.core.paths import output_dir
@@ -22,6 +21,7 @@ from mediaassist.ui.actions import TaskAction, actions_for, applies
 from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.export import export_tasks
 from mediaassist.ui.i18n import tr
+from mediaassist.ui.opener import open_externally
 from mediaassist.ui.task_model import TaskTableModel
 
 ID_CHUNK = 500  # ids per statement and per loop step in bulk actions
@@ -68,7 +68,18 @@ class TaskActions(QObject):
 
     def offered(self) -> tuple[list[TaskAction], list[int]]:
         seqs = self.selected_seqs()
-        return actions_for(self.model.states_of(seqs), selected=len(seqs)), seqs
+        offered = actions_for(self.model.states_of(seqs), selected=len(seqs))
+        if TaskAction.OPEN_FOLDER in offered and not self._has_outputs(seqs):
+            offered.remove(TaskAction.OPEN_FOLDER)  # "Open folder" only where files exist
+        return offered, seqs
+
+    def _has_outputs(self, seqs: list[int]) -> bool:
+        folder = self._output_folder(self.model.tasks_of(seqs)[0][0]) if seqs else None
+        return folder is not None and folder.is_dir() and any(folder.iterdir())
+
+    def _output_folder(self, task_id: str) -> Path | None:
+        task = self.store.get(task_id)
+        return output_dir(self.rt.data_dir, task.batch_id, task.task_id) if task is not None else None
 
     # --- doing it ----------------------------------------------------------------------------
     def run_on_selection(self, action: TaskAction) -> asyncio.Future[None] | None:
@@ -123,15 +134,18 @@ class TaskActions(QObject):
                 parts.append(redact(result.text or "") if result else "")
         return "\n".join(parts)
 
-    def open_folder(self, task_id: str) -> None:
-        task = self.store.get(task_id)
-        if task is None:
-            return
-        folder = output_dir(self.rt.data_dir, task.batch_id, task.task_id)
-        if not folder.exists():
+    def open_folder(self, task_id: str) -> asyncio.Future[None] | None:
+        folder = self._output_folder(task_id)
+        if folder is None or not folder.exists():
             self.notice.emit(tr("No outputs"), tr("{id} has no output folder yet.").format(id=task_id))
-            return
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+            return None
+        return self.jobs.spawn(self._open(folder), lambda exc: self.message.emit(tr("Cannot open"), str(exc)),
+                               finish_on_quit=False)
+
+    async def _open(self, folder: Path) -> None:
+        reason = await open_externally(folder)  # says so when no file manager takes it
+        if reason is not None:
+            self.message.emit(tr("Cannot open"), reason)
 
     # --- the whole view ----------------------------------------------------------------------
     def retry_failed_in_view(self) -> asyncio.Future[None] | None:

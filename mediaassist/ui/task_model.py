@@ -25,6 +25,7 @@ from mediaassist.core.queries import OffLoopReader, Queries, TaskFilter, TaskOrd
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
 from mediaassist.ui.i18n import tr
+from mediaassist.ui.core_texts import translated
 from mediaassist.ui.labels import error_kind_labels, format_seconds, state_labels
 from mediaassist.ui.marks import kind_badge, state_icon, video_icon
 from mediaassist.ui.thumbnails import ThumbnailCache, is_image, is_video
@@ -455,7 +456,7 @@ class TaskTableModel(QAbstractTableModel):
         if key == "result":
             return result_text(row)
         if key == "error":
-            return one_line(row.error) if row.error_kind else ""
+            return one_line(translated(row.error or "")) if row.error_kind else ""
         if key == "lane":
             return lane_text(row)
         if key == "attempt":  # "1" on every row is noise: only retries and live attempts show
@@ -495,7 +496,7 @@ class TaskTableModel(QAbstractTableModel):
         if key == "output":
             return "\n".join(row.files) or None
         if key == "error" and row.error_kind:
-            return f"{error_kind_labels().get(row.error_kind, row.error_kind)}: {redact(row.error or '')}"
+            return f"{error_kind_labels().get(row.error_kind, row.error_kind)}: {translated(redact(row.error or ''))}"
         if key == "lane":
             return row.route if row.account is None else f"{row.route} · {row.account}"
         if key == "created":

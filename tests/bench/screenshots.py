@@ -1,93 +1,158 @@
-"""Screenshots for review: the demo batch running, under Xvfb (or offscreen), English and Chinese.
+"""Screenshots for review on a 1366×768 laptop screen, the demo running, English and Chinese.
 
-    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/bench/screenshots.py
+    .venv/bin/python tests/bench/screenshots.py [--docs]
 
-Saves screenshots/{en,zh_CN}-{idle,busy,error,import,accounts,settings}.png.
+Runs offscreen on a simulated 1366×768 screen (Qt's offscreen platform with a screen config), so
+the result does not depend on the X server's size. Saves screenshots/{en,zh_CN}-{first-start,
+busy,error,gallery,preview-image,preview-video,import,settings,accounts,tray}.png; ``--docs``
+also refreshes the two README pictures in docs/.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 
+SCREEN = (1366, 768)
+_screens = Path(tempfile.gettempdir()) / f"mediaassist-screens-{SCREEN[0]}x{SCREEN[1]}.json"
+_screens.write_text(json.dumps({"screens": [{"name": "laptop", "x": 0, "y": 0, "width": SCREEN[0],
+                                             "height": SCREEN[1], "logicalDpi": 96, "logicalBaseDpi": 96,
+                                             "dpr": 1}]}))
+os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screens}"
 os.environ.setdefault("QT_API", "pyside6")
-if not os.environ.get("DISPLAY"):
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync  # noqa: E402
-from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtCore import QSettings, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
+from mediaassist.core.media_items import OUTPUT, MediaItem  # noqa: E402
 from mediaassist.core.paths import RESOURCES  # noqa: E402
 from mediaassist.core.store import NewTask  # noqa: E402
 from mediaassist.runtime import RuntimeOptions  # noqa: E402
 from mediaassist.ui.app import run_window  # noqa: E402
+from mediaassist.ui.gallery import PreviewDialog  # noqa: E402
 from mediaassist.ui.main_window import MainWindow  # noqa: E402
 from mediaassist.ui.task_model import TaskFilter  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[2] / "screenshots"
-SEED = RESOURCES / "examples" / "seed-batch.csv"
-BAD = RESOURCES / "examples" / "bad-rows.csv"
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "screenshots"
+DOCS = ROOT / "docs"
+EXAMPLES = RESOURCES / "examples"
+LONG_REASON = ("RunningHub balance or membership exhausted (416 APIKEY_USER_BALANCE_NOT_ENOUGH); fix it, "
+               "then resume the lane")
 
 
-def save(widget: QWidget, name: str) -> None:
-    widget.grab().save(str(OUT / f"{name}.png"))
-    print("saved", OUT / f"{name}.png")
+def save(widget: QWidget, name: str) -> Path:
+    path = OUT / f"{name}.png"
+    widget.grab().save(str(path))
+    print("saved", path)
+    return path
 
 
-async def shoot(window: MainWindow, language: str) -> None:
-    window.resize(1500, 900)
-    await asyncio.sleep(0.5)
-    save(window, f"{language}-idle")
-    window.open_files([SEED])
-    await asyncio.sleep(0.3)
+async def until(predicate, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.1)
+    return True
+
+
+async def accept_import(window: MainWindow, path: Path) -> None:
+    window.open_files([path])
+    await until(lambda: window.importer.dialog is not None and window.importer.dialog.import_button.isEnabled())
     window.importer.dialog.import_button.click()
-    window.open_files([BAD])
+    await until(lambda: window.importer.dialog is None)
+
+
+async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     await asyncio.sleep(0.5)
-    save(window.importer.dialog, f"{language}-import")
-    window.importer.dialog.reject()
+    save(window, f"{language}-first-start")
+    window.resize(*SCREEN)
+    for name in ("seed-batch.csv", "image-to-video.csv", "images.txt"):
+        await accept_import(window, EXAMPLES / name)
     # a model the config no longer has: the attempt fails as bad_input, with no retry
     window.store.enqueue("broken-demo", [NewTask(model="retired-model", model_kind="api", route="api:demo-openai",
                                                  task_id="demo-fails", prompt="这个任务会失败 / this one fails")])
+    window.store.pause_lane("poll:demo-runninghub", LONG_REASON)
     window.scheduler.wake()
-    await asyncio.sleep(6)
+    await asyncio.sleep(8)
+    window.refresh_stats()
     save(window, f"{language}-busy")
-    window.model.set_filter(TaskFilter(text="demo-fails"))
-    for _ in range(100):
-        if window.store.get("demo-fails").state == "failed":
-            break
-        await asyncio.sleep(0.2)
+    if docs:
+        save(window, "table").replace(DOCS / f"table-{language}.png")
+    window.text_filter.setText("demo-fails")
+    window.apply_filter()
+    await until(lambda: window.store.get("demo-fails").state == "failed")
     window.model.refresh_membership()
     window.model.flush()
     window.table.selectRow(0)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.5)
     save(window, f"{language}-error")
-    window.tabs.setCurrentIndex(1)
+    window.text_filter.setText("")
+    window.apply_filter()
+    await until(lambda: any(t.state == "success" and t.model == "demo-illustrator" for t in window.store.tasks()), 60)
+    window.tabs.setCurrentWidget(window.gallery)
+    await asyncio.sleep(0.3)
+    await until(lambda: window.gallery.model.rowCount() > 0 and not window.gallery.model.loading)
+    await asyncio.sleep(0.5)
+    save(window, f"{language}-gallery")
+    if docs:
+        save(window, "gallery").replace(DOCS / f"gallery-{language}.png")
+    await shoot_previews(window, language)
+    window.tabs.setCurrentWidget(window.accounts)
     await asyncio.sleep(0.3)
     save(window, f"{language}-accounts")
     window.tabs.setCurrentIndex(0)
+    window.open_files([EXAMPLES / "image-to-video.csv"])
+    await until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+    await asyncio.sleep(0.8)
+    save(window.importer.dialog, f"{language}-import")
+    window.importer.dialog.reject()
     window.open_settings()
     await asyncio.sleep(0.3)
     save(window.settings_dialog, f"{language}-settings")
     window.settings_dialog.reject()
-    window.quit_requested.set_result(False)
+    window.tray.menu.adjustSize()
+    save(window.tray.menu, f"{language}-tray")
+    window.quit_requested.set_result(True)
+
+
+async def shoot_previews(window: MainWindow, language: str) -> None:
+    items = window.gallery.model.items
+    for media in ("image", "video"):
+        item = next((i for i in items if i.media == media and i.role == OUTPUT), None)
+        if item is None:
+            item = MediaItem("-", OUTPUT, media, f"missing.{media}", path=f"/nonexistent/missing.{media}")
+        window.gallery.media_actions.show_preview(item)
+        dialog: PreviewDialog = window.gallery.media_actions.preview  # type: ignore[assignment]
+        if dialog.loaded is not None:
+            await dialog.loaded
+        await asyncio.sleep(0.3)
+        save(dialog, f"{language}-preview-{media}")
+        dialog.reject()
 
 
 def main() -> int:
+    docs = "--docs" in sys.argv
     OUT.mkdir(exist_ok=True)
+    DOCS.mkdir(exist_ok=True)
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, False)
     for language in ("en", "zh_CN"):
         with tempfile.TemporaryDirectory() as tmp:
             settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
             settings.setValue("app/language", language)
-            options = RuntimeOptions(demo=True, speed=10, data_dir=Path(tmp) / "data")
+            options = RuntimeOptions(demo=True, speed=20, data_dir=Path(tmp) / "data")
             jobs: list[asyncio.Future[None]] = []
             with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-                runner.run(run_window([], options, settings, use_tray=False,
-                                      on_window=lambda w, lang=language: jobs.append(asyncio.ensure_future(shoot(w, lang)))))
+                runner.run(run_window([], options, settings, use_tray=False, on_window=lambda w, lang=language:
+                                      jobs.append(asyncio.ensure_future(shoot(w, lang, docs)))))
             jobs[0].result()
     return 0
 

@@ -39,10 +39,11 @@ class App:
         self.window.model.flush()
 
 
-async def start_app(tmp_path: Path, settings: QSettings, duration: float = 1.0, speed: float = 20.0) -> App:
+async def start_app(tmp_path: Path, settings: QSettings, duration: float = 1.0, speed: float = 20.0,
+                    extra_config: str = "") -> App:
     config = tmp_path / "config.toml"
     config.write_text(sim_config_text(api_concurrency=2, api_s=(duration, duration), poll_limit=3,
-                                      poll_s=(duration, duration), accounts=("acct-a",)))
+                                      poll_s=(duration, duration), accounts=("acct-a",)) + extra_config)
     shown: list[MainWindow] = []
     options = RuntimeOptions(config_path=config, data_dir=tmp_path / "data", speed=speed)
     runner = asyncio.ensure_future(run_window([], options, settings, use_tray=False, on_window=shown.append))
@@ -282,7 +283,7 @@ async def test_trayless_app_pauses_notifies_and_shows_counts(app: App) -> None:
     assert set(window.store.paused_lanes()) == set(window.scheduler.lanes)
     app.enqueue(writer_tasks(2))
     window.refresh_stats()
-    assert "2 pending" in window.windowTitle() and "Paused" in window.windowTitle()
+    assert "2 waiting" in window.windowTitle() and "Paused" in window.windowTitle()
     window.lanes.toggle_pause_all()
     await wait_until(lambda: all(t.state == "success" for t in window.store.tasks()))
     await wait_until(lambda: any(n.title == "Batch finished" for n in window.tray.notices), timeout=15)
@@ -358,7 +359,10 @@ async def test_language_switch_keeps_the_filter_and_its_widgets_in_step(app: App
         assert window.text_filter.text() == "prompt"
         window.apply_filter()  # what any later widget change does: the same filter, same rows
         assert window.model.rowCount() == 2
-        assert [a.text() for a in window.tray.menu.actions()] == ["显示", "全部继续", "退出"]  # all paused
+        tray = window.tray
+        assert [tray.pause_all.text(), tray.resume_all.text()] == ["全部暂停", "全部继续"]
+        assert not tray.pause_all.isEnabled() and tray.resume_all.isEnabled()  # all paused
+        assert tray.count_actions["api"].text() == "API 通道：0 运行中 · 3 等待中 · 0 失败"
     finally:
         window.translations.apply("en")
 
@@ -403,6 +407,7 @@ async def test_detail_pane_keeps_scroll_and_selection_across_refreshes(app: App)
     app.enqueue(writer_tasks(1))
     for i in range(300):
         window.store.log("t000", f"log line {i}")
+    window.resize(1366, 768)  # a laptop: the log lines fit the pane unwrapped
     window.table.selectRow(0)
     await asyncio.sleep(0.05)  # layout: the log box gets its scroll range
     bar = window.detail.log.verticalScrollBar()

@@ -1,4 +1,5 @@
-"""Refresh the .ts files from the ``tr("...")`` literals in mediaassist/ui and compile the .qm.
+"""Refresh the .ts files from the ``tr("...")`` and ``tr_noop("...")`` literals in mediaassist/ui
+and compile the .qm.
 
     python mediaassist/resources/translations/build_translations.py
 
@@ -20,13 +21,14 @@ HERE = Path(__file__).resolve().parent
 UI = HERE.parents[1] / "ui"
 LANGUAGES = ("zh_CN",)
 CONTEXT = "mediaassist"
+MARKERS = ("tr", "tr_noop")  # tr_noop: stored in English, translated where shown
 
 
 def source_strings() -> list[str]:
     found: dict[str, None] = {}
     for path in sorted(UI.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "tr"
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in MARKERS
                     and node.args and isinstance(node.args[0], ast.Constant)
                     and isinstance(node.args[0].value, str)):
                 found[node.args[0].value] = None

@@ -1,0 +1,207 @@
+"""Texts the core and the providers write (task log lines, error messages, lane reasons), shown
+in the window's language.
+
+The core stays free of Qt and writes English into the store (the store is shared by the CLI,
+the logs and other windows). The window matches each text against this catalogue of the
+templates the core uses and shows the translation, with the values it captured put back --
+themselves translated when they are texts of the core (an error kind, a nested reason).
+tests/ui/test_core_texts.py checks both ways that the catalogue and the source agree.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from mediaassist.ui.i18n import tr, tr_noop
+from mediaassist.ui.labels import error_kind_labels
+
+TEMPLATES = (
+    # scheduler: attempts and lanes
+    tr_noop("attempt {attempt} started on {lane}"),
+    tr_noop("attempt {attempt} failed ({kind}): {message}"),
+    tr_noop("attempt {attempt} failed ({kind}): {message}; will retry"),
+    tr_noop("success"),
+    tr_noop("canceled"),
+    tr_noop("canceled by operator"),
+    tr_noop("canceled before it ran"),
+    tr_noop("heartbeat stalled; abandoning this attempt"),
+    tr_noop("cancel requested; stopping at the next checkpoint"),
+    tr_noop("finished after being reaped; result dropped (the retry owns the row)"),
+    tr_noop("finished, but the row was no longer this attempt's; result not written"),
+    tr_noop("app stopped; task goes back to the queue to resume on the next start"),
+    tr_noop("back in the queue: {reason}"),
+    tr_noop("model {model} is not in the config"),
+    tr_noop("paused by operator"),
+    tr_noop("account disabled"),
+    tr_noop("account needs login"),
+    tr_noop("remote task id {remote_id} saved"),
+    tr_noop("uploaded {file} as {name}"),
+    tr_noop("input file {path} is gone since import"),
+    tr_noop("input file {path} cannot be read: {reason}"),
+    tr_noop("input file {path} changed since import (size/hash differ); import the task again to send the new file"),
+    tr_noop("simulated failure"),
+    tr_noop("lane paused ({reason}); waits at the head of the queue until it is resumed"),
+    # API lane
+    tr_noop("no API key for provider {provider} (set {where}, the OS keyring or api_key)"),
+    tr_noop("environment variable {name}"),
+    tr_noop("HTTP {status}: {detail}"),
+    tr_noop("HTTP {status}, API key rejected: {detail}"),
+    tr_noop("HTTP 408: {detail}"),
+    tr_noop("quota exhausted: {detail}"),
+    tr_noop("API key rejected (HTTP {status}): {detail}"),
+    tr_noop("HTTP {status} but the body is not a JSON object"),
+    tr_noop("HTTP {status} but the body is not JSON: {detail}"),
+    tr_noop("HTTP {status} (rate limited): no request to {provider} for {seconds} s"),
+    tr_noop("still rate limited after {n} waits"),
+    tr_noop("{n} image(s) saved to {folder}"),
+    tr_noop("image data[] entry has neither b64_json nor url"),
+    tr_noop("image data[].b64_json is not valid base64"),
+    tr_noop("image response has no data[] entries"),
+    tr_noop("image download failed ({problem}); trying again"),
+    tr_noop("the image was generated (and billed) but its download failed {n} times ({problem}); "
+            "not retried, so it is not paid for twice: {detail}"),
+    tr_noop("empty answer (finish_reason={reason})"),
+    tr_noop("endpoint {endpoint} is not one of: chat, images"),
+    tr_noop("the prompt is empty"),
+    tr_noop("model {model}: defaults must be a table"),
+    tr_noop("response has no choices[0].message.content"),
+    tr_noop("stopped ({reason}); the request in flight was dropped"),
+    tr_noop("no response within {seconds} s (timeout_s)"),
+    # poll lane (RunningHub)
+    tr_noop("no API key for provider {provider} (set api_key_env, the OS keyring or api_key)"),
+    tr_noop("RunningHub API key rejected ({code} {msg}); fix it, then resume the lane"),
+    tr_noop("RunningHub balance or membership exhausted ({code} {msg}); fix it, then resume the lane"),
+    tr_noop("RunningHub API key rejected ({code} {msg})"),
+    tr_noop("RunningHub balance or membership exhausted ({code} {msg})"),
+    tr_noop("created RunningHub task {remote_id} ({status})"),
+    tr_noop("RunningHub is full ({code} {msg}); keeping the head of the queue, next try in {seconds} s "
+            "or when one of our tasks ends"),
+    tr_noop("RunningHub task {remote_id} succeeded but its outputs did not come; a retry fetches them "
+            "again (no resubmission)"),
+    tr_noop("downloaded {n} file(s) to {folder}"),
+    tr_noop("node_info_list entry {n} needs nodeId, fieldName and fieldValue"),
+    tr_noop("left RunningHub task {remote_id} running; polling resumes on the next start"),
+    tr_noop("RunningHub rejected the workflow inputs: {detail}"),
+    tr_noop("RunningHub task {remote_id} was canceled remotely"),
+    tr_noop("RunningHub task {remote_id} canceled remotely"),
+    tr_noop("RunningHub task {remote_id} failed: {reason}"),
+    tr_noop("{detail} (unknown to RunningHub under this key)"),
+    tr_noop("{detail} (the remote task failed; submit it again as a new task to run it again)"),
+    tr_noop("{failed} of {total} downloads of RunningHub task {remote_id} failed ({error}: {detail}); "
+            "a retry downloads them again, the task is not resubmitted"),
+    tr_noop("resuming RunningHub task {remote_id} (a task is never created twice)"),
+    tr_noop("remote cancel of RunningHub task {remote_id} failed ({problem}); trying again"),
+    tr_noop("model {model} names neither workflow_id nor webapp_id"),
+    tr_noop("create was sent but its reply was lost ({problem}); RunningHub may have created the task, "
+            "so it is not resubmitted automatically: check {where} before retrying"),
+    tr_noop("create answered code 0 without a taskId; check {where} before retrying"),
+    tr_noop("RunningHub task {remote_id}: {status}"),
+    tr_noop("no result after {seconds} s; RunningHub task {remote_id} is still running remotely; check {where}"),
+    tr_noop("{path} for {remote_id}: {detail}"),
+    tr_noop("create failed ({code} {msg}); trying again"),
+    tr_noop("download of {url} failed ({problem}); try {n} soon"),
+    tr_noop("{n} polls in a row failed (last: {problem}); RunningHub task {remote_id} may still be running: "
+            "check {where}"),
+    # importer: row reasons (several in one row are joined with "; ") and whole-file errors
+    tr_noop("column {column}: {reason}"),
+    tr_noop("column {column}: required by model {model} (a file path or URL)"),
+    tr_noop("column {column}: model {model} takes no input {name} (its inputs: {inputs})"),
+    tr_noop("file not found: {path}"),
+    tr_noop("cannot read {path}: {reason}"),
+    tr_noop("unknown model {model} ({known})"),
+    tr_noop("known models: {names}"),
+    tr_noop("no models are configured"),
+    tr_noop("model is empty and no default model was given"),
+    tr_noop("prompt is empty (model {model} needs one)"),
+    tr_noop("prompt has {n} characters (at most {limit})"),
+    tr_noop("duplicate task_id {task_id} (first on row {row})"),
+    tr_noop("params is not valid JSON"),
+    tr_noop("params is not a JSON object"),
+    tr_noop("priority {value} is not an integer"),
+    tr_noop("{path}: file not found"),
+    tr_noop("{path}: the file is empty"),
+    tr_noop("{path}: the file holds no tasks"),
+    tr_noop("{path}: unknown model {model} ({known})"),
+    # web lane
+    tr_noop("no Chromium executable found ({detail}); set app.chromium_path"),
+    tr_noop("the browser profile of account {account} is in use by another program: {detail}. mediaassist "
+            "never shares a profile; close that program (or wait for it), then log in again with: "
+            "mediaassist accounts login {name}"),
+    tr_noop("prompt read-back differs ({landed} of {total} characters); inserting again"),
+    tr_noop("{site}: prompt box not found"),
+    tr_noop("the prompt did not arrive whole in the page ({landed} of {total} characters landed)"),
+    tr_noop("{site}: send button not found"),
+    tr_noop("could not open {url}: {detail}"),
+    tr_noop("{site}: the page shows neither the logged-in nor the logged-out marker; the site may have "
+            "changed (check it with: mediaassist sites check {name} --account NAME)"),
+    tr_noop("{site} shows a rate-limit banner: {detail}"),
+    tr_noop("{site} refused: {detail}"),
+    tr_noop("rate limited by {site}: {detail}"),
+    tr_noop("{site} logged the account out during the answer"),
+    tr_noop("no complete answer within {seconds} s"),
+    tr_noop("image {src} could not be fetched (HTTP {status})"),
+    tr_noop("the answer started"),
+    tr_noop("the answer did not start within {seconds} s after send (the send may have been swallowed)"),
+    tr_noop("answer complete: {chars} characters, {images} image(s) in {seconds} s"),
+    tr_noop("prompt entered ({chars} characters, {lines} lines)"),
+    tr_noop("an earlier answer was still being generated on this account; clicked stop ({outcome})"),
+    tr_noop("account {account} is logged out of {site}; log in with: mediaassist accounts login {name}"),
+    tr_noop("an earlier answer on account {account} was still being generated {seconds} s after clicking stop"),
+    tr_noop("clicked stop on the page; the answer ended"),
+    tr_noop("a web task reached the provider without an account"),
+    tr_noop("waiting: account {account} is still busy with another generation"),
+    tr_noop("need_empty_prompt: cleared the page's default instructions"),
+    tr_noop("need_empty_prompt: the system prompt is not sent"),
+    tr_noop("stopping the generation failed ({error})"),
+    tr_noop("clicked stop on the page, but the answer was still being generated {seconds} s later"),
+    tr_noop("browser error: {detail}"),
+    tr_noop("recycling the browser after {n} tasks"),
+    tr_noop("no generation was showing; nothing to stop"),
+)
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    parts, last = [], 0
+    for match in _PLACEHOLDER.finditer(template):
+        parts.append(re.escape(template[last:match.start()]))
+        parts.append(f"(?P<{match.group(1)}>.+?)")
+        last = match.end()
+    parts.append(re.escape(template[last:]))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def _literal_length(template: str) -> int:
+    return len(_PLACEHOLDER.sub("", template))
+
+
+@lru_cache(maxsize=1)
+def _catalogue() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Compiled once; the most specific template (most fixed text) is tried first."""
+    ordered = sorted(TEMPLATES, key=_literal_length, reverse=True)
+    return tuple((_pattern(t), t) for t in ordered)
+
+
+def translated_reasons(text: str) -> str:
+    """An import row's reasons, joined with "; " by the importer, each translated (split first:
+    a template ending in a placeholder would otherwise swallow the reasons after it)."""
+    return tr("; ").join(translated(part) for part in text.split("; "))
+
+
+@lru_cache(maxsize=4096)
+def translated(text: str) -> str:
+    """``text`` in the window's language when it is one of the core's texts, else unchanged.
+
+    Cached: the detail pane and the lane panels show the same lines every tick. The cache is
+    cleared on a language switch (``labels.clear_label_cache``)."""
+    if not text:
+        return text
+    kinds = error_kind_labels()
+    for pattern, template in _catalogue():
+        match = pattern.fullmatch(text)
+        if match is not None:
+            values = {name: kinds.get(value) or translated(value) for name, value in match.groupdict().items()}
+            return tr(template).format(**values)
+    return text

@@ -1,0 +1,35 @@
+"""The window and every dialog fit a 1366×768 laptop, in English and Chinese, with paused lanes,
+long reasons and several batches (issue 11 item 2). Each language runs tests/ui/fit_probe.py in
+its own process on Qt's offscreen platform with a 1366×768 screen."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREEN = {"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768,
+                       "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}
+EXPECTED = {"first window", "settings", "import preview", "image preview", "video preview", "quit question"}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_window_and_dialogs_fit_a_1366x768_screen(tmp_path: Path, language: str) -> None:
+    screens = tmp_path / "screens.json"
+    screens.write_text(json.dumps(SCREEN))
+    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={screens}",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "tests.ui.fit_probe", language, str(tmp_path)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert EXPECTED <= set(report["checked"]), report["checked"]
+    assert sum(name.startswith("window, tab") for name in report["checked"]) == 3
+    assert report["problems"] == []

@@ -1,0 +1,143 @@
+"""In Chinese the window shows no English (issue 11 item 6): the window is driven through running,
+failed, paused, needs-login and cancelled tasks, and every text a visible widget shows -- labels,
+buttons, tabs, menus, table cells and headers, the detail pane, the tray, tooltips excepted -- is
+searched for English words. Names (of the product, protocols, formats, services) are allowed, and
+so are identifiers (anything with a digit, ``-``, ``_``, ``:`` or ``.`` in it: ids, lanes, paths)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt
+from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QComboBox, QGroupBox, QLabel, QLineEdit, QListView,
+                               QPlainTextEdit, QProgressBar, QTabWidget, QWidget)
+
+from mediaassist.core.store import NewTask
+
+from .conftest import wait_until
+from .test_window import App, start_app, stop_app
+
+# Names that stay as they are in a Chinese UI.
+NAMES = {"mediaassist", "API", "HTTP", "CSV", "XLSX", "Excel", "JSON", "JSONL", "TXT", "ID", "URL", "ETA",
+         "Chromium", "RunningHub", "Qt", "Multimedia", "PySide6", "Essentials", "README", "demo",
+         # the simulated config's names (models, site, accounts, providers)
+         "writer", "video", "reasoner", "simulated"}
+WORD = re.compile(r"[^\s,;，。；：、（）()\[\]{}<>«»“”\"'·…/|=+*!?？！]+")
+IDENTIFIER = re.compile(r"[\d\-_:.@%]")
+TAGS = re.compile(r"<[^>]+>")
+
+
+def english_words(text: str) -> Iterator[str]:
+    for token in WORD.findall(TAGS.sub(" ", text)):
+        if IDENTIFIER.search(token) or token in NAMES:
+            continue
+        if re.fullmatch(r"&?[A-Za-z&]+", token) and len(token.strip("&")) > 1:
+            yield token
+
+
+def shown_texts(widget: QWidget) -> Iterator[tuple[str, str]]:
+    """(where, text) for what the operator can read in ``widget`` right now."""
+    for child in [widget, *widget.findChildren(QWidget)]:
+        if not child.isVisible():
+            continue
+        where = type(child).__name__
+        if isinstance(child, QLabel):
+            yield where, child.text()
+        elif isinstance(child, QAbstractButton):
+            yield where, child.text()
+        elif isinstance(child, QGroupBox):
+            yield where, child.title()
+        elif isinstance(child, QTabWidget):
+            yield from ((where, child.tabText(i)) for i in range(child.count()))
+        elif isinstance(child, QComboBox):
+            yield from ((where, child.itemText(i)) for i in range(child.count()))
+        elif isinstance(child, QLineEdit):
+            yield where, child.placeholderText()
+        elif isinstance(child, QPlainTextEdit):
+            yield where, child.toPlainText()
+        elif isinstance(child, QProgressBar):
+            yield where, child.text()
+        elif isinstance(child, QAbstractItemView) and child.model() is not None:
+            yield from view_texts(child)
+        for action in child.actions():
+            if action.isVisible():
+                yield f"{where} action", action.text()
+
+
+def view_texts(view: QAbstractItemView) -> Iterator[tuple[str, str]]:
+    model = view.model()
+    columns = 1 if isinstance(view, QListView) else model.columnCount(QModelIndex())
+    for column in range(columns):
+        header = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole)
+        if header:
+            yield "header", str(header)
+    for row in range(min(model.rowCount(QModelIndex()), 50)):
+        for column in range(columns):
+            value = model.index(row, column).data(Qt.ItemDataRole.DisplayRole)
+            if isinstance(value, str):
+                yield f"cell {row},{column}", value
+
+
+def english_in(window: QWidget) -> list[str]:
+    found = []
+    for where, text in shown_texts(window):
+        words = sorted(set(english_words(text)))
+        if words:
+            found.append(f"{where}: {words} in {text[:120]!r}")
+    return found
+
+
+def chinese_tasks(n: int, prefix: str, **params: object) -> list[NewTask]:
+    return [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt=f"写一句广告语 {i}",
+                    task_id=f"{prefix}{i:03d}", params=dict(params)) for i in range(n)]
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(120)
+async def test_chinese_window_shows_no_english_in_any_state(tmp_path, ui_settings: QSettings) -> None:
+    ui_settings.setValue("app/language", "zh_CN")
+    app: App = await start_app(tmp_path, ui_settings, duration=600.0, speed=1.0)
+    window = app.window
+    try:
+        app.enqueue(chinese_tasks(3, "bad", sim_fail="bad_input", sim_duration_s=0.01), batch="b2")
+        await wait_until(lambda: sum(t.state == "failed" for t in window.store.tasks()) == 3, timeout=30)
+        app.enqueue(chinese_tasks(2, "run"))  # running (600 s)
+        app.enqueue(chinese_tasks(2, "stop"), batch="b3")
+        app.enqueue([NewTask(model="reasoner", model_kind="web", route="web:simulated", task_id=f"web{i}",
+                             prompt="推理一下") for i in range(2)], batch="b4")
+        window.store.set_login_state("acct-a", "needs_login", "账号已退出登录")
+        window.store.cancel(["stop000", "stop001"])
+        await wait_until(lambda: sum(t.state == "failed" for t in window.store.tasks()) == 3
+                         and sum(t.state == "running" for t in window.store.tasks()) == 2, timeout=60)
+        window.lanes.toggle_lane("poll:sim-poll")  # paused by the operator
+        app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id="vid0",
+                             prompt="视频")], batch="b5")
+        window.refresh_stats()
+        states = {t.state for t in window.store.tasks()}
+        assert {"running", "failed", "canceled", "pending"} <= states
+        failed = next(t for t in window.store.tasks() if t.state == "failed")
+        row = window.model.rows_of([failed.seq])[0]
+        window.table.selectionModel().select(window.model.index(row, 0),
+                                             QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                             | QItemSelectionModel.SelectionFlag.Rows)
+        window.refresh_stats()
+        assert window.detail.log.toPlainText()  # the failure's log lines are shown (in Chinese)
+        problems = []
+        for index in range(window.tabs.count()):
+            window.tabs.setCurrentIndex(index)
+            await wait_until(lambda: not window.gallery.model.loading)
+            problems += [f"tab {index}: {p}" for p in english_in(window)]
+        problems += [f"tray: {p}" for a in window.tray.menu.actions() for p in english_words(a.text())]
+        problems += [f"title: {w}" for w in english_words(window.windowTitle())]
+        assert problems == [], "\n".join(problems)
+    finally:
+        window.translations.apply("en")
+        await stop_app(app)
+
+
+def test_the_sweep_finds_english_and_lets_names_and_ids_pass() -> None:
+    assert list(english_words("3 个任务 waiting · 2 运行中")) == ["waiting"]
+    assert list(english_words("<b>web:acct-a</b> API 通道 t001 mediaassist api_key")) == []
+    assert list(english_words("文件(&F) &Quit")) == ["&Quit"]

@@ -1,0 +1,66 @@
+"""The tray as a glance (issue 11 item 8): counts per lane kind, Pause all / Resume all, notices."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from mediaassist.core.store import NewTask
+from mediaassist.ui.tray import FailureBursts, KindCounts, kind_counts
+
+from .conftest import wait_until
+from .test_window import App, app, writer_tasks  # noqa: F401  (the app fixture)
+
+
+def test_counts_per_lane_kind_come_from_the_route_prefix() -> None:
+    counts = kind_counts({("api:a", "running"): 2, ("api:b", "pending"): 5, ("poll:rh", "failed"): 1,
+                          ("web:site", "pending"): 7, ("web:site", "success"): 9})
+    assert counts == {"api": KindCounts(2, 5, 0), "poll": KindCounts(0, 0, 1), "web": KindCounts(0, 7, 0)}
+    assert kind_counts({})["web"] == KindCounts()  # every kind has a line, even an empty one
+
+
+def test_a_burst_of_failures_is_told_once_then_quiet() -> None:
+    bursts = FailureBursts(threshold=3, window_s=60, quiet_s=300)
+    assert bursts.record(0, "provider") is None
+    assert bursts.record(10, "timeout") is None
+    assert bursts.record(100, "provider") is None  # the first two left the window
+    assert bursts.record(110, "provider") is None
+    assert bursts.record(120, "quota") == Counter({"provider": 2, "quota": 1})
+    assert bursts.record(130, "quota") is None  # the same burst goes on: quiet
+    for t in (450, 451):
+        assert bursts.record(t, "network") is None
+    assert bursts.record(452, None) == Counter({"network": 2, "internal": 1})
+
+
+@pytest.mark.asyncio
+async def test_menu_and_tooltip_show_counts_per_kind_and_pause_resume_all(app: App) -> None:  # noqa: F811
+    window, tray = app.window, app.window.tray
+    window.lanes.pause_all()
+    app.enqueue(writer_tasks(3))
+    app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id="v1")], batch="b2")
+    window.refresh_stats()
+    lines = [a.text() for a in tray.count_actions.values()]
+    assert lines == ["Web: 0 running · 0 waiting · 0 failed", "API: 0 running · 3 waiting · 0 failed",
+                     "Polling: 0 running · 1 waiting · 0 failed"]
+    assert tray.tooltip.splitlines()[1:] == lines
+    assert "4 waiting" in tray.tooltip.splitlines()[0] and "Paused" in tray.tooltip
+    assert not tray.pause_all.isEnabled() and tray.resume_all.isEnabled()
+    tray.resume_all.trigger()
+    assert window.store.paused_lanes() == {}
+    assert tray.pause_all.isEnabled() and not tray.resume_all.isEnabled()
+    await wait_until(lambda: all(t.state == "success" for t in window.store.tasks()), timeout=20)
+    window.refresh_stats()
+    assert "API: 0 running · 0 waiting · 0 failed" in tray.tooltip
+    tray.pause_all.trigger()
+    assert set(window.store.paused_lanes()) == set(window.scheduler.lanes)
+
+
+@pytest.mark.asyncio
+async def test_a_failure_burst_reaches_the_operator_once(app: App) -> None:  # noqa: F811
+    window = app.window
+    app.enqueue(writer_tasks(8, sim_fail="provider", sim_duration_s=0.1))
+    await wait_until(lambda: sum(t.state == "failed" for t in window.store.tasks()) == 8, timeout=30)
+    bursts = [n for n in window.tray.notices if n.title == "Failures"]
+    assert len(bursts) == 1
+    assert "5 tasks failed within a minute (provider 5)" in bursts[0].text
