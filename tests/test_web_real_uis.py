@@ -9,14 +9,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.async_api import Page
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.store import Store
+from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig
+from mediaassist.core.store import NewTask, Store
 from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web import check_site, login_account
+from mediaassist.providers.web.browser import profile_dir
+from mediaassist.providers.web.learn import learn_site
 from mediaassist.providers.web.provider import WebProvider
 from mediaassist.providers.web.session import session_file
-from mediaassist.providers.web.browser import profile_dir
 from tests.fixtures.webui.answers import ERROR_MESSAGE, answer_for
 from tests.web_helpers import needs_chromium, run_tasks, task_log, wait_until
 from tests.webui_helpers import (ChatApp, app_config, app_task, chat_app, gradio_login, streamlit_login,
@@ -111,7 +114,7 @@ async def test_streamlit_session_login_lasts_while_the_page_stays(
     store.sync_accounts(config.accounts)
     relaunched = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,
                                      operator=streamlit_login)
-    clock = Clock(speed=10)
+    clock = Clock(speed=50)  # the error is retried: short back-offs
     providers = build_providers(config, clock, data_dir)
     web = providers["web:streamlit"]
     assert isinstance(web, WebProvider)
@@ -136,3 +139,35 @@ async def test_streamlit_session_login_lasts_while_the_page_stays(
         assert store.result(task.task_id).text == answer_for(prompt)
     failed = by_prompt["boom [error]"]
     assert (failed.state, failed.error_kind) == ("failed", "provider") and ERROR_MESSAGE in failed.error
+
+
+async def gradio_operator(step: str, page: Page) -> None:
+    """The operator's three clicks on the Gradio chat."""
+    if step == "prompt":
+        await page.click('textarea[data-testid="textbox"]')
+    elif step == "send":
+        await page.click("button.submit-button")
+    else:
+        await page.locator('button[data-testid="stop-button"]').wait_for(state="hidden")
+        await page.locator('[data-testid="bot"] p').last.click()
+
+
+@pytest.mark.asyncio
+async def test_gradio_sites_learn_writes_a_profile_that_runs_a_batch(
+        gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
+    write_profile(gradio_app, data_dir)
+    config = app_config("gradio")
+    assert await login_account("acct-a", config, data_dir, None, headless=True, timeout_s=30,
+                               operator=gradio_login)
+    result = await learn_site("learned-gradio", gradio_app.base_url + "/", "acct-a", config, data_dir,
+                              headless=True, operator=gradio_operator, say=lambda line: None)
+    learned = AppConfig(accounts=[AccountConfig(name="acct-a", site="learned-gradio")],
+                        models=[ModelConfig(name="m", kind="web", site="learned-gradio")])
+    prompts = ["learned one", "learned two"]
+    tasks = await run_tasks(store, learned, data_dir, [
+        NewTask(model="m", model_kind="web", route="web:learned-gradio", prompt=p) for p in prompts])
+
+    assert result.check.usable, result.profile_text
+    assert [t.state for t in tasks] == ["success"] * 2, result.profile_text
+    for task, prompt in zip(tasks, prompts):  # the rendered text (a learned profile reads text)
+        assert store.result(task.task_id).text.startswith(f"Echo of {len(prompt)} characters:")

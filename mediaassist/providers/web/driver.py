@@ -67,6 +67,7 @@ class TurnMarks:
 
     answers: int
     done: int
+    answer_texts: list[str] = field(default_factory=list)
     copies: int = 0
     errors: Counter[str] = field(default_factory=Counter)
 
@@ -107,10 +108,12 @@ class SiteDriver:
         return await found.count() if found is not None else 0
 
     async def visible_texts(self, role: str) -> list[str]:
-        texts: list[str] = []
+        """The texts of the first selector of the role with visible matches."""
         for selector in self._selectors(role):
-            texts += [t.strip() for t in await self.page.locator(selector).filter(visible=True).all_inner_texts()]
-        return texts
+            texts = await self.page.locator(selector).filter(visible=True).all_inner_texts()
+            if texts:
+                return [t.strip() for t in texts]
+        return []
 
     # --- pop-ups and clicks -----------------------------------------------------------------
     async def dismiss_popups(self) -> int:
@@ -296,7 +299,8 @@ class SiteDriver:
         await self.page.keyboard.press("Delete")
 
     async def marks(self) -> TurnMarks:
-        return TurnMarks(answers=await self.count("answer"), done=await self.count("done"),
+        texts = await self.bubble_texts()
+        return TurnMarks(answers=len(texts), done=await self.count("done"), answer_texts=texts,
                          copies=await self.count("copy"), errors=await self.error_texts())
 
     async def send(self) -> None:
@@ -337,9 +341,9 @@ class SiteDriver:
             if await self.visible("logged_out"):
                 raise TaskError(ErrorKind.LOGIN, f"{self.site.name} logged the account out during the answer")
             generating = await self.visible("generating") > 0
-            answers = await self.count("answer")
+            first_new, answers = await self.new_range(before)
             if not started:
-                started = generating or answers > before.answers
+                started = generating or answers > first_new
                 if started:
                     self.turn_pending = False
                     self.log("the answer started")
@@ -352,7 +356,7 @@ class SiteDriver:
                     text, stable_since = now_text, loop.time()
                 done_polls = done_polls + 1 if not generating and await self._done_seen(before) else 0
                 stable_ms = (loop.time() - stable_since) * 1000
-                if done_polls >= max(1, rule.done_polls) and stable_ms >= rule.stable_ms and answers > before.answers:
+                if done_polls >= max(1, rule.done_polls) and stable_ms >= rule.stable_ms and answers > first_new:
                     return
             if loop.time() > deadline:
                 raise TaskError(ErrorKind.TIMEOUT, f"no complete answer within {rule.timeout_s:.0f} s")
@@ -363,13 +367,32 @@ class SiteDriver:
             return True
         return await self.count("done") > before.done
 
+    async def bubble_texts(self) -> list[str]:
+        found = await self.first("answer")
+        if found is None:
+            return []
+        return [t.strip() for t in await found.evaluate_all("els => els.map(e => e.innerText)")]
+
+    async def new_range(self, before: TurnMarks) -> tuple[int, int]:
+        """Where the new turn's answer elements start, and how many there are in all. Old
+        answers are the ones still showing the text they had before the send: a page that
+        re-renders its history (Streamlit drops a failed run's bubble) shifts the count. Only
+        the last old one can be taken over that way: a changed older one is not this turn's."""
+        texts = await self.bubble_texts()
+        first_new = 0
+        for old, now in zip(before.answer_texts, texts):
+            if old != now:
+                break
+            first_new += 1
+        return max(first_new, before.answers - 1, 0), len(texts)
+
     async def new_bubbles(self, before: TurnMarks) -> list[Locator]:
         """The answer elements of the new turn (an answer may be split over several)."""
         found = await self.first("answer")
         if found is None:
             return []
-        total = await found.count()
-        return [found.nth(i) for i in range(before.answers, total)]
+        first_new, total = await self.new_range(before)
+        return [found.nth(i) for i in range(first_new, total)]
 
     async def turn_texts(self, before: TurnMarks) -> list[str]:
         return [(await bubble.inner_text()).strip() for bubble in await self.new_bubbles(before)]

@@ -194,12 +194,11 @@ def _choose(chain: list[dict], editable: bool = False) -> str:
 
 async def _answer_selector(page: Page, chain: list[dict], watch: Watch) -> str:
     """The answer bubble: the clicked element or the nearest ancestor whose selector appeared
-    with the test turn (so it matches every answer, not one paragraph of one)."""
-    for item in chain:
-        for selector in item["selectors"]:
-            if selector in watch.first_seen:
-                return selector
-    return _choose(chain)
+    with the test turn (so it matches every answer, not one paragraph of one) -- once: a
+    selector that gained two matches also matches the prompt's own bubble."""
+    appeared = [s for item in chain for s in item["selectors"] if s in watch.first_seen]
+    once = [s for s in appeared if watch.at_end.get(s, 0) - watch.baseline.get(s, 0) == 1]
+    return (once or appeared or [_choose(chain)])[0]
 
 
 async def _done_selector(page: Page, watch: Watch, ended: float, answer: str) -> str | None:

@@ -149,7 +149,7 @@ def _code_span(code: str) -> str:
 
 
 def _fence(pre: _Node) -> str:
-    code = next((c for c in pre.children if isinstance(c, _Node) and c.tag == "code"), pre)
+    code = next((c for c in _descendants(pre) if c.tag == "code"), pre)  # some wrap it in a div
     classes = f"{code.attrs.get('class', '')} {pre.attrs.get('class', '')}"
     language = next(iter(re.findall(r"(?:language|lang)-([\w+#.-]+)", classes)), "")
     body = _text(code).rstrip("\n")
