@@ -9,12 +9,12 @@ import pytest
 from playwright.async_api import Page
 
 from mediaassist.core import paths
-from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig
 from mediaassist.core.errors import ConfigError
-from mediaassist.core.store import NewTask, Store
+from mediaassist.core.store import Store
 from mediaassist.providers.web.learn import learn_site
 from mediaassist.providers.web.site import load_site
 from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, web_config
+from tests.webui_helpers import app_config, app_task
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -38,10 +38,8 @@ async def test_learned_profile_has_robust_selectors_and_runs_a_batch(store: Stor
         await log_in(config, data_dir, site)
         result = await learn_site("learned", f"{site.base_url}/chat", "acct-a", config, data_dir, headless=True,
                                   operator=demo_operator, say=lines.append)
-        learned = AppConfig(accounts=[AccountConfig(name="acct-a", site="learned")],
-                            models=[ModelConfig(name="m", kind="web", site="learned")])
-        tasks = await run_tasks(store, learned, data_dir, [
-            NewTask(model="m", model_kind="web", route="web:learned", prompt=f"question {i}") for i in range(2)])
+        tasks = await run_tasks(store, app_config("learned"), data_dir,
+                                [app_task("learned", f"question {i}") for i in range(2)])
         answers = {g["prompt"]: g["answer"] for g in site.snapshot()["generations"]}
 
     profile = load_site("learned", data_dir)

@@ -65,7 +65,8 @@ def test_markdown_from_answer_html() -> None:
     html = ("<p>Hello <strong>bold</strong>, <em>it</em> and <code>a`b</code><br>next line</p>"
             "<p>soft\nbreak</p><h2>Title</h2><ul><li>one</li><li>two<ul><li>deep</li></ul></li></ul>"
             "<ol start='3'><li>three</li></ol><blockquote><p>quoted</p></blockquote>"
-            "<div class='code'><button>Copy</button><pre><div><code class='language-python'>x = 1\n</code></div></pre></div>"
+            "<div class='code'><button>Copy</button>"
+            "<pre><div><code class='language-python'>x = 1\n</code></div></pre></div>"
             "<table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table>"
             "<p><a href='https://example.org/x'>link</a> <img src='/i.png' alt='pic'></p>")
     assert html_to_markdown(html) == (

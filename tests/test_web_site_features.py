@@ -11,9 +11,18 @@ import pytest
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.chat_site import ERROR_TEXT
 from mediaassist.providers.web import login_account
-from tests.web_helpers import (PLAIN_MODEL, edit_profile, log_in, needs_chromium, run_tasks, task_log,
-                               wait_until, web_config, web_task)
-from tests.web_helpers import demo_site
+from tests.web_helpers import (
+    PLAIN_MODEL,
+    demo_site,
+    edit_profile,
+    log_in,
+    needs_chromium,
+    run_tasks,
+    task_log,
+    wait_until,
+    web_config,
+    web_task,
+)
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 EDITOR_BUNDLE = Path(__file__).parent / "fixtures" / "editor" / "tiptap-bundle.js"

@@ -183,8 +183,8 @@ class SiteDriver:
             if loop.time() > deadline:
                 if not self.site.has("logged_out") and self.site.login_url:
                     return "needs_login"
-                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the page shows no login marker "
-                                f"({'neither logged in nor logged out' if self.site.has('logged_out') else 'logged_in'}); "
+                seen = "neither logged in nor logged out" if self.site.has("logged_out") else "logged_in"
+                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the page shows no login marker ({seen}); "
                                 "the site may have changed (check it with: "
                                 f"mediaassist sites check {self.site.name} --account NAME)")
             await self.dismiss_popups()
@@ -251,7 +251,8 @@ class SiteDriver:
             if new:
                 raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} rejected the attachment {names}: "
                                 f"{' | '.join(new)[:300]}", retry=False)
-            if not self.site.has("attachment_ready") or await self.count("attachment_ready") >= ready_before + len(files):
+            ready = await self.count("attachment_ready") >= ready_before + len(files)
+            if not self.site.has("attachment_ready") or ready:
                 self.log(f"attached {names}")
                 return
             if loop.time() > deadline:
@@ -305,16 +306,15 @@ class SiteDriver:
 
     async def send(self) -> None:
         button = await self.first("send") if self.site.send_buttons else None
-        chord = self.site.send_chord
-        if button is None and chord is None:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: send button not found")
-        self.turn_pending = True  # before the click: the site may take the turn before it returns
         if button is not None:
+            self.turn_pending = True  # before the click: the site may take the turn before it returns
             await self.click("send button", button.first)
             return
-        found = await self.first("prompt")
-        if found is None:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: prompt box not found")
+        chord, found = self.site.send_chord, await self.first("prompt")
+        if chord is None or found is None:
+            missing = "prompt box" if chord else "send button"
+            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: {missing} not found")
+        self.turn_pending = True
         await found.first.focus()
         await self.page.keyboard.press(chord)
 
@@ -380,7 +380,7 @@ class SiteDriver:
         the last old one can be taken over that way: a changed older one is not this turn's."""
         texts = await self.bubble_texts()
         first_new = 0
-        for old, now in zip(before.answer_texts, texts):
+        for old, now in zip(before.answer_texts, texts, strict=False):
             if old != now:
                 break
             first_new += 1
@@ -493,7 +493,7 @@ class SiteDriver:
 
 
 async def _box_text(box: Locator) -> str:
-    return await box.evaluate("e => e.isContentEditable ? e.innerText : ('value' in e ? e.value : e.innerText)")
+    return str(await box.evaluate("e => e.isContentEditable ? e.innerText : ('value' in e ? e.value : e.innerText)"))
 
 
 def _same(landed: str, wanted: str, rich: bool = False) -> bool:

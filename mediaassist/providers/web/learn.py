@@ -19,6 +19,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import Page
 
@@ -36,6 +37,7 @@ STEPS = {"prompt": "click the prompt box (log in first if the site asks)",
          "send": "click the send button (this sends a short test prompt)",
          "answer": "when the answer has finished, click on the answer text"}
 Operator = Callable[[str, Page], Awaitable[None]]
+Chain = list[dict[str, Any]]  # the clicked element, then its ancestors: {tag, selectors, editable}
 
 # In the page: remember what the operator clicks, and describe elements by robust selectors.
 _PAGE_SCRIPT = r"""() => {
@@ -53,7 +55,9 @@ _PAGE_SCRIPT = r"""() => {
     const classes = [...el.classList].filter((c) => !generated.test(c) && c.length <= 30).slice(0, 2);
     if (classes.length) out.push(tag + classes.map((c) => '.' + CSS.escape(c)).join(''));
     if (!verify) return out;
-    return out.filter((s) => { try { return [...document.querySelectorAll(s)].includes(el); } catch (e) { return false; } });
+    const matches = (s) => {
+      try { return [...document.querySelectorAll(s)].includes(el); } catch (e) { return false; } };
+    return out.filter(matches);
   };
   const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
   window.__maLearn = {
@@ -64,7 +68,8 @@ _PAGE_SCRIPT = r"""() => {
       chain.push({tag: e.tagName.toLowerCase(), selectors: candidates(e), editable: e.isContentEditable ||
                   e.tagName === 'TEXTAREA' || e.tagName === 'INPUT'}); return chain; },
     census: () => { const counts = {}; for (const el of document.body.querySelectorAll('*')) {
-      if (!visible(el)) continue; for (const s of candidates(el, false)) counts[s] = (counts[s] || 0) + 1; } return counts; },
+      if (!visible(el)) continue;
+      for (const s of candidates(el, false)) counts[s] = (counts[s] || 0) + 1; } return counts; },
   };
   document.addEventListener('pointerdown', (e) => {
     window.__maLearn.picked = window.__maLearn.describe(e.target);
@@ -132,7 +137,7 @@ async def learn_site(name: str, url: str, account: str, config: AppConfig, data_
     return LearnResult(target, text, report)
 
 
-def _toml_loads(text: str) -> dict:
+def _toml_loads(text: str) -> dict[str, Any]:
     import tomllib
     return tomllib.loads(text)
 
@@ -148,7 +153,7 @@ async def _learn_on_page(name: str, url: str, page: Page, operator: Operator | N
     loop = asyncio.get_running_loop()
     sent_at = loop.time()
     send_task = asyncio.ensure_future(_pick(page, "send", operator, say))
-    answer_task: asyncio.Future[list[dict]] | None = None
+    answer_task: asyncio.Future[Chain] | None = None
     while True:
         watch.record(await page.evaluate("() => window.__maLearn.census()"), loop.time() - sent_at)
         if answer_task is None and send_task.done():
@@ -165,7 +170,7 @@ async def _learn_on_page(name: str, url: str, page: Page, operator: Operator | N
     return _profile_text(name, url, prompt, _choose(send_chain), answer, generating, done)
 
 
-async def _pick(page: Page, step: str, operator: Operator | None, say: Callable[[str], None]) -> list[dict]:
+async def _pick(page: Page, step: str, operator: Operator | None, say: Callable[[str], None]) -> Chain:
     """Wait for the operator's click for ``step``; the clicked element and its ancestors."""
     await page.evaluate("() => { window.__maLearn.picked = null; }")
     say(f"in the browser window, {STEPS[step]}")
@@ -174,31 +179,31 @@ async def _pick(page: Page, step: str, operator: Operator | None, say: Callable[
     loop = asyncio.get_running_loop()
     deadline = loop.time() + CLICK_WAIT_S
     while loop.time() < deadline:
-        picked = await page.evaluate("() => window.__maLearn.picked")
+        picked: Chain | None = await page.evaluate("() => window.__maLearn.picked")
         if picked:
             return picked
         await asyncio.sleep(WATCH_POLL_S)
     raise TaskError(ErrorKind.TIMEOUT, f"no click for the {step} within {CLICK_WAIT_S:.0f} s", retry=False)
 
 
-def _choose(chain: list[dict], editable: bool = False) -> str:
+def _choose(chain: Chain, editable: bool = False) -> str:
     """The most robust selector of the clicked element, or of the nearest ancestor that has one."""
     for item in chain:
         if editable and not item["editable"]:
             continue
         if item["selectors"]:
-            return item["selectors"][0]
+            return str(item["selectors"][0])
     raise TaskError(ErrorKind.PROVIDER, "the clicked element has no stable selector (no data-testid, "
                     "aria-label, id, role or stable class); write this role by hand", retry=False)
 
 
-async def _answer_selector(page: Page, chain: list[dict], watch: Watch) -> str:
+async def _answer_selector(page: Page, chain: Chain, watch: Watch) -> str:
     """The answer bubble: the clicked element or the nearest ancestor whose selector appeared
     with the test turn (so it matches every answer, not one paragraph of one) -- once: a
     selector that gained two matches also matches the prompt's own bubble."""
     appeared = [s for item in chain for s in item["selectors"] if s in watch.first_seen]
     once = [s for s in appeared if watch.at_end.get(s, 0) - watch.baseline.get(s, 0) == 1]
-    return (once or appeared or [_choose(chain)])[0]
+    return str((once or appeared or [_choose(chain)])[0])
 
 
 async def _done_selector(page: Page, watch: Watch, ended: float, answer: str) -> str | None:
@@ -206,7 +211,8 @@ async def _done_selector(page: Page, watch: Watch, ended: float, answer: str) ->
     for selector in watch.arrived_late(max(0.0, ended - 0.5)):
         inside = await page.evaluate(
             """([sel, ans]) => { const a = [...document.querySelectorAll(ans)];
-                 return [...document.querySelectorAll(sel)].some(e => a.some(x => x.contains(e) || e.contains(x))); }""",
+                 return [...document.querySelectorAll(sel)]
+                   .some(e => a.some(x => x.contains(e) || e.contains(x))); }""",
             [selector, answer])
         if not inside:
             return selector

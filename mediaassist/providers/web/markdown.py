@@ -164,10 +164,10 @@ def _list(node: _Node) -> str:
     lines: list[str] = []
     for number, item in enumerate(items, start=start):
         marker = f"{number}. " if ordered else "- "
-        body = _blocks(item)
+        text = _blocks(item)
         if not any(isinstance(c, _Node) and c.tag == "p" for c in item.children):
-            body = body.replace("\n\n", "\n")  # a tight list: nested blocks follow their item directly
-        body = body.split("\n")
+            text = text.replace("\n\n", "\n")  # a tight list: nested blocks follow their item directly
+        body = text.split("\n")
         lines.append(marker + body[0])
         lines += [(" " * len(marker) + line) if line else "" for line in body[1:]]
     return "\n".join(lines)

@@ -178,11 +178,11 @@ def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], default: s
     value = data.get(key, default)
     if value not in allowed:
         raise ConfigError(f"{where}: {key}: {value!r} is not one of {', '.join(allowed)}")
-    return value
+    return str(value)
 
 
 def _answer_text(value: Any, where: str) -> str:
-    if value in ("text", "copy_button") or (isinstance(value, str) and re.fullmatch(r"attribute:[\w:.-]+", value)):
+    if isinstance(value, str) and (value in ("text", "copy_button") or re.fullmatch(r"attribute:[\w:.-]+", value)):
         return value
     raise ConfigError(f"{where}: answer_text: {value!r} is not one of text, copy_button, attribute:NAME")
 
