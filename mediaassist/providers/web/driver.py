@@ -220,8 +220,12 @@ class SiteDriver:
         return found
 
     async def check_errors(self, before: Counter[str]) -> None:
-        """An error that was not on the page before the send fails the attempt as ``provider``."""
-        new = (await self.error_texts()) - before
+        """An error that was not on the page before the send fails the attempt as ``provider``.
+        ``before`` is narrowed to the old errors still showing: one that went away and comes
+        back (a page re-rendering its history) is new again."""
+        now = await self.error_texts()
+        before &= now
+        new = now - before
         if new:
             message = " | ".join(new)[:300]
             raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {message}")
@@ -334,10 +338,11 @@ class SiteDriver:
         deadline = loop.time() + self.clock.real(rule.timeout_s)
         started = False
         text, stable_since, done_polls = "", loop.time(), 0
+        baseline_errors = before.errors.copy()  # narrowed in place by check_errors
         while True:
             await self.dismiss_popups()
             await self.check_banners()
-            await self.check_errors(before.errors)
+            await self.check_errors(baseline_errors)
             if await self.visible("logged_out"):
                 raise TaskError(ErrorKind.LOGIN, f"{self.site.name} logged the account out during the answer")
             generating = await self.visible("generating") > 0
