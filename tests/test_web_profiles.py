@@ -36,7 +36,7 @@ def test_logged_out_is_optional_and_send_may_be_a_key_chord() -> None:
     profile = parse_site(_profile(selectors={"send": ["Enter"]}))
     assert not profile.has("logged_out")
     assert (profile.send_buttons, profile.send_chord) == ([], "Enter")
-    assert profile.completion.stable_ms == 400  # a stop control: a short settle is enough
+    assert profile.completion.stable_ms == 300  # a stop control: a short settle is enough
 
 
 @pytest.mark.parametrize(("top", "message"), [

@@ -52,6 +52,25 @@ _CAPTURE_CLIPBOARD = """() => {
 }"""
 
 
+# Stamps, page-side, the last change inside an answer bubble: "the text settled" is then measured
+# from the change itself, not from the poll that noticed it. Only CSS selectors can be watched.
+_WATCH_ANSWERS = """(selectors) => {
+  const css = selectors.filter((s) => { try { document.querySelector(s); return true; } catch (e) { return false; } });
+  if (!css.length) return false;
+  const within = (node) => { const el = node.nodeType === 1 ? node : node.parentElement;
+    return !!el && css.some((s) => el.closest(s)); };
+  if (window.__maAnswerObserver) window.__maAnswerObserver.disconnect();
+  window.__maAnswerChange = performance.now();
+  window.__maAnswerObserver = new MutationObserver((records) => {
+    if (records.some((r) => within(r.target) || [...r.addedNodes].some(within)))
+      window.__maAnswerChange = performance.now();
+  });
+  window.__maAnswerObserver.observe(document.body, {subtree: true, childList: true, characterData: true});
+  return true;
+}"""
+_ANSWER_QUIET_MS = "() => window.__maAnswerObserver ? performance.now() - window.__maAnswerChange : null"
+
+
 class ClickIntercepted(Exception):
     """A click that kept landing on another element (a modal, a banner) until it timed out."""
 
@@ -339,6 +358,7 @@ class SiteDriver:
         started = False
         text, stable_since, done_polls = "", loop.time(), 0
         baseline_errors = before.errors.copy()  # narrowed in place by check_errors
+        watching = await self.page.evaluate(_WATCH_ANSWERS, self.site.selectors["answer"])
         while True:
             await self.dismiss_popups()
             await self.check_banners()
@@ -357,10 +377,14 @@ class SiteDriver:
                                     "after send (the send may have been swallowed)")
             if started:
                 now_text = "\n".join(await self.turn_texts(before))
-                if now_text != text:
+                unchanged = now_text == text
+                if not unchanged:
                     text, stable_since = now_text, loop.time()
                 done_polls = done_polls + 1 if not generating and await self._done_seen(before) else 0
                 stable_ms = (loop.time() - stable_since) * 1000
+                quiet_ms = await self.page.evaluate(_ANSWER_QUIET_MS) if watching else None
+                if quiet_ms is not None and unchanged:  # the page's own clock, since the last change
+                    stable_ms = max(stable_ms, quiet_ms)
                 if done_polls >= max(1, rule.done_polls) and stable_ms >= rule.stable_ms and answers > first_new:
                     return
             if loop.time() > deadline:
