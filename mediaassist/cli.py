@@ -492,6 +492,11 @@ async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int
 async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.providers.web import login_account
 
+    from mediaassist.providers.web.tools import no_display_message
+
+    if (blocked := no_display_message(args.name)) is not None:
+        print(f"mediaassist: {blocked}", file=sys.stderr)
+        return EXIT_FAILED
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
         print(f"{args.name}: log in in the browser window, then close it (waiting up to {args.timeout:.0f} s)")
