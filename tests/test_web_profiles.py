@@ -4,6 +4,7 @@ driver writes back from an answer's HTML (no browser needed)."""
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from mediaassist.core.errors import ConfigError
 from mediaassist.core.paths import RESOURCES
 from mediaassist.providers.web.markdown import html_to_markdown
 from mediaassist.providers.web.site import feature_problems, parse_site
+from tests.helpers import cli
 
 BASE = {"name": "x", "start_url": "http://127.0.0.1:1/",
         "selectors": {"prompt": "#p", "send": "#s", "answer": ".a", "logged_in": "#c", "stop": "#stop"}}
@@ -73,3 +75,19 @@ def test_markdown_from_answer_html() -> None:
         "Hello **bold**, *it* and ``a`b``\nnext line\n\nsoft\nbreak\n\n## Title\n\n- one\n- two\n  - deep\n\n"
         "3. three\n\n> quoted\n\n```python\nx = 1\n```\n\n| a | b |\n| --- | --- |\n| 1 | 2 |\n\n"
         "[link](https://example.org/x) ![pic](/i.png)")
+
+
+def test_no_display_is_one_clear_line_with_the_xvfb_hint(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[[accounts]]\nname = "alice"\nsite = "demochat"\n', encoding="utf-8")
+    common = ("--config", str(config), "--data-dir", str(tmp_path / "data"))
+    no_display = {"DISPLAY": "", "WAYLAND_DISPLAY": ""}
+    login = cli("accounts", "login", "alice", *common, env=no_display)
+    learn = cli("sites", "learn", "http://127.0.0.1:9/", "--name", "new", "--account", "alice", *common,
+                env=no_display)
+
+    assert login.returncode == 1 and login.stdout == ""
+    assert login.stderr.strip().endswith("xvfb-run -a mediaassist accounts login alice")
+    assert len(login.stderr.strip().splitlines()) == 1 and "Traceback" not in login.stderr
+    assert learn.returncode == 2 and "xvfb-run -a mediaassist sites learn http://127.0.0.1:9/" in learn.stderr
+    assert "Traceback" not in learn.stderr
