@@ -106,7 +106,6 @@ async def test_gradio_server_killed_mid_answer_fails_never_succeeds(
     log = task_log(store, tasks[0].task_id)
     assert tasks[0].state == "failed" and tasks[0].error_kind in ("provider", "network"), log
     assert store.result(tasks[0].task_id) is None
-    print(log)
 
 
 @pytest.mark.asyncio
