@@ -74,7 +74,7 @@ async def test_pop_ups_are_dismissed_and_an_unknown_cover_is_named(store: Store,
 
     assert dismissed[0].state == "success"
     assert "dismissed 1 pop-up" in task_log(store, dismissed[0].task_id)
-    assert (covered[0].state, covered[0].error_kind) == ("failed", "provider")
+    assert (covered[0].state, covered[0].error_kind, covered[0].attempt) == ("failed", "provider", 1)
     assert 'id="whats-new"' in covered[0].error and "dismiss" in covered[0].error
     assert "reloading the page once" in task_log(store, covered[0].task_id)
 

@@ -115,8 +115,9 @@ async def generate(driver: SiteDriver, ctx: TaskContext, fresh: bool = False) ->
         try:
             before = await _compose_and_send(driver, ctx)
         except ClickIntercepted as again:
+            # not retried: the same cover would come back; the profile needs its close button
             raise TaskError(ErrorKind.PROVIDER, f"{driver.site.name}: {again}, also after a reload; add a "
-                            "selector for its close button to the profile's dismiss list") from None
+                            "selector for its close button to the profile's dismiss list", retry=False) from None
     started = ctx.clock.monotonic()
     text = await driver.wait_answer(before)
     files = await driver.save_images(before, ctx.make_output_dir)
