@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist import __version__
-from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault
+from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault, TaskError
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
@@ -159,6 +159,16 @@ def _command_parser() -> argparse.ArgumentParser:
     _common(check)
     check.add_argument("site")
     check.add_argument("--account", required=True, metavar="NAME", help="whose logged-in profile to use")
+    learn = sites_sub.add_parser("learn", help="write a site profile from three clicks on a chat page (opens a window)",
+                                 description="Open URL in a browser window; click the prompt box, the send "
+                                 "button and the finished answer; a profile is written to the config dir's "
+                                 "sites/ folder and checked.")
+    _common(learn, speed=False)
+    learn.add_argument("url")
+    learn.add_argument("--name", required=True, metavar="SITE", help="the profile's name (sites/SITE.toml)")
+    learn.add_argument("--account", required=True, metavar="NAME",
+                       help="whose browser profile to use (log in there first if the site asks)")
+    learn.add_argument("--force", action="store_true", help="replace an existing profile of that name")
 
     lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
     lane_sub = lanes.add_subparsers(dest="action", required=True)
@@ -192,7 +202,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "status":
         return asyncio.run(_status(args, options))
     if args.command == "sites":
-        return asyncio.run(_sites_check(args, options))
+        return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
         return asyncio.run(_account_login(args, options))
     with _open_store(options) as store:
@@ -513,9 +523,27 @@ async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int
     return EXIT_OK if report.usable else EXIT_FAILED
 
 
+async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    from mediaassist.providers.web.learn import learn_site
+
+    async with Runtime(options) as rt:
+        try:
+            result = await learn_site(args.name, args.url, args.account, rt.config, rt.data_dir, force=args.force)
+        except TaskError as exc:
+            print(f"mediaassist: sites learn: {exc.message}", file=sys.stderr)
+            return EXIT_FAILED
+    print(result.check.format())
+    return EXIT_OK if result.check.usable else EXIT_FAILED
+
+
 async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.providers.web import login_account
 
+    from mediaassist.providers.web.tools import no_display_message
+
+    if (blocked := no_display_message(args.name)) is not None:
+        print(f"mediaassist: {blocked}", file=sys.stderr)
+        return EXIT_FAILED
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
         print(f"{args.name}: log in in the browser window, then close it (waiting up to {args.timeout:.0f} s)")

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from mediaassist.core.clock import Clock
 from mediaassist.core.config import InputSpec, ModelConfig
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.media import check_local_input
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.chat_site import DEMO_SITE
 from mediaassist.providers.registry import build_providers
-from mediaassist.core.clock import Clock
 from tests.media_helpers import MAGIC, png_bytes
 from tests.web_helpers import demo_site, edit_profile, log_in, needs_chromium, run_tasks, task_log, web_config, web_task
 

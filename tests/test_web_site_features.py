@@ -11,9 +11,18 @@ import pytest
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.chat_site import ERROR_TEXT
 from mediaassist.providers.web import login_account
-from tests.web_helpers import (PLAIN_MODEL, edit_profile, log_in, needs_chromium, run_tasks, task_log,
-                               wait_until, web_config, web_task)
-from tests.web_helpers import demo_site
+from tests.web_helpers import (
+    PLAIN_MODEL,
+    demo_site,
+    edit_profile,
+    log_in,
+    needs_chromium,
+    run_tasks,
+    task_log,
+    wait_until,
+    web_config,
+    web_task,
+)
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 EDITOR_BUNDLE = Path(__file__).parent / "fixtures" / "editor" / "tiptap-bundle.js"
@@ -65,7 +74,7 @@ async def test_pop_ups_are_dismissed_and_an_unknown_cover_is_named(store: Store,
 
     assert dismissed[0].state == "success"
     assert "dismissed 1 pop-up" in task_log(store, dismissed[0].task_id)
-    assert (covered[0].state, covered[0].error_kind) == ("failed", "provider")
+    assert (covered[0].state, covered[0].error_kind, covered[0].attempt) == ("failed", "provider", 1)
     assert 'id="whats-new"' in covered[0].error and "dismiss" in covered[0].error
     assert "reloading the page once" in task_log(store, covered[0].task_id)
 

@@ -318,7 +318,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
     site: ChatSite
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by design
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     # --- plumbing --------------------------------------------------------------------------
@@ -347,7 +347,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
         return self.site.user_of(cookie[COOKIE].value if COOKIE in cookie else None)
 
     # --- routes ----------------------------------------------------------------------------
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:
         url = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         if url.path == "/login":
@@ -374,7 +374,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         path = urlsplit(self.path).path
         if path == "/api/upload":
             self._upload()
@@ -519,7 +519,9 @@ async function send() {
 function follow(gen, prompt, files) {
   const turn = document.createElement('div'); turn.className = 'turn';
   const q = document.createElement('div'); q.className = 'question'; q.textContent = prompt;
-  for (const f of files || []) { const img = document.createElement('img'); img.src = f.url; img.alt = f.name; q.append(img); }
+  for (const f of files || []) {
+    const img = document.createElement('img'); img.src = f.url; img.alt = f.name; q.append(img);
+  }
   const a = document.createElement('div'); a.className = 'answer';
   turn.append(q, a); $('turns').append(turn);
   current = {gen, turn, a}; busy(true);

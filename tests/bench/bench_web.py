@@ -9,6 +9,10 @@ detection (send until the completion rule accepts) and close. Baselines from the
 Playwright ``goto`` of the same page (the floor under the login check) and the completion rule's
 own floor (``max(stable_ms, done_polls x poll_ms)``, a deliberate wait, not overhead).
 
+Then the completion rule's cost after the page's last change (a mutation observer in the page
+stamps the last DOM change of the turn; the lag is from there to the rule accepting), for the
+shipped rule and, as the baseline in the same run, the old one (3 polls x 250 ms, stable 1,200 ms).
+
 Then peak memory (PSS, else RSS) of the browser process tree over ``--tasks`` tasks, once with the browser kept for
 all of them and once recycled every ``--recycle-after`` tasks (ratio: recycled / kept).
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import statistics
 import tempfile
 import time
@@ -30,7 +35,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.demo_servers.chat_site import ChatSite, SiteState, write_site_profile
 from mediaassist.providers.web.browser import BrowserRuntime, LaunchSettings, PlaywrightHandle, profile_dir
 from mediaassist.providers.web.driver import SiteDriver
-from mediaassist.providers.web.site import load_site
+from mediaassist.providers.web.site import Completion, load_site
 
 
 def _quiet(_line: str) -> None:
@@ -123,6 +128,39 @@ async def peak_rss(site: ChatSite, data_dir: Path, tasks: int, recycle_after: in
     return peak, last
 
 
+_STAMP_CHANGES = """() => { window.__lastChange = performance.now();
+  new MutationObserver(() => { window.__lastChange = performance.now(); })
+    .observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true}); }"""
+OLD_RULE = Completion(stable_ms=1200, done_polls=3, poll_ms=250)
+
+
+async def completion_lag(site: ChatSite, data_dir: Path, repeats: int, rule: Completion | None) -> float:
+    """Median seconds from the turn's last DOM change to the completion rule accepting."""
+    handle = PlaywrightHandle()
+    runtime = BrowserRuntime("lag", profile_dir(data_dir, "lag"), LaunchSettings())
+    profile = load_site("demochat", data_dir)
+    if rule is not None:
+        profile.completion = dataclasses.replace(profile.completion, stable_ms=rule.stable_ms,
+                                                 done_polls=rule.done_polls, poll_ms=rule.poll_ms)
+    lags: list[float] = []
+    try:
+        await _login(site, runtime, handle, "lag")
+        await runtime.open(await handle.get(), _quiet)
+        driver = SiteDriver(profile, await runtime.page(), Clock(), _quiet)
+        for i in range(repeats):
+            await driver.open_chat()
+            await driver.enter_prompt(f"lag {i}")
+            before = await driver.marks()
+            await driver.page.evaluate(_STAMP_CHANGES)
+            await driver.send()
+            await driver.wait_answer(before)
+            lags.append(await driver.page.evaluate("() => performance.now() - window.__lastChange") / 1000)
+    finally:
+        await runtime.close(_quiet)
+        await handle.stop()
+    return statistics.median(lags)
+
+
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp, ChatSite(SiteState(answer_words=0, duration_s=(0.0, 0.0))) as site:
         data_dir = Path(tmp)
@@ -139,6 +177,15 @@ async def main(args: argparse.Namespace) -> None:
               f"(detection / floor {medians['completion detection'] / floor:.2f})")
         per_task = medians["login check"] + medians["prompt entry"] + medians["completion detection"]
         print(f"  warm task total             {per_task * 1000:8.0f} ms")
+
+        site.control({"answer_words": 40, "duration_s": [0.5, 0.5]})
+        now_lag = await completion_lag(site, data_dir, args.repeats, None)
+        old_lag = await completion_lag(site, data_dir, args.repeats, OLD_RULE)
+        print(f"completion rule after the last change, median of {args.repeats} (40-word answer):")
+        print(f"  shipped rule ({rule.done_polls} polls x {rule.poll_ms} ms, stable {rule.stable_ms} ms) "
+              f"{now_lag * 1000:6.0f} ms")
+        print(f"  baseline: old rule (3 x 250 ms, stable 1200 ms)   {old_lag * 1000:6.0f} ms")
+        print(f"  shipped / old                                     {now_lag / old_lag:.2f}")
 
         site.control({"answer_words": 200, "duration_s": [0.3, 0.3]})
         kept = await peak_rss(site, data_dir, args.tasks, 10_000, "kept")

@@ -4,4 +4,5 @@ from mediaassist.providers.web.browser import chromium_available
 from mediaassist.providers.web.provider import WebProvider, build_web_provider
 from mediaassist.providers.web.tools import LoginResult, SiteCheckReport, check_site, login_account
 
-__all__ = ["LoginResult", "SiteCheckReport", "WebProvider", "build_web_provider", "check_site", "chromium_available", "login_account"]
+__all__ = ["LoginResult", "SiteCheckReport", "WebProvider", "build_web_provider", "check_site", "chromium_available",
+           "login_account"]

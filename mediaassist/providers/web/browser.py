@@ -126,7 +126,7 @@ class PlaywrightHandle:
         self._playwright = None
         try:
             await asyncio.wait_for(self._manager.__aexit__(None, None, None), PLAYWRIGHT_STOP_S)
-        except (asyncio.TimeoutError, Exception):  # a dead driver must not block quitting
+        except (TimeoutError, Exception):  # a dead driver must not block quitting
             log.warning("Playwright did not stop cleanly within %.0f s", PLAYWRIGHT_STOP_S)
 
 
@@ -249,7 +249,7 @@ class BrowserRuntime:
             asked = loop.time()
             try:
                 await asyncio.wait_for(context.close(), procs.GRACE_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log_line(f"browser did not close within {procs.GRACE_S:.0f} s")
             except Exception as exc:  # a dead driver or browser: the kill below still applies
                 log_line(f"closing the browser raised {type(exc).__name__}")

@@ -52,6 +52,25 @@ _CAPTURE_CLIPBOARD = """() => {
 }"""
 
 
+# Stamps, page-side, the last change inside an answer bubble: "the text settled" is then measured
+# from the change itself, not from the poll that noticed it. Only CSS selectors can be watched.
+_WATCH_ANSWERS = """(selectors) => {
+  const css = selectors.filter((s) => { try { document.querySelector(s); return true; } catch (e) { return false; } });
+  if (!css.length) return false;
+  const within = (node) => { const el = node.nodeType === 1 ? node : node.parentElement;
+    return !!el && css.some((s) => el.closest(s)); };
+  if (window.__maAnswerObserver) window.__maAnswerObserver.disconnect();
+  window.__maAnswerChange = performance.now();
+  window.__maAnswerObserver = new MutationObserver((records) => {
+    if (records.some((r) => within(r.target) || [...r.addedNodes].some(within)))
+      window.__maAnswerChange = performance.now();
+  });
+  window.__maAnswerObserver.observe(document.body, {subtree: true, childList: true, characterData: true});
+  return true;
+}"""
+_ANSWER_QUIET_MS = "() => window.__maAnswerObserver ? performance.now() - window.__maAnswerChange : null"
+
+
 class ClickIntercepted(Exception):
     """A click that kept landing on another element (a modal, a banner) until it timed out."""
 
@@ -67,6 +86,7 @@ class TurnMarks:
 
     answers: int
     done: int
+    answer_texts: list[str] = field(default_factory=list)
     copies: int = 0
     errors: Counter[str] = field(default_factory=Counter)
 
@@ -107,10 +127,12 @@ class SiteDriver:
         return await found.count() if found is not None else 0
 
     async def visible_texts(self, role: str) -> list[str]:
-        texts: list[str] = []
+        """The texts of the first selector of the role with visible matches."""
         for selector in self._selectors(role):
-            texts += [t.strip() for t in await self.page.locator(selector).filter(visible=True).all_inner_texts()]
-        return texts
+            texts = await self.page.locator(selector).filter(visible=True).all_inner_texts()
+            if texts:
+                return [t.strip() for t in texts]
+        return []
 
     # --- pop-ups and clicks -----------------------------------------------------------------
     async def dismiss_popups(self) -> int:
@@ -180,8 +202,8 @@ class SiteDriver:
             if loop.time() > deadline:
                 if not self.site.has("logged_out") and self.site.login_url:
                     return "needs_login"
-                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the page shows no login marker "
-                                f"({'neither logged in nor logged out' if self.site.has('logged_out') else 'logged_in'}); "
+                seen = "neither logged in nor logged out" if self.site.has("logged_out") else "logged_in"
+                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the page shows no login marker ({seen}); "
                                 "the site may have changed (check it with: "
                                 f"mediaassist sites check {self.site.name} --account NAME)")
             await self.dismiss_popups()
@@ -217,8 +239,12 @@ class SiteDriver:
         return found
 
     async def check_errors(self, before: Counter[str]) -> None:
-        """An error that was not on the page before the send fails the attempt as ``provider``."""
-        new = (await self.error_texts()) - before
+        """An error that was not on the page before the send fails the attempt as ``provider``.
+        ``before`` is narrowed to the old errors still showing: one that went away and comes
+        back (a page re-rendering its history) is new again."""
+        now = await self.error_texts()
+        before &= now
+        new = now - before
         if new:
             message = " | ".join(new)[:300]
             raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {message}")
@@ -248,7 +274,8 @@ class SiteDriver:
             if new:
                 raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} rejected the attachment {names}: "
                                 f"{' | '.join(new)[:300]}", retry=False)
-            if not self.site.has("attachment_ready") or await self.count("attachment_ready") >= ready_before + len(files):
+            ready = await self.count("attachment_ready") >= ready_before + len(files)
+            if not self.site.has("attachment_ready") or ready:
                 self.log(f"attached {names}")
                 return
             if loop.time() > deadline:
@@ -296,21 +323,21 @@ class SiteDriver:
         await self.page.keyboard.press("Delete")
 
     async def marks(self) -> TurnMarks:
-        return TurnMarks(answers=await self.count("answer"), done=await self.count("done"),
+        texts = await self.bubble_texts()
+        return TurnMarks(answers=len(texts), done=await self.count("done"), answer_texts=texts,
                          copies=await self.count("copy"), errors=await self.error_texts())
 
     async def send(self) -> None:
         button = await self.first("send") if self.site.send_buttons else None
-        chord = self.site.send_chord
-        if button is None and chord is None:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: send button not found")
-        self.turn_pending = True  # before the click: the site may take the turn before it returns
         if button is not None:
+            self.turn_pending = True  # before the click: the site may take the turn before it returns
             await self.click("send button", button.first)
             return
-        found = await self.first("prompt")
-        if found is None:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: prompt box not found")
+        chord, found = self.site.send_chord, await self.first("prompt")
+        if chord is None or found is None:
+            missing = "prompt box" if chord else "send button"
+            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: {missing} not found")
+        self.turn_pending = True
         await found.first.focus()
         await self.page.keyboard.press(chord)
 
@@ -330,16 +357,18 @@ class SiteDriver:
         deadline = loop.time() + self.clock.real(rule.timeout_s)
         started = False
         text, stable_since, done_polls = "", loop.time(), 0
+        baseline_errors = before.errors.copy()  # narrowed in place by check_errors
+        watching = await self.page.evaluate(_WATCH_ANSWERS, self.site.selectors["answer"])
         while True:
             await self.dismiss_popups()
             await self.check_banners()
-            await self.check_errors(before.errors)
+            await self.check_errors(baseline_errors)
             if await self.visible("logged_out"):
                 raise TaskError(ErrorKind.LOGIN, f"{self.site.name} logged the account out during the answer")
             generating = await self.visible("generating") > 0
-            answers = await self.count("answer")
+            first_new, answers = await self.new_range(before)
             if not started:
-                started = generating or answers > before.answers
+                started = generating or answers > first_new
                 if started:
                     self.turn_pending = False
                     self.log("the answer started")
@@ -348,11 +377,15 @@ class SiteDriver:
                                     "after send (the send may have been swallowed)")
             if started:
                 now_text = "\n".join(await self.turn_texts(before))
-                if now_text != text:
+                unchanged = now_text == text
+                if not unchanged:
                     text, stable_since = now_text, loop.time()
                 done_polls = done_polls + 1 if not generating and await self._done_seen(before) else 0
                 stable_ms = (loop.time() - stable_since) * 1000
-                if done_polls >= max(1, rule.done_polls) and stable_ms >= rule.stable_ms and answers > before.answers:
+                quiet_ms = await self.page.evaluate(_ANSWER_QUIET_MS) if watching else None
+                if quiet_ms is not None and unchanged:  # the page's own clock, since the last change
+                    stable_ms = max(stable_ms, quiet_ms)
+                if done_polls >= max(1, rule.done_polls) and stable_ms >= rule.stable_ms and answers > first_new:
                     return
             if loop.time() > deadline:
                 raise TaskError(ErrorKind.TIMEOUT, f"no complete answer within {rule.timeout_s:.0f} s")
@@ -363,13 +396,32 @@ class SiteDriver:
             return True
         return await self.count("done") > before.done
 
+    async def bubble_texts(self) -> list[str]:
+        found = await self.first("answer")
+        if found is None:
+            return []
+        return [t.strip() for t in await found.evaluate_all("els => els.map(e => e.innerText)")]
+
+    async def new_range(self, before: TurnMarks) -> tuple[int, int]:
+        """Where the new turn's answer elements start, and how many there are in all. Old
+        answers are the ones still showing the text they had before the send: a page that
+        re-renders its history (Streamlit drops a failed run's bubble) shifts the count. Only
+        the last old one can be taken over that way: a changed older one is not this turn's."""
+        texts = await self.bubble_texts()
+        first_new = 0
+        for old, now in zip(before.answer_texts, texts, strict=False):
+            if old != now:
+                break
+            first_new += 1
+        return max(first_new, before.answers - 1, 0), len(texts)
+
     async def new_bubbles(self, before: TurnMarks) -> list[Locator]:
         """The answer elements of the new turn (an answer may be split over several)."""
         found = await self.first("answer")
         if found is None:
             return []
-        total = await found.count()
-        return [found.nth(i) for i in range(before.answers, total)]
+        first_new, total = await self.new_range(before)
+        return [found.nth(i) for i in range(first_new, total)]
 
     async def turn_texts(self, before: TurnMarks) -> list[str]:
         return [(await bubble.inner_text()).strip() for bubble in await self.new_bubbles(before)]
@@ -470,7 +522,7 @@ class SiteDriver:
 
 
 async def _box_text(box: Locator) -> str:
-    return await box.evaluate("e => e.isContentEditable ? e.innerText : ('value' in e ? e.value : e.innerText)")
+    return str(await box.evaluate("e => e.isContentEditable ? e.innerText : ('value' in e ? e.value : e.innerText)"))
 
 
 def _same(landed: str, wanted: str, rich: bool = False) -> bool:

@@ -149,7 +149,7 @@ def _code_span(code: str) -> str:
 
 
 def _fence(pre: _Node) -> str:
-    code = next((c for c in pre.children if isinstance(c, _Node) and c.tag == "code"), pre)
+    code = next((c for c in _descendants(pre) if c.tag == "code"), pre)  # some wrap it in a div
     classes = f"{code.attrs.get('class', '')} {pre.attrs.get('class', '')}"
     language = next(iter(re.findall(r"(?:language|lang)-([\w+#.-]+)", classes)), "")
     body = _text(code).rstrip("\n")
@@ -164,10 +164,10 @@ def _list(node: _Node) -> str:
     lines: list[str] = []
     for number, item in enumerate(items, start=start):
         marker = f"{number}. " if ordered else "- "
-        body = _blocks(item)
+        text = _blocks(item)
         if not any(isinstance(c, _Node) and c.tag == "p" for c in item.children):
-            body = body.replace("\n\n", "\n")  # a tight list: nested blocks follow their item directly
-        body = body.split("\n")
+            text = text.replace("\n\n", "\n")  # a tight list: nested blocks follow their item directly
+        body = text.split("\n")
         lines.append(marker + body[0])
         lines += [(" " * len(marker) + line) if line else "" for line in body[1:]]
     return "\n".join(lines)

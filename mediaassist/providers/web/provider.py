@@ -19,8 +19,13 @@ from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ErrorKind, TaskError
 from mediaassist.core.media import verify_unchanged
 from mediaassist.providers.base import TaskContext, TaskResult
-from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, profile_dir,
-                                               run_to_completion)
+from mediaassist.providers.web.browser import (
+    BrowserRuntime,
+    LaunchSettings,
+    PlaywrightHandle,
+    profile_dir,
+    run_to_completion,
+)
 from mediaassist.providers.web.driver import ClickIntercepted, SiteDriver, TurnMarks
 from mediaassist.providers.web.session import save_session
 from mediaassist.providers.web.site import SiteProfile, feature_problems, load_site
@@ -78,13 +83,13 @@ class WebProvider:
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise TaskError(ErrorKind.PROVIDER, f"browser error: {first_line}") from None
         finally:
-            if driver is not None and not succeeded:
-                # Whatever ended the attempt (cancel, shutdown, time-out, an error mid-answer),
-                # its answer must end before the account is free: the next send would otherwise
-                # be a second generation on one session, which the sites refuse. A page that
-                # still shows one is reloaded before the account's next task.
-                if await run_to_completion(_stop_generation(driver, ctx)) != "idle_or_stopped":
-                    self.stuck.add(account)
+            # Whatever ended the attempt (cancel, shutdown, time-out, an error mid-answer),
+            # its answer must end before the account is free: the next send would otherwise
+            # be a second generation on one session, which the sites refuse. A page that
+            # still shows one is reloaded before the account's next task.
+            if (driver is not None and not succeeded
+                    and await run_to_completion(_stop_generation(driver, ctx)) != "idle_or_stopped"):
+                self.stuck.add(account)
             await run_to_completion(self._after_task(runtime, ctx))
 
     async def _after_task(self, runtime: BrowserRuntime, ctx: TaskContext) -> None:
@@ -110,8 +115,9 @@ async def generate(driver: SiteDriver, ctx: TaskContext, fresh: bool = False) ->
         try:
             before = await _compose_and_send(driver, ctx)
         except ClickIntercepted as again:
+            # not retried: the same cover would come back; the profile needs its close button
             raise TaskError(ErrorKind.PROVIDER, f"{driver.site.name}: {again}, also after a reload; add a "
-                            "selector for its close button to the profile's dismiss list") from None
+                            "selector for its close button to the profile's dismiss list", retry=False) from None
     started = ctx.clock.monotonic()
     text = await driver.wait_answer(before)
     files = await driver.save_images(before, ctx.make_output_dir)
@@ -186,7 +192,7 @@ async def _stop_generation(driver: SiteDriver, ctx: TaskContext) -> str:
     the page ends up with nothing running."""
     try:
         outcome = await asyncio.wait_for(driver.stop_and_wait(STOP_WAIT_S), STOP_WAIT_S + 3)
-    except (asyncio.TimeoutError, PlaywrightError) as exc:
+    except (TimeoutError, PlaywrightError) as exc:
         ctx.log(f"stopping the generation failed ({type(exc).__name__})")
         return "unknown"
     if outcome == "stopped":

@@ -51,7 +51,7 @@ async def restore_session(context: BrowserContext, profile: Path, log_line: Call
     if not missing:
         return 0
     try:
-        await context.add_cookies(missing)
+        await context.add_cookies(missing)  # type: ignore[arg-type]  # as context.cookies() gave them
     except PlaywrightError as exc:
         log_line(f"the saved session cookies could not be restored ({type(exc).__name__})")
         return 0

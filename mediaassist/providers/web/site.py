@@ -33,7 +33,7 @@ _CHORD = re.compile(r"^((Control|Shift|Alt|Meta|ControlOrMeta)\+)*Enter$", re.IG
 _TOP_KEYS = {"name", "start_url", "login_url", "selectors", "completion", "rate_limit_texts", "busy_texts",
              "error_texts", "navigation", "answer_text", "answer_format", "line_break"}
 _COMPLETION_KEYS = {"stable_ms", "done_polls", "poll_ms", "start_timeout_s", "timeout_s", "login_timeout_s"}
-STABLE_MS_WITH_END_SIGNAL = 400  # a done marker in the new turn or a stop button going away
+STABLE_MS_WITH_END_SIGNAL = 300  # a done marker in the new turn or a stop button going away
 STABLE_MS_WITHOUT = 1200  # with neither, only a longer settled text guards against a preamble
 
 
@@ -41,7 +41,8 @@ STABLE_MS_WITHOUT = 1200  # with neither, only a longer settled text guards agai
 class Completion:
     """When an answer counts as finished: generating indicator gone, the done marker (if the
     site has one) seen ``done_polls`` polls in a row in the new turn, and the turn's text
-    unchanged for ``stable_ms`` (default 400 with a done marker or stop button, 1200 without)."""
+    unchanged for ``stable_ms`` (default 300 with a done marker or stop button, 1200 without),
+    measured in the page from the last change inside an answer where the selectors are CSS."""
 
     stable_ms: int = STABLE_MS_WITHOUT
     done_polls: int = 2
@@ -178,11 +179,11 @@ def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], default: s
     value = data.get(key, default)
     if value not in allowed:
         raise ConfigError(f"{where}: {key}: {value!r} is not one of {', '.join(allowed)}")
-    return value
+    return str(value)
 
 
 def _answer_text(value: Any, where: str) -> str:
-    if value in ("text", "copy_button") or (isinstance(value, str) and re.fullmatch(r"attribute:[\w:.-]+", value)):
+    if isinstance(value, str) and (value in ("text", "copy_button") or re.fullmatch(r"attribute:[\w:.-]+", value)):
         return value
     raise ConfigError(f"{where}: answer_text: {value!r} is not one of text, copy_button, attribute:NAME")
 

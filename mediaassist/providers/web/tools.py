@@ -111,7 +111,7 @@ async def check_site(site: str, account: str, config: AppConfig, data_dir: Path,
             report.notes.append("send/generating/answer/done/error selectors may match only during or after an answer")
         return report
 
-    report: SiteCheckReport = await _with_browser(account, config, data_dir, None, work)  # type: ignore[assignment]
+    report: SiteCheckReport = await _with_browser(account, config, data_dir, None, work)
     if store is not None and report.login_state != "unknown":
         error = None if report.login_state == "ok" else f"sites check saw the site logged out ({site})"
         store.set_login_state(account, report.login_state, error)

@@ -1,0 +1,67 @@
+"""``sites learn``: a profile written from three clicks (driven by Playwright here, as the operator
+would click), then used to run a batch on the same site."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page
+
+from mediaassist.core import paths
+from mediaassist.core.errors import ConfigError
+from mediaassist.core.store import Store
+from mediaassist.providers.web.learn import learn_site
+from mediaassist.providers.web.site import load_site
+from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, web_config
+from tests.webui_helpers import app_config, app_task
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+
+async def demo_operator(step: str, page: Page) -> None:
+    """The operator's three clicks on the demo chat page."""
+    if step == "prompt":
+        await page.click("#prompt")
+    elif step == "send":
+        await page.click("#send")
+    else:
+        await page.locator(".turn .answer-actions").wait_for()  # the answer has finished
+        await page.click(".turn .answer")
+
+
+@pytest.mark.asyncio
+async def test_learned_profile_has_robust_selectors_and_runs_a_batch(store: Store, data_dir: Path) -> None:
+    config = web_config()
+    lines: list[str] = []
+    with demo_site(data_dir, duration_s=(1.0, 1.0)) as site:
+        await log_in(config, data_dir, site)
+        result = await learn_site("learned", f"{site.base_url}/chat", "acct-a", config, data_dir, headless=True,
+                                  operator=demo_operator, say=lines.append)
+        tasks = await run_tasks(store, app_config("learned"), data_dir,
+                                [app_task("learned", f"question {i}") for i in range(2)])
+        answers = {g["prompt"]: g["answer"] for g in site.snapshot()["generations"]}
+
+    profile = load_site("learned", data_dir)
+    assert result.path == paths.config_dir() / "sites" / "learned.toml"
+    assert profile.selectors["prompt"] == ["#prompt"] and profile.selectors["send"] == ["#send"]
+    assert profile.selectors["answer"] == ["div.answer"]
+    assert profile.selectors["generating"] == ["#stop"] and profile.selectors["stop"] == ["#stop"]
+    assert profile.selectors["done"] == ["div.answer-actions"]
+    assert not any(">" in s or "nth" in s for role in profile.selectors.values() for s in role)
+    assert result.check.usable and result.check.login_state == "ok"
+    assert any("click the prompt box" in line for line in lines)
+    assert [t.state for t in tasks] == ["success"] * 2
+    for task in tasks:
+        assert store.result(task.task_id).text == answers[task.prompt]
+
+
+@pytest.mark.asyncio
+async def test_learn_refuses_to_overwrite_and_bad_names(data_dir: Path) -> None:
+    config = web_config()
+    (paths.config_dir() / "sites").mkdir(parents=True)
+    (paths.config_dir() / "sites" / "taken.toml").write_text("name = 'taken'\n")
+    with pytest.raises(ConfigError, match="exists; pass --force"):
+        await learn_site("taken", "http://127.0.0.1:1/", "acct-a", config, data_dir, headless=True)
+    with pytest.raises(ConfigError, match="letters, digits"):
+        await learn_site("../evil", "http://127.0.0.1:1/", "acct-a", config, data_dir, headless=True)
