@@ -9,9 +9,9 @@ once; ``Traffic`` bounds what goes to the server, for all of them together:
 * 429/503 is the server asking us to slow down. ``retry-after-ms`` / ``Retry-After`` are obeyed
   provider-wide. Without a usable header the window counts as closed: one probe goes first, the
   others wait for its answer, and the probes are spaced so that a reopened window is found within
-  ~10 % of the wait (``ProbeBackoff``). A 429 that the learned limit explains (more in flight than
-  has ever been served) is our own overshoot: the limit is cut and the request goes again when a
-  slot frees. ``x-ratelimit-remaining-requests`` / ``-reset-requests`` pace the requests before a
+  ~10 % of the wait (``ProbeBackoff``). With ``auto``, the first 429 after the server has served us
+  since the last cut reads as our own overshoot: the limit is cut and the request goes again when
+  a slot frees. ``x-ratelimit-remaining-requests`` / ``-reset-requests`` pace the requests before a
   429 happens; ``x-should-retry: false`` is respected.
 * An exhausted quota or budget, or a rejected key, fails the task *and pauses the provider*: the
   rest of the batch would only fail the same way (and burn the retry budget).
