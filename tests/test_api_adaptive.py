@@ -5,6 +5,7 @@ n > 1 and token usage -- real scheduler, real httpx, the demo OpenAI server over
 from __future__ import annotations
 
 import concurrent.futures
+import sqlite3
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from mediaassist.demo_servers.text import demo_answer
 from mediaassist.providers.openai_api import CHOICE_SEPARATOR, parse_duration
 from mediaassist.providers.registry import build_providers
 from mediaassist.status import lane_status
+from tests.helpers import cli_popen, write_config, write_csv
 from tests.test_api_lane import assert_quiet_after_each_429
 
 KEY = "sk-test-Adapt9mW3pL0vX7yT2nB5cR9"
@@ -320,3 +322,66 @@ def test_hidden_limit_answers_429_without_any_header(server):
                                                 (None, None), ("5x", None)])
 def test_parse_duration(value, seconds):
     assert parse_duration(value) == seconds
+
+
+# --- across processes and versions --------------------------------------------------------------
+AUTO_CONFIG = """
+[[providers]]
+name = "acme"
+kind = "api"
+type = "openai"
+base_url = "{base_url}"
+api_key_env = "ACME_API_KEY"
+concurrency = "auto"
+max_concurrency = 8
+
+[[models]]
+name = "writer"
+kind = "api"
+provider = "acme"
+remote_model = "gpt-x"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_two_run_processes_learn_and_hold_one_shared_limit(server, tmp_path):
+    server.configure(latency_s=(0.2, 0.2), concurrency_limit=3)
+    config = write_config(tmp_path / "config.toml", AUTO_CONFIG.format(base_url=server.base_url))
+    data = tmp_path / "data"
+    files = [write_csv(tmp_path / f"batch-{i}.csv", [{"model": "writer", "prompt": f"ad {i}-{n}"} for n in range(40)])
+             for i in range(2)]
+    runs = [cli_popen("run", str(f), "--json", "--speed", "20", "--config", str(config), "--data-dir", str(data),
+                      env={"ACME_API_KEY": KEY}) for f in files]
+    for run_ in runs:
+        _stdout, stderr = run_.communicate(timeout=240)
+        assert run_.returncode == 0, stderr
+
+    store = Store(data / "mediaassist.sqlite3")
+    try:
+        learned = store.lane_limits()[LANE]
+        assert {t.state for t in store.tasks()} == {"success"}
+    finally:
+        store.close()
+    assert abs(learned - 3) <= 1
+    requests = server.api_requests()
+    # Both processes claim against the one stored limit: the server is not sent twice its limit.
+    assert all(span < 0.2 for span in spans_above(requests, learned + 1))
+    assert sum(r.status == 429 for r in requests) / len(requests) <= 0.1
+
+
+def test_an_old_database_gets_the_usage_and_learned_limit_columns(data_dir):
+    path = data_dir / "old.sqlite3"
+    Store(path).close()
+    raw = sqlite3.connect(path)
+    raw.execute("ALTER TABLE result DROP COLUMN usage")
+    raw.execute("ALTER TABLE lane_state DROP COLUMN learned_limit")
+    raw.commit()
+    raw.close()
+    store = Store(path)
+    try:
+        store.save_lane_limit(LANE, 4)
+        assert store.lane_limits() == {LANE: 4}
+        assert store.batch_usage(["none"]) == {}
+    finally:
+        store.close()

@@ -61,7 +61,7 @@ prompt_field_name = "text"
 @pytest.fixture
 def servers() -> Iterator[tuple[DemoOpenAIServer, RunningHubDemoServer]]:
     # Real seconds at the servers: long enough that the processes' work overlaps.
-    with DemoOpenAIServer(api_key=OPENAI_KEY, latency_s=(0.3, 0.6)) as openai, \
+    with DemoOpenAIServer(api_key=OPENAI_KEY, latency_s=(0.3, 0.6), models=("writer",)) as openai, \
             RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.1, 0.2), run_s=(0.6, 1.2), seed=3) as runninghub:
         yield openai, runninghub
 

@@ -230,7 +230,8 @@ def test_an_old_database_gets_the_crash_budget_column_on_open(data_dir: Path) ->
     Store(path).close()
     raw = sqlite3.connect(path)
     raw.execute('DROP INDEX IF EXISTS "task_one_running_per_account"')
-    raw.execute("ALTER TABLE task DROP COLUMN crash_retries_left")
+    for column in ("crash_retries_left", "inputs", "uploads"):  # every column added since the first release
+        raw.execute(f"ALTER TABLE task DROP COLUMN {column}")
     raw.execute("INSERT INTO task (task_id, batch_id, model, model_kind, route, prompt, params, priority, state, "
                 "attempt, retries_left, created_at, not_before, cancel_requested, updated_at, account_pinned) "
                 "VALUES ('old', 'b', 'writer', 'api', 'api:sim', 'p', '{}', 0, 'pending', 1, 2, 0, 0, 0, 0, 0)")
