@@ -5,6 +5,7 @@ n > 1 and token usage -- real scheduler, real httpx, the demo OpenAI server over
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import sqlite3
 import struct
 from collections.abc import Iterator
@@ -18,7 +19,11 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import NewTask, Store, Task
-from mediaassist.demo_servers.openai_server import DemoOpenAIServer, Fault, RequestRecord
+from mediaassist.demo_servers.openai_server import (
+    DemoOpenAIServer,
+    Fault,
+    RequestRecord,
+)
 from mediaassist.demo_servers.text import demo_answer
 from mediaassist.providers.openai_api import CHOICE_SEPARATOR, parse_duration
 from mediaassist.providers.registry import build_providers
@@ -123,7 +128,7 @@ async def test_learned_limit_is_kept_across_restarts(server, store, data_dir):
 
     reopened = Store(store.path)  # as the next start of the app opens it
     try:
-        done, sched = await run(reopened, config, Clock(speed=20), data_dir, tasks_of(3 * learned), batch="b2")
+        done, _ = await run(reopened, config, Clock(speed=20), data_dir, tasks_of(3 * learned), batch="b2")
     finally:
         reopened.close()
     assert states(done) == {("success", None)}
@@ -156,7 +161,7 @@ async def test_header_less_429_sends_one_probe_at_a_time(server, store, data_dir
     reopened = min(r.started for r in requests if r.status == 200)
     probes = [r for r in requests if first_answer < r.started <= reopened]
     assert len(probes) >= 2
-    for before, after in zip(probes, probes[1:]):
+    for before, after in itertools.pairwise(probes):
         assert after.started >= before.responded  # the next probe only after the last one's answer
     window_end = rejected[0].started + 4.0
     # Probes ~10 % of the wait apart (0.4 s here) find it well within 1 s; doubling delays from

@@ -42,7 +42,13 @@ from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.limiter import AIMDLimiter, ProbeBackoff
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.base import TaskContext, TaskResult
-from mediaassist.providers.openai_media import Payload, edit_payload, image_parts, input_entries, json_payload
+from mediaassist.providers.openai_media import (
+    Payload,
+    edit_payload,
+    image_parts,
+    input_entries,
+    json_payload,
+)
 
 ENDPOINTS = {"chat": "chat/completions", "images": "images/generations", "images_edit": "images/edits"}
 RATE_LIMIT_STATUSES = frozenset({429, 503})
@@ -189,6 +195,9 @@ class Traffic:
         self._pace_s = reset / remaining if 0 < remaining <= PACE_BELOW_REMAINING * self.limit else 0.0
         self._notify()
 
+    def limit_changed(self) -> None:
+        self._notify()
+
     def _notify(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
@@ -250,6 +259,7 @@ class OpenAIProvider:
         if stored is not None and stored != self._saved_limit:
             self.limiter.adopt(stored)
             self._saved_limit = stored
+            self.traffic.limit_changed()  # waiters may go now if it grew
 
     def _record_limit(self, ctx: TaskContext) -> None:
         if self.limiter is None or self.limiter.limit == self._saved_limit:
