@@ -98,10 +98,12 @@ def spans_above(requests: list[RequestRecord], level: int) -> list[float]:
 # --- adaptive concurrency ------------------------------------------------------------------
 @pytest.mark.asyncio
 async def test_auto_learns_the_hidden_limit_and_holds_near_it(server, store, data_dir, caplog):
-    server.configure(latency_s=(0.1, 0.1), concurrency_limit=4)
+    # Answers slow enough that a loaded box's own dispatch delays stay small beside them (the
+    # client counts a request in flight a moment before the server does).
+    server.configure(latency_s=(0.3, 0.3), concurrency_limit=4)
     config = make_config(server.base_url, concurrency="auto", max_concurrency=10)
     caplog.set_level("INFO", logger="mediaassist.lane")
-    done, sched = await run(store, config, Clock(speed=20), data_dir, tasks_of(120))
+    done, sched = await run(store, config, Clock(speed=20), data_dir, tasks_of(100))
 
     assert states(done) == {("success", None)}
     assert all(t.attempt == 1 for t in done)  # an overshoot's 429 is not a failed attempt
@@ -110,8 +112,8 @@ async def test_auto_learns_the_hidden_limit_and_holds_near_it(server, store, dat
     requests = server.api_requests()
     rejected = [r for r in requests if r.status == 429]
     assert len(rejected) / len(requests) <= 0.08
-    # Above the limit plus one only in passing: never for a whole round trip (0.1 s).
-    assert all(span < 0.1 for span in spans_above(requests, learned + 1))
+    # Above the limit plus one only in passing: never for a whole round trip (0.3 s).
+    assert all(span < 0.3 for span in spans_above(requests, learned + 1))
     assert sched.lanes[LANE].current_limit() == learned
     assert any("learned limit" in r.getMessage() for r in caplog.records)  # the lane log says so
     [entry] = [e for e in lane_status(config, store) if e["lane"] == LANE]

@@ -84,7 +84,8 @@ async def test_sqlite_full_stops_claiming_hands_tasks_back_and_work_resumes_with
 class _FinishRaises(Store):
     """A store whose success write breaks the way a bug in it would (not a storage fault)."""
 
-    def finish_success(self, task: Task, text: str | None, files: list[str]) -> bool:
+    def finish_success(self, task: Task, text: str | None, files: list[str],
+                       usage: dict[str, int] | None = None) -> bool:
         raise RuntimeError("result table is not what this version expects")
 
 

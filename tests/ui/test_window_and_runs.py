@@ -40,7 +40,7 @@ async def test_the_window_and_two_runs_share_the_limits_and_never_double_work(
         tmp_path: Path, ui_settings: QSettings, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ACME_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("RH_API_KEY", DEMO_API_KEY)
-    with DemoOpenAIServer(api_key=OPENAI_KEY, latency_s=(0.3, 0.6)) as openai, \
+    with DemoOpenAIServer(api_key=OPENAI_KEY, latency_s=(0.3, 0.6), models=("writer",)) as openai, \
             RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.1, 0.2), run_s=(0.6, 1.2), seed=5) as runninghub:
         config = write_config(tmp_path / "config.toml", CONFIG.format(
             openai=openai.base_url, runninghub=runninghub.url, api_limit=API_LIMIT, poll_limit=POLL_LIMIT))
