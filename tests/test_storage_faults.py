@@ -255,3 +255,16 @@ def test_the_database_deleted_or_replaced_mid_run_stops_the_run_with_an_error(tm
     assert run.returncode == 2, stderr
     assert "Traceback" not in stderr and "200/200" not in stderr
     assert says in stderr and str(data / DB) in stderr
+
+
+def test_the_window_on_an_unusable_database_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    _not_a_database(data / DB)
+    config = write_config(tmp_path / "config.toml", sim_config_text())
+    proc = cli("--config", str(config), "--data-dir", str(data), env={"QT_QPA_PLATFORM": "offscreen"})
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if str(data / DB) in line] == [
+        f"mediaassist: {data / DB} is not a mediaassist database (no SQLite header); move it aside, "
+        "or choose another --data-dir"]
