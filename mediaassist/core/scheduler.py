@@ -83,12 +83,11 @@ class Lane:
     sweep_s: float = DEFAULT_SWEEP_S
     active: dict[str, Attempt] = field(default_factory=dict)
     logger: LaneLogger = field(init=False)
+    # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
+    resting_until: float = 0.0
 
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
-
-    # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
-    resting_until: float = 0.0
 
     def current_limit(self) -> int:
         """How many tasks the lane may run at once, across every process on the store. The one
@@ -204,7 +203,7 @@ class Scheduler:
             self._release_unreleased()
         except StorageFault:  # still refused: the next start finds this process gone and retries them
             log.info("%d running task(s) could not be handed back; the next start retries them",
-                        len(self._unreleased))
+                     len(self._unreleased))
         for provider in _unique(self.providers.values()):
             try:
                 await provider.close()
@@ -268,12 +267,13 @@ class Scheduler:
             if self.store.release(task):
                 self.store.log(task.task_id, "handed back to the queue after a storage fault")
             self._unreleased.pop(0)
+
     def _on_fault(self, fault: StorageFault) -> None:
         """Stop claiming, hand running tasks back (they resume when the store is usable) and
         tell the listeners once."""
-        if self.fault is None:
-            log.info("storage fault: %s", fault)  # the operator sees it once: banner or run's last line
         first = self.fault is None
+        if first:
+            log.info("storage fault: %s", fault)  # the operator sees it once: banner or run's last line
         self.fault = fault
         for lane in self.lanes.values():
             for attempt in list(lane.active.values()):
