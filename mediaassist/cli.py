@@ -259,11 +259,11 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         rt.scheduler.add_fault_listener(lambda fault: faulted.set() if fault is not None else None)
         await rt.scheduler.start()
         progress = _Progress(rt.store, batch_ids)
-        waiter = asyncio.ensure_future(rt.scheduler.wait_for_batches(batch_ids, progress.tick))
-        stoppers = [asyncio.ensure_future(event.wait()) for event in (interrupted, faulted)]
-        await asyncio.wait({waiter, *stoppers}, return_when=asyncio.FIRST_COMPLETED)
-        for pending in (waiter, *stoppers):
-            pending.cancel()
+        stop_events = (interrupted, faulted)
+        waiter = await _until_done_or(rt.scheduler.wait_for_batches(batch_ids, progress.tick), stop_events)
+        if args.all and not any(event.is_set() for event in stop_events):
+            # --all may have started tasks of batches queued after it began: finish those too.
+            waiter = await _until_done_or(rt.scheduler.drain(), stop_events)
         await rt.scheduler.stop(cancel_running=False)
         fault = rt.scheduler.fault or _fault_of(waiter)
         if fault is not None:  # nothing below could be read or trusted: stop with the one line
@@ -281,6 +281,16 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if bad_rows:
         return EXIT_BAD_INPUT
     return EXIT_OK if all(t.state == "success" for t in tasks) else EXIT_FAILED
+
+
+async def _until_done_or(work: Any, events: tuple[asyncio.Event, ...]) -> asyncio.Future[None]:
+    """Run ``work`` until it ends or one of ``events`` is set; returns its (ended or cancelled) future."""
+    future = asyncio.ensure_future(work)
+    stoppers = [asyncio.ensure_future(event.wait()) for event in events]
+    await asyncio.wait({future, *stoppers}, return_when=asyncio.FIRST_COMPLETED)
+    for pending in (future, *stoppers):
+        pending.cancel()
+    return future
 
 
 def _fault_of(finished: asyncio.Future[None]) -> StorageFault | None:

@@ -127,6 +127,7 @@ class Scheduler:
         self._fault_listeners: list[Callable[[StorageFault | None], None]] = []
         self._stopping = False
         self.only_batches: list[str] | None = None  # None: every batch queued on our lanes
+        self._draining = False  # no new claims: the running attempts are finishing (run --all)
         self._unreleased: list[Task] = []  # attempts whose end the store refused (a fault)
         self.fault: StorageFault | None = None
 
@@ -347,7 +348,8 @@ class Scheduler:
         paused = self.store.paused_lanes()
         accounts = {a.name: a for a in self.store.accounts()}
         for lane in self.lanes.values():
-            if self._stopping or self.fault is not None or lane.free <= 0 or lane.name in paused or lane.resting:
+            if (self._stopping or self._draining or self.fault is not None or lane.free <= 0
+                    or lane.name in paused or lane.resting):
                 continue
             if lane.account is not None:
                 acct = accounts.get(lane.account)
@@ -514,6 +516,12 @@ class Scheduler:
             elif acct is not None and acct.login_state == "needs_login":
                 blocked.setdefault(lane.name, "account needs login")
         return {name: why for name, why in blocked.items() if name in self.lanes}
+
+    async def drain(self) -> None:
+        """Take no new work and wait until every running attempt of this process has ended."""
+        self._draining = True
+        while self._any_active():
+            await asyncio.sleep(min(0.25, self.clock.real(1.0)))
 
     async def wait_for_batches(self, batch_ids: Iterable[str], on_tick: Callable[[], None] | None = None) -> None:
         """Until every task of the batches is final, or only tasks no lane can take remain."""
