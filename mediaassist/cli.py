@@ -261,11 +261,12 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         progress = _Progress(rt.store, batch_ids)
         stop_events = (interrupted, faulted)
         waiter = await _until_done_or(rt.scheduler.wait_for_batches(batch_ids, progress.tick), stop_events)
-        if args.all and not any(event.is_set() for event in stop_events):
+        fault = _fault_of(waiter)
+        if args.all and fault is None and not any(event.is_set() for event in stop_events):
             # --all may have started tasks of batches queued after it began: finish those too.
-            waiter = await _until_done_or(rt.scheduler.drain(), stop_events)
+            fault = _fault_of(await _until_done_or(rt.scheduler.drain(), stop_events))
         await rt.scheduler.stop(cancel_running=False)
-        fault = rt.scheduler.fault or _fault_of(waiter)
+        fault = rt.scheduler.fault or fault
         if fault is not None:  # nothing below could be read or trusted: stop with the one line
             raise fault
         progress.finish()
@@ -294,9 +295,13 @@ async def _until_done_or(work: Any, events: tuple[asyncio.Event, ...]) -> asynci
 
 
 def _fault_of(finished: asyncio.Future[None]) -> StorageFault | None:
-    if finished.done() and not finished.cancelled() and isinstance(finished.exception(), StorageFault):
-        return finished.exception()  # type: ignore[return-value]
-    return None
+    """The storage fault that ended ``finished``, if one did (any other error is raised)."""
+    if not finished.done() or finished.cancelled() or finished.exception() is None:
+        return None
+    error = finished.exception()
+    if isinstance(error, StorageFault):
+        return error
+    raise error  # type: ignore[misc]
 
 
 def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[str], int]:
