@@ -367,7 +367,7 @@ class Store:
         with faults_as_storage(self.path):
             self.db = self._connect(str(location))
             database_proxy.initialize(self.db)
-            with self.db.atomic():
+            with self._write_transaction():  # two processes may start at once
                 self.db.create_tables(MODELS)
                 _add_missing_task_columns(self.db)
 
@@ -414,10 +414,18 @@ class Store:
                 self.db.execute_sql("SELECT pg_advisory_xact_lock(hashtext(%s))", (route,))
                 yield
             return
-        # SQLite: take the write lock up front, or two processes could both count the same
-        # free slots before either writes.
-        with self.db.atomic("IMMEDIATE"):
+        # SQLite: the write lock up front, or two processes could both count the same free
+        # slots before either writes.
+        with self._write_transaction():
             yield
+
+    def _write_transaction(self) -> Any:
+        """A transaction holding SQLite's write lock from BEGIN on. One that reads first and writes
+        later fails at once with "database is locked" (busy_timeout does not apply) when another
+        process wrote in between; PostgreSQL needs nothing of the kind."""
+        if isinstance(self.db, pw.SqliteDatabase):
+            return self.db.atomic("IMMEDIATE")
+        return self.db.atomic()
 
     def _claim_lock(self, query: pw.Select) -> pw.Select:
         # SQLite serialises writers, so UPDATE ... WHERE seq IN (subselect) is atomic as is.
@@ -453,7 +461,7 @@ class Store:
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids = [r["task_id"] for r in rows]
-        with self.db.atomic():
+        with self._write_transaction():
             existing = self._existing_ids(ids)
             fresh = [r for r in rows if r["task_id"] not in existing]
             self._insert_rows(fresh)
