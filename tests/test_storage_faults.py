@@ -81,6 +81,16 @@ async def test_sqlite_full_stops_claiming_hands_tasks_back_and_work_resumes_with
     assert {t.attempt for t in store.tasks()} == {1}  # handed back, never counted as attempts
 
 
+def test_an_enqueue_into_a_full_store_is_a_storage_fault_and_adds_nothing(store: Store) -> None:
+    pages = store.db.execute_sql("PRAGMA page_count").fetchone()[0]
+    store.db.execute_sql(f"PRAGMA max_page_count = {pages}")
+    with pytest.raises(StorageFault) as full:
+        store.enqueue("b", [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt="p" * 1000,
+                                    task_id=f"t{i}") for i in range(2000)])
+    assert full.value.kind == FAULT_FULL and str(store.path) in str(full.value)
+    assert store.tasks() == []
+
+
 class _FinishRaises(Store):
     """A store whose success write breaks the way a bug in it would (not a storage fault)."""
 

@@ -480,8 +480,8 @@ class Store:
         marks = ", ".join([self.db.param] * len(columns))
         sql = (f'INSERT INTO "task" ({", ".join(columns)}) VALUES ({marks}) '
                "ON CONFLICT (task_id) DO NOTHING")
-        cursor = self.db.cursor()
-        cursor.executemany(sql, [tuple(row[c] for c in columns) for row in rows])
+        with faults_as_storage(self.path):  # a raw cursor: peewee's translation is bypassed here
+            self.db.cursor().executemany(sql, [tuple(row[c] for c in columns) for row in rows])
 
     def _existing_ids(self, ids: list[str]) -> set[str]:
         found: set[str] = set()
