@@ -273,13 +273,14 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         rt.scheduler.add_fault_listener(lambda fault: faulted.set() if fault is not None else None)
         await rt.scheduler.start()
         progress = _Progress(rt.store, batch_ids)
-        waiter = asyncio.ensure_future(rt.scheduler.wait_for_batches(batch_ids, progress.tick))
-        stoppers = [asyncio.ensure_future(event.wait()) for event in (interrupted, faulted)]
-        await asyncio.wait({waiter, *stoppers}, return_when=asyncio.FIRST_COMPLETED)
-        for pending in (waiter, *stoppers):
-            pending.cancel()
+        stop_events = (interrupted, faulted)
+        waiter = await _until_done_or(rt.scheduler.wait_for_batches(batch_ids, progress.tick), stop_events)
+        fault = _fault_of(waiter)
+        if args.all and fault is None and not any(event.is_set() for event in stop_events):
+            # --all may have started tasks of batches queued after it began: finish those too.
+            fault = _fault_of(await _until_done_or(rt.scheduler.drain(), stop_events))
         await rt.scheduler.stop(cancel_running=False)
-        fault = rt.scheduler.fault or _fault_of(waiter)
+        fault = rt.scheduler.fault or fault
         if fault is not None:  # nothing below could be read or trusted: stop with the one line
             raise fault
         progress.finish()
@@ -297,10 +298,24 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     return EXIT_OK if all(t.state == "success" for t in tasks) else EXIT_FAILED
 
 
+async def _until_done_or(work: Any, events: tuple[asyncio.Event, ...]) -> asyncio.Future[None]:
+    """Run ``work`` until it ends or one of ``events`` is set; returns its (ended or cancelled) future."""
+    future = asyncio.ensure_future(work)
+    stoppers = [asyncio.ensure_future(event.wait()) for event in events]
+    await asyncio.wait({future, *stoppers}, return_when=asyncio.FIRST_COMPLETED)
+    for pending in (future, *stoppers):
+        pending.cancel()
+    return future
+
+
 def _fault_of(finished: asyncio.Future[None]) -> StorageFault | None:
-    if finished.done() and not finished.cancelled() and isinstance(finished.exception(), StorageFault):
-        return finished.exception()  # type: ignore[return-value]
-    return None
+    """The storage fault that ended ``finished``, if one did (any other error is raised)."""
+    if not finished.done() or finished.cancelled() or finished.exception() is None:
+        return None
+    error = finished.exception()
+    if isinstance(error, StorageFault):
+        return error
+    raise error  # type: ignore[misc]
 
 
 def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[str], int]:

@@ -5,6 +5,8 @@ n > 1 and token usage -- real scheduler, real httpx, the demo OpenAI server over
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
+import sqlite3
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,11 +19,16 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import NewTask, Store, Task
-from mediaassist.demo_servers.openai_server import DemoOpenAIServer, Fault, RequestRecord
+from mediaassist.demo_servers.openai_server import (
+    DemoOpenAIServer,
+    Fault,
+    RequestRecord,
+)
 from mediaassist.demo_servers.text import demo_answer
 from mediaassist.providers.openai_api import CHOICE_SEPARATOR, parse_duration
 from mediaassist.providers.registry import build_providers
 from mediaassist.status import lane_status
+from tests.helpers import cli_popen, write_config, write_csv
 from tests.test_api_lane import assert_quiet_after_each_429
 
 KEY = "sk-test-Adapt9mW3pL0vX7yT2nB5cR9"
@@ -91,10 +98,12 @@ def spans_above(requests: list[RequestRecord], level: int) -> list[float]:
 # --- adaptive concurrency ------------------------------------------------------------------
 @pytest.mark.asyncio
 async def test_auto_learns_the_hidden_limit_and_holds_near_it(server, store, data_dir, caplog):
-    server.configure(latency_s=(0.1, 0.1), concurrency_limit=4)
+    # Answers slow enough that a loaded box's own dispatch delays stay small beside them (the
+    # client counts a request in flight a moment before the server does).
+    server.configure(latency_s=(0.3, 0.3), concurrency_limit=4)
     config = make_config(server.base_url, concurrency="auto", max_concurrency=10)
     caplog.set_level("INFO", logger="mediaassist.lane")
-    done, sched = await run(store, config, Clock(speed=20), data_dir, tasks_of(120))
+    done, sched = await run(store, config, Clock(speed=20), data_dir, tasks_of(100))
 
     assert states(done) == {("success", None)}
     assert all(t.attempt == 1 for t in done)  # an overshoot's 429 is not a failed attempt
@@ -103,8 +112,8 @@ async def test_auto_learns_the_hidden_limit_and_holds_near_it(server, store, dat
     requests = server.api_requests()
     rejected = [r for r in requests if r.status == 429]
     assert len(rejected) / len(requests) <= 0.08
-    # Above the limit plus one only in passing: never for a whole round trip (0.1 s).
-    assert all(span < 0.1 for span in spans_above(requests, learned + 1))
+    # Above the limit plus one only in passing: never for a whole round trip (0.3 s).
+    assert all(span < 0.3 for span in spans_above(requests, learned + 1))
     assert sched.lanes[LANE].current_limit() == learned
     assert any("learned limit" in r.getMessage() for r in caplog.records)  # the lane log says so
     [entry] = [e for e in lane_status(config, store) if e["lane"] == LANE]
@@ -121,7 +130,7 @@ async def test_learned_limit_is_kept_across_restarts(server, store, data_dir):
 
     reopened = Store(store.path)  # as the next start of the app opens it
     try:
-        done, sched = await run(reopened, config, Clock(speed=20), data_dir, tasks_of(3 * learned), batch="b2")
+        done, _ = await run(reopened, config, Clock(speed=20), data_dir, tasks_of(3 * learned), batch="b2")
     finally:
         reopened.close()
     assert states(done) == {("success", None)}
@@ -154,7 +163,7 @@ async def test_header_less_429_sends_one_probe_at_a_time(server, store, data_dir
     reopened = min(r.started for r in requests if r.status == 200)
     probes = [r for r in requests if first_answer < r.started <= reopened]
     assert len(probes) >= 2
-    for before, after in zip(probes, probes[1:]):
+    for before, after in itertools.pairwise(probes):
         assert after.started >= before.responded  # the next probe only after the last one's answer
     window_end = rejected[0].started + 4.0
     # Probes ~10 % of the wait apart (0.4 s here) find it well within 1 s; doubling delays from
@@ -320,3 +329,66 @@ def test_hidden_limit_answers_429_without_any_header(server):
                                                 (None, None), ("5x", None)])
 def test_parse_duration(value, seconds):
     assert parse_duration(value) == seconds
+
+
+# --- across processes and versions --------------------------------------------------------------
+AUTO_CONFIG = """
+[[providers]]
+name = "acme"
+kind = "api"
+type = "openai"
+base_url = "{base_url}"
+api_key_env = "ACME_API_KEY"
+concurrency = "auto"
+max_concurrency = 8
+
+[[models]]
+name = "writer"
+kind = "api"
+provider = "acme"
+remote_model = "gpt-x"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_two_run_processes_learn_and_hold_one_shared_limit(server, tmp_path):
+    server.configure(latency_s=(0.2, 0.2), concurrency_limit=3)
+    config = write_config(tmp_path / "config.toml", AUTO_CONFIG.format(base_url=server.base_url))
+    data = tmp_path / "data"
+    files = [write_csv(tmp_path / f"batch-{i}.csv", [{"model": "writer", "prompt": f"ad {i}-{n}"} for n in range(40)])
+             for i in range(2)]
+    runs = [cli_popen("run", str(f), "--json", "--speed", "20", "--config", str(config), "--data-dir", str(data),
+                      env={"ACME_API_KEY": KEY}) for f in files]
+    for run_ in runs:
+        _stdout, stderr = run_.communicate(timeout=240)
+        assert run_.returncode == 0, stderr
+
+    store = Store(data / "mediaassist.sqlite3")
+    try:
+        learned = store.lane_limits()[LANE]
+        assert {t.state for t in store.tasks()} == {"success"}
+    finally:
+        store.close()
+    assert abs(learned - 3) <= 1
+    requests = server.api_requests()
+    # Both processes claim against the one stored limit: the server is not sent twice its limit.
+    assert all(span < 0.2 for span in spans_above(requests, learned + 1))
+    assert sum(r.status == 429 for r in requests) / len(requests) <= 0.1
+
+
+def test_an_old_database_gets_the_usage_and_learned_limit_columns(data_dir):
+    path = data_dir / "old.sqlite3"
+    Store(path).close()
+    raw = sqlite3.connect(path)
+    raw.execute("ALTER TABLE result DROP COLUMN usage")
+    raw.execute("ALTER TABLE lane_state DROP COLUMN learned_limit")
+    raw.commit()
+    raw.close()
+    store = Store(path)
+    try:
+        store.save_lane_limit(LANE, 4)
+        assert store.lane_limits() == {LANE: 4}
+        assert store.batch_usage(["none"]) == {}
+    finally:
+        store.close()

@@ -135,9 +135,10 @@ async def test_image_that_cannot_be_downloaded_fails_without_paying_again(server
 @pytest.mark.asyncio
 @pytest.mark.parametrize("concurrency", [1, 3, 5])
 async def test_in_flight_never_exceeds_concurrency(server, store, data_dir, fast_clock, concurrency):
-    server.configure(latency_s=(0.02, 0.06))
+    # Answers slow enough that a loaded box fills every slot before the first one frees.
+    server.configure(latency_s=(0.25, 0.35))
     done = await run_batch(store, make_config(server.base_url, concurrency=concurrency), fast_clock,
-                           data_dir, chat_tasks(8 * concurrency))
+                           data_dir, chat_tasks(4 * concurrency))
 
     assert states(done) == [("success", None)]
     assert server.max_in_flight == concurrency  # reached, never exceeded

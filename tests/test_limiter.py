@@ -94,12 +94,14 @@ def test_a_latency_jump_counts_as_a_drop():
     assert limiter.limit < before
 
 
-def test_overshoot_is_explained_only_above_what_was_served():
+def test_only_the_first_rejection_after_service_reads_as_an_overshoot():
     limiter = AIMDLimiter(max_limit=20)
+    assert not limiter.explains(2)  # nothing served yet: a closed window
     limiter.on_success(0.1, 1, limiter.epoch)
-    limiter.on_success(0.1, 2, limiter.epoch)
-    assert limiter.explains(3)
-    assert not limiter.explains(2)  # 2 in flight was served before: a 429 now is a closed window
+    assert limiter.explains(2)
+    assert not limiter.explains(1)  # one request in flight cannot be too many
+    limiter.on_drop(2, limiter.epoch)
+    assert not limiter.explains(2)  # rejected again before anything was served: a closed window
 
 
 def test_rejects_impossible_bounds():

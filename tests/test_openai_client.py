@@ -97,9 +97,9 @@ def test_errors_parse_as_the_clients_exceptions(client, server):
     with pytest.raises(openai.UnprocessableEntityError) as budget:
         client.chat.completions.create(model="gpt-x", messages=MESSAGES)
     assert budget.value.type == "budget_exceeded"
-    with openai.OpenAI(api_key="sk-wrong", base_url=server.base_url, max_retries=0) as stranger:
-        with pytest.raises(openai.AuthenticationError):
-            stranger.models.list()
+    with openai.OpenAI(api_key="sk-wrong", base_url=server.base_url, max_retries=0) as stranger, \
+            pytest.raises(openai.AuthenticationError):
+        stranger.models.list()
 
 
 def test_the_client_honours_retry_after_from_the_demo_server(server):

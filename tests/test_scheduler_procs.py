@@ -18,7 +18,8 @@ from mediaassist.core.store import AUTO_RETRIES, CRASH_RETRIES, NewTask, Store
 from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web.browser import profile_dir
 from tests.helpers import sim_config
-from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, task_log, web_config, web_task
+from tests.web_helpers import (demo_site, log_in, needs_chromium, run_tasks, task_log, wait_until, web_config,
+                               web_task)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -122,3 +123,20 @@ async def test_a_profile_held_by_another_process_requeues_and_leaves_the_login_a
     assert store.account("acct-a").login_state == "ok"  # busy is not logged out
     logs = "\n".join(task_log(store, t.task_id) for t in tasks)
     assert f"in use by another program: process {holder.pid}" in logs and "back in the queue" in logs
+
+
+@pytest.mark.asyncio
+async def test_drain_lets_started_tasks_finish_and_takes_no_new_ones(store: Store, data_dir: Path) -> None:
+    """What ``run --all`` does at its end: nothing it started is handed back half-done."""
+    store.enqueue("late", [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt=f"p {i}",
+                                   task_id=f"late{i}") for i in range(6)])
+    sched = _scheduler(store, data_dir)
+    await sched.start()
+    try:
+        await wait_until(lambda: len(sched.lanes["api:sim-api"].active) == 3)
+        await sched.drain()
+    finally:
+        await sched.stop()
+    states = sorted(t.state for t in store.tasks())
+    assert states == ["pending"] * 3 + ["success"] * 3
+    assert all(t.attempt == 1 and t.started_at is None for t in store.tasks() if t.state == "pending")

@@ -81,6 +81,16 @@ async def test_sqlite_full_stops_claiming_hands_tasks_back_and_work_resumes_with
     assert {t.attempt for t in store.tasks()} == {1}  # handed back, never counted as attempts
 
 
+def test_an_enqueue_into_a_full_store_is_a_storage_fault_and_adds_nothing(store: Store) -> None:
+    pages = store.db.execute_sql("PRAGMA page_count").fetchone()[0]
+    store.db.execute_sql(f"PRAGMA max_page_count = {pages}")
+    with pytest.raises(StorageFault) as full:
+        store.enqueue("b", [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt="p" * 1000,
+                                    task_id=f"t{i}") for i in range(2000)])
+    assert full.value.kind == FAULT_FULL and str(store.path) in str(full.value)
+    assert store.tasks() == []
+
+
 class _FinishRaises(Store):
     """A store whose success write breaks the way a bug in it would (not a storage fault)."""
 
@@ -167,6 +177,20 @@ def _tmpfs(where: Path, size: str) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
+def _run_until_successes(tmp_path: Path, data: Path, tasks: int, successes: int,
+                         api_concurrency: int = 3) -> tuple[subprocess.Popen[str], Path, Path]:
+    """A real ``run`` of ``tasks`` simulated API tasks, returned (still running) once
+    ``successes`` of them are stored; with its task file and config."""
+    config = write_config(tmp_path / "config.toml", sim_config_text(api_concurrency=api_concurrency, api_s=(4, 8)))
+    task_file = write_csv(tmp_path / "t.csv", [{"model": "writer", "prompt": f"p {i}"} for i in range(tasks)])
+    run = cli_popen("run", str(task_file), "--speed", "20", "--config", str(config), "--data-dir", str(data))
+    deadline = time.monotonic() + 60
+    while _count(data, "success") < successes:
+        assert run.poll() is None and time.monotonic() < deadline, run.communicate()[1]
+        time.sleep(0.05)
+    return run, task_file, config
+
+
 def _fill(folder: Path) -> Path:
     """Write a file until the file system is full; returns it (delete it to free the space)."""
     filler = folder / "filler.bin"
@@ -182,13 +206,7 @@ def _fill(folder: Path) -> Path:
 def test_a_full_disk_ends_run_with_exit_3_and_one_line_and_the_next_run_resumes(tmp_path: Path) -> None:
     with _tmpfs(tmp_path / "small", "8m") as small:
         data = small / "data"
-        config = write_config(tmp_path / "config.toml", sim_config_text(api_concurrency=4, api_s=(4, 8)))
-        task_file = write_csv(tmp_path / "t.csv", [{"model": "writer", "prompt": f"p {i}"} for i in range(300)])
-        run = cli_popen("run", str(task_file), "--speed", "20", "--config", str(config), "--data-dir", str(data))
-        deadline = time.monotonic() + 60
-        while _count(data, "success") < 5:
-            assert run.poll() is None and time.monotonic() < deadline, run.communicate()[1]
-            time.sleep(0.05)
+        run, task_file, config = _run_until_successes(tmp_path, data, tasks=300, successes=5, api_concurrency=4)
         filler = _fill(small)
         filled_at = time.monotonic()
         _stdout, stderr = run.communicate(timeout=90)
@@ -244,15 +262,22 @@ def _replace(path: Path) -> None:
 @pytest.mark.parametrize("swap, says", [(_delete, "was deleted while in use"), (_replace, "was replaced while in use")])
 def test_the_database_deleted_or_replaced_mid_run_stops_the_run_with_an_error(tmp_path: Path, swap, says: str) -> None:
     data = tmp_path / "data"
-    config = write_config(tmp_path / "config.toml", sim_config_text(api_s=(4, 8)))
-    task_file = write_csv(tmp_path / "t.csv", [{"model": "writer", "prompt": f"p {i}"} for i in range(200)])
-    run = cli_popen("run", str(task_file), "--speed", "20", "--config", str(config), "--data-dir", str(data))
-    deadline = time.monotonic() + 60
-    while _count(data, "success") < 3:
-        assert run.poll() is None and time.monotonic() < deadline, run.communicate()[1]
-        time.sleep(0.05)
+    run, _task_file, _config = _run_until_successes(tmp_path, data, tasks=200, successes=3)
     swap(data / DB)
     _stdout, stderr = run.communicate(timeout=60)
     assert run.returncode == 2, stderr
     assert "Traceback" not in stderr and "200/200" not in stderr
     assert says in stderr and str(data / DB) in stderr
+
+
+def test_the_window_on_an_unusable_database_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    _not_a_database(data / DB)
+    config = write_config(tmp_path / "config.toml", sim_config_text())
+    proc = cli("--config", str(config), "--data-dir", str(data), env={"QT_QPA_PLATFORM": "offscreen"})
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if str(data / DB) in line] == [
+        f"mediaassist: {data / DB} is not a mediaassist database (no SQLite header); move it aside, "
+        "or choose another --data-dir"]

@@ -285,9 +285,9 @@ def _parse_concurrency(item: dict[str, Any], provider: ProviderConfig, where: st
     if "max_concurrency" in item:
         raise ConfigError(f"{where}.max_concurrency: only with concurrency = \"auto\"")
     if isinstance(item.get("concurrency"), str):
-        # A quoted number is the usual slip: say so, as for every other integer key.
-        raise ConfigError(f"{where}.concurrency: {item['concurrency']!r} is not an integer (allowed: \"auto\" or "
-                          f"{API_CONCURRENCY_RANGE[0]}..{API_CONCURRENCY_RANGE[1]} written without quotes)")
+        raise ConfigError(f"{where}.concurrency: {item['concurrency']!r} is not an integer (allowed: "
+                          f"{API_CONCURRENCY_RANGE[0]}..{API_CONCURRENCY_RANGE[1]} written without quotes, "
+                          "or \"auto\")")
     if "concurrency" in item:
         provider.concurrency = _int(item, "concurrency", API_CONCURRENCY_RANGE, where)
 

@@ -36,7 +36,7 @@ class AIMDLimiter:
     _limit: float = field(init=False)
     _slow_start: bool = field(default=True, init=False)
     _epoch: int = field(default=0, init=False)
-    _known_good: int = field(default=0, init=False)  # highest in-flight count served since the last cut
+    _served_since_cut: bool = field(default=False, init=False)
     _ceiling: int | None = field(default=None, init=False)  # in-flight count last rejected
     _failed_probes: int = field(default=0, init=False)
     _held_at_ceiling: int = field(default=0, init=False)
@@ -62,9 +62,11 @@ class AIMDLimiter:
         self._slow_start = False
 
     def explains(self, in_flight: int) -> bool:
-        """A rejection at this in-flight count is our own overshoot (more than has been served),
-        not a closed window: the cut is the whole answer, no probe is needed."""
-        return in_flight > self._known_good
+        """Whether a rejection at this in-flight count reads as our own overshoot -- the server
+        served us since the last cut, so this level, not a closed window, is the problem: the cut
+        is the whole answer and no probe is needed. A second rejection before anything is served
+        again (or one at a single request in flight) is a closed window."""
+        return self._served_since_cut and in_flight > self.min_limit
 
     def on_success(self, latency_s: float, in_flight: int, epoch: int) -> None:
         """``in_flight``: requests in flight when this one was sent, itself included."""
@@ -74,7 +76,7 @@ class AIMDLimiter:
             self.on_drop(in_flight, epoch)
             return
         self._usual_latency = latency_s if usual is None else usual + LATENCY_SMOOTHING * (latency_s - usual)
-        self._known_good = max(self._known_good, in_flight)
+        self._served_since_cut = True
         self._note_ceiling_held(in_flight)
         if in_flight < self.limit:  # the limit did not bind: this success says nothing about more
             return
@@ -92,7 +94,7 @@ class AIMDLimiter:
             self._failed_probes = 1
         self._ceiling = in_flight
         self._held_at_ceiling = 0
-        self._known_good = min(self._known_good, in_flight - 1)
+        self._served_since_cut = False
         self._limit = float(self._clamp(int(min(self._limit * BACKOFF_RATIO, in_flight - 1))))
 
     def _step(self) -> float:

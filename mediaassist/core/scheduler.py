@@ -82,21 +82,21 @@ class Lane:
     learned: int | None = None  # the adaptive limit as the store last said (shared by processes)
     active: dict[str, Attempt] = field(default_factory=dict)
     logger: LaneLogger = field(init=False)
+    # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
+    resting_until: float = 0.0
 
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
 
-    # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
-    resting_until: float = 0.0
-
     def current_limit(self) -> int:
         """How many tasks the lane may run at once, across every process on the store. The one
-        place a limit is read: an adaptive (``auto``) lane's learned limit feeds it."""
+        place a limit is read: for ``concurrency = "auto"`` the learned limit as the store holds
+        it (so every process claims against the same number)."""
         if self.kind == "web":
             return WEB_LANE_LIMIT
-        if not self.adaptive:
-            return self.limit
-        return max(1, min(self.limit, self.learned or AUTO_START))
+        if self.adaptive:
+            return max(1, min(self.limit, self.learned or AUTO_START))
+        return self.limit
 
     @property
     def free(self) -> int:
@@ -131,6 +131,7 @@ class Scheduler:
         self._fault_listeners: list[Callable[[StorageFault | None], None]] = []
         self._stopping = False
         self.only_batches: list[str] | None = None  # None: every batch queued on our lanes
+        self._draining = False  # no new claims: the running attempts are finishing (run --all)
         self._unreleased: list[Task] = []  # attempts whose end the store refused (a fault)
         self.fault: StorageFault | None = None
 
@@ -208,7 +209,7 @@ class Scheduler:
             self._release_unreleased()
         except StorageFault:  # still refused: the next start finds this process gone and retries them
             log.info("%d running task(s) could not be handed back; the next start retries them",
-                        len(self._unreleased))
+                     len(self._unreleased))
         for provider in _unique(self.providers.values()):
             try:
                 await provider.close()
@@ -276,9 +277,9 @@ class Scheduler:
     def _on_fault(self, fault: StorageFault) -> None:
         """Stop claiming, hand running tasks back (they resume when the store is usable) and
         tell the listeners once."""
-        if self.fault is None:
-            log.info("storage fault: %s", fault)  # the operator sees it once: banner or run's last line
         first = self.fault is None
+        if first:
+            log.info("storage fault: %s", fault)  # the operator sees it once: banner or run's last line
         self.fault = fault
         for lane in self.lanes.values():
             for attempt in list(lane.active.values()):
@@ -353,7 +354,8 @@ class Scheduler:
         accounts = {a.name: a for a in self.store.accounts()}
         self.refresh_learned_limits()
         for lane in self.lanes.values():
-            if self._stopping or self.fault is not None or lane.free <= 0 or lane.name in paused or lane.resting:
+            if (self._stopping or self._draining or self.fault is not None or lane.free <= 0
+                    or lane.name in paused or lane.resting):
                 continue
             if lane.account is not None:
                 acct = accounts.get(lane.account)
@@ -532,6 +534,12 @@ class Scheduler:
             elif acct is not None and acct.login_state == "needs_login":
                 blocked.setdefault(lane.name, "account needs login")
         return {name: why for name, why in blocked.items() if name in self.lanes}
+
+    async def drain(self) -> None:
+        """Take no new work and wait until every running attempt of this process has ended."""
+        self._draining = True
+        while self._any_active():
+            await asyncio.sleep(min(0.25, self.clock.real(1.0)))
 
     async def wait_for_batches(self, batch_ids: Iterable[str], on_tick: Callable[[], None] | None = None) -> None:
         """Until every task of the batches is final, or only tasks no lane can take remain."""

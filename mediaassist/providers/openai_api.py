@@ -9,9 +9,9 @@ once; ``Traffic`` bounds what goes to the server, for all of them together:
 * 429/503 is the server asking us to slow down. ``retry-after-ms`` / ``Retry-After`` are obeyed
   provider-wide. Without a usable header the window counts as closed: one probe goes first, the
   others wait for its answer, and the probes are spaced so that a reopened window is found within
-  ~10 % of the wait (``ProbeBackoff``). A 429 that the learned limit explains (more in flight than
-  has ever been served) is our own overshoot: the limit is cut and the request goes again when a
-  slot frees. ``x-ratelimit-remaining-requests`` / ``-reset-requests`` pace the requests before a
+  ~10 % of the wait (``ProbeBackoff``). With ``auto``, the first 429 after the server has served us
+  since the last cut reads as our own overshoot: the limit is cut and the request goes again when
+  a slot frees. ``x-ratelimit-remaining-requests`` / ``-reset-requests`` pace the requests before a
   429 happens; ``x-should-retry: false`` is respected.
 * An exhausted quota or budget, or a rejected key, fails the task *and pauses the provider*: the
   rest of the batch would only fail the same way (and burn the retry budget).
@@ -42,7 +42,13 @@ from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.limiter import AIMDLimiter, ProbeBackoff
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.base import TaskContext, TaskResult
-from mediaassist.providers.openai_media import Payload, edit_payload, image_parts, input_entries, json_payload
+from mediaassist.providers.openai_media import (
+    Payload,
+    edit_payload,
+    image_parts,
+    input_entries,
+    json_payload,
+)
 
 ENDPOINTS = {"chat": "chat/completions", "images": "images/generations", "images_edit": "images/edits"}
 RATE_LIMIT_STATUSES = frozenset({429, 503})
@@ -59,7 +65,7 @@ MAX_RATE_LIMIT_WAITS = 40  # per attempt; then it fails as ``provider`` and the 
 PROBE_BASE_S = 1.0  # nominal; the first probe into a closed window
 BACKOFF_MAX_S = 60.0  # nominal; the most between two probes
 MAX_RETRY_AFTER_S = 3600.0
-PACE_BELOW_REMAINING = 2  # pace once fewer than this many times the limit remain in the window
+PACE_BELOW_REMAINING = 2  # pace once fewer than this many times the requests in flight remain
 LIMIT_SYNC_S = 1.0  # real seconds between reads of the learned limit from the store
 PARTIAL_NOTE_S = 5.0  # nominal; how often a stream's text so far goes to the task log
 PARTIAL_TAIL_CHARS = 160
@@ -102,15 +108,14 @@ class Ticket:
 
 class Traffic:
     """Who may send to the provider now, for every attempt of the provider at once: the learned
-    (or fixed) limit, a closed window and its single probe, and the pacing the ``x-ratelimit-*``
-    headers ask for. Deadlines are real seconds: they are the server's wall-clock."""
+    limit (a fixed one is the scheduler's lane gate alone), a closed window and its single probe,
+    and the pacing the ``x-ratelimit-*`` headers ask for. Deadlines are real seconds: they are
+    the server's wall-clock."""
 
-    def __init__(self, clock: Clock, limiter: AIMDLimiter | None, fixed_limit: int) -> None:
+    def __init__(self, clock: Clock, limiter: AIMDLimiter | None) -> None:
         self.clock = clock
         self.limiter = limiter
-        self.fixed_limit = fixed_limit
         self.in_flight = 0
-        self.probes = 0  # sent so far; for the lane log and the tests
         self._not_before = 0.0
         self._next_start = 0.0
         self._pace_s = 0.0
@@ -118,10 +123,6 @@ class Traffic:
         self._probe_out = False
         self._changed = asyncio.Event()
         self._backoff = ProbeBackoff(base_s=clock.real(PROBE_BASE_S), max_s=clock.real(BACKOFF_MAX_S))
-
-    @property
-    def limit(self) -> int:
-        return self.limiter.limit if self.limiter is not None else self.fixed_limit
 
     async def acquire(self) -> Ticket:
         while (hold := self._hold()) is not None:
@@ -133,9 +134,7 @@ class Traffic:
                 pass
         now = self.clock.monotonic()
         probe = self._closed_at is not None
-        if probe:
-            self._probe_out = True
-            self.probes += 1
+        self._probe_out = self._probe_out or probe
         self.in_flight += 1
         self._next_start = now + self._pace_s
         return Ticket(self.in_flight, self.limiter.epoch if self.limiter else 0, probe, now)
@@ -145,7 +144,9 @@ class Traffic:
         wait = max(self._not_before, self._next_start) - self.clock.monotonic()
         if wait > 0:
             return wait
-        if (self._closed_at is not None and self._probe_out) or self.in_flight >= self.limit:
+        if self._closed_at is not None and self._probe_out:
+            return 0.0
+        if self.limiter is not None and self.in_flight >= self.limiter.limit:
             return 0.0
         return None
 
@@ -186,7 +187,12 @@ class Traffic:
             return
         if remaining <= 0:
             self._not_before = max(self._not_before, self.clock.monotonic() + reset)
-        self._pace_s = reset / remaining if 0 < remaining <= PACE_BELOW_REMAINING * self.limit else 0.0
+        # Pace once what remains is within reach of the requests in flight now.
+        near = 0 < remaining <= PACE_BELOW_REMAINING * (self.in_flight + 1)
+        self._pace_s = reset / remaining if near else 0.0
+        self._notify()
+
+    def limit_changed(self) -> None:
         self._notify()
 
     def _notify(self) -> None:
@@ -201,7 +207,7 @@ class OpenAIProvider:
         self._client: httpx.AsyncClient | None = None
         self._auth: dict[str, str] = {}
         self.limiter = AIMDLimiter(max_limit=prov.max_concurrency) if prov.adaptive else None
-        self.traffic = Traffic(clock, self.limiter, prov.concurrency)
+        self.traffic = Traffic(clock, self.limiter)
         self._saved_limit: int | None = None
         self._synced_at = float("-inf")
 
@@ -250,6 +256,7 @@ class OpenAIProvider:
         if stored is not None and stored != self._saved_limit:
             self.limiter.adopt(stored)
             self._saved_limit = stored
+            self.traffic.limit_changed()  # waiters may go now if it grew
 
     def _record_limit(self, ctx: TaskContext) -> None:
         if self.limiter is None or self.limiter.limit == self._saved_limit:
@@ -414,7 +421,7 @@ class OpenAIProvider:
                     f"no request to {self.prov.name} before then")
         elif wait == 0:
             ctx.log(f"HTTP {status} at {ticket.in_flight} in flight: over the provider's limit; learned "
-                    f"limit now {self.traffic.limit}, sent again when a slot frees")
+                    f"limit now {self.limiter.limit if self.limiter else '-'}, sent again when a slot frees")
         else:
             ctx.log(f"HTTP {status} (rate limited, no usable header): one probe to {self.prov.name} "
                     f"in {wait:.1f} s, the other requests wait for its answer")
