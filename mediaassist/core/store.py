@@ -49,6 +49,7 @@ CRASH_RETRIES = 5
 REMOTE_FINAL_KINDS = ("provider", "bad_input", "canceled")
 _CHUNK = 500  # rows per insert statement (SQLite's variable limit)
 PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever takes this gate
+PROBE_HEADROOM_PAGES = 64  # the room probe_write wants: a few results' worth, not an update in place
 
 database_proxy = pw.DatabaseProxy()
 
@@ -434,9 +435,26 @@ class Store:
             self.db.check_identity()
 
     def probe_write(self) -> None:
-        """One small real write; raises ``StorageFault`` while the store still refuses writes."""
+        """One small real write; raises ``StorageFault`` while the store still refuses writes.
+
+        A small write alone proves little: an update in place fits in pages (or WAL frames) the
+        file already has while the disk stays full. So the probe also wants room to grow."""
         self.check_file()
+        if isinstance(self.db, pw.SqliteDatabase) and not self._has_room_to_grow():
+            raise StorageFault(FAULT_FULL, str(self.path),
+                               fault_message(FAULT_FULL, self.path, "no room to grow"))
         self.set_gate_not_before(PROBE_GATE, self.now())
+
+    def _has_room_to_grow(self) -> bool:
+        """Room for ``PROBE_HEADROOM_PAGES`` more pages: on the disk, and under SQLite's own
+        ``max_page_count`` (which gives the same 'database or disk is full')."""
+        page_size, pages, max_pages = (self.db.execute_sql(f"PRAGMA {name}").fetchone()[0]
+                                       for name in ("page_size", "page_count", "max_page_count"))
+        try:
+            free = shutil.disk_usage(self.path.parent).free
+        except OSError:
+            return False
+        return max_pages - pages >= PROBE_HEADROOM_PAGES and free >= PROBE_HEADROOM_PAGES * page_size
 
     @contextlib.contextmanager
     def _lane_lock(self, route: str) -> Iterator[None]:
