@@ -594,9 +594,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run", type=float, nargs=2, default=(1.0, 2.0), metavar=("MIN", "MAX"))
     parser.add_argument("--speed", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--max-upload-bytes", type=int, default=DEFAULT_MAX_UPLOAD)
     args = parser.parse_args(argv)
     server = RunningHubDemoServer({args.api_key: args.limit}, queued_s=tuple(args.queued),
-                                  run_s=tuple(args.run), speed=args.speed, port=args.port, seed=args.seed)
+                                  run_s=tuple(args.run), speed=args.speed, port=args.port, seed=args.seed,
+                                  max_upload_bytes=args.max_upload_bytes)
     print(server.url, flush=True)
     try:
         server.serve_forever()

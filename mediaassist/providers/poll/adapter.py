@@ -18,6 +18,7 @@ import httpx
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.secrets import redact
+from mediaassist.providers.poll.lean_http import LeanClient, LeanHTTPError, LeanResponse
 
 
 class RemoteState(enum.StrEnum):
@@ -94,7 +95,10 @@ class PollAdapter(Protocol):
     # False: they travel inside the create request itself.
     uploads_inputs: bool
 
-    def open(self, client: httpx.AsyncClient, api_key: str | None) -> None: ...
+    def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
+        """The clients of the running loop: httpx for everything, the lean one (when there is
+        one) for the status requests of ``status``."""
+        ...
 
     async def preflight(self) -> list[str]:
         """Read-only look at the account at lane start; lines worth showing (warnings start
@@ -134,3 +138,14 @@ async def send(client: httpx.AsyncClient, method: str, path: str, **kwargs: Any)
                       "in the API key?)") from None
     except httpx.HTTPError as exc:
         raise Unusable(f"{type(exc).__name__}: {redact(str(exc)) or 'no detail'}") from None
+
+
+async def send_poll(poll_client: LeanClient | None, client: httpx.AsyncClient, method: str, path: str, *,
+                    json: Any = None, headers: dict[str, str]) -> httpx.Response | LeanResponse:
+    """A status request: on the lean client when there is one (a fraction of httpx's CPU), else httpx."""
+    if poll_client is None:
+        return await send(client, method, path, json=json, headers=headers)
+    try:
+        return await poll_client.request(method, path, json_body=json, headers=headers)
+    except LeanHTTPError as exc:
+        raise (Unusable if exc.sent else NotSent)(redact(str(exc))) from None

@@ -32,6 +32,7 @@ from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.poll.adapter import (TERMINAL_STATES, Busy, Created, NotSent, PauseLane, PollAdapter,
                                                 RemoteOutput, RemoteState, RemoteStatus, Unusable)
 from mediaassist.providers.poll.gate import CreateGate, StoreCreateGate
+from mediaassist.providers.poll.lean_http import LeanClient, proxy_configured
 
 BACKOFF_GROWTH = 1.5
 BACKOFF_CAP_S = 120.0
@@ -58,6 +59,7 @@ class PollProvider:
         self._gate: CreateGate | None = None
         self._api_key: str | None = None
         self._client: httpx.AsyncClient | None = None
+        self._poll_client: LeanClient | None = None
         self.preflight_lines: list[str] = []
 
     async def start(self) -> None:
@@ -65,7 +67,8 @@ class PollProvider:
         # Created here so the client and the gate belong to the running (qasync) loop. No
         # default headers: the key must not travel to the CDN hosts of the output files.
         self._client = httpx.AsyncClient(base_url=self.prov.base_url, timeout=HTTP_TIMEOUT)
-        self.adapter.open(self._client, self._api_key)
+        self._poll_client = None if proxy_configured() else LeanClient(self.prov.base_url)
+        self.adapter.open(self._client, self._poll_client, self._api_key)
         if self._api_key:
             self.preflight_lines = await self.preflight()
         for line in self.preflight_lines:
@@ -86,6 +89,9 @@ class PollProvider:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+        if self._poll_client is not None:
+            await self._poll_client.aclose()
+            self._poll_client = None
 
     # --- one attempt -----------------------------------------------------------------------
     async def run(self, ctx: TaskContext) -> TaskResult:

@@ -22,7 +22,8 @@ from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.secrets import redact
 from mediaassist.providers.poll.adapter import (Busy, Created, NotSent, PauseLane, RemoteOutput, RemoteState,
-                                                RemoteStatus, Unusable, send)
+                                                RemoteStatus, Unusable, send, send_poll)
+from mediaassist.providers.poll.lean_http import LeanClient, LeanResponse
 
 # "Full, come back later": nominal first delay per code (the lane grows it ×1.5 per try).
 # 814: our personal queue on RunningHub is full (1000 tasks): it drains, so wait like 421.
@@ -49,7 +50,7 @@ class Reply:
     data: Any
 
 
-def parse_reply(response: httpx.Response) -> Reply:
+def parse_reply(response: httpx.Response | LeanResponse) -> Reply:
     """The legacy envelope ``{code, msg, data}``; ``code`` may be an int or a numeric string."""
     body = _json_body(response)
     if not isinstance(body, dict) or "code" not in body:
@@ -61,7 +62,7 @@ def parse_reply(response: httpx.Response) -> Reply:
     return Reply(code, redact(str(body.get("msg") or body.get("message") or "")), body.get("data"))
 
 
-def _json_body(response: httpx.Response) -> Any:
+def _json_body(response: httpx.Response | LeanResponse) -> Any:
     try:
         return response.json()
     except ValueError:
@@ -136,10 +137,11 @@ class RunningHubAdapter:
     def __init__(self, prov: ProviderConfig) -> None:
         self.prov = prov
         self._client: httpx.AsyncClient | None = None
+        self._poll_client: LeanClient | None = None
         self._api_key: str | None = None
 
-    def open(self, client: httpx.AsyncClient, api_key: str | None) -> None:
-        self._client, self._api_key = client, api_key
+    def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
+        self._client, self._poll_client, self._api_key = client, poll_client, api_key
 
     # --- pre-flight ------------------------------------------------------------------------
     async def preflight(self) -> list[str]:
@@ -270,7 +272,7 @@ class RunningHubAdapter:
                                                                      "no failedReason given"))
 
     async def _legacy_status(self, remote_id: str) -> str:
-        reply = await self._call("/task/openapi/status", {"taskId": remote_id})
+        reply = await self._call("/task/openapi/status", {"taskId": remote_id}, hot=True)
         if reply.code == 0:
             data = reply.data
             if isinstance(data, dict):
@@ -382,15 +384,23 @@ class RunningHubAdapter:
         return f"{site}/call-api/call-record-detail/{remote_id}" if remote_id else f"{site}/call-api/call-record"
 
     # --- HTTP ------------------------------------------------------------------------------
-    async def _call(self, path: str, payload: dict[str, Any], key_field: str = "apiKey") -> Reply:
-        """POST a legacy route: key in the body and as Bearer; any unusable answer is Unusable."""
+    async def _call(self, path: str, payload: dict[str, Any], key_field: str = "apiKey", hot: bool = False) -> Reply:
+        """POST a legacy route: key in the body and as Bearer; any unusable answer is Unusable.
+        ``hot``: the status poll, sent on the lean client."""
         body = {key_field: self._api_key or "", **payload}
+        if hot:
+            if self._client is None:
+                raise NotSent("provider is closed")
+            return parse_reply(await send_poll(self._poll_client, self._client, "POST", path, json=body,
+                                               headers=self._auth()))
         return parse_reply(await self._send("POST", path, json=body))
 
     async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """Every route gets the Bearer key (v2 needs it; legacy newer docs ask for it too)."""
         if self._client is None:
             raise NotSent("provider is closed")
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        return await send(self._client, method, path, headers=headers, **kwargs)
+        return await send(self._client, method, path, headers=self._auth(), **kwargs)
+
+    def _auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
 

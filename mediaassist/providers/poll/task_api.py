@@ -24,7 +24,8 @@ from mediaassist.core.secrets import redact
 from mediaassist.core.task_profiles import Request, TaskApiProfile
 from mediaassist.providers.openai_api import parse_retry_after
 from mediaassist.providers.poll.adapter import (Busy, Created, NotSent, PauseLane, RemoteOutput, RemoteState,
-                                                RemoteStatus, Unusable, send)
+                                                RemoteStatus, Unusable, send, send_poll)
+from mediaassist.providers.poll.lean_http import LeanClient, LeanResponse
 
 MISSING = object()
 
@@ -49,10 +50,11 @@ class TaskApiAdapter:
         self.profile = profile
         self.service = profile.name
         self._client: httpx.AsyncClient | None = None
+        self._poll_client: LeanClient | None = None
         self._api_key: str | None = None
 
-    def open(self, client: httpx.AsyncClient, api_key: str | None) -> None:
-        self._client, self._api_key = client, api_key
+    def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
+        self._client, self._poll_client, self._api_key = client, poll_client, api_key
 
     async def preflight(self) -> list[str]:
         limit = self.profile.job_limit
@@ -126,7 +128,7 @@ class TaskApiAdapter:
 
     # --- status and results ----------------------------------------------------------------
     async def status(self, ctx: TaskContext, remote_id: str) -> RemoteStatus:
-        response = await self._send(self.profile.status, remote_id)
+        response = await self._send(self.profile.status, remote_id, hot=True)
         if response.status_code == 404:
             raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id}: HTTP 404 "
                                                 f"{self._error_text(response)} (unknown to the service, or "
@@ -178,7 +180,7 @@ class TaskApiAdapter:
         return f"{self.prov.base_url}{self.profile.status.path.replace('{id}', remote_id)}"
 
     # --- answers ---------------------------------------------------------------------------
-    def _raise_for_answer(self, response: httpx.Response, creating: bool) -> None:
+    def _raise_for_answer(self, response: httpx.Response | LeanResponse, creating: bool) -> None:
         """Non-2xx answers as the lane's answers; returns for a 2xx."""
         status = response.status_code
         if status < 300:
@@ -199,20 +201,20 @@ class TaskApiAdapter:
             raise TaskError(ErrorKind.BAD_INPUT, f"{self.service} create: {text}", retry=False)
         raise Unusable(text)
 
-    def _json(self, response: httpx.Response) -> Any:
+    def _json(self, response: httpx.Response | LeanResponse) -> Any:
         try:
             return response.json()
         except ValueError:
             raise Unusable(f"HTTP {response.status_code}, not JSON: {redact(response.text)[:60]!r}") from None
 
-    def _error_code(self, response: httpx.Response) -> str | None:
+    def _error_code(self, response: httpx.Response | LeanResponse) -> str | None:
         try:
             code = dig(response.json(), self.profile.error_code)
         except ValueError:
             return None
         return str(code) if code is not MISSING else None
 
-    def _error_text(self, response: httpx.Response) -> str:
+    def _error_text(self, response: httpx.Response | LeanResponse) -> str:
         try:
             message = dig(response.json(), self.profile.error_message)
         except ValueError:
@@ -221,10 +223,14 @@ class TaskApiAdapter:
             return ""
         return redact(message if isinstance(message, str) else json.dumps(message, ensure_ascii=False))[:300]
 
-    async def _send(self, request: Request, remote_id: str | None, **kwargs: Any) -> httpx.Response:
+    async def _send(self, request: Request, remote_id: str | None, hot: bool = False,
+                    **kwargs: Any) -> httpx.Response | LeanResponse:
+        """``hot``: the status poll, sent on the lean client."""
         if self._client is None:
             raise NotSent("provider is closed")
         path = request.path.replace("{id}", remote_id) if remote_id is not None else request.path
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        if hot:
+            return await send_poll(self._poll_client, self._client, request.method, path, headers=headers)
         return await send(self._client, request.method, path, headers=headers, **kwargs)
 
