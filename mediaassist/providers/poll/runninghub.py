@@ -22,7 +22,7 @@ from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.secrets import redact
 from mediaassist.providers.poll.adapter import (Busy, Created, NotSent, PauseLane, RemoteOutput, RemoteState,
-                                                RemoteStatus, Unusable, send, send_poll)
+                                                MultipartBody, RemoteStatus, Unusable, send, send_poll)
 from mediaassist.providers.poll.lean_http import LeanClient, LeanResponse
 
 # "Full, come back later": nominal first delay per code (the lane grows it ×1.5 per try).
@@ -181,10 +181,12 @@ class RunningHubAdapter:
         path = Path(entry["path"])
         legacy = self.prov.upload_api == "legacy"
         route = "/task/openapi/upload" if legacy else "/openapi/v2/media/upload/binary"
-        form = {"apiKey": self._api_key or "", "fileType": "input"} if legacy else None
-        with path.open("rb") as handle:  # httpx reads it in chunks: never whole in memory
-            files = {"file": (path.name, handle, entry.get("mime") or "application/octet-stream")}
-            response = await self._send("POST", route, data=form, files=files)
+        form = {"apiKey": self._api_key or "", "fileType": "input"} if legacy else {}
+        body = MultipartBody(form, [("file", path.name, path, entry.get("mime") or "application/octet-stream")])
+        try:
+            response = await self._send("POST", route, content=body, headers=body.headers)
+        except FileNotFoundError:
+            raise TaskError(ErrorKind.BAD_INPUT, f"input file {path} is gone", retry=False) from None
         reply = parse_reply(response)
         if reply.code == 0:
             name = reply.data.get("fileName") if isinstance(reply.data, dict) else None
@@ -399,7 +401,8 @@ class RunningHubAdapter:
         """Every route gets the Bearer key (v2 needs it; legacy newer docs ask for it too)."""
         if self._client is None:
             raise NotSent("provider is closed")
-        return await send(self._client, method, path, headers=self._auth(), **kwargs)
+        headers = {**self._auth(), **kwargs.pop("headers", {})}
+        return await send(self._client, method, path, headers=headers, **kwargs)
 
     def _auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}

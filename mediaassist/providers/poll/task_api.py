@@ -9,7 +9,6 @@ statuses and error codes onto the lane's answers (back off, pause the lane, fail
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import time
 from pathlib import Path
@@ -20,11 +19,12 @@ import httpx
 from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
+from mediaassist.core.media import verify_unchanged
 from mediaassist.core.secrets import redact
 from mediaassist.core.task_profiles import Request, TaskApiProfile
 from mediaassist.providers.openai_api import parse_retry_after
 from mediaassist.providers.poll.adapter import (Busy, Created, NotSent, PauseLane, RemoteOutput, RemoteState,
-                                                RemoteStatus, Unusable, send, send_poll)
+                                                MultipartBody, RemoteStatus, Unusable, send, send_poll)
 from mediaassist.providers.poll.lean_http import LeanClient, LeanResponse
 
 MISSING = object()
@@ -72,14 +72,13 @@ class TaskApiAdapter:
     # --- create ----------------------------------------------------------------------------
     async def create(self, ctx: TaskContext, uploads: dict[str, list[str]]) -> Created:
         fields = self._create_fields(ctx)
-        with contextlib.ExitStack() as files_open:
-            files = self._input_parts(ctx, fields, files_open)
-            if files or self.profile.create_body == "multipart":
-                # Multipart fields are text: objects and numbers go as their JSON text.
-                data = {k: v if isinstance(v, str) else json.dumps(v) for k, v in fields.items()}
-                response = await self._send(self.profile.create, None, data=data, files=files or None)
-            else:
-                response = await self._send(self.profile.create, None, json=fields)
+        files = self._input_parts(ctx, fields)
+        if files or self.profile.create_body == "multipart":
+            # Multipart fields are text: objects and numbers go as their JSON text.
+            body = MultipartBody({k: v if isinstance(v, str) else json.dumps(v) for k, v in fields.items()}, files)
+            response = await self._send(self.profile.create, None, content=body, headers=body.headers)
+        else:
+            response = await self._send(self.profile.create, None, json=fields)
         self._raise_for_answer(response, creating=True)
         body = self._json(response)
         remote_id = dig(body, self.profile.remote_id)
@@ -103,23 +102,23 @@ class TaskApiAdapter:
             fields.update(params)
         return fields
 
-    def _input_parts(self, ctx: TaskContext, fields: dict[str, Any],
-                     files_open: contextlib.ExitStack) -> list[tuple[str, tuple[str, Any, str]]]:
+    def _input_parts(self, ctx: TaskContext, fields: dict[str, Any]) -> list[tuple[str, str, Path, str]]:
         """Media inputs as multipart file parts (streamed from disk), or as JSON URL fields (a
         local file becomes a data: URL there, which such APIs accept)."""
-        parts: list[tuple[str, tuple[str, Any, str]]] = []
+        parts: list[tuple[str, str, Path, str]] = []
         for name, entries in ctx.task.inputs_dict.items():
             spec = ctx.model.inputs.get(name)
             field_name = str(spec.options.get("field", name)) if spec is not None else name
             values: list[Any] = []
             for entry in entries:
                 if self.profile.input_mode == "multipart" and "path" in entry:
+                    verify_unchanged(entry)  # never send a different file than the operator checked
                     path = Path(entry["path"])
-                    parts.append((field_name, (path.name, files_open.enter_context(path.open("rb")),
-                                               entry.get("mime") or "application/octet-stream")))
+                    parts.append((field_name, path.name, path, entry.get("mime") or "application/octet-stream"))
                 elif "url" in entry:
                     values.append(entry["url"])
                 else:
+                    verify_unchanged(entry)
                     raw = base64.b64encode(Path(entry["path"]).read_bytes()).decode()
                     values.append(f"data:{entry.get('mime') or 'application/octet-stream'};base64,{raw}")
             if values:
@@ -230,6 +229,7 @@ class TaskApiAdapter:
             raise NotSent("provider is closed")
         path = request.path.replace("{id}", remote_id) if remote_id is not None else request.path
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        headers.update(kwargs.pop("headers", {}))
         if hot:
             return await send_poll(self._poll_client, self._client, request.method, path, headers=headers)
         return await send(self._client, request.method, path, headers=headers, **kwargs)
