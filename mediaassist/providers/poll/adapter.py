@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.media import iter_file_chunks
@@ -91,6 +92,27 @@ class PauseLane(Exception):
     def __init__(self, kind: ErrorKind, reason: str) -> None:
         super().__init__(reason)
         self.kind = kind
+
+
+class HttpAdapter:
+    """What every adapter keeps: its provider's config, the loop's two clients and the key."""
+
+    def __init__(self, prov: ProviderConfig) -> None:
+        self.prov = prov
+        self._client: httpx.AsyncClient | None = None
+        self._poll_client: LeanClient | None = None
+        self._api_key: str | None = None
+
+    def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
+        self._client, self._poll_client, self._api_key = client, poll_client, api_key
+
+    def _auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
+    def _live_client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            raise NotSent("provider is closed")
+        return self._client
 
 
 class PollAdapter(Protocol):

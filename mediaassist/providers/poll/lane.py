@@ -29,7 +29,7 @@ from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.lane_api import StopReason, TaskContext, TaskResult
 from mediaassist.core.media import fresh_upload_name, upload_key, verify_unchanged
 from mediaassist.core.secrets import redact, resolve_api_key
-from mediaassist.providers.poll.adapter import (TERMINAL_STATES, Busy, Created, NotSent, PauseLane, PollAdapter,
+from mediaassist.providers.poll.adapter import (TERMINAL_STATES, Busy, NotSent, PauseLane, PollAdapter,
                                                 RemoteOutput, RemoteState, RemoteStatus, Unusable)
 from mediaassist.providers.poll.gate import CreateGate, StoreCreateGate
 from mediaassist.providers.poll.lean_http import LeanClient, proxy_configured
@@ -113,7 +113,7 @@ class PollProvider:
         if ctx.stop_reason == StopReason.SHUTDOWN:
             ctx.log(f"left {self.adapter.service} task {remote_id} running; polling resumes on the next start")
         elif ctx.stop_reason == StopReason.CANCEL:
-            problem = "no reply in time"
+            problem: str | None = "no reply in time"
             try:
                 async with asyncio.timeout(CANCEL_WAIT_S):
                     problem = await self._cancel_remote(ctx, remote_id)
@@ -132,7 +132,7 @@ class PollProvider:
     async def _cancel_remote(self, ctx: TaskContext, remote_id: str) -> str | None:
         """Ask the service to cancel, a few times, and check that the task really stopped; None
         once it did, else the last problem."""
-        problem = ""
+        problem: str | None = ""
         for attempt in range(1, CANCEL_TRIES + 1):
             try:
                 await self.adapter.cancel(remote_id)
@@ -191,9 +191,9 @@ class PollProvider:
             reason = (f"no API key for provider {self.prov.name!r} (set api_key_env, the OS keyring "
                       "or api_key)")
             raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
-        reason = ctx.store.paused_lanes().get(self.lane)
-        if reason is not None:
-            raise Requeue(f"lane paused ({reason}); waits at the head of the queue until it is resumed")
+        paused = ctx.store.paused_lanes().get(self.lane)
+        if paused is not None:
+            raise Requeue(f"lane paused ({paused}); waits at the head of the queue until it is resumed")
 
     async def _send_create(self, ctx: TaskContext) -> str:
         job = asyncio.ensure_future(self._create_and_save(ctx))
@@ -321,6 +321,7 @@ class PollProvider:
         # Each task's first poll is offset within one interval, so 100 tasks don't poll in a burst.
         await ctx.clock.sleep(zlib.crc32(ctx.task.task_id.encode()) / 2**32 * interval)
         last: RemoteStatus | None = None
+        status: RemoteStatus | None
         logged_progress = -PROGRESS_LOG_STEP
         failures = 0
         while True:

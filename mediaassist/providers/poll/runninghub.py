@@ -17,13 +17,13 @@ from typing import Any
 
 import httpx
 
-from mediaassist.core.config import ModelConfig, ProviderConfig
+from mediaassist.core.config import ModelConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.secrets import redact
-from mediaassist.providers.poll.adapter import (Busy, Created, NotSent, PauseLane, RemoteOutput, RemoteState,
-                                                MultipartBody, RemoteStatus, Unusable, send, send_poll)
-from mediaassist.providers.poll.lean_http import LeanClient, LeanResponse
+from mediaassist.providers.poll.adapter import (Busy, Created, HttpAdapter, MultipartBody, NotSent, PauseLane,
+                                                RemoteOutput, RemoteState, RemoteStatus, Unusable, send, send_poll)
+from mediaassist.providers.poll.lean_http import LeanResponse
 
 # "Full, come back later": nominal first delay per code (the lane grows it ×1.5 per try).
 # 814: our personal queue on RunningHub is full (1000 tasks): it drains, so wait like 421.
@@ -130,18 +130,9 @@ def node_errors(data: dict[str, Any]) -> str | None:
                      for node, detail in errors.items())
 
 
-class RunningHubAdapter:
+class RunningHubAdapter(HttpAdapter):
     service = "RunningHub"
     uploads_inputs = True  # workflow nodes take the fileName of an upload, never a path or URL
-
-    def __init__(self, prov: ProviderConfig) -> None:
-        self.prov = prov
-        self._client: httpx.AsyncClient | None = None
-        self._poll_client: LeanClient | None = None
-        self._api_key: str | None = None
-
-    def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
-        self._client, self._poll_client, self._api_key = client, poll_client, api_key
 
     # --- pre-flight ------------------------------------------------------------------------
     async def preflight(self) -> list[str]:
@@ -391,19 +382,12 @@ class RunningHubAdapter:
         ``hot``: the status poll, sent on the lean client."""
         body = {key_field: self._api_key or "", **payload}
         if hot:
-            if self._client is None:
-                raise NotSent("provider is closed")
-            return parse_reply(await send_poll(self._poll_client, self._client, "POST", path, json=body,
+            return parse_reply(await send_poll(self._poll_client, self._live_client(), "POST", path, json=body,
                                                headers=self._auth()))
         return parse_reply(await self._send("POST", path, json=body))
 
     async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """Every route gets the Bearer key (v2 needs it; legacy newer docs ask for it too)."""
-        if self._client is None:
-            raise NotSent("provider is closed")
         headers = {**self._auth(), **kwargs.pop("headers", {})}
-        return await send(self._client, method, path, headers=headers, **kwargs)
-
-    def _auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        return await send(self._live_client(), method, path, headers=headers, **kwargs)
 

@@ -23,9 +23,9 @@ from mediaassist.core.media import verify_unchanged
 from mediaassist.core.secrets import redact
 from mediaassist.core.task_profiles import Request, TaskApiProfile
 from mediaassist.providers.openai_api import parse_retry_after
-from mediaassist.providers.poll.adapter import (Busy, Created, NotSent, PauseLane, RemoteOutput, RemoteState,
-                                                MultipartBody, RemoteStatus, Unusable, send, send_poll)
-from mediaassist.providers.poll.lean_http import LeanClient, LeanResponse
+from mediaassist.providers.poll.adapter import (Busy, Created, HttpAdapter, MultipartBody, PauseLane, RemoteOutput,
+                                                RemoteState, RemoteStatus, Unusable, send, send_poll)
+from mediaassist.providers.poll.lean_http import LeanResponse
 
 MISSING = object()
 
@@ -44,17 +44,11 @@ def dig(body: Any, paths: tuple[str, ...]) -> Any:
     return MISSING
 
 
-class TaskApiAdapter:
+class TaskApiAdapter(HttpAdapter):
     def __init__(self, prov: ProviderConfig, profile: TaskApiProfile) -> None:
-        self.prov = prov
+        super().__init__(prov)
         self.profile = profile
         self.service = profile.name
-        self._client: httpx.AsyncClient | None = None
-        self._poll_client: LeanClient | None = None
-        self._api_key: str | None = None
-
-    def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
-        self._client, self._poll_client, self._api_key = client, poll_client, api_key
 
     async def preflight(self) -> list[str]:
         limit = self.profile.job_limit
@@ -225,12 +219,10 @@ class TaskApiAdapter:
     async def _send(self, request: Request, remote_id: str | None, hot: bool = False,
                     **kwargs: Any) -> httpx.Response | LeanResponse:
         """``hot``: the status poll, sent on the lean client."""
-        if self._client is None:
-            raise NotSent("provider is closed")
+        client = self._live_client()
         path = request.path.replace("{id}", remote_id) if remote_id is not None else request.path
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        headers.update(kwargs.pop("headers", {}))
+        headers = {**self._auth(), **kwargs.pop("headers", {})}
         if hot:
-            return await send_poll(self._poll_client, self._client, request.method, path, headers=headers)
-        return await send(self._client, request.method, path, headers=headers, **kwargs)
+            return await send_poll(self._poll_client, client, request.method, path, headers=headers)
+        return await send(client, request.method, path, headers=headers, **kwargs)
 
