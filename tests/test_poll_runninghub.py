@@ -442,3 +442,27 @@ async def test_remote_id_saved_while_waiting_at_the_gate_is_polled_not_created(s
     assert (store.get(ids[0]).state, store.get(ids[0]).remote_id) == ("success", other)
     assert server.stats()["calls"].get("create", 0) == 0 and server.stats()["cancels"] == []
     assert "was created meanwhile; polling it, not creating" in log_text(store, ids[0])
+
+
+def test_status_shows_the_account_check_and_warns_about_the_limit(server, tmp_path) -> None:
+    from tests.helpers import cli, write_config
+
+    server.fake.api_keys[DEMO_API_KEY] = 3
+    config = write_config(tmp_path / "config.toml", f"""
+[[providers]]
+name = "rh"
+kind = "poll"
+type = "runninghub"
+base_url = "{server.url}"
+api_key_env = "RH_STATUS_KEY"
+max_polling_tasks = 10
+""")
+    proc = cli("status", "--config", str(config), "--data-dir", str(tmp_path / "data"),
+               env={"RH_STATUS_KEY": DEMO_API_KEY})
+    assert proc.returncode == 0, proc.stderr
+    assert "    account: NORMAL, balance 177814 coins, 0 task(s) running" in proc.stdout
+    assert ("    warning: max_polling_tasks = 10 is above what the account runs at once (3)" in proc.stdout)
+    assert DEMO_API_KEY not in proc.stdout + proc.stderr
+    as_json = cli("status", "--json", "--config", str(config), "--data-dir", str(tmp_path / "data"),
+                  env={"RH_STATUS_KEY": DEMO_API_KEY})
+    assert '"account_check"' in as_json.stdout and "queue: the key runs 3 task(s) at once" in as_json.stdout
