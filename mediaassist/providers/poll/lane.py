@@ -46,6 +46,7 @@ CANCEL_TRIES = 3
 CANCEL_RETRY_S = 1.0
 PROGRESS_LOG_STEP = 25.0  # log progress in steps, not on every poll (no store write per poll)
 HTTP_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+PREFLIGHT_TIMEOUT_S = 10.0  # real seconds: a service answers in real time, whatever --speed
 
 log = logging.getLogger("mediaassist.lane")
 
@@ -79,11 +80,15 @@ class PollProvider:
         return bool(self._api_key)
 
     async def preflight(self) -> list[str]:
-        """The account as the service sees it (read-only); never stops the lane from starting."""
+        """The account as the service sees it (read-only); never stops the lane from starting,
+        nor holds it up for long when the service does not answer."""
         try:
-            return await self.adapter.preflight()
+            async with asyncio.timeout(PREFLIGHT_TIMEOUT_S):
+                return await self.adapter.preflight()
         except (Unusable, PauseLane) as exc:
             return [f"warning: account check failed: {exc}"]
+        except TimeoutError:
+            return [f"warning: account check gave no answer in {PREFLIGHT_TIMEOUT_S:.0f} s"]
 
     async def close(self) -> None:
         if self._client is not None:
@@ -306,8 +311,9 @@ class PollProvider:
         self._gate_for(ctx).slot_freed()
         name = f"{self.adapter.service} task {remote_id}"
         if status.state == RemoteState.CANCELED:
-            ctx.cancel_note = f"{name} was canceled remotely ({status.error or 'on the service'})"
-            raise TaskError(ErrorKind.CANCELED, ctx.cancel_note, retry=False)
+            # The scheduler ends the row canceled (not failed) with this as its note.
+            raise TaskError(ErrorKind.CANCELED, f"{name} was canceled remotely ({status.error or 'on the service'})",
+                            retry=False)
         if status.state == RemoteState.FAILED:
             # Not retried: a retry would only poll the same failed remote task again.
             raise TaskError(ErrorKind.PROVIDER, f"{name} failed: {status.error or 'no reason given'}", retry=False)
