@@ -105,6 +105,13 @@ def test_bad_local_files_raise_a_short_reason(tmp_path: Path, setup: str, reason
     assert reason in str(caught.value)
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux /proc")
+def test_a_regular_file_whose_read_fails_is_named(tmp_path: Path) -> None:
+    # /proc/self/mem is a regular file that cannot be read from offset 0, even by root
+    with pytest.raises(MediaInputError, match=r"cannot read /proc/\d+/mem: Input/output error"):
+        check_local_input("/proc/self/mem", tmp_path, IMAGE, None)
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
 def test_an_unreadable_file_is_named(tmp_path: Path) -> None:
     path = write_png(tmp_path / "secret.png")
