@@ -11,8 +11,8 @@ from openpyxl import Workbook
 
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.errors import ImportFileError
-from mediaassist.core.paths import RESOURCES
 from mediaassist.core.importer import RowError, new_batch_id, read_task_file
+from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import Store
 
 EXAMPLES = RESOURCES / "examples"

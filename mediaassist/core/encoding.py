@@ -65,7 +65,8 @@ def _strict(data: bytes, encoding: str, where: str) -> str:
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise ImportFileError(f"{where}: not valid {encoding.removesuffix('-sig')} (byte offset {exc.start}: {exc.reason}); "
+        shown = encoding.removesuffix("-sig")
+        raise ImportFileError(f"{where}: not valid {shown} (byte offset {exc.start}: {exc.reason}); "
                               "check --encoding, or save the file as UTF-8") from None
 
 

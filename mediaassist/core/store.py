@@ -28,7 +28,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -103,11 +103,13 @@ class Task(_Base):
 
     @property
     def inputs_dict(self) -> dict[str, list[dict[str, Any]]]:
-        return json.loads(self.inputs or "{}")
+        inputs: dict[str, list[dict[str, Any]]] = json.loads(self.inputs or "{}")
+        return inputs
 
     @property
     def uploads_dict(self) -> dict[str, dict[str, Any]]:
-        return json.loads(self.uploads or "{}")
+        uploads: dict[str, dict[str, Any]] = json.loads(self.uploads or "{}")
+        return uploads
 
     @property
     def lane(self) -> str:
@@ -209,7 +211,7 @@ class NewTask:
 def iso(ts: float | None) -> str | None:
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # --- SQLite faults as operator messages (database specific) ------------------------------------
