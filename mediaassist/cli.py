@@ -1,13 +1,16 @@
 """``mediaassist``: the desktop app with no command, the headless tools with one.
 
 Exit codes: 0 all succeeded, 1 something failed, was canceled or could not run, 2 bad input or
-config (a bad row is reported with its row number; the good rows still run).
+config (a bad row is reported with its row number; the good rows still run) or a database file
+that cannot be used (read-only, damaged, not a database, deleted or replaced while running),
+3 the disk is full (queued and running tasks stay queued), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import logging
 import logging.handlers
@@ -20,15 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist import __version__
-from mediaassist.core.errors import ConfigError, ImportFileError
+from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
-from mediaassist.core.store import FINAL_STATES, Store, Task, iso
+from mediaassist.core.store import FINAL_STATES, Store, Task, classify_fault, iso
 from mediaassist.runtime import DB_NAME, Runtime, RuntimeOptions, load_app_config
 from mediaassist.status import lane_status, poll_account_checks
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
 
 
@@ -50,6 +53,19 @@ def main(argv: list[str] | None = None) -> int:
     except ImportFileError as exc:
         print(f"mediaassist: cannot import: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except StorageFault as fault:
+        return report_storage_fault(fault)
+    except OSError as exc:  # preparing the data dir on a read-only or full file system
+        fault = classify_fault(exc, Path(exc.filename or "."))
+        if fault is None:
+            raise
+        return report_storage_fault(fault)
+
+
+def report_storage_fault(fault: StorageFault) -> int:
+    """The one line for a store that cannot be used, and its exit code (also used by the window)."""
+    print(f"mediaassist: {fault}", file=sys.stderr)
+    return EXIT_DISK_FULL if fault.disk_full else EXIT_BAD_INPUT
 
 
 # --- parsers ----------------------------------------------------------------------------------
@@ -96,8 +112,11 @@ def _command_parser() -> argparse.ArgumentParser:
         return leaf
 
     run = command("run", "import task files (CSV, XLSX, JSON, JSONL, TXT) and run them until every task "
-                  "has ended; running the same file again resumes it")
-    run.add_argument("files", nargs="+", type=Path, metavar="FILE")
+                  "has ended; running the same file again resumes it. Only the files' own tasks are "
+                  "taken: other work queued on the same lanes is left to whoever runs it (the window)")
+    run.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    run.add_argument("--all", action="store_true",
+                     help="also run every other task queued on the lanes (with no FILE: the whole queue)")
     run.add_argument("--model", help="model for TXT files (and rows without one)")
     run.add_argument("--encoding", metavar="NAME",
                      help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
@@ -220,6 +239,9 @@ class _open_store:
 # --- run --------------------------------------------------------------------------------------
 
 def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    if not args.files and not args.all:
+        print("mediaassist run: give FILE... (or --all to run the whole queue)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         return asyncio.run(_run(args, options))
     except KeyboardInterrupt:
@@ -231,16 +253,26 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         reports = [read_task_file(path, rt.config, args.model, args.encoding)
                    for path in args.files]  # all or nothing
         task_ids, batch_ids, bad_rows = _enqueue(rt, reports)
-        interrupted = asyncio.Event()
+        if args.all:
+            batch_ids = sorted(set(batch_ids) | set(rt.store.open_batches()))
+            task_ids = list(dict.fromkeys(task_ids + [t.task_id for t in rt.store.tasks(batch_ids)]))
+        else:
+            rt.scheduler.limit_to_batches(batch_ids)
+        interrupted, faulted = asyncio.Event(), asyncio.Event()
         _on_signals(interrupted)
+        rt.scheduler.add_fault_listener(lambda fault: faulted.set() if fault is not None else None)
         await rt.scheduler.start()
         progress = _Progress(rt.store, batch_ids)
-        waiter = asyncio.ensure_future(rt.scheduler.wait_for_batches(batch_ids, progress.tick))
-        stopper = asyncio.ensure_future(interrupted.wait())
-        await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        for pending in (waiter, stopper):
-            pending.cancel()
+        stop_events = (interrupted, faulted)
+        waiter = await _until_done_or(rt.scheduler.wait_for_batches(batch_ids, progress.tick), stop_events)
+        fault = _fault_of(waiter)
+        if args.all and fault is None and not any(event.is_set() for event in stop_events):
+            # --all may have started tasks of batches queued after it began: finish those too.
+            fault = _fault_of(await _until_done_or(rt.scheduler.drain(), stop_events))
         await rt.scheduler.stop(cancel_running=False)
+        fault = rt.scheduler.fault or fault
+        if fault is not None:  # nothing below could be read or trusted: stop with the one line
+            raise fault
         progress.finish()
         tasks = _tasks_by_id(rt.store, task_ids)
         if not interrupted.is_set():
@@ -254,6 +286,26 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if bad_rows:
         return EXIT_BAD_INPUT
     return EXIT_OK if all(t.state == "success" for t in tasks) else EXIT_FAILED
+
+
+async def _until_done_or(work: Any, events: tuple[asyncio.Event, ...]) -> asyncio.Future[None]:
+    """Run ``work`` until it ends or one of ``events`` is set; returns its (ended or cancelled) future."""
+    future = asyncio.ensure_future(work)
+    stoppers = [asyncio.ensure_future(event.wait()) for event in events]
+    await asyncio.wait({future, *stoppers}, return_when=asyncio.FIRST_COMPLETED)
+    for pending in (future, *stoppers):
+        pending.cancel()
+    return future
+
+
+def _fault_of(finished: asyncio.Future[None]) -> StorageFault | None:
+    """The storage fault that ended ``finished``, if one did (any other error is raised)."""
+    if not finished.done() or finished.cancelled() or finished.exception() is None:
+        return None
+    error = finished.exception()
+    if isinstance(error, StorageFault):
+        return error
+    raise error  # type: ignore[misc]
 
 
 def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[str], int]:
@@ -370,6 +422,7 @@ class _Progress:
 # --- status, cancel, retry, accounts, lanes ---------------------------------------------------
 
 async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    options.read_only = True  # status only looks: no demo logins, no login states written
     if options.demo:
         async with Runtime(options) as rt:
             lanes = lane_status(rt.config, rt.store)
@@ -516,6 +569,9 @@ def _setup_logging(args: argparse.Namespace) -> None:
     root = logging.getLogger()
     root.setLevel(logging.DEBUG if args.verbose > 1 else logging.INFO)
     root.addHandler(console)
+    # A log line that cannot be written (disk full) is dropped, not printed as a traceback: the
+    # operator gets the one line that says what is wrong.
+    logging.raiseExceptions = False
     options = _options(args)
     try:
         from mediaassist.core.paths import data_dir
@@ -528,7 +584,9 @@ def _setup_logging(args: argparse.Namespace) -> None:
         file_handler.setLevel(logging.INFO)
         root.addHandler(file_handler)
     except OSError as exc:
-        print(f"mediaassist: no log file ({exc})", file=sys.stderr)
+        # A read-only or full file system is reported once, by the store, with what to do.
+        if exc.errno not in (errno.EROFS, errno.ENOSPC):
+            print(f"mediaassist: no log file ({exc})", file=sys.stderr)
     # Third-party chatter (httpx logs every request URL at INFO) stays out of our logs.
     for noisy in ("httpx", "httpcore", "asyncio", "peewee"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

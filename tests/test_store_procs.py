@@ -241,3 +241,37 @@ def test_an_old_database_gets_the_crash_budget_column_on_open(data_dir: Path) ->
     assert store.get("old").crash_retries_left == CRASH_RETRIES
     assert Task.select().count() == 1
     store.close()
+
+
+ENQUEUER = """
+    import sys
+    from mediaassist.core.store import NewTask, Store
+    store = Store(sys.argv[1])
+    for batch in range(60):
+        store.enqueue(f"b{batch}", [NewTask(model="writer", model_kind="api", route="api:sim", prompt="p",
+                                            task_id=f"b{batch}-{n}") for n in range(20)])
+"""
+
+WRITER = """
+    import sys, time
+    from mediaassist.core.store import Store
+    store = Store(sys.argv[1])
+    deadline = time.monotonic() + 60
+    done = 0
+    while done < 600 and time.monotonic() < deadline:
+        for task in store.claim("api:sim", "w", limit=2, lane_limit=3):
+            store.finish_success(task, "ok", [])
+            done += 1
+"""
+
+
+def test_enqueue_never_meets_database_is_locked_while_another_process_writes(data_dir: Path) -> None:
+    """An enqueue reads (which ids exist) before it writes; without the write lock taken at BEGIN
+    a commit by another process in between fails it at once, whatever busy_timeout says."""
+    path = data_dir / "shared.sqlite3"
+    Store(path).close()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), str(path)], stderr=subprocess.PIPE,
+                              text=True, env=env) for code in (WRITER, ENQUEUER, ENQUEUER.replace('f"b{batch}', 'f"c{batch}'))]
+    errors = [proc.communicate(timeout=120)[1] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0, 0], errors

@@ -13,10 +13,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.clock import Clock
+from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Store
-from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, find_chromium,
-                                               profile_dir)
+from mediaassist.providers.registry import build_providers
+from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, ProfileInUse,
+                                               find_chromium, profile_dir)
 from mediaassist.providers.web.oslock import lock_path, user_hash
 from mediaassist.providers.web import login_account
 from mediaassist.providers.web.procs import profile_processes
@@ -42,10 +44,9 @@ async def test_stale_singleton_files_are_removed_and_live_owners_respected(data_
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         os.symlink(f"{socket.gethostname()}-{other.pid}", runtime.profile / "SingletonLock")
-        with pytest.raises(TaskError) as refused:
+        with pytest.raises(ProfileInUse) as refused:  # busy, not logged out: the task is requeued
             await runtime.self_check(log)
-        assert refused.value.kind is ErrorKind.LOGIN
-        assert f"pid {other.pid}" in refused.value.message
+        assert refused.value.wait_s and f"pid {other.pid}" in str(refused.value)
         assert (runtime.profile / "SingletonLock").is_symlink()  # a live owner's lock is never deleted
     finally:
         other.kill()
@@ -84,7 +85,7 @@ async def test_leftover_chromium_on_the_profile_is_reaped_before_launch(store: S
 @pytest.mark.browser
 @needs_chromium
 @pytest.mark.asyncio
-async def test_profile_held_by_another_process_fails_with_a_clear_login_error(store: Store, data_dir: Path) -> None:
+async def test_profile_held_by_another_process_requeues_and_leaves_the_login_state(store: Store, data_dir: Path) -> None:
     config = web_config()
     profile = profile_dir(data_dir, "acct-a")
     holder = subprocess.Popen(
@@ -92,24 +93,33 @@ async def test_profile_held_by_another_process_fails_with_a_clear_login_error(st
          "from mediaassist.providers.web.oslock import ProfileLock; "
          "held = ProfileLock(Path(sys.argv[1])); held.acquire(); print('locked', flush=True); time.sleep(60)", str(profile)],
         stdout=subprocess.PIPE, text=True)
+    store.sync_accounts(config.accounts)
+    store.set_login_state("acct-a", "ok")
+    clock = Clock(speed=10)
     try:
         assert holder.stdout.readline().strip() == "locked"
         with demo_site(data_dir) as site:
-            tasks = await run_tasks(store, config, data_dir, [web_task("refused")])
+            # The one account is busy elsewhere: the task goes back and waits (it is not failed),
+            # so the scheduler is stopped once it has been handed back.
+            sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
+            await sched.start()
+            try:
+                [task_id], _ = store.enqueue("b1", [web_task("refused")])
+                sched.wake()
+                await wait_until(lambda: "back in the queue" in task_log(store, task_id))
+            finally:
+                await sched.stop()
             assert site.snapshot()["generations"] == []
-            state_after_task = store.account("acct-a").login_state
-            store.set_login_state("acct-a", "ok")
             # the operator's login tool cannot open the profile either, and records nothing
             assert not await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=5)
-            assert store.account("acct-a").login_state == "ok"
     finally:
         holder.kill()
         holder.wait()
         holder.stdout.close()
-    task = tasks[0]
-    assert (task.state, task.error_kind) == ("failed", "login")
-    assert f"in use by another program: process {holder.pid}" in task.error
-    assert state_after_task == "needs_login"
+    [task] = store.tasks(["b1"])
+    assert (task.state, task.attempt, task.error_kind) == ("pending", 1, None)
+    assert f"in use by another program: process {holder.pid}" in task_log(store, task.task_id)
+    assert store.account("acct-a").login_state == "ok"  # busy is not logged out
     assert not profile_processes(profile)  # no browser was started on the shared profile
 
 

@@ -53,11 +53,15 @@ class TaskError(Exception):
 class Requeue(Exception):
     """Raised by a provider to hand its task back to the head of the queue, no attempt used
     (e.g. tasks waiting behind a create gate when the lane has just been paused). With
-    ``pause_lane`` the lane is paused too: the task could not even start (no key configured)."""
+    ``pause_lane`` the lane is paused too: the task could not even start (no key configured).
+    With ``wait_s`` the lane takes no work for that long (nominal seconds): its resource is busy
+    elsewhere -- say, another process holds the account's browser profile -- so the task may go
+    to another lane meanwhile, and nothing is marked as broken."""
 
-    def __init__(self, message: str, *, pause_lane: str | None = None) -> None:
+    def __init__(self, message: str, *, pause_lane: str | None = None, wait_s: float | None = None) -> None:
         super().__init__(message)
         self.pause_lane = pause_lane
+        self.wait_s = wait_s
 
 
 class ConfigError(Exception):

@@ -48,6 +48,7 @@ AUTO_RETRIES = 2  # 3 attempts in all
 CRASH_RETRIES = 5
 REMOTE_FINAL_KINDS = ("provider", "bad_input", "canceled")
 _CHUNK = 500  # rows per insert statement (SQLite's variable limit)
+PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever takes this gate
 
 database_proxy = pw.DatabaseProxy()
 
@@ -120,6 +121,9 @@ class Task(_Base):
 
 # The claim's ORDER BY priority DESC, seq ASC must walk this index, not sort the whole queue.
 Task.add_index(Task.route, Task.state, Task.priority.desc(), Task.seq, name="task_claim_order")
+# The same order inside one batch, for ``run FILE``: walking task_claim_order past the pending
+# rows of other batches cost ~9x per claim with the file's batch behind 90,000 others.
+Task.add_index(Task.batch_id, Task.route, Task.state, Task.priority.desc(), Task.seq, name="task_batch_claim_order")
 # One logged-in session runs one generation: at most one running web task per account, held by
 # the database itself, so it holds across every process that shares the store.
 Task.add_index(pw.SQL('CREATE UNIQUE INDEX IF NOT EXISTS "task_one_running_per_account" ON "task" '
@@ -348,6 +352,16 @@ class _SqliteStoreDatabase(pw.SqliteDatabase):
         with faults_as_storage(self.file):
             return super().commit()
 
+    def rollback(self) -> Any:
+        # After SQLITE_FULL or an I/O error SQLite may have rolled the transaction back itself;
+        # a second rollback must not replace the fault that caused it.
+        if self.in_transaction_at_sqlite_level():
+            return super().rollback()
+        return None
+
+    def in_transaction_at_sqlite_level(self) -> bool:
+        return not self.is_closed() and self.connection().in_transaction
+
 
 def _add_missing_task_columns(db: pw.Database) -> None:
     """Migrate a data dir made by an older version: ALTER TABLE for each column it lacks.
@@ -378,7 +392,7 @@ class Store:
         with faults_as_storage(self.path):
             self.db = self._connect(str(location))
             database_proxy.initialize(self.db)
-            with self.db.atomic():
+            with self._write_transaction():  # two processes may start at once
                 self.db.create_tables(MODELS)
                 _add_missing_task_columns(self.db)
 
@@ -411,6 +425,11 @@ class Store:
         if isinstance(self.db, _SqliteStoreDatabase):
             self.db.check_identity()
 
+    def probe_write(self) -> None:
+        """One small real write; raises ``StorageFault`` while the store still refuses writes."""
+        self.check_file()
+        self.set_gate_not_before(PROBE_GATE, self.now())
+
     @contextlib.contextmanager
     def _lane_lock(self, route: str) -> Iterator[None]:
         """A transaction in which no other process claims on this route: the count of its
@@ -420,10 +439,18 @@ class Store:
                 self.db.execute_sql("SELECT pg_advisory_xact_lock(hashtext(%s))", (route,))
                 yield
             return
-        # SQLite: take the write lock up front, or two processes could both count the same
-        # free slots before either writes.
-        with self.db.atomic("IMMEDIATE"):
+        # SQLite: the write lock up front, or two processes could both count the same free
+        # slots before either writes.
+        with self._write_transaction():
             yield
+
+    def _write_transaction(self) -> Any:
+        """A transaction holding SQLite's write lock from BEGIN on. One that reads first and writes
+        later fails at once with "database is locked" (busy_timeout does not apply) when another
+        process wrote in between; PostgreSQL needs nothing of the kind."""
+        if isinstance(self.db, pw.SqliteDatabase):
+            return self.db.atomic("IMMEDIATE")
+        return self.db.atomic()
 
     def _claim_lock(self, query: pw.Select) -> pw.Select:
         # SQLite serialises writers, so UPDATE ... WHERE seq IN (subselect) is atomic as is.
@@ -460,7 +487,7 @@ class Store:
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids = [r["task_id"] for r in rows]
-        with self.db.atomic():
+        with self._write_transaction():
             existing = self._existing_ids(ids)
             fresh = [r for r in rows if r["task_id"] not in existing]
             self._insert_rows(fresh)
@@ -479,8 +506,8 @@ class Store:
         marks = ", ".join([self.db.param] * len(columns))
         sql = (f'INSERT INTO "task" ({", ".join(columns)}) VALUES ({marks}) '
                "ON CONFLICT (task_id) DO NOTHING")
-        cursor = self.db.cursor()
-        cursor.executemany(sql, [tuple(row[c] for c in columns) for row in rows])
+        with faults_as_storage(self.path):  # a raw cursor: peewee's translation is bypassed here
+            self.db.cursor().executemany(sql, [tuple(row[c] for c in columns) for row in rows])
 
     def _existing_ids(self, ids: list[str]) -> set[str]:
         found: set[str] = set()
@@ -504,8 +531,10 @@ class Store:
         if lane_limit is None:
             return self._claim(route, owner, limit, account, batch_ids)
         with self._lane_lock(route):
-            running = Task.select(pw.fn.COUNT(Task.seq)).where(
-                (Task.route == route) & (Task.state == RUNNING)).scalar()
+            # Plain SQL: peewee's query building would cost more than the count itself.
+            mark = self.db.param
+            running = self.db.execute_sql(f'SELECT COUNT(*) FROM "task" WHERE route = {mark} AND state = {mark}',
+                                          (route, RUNNING)).fetchone()[0]
             return self._claim(route, owner, min(limit, lane_limit - running), account, batch_ids)
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
@@ -829,6 +858,11 @@ class Store:
         if batch_ids is not None:
             query = query.where(Task.batch_id.in_(list(batch_ids)))
         return list(query)
+
+    def open_batches(self) -> list[str]:
+        """Batches with tasks still pending or running."""
+        query = Task.select(Task.batch_id).where(Task.state.in_((PENDING, RUNNING))).distinct()
+        return sorted(t.batch_id for t in query)
 
     def counts(self) -> dict[tuple[str, str | None, str], int]:
         """{(route, account, state): n} over the whole store, one GROUP BY."""

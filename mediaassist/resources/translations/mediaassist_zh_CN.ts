@@ -320,6 +320,10 @@
       <translation>全部暂停/继续</translation>
     </message>
     <message>
+      <source>No new work taken</source>
+      <translation>暂停接收新任务</translation>
+    </message>
+    <message>
       <source>Lane paused</source>
       <translation>通道已暂停</translation>
     </message>
@@ -386,6 +390,10 @@
     <message>
       <source>{n} tasks are running. Stop them now, or leave them to resume at the next start?</source>
       <translation>有 {n} 个任务正在运行。现在停止它们，还是留待下次启动时继续？</translation>
+    </message>
+    <message>
+      <source>No new work is taken: {problem}</source>
+      <translation>暂停接收新任务：{problem}</translation>
     </message>
     <message>
       <source>{name} is a simulated account; it needs no login.</source>
