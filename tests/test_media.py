@@ -11,6 +11,7 @@ import multiprocessing.synchronize
 import os
 from pathlib import Path
 
+import peewee as pw
 import pytest
 
 from mediaassist.core.clock import Clock
@@ -34,7 +35,6 @@ from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import NewTask, Store
 from mediaassist.providers.base import TaskContext
 from tests.media_helpers import MAGIC, png_bytes, write_png
-from tests.test_store import location  # noqa: F401 -- SQLite, and PostgreSQL when MEDIAASSIST_TEST_PG is set
 
 IMAGE = InputSpec(name="image")
 FRAMES = InputSpec(name="frames", multiple=True)
@@ -103,6 +103,13 @@ def test_bad_local_files_raise_a_short_reason(tmp_path: Path, setup: str, reason
     with pytest.raises(MediaInputError) as caught:
         check_local_input(str(target), tmp_path, IMAGE, None)
     assert reason in str(caught.value)
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux /proc")
+def test_a_regular_file_whose_read_fails_is_named(tmp_path: Path) -> None:
+    # /proc/self/mem is a regular file that cannot be read from offset 0, even by root
+    with pytest.raises(MediaInputError, match=r"cannot read /proc/\d+/mem: Input/output error"):
+        check_local_input("/proc/self/mem", tmp_path, IMAGE, None)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
@@ -204,6 +211,16 @@ def test_verify_unchanged_detects_edits_and_deletions(tmp_path: Path, change: st
 
 # --- store: inputs, uploads, migration ---------------------------------------------------------
 
+def _location_of(store: Store) -> str:
+    """What another process opens the same store by: the SQLite file, or the PostgreSQL URL
+    (the ``store`` fixture runs on PostgreSQL too when MEDIAASSIST_TEST_PG names a server)."""
+    if isinstance(store.db, pw.PostgresqlDatabase):
+        params = store.db.connect_params
+        return (f"postgresql://{params.get('user', '')}@/{store.db.database}"
+                f"?host={params.get('host', '')}&port={params.get('port', 5432)}")
+    return str(store.db.database)
+
+
 def _task_with_inputs(tmp_path: Path) -> NewTask:
     entry = check_local_input(str(write_png(tmp_path / "first.png")), tmp_path, IMAGE, None)
     return NewTask(model="i2v", model_kind="poll", route="poll:rh", task_id="m1",
@@ -211,20 +228,16 @@ def _task_with_inputs(tmp_path: Path) -> NewTask:
 
 
 def test_inputs_and_uploads_are_stored_and_an_upload_survives_a_reaped_attempt(
-        tmp_path: Path, location: str) -> None:
-    store = Store(location)
-    try:
-        new = _task_with_inputs(tmp_path)
-        store.enqueue("b", [new])
-        task = store.claim("poll:rh", "me")[0]
-        assert task.inputs_dict == new.inputs and task.uploads_dict == {}
-        key = upload_key("rh", new.inputs["first_frame"][0])
-        store.save_upload(task, key, "api/abc.png")
-        store.finish_failure(task, ErrorKind.STALLED, "reaped", retry_at=0.0)  # the row moved on
-        store.save_upload(task, "rh:other", "api/def.png")  # the late upload is still recorded
-        saved = store.get("m1").uploads_dict
-    finally:
-        store.close()
+        tmp_path: Path, store: Store) -> None:
+    new = _task_with_inputs(tmp_path)
+    store.enqueue("b", [new])
+    task = store.claim("poll:rh", "me")[0]
+    assert task.inputs_dict == new.inputs and task.uploads_dict == {}
+    key = upload_key("rh", new.inputs["first_frame"][0])
+    store.save_upload(task, key, "api/abc.png")
+    store.finish_failure(task, ErrorKind.STALLED, "reaped", retry_at=0.0)  # the row moved on
+    store.save_upload(task, "rh:other", "api/def.png")  # the late upload is still recorded
+    saved = store.get("m1").uploads_dict
     assert saved[key]["name"] == "api/abc.png" and set(saved) == {key, "rh:other"}
     assert task.uploads_dict == saved
     assert fresh_upload_name(saved, key, now=saved[key]["at"] + 3600) == "api/abc.png"
@@ -241,10 +254,9 @@ def _save_uploads(location: str, prefix: str, count: int, start: multiprocessing
     store.close()
 
 
-def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, location: str) -> None:
-    store = Store(location)
+def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, store: Store) -> None:
     store.enqueue("b", [_task_with_inputs(tmp_path)])
-    store.close()
+    location = _location_of(store)
     start = multiprocessing.get_context("spawn").Event()
     procs = [multiprocessing.get_context("spawn").Process(target=_save_uploads, args=(location, name, 25, start))
              for name in ("p1", "p2")]
@@ -254,21 +266,17 @@ def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, loc
     for proc in procs:
         proc.join(timeout=120)
         assert proc.exitcode == 0
-    store = Store(location)
-    try:
-        saved = store.get("m1").uploads_dict
-    finally:
-        store.close()
+    saved = store.get("m1").uploads_dict
     assert set(saved) == {f"{p}:{i}" for p in ("p1", "p2") for i in range(25)}  # no merge lost a record
 
 
-def test_an_old_database_gets_the_new_columns(tmp_path: Path, location: str) -> None:
-    first = Store(location)
-    first.enqueue("b", [NewTask(model="w", model_kind="api", route="api:x", task_id="old-1")])
+def test_an_old_database_gets_the_new_columns(tmp_path: Path, store: Store) -> None:
+    store.enqueue("b", [NewTask(model="w", model_kind="api", route="api:x", task_id="old-1")])
     for column in ("inputs", "uploads"):  # the table as the previous release made it
-        first.db.execute_sql(f'ALTER TABLE "task" DROP COLUMN "{column}"')
-    assert "inputs" not in {c.name for c in first.db.get_columns("task")}
-    first.close()
+        store.db.execute_sql(f'ALTER TABLE "task" DROP COLUMN "{column}"')
+    assert "inputs" not in {c.name for c in store.db.get_columns("task")}
+    location = _location_of(store)
+    store.close()
     migrated = Store(location)
     try:
         old = migrated.get("old-1")

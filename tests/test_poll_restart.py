@@ -1,4 +1,5 @@
-"""kill -9 in the middle of a poll batch, then run again: every task is created exactly once.
+"""kill -9 in the middle of a poll batch, then run again: every task is created exactly once --
+on RunningHub and on both shipped task-API profiles.
 
 The fake RunningHub runs in its own process and the CLI in another, so nothing but the SQLite
 file and the remote ids in it survive the kill.
@@ -19,19 +20,29 @@ import pytest
 
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY
+from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY
 
 PROMPTS = [f"restart clip {n}" for n in range(8)]
+TIMING = ["--port", "0", "--limit", "100", "--queued", "0.1", "0.3", "--run", "2.0", "3.0"]
+SERVERS = {
+    "runninghub": (["mediaassist.demo_servers.runninghub_server"], DEMO_API_KEY,
+                   'type = "runninghub"', 'workflow_id = "1904136902449209346"\nprompt_node_id = "6"\n'
+                                          'prompt_field_name = "text"'),
+    "openai-videos": (["mediaassist.demo_servers.video_tasks_server", "openai-videos"], DEMO_VIDEO_KEY,
+                      'type = "task_api"\nprofile = "openai-videos"', 'remote_model = "sora-2"'),
+    "newapi-video": (["mediaassist.demo_servers.video_tasks_server", "newapi-video"], DEMO_VIDEO_KEY,
+                     'type = "task_api"\nprofile = "newapi-video"', 'remote_model = "sora-2"'),
+}
 
 
-@pytest.fixture
-def server_url() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mediaassist.demo_servers.runninghub_server", "--port", "0",
-         "--limit", "100", "--queued", "0.1", "0.3", "--run", "2.0", "3.0"],
-        stdout=subprocess.PIPE, text=True)
+@pytest.fixture(params=list(SERVERS))
+def service(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, str, str]]:
+    """(base URL, key, provider lines, model lines) of a demo server in its own process."""
+    module, key, provider, model = SERVERS[request.param]
+    proc = subprocess.Popen([sys.executable, "-m", *module, *TIMING], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
+        yield proc.stdout.readline().strip(), key, provider, model
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -42,7 +53,7 @@ def server_url() -> Iterator[str]:
 def _stats(url: str) -> dict:
     import httpx
 
-    return httpx.get(f"{url}/_demo/stats", timeout=10).json()
+    return httpx.get(f"{url.removesuffix('/v1')}/_demo/stats", timeout=10).json()
 
 
 def _cli(tmp_path: Path, data_dir: Path) -> list[str]:
@@ -60,14 +71,16 @@ def _remote_ids(db: Path) -> int:
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_kill_9_and_restart_never_creates_twice(server_url: str, tmp_path: Path, data_dir: Path) -> None:
+def test_kill_9_and_restart_never_creates_twice(service: tuple[str, str, str, str], tmp_path: Path,
+                                                data_dir: Path) -> None:
+    server_url, key, provider_lines, model_lines = service
     (tmp_path / "tasks.txt").write_text("\n".join(PROMPTS) + "\n", encoding="utf-8")
     config = tmp_path / "config.toml"
     config.write_text(f"""
 [[providers]]
 name = "rh"
 kind = "poll"
-type = "runninghub"
+{provider_lines}
 base_url = "{server_url}"
 api_key_env = "RH_TEST_KEY"
 max_polling_tasks = 3
@@ -76,11 +89,9 @@ max_polling_tasks = 3
 name = "video"
 kind = "poll"
 provider = "rh"
-workflow_id = "1904136902449209346"
-prompt_node_id = "6"
-prompt_field_name = "text"
+{model_lines}
 """, encoding="utf-8")
-    env = {**os.environ, "RH_TEST_KEY": DEMO_API_KEY}
+    env = {**os.environ, "RH_TEST_KEY": key}
 
     first = subprocess.Popen(_cli(tmp_path, data_dir), env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
@@ -101,4 +112,4 @@ prompt_field_name = "text"
     stats = _stats(server_url)
     assert stats["creates"] == {p: 1 for p in PROMPTS}
     assert stats["max_in_flight"] <= 3
-    assert DEMO_API_KEY not in second.stdout + second.stderr
+    assert key not in second.stdout + second.stderr

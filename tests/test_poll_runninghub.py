@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -358,7 +360,7 @@ async def test_v2_query_answers_when_the_legacy_status_keeps_failing(server, sto
     task = store.get(ids[0])
     assert (task.state, task.attempt) == ("success", 1)  # without the fallback: 5 failures, network
     calls = server.stats()["calls"]
-    assert calls["query"] == calls["status"] >= 5  # one v2 query per failed legacy poll, no more
+    assert calls["status"] >= 5 and calls["query"] == min(8, calls["status"])  # one per failed legacy poll
 
 
 @pytest.mark.asyncio
@@ -397,6 +399,16 @@ async def test_preflight_reads_the_account_and_warns_when_polling_more_than_the_
 
 # --- a remote task is created at most once, whoever runs the row (issue 9 item 3) -------------
 
+@contextmanager
+def other_process(data_dir: Path) -> Iterator[sqlite3.Connection]:
+    """Another writer on the same database file: its own connection, autocommit."""
+    connection = sqlite3.connect(data_dir / "mediaassist.sqlite3", timeout=30, isolation_level=None)
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
 @pytest.mark.asyncio
 async def test_create_that_returns_after_the_row_got_a_remote_id_is_cancelled_at_once(
         server, store, data_dir) -> None:
@@ -406,14 +418,11 @@ async def test_create_that_returns_after_the_row_got_a_remote_id_is_cancelled_at
     other = server.fake.create(DEMO_API_KEY, "raced")[1]["taskId"]
     server.inject("create", "slow:1.0")
     batch, ids = enqueue(store, ["raced"])
-    second_process = Store(data_dir / "mediaassist.sqlite3")
-    try:
+    with other_process(data_dir) as rival:
         async with running(store, make_config(server.url), data_dir) as sched:
             await until(lambda: server.stats()["calls"].get("create", 0) == 1)
-            assert second_process.save_remote_id(second_process.get(ids[0]), other)
+            rival.execute("UPDATE task SET remote_id = ? WHERE task_id = ? AND remote_id IS NULL", (other, ids[0]))
             await sched.wait_for_batches([batch])
-    finally:
-        second_process.close()
     task = store.get(ids[0])
     assert (task.state, task.remote_id) == ("success", other)
     [extra] = [tid for tid in server.fake.tasks if tid != other]
@@ -429,16 +438,40 @@ async def test_remote_id_saved_while_waiting_at_the_gate_is_polled_not_created(s
     """The remote id is read inside the create step (after the gate), not only at the claim."""
     other = server.fake.create(DEMO_API_KEY, "waiting")[1]["taskId"]
     batch, ids = enqueue(store, ["waiting"])
-    rival = Store(data_dir / "mediaassist.sqlite3")
-    try:
-        assert rival.try_gate(f"create:{ROUTE}", "rival-process", 60.0)  # another process is creating
+    with other_process(data_dir) as rival:
+        # Another process holds the create gate (it is creating) ...
+        rival.execute("INSERT INTO gate (name, owner, expires_at, not_before) VALUES (?, 'rival', ?, 0)",
+                      (f"create:{ROUTE}", store.now() + 60))
         async with running(store, make_config(server.url), data_dir) as sched:
             await until(lambda: store.get(ids[0]).state == "running")
-            assert rival.save_remote_id(rival.get(ids[0]), other)
-            rival.release_gate(f"create:{ROUTE}", "rival-process")
+            # ... and saves this task's remote id before it lets go of the gate.
+            rival.execute("UPDATE task SET remote_id = ? WHERE task_id = ?", (other, ids[0]))
+            rival.execute("UPDATE gate SET owner = NULL, expires_at = 0 WHERE name = ?", (f"create:{ROUTE}",))
             await sched.wait_for_batches([batch])
-    finally:
-        rival.close()
     assert (store.get(ids[0]).state, store.get(ids[0]).remote_id) == ("success", other)
     assert server.stats()["calls"].get("create", 0) == 0 and server.stats()["cancels"] == []
     assert "was created meanwhile; polling it, not creating" in log_text(store, ids[0])
+
+
+def test_status_shows_the_account_check_and_warns_about_the_limit(server, tmp_path) -> None:
+    from tests.helpers import cli, write_config
+
+    server.fake.api_keys[DEMO_API_KEY] = 3
+    config = write_config(tmp_path / "config.toml", f"""
+[[providers]]
+name = "rh"
+kind = "poll"
+type = "runninghub"
+base_url = "{server.url}"
+api_key_env = "RH_STATUS_KEY"
+max_polling_tasks = 10
+""")
+    proc = cli("status", "--config", str(config), "--data-dir", str(tmp_path / "data"),
+               env={"RH_STATUS_KEY": DEMO_API_KEY})
+    assert proc.returncode == 0, proc.stderr
+    assert "    account: NORMAL, balance 177814 coins, 0 task(s) running" in proc.stdout
+    assert ("    warning: max_polling_tasks = 10 is above what the account runs at once (3)" in proc.stdout)
+    assert DEMO_API_KEY not in proc.stdout + proc.stderr
+    as_json = cli("status", "--json", "--config", str(config), "--data-dir", str(tmp_path / "data"),
+                  env={"RH_STATUS_KEY": DEMO_API_KEY})
+    assert '"account_check"' in as_json.stdout and "queue: the key runs 3 task(s) at once" in as_json.stdout

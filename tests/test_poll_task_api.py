@@ -120,31 +120,31 @@ async def test_failed_canceled_and_expired_jobs_end_as_such(store, data_dir) -> 
     assert fine.state == "success"
 
 
-@pytest.mark.asyncio
-async def test_operator_cancel_deletes_the_job_and_verifies_it_is_gone(store, data_dir) -> None:
-    with VideoTaskDemoServer("openai-videos", run_s=(30.0, 30.0), seed=7) as server:
+async def cancel_a_running_job(profile: str, store: Store, data_dir: Path) -> tuple[str, dict[str, Any]]:
+    """Start one long job on the profile's demo server, cancel it; (task id, server stats)."""
+    with VideoTaskDemoServer(profile, run_s=(30.0, 30.0), seed=7) as server:
         batch, ids = enqueue(store, ["long one"])
-        async with running(store, config_for(server.base_url, "openai-videos"), data_dir) as sched:
+        async with running(store, config_for(server.base_url, profile), data_dir) as sched:
             await until(lambda: store.get(ids[0]).remote_id is not None)
             store.cancel(ids)
             sched.wake()
             await sched.wait_for_batches([batch])
-        task = store.get(ids[0])
-        assert (task.state, task.error) == ("canceled", "canceled by operator")
-        assert server.stats()["cancels"] == [task.remote_id]
-        assert "canceled remotely (verified)" in log_text(store, ids[0])
+        return ids[0], server.stats()
+
+
+@pytest.mark.asyncio
+async def test_operator_cancel_deletes_the_job_and_verifies_it_is_gone(store, data_dir) -> None:
+    task_id, stats = await cancel_a_running_job("openai-videos", store, data_dir)
+    task = store.get(task_id)
+    assert (task.state, task.error) == ("canceled", "canceled by operator")
+    assert stats["cancels"] == [task.remote_id]
+    assert "canceled remotely (verified)" in log_text(store, task_id)
 
 
 @pytest.mark.asyncio
 async def test_cancel_on_a_profile_without_a_cancel_request_says_the_job_may_still_run(store, data_dir) -> None:
-    with VideoTaskDemoServer("newapi-video", run_s=(30.0, 30.0), seed=8) as server:
-        batch, ids = enqueue(store, ["cannot stop"])
-        async with running(store, config_for(server.base_url, "newapi-video"), data_dir) as sched:
-            await until(lambda: store.get(ids[0]).remote_id is not None)
-            store.cancel(ids)
-            sched.wake()
-            await sched.wait_for_batches([batch])
-    task = store.get(ids[0])
+    task_id, _stats = await cancel_a_running_job("newapi-video", store, data_dir)
+    task = store.get(task_id)
     assert task.state == "canceled"
     assert "local cancel only; remote cancel failed (newapi-video has no cancel request)" in task.error
     assert f"/video/generations/{task.remote_id}" in task.error

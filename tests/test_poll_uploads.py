@@ -19,7 +19,8 @@ from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import Store, Task
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
-from tests.poll_helpers import log_text, running, states
+from tests import poll_helpers
+from tests.poll_helpers import log_text, running, states, until
 
 FRAMES = RESOURCES / "examples" / "frames"
 
@@ -124,8 +125,6 @@ async def test_restart_while_backing_off_after_the_upload_never_uploads_again(
     batch, ids = import_batch(store, batch_file, config)
     server.inject("create", *[421] * 50)  # "full": the head waits after its uploads
     async with running(store, config, data_dir):
-        from tests.poll_helpers import until
-
         await until(lambda: len(store.get(ids[0]).uploads_dict) == 2 and server.stats()["rejects"].get("421"))
     assert store.get(ids[0]).state == "pending" and store.get(ids[0]).remote_id is None
     server.fake.clear_faults()
@@ -171,8 +170,6 @@ async def test_upload_over_the_size_limit_is_bad_input_and_upload_full_backs_off
 @pytest.mark.asyncio
 async def test_a_create_naming_a_local_path_is_refused_by_the_demo_server(server, store, data_dir) -> None:
     """The demo RunningHub keeps the client honest: a path in an image node is 803."""
-    from tests import poll_helpers
-
     config = rh_config(server.url)
     config.models[0].inputs = {}
     batch, ids = poll_helpers.enqueue(store, ["raw path"], route="poll:rh", model="demo-i2v", params={

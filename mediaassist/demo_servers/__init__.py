@@ -6,10 +6,11 @@ import json
 import socket
 import struct
 import sys
+import threading
 from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 def read_json_body(handler: BaseHTTPRequestHandler) -> dict[str, Any]:
@@ -56,9 +57,50 @@ def parse_multipart(ctype: str, raw: bytes) -> tuple[dict[str, str], dict[str, t
         return fields, files
     for part in message.iter_parts():
         name = str(part.get_param("name", header="content-disposition"))
-        payload = part.get_payload(decode=True) or b""
+        payload = part.get_payload(decode=True)
+        payload = payload if isinstance(payload, bytes) else b""
         if part.get_filename():
             files[name] = (str(part.get_filename()), payload)
         else:
             fields[name] = payload.decode("utf-8", "replace")
     return fields, files
+
+
+class DemoServer:
+    """Runs a ``LoopbackServer`` on a thread: ``with Server(...) as server:`` serves meanwhile.
+    Subclasses set ``fake`` (the service's state, with ``inject`` and ``stats``) and ``_httpd``."""
+
+    fake: Any
+    _httpd: LoopbackServer
+    _thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name=type(self).__name__, daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve on the calling thread (the stand-alone process)."""
+        try:
+            self._httpd.serve_forever()
+        finally:
+            self._httpd.server_close()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # conveniences for tests
+    def inject(self, route: str, *faults: Any) -> None:
+        self.fake.inject(route, *faults)
+
+    def stats(self) -> dict[str, Any]:
+        return self.fake.stats()

@@ -34,7 +34,7 @@ from pathlib import Path
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from mediaassist.demo_servers import LoopbackServer, parse_multipart, read_json_body, reset_connection
+from mediaassist.demo_servers import DemoServer, LoopbackServer, parse_multipart, read_json_body, reset_connection
 
 DEMO_API_KEY = "demo-runninghub-key-0123456789ab"
 ROUTES = ("create", "status", "outputs", "cancel", "account", "download", "query", "queue", "upload")
@@ -535,7 +535,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, b"{}")
 
 
-class RunningHubDemoServer:
+class RunningHubDemoServer(DemoServer):
     """``with RunningHubDemoServer(...) as server:`` -- serves on ``server.url`` meanwhile.
 
     ``queued_s``/``run_s`` are nominal (min, max) seconds, divided by ``speed``.
@@ -550,39 +550,6 @@ class RunningHubDemoServer:
         self._httpd = LoopbackServer(("127.0.0.1", port), _Handler, self.fake)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self.fake.base_url = self.url
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> RunningHubDemoServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="runninghub-demo",
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def serve_forever(self) -> None:
-        """Serve on the calling thread (the stand-alone process)."""
-        try:
-            self._httpd.serve_forever()
-        finally:
-            self._httpd.server_close()
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> RunningHubDemoServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # conveniences for tests
-    def inject(self, route: str, *faults: Any) -> None:
-        self.fake.inject(route, *faults)
-
-    def stats(self) -> dict[str, Any]:
-        return self.fake.stats()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -594,9 +561,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run", type=float, nargs=2, default=(1.0, 2.0), metavar=("MIN", "MAX"))
     parser.add_argument("--speed", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--max-upload-bytes", type=int, default=DEFAULT_MAX_UPLOAD)
     args = parser.parse_args(argv)
     server = RunningHubDemoServer({args.api_key: args.limit}, queued_s=tuple(args.queued),
-                                  run_s=tuple(args.run), speed=args.speed, port=args.port, seed=args.seed)
+                                  run_s=tuple(args.run), speed=args.speed, port=args.port, seed=args.seed,
+                                  max_upload_bytes=args.max_upload_bytes)
     print(server.url, flush=True)
     try:
         server.serve_forever()

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from mediaassist.demo_servers import LoopbackServer, parse_multipart, reset_connection
+from mediaassist.demo_servers import DemoServer, LoopbackServer, parse_multipart, reset_connection
 
 DEMO_VIDEO_KEY = "demo-video-key-0123456789abcdef"
 FLAVOURS = ("openai-videos", "newapi-video")
@@ -409,7 +409,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, _VIDEO_BYTES + job.job_id.encode(), "video/mp4")
 
 
-class VideoTaskDemoServer:
+class VideoTaskDemoServer(DemoServer):
     """``with VideoTaskDemoServer("openai-videos") as server:`` -- ``server.base_url`` ends in /v1.
 
     ``queued_s``/``run_s`` are (min, max) real seconds."""
@@ -423,30 +423,6 @@ class VideoTaskDemoServer:
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self.base_url = f"{self.url}/v1"
         self.fake.base_url = self.url
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> VideoTaskDemoServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="video-task-demo", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> VideoTaskDemoServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def inject(self, route: str, *faults: Any) -> None:
-        self.fake.inject(route, *faults)
-
-    def stats(self) -> dict[str, Any]:
-        return self.fake.stats()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -466,11 +442,9 @@ def main(argv: list[str] | None = None) -> None:
                                  run_s=tuple(args.run), port=args.port, seed=args.seed)
     print(server.base_url, flush=True)
     try:
-        server._httpd.serve_forever()
+        server.serve_forever()
     except KeyboardInterrupt:
         pass
-    finally:
-        server._httpd.server_close()
 
 
 if __name__ == "__main__":

@@ -1,13 +1,20 @@
-"""Poll-lane benchmark: what 100 polled RunningHub tasks cost the client, as the queue grows.
+"""Poll-lane benchmark: what 100 polled tasks cost the client, as the queue grows, per service.
 
-    .venv/bin/python tests/bench/bench_poll.py [--window 30] [--sizes 1000 10000 100000]
+    .venv/bin/python tests/bench/bench_poll.py [--window 30] [--sizes 1000 100000]
+        [--services runninghub openai-videos] [--uploads 100 --upload-mb 5]
 
-The fake RunningHub runs in its own process (only the client's CPU is measured), and each
-queue size runs in a fresh child process (so peak RSS belongs to that size alone). Real time:
-poll every 5 s, renders of 10-30 s. For each size the child fills the pool (100 tasks with a
-remote id), then measures over ``--window`` seconds: CPU (% of one core), peak RSS, and for
-each slot that frees the time until the next task's create reaches the server. A baseline row
-(the same scheduler and store with an empty queue) is measured in the same run.
+Each service's demo server runs in its own process (only the client's CPU is measured), and each
+(service, queue size) runs in a fresh child process, so peak RSS belongs to that run alone. Real
+time: poll every 5 s, renders of 10-30 s. A child fills the pool (100 tasks with a remote id),
+then measures over ``--window`` seconds: CPU (% of one core), peak RSS, status requests per
+second, and for each slot that frees the time until the next task's create reaches the server.
+``--renders 600 900`` makes the window polls only (no task ends in it): the poll cost proper.
+The baseline row of each service (the same scheduler and store with an empty queue) is measured
+in the same run; the table prints each row against it.
+
+``--uploads N`` adds the media-input run: N RunningHub tasks with a ``--upload-mb`` MB frame each
+(distinct files), uploaded before their creates -- upload throughput, client CPU and peak RSS
+(files are streamed, so RSS must not grow with the file size).
 """
 
 from __future__ import annotations
@@ -15,70 +22,137 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import AppConfig, ModelConfig, ProviderConfig
+from mediaassist.core.config import AppConfig, parse_config
+from mediaassist.core.media import file_sha256
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import NewTask, Store, Task
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY
+from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY
 from mediaassist.providers.registry import build_providers
 
 POOL = 100
-OLD_DESIGN = "10 % CPU, 1.5-3 GB RSS (100-1,000 tasks, operators' figures)"
+OLD_DESIGN = "7.6-11 % CPU (~4 ms per status request) before the poll-lane rework; target <= 2 %"
+SERVICES = ("runninghub", "openai-videos")
+_PNG_HEAD = b"\x89PNG\r\n\x1a\n"
 
 
-def _config(url: str) -> AppConfig:
-    provider = ProviderConfig(name="rh", kind="poll", type="runninghub", base_url=url, api_key=DEMO_API_KEY,
-                              max_polling_tasks=POOL, poll_interval_s=5.0, queue_check_interval_s=5.0,
-                              timeout_s=1800.0)
-    model = ModelConfig(name="video", kind="poll", provider="rh",
-                        options={"workflow_id": "1904136902449209346", "prompt_node_id": "6"})
-    return AppConfig(providers=[provider], models=[model])
+def _config(service: str, url: str, uploads: bool = False) -> AppConfig:
+    common = f'base_url = "{url}"\nmax_polling_tasks = {POOL}\npoll_interval_s = 5\ntimeout_s = 1800\n'
+    if service == "runninghub":
+        provider = f'type = "runninghub"\napi_key = "{DEMO_API_KEY}"\n{common}'
+        model = 'workflow_id = "1904136902449209346"\nprompt_node_id = "6"\n'
+        if uploads:
+            model += 'inputs = { first_frame = { nodeId = "39", fieldName = "image" } }\n'
+    else:
+        provider = f'type = "task_api"\nprofile = "{service}"\napi_key = "{DEMO_VIDEO_KEY}"\n{common}'
+        model = 'remote_model = "sora-2"\n'
+    text = (f'[[providers]]\nname = "bench"\nkind = "poll"\n{provider}\n'
+            f'[[models]]\nname = "video"\nkind = "poll"\nprovider = "bench"\n{model}')
+    return parse_config(tomllib.loads(text))
 
 
-async def _measure(url: str, size: int, window: float) -> dict[str, float]:
-    httpx.post(f"{url}/_demo/reset", timeout=10)
+async def _measure(service: str, url: str, size: int, window: float) -> dict[str, Any]:
+    root = url.removesuffix("/v1")
+    httpx.post(f"{root}/_demo/reset", timeout=10)
     data_dir = Path(tempfile.mkdtemp(prefix="bench-poll-"))
     store = Store(data_dir / "mediaassist.sqlite3")
-    tasks = [NewTask(model="video", model_kind="poll", route="poll:rh", prompt=f"clip {n}") for n in range(size)]
+    tasks = [NewTask(model="video", model_kind="poll", route="poll:bench", prompt=f"clip {n}") for n in range(size)]
     store.enqueue("bench", tasks)
     del tasks
-    config, clock = _config(url), Clock()
+    config, clock = _config(service, url), Clock()
     sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
     freed: list[float] = []
     sched.add_listener(lambda event, task: freed.append(time.time()) if event in ("success", "failed") else None)
     await sched.start()
-    deadline = time.monotonic() + 120
-    while size and Task.select().where(Task.remote_id.is_null(False)).count() < min(size, POOL):
-        if time.monotonic() > deadline:
-            raise SystemExit("the pool did not fill in 120 s")
-        await asyncio.sleep(0.2)
+    await _until_pool_full(size)
     proc = psutil.Process()
+    polls0 = _stats(root)["calls"].get("status", 0)
     cpu0, wall0, freed_before = sum(proc.cpu_times()[:2]), time.monotonic(), len(freed)
     await asyncio.sleep(window)
     cpu1, wall1 = sum(proc.cpu_times()[:2]), time.monotonic()
-    in_flight = len(sched.lanes["poll:rh"].active)
+    stats = _stats(root)
+    in_flight = len(sched.lanes["poll:bench"].active)
     await sched.stop()
     store.close()
-    creates = httpx.get(f"{url}/_demo/stats", timeout=10).json()["create_times"]
+    creates = stats["create_times"]
     # The k-th slot to free is refilled by the (POOL + k)-th create.
     latencies = [creates[POOL + k] - t for k, t in enumerate(freed) if POOL + k < len(creates)]
+    polls = stats["calls"].get("status", 0) - polls0
     return {
-        "size": size, "cpu_pct": 100.0 * (cpu1 - cpu0) / (wall1 - wall0),
+        "service": service, "size": size, "cpu_pct": 100.0 * (cpu1 - cpu0) / (wall1 - wall0),
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "in_flight": in_flight,
-        "freed": len(freed) - freed_before, "lat_p50_ms": 1000 * statistics.median(latencies) if latencies else 0,
-        "lat_p95_ms": 1000 * _p95(latencies) if latencies else 0, "refills": len(latencies),
+        # All of the process's CPU over the polls: the scheduler's own passes are in it too.
+        "polls_per_s": polls / (wall1 - wall0), "cpu_ms_per_poll": 1000 * (cpu1 - cpu0) / polls if polls else 0,
+        "freed": len(freed) - freed_before, "refills": len(latencies),
+        "lat_p50_ms": 1000 * statistics.median(latencies) if latencies else 0,
+        "lat_p95_ms": 1000 * _p95(latencies) if latencies else 0,
     }
+
+
+async def _until_pool_full(size: int) -> None:
+    deadline = time.monotonic() + 180
+    while size and Task.select().where(Task.remote_id.is_null(False)).count() < min(size, POOL):
+        if time.monotonic() > deadline:
+            raise SystemExit("the pool did not fill in 180 s")
+        await asyncio.sleep(0.2)
+
+
+async def _measure_uploads(url: str, count: int, mb: float) -> dict[str, Any]:
+    """``count`` RunningHub tasks with one distinct ``mb`` MB PNG-headed frame each."""
+    httpx.post(f"{url}/_demo/reset", timeout=10)
+    data_dir = Path(tempfile.mkdtemp(prefix="bench-upload-"))
+    frames = data_dir / "frames"
+    frames.mkdir()
+    store = Store(data_dir / "mediaassist.sqlite3")
+    tasks = []
+    for n in range(count):
+        frame = frames / f"frame-{n:04d}.png"
+        frame.write_bytes(_PNG_HEAD + os.urandom(int(mb * 1024 * 1024) - len(_PNG_HEAD)))
+        info = frame.stat()
+        entry = {"path": str(frame), "size": info.st_size, "mtime_ns": info.st_mtime_ns,
+                 "sha256": file_sha256(frame), "mime": "image/png", "media": "image"}
+        tasks.append(NewTask(model="video", model_kind="poll", route="poll:bench", prompt=f"frame {n}",
+                             inputs={"first_frame": [entry]}))
+    store.enqueue("uploads", tasks)
+    config, clock = _config("runninghub", url, uploads=True), Clock()
+    sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
+    proc = psutil.Process()
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cpu0, wall0 = sum(proc.cpu_times()[:2]), time.monotonic()
+    await sched.start()
+    deadline = time.monotonic() + 600
+    # Watched in the store (a cheap query), not through the server's stats: asking those over
+    # HTTP every few ms would be most of the CPU measured.
+    while Task.select().where(Task.uploads != "{}").count() < count:
+        if time.monotonic() > deadline:
+            raise SystemExit("the uploads did not finish in 600 s")
+        await asyncio.sleep(0.05)
+    cpu1, wall1 = sum(proc.cpu_times()[:2]), time.monotonic()
+    await sched.stop()
+    store.close()
+    total_mb = count * mb
+    return {"count": count, "mb": mb, "seconds": wall1 - wall0, "mb_per_s": total_mb / (wall1 - wall0),
+            "cpu_s": cpu1 - cpu0, "cpu_ms_per_mb": 1000 * (cpu1 - cpu0) / total_mb,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_before_mb": rss_before}
+
+
+def _stats(root: str) -> dict[str, Any]:
+    return httpx.get(f"{root}/_demo/stats", timeout=10).json()
 
 
 def _p95(values: list[float]) -> float:
@@ -86,56 +160,100 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
-def _child(args: argparse.Namespace) -> None:
-    print(json.dumps(asyncio.run(_measure(args.url, args.child, args.window))), flush=True)
-
-
-def _start_server() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mediaassist.demo_servers.runninghub_server", "--port", "0",
-         "--limit", "1000", "--queued", "0.5", "2.0", "--run", "10", "30", "--seed", "1"],
-        stdout=subprocess.PIPE, text=True)
+def _start_server(service: str, renders: tuple[float, float] = (10, 30),
+                  upload_limit: int | None = None) -> tuple[subprocess.Popen[str], str]:
+    timing = ["--queued", "0.5", "2.0", "--run", str(renders[0]), str(renders[1]), "--seed", "1"]
+    if service == "runninghub":
+        args = ["-m", "mediaassist.demo_servers.runninghub_server", "--port", "0", "--limit", "1000", *timing]
+        if upload_limit is not None:
+            args += ["--max-upload-bytes", str(upload_limit)]
+    else:
+        args = ["-m", "mediaassist.demo_servers.video_tasks_server", service, "--port", "0", "--limit", "1000",
+                *timing]
+    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()
+
+
+def _stop_server(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def _child(args: argparse.Namespace) -> dict[str, Any]:
+    if args.child_uploads:
+        return asyncio.run(_measure_uploads(args.url, args.child_uploads, args.upload_mb))
+    return asyncio.run(_measure(args.service, args.url, args.child, args.window))
+
+
+def _run_child(extra: list[str]) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, *extra], stdout=subprocess.PIPE, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--window", type=float, default=30.0, help="measured seconds per size")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 100000])
+    parser.add_argument("--services", nargs="+", choices=SERVICES, default=list(SERVICES))
+    parser.add_argument("--renders", type=float, nargs=2, default=(10.0, 30.0), metavar=("MIN", "MAX"),
+                        help="remote render seconds: short ones measure churn (creates, downloads), long "
+                             "ones (e.g. 600 900) the polling alone")
+    parser.add_argument("--uploads", type=int, default=0, help="tasks with one media input each (0: skip)")
+    parser.add_argument("--upload-mb", type=float, default=5.0)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-uploads", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--service", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child is not None:
-        _child(args)
+    if args.child is not None or args.child_uploads:
+        print(json.dumps(_child(args)), flush=True)
         return
-    server, url = _start_server()
-    try:
-        rows = []
-        for size in [0, *args.sizes]:
-            out = subprocess.run([sys.executable, __file__, "--child", str(size), "--url", url,
-                                  "--window", str(args.window)], stdout=subprocess.PIPE, text=True, check=True)
-            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-            print(f"measured {size} tasks", file=sys.stderr, flush=True)
-    finally:
-        server.terminate()
-        server.wait()
-        if server.stdout is not None:
-            server.stdout.close()
-    _print(rows, args.window)
+    rows: list[dict[str, Any]] = []
+    for service in args.services:
+        server, url = _start_server(service, tuple(args.renders))
+        try:
+            for size in [0, *args.sizes]:
+                rows.append(_run_child(["--child", str(size), "--service", service, "--url", url,
+                                        "--window", str(args.window)]))
+                print(f"measured {service} with {size} tasks", file=sys.stderr, flush=True)
+        finally:
+            _stop_server(server)
+    _print(rows, args.window, tuple(args.renders))
+    if args.uploads:
+        server, url = _start_server("runninghub", upload_limit=int((args.upload_mb + 1) * 1024 * 1024))
+        try:
+            _print_uploads(_run_child(["--child-uploads", str(args.uploads), "--upload-mb", str(args.upload_mb),
+                                       "--url", url]))
+        finally:
+            _stop_server(server)
 
 
-def _print(rows: list[dict[str, float]], window: float) -> None:
-    base = rows[0]
-    print(f"\npoll lane, max_polling_tasks={POOL}, poll every 5 s, renders 10-30 s, {window:.0f} s window")
-    print(f"old design: {OLD_DESIGN}\n")
-    print(f"{'queued tasks':>12} {'polled':>6} {'CPU % of 1 core':>16} {'peak RSS MB':>12} "
-          f"{'RSS vs empty':>12} {'refills':>7} {'free→create p50':>16} {'p95':>8}")
+def _print(rows: list[dict[str, Any]], window: float, renders: tuple[float, float]) -> None:
+    print(f"\npoll lane, max_polling_tasks={POOL}, poll every 5 s, renders {renders[0]:.0f}-{renders[1]:.0f} s, "
+          f"{window:.0f} s window")
+    print(f"before: {OLD_DESIGN}\n")
+    print(f"{'service':>14} {'queued tasks':>12} {'polled':>6} {'CPU % 1 core':>12} {'vs empty':>8} "
+          f"{'polls/s':>7} {'ms CPU/poll':>11} {'peak RSS MB':>11} {'vs empty':>8} {'refills':>7} "
+          f"{'free→create p50':>15} {'p95':>8}")
+    base: dict[str, dict[str, Any]] = {}
     for row in rows:
+        base.setdefault(row["service"], row)
+        ref = base[row["service"]]
         label = "empty (base)" if row["size"] == 0 else f"{row['size']:,}"
-        print(f"{label:>12} {row['in_flight']:>6} {row['cpu_pct']:>16.2f} {row['rss_mb']:>12.0f} "
-              f"{row['rss_mb'] / base['rss_mb']:>11.2f}x {row['refills']:>7} "
-              f"{row['lat_p50_ms']:>13.1f} ms {row['lat_p95_ms']:>5.1f} ms")
+        print(f"{row['service']:>14} {label:>12} {row['in_flight']:>6} {row['cpu_pct']:>12.2f} "
+              f"{row['cpu_pct'] - ref['cpu_pct']:>+7.2f}p {row['polls_per_s']:>7.1f} {row['cpu_ms_per_poll']:>11.2f} "
+              f"{row['rss_mb']:>11.0f} {row['rss_mb'] / ref['rss_mb']:>7.2f}x {row['refills']:>7} "
+              f"{row['lat_p50_ms']:>12.1f} ms {row['lat_p95_ms']:>5.1f} ms")
+
+
+def _print_uploads(row: dict[str, Any]) -> None:
+    print(f"\nuploads: {row['count']} RunningHub tasks with a {row['mb']:.0f} MB frame each (v2 route, streamed)")
+    print(f"  {row['count'] * row['mb']:.0f} MB in {row['seconds']:.1f} s = {row['mb_per_s']:.1f} MB/s; "
+          f"client CPU {row['cpu_s']:.1f} s ({row['cpu_ms_per_mb']:.1f} ms per MB); "
+          f"peak RSS {row['rss_mb']:.0f} MB (before the run {row['rss_before_mb']:.0f} MB)")
 
 
 if __name__ == "__main__":

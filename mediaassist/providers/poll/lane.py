@@ -29,9 +29,10 @@ from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.lane_api import StopReason, TaskContext, TaskResult
 from mediaassist.core.media import fresh_upload_name, upload_key, verify_unchanged
 from mediaassist.core.secrets import redact, resolve_api_key
-from mediaassist.providers.poll.adapter import (TERMINAL_STATES, Busy, Created, NotSent, PauseLane, PollAdapter,
+from mediaassist.providers.poll.adapter import (TERMINAL_STATES, Busy, NotSent, PauseLane, PollAdapter,
                                                 RemoteOutput, RemoteState, RemoteStatus, Unusable)
 from mediaassist.providers.poll.gate import CreateGate, StoreCreateGate
+from mediaassist.providers.poll.lean_http import LeanClient, proxy_configured
 
 BACKOFF_GROWTH = 1.5
 BACKOFF_CAP_S = 120.0
@@ -45,6 +46,7 @@ CANCEL_TRIES = 3
 CANCEL_RETRY_S = 1.0
 PROGRESS_LOG_STEP = 25.0  # log progress in steps, not on every poll (no store write per poll)
 HTTP_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+PREFLIGHT_TIMEOUT_S = 10.0  # real seconds: a service answers in real time, whatever --speed
 
 log = logging.getLogger("mediaassist.lane")
 
@@ -58,6 +60,7 @@ class PollProvider:
         self._gate: CreateGate | None = None
         self._api_key: str | None = None
         self._client: httpx.AsyncClient | None = None
+        self._poll_client: LeanClient | None = None
         self.preflight_lines: list[str] = []
 
     async def start(self) -> None:
@@ -65,7 +68,8 @@ class PollProvider:
         # Created here so the client and the gate belong to the running (qasync) loop. No
         # default headers: the key must not travel to the CDN hosts of the output files.
         self._client = httpx.AsyncClient(base_url=self.prov.base_url, timeout=HTTP_TIMEOUT)
-        self.adapter.open(self._client, self._api_key)
+        self._poll_client = None if proxy_configured() else LeanClient(self.prov.base_url)
+        self.adapter.open(self._client, self._poll_client, self._api_key)
         if self._api_key:
             self.preflight_lines = await self.preflight()
         for line in self.preflight_lines:
@@ -76,16 +80,23 @@ class PollProvider:
         return bool(self._api_key)
 
     async def preflight(self) -> list[str]:
-        """The account as the service sees it (read-only); never stops the lane from starting."""
+        """The account as the service sees it (read-only); never stops the lane from starting,
+        nor holds it up for long when the service does not answer."""
         try:
-            return await self.adapter.preflight()
+            async with asyncio.timeout(PREFLIGHT_TIMEOUT_S):
+                return await self.adapter.preflight()
         except (Unusable, PauseLane) as exc:
             return [f"warning: account check failed: {exc}"]
+        except TimeoutError:
+            return [f"warning: account check gave no answer in {PREFLIGHT_TIMEOUT_S:.0f} s"]
 
     async def close(self) -> None:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+        if self._poll_client is not None:
+            await self._poll_client.aclose()
+            self._poll_client = None
 
     # --- one attempt -----------------------------------------------------------------------
     async def run(self, ctx: TaskContext) -> TaskResult:
@@ -107,7 +118,7 @@ class PollProvider:
         if ctx.stop_reason == StopReason.SHUTDOWN:
             ctx.log(f"left {self.adapter.service} task {remote_id} running; polling resumes on the next start")
         elif ctx.stop_reason == StopReason.CANCEL:
-            problem = "no reply in time"
+            problem: str | None = "no reply in time"
             try:
                 async with asyncio.timeout(CANCEL_WAIT_S):
                     problem = await self._cancel_remote(ctx, remote_id)
@@ -126,7 +137,7 @@ class PollProvider:
     async def _cancel_remote(self, ctx: TaskContext, remote_id: str) -> str | None:
         """Ask the service to cancel, a few times, and check that the task really stopped; None
         once it did, else the last problem."""
-        problem = ""
+        problem: str | None = ""
         for attempt in range(1, CANCEL_TRIES + 1):
             try:
                 await self.adapter.cancel(remote_id)
@@ -185,9 +196,9 @@ class PollProvider:
             reason = (f"no API key for provider {self.prov.name!r} (set api_key_env, the OS keyring "
                       "or api_key)")
             raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
-        reason = ctx.store.paused_lanes().get(self.lane)
-        if reason is not None:
-            raise Requeue(f"lane paused ({reason}); waits at the head of the queue until it is resumed")
+        paused = ctx.store.paused_lanes().get(self.lane)
+        if paused is not None:
+            raise Requeue(f"lane paused ({paused}); waits at the head of the queue until it is resumed")
 
     async def _send_create(self, ctx: TaskContext) -> str:
         job = asyncio.ensure_future(self._create_and_save(ctx))
@@ -300,8 +311,9 @@ class PollProvider:
         self._gate_for(ctx).slot_freed()
         name = f"{self.adapter.service} task {remote_id}"
         if status.state == RemoteState.CANCELED:
-            ctx.cancel_note = f"{name} was canceled remotely ({status.error or 'on the service'})"
-            raise TaskError(ErrorKind.CANCELED, ctx.cancel_note, retry=False)
+            # The scheduler ends the row canceled (not failed) with this as its note.
+            raise TaskError(ErrorKind.CANCELED, f"{name} was canceled remotely ({status.error or 'on the service'})",
+                            retry=False)
         if status.state == RemoteState.FAILED:
             # Not retried: a retry would only poll the same failed remote task again.
             raise TaskError(ErrorKind.PROVIDER, f"{name} failed: {status.error or 'no reason given'}", retry=False)
@@ -315,6 +327,7 @@ class PollProvider:
         # Each task's first poll is offset within one interval, so 100 tasks don't poll in a burst.
         await ctx.clock.sleep(zlib.crc32(ctx.task.task_id.encode()) / 2**32 * interval)
         last: RemoteStatus | None = None
+        status: RemoteStatus | None
         logged_progress = -PROGRESS_LOG_STEP
         failures = 0
         while True:

@@ -17,12 +17,13 @@ from typing import Any
 
 import httpx
 
-from mediaassist.core.config import ModelConfig, ProviderConfig
+from mediaassist.core.config import ModelConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.secrets import redact
-from mediaassist.providers.poll.adapter import (Busy, Created, NotSent, PauseLane, RemoteOutput, RemoteState,
-                                                RemoteStatus, Unusable, send)
+from mediaassist.providers.poll.adapter import (Busy, Created, HttpAdapter, MultipartBody, NotSent, PauseLane,
+                                                RemoteOutput, RemoteState, RemoteStatus, Unusable, send, send_poll)
+from mediaassist.providers.poll.lean_http import LeanResponse
 
 # "Full, come back later": nominal first delay per code (the lane grows it ×1.5 per try).
 # 814: our personal queue on RunningHub is full (1000 tasks): it drains, so wait like 421.
@@ -49,7 +50,7 @@ class Reply:
     data: Any
 
 
-def parse_reply(response: httpx.Response) -> Reply:
+def parse_reply(response: httpx.Response | LeanResponse) -> Reply:
     """The legacy envelope ``{code, msg, data}``; ``code`` may be an int or a numeric string."""
     body = _json_body(response)
     if not isinstance(body, dict) or "code" not in body:
@@ -61,7 +62,7 @@ def parse_reply(response: httpx.Response) -> Reply:
     return Reply(code, redact(str(body.get("msg") or body.get("message") or "")), body.get("data"))
 
 
-def _json_body(response: httpx.Response) -> Any:
+def _json_body(response: httpx.Response | LeanResponse) -> Any:
     try:
         return response.json()
     except ValueError:
@@ -129,17 +130,9 @@ def node_errors(data: dict[str, Any]) -> str | None:
                      for node, detail in errors.items())
 
 
-class RunningHubAdapter:
+class RunningHubAdapter(HttpAdapter):
     service = "RunningHub"
     uploads_inputs = True  # workflow nodes take the fileName of an upload, never a path or URL
-
-    def __init__(self, prov: ProviderConfig) -> None:
-        self.prov = prov
-        self._client: httpx.AsyncClient | None = None
-        self._api_key: str | None = None
-
-    def open(self, client: httpx.AsyncClient, api_key: str | None) -> None:
-        self._client, self._api_key = client, api_key
 
     # --- pre-flight ------------------------------------------------------------------------
     async def preflight(self) -> list[str]:
@@ -179,10 +172,12 @@ class RunningHubAdapter:
         path = Path(entry["path"])
         legacy = self.prov.upload_api == "legacy"
         route = "/task/openapi/upload" if legacy else "/openapi/v2/media/upload/binary"
-        form = {"apiKey": self._api_key or "", "fileType": "input"} if legacy else None
-        with path.open("rb") as handle:  # httpx reads it in chunks: never whole in memory
-            files = {"file": (path.name, handle, entry.get("mime") or "application/octet-stream")}
-            response = await self._send("POST", route, data=form, files=files)
+        form = {"apiKey": self._api_key or "", "fileType": "input"} if legacy else {}
+        body = MultipartBody(form, [("file", path.name, path, entry.get("mime") or "application/octet-stream")])
+        try:
+            response = await self._send("POST", route, content=body, headers=body.headers)
+        except FileNotFoundError:
+            raise TaskError(ErrorKind.BAD_INPUT, f"input file {path} is gone", retry=False) from None
         reply = parse_reply(response)
         if reply.code == 0:
             name = reply.data.get("fileName") if isinstance(reply.data, dict) else None
@@ -270,7 +265,7 @@ class RunningHubAdapter:
                                                                      "no failedReason given"))
 
     async def _legacy_status(self, remote_id: str) -> str:
-        reply = await self._call("/task/openapi/status", {"taskId": remote_id})
+        reply = await self._call("/task/openapi/status", {"taskId": remote_id}, hot=True)
         if reply.code == 0:
             data = reply.data
             if isinstance(data, dict):
@@ -382,15 +377,17 @@ class RunningHubAdapter:
         return f"{site}/call-api/call-record-detail/{remote_id}" if remote_id else f"{site}/call-api/call-record"
 
     # --- HTTP ------------------------------------------------------------------------------
-    async def _call(self, path: str, payload: dict[str, Any], key_field: str = "apiKey") -> Reply:
-        """POST a legacy route: key in the body and as Bearer; any unusable answer is Unusable."""
+    async def _call(self, path: str, payload: dict[str, Any], key_field: str = "apiKey", hot: bool = False) -> Reply:
+        """POST a legacy route: key in the body and as Bearer; any unusable answer is Unusable.
+        ``hot``: the status poll, sent on the lean client."""
         body = {key_field: self._api_key or "", **payload}
+        if hot:
+            return parse_reply(await send_poll(self._poll_client, self._live_client(), "POST", path, json=body,
+                                               headers=self._auth()))
         return parse_reply(await self._send("POST", path, json=body))
 
     async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """Every route gets the Bearer key (v2 needs it; legacy newer docs ask for it too)."""
-        if self._client is None:
-            raise NotSent("provider is closed")
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        return await send(self._client, method, path, headers=headers, **kwargs)
+        headers = {**self._auth(), **kwargs.pop("headers", {})}
+        return await send(self._live_client(), method, path, headers=headers, **kwargs)
 

@@ -9,7 +9,6 @@ statuses and error codes onto the lane's answers (back off, pause the lane, fail
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import time
 from pathlib import Path
@@ -20,11 +19,13 @@ import httpx
 from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
+from mediaassist.core.media import verify_unchanged
 from mediaassist.core.secrets import redact
 from mediaassist.core.task_profiles import Request, TaskApiProfile
 from mediaassist.providers.openai_api import parse_retry_after
-from mediaassist.providers.poll.adapter import (Busy, Created, NotSent, PauseLane, RemoteOutput, RemoteState,
-                                                RemoteStatus, Unusable, send)
+from mediaassist.providers.poll.adapter import (Busy, Created, HttpAdapter, MultipartBody, PauseLane, RemoteOutput,
+                                                RemoteState, RemoteStatus, Unusable, send, send_poll)
+from mediaassist.providers.poll.lean_http import LeanResponse
 
 MISSING = object()
 
@@ -43,16 +44,11 @@ def dig(body: Any, paths: tuple[str, ...]) -> Any:
     return MISSING
 
 
-class TaskApiAdapter:
+class TaskApiAdapter(HttpAdapter):
     def __init__(self, prov: ProviderConfig, profile: TaskApiProfile) -> None:
-        self.prov = prov
+        super().__init__(prov)
         self.profile = profile
         self.service = profile.name
-        self._client: httpx.AsyncClient | None = None
-        self._api_key: str | None = None
-
-    def open(self, client: httpx.AsyncClient, api_key: str | None) -> None:
-        self._client, self._api_key = client, api_key
 
     async def preflight(self) -> list[str]:
         limit = self.profile.job_limit
@@ -70,14 +66,13 @@ class TaskApiAdapter:
     # --- create ----------------------------------------------------------------------------
     async def create(self, ctx: TaskContext, uploads: dict[str, list[str]]) -> Created:
         fields = self._create_fields(ctx)
-        with contextlib.ExitStack() as files_open:
-            files = self._input_parts(ctx, fields, files_open)
-            if files or self.profile.create_body == "multipart":
-                # Multipart fields are text: objects and numbers go as their JSON text.
-                data = {k: v if isinstance(v, str) else json.dumps(v) for k, v in fields.items()}
-                response = await self._send(self.profile.create, None, data=data, files=files or None)
-            else:
-                response = await self._send(self.profile.create, None, json=fields)
+        files = self._input_parts(ctx, fields)
+        if files or self.profile.create_body == "multipart":
+            # Multipart fields are text: objects and numbers go as their JSON text.
+            body = MultipartBody({k: v if isinstance(v, str) else json.dumps(v) for k, v in fields.items()}, files)
+            response = await self._send(self.profile.create, None, content=body, headers=body.headers)
+        else:
+            response = await self._send(self.profile.create, None, json=fields)
         self._raise_for_answer(response, creating=True)
         body = self._json(response)
         remote_id = dig(body, self.profile.remote_id)
@@ -101,23 +96,23 @@ class TaskApiAdapter:
             fields.update(params)
         return fields
 
-    def _input_parts(self, ctx: TaskContext, fields: dict[str, Any],
-                     files_open: contextlib.ExitStack) -> list[tuple[str, tuple[str, Any, str]]]:
+    def _input_parts(self, ctx: TaskContext, fields: dict[str, Any]) -> list[tuple[str, str, Path, str]]:
         """Media inputs as multipart file parts (streamed from disk), or as JSON URL fields (a
         local file becomes a data: URL there, which such APIs accept)."""
-        parts: list[tuple[str, tuple[str, Any, str]]] = []
+        parts: list[tuple[str, str, Path, str]] = []
         for name, entries in ctx.task.inputs_dict.items():
             spec = ctx.model.inputs.get(name)
             field_name = str(spec.options.get("field", name)) if spec is not None else name
             values: list[Any] = []
             for entry in entries:
                 if self.profile.input_mode == "multipart" and "path" in entry:
+                    verify_unchanged(entry)  # never send a different file than the operator checked
                     path = Path(entry["path"])
-                    parts.append((field_name, (path.name, files_open.enter_context(path.open("rb")),
-                                               entry.get("mime") or "application/octet-stream")))
+                    parts.append((field_name, path.name, path, entry.get("mime") or "application/octet-stream"))
                 elif "url" in entry:
                     values.append(entry["url"])
                 else:
+                    verify_unchanged(entry)
                     raw = base64.b64encode(Path(entry["path"]).read_bytes()).decode()
                     values.append(f"data:{entry.get('mime') or 'application/octet-stream'};base64,{raw}")
             if values:
@@ -126,7 +121,7 @@ class TaskApiAdapter:
 
     # --- status and results ----------------------------------------------------------------
     async def status(self, ctx: TaskContext, remote_id: str) -> RemoteStatus:
-        response = await self._send(self.profile.status, remote_id)
+        response = await self._send(self.profile.status, remote_id, hot=True)
         if response.status_code == 404:
             raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id}: HTTP 404 "
                                                 f"{self._error_text(response)} (unknown to the service, or "
@@ -178,7 +173,7 @@ class TaskApiAdapter:
         return f"{self.prov.base_url}{self.profile.status.path.replace('{id}', remote_id)}"
 
     # --- answers ---------------------------------------------------------------------------
-    def _raise_for_answer(self, response: httpx.Response, creating: bool) -> None:
+    def _raise_for_answer(self, response: httpx.Response | LeanResponse, creating: bool) -> None:
         """Non-2xx answers as the lane's answers; returns for a 2xx."""
         status = response.status_code
         if status < 300:
@@ -199,20 +194,20 @@ class TaskApiAdapter:
             raise TaskError(ErrorKind.BAD_INPUT, f"{self.service} create: {text}", retry=False)
         raise Unusable(text)
 
-    def _json(self, response: httpx.Response) -> Any:
+    def _json(self, response: httpx.Response | LeanResponse) -> Any:
         try:
             return response.json()
         except ValueError:
             raise Unusable(f"HTTP {response.status_code}, not JSON: {redact(response.text)[:60]!r}") from None
 
-    def _error_code(self, response: httpx.Response) -> str | None:
+    def _error_code(self, response: httpx.Response | LeanResponse) -> str | None:
         try:
             code = dig(response.json(), self.profile.error_code)
         except ValueError:
             return None
         return str(code) if code is not MISSING else None
 
-    def _error_text(self, response: httpx.Response) -> str:
+    def _error_text(self, response: httpx.Response | LeanResponse) -> str:
         try:
             message = dig(response.json(), self.profile.error_message)
         except ValueError:
@@ -221,10 +216,13 @@ class TaskApiAdapter:
             return ""
         return redact(message if isinstance(message, str) else json.dumps(message, ensure_ascii=False))[:300]
 
-    async def _send(self, request: Request, remote_id: str | None, **kwargs: Any) -> httpx.Response:
-        if self._client is None:
-            raise NotSent("provider is closed")
+    async def _send(self, request: Request, remote_id: str | None, hot: bool = False,
+                    **kwargs: Any) -> httpx.Response | LeanResponse:
+        """``hot``: the status poll, sent on the lean client."""
+        client = self._live_client()
         path = request.path.replace("{id}", remote_id) if remote_id is not None else request.path
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        return await send(self._client, request.method, path, headers=headers, **kwargs)
+        headers = {**self._auth(), **kwargs.pop("headers", {})}
+        if hot:
+            return await send_poll(self._poll_client, client, request.method, path, headers=headers)
+        return await send(client, request.method, path, headers=headers, **kwargs)
 
