@@ -26,6 +26,7 @@ from mediaassist.ui.core_texts import translated, translated_reasons
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import tr
+from mediaassist.ui.labels import lane_kind_label
 
 log = logging.getLogger("mediaassist.ui")
 
@@ -83,7 +84,7 @@ class ImportPreviewDialog(QDialog):
         self.model_box = QComboBox()
         self.model_box.addItem(tr("(from the file)"), None)
         for model in rt.config.models:
-            self.model_box.addItem(f"{model.name} ({model.kind})", model.name)
+            self.model_box.addItem(f"{model.name} ({lane_kind_label(model.kind)})", model.name)
         is_txt = FORMATS.get(path.suffix.lower()) == "txt"
         if is_txt and default_model is None and rt.config.models:
             default_model = rt.config.models[0].name

@@ -25,6 +25,11 @@ def error_kind_labels() -> dict[str, str]:
             "internal": tr("internal")}
 
 
+def lane_kind_label(kind: str) -> str:
+    """A lane kind as a heading: Web, API, Polling."""
+    return {"web": tr("Web"), "api": tr("API"), "poll": tr("Polling")}.get(kind, kind)
+
+
 def clear_label_cache() -> None:
     state_labels.cache_clear()
     error_kind_labels.cache_clear()

@@ -16,7 +16,7 @@ from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMainWindow, QMenu, QSystemTrayIcon
 
 from mediaassist.ui.i18n import tr
-from mediaassist.ui.labels import error_kind_labels
+from mediaassist.ui.labels import error_kind_labels, lane_kind_label
 
 NOTICE_MS = 8000
 MAX_NOTICES = 200
@@ -47,13 +47,9 @@ def kind_counts(by_route: Mapping[tuple[str, str], int]) -> dict[str, KindCounts
     return {kind: KindCounts(c["running"], c["pending"], c["failed"]) for kind, c in counts.items()}
 
 
-def kind_label(kind: str) -> str:
-    return {"web": tr("Web"), "api": tr("API"), "poll": tr("Polling")}.get(kind, kind)
-
-
 def counts_line(kind: str, counts: KindCounts) -> str:
     return tr("{kind}: {running} running · {waiting} waiting · {failed} failed").format(
-        kind=kind_label(kind), running=counts.running, waiting=counts.waiting, failed=counts.failed)
+        kind=lane_kind_label(kind), running=counts.running, waiting=counts.waiting, failed=counts.failed)
 
 
 class FailureBursts:

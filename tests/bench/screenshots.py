@@ -63,10 +63,14 @@ async def until(predicate, timeout: float = 30.0) -> bool:  # type: ignore[no-un
     return True
 
 
-async def accept_import(window: MainWindow, path: Path) -> None:
+async def accept_import(window: MainWindow, path: Path, model: str | None = None) -> None:
     window.open_files([path])
     await until(lambda: window.importer.dialog is not None and window.importer.dialog.import_button.isEnabled())
-    window.importer.dialog.import_button.click()
+    dialog = window.importer.dialog
+    if model is not None:
+        dialog.model_box.setCurrentIndex(dialog.model_box.findData(model))
+        await until(lambda: dialog.report is not None and dialog.import_button.isEnabled())
+    dialog.import_button.click()
     await until(lambda: window.importer.dialog is None)
 
 
@@ -74,7 +78,8 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     await asyncio.sleep(0.5)
     save(window, f"{language}-first-start")
     window.resize(*SCREEN)
-    for name in ("seed-batch.csv", "image-to-video.csv", "images.txt"):
+    await accept_import(window, EXAMPLES / "images.txt", "demo-illustrator")
+    for name in ("seed-batch.csv", "image-to-video.csv"):
         await accept_import(window, EXAMPLES / name)
     # a model the config no longer has: the attempt fails as bad_input, with no retry
     window.store.enqueue("broken-demo", [NewTask(model="retired-model", model_kind="api", route="api:demo-openai",

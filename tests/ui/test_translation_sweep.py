@@ -22,15 +22,17 @@ from .test_window import App, start_app, stop_app
 # Names that stay as they are in a Chinese UI.
 NAMES = {"mediaassist", "API", "HTTP", "CSV", "XLSX", "Excel", "JSON", "JSONL", "TXT", "ID", "URL", "ETA",
          "Chromium", "RunningHub", "Qt", "Multimedia", "PySide6", "Essentials", "README", "demo",
+         "English",  # the language's own name in the language chooser
          # the simulated config's names (models, site, accounts, providers)
          "writer", "video", "reasoner", "simulated"}
-WORD = re.compile(r"[^\s,;，。；：、（）()\[\]{}<>«»“”\"'·…/|=+*!?？！]+")
-IDENTIFIER = re.compile(r"[\d\-_:.@%]")
+WORD = re.compile(r"[^\s,;，。；：、（）()\[\]{}<>«»“”\"'·…|=+*!?？！]+")
+IDENTIFIER = re.compile(r"[\d\-_:.@%/\\]")  # ids, lanes, paths
 TAGS = re.compile(r"<[^>]+>")
+QUOTED = re.compile(r"'[^']*'")  # a value quoted in a message is data (a model's name, a task id)
 
 
 def english_words(text: str) -> Iterator[str]:
-    for token in WORD.findall(TAGS.sub(" ", text)):
+    for token in WORD.findall(QUOTED.sub(" ", TAGS.sub(" ", text))):
         if IDENTIFIER.search(token) or token in NAMES:
             continue
         if re.fullmatch(r"&?[A-Za-z&]+", token) and len(token.strip("&")) > 1:
@@ -131,6 +133,18 @@ async def test_chinese_window_shows_no_english_in_any_state(tmp_path, ui_setting
             problems += [f"tab {index}: {p}" for p in english_in(window)]
         problems += [f"tray: {p}" for a in window.tray.menu.actions() for p in english_words(a.text())]
         problems += [f"title: {w}" for w in english_words(window.windowTitle())]
+        window.open_settings()
+        problems += [f"settings: {p}" for p in english_in(window.settings_dialog)]
+        window.settings_dialog.reject()
+        batch = tmp_path / "batch.csv"
+        batch.write_text("model,prompt\nwriter,写点什么\nnosuchmodel,写点什么\nwriter,\n", encoding="utf-8")
+        window.open_files([batch])
+        await wait_until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+        dialog = window.importer.dialog
+        for tab in range(dialog.tabs.count()):
+            dialog.tabs.setCurrentIndex(tab)
+            problems += [f"import preview: {p}" for p in english_in(dialog)]
+        dialog.reject()
         assert problems == [], "\n".join(problems)
     finally:
         window.translations.apply("en")
