@@ -1,17 +1,19 @@
 """Thumbnails made off the loop and kept on disk, so a gallery of thousands never stalls the window.
 
-Decoding and scaling run in one worker thread with ``QImageReader`` (``QImage`` is safe outside
-the GUI thread, ``QPixmap`` is not); the loop only turns the small result into a pixmap. A
-thumbnail is cached as a PNG named after the file's path, size, mtime and the thumbnail size, so
-an edited file gets a new one and two windows share the cache without locking (atomic rename).
+Decoding and scaling run in a worker *process* (``QImageReader.read`` holds the GIL for the whole
+decode, ~25 ms for a 1024×576 PNG, so a worker thread still stalled the loop by as much); the loop
+only reads back the small cached PNG and turns it into a pixmap. A thumbnail is cached under a
+name made of the file's path, size, mtime and the thumbnail size, so an edited file gets a new
+one and two windows share the cache without locking (atomic rename).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import multiprocessing
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
@@ -43,46 +45,63 @@ def centred_in_square(image: QImage, box: int) -> QImage:
     return square
 
 
+def make_thumbnail(source: str, cached: str, box: int) -> bool:
+    """In the worker process: decode, scale and save one thumbnail (True if there is one now)."""
+    target = Path(cached)
+    if target.exists():
+        return True
+    scaled = read_scaled(Path(source), box)
+    if scaled is None:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.stem}.{os.getpid()}.part.png")
+    if not centred_in_square(scaled, box).save(str(partial), "PNG"):
+        return False
+    os.replace(partial, target)
+    return True
+
+
 class DiskThumbnails:
     """``await thumbs.thumbnail(path)`` -> a small QImage (None when the file is no image)."""
 
     def __init__(self, folder: Path, size: int = THUMB_PX) -> None:
         self.folder = folder
         self.size = size
-        # One worker: the machine has few cores and the scheduler's loop must keep one.
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbnails")
+        self._worker: Executor | None = None  # started on the first thumbnail that is not cached
+        self._previews = ThreadPoolExecutor(max_workers=1, thread_name_prefix="previews")
 
     def cache_file(self, path: Path) -> Path:
         stat = path.stat()
         key = hashlib.sha1(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{self.size}".encode()).hexdigest()
         return self.folder / key[:2] / f"{key}.png"
 
-    def render(self, path: Path) -> QImage | None:
-        """Worker thread: the cached thumbnail, made and saved first if needed."""
+    def _workers(self) -> Executor:
+        if self._worker is None:
+            # One process (the machine has few cores and the scheduler's loop must keep one);
+            # spawned, not forked: a fork of a process running Qt and threads is not safe.
+            self._worker = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        return self._worker
+
+    async def thumbnail(self, path: Path) -> QImage | None:
         try:
             cached = self.cache_file(path)
         except OSError:
             return None  # gone since the list was read
-        if cached.exists():
-            image = QImage(str(cached))
-            if not image.isNull():
-                return image
-        scaled = read_scaled(path, self.size)
-        if scaled is None:
-            return None
-        image = centred_in_square(scaled, self.size)
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_name(f"{cached.stem}.{os.getpid()}.part.png")
-        if image.save(str(partial), "PNG"):
-            os.replace(partial, cached)
-        return image
-
-    async def thumbnail(self, path: Path) -> QImage | None:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, self.render, path)
+        if not cached.exists():
+            made = await asyncio.get_running_loop().run_in_executor(
+                self._workers(), make_thumbnail, str(path), str(cached), self.size)
+            if not made:
+                return None
+        image = QImage(str(cached))  # a 160 px PNG: about a millisecond
+        return None if image.isNull() else image
 
     async def full_image(self, path: Path) -> QImage | None:
-        """For the preview: the whole picture (bounded), decoded off the loop as well."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, read_scaled, path, PREVIEW_PX)
+        """For the preview: the whole picture (bounded), decoded in a thread (one decode, when the
+        operator asks for it)."""
+        return await asyncio.get_running_loop().run_in_executor(self._previews, read_scaled, path, PREVIEW_PX)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._worker is not None:
+            self._worker.shutdown(wait=True, cancel_futures=True)
+            self._worker = None
+        self._previews.shutdown(wait=True, cancel_futures=True)

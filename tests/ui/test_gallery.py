@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 from pathlib import Path
 
 import pytest
@@ -58,37 +57,32 @@ def test_media_kind_by_name() -> None:
 
 
 @pytest.mark.asyncio
-async def test_thumbnails_are_made_in_the_worker_thread_cached_on_disk_and_reused(
+async def test_thumbnails_are_made_in_the_worker_process_cached_on_disk_and_reused(
         qtbot: object, tmp_path: Path, cache: DiskThumbnails, monkeypatch: pytest.MonkeyPatch) -> None:
-    decoded_in: list[str] = []
-    real_read = thumbnails_module.read_scaled
+    def no_decoding_here(path: Path, box: int) -> QImage | None:
+        raise AssertionError(f"the window's process decoded {path}")
 
-    def recording_read(path: Path, box: int) -> QImage | None:
-        decoded_in.append(threading.current_thread().name)
-        return real_read(path, box)
-
-    monkeypatch.setattr(thumbnails_module, "read_scaled", recording_read)
+    # The worker is a fresh (spawned) process with its own, unpatched module: if a thumbnail
+    # comes back, it was decoded there, never on the loop's process.
+    monkeypatch.setattr(thumbnails_module, "read_scaled", no_decoding_here)
     model = MediaModel(cache, cache.size)
     model.set_items(image_items(tmp_path / "out", 12))
     paint_all(model)
-    await wait_until(lambda: model.made == 12 and not model.loading)
-    assert decoded_in and all(name.startswith("thumbnails") for name in decoded_in)
-    assert threading.current_thread() is threading.main_thread()
+    await wait_until(lambda: model.made == 12 and not model.loading, timeout=30)
     cached = sorted((tmp_path / "thumbs").rglob("*.png"))
     assert len(cached) == 12
     thumb = QImage(str(cached[0]))
     assert (thumb.width(), thumb.height()) == (cache.size, cache.size)  # every cell the same shape
     assert thumb.pixelColor(80, 80) == QColor("#3f51b5")  # 320x180 scaled to 160x90, centred
     assert thumb.pixelColor(80, 20).alpha() == 0  # above the picture: transparent
-    # Another window (a fresh cache on the same folder) decodes nothing: the disk cache answers.
-    decoded_in.clear()
+    # Another window (a fresh cache on the same folder) starts no worker: the disk cache answers.
     again = DiskThumbnails(tmp_path / "thumbs")
     second = MediaModel(again, again.size)
     second.set_items(model.items)
     paint_all(second)
     await wait_until(lambda: second.made == 12)
+    assert again._worker is None
     again.close()
-    assert decoded_in == []
     model.close()
     second.close()
 
