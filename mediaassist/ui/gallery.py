@@ -174,6 +174,7 @@ class MediaModel(QAbstractListModel):
             self._dirty.update(self._rows_of.get(location, ()))
             if not self._flush.isActive():
                 self._flush.start()
+            await asyncio.sleep(0)  # a cached thumbnail returns at once: let the loop run between them
 
     def _emit_changes(self) -> None:
         rows = [r for r in self._dirty if r < len(self.items)]
