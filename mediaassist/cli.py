@@ -14,8 +14,8 @@ import logging.handlers
 import os
 import signal
 import sys
-import warnings
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 

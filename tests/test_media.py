@@ -6,19 +6,31 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import multiprocessing
+import multiprocessing.synchronize
 import os
-import sqlite3
 from pathlib import Path
 
+import peewee as pw
 import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, InputSpec, ModelConfig, parse_config
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.importer import new_batch_id, read_task_file
-from mediaassist.core.media import (MIB, MediaCache, MediaInputError, check_input_value, check_local_input,
-                                    fresh_upload_name, iter_file_chunks, sniff_media, split_cell, upload_key,
-                                    verify_unchanged)
+from mediaassist.core.media import (
+    MIB,
+    MediaCache,
+    MediaInputError,
+    check_input_value,
+    check_local_input,
+    fresh_upload_name,
+    iter_file_chunks,
+    sniff_media,
+    split_cell,
+    upload_key,
+    verify_unchanged,
+)
 from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import NewTask, Store
 from mediaassist.providers.base import TaskContext
@@ -93,11 +105,18 @@ def test_bad_local_files_raise_a_short_reason(tmp_path: Path, setup: str, reason
     assert reason in str(caught.value)
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux /proc")
+def test_a_regular_file_whose_read_fails_is_named(tmp_path: Path) -> None:
+    # /proc/self/mem is a regular file that cannot be read from offset 0, even by root
+    with pytest.raises(MediaInputError, match=r"cannot read /proc/\d+/mem: Input/output error"):
+        check_local_input("/proc/self/mem", tmp_path, IMAGE, None)
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
 def test_an_unreadable_file_is_named(tmp_path: Path) -> None:
     path = write_png(tmp_path / "secret.png")
     path.chmod(0)
-    with pytest.raises(MediaInputError, match="cannot read .*secret.png: Permission denied"):
+    with pytest.raises(MediaInputError, match=r"cannot read .*secret\.png: Permission denied"):
         check_local_input(str(path), tmp_path, IMAGE, None)
 
 
@@ -192,6 +211,16 @@ def test_verify_unchanged_detects_edits_and_deletions(tmp_path: Path, change: st
 
 # --- store: inputs, uploads, migration ---------------------------------------------------------
 
+def _location_of(store: Store) -> str:
+    """What another process opens the same store by: the SQLite file, or the PostgreSQL URL
+    (the ``store`` fixture runs on PostgreSQL too when MEDIAASSIST_TEST_PG names a server)."""
+    if isinstance(store.db, pw.PostgresqlDatabase):
+        params = store.db.connect_params
+        return (f"postgresql://{params.get('user', '')}@/{store.db.database}"
+                f"?host={params.get('host', '')}&port={params.get('port', 5432)}")
+    return str(store.db.database)
+
+
 def _task_with_inputs(tmp_path: Path) -> NewTask:
     entry = check_local_input(str(write_png(tmp_path / "first.png")), tmp_path, IMAGE, None)
     return NewTask(model="i2v", model_kind="poll", route="poll:rh", task_id="m1",
@@ -216,15 +245,39 @@ def test_inputs_and_uploads_are_stored_and_an_upload_survives_a_reaped_attempt(
     assert fresh_upload_name(saved, "rh:never", now=0) is None
 
 
-def test_an_old_database_gets_the_new_columns(tmp_path: Path) -> None:
-    path = tmp_path / "old.sqlite3"
-    first = Store(path)
-    first.enqueue("b", [NewTask(model="w", model_kind="api", route="api:x", task_id="old-1")])
-    first.close()
-    with sqlite3.connect(path) as db:  # the table as the previous release made it
-        db.execute("ALTER TABLE task DROP COLUMN inputs")
-        db.execute("ALTER TABLE task DROP COLUMN uploads")
-    migrated = Store(path)
+def _save_uploads(location: str, prefix: str, count: int, start: multiprocessing.synchronize.Event) -> None:
+    store = Store(location)
+    task = store.get("m1")
+    start.wait()
+    for i in range(count):
+        store.save_upload(task, f"{prefix}:{i}", f"name-{prefix}-{i}")
+    store.close()
+
+
+def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, store: Store) -> None:
+    store.enqueue("b", [_task_with_inputs(tmp_path)])
+    location = _location_of(store)
+    start = multiprocessing.get_context("spawn").Event()
+    procs = [multiprocessing.get_context("spawn").Process(target=_save_uploads, args=(location, name, 25, start))
+             for name in ("p1", "p2")]
+    for proc in procs:
+        proc.start()
+    start.set()
+    for proc in procs:
+        proc.join(timeout=120)
+        assert proc.exitcode == 0
+    saved = store.get("m1").uploads_dict
+    assert set(saved) == {f"{p}:{i}" for p in ("p1", "p2") for i in range(25)}  # no merge lost a record
+
+
+def test_an_old_database_gets_the_new_columns(tmp_path: Path, store: Store) -> None:
+    store.enqueue("b", [NewTask(model="w", model_kind="api", route="api:x", task_id="old-1")])
+    for column in ("inputs", "uploads"):  # the table as the previous release made it
+        store.db.execute_sql(f'ALTER TABLE "task" DROP COLUMN "{column}"')
+    assert "inputs" not in {c.name for c in store.db.get_columns("task")}
+    location = _location_of(store)
+    store.close()
+    migrated = Store(location)
     try:
         old = migrated.get("old-1")
         assert (old.inputs_dict, old.uploads_dict) == ({}, {})
@@ -232,8 +285,11 @@ def test_an_old_database_gets_the_new_columns(tmp_path: Path) -> None:
         assert migrated.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
     finally:
         migrated.close()
-    again = Store(path)  # opening a migrated database changes nothing
-    again.close()
+    again = Store(location)  # opening a migrated database changes nothing
+    try:
+        assert again.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
+    finally:
+        again.close()
 
 
 def test_task_context_logs_the_file_name_of_an_upload(tmp_path: Path, store: Store,
@@ -343,16 +399,18 @@ def test_the_image_to_video_example_imports_and_enqueues(store: Store) -> None:
             assert entry["mime"] == "image/png"
 
 
-def test_ten_thousand_rows_naming_the_same_frames_hash_each_file_once(tmp_path: Path, config: AppConfig,
+def test_ten_thousand_rows_naming_the_same_frames_read_each_file_once(tmp_path: Path, config: AppConfig,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     write_png(tmp_path / "a.png")
     write_png(tmp_path / "b.png", shade=5)
     path = tmp_path / "big.csv"
     path.write_text("model,first_frame,last_frame\n" + "i2v,a.png,b.png\n" * 10_000)
     from mediaassist.core import media
-    reads: list[Path] = []
-    real_hash = media.file_sha256
-    monkeypatch.setattr(media, "file_sha256", lambda p: reads.append(p) or real_hash(p))
+    reads: list[bytes] = []  # every file is sniffed (and hashed) in the one pass that opens it
+    real_sniff = media.sniff_bytes
+    monkeypatch.setattr(media, "sniff_bytes", lambda head: reads.append(head) or real_sniff(head))
     report = read_task_file(path, config)
     assert len(report.tasks) == 10_000 and report.errors == []
-    assert sorted(p.name for p in reads) == ["a.png", "b.png"]
+    assert len(reads) == 2
+    assert {e["sha256"] for t in report.tasks for e in t.inputs["first_frame"] + t.inputs["last_frame"]} == \
+        {media.file_sha256(tmp_path / "a.png"), media.file_sha256(tmp_path / "b.png")}

@@ -43,7 +43,7 @@ def decode_task_text(data: bytes, where: str, encoding: str | None = None) -> De
         if data.startswith(codecs.BOM_UTF8):
             raise ImportFileError(
                 f"{where}: starts with a UTF-8 byte-order mark but is not UTF-8 (invalid byte at offset "
-                f"{exc.start - len(codecs.BOM_UTF8)} after the mark); save it as UTF-8 again, or name its "
+                f"{exc.start} after the mark); save it as UTF-8 again, or name its "
                 "encoding with --encoding") from None
     return _guess_legacy(data, where)
 
@@ -65,7 +65,8 @@ def _strict(data: bytes, encoding: str, where: str) -> str:
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise ImportFileError(f"{where}: not valid {encoding} (byte offset {exc.start}: {exc.reason}); "
+        shown = encoding.removesuffix("-sig")
+        raise ImportFileError(f"{where}: not valid {shown} (byte offset {exc.start}: {exc.reason}); "
                               "check --encoding, or save the file as UTF-8") from None
 
 

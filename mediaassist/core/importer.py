@@ -19,7 +19,7 @@ import secrets
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,7 @@ class ImportReport:
 def new_batch_id(source: Path) -> str:
     """``<file stem>-<UTC time>-<8 hex>``: readable in the task table, unique across imports."""
     stem = re.sub(r"[^\w.-]+", "-", source.stem).strip("-")[:40] or "batch"
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{stem}-{stamp}-{secrets.token_hex(4)}"
 
 
@@ -173,11 +173,13 @@ def _read_xlsx(source: _Source, report: ImportReport) -> list[RawRow]:
         values = _xlsx_records(source.path, data_only=True)
         # A formula with no saved result reads as an empty cell; the formulas pass tells them apart.
         formulas = _xlsx_records(source.path, data_only=False) if _has_formulas(source.path) else values
+        # Both passes read the same sheet XML, so rows and cells pair one to one.
+        records = [(number, [_uncalculated(value, formula) for value, formula in zip(cells, formula_cells,
+                                                                                     strict=True)])
+                   for (number, cells), (_, formula_cells) in zip(values, formulas, strict=True)]
     except Exception as exc:  # a damaged workbook can fail anywhere inside openpyxl's XML parsing
         raise ImportFileError(f"{source.path}: not a readable XLSX workbook ({exc})") from None
-    records = ((number, [_uncalculated(value, formula) for value, formula in zip(cells, formula_cells)])
-               for (number, cells), (_, formula_cells) in zip(values, formulas))
-    return _table_rows(source, records, report)
+    return _table_rows(source, iter(records), report)
 
 
 def _xlsx_records(path: Path, data_only: bool) -> list[tuple[int, tuple[Any, ...]]]:
@@ -199,8 +201,8 @@ def _has_formulas(path: Path) -> bool:
     import zipfile
 
     with zipfile.ZipFile(path) as archive:
-        return any(b"<f>" in archive.read(name) or b"<f " in archive.read(name)
-                   for name in archive.namelist() if name.startswith("xl/worksheets/"))
+        sheets = (archive.read(name) for name in archive.namelist() if name.startswith("xl/worksheets/"))
+        return any(b"<f>" in xml or b"<f " in xml for xml in sheets)
 
 
 def _uncalculated(value: Any, formula: Any) -> Any:

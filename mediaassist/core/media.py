@@ -11,6 +11,7 @@ a different picture than the operator checked.
 from __future__ import annotations
 
 import hashlib
+import os
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -55,13 +56,19 @@ class MediaCache:
     """What one import learnt about files, so a frame named by 10,000 rows is read once."""
 
     resolved: dict[tuple[Path, str], Path] = field(default_factory=dict)  # (base dir, cell) -> path
+    folders: dict[str, str] = field(default_factory=dict)  # folder as written -> its real path
     sniffed: dict[_FileStamp, tuple[str, str] | None] = field(default_factory=dict)
     digests: dict[_FileStamp, str] = field(default_factory=dict)
 
     def resolve(self, value: str, base_dir: Path) -> Path:
+        """The absolute path of a cell's file; each folder's symlinks are resolved once (a
+        realpath per row is most of the cost of importing 10,000 rows with their own frames)."""
         key = (base_dir, value)
         if key not in self.resolved:
-            self.resolved[key] = (base_dir / Path(value.strip()).expanduser()).resolve()
+            folder, name = os.path.split(os.path.join(base_dir, os.path.expanduser(value.strip())))
+            if folder not in self.folders:
+                self.folders[folder] = os.path.realpath(folder)
+            self.resolved[key] = Path(self.folders[folder], name)
         return self.resolved[key]
 
 
@@ -175,23 +182,43 @@ def check_local_input(value: str, base_dir: Path, spec: InputSpec, max_bytes: in
         raise MediaInputError(f"{path} is {'a folder' if stat.S_ISDIR(info.st_mode) else 'not a regular file'}")
     stamp = (str(path), info.st_size, info.st_mtime_ns)
     if stamp not in cache.sniffed:
-        cache.sniffed[stamp] = _read_or_fail(path, sniff_media)
-    sniffed = cache.sniffed[stamp]
-    if sniffed is None:
-        raise MediaInputError(f"{path.name} is not {_kinds(spec.media)} file by its content "
-                              "(known: PNG, JPEG, GIF, WEBP, BMP, MP4, MOV, WEBM, MKV, MP3, WAV, M4A, AAC, "
-                              "OGG, FLAC)")
-    media, mime = sniffed
-    if media not in spec.media:
-        raise MediaInputError(f"{path.name} is {_a(media)} ({mime}); {spec.name} takes {_kinds(spec.media)}")
-    limit = max_bytes or DEFAULT_MAX_BYTES[media]
-    if info.st_size > limit:
-        raise MediaInputError(f"{path.name} is {_size(info.st_size)}, over the {_size(limit)} limit "
-                              f"for {_a(media)}")
-    if stamp not in cache.digests:
+        _read_or_fail(path, lambda opened: _learn(opened, stamp, spec, max_bytes, cache))
+    media, mime = _accepted(path.name, cache.sniffed[stamp], info.st_size, spec, max_bytes)
+    if stamp not in cache.digests:  # sniffed earlier for an input that refused it
         cache.digests[stamp] = _read_or_fail(path, file_sha256)
     return {"path": str(path), "size": info.st_size, "mtime_ns": info.st_mtime_ns,
             "sha256": cache.digests[stamp], "mime": mime, "media": media}
+
+
+def _learn(path: Path, stamp: _FileStamp, spec: InputSpec, max_bytes: int | None, cache: MediaCache) -> None:
+    """Sniff the file and, when ``spec`` will take it, hash it in the same pass (one open)."""
+    with open(path, "rb") as handle:
+        block = handle.read(_CHUNK)
+        cache.sniffed[stamp] = sniffed = sniff_bytes(block[:_SNIFF_BYTES])
+        try:
+            _accepted(path.name, sniffed, stamp[1], spec, max_bytes)
+        except MediaInputError:
+            return  # never read a file that is refused (a 5 GB video for an image input)
+        digest = hashlib.sha256()
+        while block:
+            digest.update(block)
+            block = handle.read(_CHUNK)
+        cache.digests[stamp] = digest.hexdigest()
+
+
+def _accepted(name: str, sniffed: tuple[str, str] | None, size: int, spec: InputSpec,
+              max_bytes: int | None) -> tuple[str, str]:
+    """``(media, mime)`` when ``spec`` takes this file, else ``MediaInputError`` saying why."""
+    if sniffed is None:
+        raise MediaInputError(f"{name} is not {_kinds(spec.media)} file by its content (known: PNG, JPEG, GIF, "
+                              "WEBP, BMP, MP4, MOV, WEBM, MKV, MP3, WAV, M4A, AAC, OGG, FLAC)")
+    media, mime = sniffed
+    if media not in spec.media:
+        raise MediaInputError(f"{name} is {_a(media)} ({mime}); {spec.name} takes {_kinds(spec.media)}")
+    limit = max_bytes or DEFAULT_MAX_BYTES[media]
+    if size > limit:
+        raise MediaInputError(f"{name} is {_size(size)}, over the {_size(limit)} limit for {_a(media)}")
+    return sniffed
 
 
 def _read_or_fail(path: Path, read: Callable[[Path], _T]) -> _T:
@@ -270,10 +297,4 @@ def _size(n: int) -> str:
     if n >= MIB and n % MIB == 0:
         return f"{n // MIB} MiB"
     return f"{n / MIB:.1f} MiB ({n:,} bytes)" if n >= MIB else f"{n:,} bytes"
-
-
-def local_entries(inputs: dict[str, list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
-    """Every local-file entry of a task's inputs, in input order."""
-    for entries in inputs.values():
-        yield from (entry for entry in entries if "path" in entry)
 

@@ -16,7 +16,7 @@ import socket
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -86,11 +86,13 @@ class Task(_Base):
 
     @property
     def inputs_dict(self) -> dict[str, list[dict[str, Any]]]:
-        return json.loads(self.inputs or "{}")
+        inputs: dict[str, list[dict[str, Any]]] = json.loads(self.inputs or "{}")
+        return inputs
 
     @property
     def uploads_dict(self) -> dict[str, dict[str, Any]]:
-        return json.loads(self.uploads or "{}")
+        uploads: dict[str, dict[str, Any]] = json.loads(self.uploads or "{}")
+        return uploads
 
     @property
     def lane(self) -> str:
@@ -196,7 +198,7 @@ def owner_is_dead(owner: str) -> bool:
 def iso(ts: float | None) -> str | None:
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Store:
@@ -405,6 +407,7 @@ class Store:
     def finish_success(self, task: Task, text: str | None, files: list[str]) -> bool:
         """End the attempt as success and upsert its result. False if the attempt lost the row."""
         now = self.now()
+        text = redact(text) if text is not None else None  # a server may echo the key in its answer
         with self.db.atomic():
             updated = (Task.update(state=SUCCESS, finished_at=now, updated_at=now, error_kind=None,
                                    error=None)
