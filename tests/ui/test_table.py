@@ -99,27 +99,25 @@ async def test_output_thumbnail_is_scaled_off_the_loop_and_cached(store: Store, 
 
 
 @pytest.mark.asyncio
-async def test_selection_is_kept_across_retry_in_a_filtered_view(tmp_path: Path, ui_settings: QSettings) -> None:
-    app = await start_app(tmp_path, ui_settings)
-    try:
-        window = running.window
-        running.enqueue(writer_tasks(6, sim_fail="bad_input"))
-        await wait_until(lambda: {t.state for t in window.store.tasks()} == {"failed"})
-        window.lanes.toggle_pause_all()
-        window.text_filter.setText("prompt")
-        window.apply_filter()
-        window.model.sort(COL["state"], Qt.SortOrder.AscendingOrder)  # retried rows move
-        window.table.selectRow(1)
-        window.table.selectionModel().select(window.model.index(4, 0), window.table.selectionModel().SelectionFlag.Select
-                                             | window.table.selectionModel().SelectionFlag.Rows)
-        chosen = sorted(task_id for task_id, _ in window.selected_tasks())
-        assert len(chosen) == 2
-        window.task_actions[TaskAction.RETRY].trigger()
-        await wait_until(lambda: all(window.store.get(t).state == "pending" for t in chosen))
-        await wait_until(lambda: sorted(task_id for task_id, _ in window.selected_tasks()) == chosen)
-        assert {state for _, state in window.selected_tasks()} == {"pending"}
-    finally:
-        await stop_app(app)
+async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -> None:
+    window = running.window
+    running.enqueue(writer_tasks(6, sim_fail="bad_input"))
+    await wait_until(lambda: {t.state for t in window.store.tasks()} == {"failed"})
+    window.lanes.toggle_pause_all()
+    window.text_filter.setText("prompt")
+    window.apply_filter()
+    window.model.sort(COL["state"], Qt.SortOrder.AscendingOrder)  # retried rows move
+    flags = window.table.selectionModel().SelectionFlag
+    window.table.selectRow(1)
+    window.table.selectionModel().select(window.model.index(4, 0), flags.Select | flags.Rows)
+    chosen = sorted(task_id for task_id, _ in window.selected_tasks())
+    assert len(chosen) == 2
+    window.task_actions[TaskAction.RETRY].trigger()
+    await wait_until(lambda: all(window.store.get(t).state == "pending" for t in chosen))
+    # sorted by state, "pending" after "failed": the two rows moved to the end
+    await wait_until(lambda: {window.model.task_id_at(4), window.model.task_id_at(5)} == set(chosen))
+    assert sorted(task_id for task_id, _ in window.selected_tasks()) == chosen
+    assert {state for _, state in window.selected_tasks()} == {"pending"}
 
 
 @pytest.mark.asyncio
