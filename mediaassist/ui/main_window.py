@@ -92,6 +92,8 @@ class MainWindow(QMainWindow):
 
     # --- building (again on a language switch) -------------------------------------------------
     def _build(self) -> None:
+        if hasattr(self, "detail"):
+            self.detail.thumbnails.close()
         self.menuBar().clear()
         for bar in self.findChildren(QToolBar):
             self.removeToolBar(bar)
@@ -461,6 +463,7 @@ class MainWindow(QMainWindow):
         """Stop the timers and save the view; the caller then stops the scheduler."""
         self.stats.stop()
         self.model.stop()
+        self.detail.thumbnails.close()
         self._save_view_state()
         self.tray.hide()
 

@@ -10,13 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import (QFrame, QGridLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QScrollArea,
+                               QVBoxLayout, QWidget)
 
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
 from mediaassist.core.scheduler import Lane
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.labels import format_seconds
+
 
 @dataclass
 class LaneGauge:
@@ -108,11 +110,21 @@ class BatchList(QGroupBox):
     def __init__(self, on_link: Callable[[str], None] | None = None) -> None:
         super().__init__(tr("Batches"))
         self._on_link = on_link
-        self._layout = QVBoxLayout(self)
+        # The rows scroll: the panel's height is the splitter's, not the number of batches.
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        inner = QWidget()
+        scroll.setWidget(inner)
+        QVBoxLayout(self).addWidget(scroll)
+        self._layout = QVBoxLayout(inner)
+        self._layout.setContentsMargins(2, 2, 2, 2)
         self._rows: list[tuple[QLabel, QProgressBar]] = []
         self._empty = QLabel(tr("No batches yet: drop a task file on the window."))
         self._empty.setWordWrap(True)
         self._layout.addWidget(self._empty)
+        self._layout.addStretch(1)
 
     def update(self, snap: Snapshot, eta: Callable[[str], tuple[Estimate, float | None]]) -> None:
         unfinished = [b for b in snap.batch_order if b in snap.batch_routes]
@@ -136,8 +148,9 @@ class BatchList(QGroupBox):
         if self._on_link is not None:
             label.linkActivated.connect(self._on_link)
         bar.setMaximumHeight(16)
-        self._layout.addWidget(label)
-        self._layout.addWidget(bar)
+        at = self._layout.count() - 1  # before the stretch
+        self._layout.insertWidget(at, label)
+        self._layout.insertWidget(at + 1, bar)
         return label, bar
 
     def _show(self, progress: BatchProgress, eta: Callable[[str], tuple[Estimate, float | None]],

@@ -58,7 +58,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("state", "state", 100, volatile=True),
     Column("prompt", "prompt", 300),
     Column("result", None, 200),
-    Column("output", None, 40),
+    Column("output", None, 56),
     Column("error", "error", 220, volatile=True),
     Column("model", "model", 100),
     Column("lane", "lane", 110, volatile=True),
@@ -96,6 +96,11 @@ def local_time(ts: float | None) -> str:
     if moment.date() == datetime.now().date():
         return moment.strftime("%H:%M:%S")
     return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def precise_local_time(ts: float) -> str:
+    """Local time to the millisecond, for log lines."""
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
 def lane_text(row: TaskRow) -> str:
