@@ -105,7 +105,7 @@ class BatchList(QGroupBox):
     Signals (of the labels): a "Log in"/"Enable" link activates ``on_link`` with "accounts"."""
 
     MAX_SHOWN = 6
-    ID_CHARS = 28  # a batch id is a file name plus 8 hex digits: the end is what differs
+    ID_CHARS = 24  # a batch id is <file stem>-<UTC time>-<8 hex>: the stem and the hex tell them apart
 
     def __init__(self, on_link: Callable[[str], None] | None = None) -> None:
         super().__init__(tr("Batches"))
@@ -163,13 +163,13 @@ class BatchList(QGroupBox):
             done=progress.done, failed=progress.failed, canceled=progress.canceled, running=progress.running,
             waiting=progress.waiting)
         when = tr("finished") if progress.finished else eta_text(*eta(progress.batch))
-        label.setText(f"<b>{html.escape(elide_start(progress.batch, self.ID_CHARS))}</b><br>"
+        label.setText(f"<b>{html.escape(elide_middle(progress.batch, self.ID_CHARS))}</b><br>"
                       f"{html.escape(counts)} · {when}")
 
 
-def elide_start(text: str, limit: int) -> str:
-    """Keep the end (for batch ids the distinguishing part), with an ellipsis in front."""
-    return text if len(text) <= limit else "…" + text[-(limit - 1):]
+def elide_middle(text: str, limit: int, tail: int = 8) -> str:
+    """Keep the start (a batch's file name) and the last ``tail`` characters (its hex)."""
+    return text if len(text) <= limit else f"{text[:limit - tail - 1]}…{text[-tail:]}"
 
 
 def eta_text(estimate: Estimate, shown_seconds: float | None) -> str:
