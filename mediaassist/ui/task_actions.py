@@ -38,7 +38,7 @@ def action_label(action: TaskAction) -> str:
 
 # Shortcuts for the common verbs (QAction shows them in menus); copy ones keep the table's Ctrl+C.
 ACTION_SHORTCUTS = {TaskAction.CANCEL: "Ctrl+.", TaskAction.RETRY: "Ctrl+R", TaskAction.DELETE: "Del",
-                    TaskAction.OPEN_FOLDER: "Ctrl+O", TaskAction.COPY_ID: "Ctrl+Shift+C"}
+                    TaskAction.OPEN_FOLDER: "Ctrl+Shift+O", TaskAction.COPY_ID: "Ctrl+Shift+C"}
 
 
 class TaskActions(QObject):

@@ -150,6 +150,8 @@ async def test_common_actions_have_shortcuts_shown_in_menus(running: App) -> Non
     menus = {m.title(): m for m in (a.menu() for a in window.menuBar().actions()) if m is not None}
     shortcuts = {a.text(): a.shortcut().toString() for m in menus.values() for a in m.actions()}
     assert shortcuts["Retry"] == "Ctrl+R" and shortcuts["Find…"] == "Ctrl+F" and shortcuts["&Import…"] == "Ctrl+O"
+    every = [a.shortcut().toString() for m in menus.values() for a in m.actions() if not a.shortcut().isEmpty()]
+    assert len(every) == len(set(every))  # no shortcut is ambiguous
 
 
 @pytest.mark.asyncio
