@@ -259,11 +259,12 @@ class MainWindow(QMainWindow):
         self.text_filter.setText(shown.text)
         self.text_filter.blockSignals(False)
 
-    def apply_filter(self) -> None:
-        self.model.set_filter(TaskFilter(state=self.state_filter.currentData(),
-                                         lane=self.lane_filter.currentData(),
-                                         batch=self.batch_filter.currentData(),
-                                         text=self.text_filter.text().strip()))
+    def apply_filter(self) -> asyncio.Future[None]:
+        """The filter widgets' choice, applied off the loop (the table follows when it is read)."""
+        wanted = TaskFilter(state=self.state_filter.currentData(), lane=self.lane_filter.currentData(),
+                            batch=self.batch_filter.currentData(), text=self.text_filter.text().strip())
+        return self.jobs.spawn(self.model.set_filter_off_loop(wanted),
+                               lambda exc: self._message(tr("Search failed"), str(exc)), finish_on_quit=False)
 
     def _focus_search(self) -> None:
         self.tabs.setCurrentIndex(0)

@@ -132,6 +132,7 @@ class TaskTableModel(QAbstractTableModel):
         self._reading: asyncio.Future[None] | None = None
         self._generation = 0  # bumped by every row-set change made on the loop
         self.filter = TaskFilter()
+        self._wanted_filter = self.filter  # the newest search asked for (off the loop)
         self.order = TaskOrder()
         self.thumbnails = ThumbnailCache(THUMB, self)
         self.thumbnails.ready.connect(self._thumbnail_ready)
@@ -213,11 +214,24 @@ class TaskTableModel(QAbstractTableModel):
         self.filter = task_filter
         self.reload()
 
-    def reload(self) -> None:
+    async def set_filter_off_loop(self, task_filter: TaskFilter) -> None:
+        """``set_filter`` for typing in the search box: the matching keys (a LIKE over every
+        prompt) are read in the reader thread; a newer search supersedes this one."""
+        self._wanted_filter = task_filter
+        if task_filter == self.filter:
+            return
+        order = self.order
+        ids = await self.reader.run(self.queries.seqs, task_filter, order)
+        if self._wanted_filter == task_filter and self.order == order:
+            self.filter = task_filter
+            self.reload(ids)
+
+    def reload(self, ids: list[int] | None = None) -> None:
+        """Reset to the current filter and order (``ids``: their row keys, already read)."""
         self._generation += 1
         self.beginResetModel()
         self._cache.clear()
-        self._ids = self._query_ids()
+        self._ids = self._query_ids() if ids is None else ids
         self._row_of = None
         self._dirty.clear()
         self._known_totals = self.queries.totals()
