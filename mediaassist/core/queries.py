@@ -28,6 +28,13 @@ LANE = pw.Case(None, [((Task.model_kind == "web") & Task.account.is_null(False),
                        pw.Value("web:").concat(Task.account))], Task.route)
 
 
+def one_of(field: pw.Field, values: Sequence[Any]) -> pw.Node:
+    """``field IN (values)`` with one placeholder each: peewee's ``in_`` builds a node per value
+    (~80 us each, 16 ms for a page of 200 rows on the loop); this is one node, same SQL."""
+    marks = ", ".join([Task._meta.database.param] * len(values))
+    return pw.NodeList((field, pw.SQL(f"IN ({marks})", list(values))))
+
+
 def _duration(now: float) -> pw.Node:
     return pw.fn.COALESCE(Task.finished_at, now) - Task.started_at
 
@@ -177,7 +184,7 @@ class Queries:
         def query(chunk: Sequence[int]) -> pw.Query:
             return (Task.select(*_ROW_COLUMNS)
                     .join(Result, pw.JOIN.LEFT_OUTER, on=(Result.task_id == Task.task_id))
-                    .where(Task.seq.in_(list(chunk))))
+                    .where(one_of(Task.seq, chunk)))
         return [_task_row(values) for values in self._chunked(query, list(seqs))]
 
     def task_ids(self, task_filter: TaskFilter, order: TaskOrder) -> list[str]:
@@ -192,23 +199,24 @@ class Queries:
 
     def states_of(self, seqs: Sequence[int]) -> set[str]:
         return {r[0] for r in self._chunked(
-            lambda chunk: Task.select(Task.state).where(Task.seq.in_(list(chunk))).distinct(), list(seqs))}
+            lambda chunk: Task.select(Task.state).where(one_of(Task.seq, chunk)).distinct(), list(seqs))}
 
     def tasks_of(self, seqs: Sequence[int]) -> list[tuple[str, str]]:
         """(task id, state) of these rows in the given order; deleted rows are left out."""
         found = {r[0]: (r[1], r[2]) for r in self._chunked(
-            lambda chunk: Task.select(Task.seq, Task.task_id, Task.state).where(Task.seq.in_(list(chunk))),
+            lambda chunk: Task.select(Task.seq, Task.task_id, Task.state).where(one_of(Task.seq, chunk)),
             list(seqs))}
         return [found[seq] for seq in seqs if seq in found]
 
     def seqs_of_tasks(self, task_ids: Sequence[str]) -> list[int]:
         return [r[0] for r in self._chunked(
-            lambda chunk: Task.select(Task.seq).where(Task.task_id.in_(list(chunk))), list(task_ids))]
+            lambda chunk: Task.select(Task.seq).where(one_of(Task.task_id, chunk)), list(task_ids))]
 
-    def changed_since(self, when: float) -> list[tuple[int, float]]:
-        """(seq, updated_at) of rows written after ``when`` (the table's change sweep)."""
+    def changed_since(self, when: float) -> tuple[list[int], float | None]:
+        """Keys of rows written after ``when`` and the newest such write (the change sweep)."""
         query = Task.select(Task.seq, Task.updated_at).where(Task.updated_at > when)
-        return [(r[0], r[1]) for r in self._values(query)]
+        rows = self.db.execute(query).fetchall()
+        return [r[0] for r in rows], max((r[1] for r in rows), default=None)
 
     def newest_update(self) -> float:
         return Task.select(pw.fn.MAX(Task.updated_at)).scalar() or 0.0
@@ -245,8 +253,8 @@ class Queries:
     def export_chunk(self, task_ids: Sequence[str]) -> list[tuple[Task, Result | None]]:
         """Whole tasks with their results, in the given order (deleted ones left out)."""
         ids = list(task_ids)
-        tasks = {t.task_id: t for t in Task.select().where(Task.task_id.in_(ids))}
-        results = {r.task_id: r for r in Result.select().where(Result.task_id.in_(ids))}
+        tasks = {t.task_id: t for t in Task.select().where(one_of(Task.task_id, ids))}
+        results = {r.task_id: r for r in Result.select().where(one_of(Result.task_id, ids))}
         return [(tasks[i], results.get(i)) for i in ids if i in tasks]
 
 
