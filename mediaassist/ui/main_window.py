@@ -85,9 +85,9 @@ class MainWindow(QMainWindow):
             controller.notice.connect(self.tray.notify)
         for controller in (self.tasks, self.importer, self.lanes):
             controller.message.connect(self._message)
-        self.tasks.changed.connect(self.stats.refresh)
+        self.tasks.changed.connect(self.stats.refresh_soon)
         self.importer.imported.connect(lambda _batch, _n: self._rows_added())
-        self.lanes.changed.connect(self.stats.refresh)
+        self.lanes.changed.connect(self.stats.refresh_soon)
         self.stats.refreshed.connect(self._show_stats)
 
     # --- building (again on a language switch) -------------------------------------------------
@@ -321,9 +321,9 @@ class MainWindow(QMainWindow):
                 self.batch_filter.insertItem(1, batch, batch)
 
     def _rows_added(self) -> None:
+        """The table's next tick reads the new keys off the loop, as do the counts."""
         self.model.refresh_membership()
-        self.model.flush()
-        self.stats.refresh()
+        self.stats.refresh_soon()
 
     # --- selection -----------------------------------------------------------------------------
     def _selected_seqs(self) -> list[int]:

@@ -77,6 +77,10 @@ class StatsController(QObject):
         snap = self.queries.snapshot()
         self._publish(snap, time.perf_counter() - started)
 
+    def refresh_soon(self) -> None:
+        """After an operator action: new numbers as soon as the reader thread has them."""
+        self._tick()
+
     def _tick(self) -> None:
         if self._reading is None or self._reading.done():
             self._reading = asyncio.ensure_future(self._refresh_off_loop())
