@@ -310,10 +310,12 @@ class Store:
         cursor.executemany(sql, [tuple(row[c] for c in columns) for row in rows])
 
     def _existing_ids(self, ids: list[str]) -> set[str]:
+        # Plain SQL: peewee spends ~80 us per value building an IN list, 20x SQLite's lookup.
         found: set[str] = set()
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start:start + _CHUNK]
-            found.update(t.task_id for t in Task.select(Task.task_id).where(Task.task_id.in_(chunk)))
+            marks = ", ".join([self.db.param] * len(chunk))
+            found.update(r[0] for r in self.db.execute_sql(f'SELECT task_id FROM "task" WHERE task_id IN ({marks})', chunk))
         return found
 
     # --- claim and run ---------------------------------------------------------------------

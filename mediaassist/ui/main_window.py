@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, QPoint, QSettings, QSize, Qt, QTimer
+from PySide6.QtCore import QItemSelectionModel, QPoint, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLineEdit,
                                QMainWindow, QMenu, QMessageBox, QSplitter, QTableView, QTabWidget, QToolBar,
@@ -42,7 +42,7 @@ from mediaassist.ui.panels import BatchList, QueuePanel
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
 from mediaassist.ui.task_actions import ACTION_SHORTCUTS, TaskActions, action_label
-from mediaassist.ui.task_model import COLUMNS, THUMB, TaskFilter, TaskTableModel, column_label, row_ranges
+from mediaassist.ui.task_model import COLUMNS, THUMB, TaskFilter, TaskTableModel, column_label
 from mediaassist.ui.tray import Tray
 
 FILTER_DELAY_MS = 300
@@ -91,9 +91,9 @@ class MainWindow(QMainWindow):
             controller.notice.connect(self.tray.notify)
         for controller in (self.tasks, self.importer, self.lanes):
             controller.message.connect(self._message)
-        self.tasks.acted.connect(self._keep_selection)
+        self.tasks.changed.connect(self.stats.refresh_soon)
         self.importer.imported.connect(lambda _batch, _n: self._rows_added())
-        self.lanes.changed.connect(self.stats.refresh)
+        self.lanes.changed.connect(self.stats.refresh_soon)
         self.stats.refreshed.connect(self._show_stats)
 
     def _on_event(self, event: str, task: Task) -> None:
@@ -173,8 +173,9 @@ class MainWindow(QMainWindow):
                                     self.lanes.toggle_lane, config_path)
         self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts))
         top = QSplitter(Qt.Orientation.Horizontal)
-        for widget in (self.web_panel, self.api_panel, self.batches):
-            top.addWidget(scrollable(widget))
+        for panel in (self.web_panel, self.api_panel):
+            top.addWidget(scrollable(panel))  # more lanes than room: they scroll
+        top.addWidget(self.batches)  # its rows scroll under its title
         self.table = self._build_table()
         self.detail = DetailPane(self.store, self.thumbnails)
         lower = QSplitter(Qt.Orientation.Horizontal)
@@ -273,11 +274,15 @@ class MainWindow(QMainWindow):
         self.text_filter.setText(shown.text)
         self.text_filter.blockSignals(False)
 
-    def apply_filter(self) -> None:
-        self.model.set_filter(TaskFilter(state=self.state_filter.currentData(),
-                                         lane=self.lane_filter.currentData(),
-                                         batch=self.batch_filter.currentData(),
-                                         text=self.text_filter.text().strip()))
+    def apply_filter(self) -> asyncio.Future[None]:
+        """The filter widgets' choice, applied off the loop (the table follows when it is read)."""
+        wanted = TaskFilter(state=self.state_filter.currentData(), lane=self.lane_filter.currentData(),
+                            batch=self.batch_filter.currentData(), text=self.text_filter.text().strip())
+        return self.jobs.spawn(self._filter(wanted), lambda exc: self._message(tr("Search failed"), str(exc)),
+                               finish_on_quit=False)
+
+    async def _filter(self, wanted: TaskFilter) -> None:
+        await self.model.set_filter_off_loop(wanted)
         self._reload_gallery_if_shown()
 
     def _reload_gallery_if_shown(self) -> None:
@@ -344,9 +349,9 @@ class MainWindow(QMainWindow):
                 self.batch_filter.insertItem(1, batch, batch)
 
     def _rows_added(self) -> None:
+        """The table's next tick reads the new keys off the loop, as do the counts."""
         self.model.refresh_membership()
-        self.model.flush()
-        self.stats.refresh()
+        self.stats.refresh_soon()
 
     # --- selection -----------------------------------------------------------------------------
     def _selected_seqs(self) -> list[int]:
@@ -359,17 +364,6 @@ class MainWindow(QMainWindow):
 
     def selected_tasks(self) -> list[tuple[str, str]]:
         return self.tasks.selected_tasks()
-
-    def _keep_selection(self, seqs: list[int]) -> None:
-        """After an action the rows it touched stay selected wherever the view moved them (a
-        filtered view re-sorts and drops rows; the ones still shown keep their selection)."""
-        selection = QItemSelection()
-        last = self.model.columnCount() - 1
-        for first, end in row_ranges(self.model.rows_of(seqs)):
-            selection.select(self.model.index(first, 0), self.model.index(end, last))
-        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect
-        self.table.selectionModel().select(selection, flags)
-        self._update_selection_actions()
 
     def _update_selection_actions(self) -> None:
         offered, seqs = self.tasks.offered()
@@ -440,7 +434,7 @@ class MainWindow(QMainWindow):
         box.finished.connect(box.deleteLater)
         box.open()
 
-    def _confirm(self, text: str, then: Callable[[], None]) -> None:
+    def _confirm(self, text: str, then: Callable[[], object]) -> None:
         if not self.confirm_destructive:
             then()
             return

@@ -26,7 +26,7 @@ from mediaassist.ui.task_model import TaskTableModel
 
 ID_CHUNK = 500  # ids per statement and per loop step in bulk actions
 
-Confirm = Callable[[str, Callable[[], None]], None]
+Confirm = Callable[[str, Callable[[], object]], None]
 
 
 def action_label(action: TaskAction) -> str:
@@ -38,17 +38,17 @@ def action_label(action: TaskAction) -> str:
 
 # Shortcuts for the common verbs (QAction shows them in menus); copy ones keep the table's Ctrl+C.
 ACTION_SHORTCUTS = {TaskAction.CANCEL: "Ctrl+.", TaskAction.RETRY: "Ctrl+R", TaskAction.DELETE: "Del",
-                    TaskAction.OPEN_FOLDER: "Ctrl+O", TaskAction.COPY_ID: "Ctrl+Shift+C"}
+                    TaskAction.OPEN_FOLDER: "Ctrl+Shift+O", TaskAction.COPY_ID: "Ctrl+Shift+C"}
 
 
 class TaskActions(QObject):
     """Signals:
-        acted(list): rows (seqs) an action changed are written; the window keeps them selected.
+        changed(): an action's writes are done and shown in the table; counts are due.
         notice(str, str): a title and a line for the tray / status bar.
         message(str, str): a title and a text the operator must read (a dialog).
     """
 
-    acted = Signal(list)
+    changed = Signal()
     notice = Signal(str, str)
     message = Signal(str, str)
 
@@ -103,20 +103,20 @@ class TaskActions(QObject):
         return None
 
     def _bulk(self, change: Callable[[list[str]], object], ids: list[str]) -> asyncio.Future[None]:
-        kept = self.selected_seqs()
-        return self.jobs.spawn(self._in_steps(change, ids, kept),
+        return self.jobs.spawn(self._in_steps(change, ids),
                                lambda exc: self.message.emit(tr("Action failed"), str(exc)), finish_on_quit=True)
 
-    async def _in_steps(self, change: Callable[[list[str]], object], ids: list[str], kept: list[int]) -> None:
+    async def _in_steps(self, change: Callable[[list[str]], object], ids: list[str]) -> None:
         started = self.store.now()
         for chunk in chunks(ids, ID_CHUNK):
             change(list(chunk))
             await asyncio.sleep(0)
         self.rt.scheduler.wake()
+        # The table's next tick (off the loop) moves the rows in place: Qt's persistent indexes
+        # keep the selection on them.
         self.model.mark_changed_since(started - 1.0)
         self.model.refresh_membership()
-        self.model.flush()
-        self.acted.emit(kept)
+        self.changed.emit()
 
     def copy_text(self, action: TaskAction, ids: list[str]) -> str:
         parts = []

@@ -4,7 +4,7 @@
 
 Runs offscreen on a simulated 1366×768 screen (Qt's offscreen platform with a screen config), so
 the result does not depend on the X server's size. Saves screenshots/{en,zh_CN}-{first-start,
-busy,error,gallery,preview-image,preview-video,import,settings,accounts,tray}.png; ``--docs``
+busy,error,gallery,preview-image,preview-video,import,import-errors,settings,accounts,tray}.png; ``--docs``
 also refreshes the two README pictures in docs/.
 """
 
@@ -118,6 +118,12 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     await until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
     await asyncio.sleep(0.8)
     save(window.importer.dialog, f"{language}-import")
+    window.importer.dialog.reject()
+    await until(lambda: window.importer.dialog is None)
+    window.open_files([EXAMPLES / "bad-rows.csv"])
+    await until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+    await asyncio.sleep(0.3)
+    save(window.importer.dialog, f"{language}-import-errors")
     window.importer.dialog.reject()
     window.open_settings()
     await asyncio.sleep(0.3)
