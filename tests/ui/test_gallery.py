@@ -62,7 +62,7 @@ async def test_thumbnails_are_made_in_the_worker_process_cached_on_disk_and_reus
     def no_decoding_here(path: Path, box: int) -> QImage | None:
         raise AssertionError(f"the window's process decoded {path}")
 
-    # The worker is a fresh (spawned) process with its own, unpatched module: if a thumbnail
+    # The worker is a separate process with its own, unpatched module: if a thumbnail
     # comes back, it was decoded there, never on the loop's process.
     monkeypatch.setattr(thumbnails_module, "read_scaled", no_decoding_here)
     model = MediaModel(cache, cache.size)
@@ -81,10 +81,21 @@ async def test_thumbnails_are_made_in_the_worker_process_cached_on_disk_and_reus
     second.set_items(model.items)
     paint_all(second)
     await wait_until(lambda: second.made == 12)
-    assert again._worker is None
+    assert again.worker._child is None
     again.close()
     model.close()
     second.close()
+
+
+@pytest.mark.asyncio
+async def test_a_worker_process_that_died_is_replaced(qtbot: object, tmp_path: Path, cache: DiskThumbnails) -> None:
+    assert await cache.thumbnail(write_png(tmp_path / "a.png")) is not None
+    first = cache.worker._child
+    assert first is not None
+    first.kill()  # a decoder crash on a broken file looks like this
+    first.wait()
+    assert await cache.thumbnail(write_png(tmp_path / "b.png")) is not None  # a new worker serves it
+    assert cache.worker._child is not None and cache.worker._child.pid != first.pid
 
 
 @pytest.mark.asyncio

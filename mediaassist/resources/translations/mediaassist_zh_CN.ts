@@ -832,6 +832,18 @@
       <translation>内部错误</translation>
     </message>
     <message>
+      <source>Web</source>
+      <translation>网页通道</translation>
+    </message>
+    <message>
+      <source>API</source>
+      <translation>API 通道</translation>
+    </message>
+    <message>
+      <source>Polling</source>
+      <translation>轮询通道</translation>
+    </message>
+    <message>
       <source>Logging in is not available: the web lane is not installed.</source>
       <translation>无法登录：未安装网页通道。</translation>
     </message>
@@ -878,10 +890,6 @@
     <message>
       <source>&amp;Lanes</source>
       <translation>通道(&amp;L)</translation>
-    </message>
-    <message>
-      <source>Web</source>
-      <translation>网页通道</translation>
     </message>
     <message>
       <source>API and polling pools</source>
@@ -964,6 +972,10 @@
       <translation>正在完成导出，完成后退出…</translation>
     </message>
     <message>
+      <source>Search failed</source>
+      <translation>搜索失败</translation>
+    </message>
+    <message>
       <source>{n} tasks are running. Stop them now, or leave them to resume at the next start?</source>
       <translation>有 {n} 个任务正在运行。现在停止它们，还是留待下次启动时继续？</translation>
     </message>
@@ -1030,10 +1042,6 @@
     <message>
       <source>web</source>
       <translation>网页</translation>
-    </message>
-    <message>
-      <source>API</source>
-      <translation>API 通道</translation>
     </message>
     <message>
       <source>polling</source>
@@ -1278,10 +1286,6 @@
     <message>
       <source>Quit</source>
       <translation>退出</translation>
-    </message>
-    <message>
-      <source>Polling</source>
-      <translation>轮询通道</translation>
     </message>
     <message>
       <source>mediaassist: {running} running, {waiting} waiting, {failed} failed</source>
