@@ -139,7 +139,9 @@ class DiskThumbnails:
         self.folder = folder
         self.size = size
         self.worker = ThumbnailWorker()  # started on the first thumbnail that is not cached
-        self._asking = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbnails")  # waits on the pipe
+        # One worker process (the machine has few cores and the scheduler's loop needs one),
+        # asked from one thread that mostly waits on the pipe.
+        self._asking = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbnails")
         self._previews = ThreadPoolExecutor(max_workers=1, thread_name_prefix="previews")
 
     def cache_file(self, path: Path) -> Path:
@@ -148,17 +150,18 @@ class DiskThumbnails:
         return self.folder / key[:2] / f"{key}.png"
 
     async def thumbnail(self, path: Path) -> QImage | None:
+        return await asyncio.get_running_loop().run_in_executor(self._asking, self._thumbnail, path)
+
+    def _thumbnail(self, path: Path) -> QImage | None:
+        """In the asking thread: the cached PNG, made by the worker process first if needed.
+        Reading a 160 px PNG holds the GIL for about a millisecond; the loop only gets the result."""
         try:
             cached = self.cache_file(path)
         except OSError:
             return None  # gone since the list was read
-        if not cached.exists():
-            # One worker process: the machine has few cores and the scheduler's loop needs one.
-            made = await asyncio.get_running_loop().run_in_executor(
-                self._asking, self.worker.make, str(path), str(cached), self.size)
-            if not made:
-                return None
-        image = QImage(str(cached))  # a 160 px PNG: about a millisecond
+        if not cached.exists() and not self.worker.make(str(path), str(cached), self.size):
+            return None
+        image = QImage(str(cached))
         return None if image.isNull() else image
 
     async def full_image(self, path: Path) -> QImage | None:
