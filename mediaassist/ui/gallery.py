@@ -111,8 +111,8 @@ class MediaModel(QAbstractListModel):
         if not index.isValid() or index.row() >= len(self.items):
             return None
         item = self.items[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return item.name if item.role == INPUT else Path(item.location).name
+        if role == Qt.ItemDataRole.DisplayRole:  # whose it is first: outputs are often all "image-1.png"
+            return f"{item.task_id} · {item.name}"
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{item.task_id} · {role_label(item)} · {media_label(item.media)}\n{item.location}"
         if role == Qt.ItemDataRole.DecorationRole:
@@ -167,7 +167,11 @@ class MediaModel(QAbstractListModel):
             if image is None:
                 self._no_thumbnail.add(location)
             else:
-                self._pixmaps[location] = QPixmap.fromImage(image)
+                pixmap = QPixmap.fromImage(image)
+                if pixmap.width() > self.icon_px:  # the cache is one size; a strip shows them smaller
+                    pixmap = pixmap.scaled(self.icon_px, self.icon_px, Qt.AspectRatioMode.KeepAspectRatio,
+                                           Qt.TransformationMode.SmoothTransformation)
+                self._pixmaps[location] = pixmap
                 self.made += 1
                 while len(self._pixmaps) > KEPT_PIXMAPS:
                     self._pixmaps.popitem(last=False)

@@ -31,7 +31,7 @@ from mediaassist.ui.labels import lane_kind_label
 log = logging.getLogger("mediaassist.ui")
 
 MAX_ROWS_SHOWN = 200  # per tab: a preview, not a copy of the file
-INPUTS_COLUMN = 2
+INPUTS_COLUMN, PROMPT_COLUMN = 2, 3  # model, account, inputs (hidden when none), prompt
 PROMPT_CHARS = 160
 
 

@@ -44,6 +44,9 @@ def lane_gauge(lane: Lane, snap: Snapshot) -> LaneGauge:
                      pending=snap.by_route[(lane.route, "pending")], done=done, failed=failed)
 
 
+REASON_CHARS = 40  # a blocked lane's reason in a batch's line
+
+
 class LaneRow:
     """One lane's two lines in a panel: name, gauge bar and pause/resume; then its counts and
     the reason it is blocked (both elided to the panel's width, whole in their tooltips)."""
@@ -171,6 +174,10 @@ class BatchList(QGroupBox):
                       f"{html.escape(counts)} · {when}")
 
 
+def elide_end(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def elide_middle(text: str, limit: int, tail: int = 8) -> str:
     """Keep the start (a batch's file name) and the last ``tail`` characters (its hex)."""
     return text if len(text) <= limit else f"{text[:limit - tail - 1]}…{text[-tail:]}"
@@ -204,7 +211,9 @@ def blocked_text(blocked: Blocked) -> str:
             whys.append(html.escape(tr("account {name} is disabled").format(name=account)))
             fix = fix or f' → <a href="accounts">{html.escape(tr("Enable it"))}</a>'
         else:
-            whys.append(html.escape(f"{lane}: {translated(reason)}"))
+            # the lane's own row shows the whole reason (in its tooltip); here it must wrap in a
+            # narrow panel, and one long token (an error code) cannot
+            whys.append(html.escape(f"{lane}: {elide_end(translated(reason), REASON_CHARS)}"))
     why = "; ".join(whys) or html.escape(tr("no lane in the config takes them"))
     head = html.escape(tr("{n} {kind} tasks wait:").format(n=blocked.waiting, kind=kind_label(blocked.route)))
     return f"<span style='color:#c62828'>{head} {why}</span>{fix}"

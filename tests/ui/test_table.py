@@ -15,6 +15,7 @@ from PySide6.QtGui import QColor, QImage, QPixmap
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.actions import TaskAction
+from mediaassist.ui.import_dialog import PROMPT_COLUMN
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_model import COL, TaskFilter, TaskTableModel, THUMB
 from tests.helpers import write_csv
@@ -200,7 +201,7 @@ async def test_a_10000_row_file_previews_and_imports_while_the_loop_runs(running
     dialog = await previewed(window)
     assert ticks > at_open  # the loop ran while the file was read
     assert dialog.report is not None and len(dialog.report.tasks) == 10_000
-    assert dialog.good_rows.rowCount() == 200 and dialog.good_rows.item(0, 2).text() == "p 0"
+    assert dialog.good_rows.rowCount() == 200 and dialog.good_rows.item(0, PROMPT_COLUMN).text() == "p 0"
     dialog.import_button.click()
     at_click = ticks
     await wait_until(lambda: len(window.jobs) == 0, timeout=60)

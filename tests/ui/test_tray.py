@@ -48,7 +48,8 @@ async def test_menu_and_tooltip_show_counts_per_kind_and_pause_resume_all(app: A
     assert not tray.pause_all.isEnabled() and tray.resume_all.isEnabled()
     tray.resume_all.trigger()
     assert window.store.paused_lanes() == {}
-    assert tray.pause_all.isEnabled() and not tray.resume_all.isEnabled()
+    await wait_until(lambda: tray.pause_all.isEnabled())  # the counts follow on their next refresh
+    assert not tray.resume_all.isEnabled()
     await wait_until(lambda: all(t.state == "success" for t in window.store.tasks()), timeout=20)
     window.refresh_stats()
     assert "API: 0 running · 0 waiting · 0 failed" in tray.tooltip
