@@ -12,6 +12,7 @@ from mediaassist.core.progress import BatchProgress, Estimate, EtaSmoother, Serv
 from mediaassist.core.queries import OffLoopReader, Queries, Snapshot
 from mediaassist.core.store import Task
 from mediaassist.runtime import Runtime
+from mediaassist.ui.core_texts import translated
 from mediaassist.ui.i18n import tr
 
 STATS_MS = 1000
@@ -122,7 +123,8 @@ class StatsController(QObject):
             self.service.record(task.route, time.time() - task.started_at)
         if event == "paused":
             paused = self.store.paused_lanes()
-            self.notice.emit(tr("Lane paused"), f"{task.lane}: {paused.get(task.lane) or paused.get(task.route, '')}")
+            reason = paused.get(task.lane) or paused.get(task.route, "")
+            self.notice.emit(tr("Lane paused"), f"{task.lane}: {translated(reason)}")
 
     def _notify_finished_batches(self, previous: StatsView, now: StatsView) -> None:
         for batch in previous.snap.batch_routes:
