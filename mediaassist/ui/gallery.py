@@ -16,19 +16,49 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QPoint, QPointF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QPixmap, QPolygonF, QResizeEvent
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QListView, QMenu,
-                               QMessageBox, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QPointF,
+    QSize,
+    Qt,
+    QTimer,
+)
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QGuiApplication,
+    QPainter,
+    QPixmap,
+    QPolygonF,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.opener import open_externally
-from mediaassist.ui.disk_thumbnails import DiskThumbnails
 
 log = logging.getLogger("mediaassist.ui")
 
 ITEM_ROLE = Qt.ItemDataRole.UserRole
+ROOT = QModelIndex()
 KEPT_PIXMAPS = 600  # thumbnails held as pixmaps; older ones are read again from the disk cache
 MAX_QUEUED = 300  # requests beyond this (cells scrolled past long ago) are dropped, asked again on paint
 WORKERS_FED = 2  # requests in flight, so the worker thread never waits for the loop
@@ -104,7 +134,7 @@ class MediaModel(QAbstractListModel):
         self._dirty.clear()
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = ROOT) -> int:
         return 0 if parent.isValid() else len(self.items)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -321,11 +351,7 @@ class MediaStrip(QWidget):
 
 
 class GalleryView(QWidget):
-    """The grid for a set of tasks (the table's current view).
-
-    Signals: task_chosen(str) -- "Show task" on a cell (the window selects it in the table)."""
-
-    task_chosen = Signal(str)
+    """The grid for a set of tasks (the table's current view)."""
 
     def __init__(self, cache: DiskThumbnails, task_ids: Callable[[], list[str]], parent: Any = None) -> None:
         super().__init__(parent)

@@ -12,11 +12,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QSettings, Signal
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QGroupBox, QLabel,
-                               QLineEdit, QVBoxLayout)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+)
 
-from mediaassist.core.config import (API_CONCURRENCY_RANGE, INTERVAL_RANGE, POLLING_TASKS_RANGE,
-                                     TIMEOUT_RANGE, ConfigError, ProviderConfig, check_setting)
+from mediaassist.core.config import (
+    API_CONCURRENCY_RANGE,
+    INTERVAL_RANGE,
+    POLLING_TASKS_RANGE,
+    TIMEOUT_RANGE,
+    ConfigError,
+    ProviderConfig,
+    check_setting,
+)
 from mediaassist.core.paths import is_demo_dir
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.ui.i18n import LANGUAGES, tr

@@ -25,19 +25,18 @@ _screens.write_text(json.dumps({"screens": [{"name": "laptop", "x": 0, "y": 0, "
 os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screens}"
 os.environ.setdefault("QT_API", "pyside6")
 
-import qasync  # noqa: E402
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
-from PySide6.QtGui import QImage  # noqa: E402
-from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+import qasync
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication, QWidget
 
-from mediaassist.core.media_items import OUTPUT, MediaItem  # noqa: E402
-from mediaassist.core.paths import RESOURCES  # noqa: E402
-from mediaassist.core.store import NewTask  # noqa: E402
-from mediaassist.runtime import RuntimeOptions  # noqa: E402
-from mediaassist.ui.app import run_window  # noqa: E402
-from mediaassist.ui.gallery import PreviewDialog  # noqa: E402
-from mediaassist.ui.main_window import MainWindow  # noqa: E402
-from mediaassist.ui.task_model import TaskFilter  # noqa: E402
+from mediaassist.core.media_items import OUTPUT, MediaItem
+from mediaassist.core.paths import RESOURCES
+from mediaassist.core.store import NewTask
+from mediaassist.runtime import RuntimeOptions
+from mediaassist.ui.app import run_window
+from mediaassist.ui.gallery import PreviewDialog
+from mediaassist.ui.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "screenshots"
@@ -170,8 +169,9 @@ def main() -> int:
             options = RuntimeOptions(demo=True, speed=20, data_dir=Path(tmp) / "data")
             jobs: list[asyncio.Future[None]] = []
             with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-                runner.run(run_window([], options, settings, use_tray=False, on_window=lambda w, lang=language:
-                                      jobs.append(asyncio.ensure_future(shoot(w, lang, docs)))))
+                runner.run(run_window([], options, settings, use_tray=False,
+                                      on_window=lambda w, lang=language, shots=jobs:
+                                      shots.append(asyncio.ensure_future(shoot(w, lang, docs)))))
             jobs[0].result()
     return 0
 

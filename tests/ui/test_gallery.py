@@ -11,14 +11,20 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QWidget
 
-from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media, media_kind
+from mediaassist.core.media_items import (
+    INPUT,
+    OUTPUT,
+    MediaItem,
+    iter_media,
+    media_kind,
+)
 from mediaassist.core.paths import output_dir
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui import disk_thumbnails as thumbnails_module
 from mediaassist.ui.actions import TaskAction
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaActions, MediaModel, PreviewDialog
 from mediaassist.ui.opener import open_externally
-from mediaassist.ui.disk_thumbnails import DiskThumbnails
 
 from .conftest import api_tasks, wait_until
 from .test_window import App, app, start_app, stop_app  # noqa: F401  (the app fixture)
@@ -313,9 +319,9 @@ inputs = ["first_frame", "last_frame"]
 @pytest.mark.asyncio
 async def test_import_preview_shows_input_thumbnails_and_file_errors_by_row(tmp_path: Path,
                                                                             ui_settings: object) -> None:
-    app = await start_app(tmp_path, ui_settings, extra_config=I2V_MODEL)  # type: ignore[arg-type]
+    running = await start_app(tmp_path, ui_settings, extra_config=I2V_MODEL)  # type: ignore[arg-type]
     try:
-        window = app.window
+        window = running.window
         frames = tmp_path / "batch" / "frames"
         write_png(frames / "dawn.png", 320, 180, "#ff9800")
         write_png(frames / "day.png", 320, 180, "#03a9f4")
@@ -342,4 +348,4 @@ async def test_import_preview_shows_input_thumbnails_and_file_errors_by_row(tmp_
         await wait_until(lambda: strip.made == 2 and not strip.loading)
         dialog.reject()
     finally:
-        await stop_app(app)
+        await stop_app(running)

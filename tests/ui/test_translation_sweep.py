@@ -11,8 +11,19 @@ from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt
-from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QComboBox, QGroupBox, QLabel, QLineEdit, QListView,
-                               QPlainTextEdit, QProgressBar, QTabWidget, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QComboBox,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QPlainTextEdit,
+    QProgressBar,
+    QTabWidget,
+    QWidget,
+)
 
 from mediaassist.core.store import NewTask
 
@@ -45,9 +56,7 @@ def shown_texts(widget: QWidget) -> Iterator[tuple[str, str]]:
         if not child.isVisible():
             continue
         where = type(child).__name__
-        if isinstance(child, QLabel):
-            yield where, child.text()
-        elif isinstance(child, QAbstractButton):
+        if isinstance(child, (QLabel, QAbstractButton)):
             yield where, child.text()
         elif isinstance(child, QGroupBox):
             yield where, child.title()
