@@ -44,9 +44,9 @@ QUOTED = re.compile(r"'[^']*'")  # a value quoted in a message is data (a model'
 
 def english_words(text: str) -> Iterator[str]:
     for token in WORD.findall(QUOTED.sub(" ", TAGS.sub(" ", text))):
-        if IDENTIFIER.search(token) or token in NAMES:
+        if IDENTIFIER.search(token) or token in NAMES or re.fullmatch(r"&[A-Z]", token):  # a mnemonic: 文件(&F)
             continue
-        if re.fullmatch(r"&?[A-Za-z&]+", token) and len(token.strip("&")) > 1:
+        if re.fullmatch(r"&?[A-Za-z&]+", token) and token.strip("&"):  # "s" and "h" are units too
             yield token
 
 
@@ -163,4 +163,4 @@ async def test_chinese_window_shows_no_english_in_any_state(tmp_path, ui_setting
 def test_the_sweep_finds_english_and_lets_names_and_ids_pass() -> None:
     assert list(english_words("3 个任务 waiting · 2 运行中")) == ["waiting"]
     assert list(english_words("<b>web:acct-a</b> API 通道 t001 mediaassist api_key")) == []
-    assert list(english_words("文件(&F) &Quit")) == ["&Quit"]
+    assert list(english_words("文件(&F) &Quit 22 min 05 s")) == ["&Quit", "min", "s"]

@@ -832,6 +832,18 @@
       <translation>内部错误</translation>
     </message>
     <message>
+      <source>{s} s</source>
+      <translation>{s} 秒</translation>
+    </message>
+    <message>
+      <source>{m} min {s:02d} s</source>
+      <translation>{m} 分 {s:02d} 秒</translation>
+    </message>
+    <message>
+      <source>{h} h {m:02d} min</source>
+      <translation>{h} 小时 {m:02d} 分</translation>
+    </message>
+    <message>
       <source>Web</source>
       <translation>网页通道</translation>
     </message>
