@@ -334,7 +334,7 @@ class MainWindow(QMainWindow):
         self.api_panel.update(view.snap, view.paused, view.blocked)
         self.batches.update(view.snap, self.stats.eta)
         totals = view.snap.totals()
-        self.tray.update(view.snap.by_route, view.all_paused, bool(view.paused))
+        self.tray.update(view.snap.totals_by_kind(), view.all_paused, bool(view.paused))
         self._refresh_filter_counts(totals, view)
         self.accounts.refresh()
         self._update_selection_actions()  # the selected tasks' states may have moved meanwhile

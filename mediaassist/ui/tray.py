@@ -39,12 +39,10 @@ class KindCounts:
     failed: int = 0
 
 
-def kind_counts(by_route: Mapping[tuple[str, str], int]) -> dict[str, KindCounts]:
-    """{(route, state): n} from the store's snapshot -> counts per lane kind (the route's prefix)."""
-    counts: dict[str, Counter[str]] = {kind: Counter() for kind in KINDS}
-    for (route, state), n in by_route.items():
-        counts.setdefault(route.partition(":")[0], Counter())[state] += n
-    return {kind: KindCounts(c["running"], c["pending"], c["failed"]) for kind, c in counts.items()}
+def kind_counts(by_kind: Mapping[tuple[str, str], int]) -> dict[str, KindCounts]:
+    """The snapshot's {(lane kind, state): n} -> a line's counts for every kind (none missing)."""
+    return {kind: KindCounts(by_kind.get((kind, "running"), 0), by_kind.get((kind, "pending"), 0),
+                             by_kind.get((kind, "failed"), 0)) for kind in KINDS}
 
 
 def counts_line(kind: str, counts: KindCounts) -> str:
@@ -121,9 +119,9 @@ class Tray:
     def available(self) -> bool:
         return self.icon is not None
 
-    def update(self, by_route: Mapping[tuple[str, str], int], all_paused: bool, any_paused: bool) -> None:
-        """New counts (the store's {(route, state): n}) and whether the lanes are paused."""
-        self._counts = kind_counts(by_route)
+    def update(self, by_kind: Mapping[tuple[str, str], int], all_paused: bool, any_paused: bool) -> None:
+        """New counts ({(lane kind, state): n}) and whether the lanes are paused."""
+        self._counts = kind_counts(by_kind)
         self._all_paused = all_paused
         self.pause_all.setEnabled(not all_paused)
         self.resume_all.setEnabled(any_paused)
