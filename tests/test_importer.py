@@ -12,9 +12,10 @@ from openpyxl import Workbook
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.errors import ImportFileError
 from mediaassist.core.importer import RowError, new_batch_id, read_task_file
+from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import Store
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "examples"
+EXAMPLES = RESOURCES / "examples"
 
 
 @pytest.fixture
