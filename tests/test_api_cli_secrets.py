@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from mediaassist.core.queries import Queries
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer, Fault
 from mediaassist.runtime import DB_NAME
+from mediaassist.core.queries import Queries
 from mediaassist.ui.export import export_tasks
 
 CONFIG = """
@@ -103,9 +103,8 @@ def test_key_never_appears_in_anything_a_cli_run_writes(tmp_path: Path, data_dir
     store = Store(data_dir / DB_NAME)
     try:
         ids = [t["task_id"] for t in summary["tasks"]]
-        queries = Queries(store)
-        assert asyncio.run(export_tasks(queries, ids, data_dir / "export.csv")) == 6
-        assert asyncio.run(export_tasks(queries, ids, data_dir / "export.xlsx")) == 6
+        assert asyncio.run(export_tasks(Queries(store), ids, data_dir / "export.csv")) == 6
+        assert asyncio.run(export_tasks(Queries(store), ids, data_dir / "export.xlsx")) == 6
     finally:
         store.close()
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import peewee as pw
 
-from mediaassist.core.store import FINAL_STATES, PENDING, RUNNING, Result, Store, Task
+from mediaassist.core.store import FINAL_STATES, Result, Store, Task
 
 CHUNK = 500  # keys per IN (...) (SQLite's variable limit is far above; PG plans stay simple)
 PREVIEW_CHARS = 200  # prompt, result and error text a table row carries
@@ -213,10 +213,6 @@ class Queries:
             list(seqs))}
         return [found[seq] for seq in seqs if seq in found]
 
-    def seqs_of_tasks(self, task_ids: Sequence[str]) -> list[int]:
-        return [r[0] for r in self._chunked(
-            lambda chunk: Task.select(Task.seq).where(one_of(Task.task_id, chunk)), list(task_ids))]
-
     def changed_since(self, when: float) -> tuple[list[int], float | None]:
         """Keys of rows written after ``when`` and the newest such write (the change sweep)."""
         query = Task.select(Task.seq, Task.updated_at).where(Task.updated_at > when)
@@ -248,11 +244,6 @@ class Queries:
             newest[batch] = max(newest.get(batch, 0), max_seq)
         snap.batch_order = sorted(newest, key=newest.__getitem__, reverse=True)
         return snap
-
-    def waiting_by_route(self) -> dict[str, int]:
-        query = (Task.select(Task.route, pw.fn.COUNT(Task.seq)).where(Task.state.in_((PENDING, RUNNING)))
-                 .group_by(Task.route))
-        return {r[0]: r[1] for r in self._values(query)}
 
     # --- export ------------------------------------------------------------------------------
     def export_chunk(self, task_ids: Sequence[str]) -> list[tuple[Task, Result | None]]:
