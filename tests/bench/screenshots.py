@@ -55,7 +55,7 @@ def save(widget: QWidget, name: str) -> Path:
 
 def save_small(widget: QWidget, path: Path) -> None:
     """For the README: 256 colours are plenty for a window and make the file a third the size."""
-    image = widget.grab().toImage().convertToFormat(QImage.Format.Format_Indexed8)
+    image = widget.grab().toImage().convertToFormat(QImage.Format.Format_Indexed8, Qt.ImageConversionFlag.AvoidDither)
     image.save(str(path), "PNG")
     print("saved", path)
 
