@@ -104,10 +104,11 @@ def media_label(kind: str) -> str:
 class MediaModel(QAbstractListModel):
     """Media items with thumbnails loaded on demand (see the module's docstring)."""
 
-    def __init__(self, cache: DiskThumbnails, icon_px: int, parent: Any = None) -> None:
+    def __init__(self, cache: DiskThumbnails, icon_px: int, parent: Any = None, whose: bool = True) -> None:
         super().__init__(parent)
         self.cache = cache
         self.icon_px = icon_px
+        self.whose = whose  # captions name the task (a grid of many tasks), or only the file (one task's strip)
         self.items: list[MediaItem] = []
         self._rows_of: dict[str, list[int]] = {}
         self._pixmaps: OrderedDict[str, QPixmap] = OrderedDict()
@@ -142,7 +143,7 @@ class MediaModel(QAbstractListModel):
             return None
         item = self.items[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:  # whose it is first: outputs are often all "image-1.png"
-            return f"{item.task_id} · {item.name}"
+            return f"{item.task_id} · {item.name}" if self.whose else item.name
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{item.task_id} · {role_label(item)} · {media_label(item.media)}\n{item.location}"
         if role == Qt.ItemDataRole.DecorationRole:
@@ -329,7 +330,7 @@ class MediaStrip(QWidget):
     def __init__(self, cache: DiskThumbnails, parent: Any = None) -> None:
         super().__init__(parent)
         self.media_actions = MediaActions(self, cache)
-        self.model = MediaModel(cache, STRIP_PX, self)
+        self.model = MediaModel(cache, STRIP_PX, self, whose=False)
         self.view = _media_list(self.model, STRIP_PX, self.media_actions)
         self.view.setFlow(QListView.Flow.LeftToRight)
         self.view.setWrapping(False)

@@ -58,7 +58,9 @@ def _fill(table: QTableWidget, rows: list[tuple[str, ...]]) -> None:
     table.setRowCount(len(rows))
     for i, row in enumerate(rows):
         for j, text in enumerate(row):
-            table.setItem(i, j, QTableWidgetItem(text))
+            item = QTableWidgetItem(text)
+            item.setToolTip(text)  # cells are one line, elided
+            table.setItem(i, j, item)
 
 
 class ImportPreviewDialog(QDialog):
@@ -101,6 +103,8 @@ class ImportPreviewDialog(QDialog):
         self.tabs = QTabWidget()
         self.good_rows = _table([tr("Model"), tr("Account"), tr("Inputs"), tr("Prompt")])
         self.good_rows.currentCellChanged.connect(lambda row, *_: self._show_inputs(row))
+        self.good_rows.setWordWrap(False)  # one line a task; the whole text is in the cell's tooltip
+        self.good_rows.setColumnWidth(INPUTS_COLUMN, 240)
         self.bad_rows = _table([tr("Row"), tr("Reason")])
         self.tabs.addTab(self.good_rows, tr("Tasks"))
         self.tabs.addTab(self.bad_rows, tr("Errors"))
