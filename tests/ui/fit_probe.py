@@ -124,8 +124,9 @@ def rect(r: QRect) -> str:
 
 
 async def settle(seconds: float = 0.3) -> None:
+    """Let layouts and paints happen: the loop runs Qt's events while we sleep (never call
+    processEvents() from a coroutine: it re-enters the loop's tasks)."""
     await asyncio.sleep(seconds)
-    QApplication.processEvents()
 
 
 def fill(window: MainWindow, workdir: Path) -> None:
