@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QPlainTextEdit, QWidget
 from mediaassist.core.media_items import task_media
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
-from mediaassist.ui.i18n import tr
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
+from mediaassist.ui.i18n import tr
 from mediaassist.ui.labels import error_kind_labels, state_labels
 from mediaassist.ui.task_model import local_time, precise_local_time
 
