@@ -64,11 +64,12 @@ def task_media(task: Task, result: Result | None) -> list[MediaItem]:
     return input_items(task.task_id, task.inputs_dict) + output_items(task.task_id, result.file_list if result else [])
 
 
-def iter_media(task_ids: list[str], roles: tuple[str, ...] = (INPUT, OUTPUT)) -> Iterator[list[MediaItem]]:
+def iter_media(task_ids: list[str], roles: tuple[str, ...] = (INPUT, OUTPUT),
+               chunk_size: int = ID_CHUNK) -> Iterator[list[MediaItem]]:
     """The media of these tasks in the given order, one list per chunk of ids read (a caller on
     the window's loop lets it breathe between chunks)."""
-    for start in range(0, len(task_ids), ID_CHUNK):
-        chunk = task_ids[start:start + ID_CHUNK]
+    for start in range(0, len(task_ids), chunk_size):
+        chunk = task_ids[start:start + chunk_size]
         tasks = {t.task_id: t for t in Task.select().where(Task.task_id.in_(chunk))}
         results = {r.task_id: r for r in Result.select().where(Result.task_id.in_(chunk))}
         yield [item for task_id in chunk if task_id in tasks

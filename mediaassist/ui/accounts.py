@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QCheckBox, QPushButton, QTableWidget, QTableWidget
 
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
+from mediaassist.ui.core_texts import translated
 from mediaassist.ui.i18n import tr
 
 
@@ -48,7 +49,7 @@ class AccountsPanel(QWidget):
             box.setChecked(acct.enabled)
             box.blockSignals(False)
             self.table.item(row, 3).setText(login_label(acct.login_state))
-            self.table.item(row, 4).setText(redact(acct.last_error or ""))
+            self.table.item(row, 4).setText(translated(redact(acct.last_error or "")))
 
     def _rebuild(self, names: list[str]) -> None:
         self._names = names

@@ -12,17 +12,17 @@ from pathlib import Path
 
 os.environ.setdefault("QT_API", "pyside6")  # qasync picks its binding from this (qasync #23)
 
-import qasync  # noqa: E402
-from PySide6.QtCore import QSettings, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import qasync
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication
 
-from mediaassist.core.paths import data_dir as resolve_data_dir  # noqa: E402
-from mediaassist.core.paths import is_demo_dir  # noqa: E402
-from mediaassist.runtime import Runtime, RuntimeOptions  # noqa: E402
-from mediaassist.ui.i18n import Translations  # noqa: E402
-from mediaassist.ui.main_window import MainWindow  # noqa: E402
-from mediaassist.ui.settings import apply_saved  # noqa: E402
-from mediaassist.ui.single_instance import SingleInstance, server_name  # noqa: E402
+from mediaassist.core.paths import data_dir as resolve_data_dir
+from mediaassist.core.paths import is_demo_dir
+from mediaassist.runtime import Runtime, RuntimeOptions
+from mediaassist.ui.i18n import Translations
+from mediaassist.ui.main_window import MainWindow
+from mediaassist.ui.settings import apply_saved
+from mediaassist.ui.single_instance import SingleInstance, server_name
 
 log = logging.getLogger("mediaassist.ui")
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT

@@ -12,12 +12,13 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QPlainTextEdit, QWidget
 
 from mediaassist.core.media_items import task_media
 from mediaassist.core.secrets import redact
-from mediaassist.core.store import Store, iso
-from mediaassist.ui.i18n import tr
-from mediaassist.ui.gallery import MediaStrip
+from mediaassist.core.store import Store
 from mediaassist.ui.core_texts import translated
-from mediaassist.ui.labels import error_kind_labels, state_labels
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
+from mediaassist.ui.gallery import MediaStrip
+from mediaassist.ui.i18n import tr
+from mediaassist.ui.labels import error_kind_labels, state_labels
+from mediaassist.ui.task_model import local_time, precise_local_time
 
 
 def _text_box(lines: int) -> QPlainTextEdit:
@@ -92,11 +93,11 @@ class DetailPane(QWidget):
             return
         _set_label(self.header, tr("{id} · {state} · {lane} · attempt {attempt} · created {created}").format(
             id=task.task_id, state=state_labels().get(task.state, task.state), lane=task.lane,
-            attempt=task.attempt, created=iso(task.created_at)))
+            attempt=task.attempt, created=local_time(task.created_at)))
         _set_box(self.prompt, redact(task.prompt))
         result = self.store.result(task.task_id)
         _set_box(self.result, redact(result.text or "") if result else "")
-        kind = error_kind_labels().get(task.error_kind or "", task.error_kind)
+        kind = error_kind_labels().get(task.error_kind or "", task.error_kind or "")
         _set_label(self.error, f"{kind}: {translated(redact(task.error))}" if task.error else "")
         self.media.set_items(task_media(task, result))
         self._show_log(task.task_id)
@@ -108,7 +109,7 @@ class DetailPane(QWidget):
             self.log.clear()
         for entry in entries[self._log_lines:]:
             # appendPlainText keeps the view where it is unless it was at the bottom already
-            self.log.appendPlainText(f"{iso(entry.at)}  {translated(redact(entry.line))}")
+            self.log.appendPlainText(f"{precise_local_time(entry.at)}  {translated(redact(entry.line))}")
         self._log_lines = len(entries)
 
     def close_media(self) -> None:

@@ -1,16 +1,23 @@
 """Thumbnails made off the loop and kept on disk, so a gallery of thousands never stalls the window.
 
-Decoding and scaling run in one worker thread with ``QImageReader`` (``QImage`` is safe outside
-the GUI thread, ``QPixmap`` is not); the loop only turns the small result into a pixmap. A
-thumbnail is cached as a PNG named after the file's path, size, mtime and the thumbnail size, so
-an edited file gets a new one and two windows share the cache without locking (atomic rename).
+Decoding and scaling run in a worker *process* (``QImageReader.read`` holds the GIL for the whole
+decode, ~25 ms for a 1024×576 PNG, so a worker thread still stalled the loop by as much): this
+module run as ``python -m mediaassist.ui.disk_thumbnails``, asked one line per thumbnail by a
+thread that only waits on the pipe. (Not a multiprocessing pool: its spawned children import the
+parent's main script -- the whole app -- again.) The loop only reads back the small cached PNG. A thumbnail is cached under a
+name made of the file's path, size, mtime and the thumbnail size, so an edited file gets a new
+one and two windows share the cache without locking (atomic rename).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
+import subprocess
+import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -43,46 +50,130 @@ def centred_in_square(image: QImage, box: int) -> QImage:
     return square
 
 
+def make_thumbnail(source: str, cached: str, box: int) -> bool:
+    """In the worker process: decode, scale and save one thumbnail (True if there is one now)."""
+    target = Path(cached)
+    if target.exists():
+        return True
+    scaled = read_scaled(Path(source), box)
+    if scaled is None:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.stem}.{os.getpid()}.part.png")
+    if not centred_in_square(scaled, box).save(str(partial), "PNG"):
+        return False
+    os.replace(partial, target)
+    return True
+
+
+class ThumbnailWorker:
+    """The child process, spoken to from one thread: a JSON line ``[source, cached, box]`` in,
+    ``1`` (made) or ``0`` out. A child that died (a decoder crash on a broken file) is replaced
+    at the next request."""
+
+    def __init__(self) -> None:
+        self._child: subprocess.Popen[str] | None = None
+        self._lock = threading.Lock()
+
+    def make(self, source: str, cached: str, box: int) -> bool:
+        with self._lock:
+            child = self._running()
+            assert child.stdin is not None and child.stdout is not None
+            try:
+                child.stdin.write(json.dumps([source, cached, box]) + "\n")
+                child.stdin.flush()
+                answer = child.stdout.readline()
+            except OSError:
+                answer = ""
+            if not answer:
+                self._stop()
+            return answer.strip() == "1"
+
+    def _running(self) -> subprocess.Popen[str]:
+        if self._child is not None and self._child.poll() is not None:
+            self._stop()  # it died since the last request: close its pipes, start another
+        if self._child is None:
+            package_root = str(Path(__file__).resolve().parents[2])  # a checkout runs as installed
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
+            self._child = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, text=True, env=env)
+        return self._child
+
+    def _stop(self) -> None:
+        if self._child is not None:
+            if self._child.stdin is not None:
+                try:
+                    self._child.stdin.close()  # the child's loop ends at end of input
+                except OSError:
+                    pass  # it is gone already: the pipe is broken
+            try:
+                self._child.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._child.kill()
+                self._child.wait()
+            if self._child.stdout is not None:
+                self._child.stdout.close()
+            self._child = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+
+def serve() -> None:
+    """The worker process: one thumbnail per input line, until the window closes the pipe."""
+    for line in sys.stdin:
+        source, cached, box = json.loads(line)
+        try:
+            made = make_thumbnail(source, cached, box)
+        except Exception:  # noqa: BLE001 -- any failure is "no thumbnail", the window shows a placeholder
+            made = False
+        sys.stdout.write("1\n" if made else "0\n")
+        sys.stdout.flush()
+
+
 class DiskThumbnails:
     """``await thumbs.thumbnail(path)`` -> a small QImage (None when the file is no image)."""
 
     def __init__(self, folder: Path, size: int = THUMB_PX) -> None:
         self.folder = folder
         self.size = size
-        # One worker: the machine has few cores and the scheduler's loop must keep one.
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbnails")
+        self.worker = ThumbnailWorker()  # started on the first thumbnail that is not cached
+        # One worker process (the machine has few cores and the scheduler's loop needs one),
+        # asked from one thread that mostly waits on the pipe.
+        self._asking = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbnails")
+        self._previews = ThreadPoolExecutor(max_workers=1, thread_name_prefix="previews")
 
     def cache_file(self, path: Path) -> Path:
         stat = path.stat()
         key = hashlib.sha1(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{self.size}".encode()).hexdigest()
         return self.folder / key[:2] / f"{key}.png"
 
-    def render(self, path: Path) -> QImage | None:
-        """Worker thread: the cached thumbnail, made and saved first if needed."""
+    async def thumbnail(self, path: Path) -> QImage | None:
+        return await asyncio.get_running_loop().run_in_executor(self._asking, self._thumbnail, path)
+
+    def _thumbnail(self, path: Path) -> QImage | None:
+        """In the asking thread: the cached PNG, made by the worker process first if needed.
+        Reading a 160 px PNG holds the GIL for about a millisecond; the loop only gets the result."""
         try:
             cached = self.cache_file(path)
         except OSError:
             return None  # gone since the list was read
-        if cached.exists():
-            image = QImage(str(cached))
-            if not image.isNull():
-                return image
-        scaled = read_scaled(path, self.size)
-        if scaled is None:
+        if not cached.exists() and not self.worker.make(str(path), str(cached), self.size):
             return None
-        image = centred_in_square(scaled, self.size)
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_name(f"{cached.stem}.{os.getpid()}.part.png")
-        if image.save(str(partial), "PNG"):
-            os.replace(partial, cached)
-        return image
-
-    async def thumbnail(self, path: Path) -> QImage | None:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, self.render, path)
+        image = QImage(str(cached))
+        return None if image.isNull() else image
 
     async def full_image(self, path: Path) -> QImage | None:
-        """For the preview: the whole picture (bounded), decoded off the loop as well."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, read_scaled, path, PREVIEW_PX)
+        """For the preview: the whole picture (bounded), decoded in a thread (one decode, when the
+        operator asks for it)."""
+        return await asyncio.get_running_loop().run_in_executor(self._previews, read_scaled, path, PREVIEW_PX)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._asking.shutdown(wait=True, cancel_futures=True)
+        self._previews.shutdown(wait=True, cancel_futures=True)
+        self.worker.close()
+
+
+if __name__ == "__main__":
+    serve()

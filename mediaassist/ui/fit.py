@@ -18,39 +18,33 @@ MIN_CHARS = 8  # room asked for at least: a few characters and the ellipsis
 
 
 class ElidedLabel(QLabel):
-    """Plain text only (ids and reasons are data, never markup); ``elide`` says where the dots go."""
+    """Plain text only (ids and reasons are data, never markup), cut at the end."""
 
-    def __init__(self, text: str = "", elide: Qt.TextElideMode = Qt.TextElideMode.ElideRight,
-                 parent: Any = None) -> None:
+    def __init__(self, text: str = "", parent: Any = None) -> None:
         super().__init__(parent)
-        self._elide = elide
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.setText(text)
 
-    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+    def setText(self, text: str) -> None:
         if text == self.text():
             return
         super().setText(text)
-        self.setToolTip(text if text else "")
+        self.setToolTip(text)
         self.update()
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802
+    def minimumSizeHint(self) -> QSize:
         metrics = self.fontMetrics()
         return QSize(metrics.averageCharWidth() * MIN_CHARS, metrics.height())
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         hint = super().sizeHint()
         return QSize(min(hint.width(), self.minimumSizeHint().width() * 4), hint.height())
 
-    @property
-    def is_elided(self) -> bool:
-        return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
-
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         rect = self.contentsRect()
-        shown = self.fontMetrics().elidedText(self.text(), self._elide, rect.width())
+        shown = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
         painter.setPen(self.palette().color(self.foregroundRole()))
         painter.drawText(rect, int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), shown)
         painter.end()

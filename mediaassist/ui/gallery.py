@@ -16,24 +16,55 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QPoint, QPointF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QPixmap, QPolygonF, QResizeEvent
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QListView, QMenu,
-                               QMessageBox, QPushButton, QSizePolicy, QVBoxLayout, QWidget)
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QPointF,
+    QSize,
+    Qt,
+    QTimer,
+)
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QGuiApplication,
+    QPainter,
+    QPixmap,
+    QPolygonF,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.opener import open_externally
-from mediaassist.ui.disk_thumbnails import DiskThumbnails
 
 log = logging.getLogger("mediaassist.ui")
 
 ITEM_ROLE = Qt.ItemDataRole.UserRole
+ROOT = QModelIndex()
 KEPT_PIXMAPS = 600  # thumbnails held as pixmaps; older ones are read again from the disk cache
 MAX_QUEUED = 300  # requests beyond this (cells scrolled past long ago) are dropped, asked again on paint
 WORKERS_FED = 2  # requests in flight, so the worker thread never waits for the loop
 FLUSH_MS = 100
 MAX_GALLERY_ITEMS = 5000
+READ_CHUNK = 100  # tasks read per loop step (~20 ms on a busy 2-core box)
 STRIP_PX = 96
 
 
@@ -73,10 +104,11 @@ def media_label(kind: str) -> str:
 class MediaModel(QAbstractListModel):
     """Media items with thumbnails loaded on demand (see the module's docstring)."""
 
-    def __init__(self, cache: DiskThumbnails, icon_px: int, parent: Any = None) -> None:
+    def __init__(self, cache: DiskThumbnails, icon_px: int, parent: Any = None, whose: bool = True) -> None:
         super().__init__(parent)
         self.cache = cache
         self.icon_px = icon_px
+        self.whose = whose  # captions name the task (a grid of many tasks), or only the file (one task's strip)
         self.items: list[MediaItem] = []
         self._rows_of: dict[str, list[int]] = {}
         self._pixmaps: OrderedDict[str, QPixmap] = OrderedDict()
@@ -103,15 +135,15 @@ class MediaModel(QAbstractListModel):
         self._dirty.clear()
         self.endResetModel()
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = ROOT) -> int:
         return 0 if parent.isValid() else len(self.items)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self.items):
             return None
         item = self.items[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return item.name if item.role == INPUT else Path(item.location).name
+        if role == Qt.ItemDataRole.DisplayRole:  # whose it is first: outputs are often all "image-1.png"
+            return f"{item.task_id} · {item.name}" if self.whose else item.name
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{item.task_id} · {role_label(item)} · {media_label(item.media)}\n{item.location}"
         if role == Qt.ItemDataRole.DecorationRole:
@@ -166,13 +198,18 @@ class MediaModel(QAbstractListModel):
             if image is None:
                 self._no_thumbnail.add(location)
             else:
-                self._pixmaps[location] = QPixmap.fromImage(image)
+                pixmap = QPixmap.fromImage(image)
+                if pixmap.width() > self.icon_px:  # the cache is one size; a strip shows them smaller
+                    pixmap = pixmap.scaled(self.icon_px, self.icon_px, Qt.AspectRatioMode.KeepAspectRatio,
+                                           Qt.TransformationMode.SmoothTransformation)
+                self._pixmaps[location] = pixmap
                 self.made += 1
                 while len(self._pixmaps) > KEPT_PIXMAPS:
                     self._pixmaps.popitem(last=False)
             self._dirty.update(self._rows_of.get(location, ()))
             if not self._flush.isActive():
                 self._flush.start()
+            await asyncio.sleep(0)  # a cached thumbnail returns at once: let the loop run between them
 
     def _emit_changes(self) -> None:
         rows = [r for r in self._dirty if r < len(self.items)]
@@ -293,7 +330,7 @@ class MediaStrip(QWidget):
     def __init__(self, cache: DiskThumbnails, parent: Any = None) -> None:
         super().__init__(parent)
         self.media_actions = MediaActions(self, cache)
-        self.model = MediaModel(cache, STRIP_PX, self)
+        self.model = MediaModel(cache, STRIP_PX, self, whose=False)
         self.view = _media_list(self.model, STRIP_PX, self.media_actions)
         self.view.setFlow(QListView.Flow.LeftToRight)
         self.view.setWrapping(False)
@@ -315,11 +352,7 @@ class MediaStrip(QWidget):
 
 
 class GalleryView(QWidget):
-    """The grid for a set of tasks (the table's current view).
-
-    Signals: task_chosen(str) -- "Show task" on a cell (the window selects it in the table)."""
-
-    task_chosen = Signal(str)
+    """The grid for a set of tasks (the table's current view)."""
 
     def __init__(self, cache: DiskThumbnails, task_ids: Callable[[], list[str]], parent: Any = None) -> None:
         super().__init__(parent)
@@ -355,7 +388,7 @@ class GalleryView(QWidget):
     async def _load(self, task_ids: list[str], roles: tuple[str, ...]) -> None:
         self.summary.setText(tr("Reading the media of {n} tasks…").format(n=len(task_ids)))
         items: list[MediaItem] = []
-        for chunk in iter_media(task_ids, roles):
+        for chunk in iter_media(task_ids, roles, READ_CHUNK):
             items.extend(chunk)
             if len(items) >= MAX_GALLERY_ITEMS:
                 break

@@ -26,11 +26,12 @@ from mediaassist.ui.core_texts import translated, translated_reasons
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import tr
+from mediaassist.ui.labels import lane_kind_label
 
 log = logging.getLogger("mediaassist.ui")
 
 MAX_ROWS_SHOWN = 200  # per tab: a preview, not a copy of the file
-INPUTS_COLUMN = 2
+INPUTS_COLUMN, PROMPT_COLUMN = 2, 3  # model, account, inputs (hidden when none), prompt
 PROMPT_CHARS = 160
 
 
@@ -57,7 +58,9 @@ def _fill(table: QTableWidget, rows: list[tuple[str, ...]]) -> None:
     table.setRowCount(len(rows))
     for i, row in enumerate(rows):
         for j, text in enumerate(row):
-            table.setItem(i, j, QTableWidgetItem(text))
+            item = QTableWidgetItem(text)
+            item.setToolTip(text)  # cells are one line, elided
+            table.setItem(i, j, item)
 
 
 class ImportPreviewDialog(QDialog):
@@ -83,7 +86,7 @@ class ImportPreviewDialog(QDialog):
         self.model_box = QComboBox()
         self.model_box.addItem(tr("(from the file)"), None)
         for model in rt.config.models:
-            self.model_box.addItem(f"{model.name} ({model.kind})", model.name)
+            self.model_box.addItem(f"{model.name} ({lane_kind_label(model.kind)})", model.name)
         is_txt = FORMATS.get(path.suffix.lower()) == "txt"
         if is_txt and default_model is None and rt.config.models:
             default_model = rt.config.models[0].name
@@ -100,6 +103,8 @@ class ImportPreviewDialog(QDialog):
         self.tabs = QTabWidget()
         self.good_rows = _table([tr("Model"), tr("Account"), tr("Inputs"), tr("Prompt")])
         self.good_rows.currentCellChanged.connect(lambda row, *_: self._show_inputs(row))
+        self.good_rows.setWordWrap(False)  # one line a task; the whole text is in the cell's tooltip
+        self.good_rows.setColumnWidth(INPUTS_COLUMN, 240)
         self.bad_rows = _table([tr("Row"), tr("Reason")])
         self.tabs.addTab(self.good_rows, tr("Tasks"))
         self.tabs.addTab(self.bad_rows, tr("Errors"))
@@ -193,6 +198,6 @@ class ImportPreviewDialog(QDialog):
                               for error in report.errors[:MAX_ROWS_SHOWN]])
         self.tabs.setTabText(0, tr("Tasks ({n})").format(n=len(report.tasks)))
         self.tabs.setTabText(1, tr("Errors ({n})").format(n=len(report.errors)))
-        self.tabs.setCurrentIndex(1 if report.errors and not report.tasks else 0)
+        self.tabs.setCurrentIndex(1 if report.errors else 0)  # rows to fix come first
         self.import_button.setEnabled(bool(report.tasks))
         self.import_button.setText(tr("Import {n} tasks").format(n=len(report.tasks)))

@@ -25,17 +25,30 @@ def error_kind_labels() -> dict[str, str]:
             "internal": tr("internal")}
 
 
+def lane_kind_label(kind: str) -> str:
+    """A lane kind as a heading: Web, API, Polling."""
+    return {"web": tr("Web"), "api": tr("API"), "poll": tr("Polling")}.get(kind, kind)
+
+
 def clear_label_cache() -> None:
     state_labels.cache_clear()
     error_kind_labels.cache_clear()
+    _duration_formats.cache_clear()
+
+
+@lru_cache(maxsize=1)
+def _duration_formats() -> tuple[str, str, str]:
+    return tr("{s} s"), tr("{m} min {s:02d} s"), tr("{h} h {m:02d} min")
 
 
 def format_seconds(seconds: float | None) -> str:
+    """A duration with its units in the window's language ("22 min 22 s", "22 分 22 秒")."""
     if seconds is None:
         return ""
     seconds = max(0, int(seconds))
+    short, medium, long = _duration_formats()
     if seconds < 60:
-        return f"{seconds} s"
+        return short.format(s=seconds)
     if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+        return medium.format(m=seconds // 60, s=seconds % 60)
+    return long.format(h=seconds // 3600, m=seconds % 3600 // 60)

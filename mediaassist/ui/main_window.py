@@ -94,9 +94,9 @@ class MainWindow(QMainWindow):
             controller.notice.connect(self.tray.notify)
         for controller in (self.tasks, self.importer, self.lanes):
             controller.message.connect(self._message)
-        self.tasks.changed.connect(self.stats.refresh)
+        self.tasks.changed.connect(self.stats.refresh_soon)
         self.importer.imported.connect(lambda _batch, _n: self._rows_added())
-        self.lanes.changed.connect(self.stats.refresh)
+        self.lanes.changed.connect(self.stats.refresh_soon)
         self.stats.refreshed.connect(self._show_stats)
 
     def _on_event(self, event: str, task: Task) -> None:
@@ -187,8 +187,9 @@ class MainWindow(QMainWindow):
                                     self.lanes.toggle_lane, config_path)
         self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts))
         top = QSplitter(Qt.Orientation.Horizontal)
-        for widget in (self.web_panel, self.api_panel, self.batches):
-            top.addWidget(scrollable(widget))
+        for panel in (self.web_panel, self.api_panel):
+            top.addWidget(scrollable(panel))  # more lanes than room: they scroll
+        top.addWidget(self.batches)  # its rows scroll under its title
         self.table = self._build_table()
         self.detail = DetailPane(self.store, self.thumbnails)
         lower = QSplitter(Qt.Orientation.Horizontal)
@@ -287,11 +288,15 @@ class MainWindow(QMainWindow):
         self.text_filter.setText(shown.text)
         self.text_filter.blockSignals(False)
 
-    def apply_filter(self) -> None:
-        self.model.set_filter(TaskFilter(state=self.state_filter.currentData(),
-                                         lane=self.lane_filter.currentData(),
-                                         batch=self.batch_filter.currentData(),
-                                         text=self.text_filter.text().strip()))
+    def apply_filter(self) -> asyncio.Future[None]:
+        """The filter widgets' choice, applied off the loop (the table follows when it is read)."""
+        wanted = TaskFilter(state=self.state_filter.currentData(), lane=self.lane_filter.currentData(),
+                            batch=self.batch_filter.currentData(), text=self.text_filter.text().strip())
+        return self.jobs.spawn(self._filter(wanted), lambda exc: self._message(tr("Search failed"), str(exc)),
+                               finish_on_quit=False)
+
+    async def _filter(self, wanted: TaskFilter) -> None:
+        await self.model.set_filter_off_loop(wanted)
         self._reload_gallery_if_shown()
 
     def _reload_gallery_if_shown(self) -> None:
@@ -355,7 +360,7 @@ class MainWindow(QMainWindow):
         self.api_panel.update(view.snap, view.paused, view.blocked)
         self.batches.update(view.snap, self.stats.eta)
         totals = view.snap.totals()
-        self.tray.update(view.snap.by_route, view.all_paused, bool(view.paused))
+        self.tray.update(view.snap.totals_by_kind(), view.all_paused, bool(view.paused))
         self._refresh_filter_counts(totals, view)
         self.accounts.refresh()
         self._update_selection_actions()  # the selected tasks' states may have moved meanwhile
@@ -370,9 +375,9 @@ class MainWindow(QMainWindow):
                 self.batch_filter.insertItem(1, batch, batch)
 
     def _rows_added(self) -> None:
+        """The table's next tick reads the new keys off the loop, as do the counts."""
         self.model.refresh_membership()
-        self.model.flush()
-        self.stats.refresh()
+        self.stats.refresh_soon()
 
     # --- selection -----------------------------------------------------------------------------
     def _selected_seqs(self) -> list[int]:

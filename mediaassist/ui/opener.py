@@ -26,6 +26,13 @@ POLL_S = 0.05
 _handlers: set[subprocess.Popen[bytes]] = set()
 
 
+def _launch(opener: str, path: Path) -> subprocess.Popen[bytes]:
+    """Start the opener (returns at once; its exit code is read by polling, never waited on)."""
+    _handlers.difference_update({h for h in _handlers if h.poll() is not None})
+    return subprocess.Popen([opener, str(path)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
 async def open_externally(path: Path) -> str | None:
     """None when a program took ``path``; otherwise the reason, for a message box."""
     if not sys.platform.startswith("linux"):
@@ -36,9 +43,7 @@ async def open_externally(path: Path) -> str | None:
     if opener is None:
         return tr("No program could be found to open {path}: xdg-open is not installed "
                   "(package xdg-utils).").format(path=path)
-    _handlers.difference_update({h for h in _handlers if h.poll() is not None})
-    child = subprocess.Popen([opener, str(path)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)
+    child = _launch(opener, path)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + SETTLE_S
     while child.poll() is None and loop.time() < deadline:

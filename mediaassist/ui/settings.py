@@ -12,14 +12,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QSettings, Signal
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QGroupBox, QLabel,
-                               QLineEdit, QVBoxLayout)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+)
 
-from mediaassist.core.config import (API_CONCURRENCY_RANGE, INTERVAL_RANGE, POLLING_TASKS_RANGE,
-                                     TIMEOUT_RANGE, ConfigError, ProviderConfig, check_setting)
+from mediaassist.core.config import (
+    API_CONCURRENCY_RANGE,
+    INTERVAL_RANGE,
+    POLLING_TASKS_RANGE,
+    TIMEOUT_RANGE,
+    ConfigError,
+    ProviderConfig,
+    check_setting,
+)
 from mediaassist.core.paths import is_demo_dir
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.ui.i18n import LANGUAGES, tr
+from mediaassist.ui.labels import lane_kind_label
 
 PROVIDER_KEYS = {
     "api": ("concurrency", "timeout_s"),
@@ -98,7 +114,7 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         self.edits: dict[tuple[str, str], QLineEdit] = {}
         for provider in scheduler.config.providers:
-            box = QGroupBox(f"{provider.name} ({provider.kind})")
+            box = QGroupBox(f"{provider.name} ({lane_kind_label(provider.kind)})")
             form = QFormLayout(box)
             for key in PROVIDER_KEYS[provider.kind]:
                 edit = QLineEdit(str(getattr(provider, key)))
@@ -118,6 +134,7 @@ class SettingsDialog(QDialog):
         if demo:
             self.data_dir.setEnabled(False)
             self.data_dir.setPlaceholderText(tr("set in the real app's settings, not in the demo"))
+            self.data_dir.setToolTip(self.data_dir.placeholderText())
         self.language = QComboBox()
         for code, name in LANGUAGES.items():
             self.language.addItem(tr("System") if code == "auto" else name, code)

@@ -16,7 +16,7 @@ from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMainWindow, QMenu, QSystemTrayIcon
 
 from mediaassist.ui.i18n import tr
-from mediaassist.ui.labels import error_kind_labels
+from mediaassist.ui.labels import error_kind_labels, lane_kind_label
 
 NOTICE_MS = 8000
 MAX_NOTICES = 200
@@ -39,21 +39,15 @@ class KindCounts:
     failed: int = 0
 
 
-def kind_counts(by_route: Mapping[tuple[str, str], int]) -> dict[str, KindCounts]:
-    """{(route, state): n} from the store's snapshot -> counts per lane kind (the route's prefix)."""
-    counts: dict[str, Counter[str]] = {kind: Counter() for kind in KINDS}
-    for (route, state), n in by_route.items():
-        counts.setdefault(route.partition(":")[0], Counter())[state] += n
-    return {kind: KindCounts(c["running"], c["pending"], c["failed"]) for kind, c in counts.items()}
-
-
-def kind_label(kind: str) -> str:
-    return {"web": tr("Web"), "api": tr("API"), "poll": tr("Polling")}.get(kind, kind)
+def kind_counts(by_kind: Mapping[tuple[str, str], int]) -> dict[str, KindCounts]:
+    """The snapshot's {(lane kind, state): n} -> a line's counts for every kind (none missing)."""
+    return {kind: KindCounts(by_kind.get((kind, "running"), 0), by_kind.get((kind, "pending"), 0),
+                             by_kind.get((kind, "failed"), 0)) for kind in KINDS}
 
 
 def counts_line(kind: str, counts: KindCounts) -> str:
     return tr("{kind}: {running} running · {waiting} waiting · {failed} failed").format(
-        kind=kind_label(kind), running=counts.running, waiting=counts.waiting, failed=counts.failed)
+        kind=lane_kind_label(kind), running=counts.running, waiting=counts.waiting, failed=counts.failed)
 
 
 class FailureBursts:
@@ -125,9 +119,9 @@ class Tray:
     def available(self) -> bool:
         return self.icon is not None
 
-    def update(self, by_route: Mapping[tuple[str, str], int], all_paused: bool, any_paused: bool) -> None:
-        """New counts (the store's {(route, state): n}) and whether the lanes are paused."""
-        self._counts = kind_counts(by_route)
+    def update(self, by_kind: Mapping[tuple[str, str], int], all_paused: bool, any_paused: bool) -> None:
+        """New counts ({(lane kind, state): n}) and whether the lanes are paused."""
+        self._counts = kind_counts(by_kind)
         self._all_paused = all_paused
         self.pause_all.setEnabled(not all_paused)
         self.resume_all.setEnabled(any_paused)

@@ -8,6 +8,10 @@ pool of 50 and 1 s service time gives ~50 starts + ~50 finishes per second. Prin
 every row (Ctrl+A, with the toolbar/detail update it triggers), the loop lag while the whole
 table is exported to XLSX and CSV, and -- with tasks running -- the loop lag and the time to
 preview while a 10,000- and a 100,000-row CSV file are dropped, previewed and imported.
+
+``--gallery N`` instead measures the gallery of N output images (1024×576, half PNG, half JPEG):
+time to the first screenful of thumbnails and to all of them (cold, then from the disk cache),
+and the loop lag while they are made, against an idle baseline of the same run.
 """
 
 from __future__ import annotations
@@ -106,12 +110,13 @@ async def drive(window: MainWindow, seconds: float) -> None:
     window.table.clearSelection()
     model.sort(-1)
     print(f"stats refresh period now {window.stats.interval_ms} ms")
-    for rows in (10_000, 100_000):
-        await import_lag(window, rows)
     window.lanes.toggle_pause_all()  # a quiet loop: the lag below is the export's own
     with tempfile.TemporaryDirectory() as out:
         for name in ("all.xlsx", "all.csv"):
             await export_lag(window, Path(out) / name)
+    window.lanes.toggle_pause_all()  # tasks run again while files are dropped
+    for rows in (10_000, 100_000):
+        await import_lag(window, rows)
     window.quit_requested.set_result(False)
 
 
@@ -156,11 +161,79 @@ async def export_lag(window: MainWindow, path: Path) -> None:
     print(f"export {path.suffix} {written:,} rows {took:5.1f} s; loop lag {summary(samples)}")
 
 
+def make_images(folder: Path, n: int) -> list[str]:
+    """Output-like pictures: a gradient with the number in it, so no two decode alike."""
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(n):
+        image = QImage(1024, 576, QImage.Format.Format_RGB32)
+        image.fill(QColor.fromHsv(i * 37 % 360, 160, 220))
+        painter = QPainter(image)
+        painter.drawText(image.rect(), Qt.AlignmentFlag.AlignCenter, f"output {i}")
+        painter.end()
+        path = folder / (f"{i:05d}.png" if i % 2 else f"{i:05d}.jpg")
+        image.save(str(path), quality=90)  # PNG: light compression, as generators write them
+        paths.append(str(path))
+    return paths
+
+
+def finish_with_images(store: Store, paths: list[str]) -> None:
+    store.enqueue("gallery", [NewTask(model="bench-video", model_kind="poll", route="poll:bench-poll",
+                                      prompt=f"picture {i}", task_id=f"pic-{i:05d}") for i in range(len(paths))])
+    for task, path in zip(store.claim("poll:bench-poll", "bench", limit=len(paths)), paths):
+        store.finish_success(task, None, [path])
+
+
+async def gallery_round(window: MainWindow, label: str) -> None:
+    """Open the gallery on a fresh model: first screenful, then scroll to the end, all made."""
+    from mediaassist.ui.gallery import MediaModel
+
+    gallery = window.gallery
+    gallery.model.close()
+    gallery.model = MediaModel(window.thumbnails, window.thumbnails.size, gallery)
+    gallery.view.setModel(gallery.model)
+    samples: list[float] = []
+    probe = asyncio.ensure_future(lag_samples(3600, samples))
+    started = time.perf_counter()
+    await gallery.reload()
+    listed = time.perf_counter() - started
+    while gallery.model.made == 0 or gallery.model.loading:  # what the first screen asked for
+        await asyncio.sleep(0.005)
+    first_screen, on_screen = time.perf_counter() - started, gallery.model.made
+    bar = gallery.view.verticalScrollBar()
+    while bar.value() < bar.maximum():  # page by page, each screenful made before the next
+        bar.setValue(min(bar.maximum(), bar.value() + bar.pageStep()))
+        await asyncio.sleep(0.02)
+        while gallery.model.loading:
+            await asyncio.sleep(0.005)
+    everything = time.perf_counter() - started
+    probe.cancel()
+    print(f"gallery {label}: {gallery.model.rowCount():,} images listed {listed * 1000:6.0f} ms, first screen "
+          f"({on_screen} thumbnails) {first_screen * 1000:6.0f} ms, all ({gallery.model.made}) {everything:5.1f} s; "
+          f"loop lag {summary(samples)}")
+
+
+async def drive_gallery(window: MainWindow) -> None:
+    window.resize(1366, 768)
+    window.lanes.toggle_pause_all()  # a quiet scheduler: the lag below is the gallery's own
+    idle = await lag_samples(3.0)
+    print(f"loop lag idle (baseline): {summary(idle)}")
+    window.tabs.setCurrentWidget(window.gallery)
+    await gallery_round(window, "cold cache")
+    await gallery_round(window, "disk cache")
+    window.quit_requested.set_result(False)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--gallery", type=int, metavar="N", help="measure the gallery of N images instead")
     args = parser.parse_args()
+    if args.gallery:
+        return gallery_main(args.gallery)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "config.toml").write_text(CONFIG)
@@ -182,6 +255,26 @@ def main() -> int:
         started = time.perf_counter()
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
             runner.run(run_window([], options, settings, use_tray=False, on_window=on_window))
+        runs[0].result()
+    return 0
+
+
+def gallery_main(n: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "config.toml").write_text(CONFIG)
+        app = QApplication.instance() or QApplication([])
+        started = time.perf_counter()
+        store = Store(root / "data" / DB_NAME)
+        finish_with_images(store, make_images(root / "images", n))
+        store.close()
+        print(f"made {n:,} images and their tasks in {time.perf_counter() - started:.1f} s")
+        settings = QSettings(str(root / "ui.ini"), QSettings.Format.IniFormat)
+        options = RuntimeOptions(config_path=root / "config.toml", data_dir=root / "data")
+        runs: list[asyncio.Future[None]] = []
+        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+            runner.run(run_window([], options, settings, use_tray=False,
+                                  on_window=lambda w: runs.append(asyncio.ensure_future(drive_gallery(w)))))
         runs[0].result()
     return 0
 

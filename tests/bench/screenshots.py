@@ -4,7 +4,7 @@
 
 Runs offscreen on a simulated 1366×768 screen (Qt's offscreen platform with a screen config), so
 the result does not depend on the X server's size. Saves screenshots/{en,zh_CN}-{first-start,
-busy,error,gallery,preview-image,preview-video,import,settings,accounts,tray}.png; ``--docs``
+busy,error,gallery,preview-image,preview-video,import,import-errors,settings,accounts,tray}.png; ``--docs``
 also refreshes the two README pictures in docs/.
 """
 
@@ -25,18 +25,18 @@ _screens.write_text(json.dumps({"screens": [{"name": "laptop", "x": 0, "y": 0, "
 os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screens}"
 os.environ.setdefault("QT_API", "pyside6")
 
-import qasync  # noqa: E402
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
+import qasync
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication, QWidget
 
-from mediaassist.core.media_items import OUTPUT, MediaItem  # noqa: E402
-from mediaassist.core.paths import RESOURCES  # noqa: E402
-from mediaassist.core.store import NewTask  # noqa: E402
-from mediaassist.runtime import RuntimeOptions  # noqa: E402
-from mediaassist.ui.app import run_window  # noqa: E402
-from mediaassist.ui.gallery import PreviewDialog  # noqa: E402
-from mediaassist.ui.main_window import MainWindow  # noqa: E402
-from mediaassist.ui.task_model import TaskFilter  # noqa: E402
+from mediaassist.core.media_items import OUTPUT, MediaItem
+from mediaassist.core.paths import RESOURCES
+from mediaassist.core.store import NewTask
+from mediaassist.runtime import RuntimeOptions
+from mediaassist.ui.app import run_window
+from mediaassist.ui.gallery import PreviewDialog
+from mediaassist.ui.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "screenshots"
@@ -53,6 +53,13 @@ def save(widget: QWidget, name: str) -> Path:
     return path
 
 
+def save_small(widget: QWidget, path: Path) -> None:
+    """For the README: 256 colours are plenty for a window and make the file a third the size."""
+    image = widget.grab().toImage().convertToFormat(QImage.Format.Format_Indexed8, Qt.ImageConversionFlag.AvoidDither)
+    image.save(str(path), "PNG")
+    print("saved", path)
+
+
 async def until(predicate, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -63,10 +70,14 @@ async def until(predicate, timeout: float = 30.0) -> bool:  # type: ignore[no-un
     return True
 
 
-async def accept_import(window: MainWindow, path: Path) -> None:
+async def accept_import(window: MainWindow, path: Path, model: str | None = None) -> None:
     window.open_files([path])
     await until(lambda: window.importer.dialog is not None and window.importer.dialog.import_button.isEnabled())
-    window.importer.dialog.import_button.click()
+    dialog = window.importer.dialog
+    if model is not None:
+        dialog.model_box.setCurrentIndex(dialog.model_box.findData(model))
+        await until(lambda: dialog.report is not None and dialog.import_button.isEnabled())
+    dialog.import_button.click()
     await until(lambda: window.importer.dialog is None)
 
 
@@ -74,7 +85,8 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     await asyncio.sleep(0.5)
     save(window, f"{language}-first-start")
     window.resize(*SCREEN)
-    for name in ("seed-batch.csv", "image-to-video.csv", "images.txt"):
+    await accept_import(window, EXAMPLES / "images.txt", "demo-illustrator")
+    for name in ("seed-batch.csv", "image-to-video.csv"):
         await accept_import(window, EXAMPLES / name)
     # a model the config no longer has: the attempt fails as bad_input, with no retry
     window.store.enqueue("broken-demo", [NewTask(model="retired-model", model_kind="api", route="api:demo-openai",
@@ -84,8 +96,8 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     await asyncio.sleep(8)
     window.refresh_stats()
     save(window, f"{language}-busy")
-    if docs:
-        save(window, "table").replace(DOCS / f"table-{language}.png")
+    if docs and language == "en":
+        save_small(window, DOCS / "table-en.png")
     window.text_filter.setText("demo-fails")
     window.apply_filter()
     await until(lambda: window.store.get("demo-fails").state == "failed")
@@ -102,8 +114,8 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     await until(lambda: window.gallery.model.rowCount() > 0 and not window.gallery.model.loading)
     await asyncio.sleep(0.5)
     save(window, f"{language}-gallery")
-    if docs:
-        save(window, "gallery").replace(DOCS / f"gallery-{language}.png")
+    if docs and language == "en":
+        save_small(window, DOCS / "gallery-en.png")
     await shoot_previews(window, language)
     window.tabs.setCurrentWidget(window.accounts)
     await asyncio.sleep(0.3)
@@ -113,6 +125,12 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     await until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
     await asyncio.sleep(0.8)
     save(window.importer.dialog, f"{language}-import")
+    window.importer.dialog.reject()
+    await until(lambda: window.importer.dialog is None)
+    window.open_files([EXAMPLES / "bad-rows.csv"])
+    await until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+    await asyncio.sleep(0.3)
+    save(window.importer.dialog, f"{language}-import-errors")
     window.importer.dialog.reject()
     window.open_settings()
     await asyncio.sleep(0.3)
@@ -151,8 +169,9 @@ def main() -> int:
             options = RuntimeOptions(demo=True, speed=20, data_dir=Path(tmp) / "data")
             jobs: list[asyncio.Future[None]] = []
             with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-                runner.run(run_window([], options, settings, use_tray=False, on_window=lambda w, lang=language:
-                                      jobs.append(asyncio.ensure_future(shoot(w, lang, docs)))))
+                runner.run(run_window([], options, settings, use_tray=False,
+                                      on_window=lambda w, lang=language, shots=jobs:
+                                      shots.append(asyncio.ensure_future(shoot(w, lang, docs)))))
             jobs[0].result()
     return 0
 

@@ -19,18 +19,18 @@ from pathlib import Path
 
 os.environ.setdefault("QT_API", "pyside6")
 
-import qasync  # noqa: E402
-from PySide6.QtCore import QRect, QSettings, QSize  # noqa: E402
-from PySide6.QtGui import QColor, QImage  # noqa: E402
-from PySide6.QtWidgets import QApplication, QLabel, QSizePolicy, QWidget  # noqa: E402
+import qasync
+from PySide6.QtCore import QRect, QSettings, QSize
+from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QApplication, QLabel, QSizePolicy, QWidget
 
-from mediaassist.core.media_items import OUTPUT, MediaItem  # noqa: E402
-from mediaassist.core.store import NewTask  # noqa: E402
-from mediaassist.runtime import RuntimeOptions  # noqa: E402
-from mediaassist.ui.actions import TaskAction  # noqa: E402
-from mediaassist.ui.app import run_window  # noqa: E402
-from mediaassist.ui.main_window import MainWindow  # noqa: E402
-from tests.helpers import sim_config_text  # noqa: E402
+from mediaassist.core.media_items import OUTPUT, MediaItem
+from mediaassist.core.store import NewTask
+from mediaassist.runtime import RuntimeOptions
+from mediaassist.ui.actions import TaskAction
+from mediaassist.ui.app import run_window
+from mediaassist.ui.main_window import MainWindow
+from tests.helpers import sim_config_text
 
 SMALLEST = QSize(1280, 720)
 WIDEST_LABEL = 640  # no single label may ask for more than half the smallest screen
@@ -124,8 +124,9 @@ def rect(r: QRect) -> str:
 
 
 async def settle(seconds: float = 0.3) -> None:
+    """Let layouts and paints happen: the loop runs Qt's events while we sleep (never call
+    processEvents() from a coroutine: it re-enters the loop's tasks)."""
     await asyncio.sleep(seconds)
-    QApplication.processEvents()
 
 
 def fill(window: MainWindow, workdir: Path) -> None:

@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QLabel
+
+from mediaassist.ui.fit import ElidedLabel
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREEN = {"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768,
@@ -27,9 +30,18 @@ def test_window_and_dialogs_fit_a_1366x768_screen(tmp_path: Path, language: str)
     env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={screens}",
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     done = subprocess.run([sys.executable, "-m", "tests.ui.fit_probe", language, str(tmp_path)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=240)
+                          capture_output=True, text=True, timeout=240, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert EXPECTED <= set(report["checked"]), report["checked"]
     assert sum(name.startswith("window, tab") for name in report["checked"]) == 3
     assert report["problems"] == []
+
+
+def test_an_elided_label_asks_for_little_room_and_keeps_the_whole_text(qtbot: object) -> None:
+    reason = "RunningHub balance or membership exhausted (416 APIKEY_USER_BALANCE_NOT_ENOUGH); " * 3
+    label = ElidedLabel(reason)
+    plain = QLabel(reason)
+    assert label.minimumSizeHint().width() < 100 < plain.minimumSizeHint().width()
+    assert label.sizeHint().width() <= 4 * label.minimumSizeHint().width()
+    assert label.toolTip() == reason and label.text() == reason

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 from pathlib import Path
 
 import pytest
@@ -12,14 +11,20 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QWidget
 
-from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media, media_kind
+from mediaassist.core.media_items import (
+    INPUT,
+    OUTPUT,
+    MediaItem,
+    iter_media,
+    media_kind,
+)
 from mediaassist.core.paths import output_dir
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui import disk_thumbnails as thumbnails_module
 from mediaassist.ui.actions import TaskAction
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaActions, MediaModel, PreviewDialog
 from mediaassist.ui.opener import open_externally
-from mediaassist.ui.disk_thumbnails import DiskThumbnails
 
 from .conftest import api_tasks, wait_until
 from .test_window import App, app, start_app, stop_app  # noqa: F401  (the app fixture)
@@ -58,39 +63,45 @@ def test_media_kind_by_name() -> None:
 
 
 @pytest.mark.asyncio
-async def test_thumbnails_are_made_in_the_worker_thread_cached_on_disk_and_reused(
+async def test_thumbnails_are_made_in_the_worker_process_cached_on_disk_and_reused(
         qtbot: object, tmp_path: Path, cache: DiskThumbnails, monkeypatch: pytest.MonkeyPatch) -> None:
-    decoded_in: list[str] = []
-    real_read = thumbnails_module.read_scaled
+    def no_decoding_here(path: Path, box: int) -> QImage | None:
+        raise AssertionError(f"the window's process decoded {path}")
 
-    def recording_read(path: Path, box: int) -> QImage | None:
-        decoded_in.append(threading.current_thread().name)
-        return real_read(path, box)
-
-    monkeypatch.setattr(thumbnails_module, "read_scaled", recording_read)
+    # The worker is a separate process with its own, unpatched module: if a thumbnail
+    # comes back, it was decoded there, never on the loop's process.
+    monkeypatch.setattr(thumbnails_module, "read_scaled", no_decoding_here)
     model = MediaModel(cache, cache.size)
     model.set_items(image_items(tmp_path / "out", 12))
     paint_all(model)
-    await wait_until(lambda: model.made == 12 and not model.loading)
-    assert decoded_in and all(name.startswith("thumbnails") for name in decoded_in)
-    assert threading.current_thread() is threading.main_thread()
+    await wait_until(lambda: model.made == 12 and not model.loading, timeout=30)
     cached = sorted((tmp_path / "thumbs").rglob("*.png"))
     assert len(cached) == 12
     thumb = QImage(str(cached[0]))
     assert (thumb.width(), thumb.height()) == (cache.size, cache.size)  # every cell the same shape
     assert thumb.pixelColor(80, 80) == QColor("#3f51b5")  # 320x180 scaled to 160x90, centred
     assert thumb.pixelColor(80, 20).alpha() == 0  # above the picture: transparent
-    # Another window (a fresh cache on the same folder) decodes nothing: the disk cache answers.
-    decoded_in.clear()
+    # Another window (a fresh cache on the same folder) starts no worker: the disk cache answers.
     again = DiskThumbnails(tmp_path / "thumbs")
     second = MediaModel(again, again.size)
     second.set_items(model.items)
     paint_all(second)
     await wait_until(lambda: second.made == 12)
+    assert again.worker._child is None
     again.close()
-    assert decoded_in == []
     model.close()
     second.close()
+
+
+@pytest.mark.asyncio
+async def test_a_worker_process_that_died_is_replaced(qtbot: object, tmp_path: Path, cache: DiskThumbnails) -> None:
+    assert await cache.thumbnail(write_png(tmp_path / "a.png")) is not None
+    first = cache.worker._child
+    assert first is not None
+    first.kill()  # a decoder crash on a broken file looks like this
+    first.wait()
+    assert await cache.thumbnail(write_png(tmp_path / "b.png")) is not None  # a new worker serves it
+    assert cache.worker._child is not None and cache.worker._child.pid != first.pid
 
 
 @pytest.mark.asyncio
@@ -308,9 +319,9 @@ inputs = ["first_frame", "last_frame"]
 @pytest.mark.asyncio
 async def test_import_preview_shows_input_thumbnails_and_file_errors_by_row(tmp_path: Path,
                                                                             ui_settings: object) -> None:
-    app = await start_app(tmp_path, ui_settings, extra_config=I2V_MODEL)  # type: ignore[arg-type]
+    running = await start_app(tmp_path, ui_settings, extra_config=I2V_MODEL)  # type: ignore[arg-type]
     try:
-        window = app.window
+        window = running.window
         frames = tmp_path / "batch" / "frames"
         write_png(frames / "dawn.png", 320, 180, "#ff9800")
         write_png(frames / "day.png", 320, 180, "#03a9f4")
@@ -337,4 +348,4 @@ async def test_import_preview_shows_input_thumbnails_and_file_errors_by_row(tmp_
         await wait_until(lambda: strip.made == 2 and not strip.loading)
         dialog.reject()
     finally:
-        await stop_app(app)
+        await stop_app(running)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from PySide6.QtGui import QColor, QImage, QPixmap
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.actions import TaskAction
+from mediaassist.ui.import_dialog import PROMPT_COLUMN
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_model import COL, TaskFilter, TaskTableModel, THUMB
 from tests.helpers import write_csv
@@ -99,27 +101,25 @@ async def test_output_thumbnail_is_scaled_off_the_loop_and_cached(store: Store, 
 
 
 @pytest.mark.asyncio
-async def test_selection_is_kept_across_retry_in_a_filtered_view(tmp_path: Path, ui_settings: QSettings) -> None:
-    app = await start_app(tmp_path, ui_settings)
-    try:
-        window = running.window
-        running.enqueue(writer_tasks(6, sim_fail="bad_input"))
-        await wait_until(lambda: {t.state for t in window.store.tasks()} == {"failed"})
-        window.lanes.toggle_pause_all()
-        window.text_filter.setText("prompt")
-        window.apply_filter()
-        window.model.sort(COL["state"], Qt.SortOrder.AscendingOrder)  # retried rows move
-        window.table.selectRow(1)
-        window.table.selectionModel().select(window.model.index(4, 0), window.table.selectionModel().SelectionFlag.Select
-                                             | window.table.selectionModel().SelectionFlag.Rows)
-        chosen = sorted(task_id for task_id, _ in window.selected_tasks())
-        assert len(chosen) == 2
-        window.task_actions[TaskAction.RETRY].trigger()
-        await wait_until(lambda: all(window.store.get(t).state == "pending" for t in chosen))
-        await wait_until(lambda: sorted(task_id for task_id, _ in window.selected_tasks()) == chosen)
-        assert {state for _, state in window.selected_tasks()} == {"pending"}
-    finally:
-        await stop_app(app)
+async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -> None:
+    window = running.window
+    running.enqueue(writer_tasks(6, sim_fail="bad_input"))
+    await wait_until(lambda: {t.state for t in window.store.tasks()} == {"failed"})
+    window.lanes.toggle_pause_all()
+    window.text_filter.setText("prompt")
+    await window.apply_filter()
+    window.model.sort(COL["state"], Qt.SortOrder.AscendingOrder)  # retried rows move
+    flags = window.table.selectionModel().SelectionFlag
+    window.table.selectRow(1)
+    window.table.selectionModel().select(window.model.index(4, 0), flags.Select | flags.Rows)
+    chosen = sorted(task_id for task_id, _ in window.selected_tasks())
+    assert len(chosen) == 2
+    window.task_actions[TaskAction.RETRY].trigger()
+    await wait_until(lambda: all(window.store.get(t).state == "pending" for t in chosen))
+    # sorted by state, "pending" after "failed": the two rows moved to the end
+    await wait_until(lambda: {window.model.task_id_at(4), window.model.task_id_at(5)} == set(chosen))
+    assert sorted(task_id for task_id, _ in window.selected_tasks()) == chosen
+    assert {state for _, state in window.selected_tasks()} == {"pending"}
 
 
 @pytest.mark.asyncio
@@ -152,6 +152,8 @@ async def test_common_actions_have_shortcuts_shown_in_menus(running: App) -> Non
     menus = {m.title(): m for m in (a.menu() for a in window.menuBar().actions()) if m is not None}
     shortcuts = {a.text(): a.shortcut().toString() for m in menus.values() for a in m.actions()}
     assert shortcuts["Retry"] == "Ctrl+R" and shortcuts["Find…"] == "Ctrl+F" and shortcuts["&Import…"] == "Ctrl+O"
+    every = [a.shortcut().toString() for m in menus.values() for a in m.actions() if not a.shortcut().isEmpty()]
+    assert len(every) == len(set(every))  # no shortcut is ambiguous
 
 
 @pytest.mark.asyncio
@@ -199,7 +201,7 @@ async def test_a_10000_row_file_previews_and_imports_while_the_loop_runs(running
     dialog = await previewed(window)
     assert ticks > at_open  # the loop ran while the file was read
     assert dialog.report is not None and len(dialog.report.tasks) == 10_000
-    assert dialog.good_rows.rowCount() == 200 and dialog.good_rows.item(0, 2).text() == "p 0"
+    assert dialog.good_rows.rowCount() == 200 and dialog.good_rows.item(0, PROMPT_COLUMN).text() == "p 0"
     dialog.import_button.click()
     at_click = ticks
     await wait_until(lambda: len(window.jobs) == 0, timeout=60)
@@ -209,3 +211,23 @@ async def test_a_10000_row_file_previews_and_imports_while_the_loop_runs(running
     await wait_until(lambda: window.model.rowCount() == 10_000)
     window.model.set_filter(TaskFilter(text="big0000"))
     assert window.model.rowCount() == 10
+
+
+@pytest.mark.asyncio
+async def test_search_is_read_off_the_loop_and_the_newest_search_wins(running: App) -> None:
+    window = running.window
+    window.lanes.toggle_pause_all()
+    running.enqueue(writer_tasks(50))
+    readers: list[str] = []
+    seqs = window.model.queries.seqs
+
+    def recording(*args: object) -> list[int]:
+        readers.append(threading.current_thread().name)
+        return seqs(*args)  # type: ignore[arg-type]
+
+    window.model.queries.seqs = recording  # type: ignore[method-assign]
+    older = asyncio.ensure_future(window.model.set_filter_off_loop(TaskFilter(text="prompt 1")))
+    newer = asyncio.ensure_future(window.model.set_filter_off_loop(TaskFilter(text="prompt 22")))
+    await asyncio.gather(older, newer)
+    assert window.model.filter == TaskFilter(text="prompt 22") and window.model.rowCount() == 1
+    assert readers and all(name.startswith("store-reads") for name in readers)

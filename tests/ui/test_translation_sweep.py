@@ -11,8 +11,19 @@ from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt
-from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QComboBox, QGroupBox, QLabel, QLineEdit, QListView,
-                               QPlainTextEdit, QProgressBar, QTabWidget, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QComboBox,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QPlainTextEdit,
+    QProgressBar,
+    QTabWidget,
+    QWidget,
+)
 
 from mediaassist.core.store import NewTask
 
@@ -22,18 +33,20 @@ from .test_window import App, start_app, stop_app
 # Names that stay as they are in a Chinese UI.
 NAMES = {"mediaassist", "API", "HTTP", "CSV", "XLSX", "Excel", "JSON", "JSONL", "TXT", "ID", "URL", "ETA",
          "Chromium", "RunningHub", "Qt", "Multimedia", "PySide6", "Essentials", "README", "demo",
+         "English",  # the language's own name in the language chooser
          # the simulated config's names (models, site, accounts, providers)
          "writer", "video", "reasoner", "simulated"}
-WORD = re.compile(r"[^\s,;，。；：、（）()\[\]{}<>«»“”\"'·…/|=+*!?？！]+")
-IDENTIFIER = re.compile(r"[\d\-_:.@%]")
+WORD = re.compile(r"[^\s,;，。；：、（）()\[\]{}<>«»“”\"'·…|=+*!?？！]+")
+IDENTIFIER = re.compile(r"[\d\-_:.@%/\\]")  # ids, lanes, paths
 TAGS = re.compile(r"<[^>]+>")
+QUOTED = re.compile(r"'[^']*'")  # a value quoted in a message is data (a model's name, a task id)
 
 
 def english_words(text: str) -> Iterator[str]:
-    for token in WORD.findall(TAGS.sub(" ", text)):
-        if IDENTIFIER.search(token) or token in NAMES:
+    for token in WORD.findall(QUOTED.sub(" ", TAGS.sub(" ", text))):
+        if IDENTIFIER.search(token) or token in NAMES or re.fullmatch(r"&[A-Z]", token):  # a mnemonic: 文件(&F)
             continue
-        if re.fullmatch(r"&?[A-Za-z&]+", token) and len(token.strip("&")) > 1:
+        if re.fullmatch(r"&?[A-Za-z&]+", token) and token.strip("&"):  # "s" and "h" are units too
             yield token
 
 
@@ -43,9 +56,7 @@ def shown_texts(widget: QWidget) -> Iterator[tuple[str, str]]:
         if not child.isVisible():
             continue
         where = type(child).__name__
-        if isinstance(child, QLabel):
-            yield where, child.text()
-        elif isinstance(child, QAbstractButton):
+        if isinstance(child, (QLabel, QAbstractButton)):
             yield where, child.text()
         elif isinstance(child, QGroupBox):
             yield where, child.title()
@@ -131,6 +142,18 @@ async def test_chinese_window_shows_no_english_in_any_state(tmp_path, ui_setting
             problems += [f"tab {index}: {p}" for p in english_in(window)]
         problems += [f"tray: {p}" for a in window.tray.menu.actions() for p in english_words(a.text())]
         problems += [f"title: {w}" for w in english_words(window.windowTitle())]
+        window.open_settings()
+        problems += [f"settings: {p}" for p in english_in(window.settings_dialog)]
+        window.settings_dialog.reject()
+        batch = tmp_path / "batch.csv"
+        batch.write_text("model,prompt\nwriter,写点什么\nnosuchmodel,写点什么\nwriter,\n", encoding="utf-8")
+        window.open_files([batch])
+        await wait_until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+        dialog = window.importer.dialog
+        for tab in range(dialog.tabs.count()):
+            dialog.tabs.setCurrentIndex(tab)
+            problems += [f"import preview: {p}" for p in english_in(dialog)]
+        dialog.reject()
         assert problems == [], "\n".join(problems)
     finally:
         window.translations.apply("en")
@@ -140,4 +163,4 @@ async def test_chinese_window_shows_no_english_in_any_state(tmp_path, ui_setting
 def test_the_sweep_finds_english_and_lets_names_and_ids_pass() -> None:
     assert list(english_words("3 个任务 waiting · 2 运行中")) == ["waiting"]
     assert list(english_words("<b>web:acct-a</b> API 通道 t001 mediaassist api_key")) == []
-    assert list(english_words("文件(&F) &Quit")) == ["&Quit"]
+    assert list(english_words("文件(&F) &Quit 22 min 05 s")) == ["&Quit", "min", "s"]

@@ -40,6 +40,518 @@
       <translation>登录</translation>
     </message>
     <message>
+      <source>attempt {attempt} started on {lane}</source>
+      <translation>第 {attempt} 次尝试已在 {lane} 上开始</translation>
+    </message>
+    <message>
+      <source>attempt {attempt} failed ({kind}): {message}</source>
+      <translation>第 {attempt} 次尝试失败（{kind}）：{message}</translation>
+    </message>
+    <message>
+      <source>attempt {attempt} failed ({kind}): {message}; will retry</source>
+      <translation>第 {attempt} 次尝试失败（{kind}）：{message}；将重试</translation>
+    </message>
+    <message>
+      <source>success</source>
+      <translation>成功</translation>
+    </message>
+    <message>
+      <source>canceled</source>
+      <translation>已取消</translation>
+    </message>
+    <message>
+      <source>canceled by operator</source>
+      <translation>已被操作员取消</translation>
+    </message>
+    <message>
+      <source>canceled before it ran</source>
+      <translation>运行前已取消</translation>
+    </message>
+    <message>
+      <source>heartbeat stalled; abandoning this attempt</source>
+      <translation>心跳停止；放弃本次尝试</translation>
+    </message>
+    <message>
+      <source>cancel requested; stopping at the next checkpoint</source>
+      <translation>已请求取消；将在下一个检查点停止</translation>
+    </message>
+    <message>
+      <source>finished after being reaped; result dropped (the retry owns the row)</source>
+      <translation>被回收后才完成；结果已丢弃（由重试接管该任务）</translation>
+    </message>
+    <message>
+      <source>finished, but the row was no longer this attempt's; result not written</source>
+      <translation>已完成，但任务已不属于本次尝试；结果未写入</translation>
+    </message>
+    <message>
+      <source>app stopped; task goes back to the queue to resume on the next start</source>
+      <translation>应用已停止；任务回到队列，下次启动时继续</translation>
+    </message>
+    <message>
+      <source>back in the queue: {reason}</source>
+      <translation>回到队列：{reason}</translation>
+    </message>
+    <message>
+      <source>model {model} is not in the config</source>
+      <translation>配置中没有模型 {model}</translation>
+    </message>
+    <message>
+      <source>paused by operator</source>
+      <translation>已被操作员暂停</translation>
+    </message>
+    <message>
+      <source>account disabled</source>
+      <translation>账号已停用</translation>
+    </message>
+    <message>
+      <source>account needs login</source>
+      <translation>账号需要登录</translation>
+    </message>
+    <message>
+      <source>remote task id {remote_id} saved</source>
+      <translation>已保存远程任务 ID {remote_id}</translation>
+    </message>
+    <message>
+      <source>uploaded {file} as {name}</source>
+      <translation>已上传 {file}，远程名称 {name}</translation>
+    </message>
+    <message>
+      <source>input file {path} is gone since import</source>
+      <translation>输入文件 {path} 在导入后已不存在</translation>
+    </message>
+    <message>
+      <source>input file {path} cannot be read: {reason}</source>
+      <translation>无法读取输入文件 {path}：{reason}</translation>
+    </message>
+    <message>
+      <source>input file {path} changed since import (size/hash differ); import the task again to send the new file</source>
+      <translation>输入文件 {path} 在导入后已改变（大小/哈希不同）；如需发送新文件，请重新导入该任务</translation>
+    </message>
+    <message>
+      <source>simulated failure</source>
+      <translation>模拟失败</translation>
+    </message>
+    <message>
+      <source>lane paused ({reason}); waits at the head of the queue until it is resumed</source>
+      <translation>通道已暂停（{reason}）；在队首等待，直到通道恢复</translation>
+    </message>
+    <message>
+      <source>no API key for provider {provider} (set {where}, the OS keyring or api_key)</source>
+      <translation>服务 {provider} 没有 API 密钥（请设置 {where}、系统密钥环或 api_key）</translation>
+    </message>
+    <message>
+      <source>environment variable {name}</source>
+      <translation>环境变量 {name}</translation>
+    </message>
+    <message>
+      <source>HTTP {status}: {detail}</source>
+      <translation>HTTP {status}：{detail}</translation>
+    </message>
+    <message>
+      <source>HTTP {status}, API key rejected: {detail}</source>
+      <translation>HTTP {status}，API 密钥被拒绝：{detail}</translation>
+    </message>
+    <message>
+      <source>HTTP 408: {detail}</source>
+      <translation>HTTP 408：{detail}</translation>
+    </message>
+    <message>
+      <source>quota exhausted: {detail}</source>
+      <translation>额度已用尽：{detail}</translation>
+    </message>
+    <message>
+      <source>API key rejected (HTTP {status}): {detail}</source>
+      <translation>API 密钥被拒绝（HTTP {status}）：{detail}</translation>
+    </message>
+    <message>
+      <source>HTTP {status} but the body is not a JSON object</source>
+      <translation>HTTP {status}，但响应体不是 JSON 对象</translation>
+    </message>
+    <message>
+      <source>HTTP {status} but the body is not JSON: {detail}</source>
+      <translation>HTTP {status}，但响应体不是 JSON：{detail}</translation>
+    </message>
+    <message>
+      <source>HTTP {status} (rate limited): no request to {provider} for {seconds} s</source>
+      <translation>HTTP {status}（被限流）：{seconds} 秒内不再向 {provider} 发请求</translation>
+    </message>
+    <message>
+      <source>still rate limited after {n} waits</source>
+      <translation>等待 {n} 次后仍被限流</translation>
+    </message>
+    <message>
+      <source>{n} image(s) saved to {folder}</source>
+      <translation>已将 {n} 张图片保存到 {folder}</translation>
+    </message>
+    <message>
+      <source>image data[] entry has neither b64_json nor url</source>
+      <translation>图片 data[] 条目既没有 b64_json 也没有 url</translation>
+    </message>
+    <message>
+      <source>image data[].b64_json is not valid base64</source>
+      <translation>图片 data[].b64_json 不是有效的 base64</translation>
+    </message>
+    <message>
+      <source>image response has no data[] entries</source>
+      <translation>图片响应中没有 data[] 条目</translation>
+    </message>
+    <message>
+      <source>image download failed ({problem}); trying again</source>
+      <translation>图片下载失败（{problem}）；正在重试</translation>
+    </message>
+    <message>
+      <source>the image was generated (and billed) but its download failed {n} times ({problem}); not retried, so it is not paid for twice: {detail}</source>
+      <translation>图片已生成（并已计费），但下载失败 {n} 次（{problem}）；不再重试，以免重复付费：{detail}</translation>
+    </message>
+    <message>
+      <source>empty answer (finish_reason={reason})</source>
+      <translation>回答为空（finish_reason={reason}）</translation>
+    </message>
+    <message>
+      <source>endpoint {endpoint} is not one of: chat, images</source>
+      <translation>端点 {endpoint} 不是 chat 或 images 之一</translation>
+    </message>
+    <message>
+      <source>the prompt is empty</source>
+      <translation>提示词为空</translation>
+    </message>
+    <message>
+      <source>model {model}: defaults must be a table</source>
+      <translation>模型 {model}：defaults 必须是一个表</translation>
+    </message>
+    <message>
+      <source>response has no choices[0].message.content</source>
+      <translation>响应中没有 choices[0].message.content</translation>
+    </message>
+    <message>
+      <source>stopped ({reason}); the request in flight was dropped</source>
+      <translation>已停止（{reason}）；进行中的请求已丢弃</translation>
+    </message>
+    <message>
+      <source>no response within {seconds} s (timeout_s)</source>
+      <translation>{seconds} 秒内没有响应（timeout_s）</translation>
+    </message>
+    <message>
+      <source>no API key for provider {provider} (set api_key_env, the OS keyring or api_key)</source>
+      <translation>服务 {provider} 没有 API 密钥（请设置 api_key_env、系统密钥环或 api_key）</translation>
+    </message>
+    <message>
+      <source>RunningHub API key rejected ({code} {msg}); fix it, then resume the lane</source>
+      <translation>RunningHub API 密钥被拒绝（{code} {msg}）；修正后请恢复通道</translation>
+    </message>
+    <message>
+      <source>RunningHub balance or membership exhausted ({code} {msg}); fix it, then resume the lane</source>
+      <translation>RunningHub 余额或会员已用尽（{code} {msg}）；处理后请恢复通道</translation>
+    </message>
+    <message>
+      <source>RunningHub API key rejected ({code} {msg})</source>
+      <translation>RunningHub API 密钥被拒绝（{code} {msg}）</translation>
+    </message>
+    <message>
+      <source>RunningHub balance or membership exhausted ({code} {msg})</source>
+      <translation>RunningHub 余额或会员已用尽（{code} {msg}）</translation>
+    </message>
+    <message>
+      <source>created RunningHub task {remote_id} ({status})</source>
+      <translation>已创建 RunningHub 任务 {remote_id}（{status}）</translation>
+    </message>
+    <message>
+      <source>RunningHub is full ({code} {msg}); keeping the head of the queue, next try in {seconds} s or when one of our tasks ends</source>
+      <translation>RunningHub 已满（{code} {msg}）；保留队首任务，{seconds} 秒后或我们的某个任务结束时再试</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id} succeeded but its outputs did not come; a retry fetches them again (no resubmission)</source>
+      <translation>RunningHub 任务 {remote_id} 已成功，但没有拿到输出；重试会重新获取（不会重新提交）</translation>
+    </message>
+    <message>
+      <source>downloaded {n} file(s) to {folder}</source>
+      <translation>已下载 {n} 个文件到 {folder}</translation>
+    </message>
+    <message>
+      <source>node_info_list entry {n} needs nodeId, fieldName and fieldValue</source>
+      <translation>node_info_list 第 {n} 项需要 nodeId、fieldName 和 fieldValue</translation>
+    </message>
+    <message>
+      <source>left RunningHub task {remote_id} running; polling resumes on the next start</source>
+      <translation>RunningHub 任务 {remote_id} 保持运行；下次启动时继续轮询</translation>
+    </message>
+    <message>
+      <source>RunningHub rejected the workflow inputs: {detail}</source>
+      <translation>RunningHub 拒绝了工作流输入：{detail}</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id} was canceled remotely</source>
+      <translation>RunningHub 任务 {remote_id} 已在远端取消</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id} canceled remotely</source>
+      <translation>RunningHub 任务 {remote_id} 已在远端取消</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id} failed: {reason}</source>
+      <translation>RunningHub 任务 {remote_id} 失败：{reason}</translation>
+    </message>
+    <message>
+      <source>{detail} (unknown to RunningHub under this key)</source>
+      <translation>{detail}（此密钥下 RunningHub 不认识该任务）</translation>
+    </message>
+    <message>
+      <source>{detail} (the remote task failed; submit it again as a new task to run it again)</source>
+      <translation>{detail}（远程任务已失败；如需再次运行，请作为新任务提交）</translation>
+    </message>
+    <message>
+      <source>{failed} of {total} downloads of RunningHub task {remote_id} failed ({error}: {detail}); a retry downloads them again, the task is not resubmitted</source>
+      <translation>RunningHub 任务 {remote_id} 的 {total} 个下载中有 {failed} 个失败（{error}：{detail}）；重试会重新下载，不会重新提交任务</translation>
+    </message>
+    <message>
+      <source>resuming RunningHub task {remote_id} (a task is never created twice)</source>
+      <translation>继续 RunningHub 任务 {remote_id}（任务绝不会创建两次）</translation>
+    </message>
+    <message>
+      <source>remote cancel of RunningHub task {remote_id} failed ({problem}); trying again</source>
+      <translation>远程取消 RunningHub 任务 {remote_id} 失败（{problem}）；正在重试</translation>
+    </message>
+    <message>
+      <source>model {model} names neither workflow_id nor webapp_id</source>
+      <translation>模型 {model} 既没有 workflow_id 也没有 webapp_id</translation>
+    </message>
+    <message>
+      <source>create was sent but its reply was lost ({problem}); RunningHub may have created the task, so it is not resubmitted automatically: check {where} before retrying</source>
+      <translation>创建请求已发出但回复丢失（{problem}）；RunningHub 可能已创建该任务，因此不会自动重新提交：重试前请先检查 {where}</translation>
+    </message>
+    <message>
+      <source>create answered code 0 without a taskId; check {where} before retrying</source>
+      <translation>创建返回 code 0 但没有 taskId；重试前请先检查 {where}</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id}: {status}</source>
+      <translation>RunningHub 任务 {remote_id}：{status}</translation>
+    </message>
+    <message>
+      <source>no result after {seconds} s; RunningHub task {remote_id} is still running remotely; check {where}</source>
+      <translation>{seconds} 秒后仍无结果；RunningHub 任务 {remote_id} 仍在远端运行；请检查 {where}</translation>
+    </message>
+    <message>
+      <source>{path} for {remote_id}: {detail}</source>
+      <translation>{remote_id} 的 {path}：{detail}</translation>
+    </message>
+    <message>
+      <source>create failed ({code} {msg}); trying again</source>
+      <translation>创建失败（{code} {msg}）；正在重试</translation>
+    </message>
+    <message>
+      <source>download of {url} failed ({problem}); try {n} soon</source>
+      <translation>下载 {url} 失败（{problem}）；稍后进行第 {n} 次尝试</translation>
+    </message>
+    <message>
+      <source>{n} polls in a row failed (last: {problem}); RunningHub task {remote_id} may still be running: check {where}</source>
+      <translation>连续 {n} 次轮询失败（最后一次：{problem}）；RunningHub 任务 {remote_id} 可能仍在运行：请检查 {where}</translation>
+    </message>
+    <message>
+      <source>column {column}: {reason}</source>
+      <translation>第 {column} 列：{reason}</translation>
+    </message>
+    <message>
+      <source>column {column}: required by model {model} (a file path or URL)</source>
+      <translation>第 {column} 列：模型 {model} 必须填写（文件路径或 URL）</translation>
+    </message>
+    <message>
+      <source>column {column}: model {model} takes no input {name} (its inputs: {inputs})</source>
+      <translation>第 {column} 列：模型 {model} 没有输入 {name}（它的输入：{inputs}）</translation>
+    </message>
+    <message>
+      <source>file not found: {path}</source>
+      <translation>文件不存在：{path}</translation>
+    </message>
+    <message>
+      <source>cannot read {path}: {reason}</source>
+      <translation>无法读取 {path}：{reason}</translation>
+    </message>
+    <message>
+      <source>unknown model {model} ({known})</source>
+      <translation>未知模型 {model}（{known}）</translation>
+    </message>
+    <message>
+      <source>known models: {names}</source>
+      <translation>已知模型：{names}</translation>
+    </message>
+    <message>
+      <source>no models are configured</source>
+      <translation>没有配置任何模型</translation>
+    </message>
+    <message>
+      <source>model is empty and no default model was given</source>
+      <translation>模型为空，也没有指定默认模型</translation>
+    </message>
+    <message>
+      <source>prompt is empty (model {model} needs one)</source>
+      <translation>提示词为空（模型 {model} 需要提示词）</translation>
+    </message>
+    <message>
+      <source>prompt has {n} characters (at most {limit})</source>
+      <translation>提示词有 {n} 个字符（最多 {limit} 个）</translation>
+    </message>
+    <message>
+      <source>duplicate task_id {task_id} (first on row {row})</source>
+      <translation>task_id {task_id} 重复（第一次出现在第 {row} 行）</translation>
+    </message>
+    <message>
+      <source>params is not valid JSON</source>
+      <translation>params 不是有效的 JSON</translation>
+    </message>
+    <message>
+      <source>params is not a JSON object</source>
+      <translation>params 不是 JSON 对象</translation>
+    </message>
+    <message>
+      <source>priority {value} is not an integer</source>
+      <translation>priority {value} 不是整数</translation>
+    </message>
+    <message>
+      <source>{path}: file not found</source>
+      <translation>{path}：文件不存在</translation>
+    </message>
+    <message>
+      <source>{path}: the file is empty</source>
+      <translation>{path}：文件是空的</translation>
+    </message>
+    <message>
+      <source>{path}: the file holds no tasks</source>
+      <translation>{path}：文件中没有任务</translation>
+    </message>
+    <message>
+      <source>{path}: unknown model {model} ({known})</source>
+      <translation>{path}：未知模型 {model}（{known}）</translation>
+    </message>
+    <message>
+      <source>no Chromium executable found ({detail}); set app.chromium_path</source>
+      <translation>找不到 Chromium 可执行文件（{detail}）；请设置 app.chromium_path</translation>
+    </message>
+    <message>
+      <source>the browser profile of account {account} is in use by another program: {detail}. mediaassist never shares a profile; close that program (or wait for it), then log in again with: mediaassist accounts login {name}</source>
+      <translation>账号 {account} 的浏览器配置正被其他程序使用：{detail}。mediaassist 从不共享配置；请关闭该程序（或等待它结束），然后重新登录：mediaassist accounts login {name}</translation>
+    </message>
+    <message>
+      <source>prompt read-back differs ({landed} of {total} characters); inserting again</source>
+      <translation>提示词回读不一致（{total} 个字符中有 {landed} 个）；重新输入</translation>
+    </message>
+    <message>
+      <source>{site}: prompt box not found</source>
+      <translation>{site}：找不到提示词输入框</translation>
+    </message>
+    <message>
+      <source>the prompt did not arrive whole in the page ({landed} of {total} characters landed)</source>
+      <translation>提示词没有完整进入页面（{total} 个字符中只有 {landed} 个）</translation>
+    </message>
+    <message>
+      <source>{site}: send button not found</source>
+      <translation>{site}：找不到发送按钮</translation>
+    </message>
+    <message>
+      <source>could not open {url}: {detail}</source>
+      <translation>无法打开 {url}：{detail}</translation>
+    </message>
+    <message>
+      <source>{site}: the page shows neither the logged-in nor the logged-out marker; the site may have changed (check it with: mediaassist sites check {name} --account NAME)</source>
+      <translation>{site}：页面上既没有已登录标记也没有未登录标记；网站可能已改版（请用以下命令检查：mediaassist sites check {name} --account NAME）</translation>
+    </message>
+    <message>
+      <source>{site} shows a rate-limit banner: {detail}</source>
+      <translation>{site} 显示限流提示：{detail}</translation>
+    </message>
+    <message>
+      <source>{site} refused: {detail}</source>
+      <translation>{site} 拒绝了请求：{detail}</translation>
+    </message>
+    <message>
+      <source>rate limited by {site}: {detail}</source>
+      <translation>被 {site} 限流：{detail}</translation>
+    </message>
+    <message>
+      <source>{site} logged the account out during the answer</source>
+      <translation>{site} 在回答过程中让账号退出了登录</translation>
+    </message>
+    <message>
+      <source>no complete answer within {seconds} s</source>
+      <translation>{seconds} 秒内没有得到完整回答</translation>
+    </message>
+    <message>
+      <source>image {src} could not be fetched (HTTP {status})</source>
+      <translation>无法获取图片 {src}（HTTP {status}）</translation>
+    </message>
+    <message>
+      <source>the answer started</source>
+      <translation>开始回答</translation>
+    </message>
+    <message>
+      <source>the answer did not start within {seconds} s after send (the send may have been swallowed)</source>
+      <translation>发送后 {seconds} 秒内没有开始回答（发送可能没有生效）</translation>
+    </message>
+    <message>
+      <source>answer complete: {chars} characters, {images} image(s) in {seconds} s</source>
+      <translation>回答完成：{chars} 个字符，{images} 张图片，用时 {seconds} 秒</translation>
+    </message>
+    <message>
+      <source>prompt entered ({chars} characters, {lines} lines)</source>
+      <translation>已输入提示词（{chars} 个字符，{lines} 行）</translation>
+    </message>
+    <message>
+      <source>an earlier answer was still being generated on this account; clicked stop ({outcome})</source>
+      <translation>该账号上仍有之前的回答在生成；已点击停止（{outcome}）</translation>
+    </message>
+    <message>
+      <source>account {account} is logged out of {site}; log in with: mediaassist accounts login {name}</source>
+      <translation>账号 {account} 已退出 {site}；请登录：mediaassist accounts login {name}</translation>
+    </message>
+    <message>
+      <source>an earlier answer on account {account} was still being generated {seconds} s after clicking stop</source>
+      <translation>点击停止 {seconds} 秒后，账号 {account} 上之前的回答仍在生成</translation>
+    </message>
+    <message>
+      <source>clicked stop on the page; the answer ended</source>
+      <translation>已在页面上点击停止；回答已结束</translation>
+    </message>
+    <message>
+      <source>a web task reached the provider without an account</source>
+      <translation>网页任务到达服务时没有指定账号</translation>
+    </message>
+    <message>
+      <source>waiting: account {account} is still busy with another generation</source>
+      <translation>等待中：账号 {account} 仍在进行另一次生成</translation>
+    </message>
+    <message>
+      <source>need_empty_prompt: cleared the page's default instructions</source>
+      <translation>need_empty_prompt：已清除页面的默认指令</translation>
+    </message>
+    <message>
+      <source>need_empty_prompt: the system prompt is not sent</source>
+      <translation>need_empty_prompt：不发送系统提示词</translation>
+    </message>
+    <message>
+      <source>stopping the generation failed ({error})</source>
+      <translation>停止生成失败（{error}）</translation>
+    </message>
+    <message>
+      <source>clicked stop on the page, but the answer was still being generated {seconds} s later</source>
+      <translation>已在页面上点击停止，但 {seconds} 秒后回答仍在生成</translation>
+    </message>
+    <message>
+      <source>browser error: {detail}</source>
+      <translation>浏览器错误：{detail}</translation>
+    </message>
+    <message>
+      <source>recycling the browser after {n} tasks</source>
+      <translation>已运行 {n} 个任务，重启浏览器</translation>
+    </message>
+    <message>
+      <source>no generation was showing; nothing to stop</source>
+      <translation>页面上没有正在进行的生成；无需停止</translation>
+    </message>
+    <message>
+      <source>; </source>
+      <translation>；</translation>
+    </message>
+    <message>
       <source>Prompt</source>
       <translation>提示词</translation>
     </message>
@@ -48,8 +560,8 @@
       <translation>结果</translation>
     </message>
     <message>
-      <source>Outputs</source>
-      <translation>输出文件</translation>
+      <source>Media</source>
+      <translation>媒体</translation>
     </message>
     <message>
       <source>Error</source>
@@ -68,6 +580,110 @@
       <translation>{id} · {state} · {lane} · 第 {attempt} 次尝试 · 创建于 {created}</translation>
     </message>
     <message>
+      <source>output</source>
+      <translation>输出</translation>
+    </message>
+    <message>
+      <source>file</source>
+      <translation>文件</translation>
+    </message>
+    <message>
+      <source>Open with the system player</source>
+      <translation>用系统播放器打开</translation>
+    </message>
+    <message>
+      <source>Open with the system viewer</source>
+      <translation>用系统查看器打开</translation>
+    </message>
+    <message>
+      <source>Cannot open</source>
+      <translation>无法打开</translation>
+    </message>
+    <message>
+      <source>Preview</source>
+      <translation>预览</translation>
+    </message>
+    <message>
+      <source>Copy location</source>
+      <translation>复制位置</translation>
+    </message>
+    <message>
+      <source>Reload</source>
+      <translation>刷新</translation>
+    </message>
+    <message>
+      <source>No images or videos in the current view yet: outputs appear here as tasks finish.</source>
+      <translation>当前视图中还没有图片或视频：任务完成后输出会显示在这里。</translation>
+    </message>
+    <message>
+      <source>input {name}</source>
+      <translation>输入 {name}</translation>
+    </message>
+    <message>
+      <source>image</source>
+      <translation>图片</translation>
+    </message>
+    <message>
+      <source>video</source>
+      <translation>视频</translation>
+    </message>
+    <message>
+      <source>audio</source>
+      <translation>音频</translation>
+    </message>
+    <message>
+      <source>Open folder</source>
+      <translation>打开文件夹</translation>
+    </message>
+    <message>
+      <source>Outputs and inputs</source>
+      <translation>输出和输入</translation>
+    </message>
+    <message>
+      <source>Outputs</source>
+      <translation>输出文件</translation>
+    </message>
+    <message>
+      <source>Inputs</source>
+      <translation>输入</translation>
+    </message>
+    <message>
+      <source>{n} media files of {tasks} tasks in the current view</source>
+      <translation>当前视图 {tasks} 个任务中的 {n} 个媒体文件</translation>
+    </message>
+    <message>
+      <source>This file cannot be shown as an image.</source>
+      <translation>该文件无法作为图片显示。</translation>
+    </message>
+    <message>
+      <source>Reading the media of {n} tasks…</source>
+      <translation>正在读取 {n} 个任务的媒体…</translation>
+    </message>
+    <message>
+      <source>A link: it is fetched by the provider, not stored here.</source>
+      <translation>这是一个链接：由服务方获取，不保存在本地。</translation>
+    </message>
+    <message>
+      <source>Loading…</source>
+      <translation>正在加载…</translation>
+    </message>
+    <message>
+      <source>Videos and sounds play in the system player: this build has no Qt Multimedia (PySide6-Essentials).</source>
+      <translation>视频和音频用系统播放器播放：此版本不含 Qt Multimedia（PySide6-Essentials）。</translation>
+    </message>
+    <message>
+      <source>{w}×{h} pixels</source>
+      <translation>{w}×{h} 像素</translation>
+    </message>
+    <message>
+      <source>The file is gone: {path}</source>
+      <translation>文件已不存在：{path}</translation>
+    </message>
+    <message>
+      <source>showing the first {n}</source>
+      <translation>仅显示前 {n} 个</translation>
+    </message>
+    <message>
       <source>(from the file)</source>
       <translation>（按文件）</translation>
     </message>
@@ -76,12 +692,24 @@
       <translation>文件</translation>
     </message>
     <message>
+      <source>Tasks</source>
+      <translation>任务</translation>
+    </message>
+    <message>
+      <source>Errors</source>
+      <translation>错误</translation>
+    </message>
+    <message>
       <source>Import</source>
       <translation>导入</translation>
     </message>
     <message>
       <source>Default model</source>
       <translation>默认模型</translation>
+    </message>
+    <message>
+      <source>Model</source>
+      <translation>模型</translation>
     </message>
     <message>
       <source>Row</source>
@@ -104,8 +732,24 @@
       <translation>（TXT 文件必填）</translation>
     </message>
     <message>
+      <source>Tasks ({n})</source>
+      <translation>任务（{n}）</translation>
+    </message>
+    <message>
+      <source>Errors ({n})</source>
+      <translation>错误（{n}）</translation>
+    </message>
+    <message>
       <source>Import {n} tasks</source>
       <translation>导入 {n} 个任务</translation>
+    </message>
+    <message>
+      <source>Input files of task {n}:</source>
+      <translation>任务 {n} 的输入文件：</translation>
+    </message>
+    <message>
+      <source>Reading {name}…</source>
+      <translation>正在读取 {name}…</translation>
     </message>
     <message>
       <source>{n} of them are already in the store (an earlier import of this file) and will be skipped, not run twice.</source>
@@ -120,6 +764,30 @@
       <translation>无法读取 {path}：{reason}</translation>
     </message>
     <message>
+      <source>Import task file</source>
+      <translation>导入任务文件</translation>
+    </message>
+    <message>
+      <source>Task files (*.csv *.xlsx *.json *.jsonl *.txt)</source>
+      <translation>任务文件 (*.csv *.xlsx *.json *.jsonl *.txt)</translation>
+    </message>
+    <message>
+      <source>Imported</source>
+      <translation>已导入</translation>
+    </message>
+    <message>
+      <source>{n} tasks enqueued as {batch}</source>
+      <translation>已将 {n} 个任务加入批次 {batch}</translation>
+    </message>
+    <message>
+      <source>; {n} task ids were already in the queue and were skipped</source>
+      <translation>；{n} 个任务 ID 已在队列中，已跳过</translation>
+    </message>
+    <message>
+      <source>Import failed</source>
+      <translation>导入失败</translation>
+    </message>
+    <message>
       <source>pending</source>
       <translation>等待中</translation>
     </message>
@@ -128,24 +796,12 @@
       <translation>运行中</translation>
     </message>
     <message>
-      <source>success</source>
-      <translation>成功</translation>
-    </message>
-    <message>
       <source>failed</source>
       <translation>失败</translation>
     </message>
     <message>
-      <source>canceled</source>
-      <translation>已取消</translation>
-    </message>
-    <message>
       <source>login</source>
       <translation>需登录</translation>
-    </message>
-    <message>
-      <source>account disabled</source>
-      <translation>账号已停用</translation>
     </message>
     <message>
       <source>quota</source>
@@ -176,36 +832,44 @@
       <translation>内部错误</translation>
     </message>
     <message>
-      <source>Cancel</source>
-      <translation>取消</translation>
+      <source>{s} s</source>
+      <translation>{s} 秒</translation>
     </message>
     <message>
-      <source>Retry</source>
-      <translation>重试</translation>
+      <source>{m} min {s:02d} s</source>
+      <translation>{m} 分 {s:02d} 秒</translation>
     </message>
     <message>
-      <source>Open output folder</source>
-      <translation>打开输出文件夹</translation>
+      <source>{h} h {m:02d} min</source>
+      <translation>{h} 小时 {m:02d} 分</translation>
     </message>
     <message>
-      <source>Copy prompt</source>
-      <translation>复制提示词</translation>
+      <source>Web</source>
+      <translation>网页通道</translation>
     </message>
     <message>
-      <source>Copy result</source>
-      <translation>复制结果</translation>
+      <source>API</source>
+      <translation>API 通道</translation>
     </message>
     <message>
-      <source>Copy error</source>
-      <translation>复制错误</translation>
+      <source>Polling</source>
+      <translation>轮询通道</translation>
     </message>
     <message>
-      <source>Copy task id</source>
-      <translation>复制任务 ID</translation>
+      <source>Logging in is not available: the web lane is not installed.</source>
+      <translation>无法登录：未安装网页通道。</translation>
     </message>
     <message>
-      <source>Delete</source>
-      <translation>删除</translation>
+      <source>Opening the browser for {name}…</source>
+      <translation>正在为 {name} 打开浏览器…</translation>
+    </message>
+    <message>
+      <source>Log in failed</source>
+      <translation>登录失败</translation>
+    </message>
+    <message>
+      <source>{name} is a simulated account; it needs no login.</source>
+      <translation>{name} 是模拟账号，无需登录。</translation>
     </message>
     <message>
       <source>Queue</source>
@@ -216,16 +880,16 @@
       <translation>账号</translation>
     </message>
     <message>
+      <source>Gallery</source>
+      <translation>图库</translation>
+    </message>
+    <message>
       <source>Retry failed in view</source>
       <translation>重试当前视图中失败的任务</translation>
     </message>
     <message>
       <source>Cancel pending/running in view</source>
       <translation>取消当前视图中等待/运行的任务</translation>
-    </message>
-    <message>
-      <source>Tasks</source>
-      <translation>任务</translation>
     </message>
     <message>
       <source>&amp;File</source>
@@ -238,10 +902,6 @@
     <message>
       <source>&amp;Lanes</source>
       <translation>通道(&amp;L)</translation>
-    </message>
-    <message>
-      <source>Web</source>
-      <translation>网页通道</translation>
     </message>
     <message>
       <source>API and polling pools</source>
@@ -264,24 +924,8 @@
       <translation>全部批次</translation>
     </message>
     <message>
-      <source>Import task file</source>
-      <translation>导入任务文件</translation>
-    </message>
-    <message>
-      <source>Task files (*.csv *.xlsx *.json *.jsonl *.txt)</source>
-      <translation>任务文件 (*.csv *.xlsx *.json *.jsonl *.txt)</translation>
-    </message>
-    <message>
       <source>Export tasks</source>
       <translation>导出任务</translation>
-    </message>
-    <message>
-      <source>Exported</source>
-      <translation>已导出</translation>
-    </message>
-    <message>
-      <source>Export failed</source>
-      <translation>导出失败</translation>
     </message>
     <message>
       <source>Please confirm</source>
@@ -316,28 +960,16 @@
       <translation>退出(&amp;Q)</translation>
     </message>
     <message>
+      <source>Find…</source>
+      <translation>查找…</translation>
+    </message>
+    <message>
       <source>Pause/resume all</source>
       <translation>全部暂停/继续</translation>
     </message>
     <message>
       <source>No new work taken</source>
       <translation>暂停接收新任务</translation>
-    </message>
-    <message>
-      <source>Lane paused</source>
-      <translation>通道已暂停</translation>
-    </message>
-    <message>
-      <source>paused by operator</source>
-      <translation>操作员暂停</translation>
-    </message>
-    <message>
-      <source>No outputs</source>
-      <translation>没有输出</translation>
-    </message>
-    <message>
-      <source>Imported</source>
-      <translation>已导入</translation>
     </message>
     <message>
       <source>Excel workbook (*.xlsx)</source>
@@ -356,36 +988,8 @@
       <translation>正在完成导出，完成后退出…</translation>
     </message>
     <message>
-      <source>Batch finished</source>
-      <translation>批次完成</translation>
-    </message>
-    <message>
-      <source>Account needs login</source>
-      <translation>账号需要登录</translation>
-    </message>
-    <message>
-      <source>Logging in is not available: the web lane is not installed.</source>
-      <translation>无法登录：未安装网页通道。</translation>
-    </message>
-    <message>
-      <source>Opening the browser for {name}…</source>
-      <translation>正在为 {name} 打开浏览器…</translation>
-    </message>
-    <message>
-      <source>Log in failed</source>
-      <translation>登录失败</translation>
-    </message>
-    <message>
-      <source>Cancel {n} tasks?</source>
-      <translation>取消 {n} 个任务？</translation>
-    </message>
-    <message>
-      <source>{n} tasks enqueued as {batch}</source>
-      <translation>已将 {n} 个任务加入批次 {batch}</translation>
-    </message>
-    <message>
-      <source>{n} tasks written to {path}</source>
-      <translation>已将 {n} 个任务写入 {path}</translation>
+      <source>Search failed</source>
+      <translation>搜索失败</translation>
     </message>
     <message>
       <source>{n} tasks are running. Stop them now, or leave them to resume at the next start?</source>
@@ -396,24 +1000,16 @@
       <translation>暂停接收新任务：{problem}</translation>
     </message>
     <message>
-      <source>{name} is a simulated account; it needs no login.</source>
-      <translation>{name} 是模拟账号，无需登录。</translation>
+      <source>No program could be found to open {path} (xdg-open ended with code {code}): install a file manager or media player, or set a default application.</source>
+      <translation>找不到可以打开 {path} 的程序（xdg-open 退出码 {code}）：请安装文件管理器或媒体播放器，或设置默认应用。</translation>
     </message>
     <message>
-      <source>{id} has no output folder yet.</source>
-      <translation>{id} 还没有输出文件夹。</translation>
+      <source>No program could be found to open {path}.</source>
+      <translation>找不到可以打开 {path} 的程序。</translation>
     </message>
     <message>
-      <source>; {n} task ids were already in the queue and were skipped</source>
-      <translation>；{n} 个任务 ID 已在队列中，已跳过</translation>
-    </message>
-    <message>
-      <source>{batch}: {ok} done, {failed} failed</source>
-      <translation>{batch}：{ok} 个完成，{failed} 个失败</translation>
-    </message>
-    <message>
-      <source>Delete {n} tasks with their results and logs?</source>
-      <translation>删除 {n} 个任务及其结果和日志？</translation>
+      <source>No program could be found to open {path}: xdg-open is not installed (package xdg-utils).</source>
+      <translation>找不到可以打开 {path} 的程序：未安装 xdg-open（软件包 xdg-utils）。</translation>
     </message>
     <message>
       <source>waiting {pending} · done {done} · failed {failed}</source>
@@ -430,6 +1026,10 @@
     <message>
       <source>finished</source>
       <translation>已完成</translation>
+    </message>
+    <message>
+      <source>no lane in the config takes them</source>
+      <translation>配置中没有能处理它们的通道</translation>
     </message>
     <message>
       <source>polled %v/%m</source>
@@ -452,24 +1052,48 @@
       <translation>暂停</translation>
     </message>
     <message>
-      <source>ETA measuring…</source>
-      <translation>预计时间测算中…</translation>
+      <source>{done} done · {failed} failed · {canceled} canceled · {running} running · {waiting} waiting</source>
+      <translation>{done} 完成 · {failed} 失败 · {canceled} 已取消 · {running} 运行中 · {waiting} 等待中</translation>
+    </message>
+    <message>
+      <source>ETA {t}</source>
+      <translation>预计剩余 {t}</translation>
+    </message>
+    <message>
+      <source>web</source>
+      <translation>网页</translation>
+    </message>
+    <message>
+      <source>polling</source>
+      <translation>轮询</translation>
+    </message>
+    <message>
+      <source>{n} {kind} tasks wait:</source>
+      <translation>{n} 个{kind}任务在等待：</translation>
     </message>
     <message>
       <source>running %v/%m</source>
       <translation>运行 %v/%m</translation>
     </message>
     <message>
-      <source>{batch}: {ok} done, {failed} failed, {running} running · {when}</source>
-      <translation>{batch}：{ok} 完成，{failed} 失败，{running} 运行中 · {when}</translation>
+      <source>ETA: measuring (no {kind} task has finished yet)</source>
+      <translation>预计时间：测算中（还没有{kind}任务完成）</translation>
     </message>
     <message>
       <source>No lanes of this kind yet. Add them to {config} (see the README), or start with: mediaassist --demo</source>
       <translation>尚未配置这类通道。请在 {config} 中添加（见 README），或用演示模式启动：mediaassist --demo</translation>
     </message>
     <message>
-      <source>ETA {t}</source>
-      <translation>预计剩余 {t}</translation>
+      <source>account {name} needs login</source>
+      <translation>账号 {name} 需要登录</translation>
+    </message>
+    <message>
+      <source>account {name} is disabled</source>
+      <translation>账号 {name} 已停用</translation>
+    </message>
+    <message>
+      <source>Enable it</source>
+      <translation>启用它</translation>
     </message>
     <message>
       <source>Concurrency</source>
@@ -516,68 +1140,184 @@
       <translation>语言</translation>
     </message>
     <message>
+      <source>set in the real app's settings, not in the demo</source>
+      <translation>请在正式应用的设置中修改，演示模式中不可修改</translation>
+    </message>
+    <message>
+      <source>in use now: {path}</source>
+      <translation>当前使用：{path}</translation>
+    </message>
+    <message>
       <source>System</source>
       <translation>跟随系统</translation>
+    </message>
+    <message>
+      <source>Data dir: {path} is the demo's folder; choose another one, or leave it empty for the default.</source>
+      <translation>数据目录：{path} 是演示模式的文件夹；请选择其他文件夹，或留空使用默认目录。</translation>
     </message>
     <message>
       <source>allowed: {low}..{high}</source>
       <translation>允许范围：{low}..{high}</translation>
     </message>
     <message>
-      <source>Task</source>
-      <translation>任务</translation>
+      <source>Lane paused</source>
+      <translation>通道已暂停</translation>
     </message>
     <message>
-      <source>Batch</source>
-      <translation>批次</translation>
+      <source>Batch finished</source>
+      <translation>批次完成</translation>
     </message>
     <message>
-      <source>Model</source>
-      <translation>模型</translation>
+      <source>Account needs login</source>
+      <translation>账号需要登录</translation>
     </message>
     <message>
-      <source>Lane</source>
-      <translation>通道</translation>
+      <source>{batch}: {ok} done, {failed} failed, {canceled} canceled</source>
+      <translation>{batch}：{ok} 完成，{failed} 失败，{canceled} 已取消</translation>
+    </message>
+    <message>
+      <source>Cancel</source>
+      <translation>取消</translation>
+    </message>
+    <message>
+      <source>Retry</source>
+      <translation>重试</translation>
+    </message>
+    <message>
+      <source>Open output folder</source>
+      <translation>打开输出文件夹</translation>
+    </message>
+    <message>
+      <source>Copy prompt</source>
+      <translation>复制提示词</translation>
+    </message>
+    <message>
+      <source>Copy result</source>
+      <translation>复制结果</translation>
+    </message>
+    <message>
+      <source>Copy error</source>
+      <translation>复制错误</translation>
+    </message>
+    <message>
+      <source>Copy task id</source>
+      <translation>复制任务 ID</translation>
+    </message>
+    <message>
+      <source>Delete</source>
+      <translation>删除</translation>
+    </message>
+    <message>
+      <source>Exported</source>
+      <translation>已导出</translation>
+    </message>
+    <message>
+      <source>No outputs</source>
+      <translation>没有输出</translation>
+    </message>
+    <message>
+      <source>Action failed</source>
+      <translation>操作失败</translation>
+    </message>
+    <message>
+      <source>Export failed</source>
+      <translation>导出失败</translation>
+    </message>
+    <message>
+      <source>{n} tasks written to {path}</source>
+      <translation>已将 {n} 个任务写入 {path}</translation>
+    </message>
+    <message>
+      <source>Delete {n} tasks with their results and logs?</source>
+      <translation>删除 {n} 个任务及其结果和日志？</translation>
+    </message>
+    <message>
+      <source>{id} has no output folder yet.</source>
+      <translation>{id} 还没有输出文件夹。</translation>
+    </message>
+    <message>
+      <source>Cancel {n} tasks?</source>
+      <translation>取消 {n} 个任务？</translation>
     </message>
     <message>
       <source>State</source>
       <translation>状态</translation>
     </message>
     <message>
+      <source>Output</source>
+      <translation>输出</translation>
+    </message>
+    <message>
+      <source>Lane</source>
+      <translation>通道</translation>
+    </message>
+    <message>
       <source>Attempt</source>
       <translation>尝试次数</translation>
     </message>
     <message>
-      <source>Heartbeat age</source>
-      <translation>心跳间隔</translation>
+      <source>Created</source>
+      <translation>创建时间</translation>
     </message>
     <message>
       <source>Duration</source>
       <translation>耗时</translation>
     </message>
     <message>
-      <source>Show</source>
-      <translation>显示</translation>
+      <source>Heartbeat age</source>
+      <translation>心跳间隔</translation>
     </message>
     <message>
-      <source>Quit</source>
-      <translation>退出</translation>
+      <source>Batch</source>
+      <translation>批次</translation>
     </message>
     <message>
-      <source>Resume all</source>
-      <translation>全部继续</translation>
+      <source>Task</source>
+      <translation>任务</translation>
+    </message>
+    <message>
+      <source>{site}: any account</source>
+      <translation>{site}：任一账号</translation>
+    </message>
+    <message>
+      <source>{n} files</source>
+      <translation>{n} 个文件</translation>
+    </message>
+    <message>
+      <source>{kind}: {running} running · {waiting} waiting · {failed} failed</source>
+      <translation>{kind}：{running} 运行中 · {waiting} 等待中 · {failed} 失败</translation>
+    </message>
+    <message>
+      <source>{n} tasks failed within a minute ({kinds}). Check the Failed filter.</source>
+      <translation>一分钟内有 {n} 个任务失败（{kinds}）。请查看“失败”筛选。</translation>
+    </message>
+    <message>
+      <source>Show window</source>
+      <translation>显示窗口</translation>
     </message>
     <message>
       <source>Pause all</source>
       <translation>全部暂停</translation>
     </message>
     <message>
-      <source>mediaassist: {running} running, {pending} pending, {failed} failed</source>
-      <translation>mediaassist：{running} 运行中，{pending} 等待中，{failed} 失败</translation>
+      <source>Resume all</source>
+      <translation>全部继续</translation>
+    </message>
+    <message>
+      <source>Quit</source>
+      <translation>退出</translation>
+    </message>
+    <message>
+      <source>mediaassist: {running} running, {waiting} waiting, {failed} failed</source>
+      <translation>mediaassist：{running} 运行中，{waiting} 等待中，{failed} 失败</translation>
     </message>
     <message>
       <source>Paused</source>
       <translation>已暂停</translation>
+    </message>
+    <message>
+      <source>Failures</source>
+      <translation>失败</translation>
     </message>
   </context>
 </TS>
