@@ -26,8 +26,9 @@ from pathlib import Path
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
+from mediaassist.core.location import host_id
 from mediaassist.core.paths import output_dir
-from mediaassist.core.store import Store, Task, owner_is_dead, process_owner_id
+from mediaassist.core.store import Account, Store, Task, owner_is_dead, process_owner_id
 from mediaassist.providers.base import Provider, TaskContext, TaskResult
 
 log = logging.getLogger("mediaassist.scheduler")
@@ -249,10 +250,8 @@ class Scheduler:
         for lane in self.lanes.values():
             if self._stopping or lane.free <= 0 or lane.name in paused:
                 continue
-            if lane.account is not None:
-                acct = accounts.get(lane.account)
-                if acct is None or not acct.enabled or acct.login_state == "needs_login":
-                    continue
+            if lane.account is not None and _account_blocked(accounts.get(lane.account)):
+                continue
             for task in self.store.claim(lane.route, self.owner, lane.free, lane.account):
                 self._start_attempt(lane, task)
 
@@ -368,11 +367,9 @@ class Scheduler:
         blocked = dict(self.store.paused_lanes())
         accounts = {a.name: a for a in self.store.accounts()}
         for lane in self.lanes.values():
-            acct = accounts.get(lane.account or "")
-            if acct is not None and not acct.enabled:
-                blocked.setdefault(lane.name, "account disabled")
-            elif acct is not None and acct.login_state == "needs_login":
-                blocked.setdefault(lane.name, "account needs login")
+            why = _account_blocked(accounts.get(lane.account or ""))
+            if lane.account is not None and why:
+                blocked.setdefault(lane.name, why)
         return {name: why for name, why in blocked.items() if name in self.lanes}
 
     async def wait_for_batches(self, batch_ids: Iterable[str], on_tick: Callable[[], None] | None = None) -> None:
@@ -396,6 +393,20 @@ class Scheduler:
             if state == "pending" and route in routes and (not pinned or account in accounts_ok):
                 return False
         return True
+
+
+def _account_blocked(acct: Account | None) -> str | None:
+    """Why this machine's lane for a web account takes no work, or None if it may."""
+    if acct is None:
+        return "account not in the store"
+    if not acct.enabled:
+        return "account disabled"
+    if acct.login_state == "needs_login":
+        return "account needs login"
+    if acct.host is not None and acct.host != host_id():
+        # Its browser profile (the logged-in session) is on that machine, not this one.
+        return f"account lives on {acct.host}"
+    return None
 
 
 def _unique(providers: Iterable[Provider]) -> list[Provider]:

@@ -5,14 +5,14 @@ attempt = ?``), so a late writer -- a reaped attempt, a cancelled one, a second 
 never overwrite a newer truth, and a result is never written twice (it is upserted by task_id
 inside the same transaction that ends the attempt).
 
-The only database-specific code is ``_claim_lock`` and ``_connect``, both marked below.
+The only database-specific code is ``_claim_lock`` and ``_connect``, both marked below; where
+the store lives is ``core.location``, its schema version and migrations ``core.schema``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +24,8 @@ import peewee as pw
 import psutil
 
 from mediaassist.core.errors import ErrorKind
+from mediaassist.core.location import StoreUnavailable, connect_kwargs, describe, host_id, is_pg_url
+from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact
 
 PENDING, RUNNING, SUCCESS, FAILED, CANCELED = "pending", "running", "success", "failed", "canceled"
@@ -67,6 +69,7 @@ class Task(_Base):
     error_kind = pw.CharField(null=True)
     error = pw.TextField(null=True)
     owner = pw.CharField(null=True)  # host:pid:start of the process running it
+    host = pw.CharField(null=True)  # the machine that ran it last (kept after the attempt ends)
     updated_at = pw.DoubleField(default=0.0)
 
     class Meta:
@@ -133,6 +136,9 @@ class Account(_Base):
     site = pw.CharField()
     enabled = pw.BooleanField(default=True)
     login_state = pw.CharField(default="unknown")  # unknown | ok | needs_login
+    # The machine whose browser profile holds the login: only its processes run the account's
+    # tasks. Set by `host = ...` in [[accounts]] or by a login on that machine; None = any.
+    host = pw.CharField(null=True)
     last_error = pw.TextField(null=True)
     updated_at = pw.DoubleField(default=0.0)
 
@@ -159,14 +165,15 @@ class NewTask:
 def process_owner_id() -> str:
     """host:pid:create_time -- unique even when the OS reuses a pid."""
     proc = psutil.Process()
-    return f"{socket.gethostname()}:{proc.pid}:{proc.create_time():.0f}"
+    return f"{host_id()}:{proc.pid}:{proc.create_time():.0f}"
 
 
 def owner_is_dead(owner: str) -> bool:
-    """True only when we can prove it: same host, and that pid is gone or is another process."""
+    """True only when we can prove it: same host, and that pid is gone or is another process.
+    A process on another host is never judged here: its heartbeat's age decides (reap_stalled)."""
     host, _, rest = owner.partition(":")
     pid_text, _, created = rest.partition(":")
-    if host != socket.gethostname() or not pid_text.isdigit():
+    if host != host_id() or not pid_text.isdigit():
         return False
     try:
         proc = psutil.Process(int(pid_text))
@@ -185,23 +192,39 @@ class Store:
     """Synchronous store; each call is a short statement, cheap enough for the event loop."""
 
     def __init__(self, location: Path | str, now: Any = None) -> None:
-        """``location``: an SQLite file path, or a ``postgresql://`` URL for a shared queue."""
+        """``location``: an SQLite file path, or a ``postgresql://`` URL for a shared queue.
+
+        Raises StoreUnavailable (one line for the operator) when a server cannot be reached or
+        the schema is newer than this program knows.
+        """
         import time
 
         self._now = now or time.time
+        self.shared = is_pg_url(location)
+        self.where = describe(location)  # for messages: never a password
         self.path = Path(location)
         self.db = self._connect(str(location))
         database_proxy.initialize(self.db)
-        self.db.create_tables(MODELS)
+        try:
+            ensure_schema(self.db, MODELS, self.where)
+        except BaseException:
+            self.db.close()
+            raise
 
     # --- database specific (the one marked place) ------------------------------------------
-    @staticmethod
-    def _connect(location: str) -> pw.Database:
-        if location.startswith(("postgres://", "postgresql://")):
-            from playhouse.db_url import connect  # needs psycopg2, only for a shared queue
+    def _connect(self, location: str) -> pw.Database:
+        if self.shared:
+            from playhouse.db_url import connect
 
-            db = connect(location)
-            db.connect(reuse_if_open=True)
+            db = connect(location, **connect_kwargs(location))
+            try:
+                db.connect(reuse_if_open=True)
+            except pw.ImproperlyConfigured:
+                raise StoreUnavailable("a shared store needs the PostgreSQL driver: "
+                                       "pip install 'mediaassist[postgres]'") from None
+            except pw.OperationalError as exc:
+                reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+                raise StoreUnavailable(f"cannot reach the shared store {self.where}: {reason}") from None
             return db
         path = Path(location)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -301,8 +324,8 @@ class Store:
             Task.select(Task.seq).where(due).order_by(Task.priority.desc(), Task.seq).limit(limit)
         )
         changes: dict[Any, Any] = {
-            Task.state: RUNNING, Task.owner: owner, Task.started_at: now, Task.heartbeat_at: now,
-            Task.finished_at: None, Task.updated_at: now,
+            Task.state: RUNNING, Task.owner: owner, Task.host: owner.partition(":")[0],
+            Task.started_at: now, Task.heartbeat_at: now, Task.finished_at: None, Task.updated_at: now,
         }
         if account is not None:
             changes[Task.account] = account
@@ -501,11 +524,16 @@ class Store:
         return {s.name: s.reason or "" for s in LaneState.select().where(LaneState.paused == True)}  # noqa: E712
 
     def sync_accounts(self, accounts: Iterable[Any]) -> None:
-        """Add configured accounts the store has not seen; the operator's toggles then win."""
+        """Add configured accounts the store has not seen; the operator's toggles then win.
+        A ``host`` in the config binds the account to that machine (over a login's binding)."""
         now = self.now()
         for acct in accounts:
-            (Account.insert(name=acct.name, site=acct.site, enabled=acct.enabled, updated_at=now)
-             .on_conflict(conflict_target=[Account.name], update={Account.site: acct.site})
+            host = getattr(acct, "host", None)
+            update: dict[Any, Any] = {Account.site: acct.site}
+            if host is not None:
+                update[Account.host] = host
+            (Account.insert(name=acct.name, site=acct.site, enabled=acct.enabled, host=host, updated_at=now)
+             .on_conflict(conflict_target=[Account.name], update=update)
              .execute())
 
     def accounts(self) -> list[Account]:
@@ -518,8 +546,13 @@ class Store:
         return Account.update(enabled=enabled, updated_at=self.now()).where(Account.name == name).execute() == 1
 
     def set_login_state(self, name: str, state: str, error: str | None = None) -> None:
-        Account.update(login_state=state, last_error=error, updated_at=self.now()).where(
-            Account.name == name).execute()
+        """A login that worked binds an unbound account to this machine: its browser profile,
+        and so the session, lives here."""
+        changes: dict[Any, Any] = {Account.login_state: state, Account.last_error: error,
+                                   Account.updated_at: self.now()}
+        if state == "ok":
+            changes[Account.host] = pw.fn.COALESCE(Account.host, host_id())
+        Account.update(changes).where(Account.name == name).execute()
 
     # --- reading ---------------------------------------------------------------------------
     def get(self, task_id: str) -> Task | None:
