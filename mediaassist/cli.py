@@ -1,8 +1,10 @@
 """``mediaassist``: the desktop app with no command, the headless tools with one.
 
 Exit codes: 0 all succeeded, 1 something failed, was canceled or could not run, 2 bad input or
-config (a bad row is reported with its row number; the good rows still run), or a store that
-cannot be used (a shared server out of reach, a schema newer than this program).
+config (a bad row is reported with its row number; the good rows still run) or a store that
+cannot be used (a database file read-only, damaged, not a database, deleted or replaced while
+running; a shared server out of reach; a schema newer than this program), 3 the disk is full
+(queued and running tasks stay queued), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -22,16 +24,15 @@ from typing import Any
 
 from mediaassist import __version__
 from mediaassist.core.config import AppConfig
-from mediaassist.core.errors import ConfigError, ImportFileError
+from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault
 from mediaassist.core.importer import ImportReport, read_task_file
-from mediaassist.core.location import StoreUnavailable
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
 from mediaassist.core.store import FINAL_STATES, Store, Task, iso
 from mediaassist.runtime import Runtime, RuntimeOptions, load_app_config, open_store
 from mediaassist.status import lane_status
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
 
 
@@ -53,9 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     except ImportFileError as exc:
         print(f"mediaassist: cannot import: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except StoreUnavailable as exc:
-        print(f"mediaassist: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    except StorageFault as fault:
+        return report_storage_fault(fault)
+
+
+def report_storage_fault(fault: StorageFault) -> int:
+    """The one line for a store that cannot be used, and its exit code (also used by the window)."""
+    print(f"mediaassist: {fault}", file=sys.stderr)
+    return EXIT_DISK_FULL if fault.disk_full else EXIT_BAD_INPUT
 
 
 # --- parsers ----------------------------------------------------------------------------------
@@ -105,8 +111,11 @@ def _command_parser() -> argparse.ArgumentParser:
         return leaf
 
     run = command("run", "import task files (CSV, XLSX, JSON, JSONL, TXT) and run them until every task "
-                  "has ended; running the same file again resumes it")
-    run.add_argument("files", nargs="+", type=Path, metavar="FILE")
+                  "has ended; running the same file again resumes it. Only the files' own tasks are "
+                  "taken: other work queued on the same lanes is left to whoever runs it (the window)")
+    run.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    run.add_argument("--all", action="store_true",
+                     help="also run every other task queued on the lanes (with no FILE: the whole queue)")
     run.add_argument("--model", help="model for TXT files (and rows without one)")
     run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
 
@@ -227,6 +236,9 @@ class _open_store:
 # --- run --------------------------------------------------------------------------------------
 
 def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    if not args.files and not args.all:
+        print("mediaassist run: give FILE... (or --all to run the whole queue)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         return asyncio.run(_run(args, options))
     except KeyboardInterrupt:
@@ -237,16 +249,25 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     async with Runtime(options) as rt:
         reports = [read_task_file(path, rt.config, args.model) for path in args.files]  # all or nothing
         task_ids, batch_ids, bad_rows = _enqueue(rt, reports)
-        interrupted = asyncio.Event()
+        if args.all:
+            batch_ids = sorted(set(batch_ids) | set(rt.store.open_batches()))
+            task_ids = list(dict.fromkeys(task_ids + [t.task_id for t in rt.store.tasks(batch_ids)]))
+        else:
+            rt.scheduler.limit_to_batches(batch_ids)
+        interrupted, faulted = asyncio.Event(), asyncio.Event()
         _on_signals(interrupted)
+        rt.scheduler.add_fault_listener(lambda fault: faulted.set() if fault is not None else None)
         await rt.scheduler.start()
         progress = _Progress(rt.store, batch_ids)
         waiter = asyncio.ensure_future(rt.scheduler.wait_for_batches(batch_ids, progress.tick))
-        stopper = asyncio.ensure_future(interrupted.wait())
-        await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        for pending in (waiter, stopper):
+        stoppers = [asyncio.ensure_future(event.wait()) for event in (interrupted, faulted)]
+        await asyncio.wait({waiter, *stoppers}, return_when=asyncio.FIRST_COMPLETED)
+        for pending in (waiter, *stoppers):
             pending.cancel()
         await rt.scheduler.stop(cancel_running=False)
+        fault = rt.scheduler.fault or _fault_of(waiter)
+        if fault is not None:  # nothing below could be read or trusted: stop with the one line
+            raise fault
         progress.finish()
         tasks = _tasks_by_id(rt.store, task_ids)
         if not interrupted.is_set():
@@ -260,6 +281,12 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if bad_rows:
         return EXIT_BAD_INPUT
     return EXIT_OK if all(t.state == "success" for t in tasks) else EXIT_FAILED
+
+
+def _fault_of(finished: asyncio.Future[None]) -> StorageFault | None:
+    if finished.done() and not finished.cancelled() and isinstance(finished.exception(), StorageFault):
+        return finished.exception()  # type: ignore[return-value]
+    return None
 
 
 def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[str], int]:
@@ -376,6 +403,7 @@ class _Progress:
 # --- status, cancel, retry, accounts, lanes ---------------------------------------------------
 
 async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    options.read_only = True  # status only looks: no demo logins, no login states written
     if options.demo:
         async with Runtime(options) as rt:
             lanes = lane_status(rt.config, rt.store)

@@ -30,9 +30,10 @@ DEMO_POLL_LIMIT = 100
 class DemoEnvironment:
     """``async with DemoEnvironment(clock, data_dir) as config:`` -- servers run inside."""
 
-    def __init__(self, clock: Clock, data_dir: Path) -> None:
+    def __init__(self, clock: Clock, data_dir: Path, log_in: bool = True) -> None:
         self.clock = clock
         self.data_dir = data_dir
+        self.log_in = log_in  # False for commands that only look (status)
         self.config = AppConfig()
         self._stack = AsyncExitStack()
         # Demo accounts log themselves in at start; the runtime records the outcome in the
@@ -108,6 +109,8 @@ class DemoEnvironment:
         chat.start()
         self._stack.callback(chat.stop)
         write_site_profile(chat.base_url, self.data_dir / "sites", DEMO_SITE)
+        if not self.log_in:
+            return
         results = await asyncio.gather(*(
             login_account(name, self.config, self.data_dir, None, headless=True,
                           login_url=f"{chat.base_url}/login?user={name}", timeout_s=30.0)

@@ -34,6 +34,9 @@ class RuntimeOptions:
     demo: bool = False
     speed: float = 1.0
     store_url: str | None = None  # --store: wins over MEDIAASSIST_STORE_URL and [store] url
+    # status and other commands that only look: demo accounts are not logged in, nothing about
+    # logins is written (another process may be using those accounts right now).
+    read_only: bool = False
 
 
 @dataclass
@@ -86,7 +89,8 @@ class Runtime:
     async def __aenter__(self) -> Runtime:
         await self._stack.__aenter__()
         try:
-            demo = DemoEnvironment(self.clock, self.data_dir) if self.options.demo else None
+            demo = (DemoEnvironment(self.clock, self.data_dir, log_in=not self.options.read_only)
+                    if self.options.demo else None)
             if demo is not None:
                 self.config = await self._stack.enter_async_context(demo)
             else:
@@ -95,8 +99,11 @@ class Runtime:
             self._stack.callback(self.store.close)
             if demo is not None:
                 self.store.sync_accounts(self.config.accounts)
-                for name, ok in demo.logins.items():
-                    self.store.set_login_state(name, "ok" if ok else "needs_login")
+                # Only a login seen to work is news. One that did not happen (another process
+                # holds the profile, a slow start) says nothing: a window running those accounts
+                # must not find them flipped to "needs login" by a second demo process.
+                for name in (name for name, ok in demo.logins.items() if ok):
+                    self.store.set_login_state(name, "ok")
             providers = build_providers(self.config, self.clock, self.data_dir)
             self.scheduler = Scheduler(self.store, self.config, providers, self.data_dir, self.clock)
         except BaseException:

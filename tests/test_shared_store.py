@@ -18,9 +18,8 @@ from mediaassist.core.errors import ConfigError
 from mediaassist.core.location import (HOST_ID_ENV, STORE_URL_ENV, StoreUnavailable, choose_store_url,
                                        connect_kwargs, keyring_user, redact_url)
 from mediaassist.core.scheduler import STALL_S, Scheduler
-from mediaassist.core.schema import SCHEMA_VERSION
 from mediaassist.core.secrets import KEYRING_SERVICE, redact
-from mediaassist.core.store import NewTask, Store, Task
+from mediaassist.core.store import SCHEMA_VERSION, NewTask, Store, Task
 from mediaassist.providers.registry import build_providers
 from tests.helpers import cli, sim_config_text, write_config
 

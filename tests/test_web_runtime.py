@@ -13,10 +13,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.store import Store
-from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, find_chromium,
-                                               profile_dir)
+from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, ProfileInUse,
+                                               find_chromium, profile_dir)
 from mediaassist.providers.web.oslock import lock_path, user_hash
 from mediaassist.providers.web import login_account
 from mediaassist.providers.web.procs import profile_processes
@@ -45,10 +44,9 @@ async def test_stale_singleton_files_are_removed_and_live_owners_respected(data_
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         os.symlink(f"{socket.gethostname()}-{other.pid}", runtime.profile / "SingletonLock")
-        with pytest.raises(TaskError) as refused:
+        with pytest.raises(ProfileInUse) as refused:  # busy, not logged out: the task is requeued
             await runtime.self_check(log)
-        assert refused.value.kind is ErrorKind.LOGIN
-        assert f"pid {other.pid}" in refused.value.message
+        assert refused.value.wait_s and f"pid {other.pid}" in str(refused.value)
         assert (runtime.profile / "SingletonLock").is_symlink()  # a live owner's lock is never deleted
     finally:
         other.kill()

@@ -53,11 +53,15 @@ class TaskError(Exception):
 class Requeue(Exception):
     """Raised by a provider to hand its task back to the head of the queue, no attempt used
     (e.g. tasks waiting behind a create gate when the lane has just been paused). With
-    ``pause_lane`` the lane is paused too: the task could not even start (no key configured)."""
+    ``pause_lane`` the lane is paused too: the task could not even start (no key configured).
+    With ``wait_s`` the lane takes no work for that long (nominal seconds): its resource is busy
+    elsewhere -- say, another process holds the account's browser profile -- so the task may go
+    to another lane meanwhile, and nothing is marked as broken."""
 
-    def __init__(self, message: str, *, pause_lane: str | None = None) -> None:
+    def __init__(self, message: str, *, pause_lane: str | None = None, wait_s: float | None = None) -> None:
         super().__init__(message)
         self.pause_lane = pause_lane
+        self.wait_s = wait_s
 
 
 class ConfigError(Exception):
@@ -66,3 +70,27 @@ class ConfigError(Exception):
 
 class ImportFileError(Exception):
     """A task file that cannot be read at all (nothing from it is enqueued)."""
+
+
+class StorageFault(Exception):
+    """The task store cannot be used as it is: the disk is full, the file is read-only, corrupt,
+    not a database, or was deleted/replaced under us. ``str()`` is the one line for the operator
+    (which file, and what to do); ``kind`` is one of the ``FAULT_*`` names below."""
+
+    def __init__(self, kind: str, path: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.path = path
+        self.message = message
+
+    @property
+    def disk_full(self) -> bool:
+        return self.kind == FAULT_FULL
+
+
+FAULT_FULL = "disk_full"
+FAULT_READ_ONLY = "read_only"
+FAULT_CORRUPT = "corrupt"
+FAULT_NOT_DATABASE = "not_a_database"
+FAULT_REPLACED = "replaced"
+FAULT_IO = "io"

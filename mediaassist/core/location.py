@@ -14,7 +14,7 @@ import socket
 from pathlib import Path
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
-from mediaassist.core.errors import ConfigError
+from mediaassist.core.errors import ConfigError, StorageFault
 from mediaassist.core.secrets import KEYRING_SERVICE, keyring_password, register_secret
 
 STORE_URL_ENV = "MEDIAASSIST_STORE_URL"
@@ -22,9 +22,16 @@ HOST_ID_ENV = "MEDIAASSIST_HOST_ID"
 PG_SCHEMES = ("postgresql", "postgres")
 
 
-class StoreUnavailable(Exception):
-    """The store cannot be used (server unreachable, schema newer than this program): one line
-    for the operator, exit code 2."""
+FAULT_UNREACHABLE = "unreachable"
+FAULT_SCHEMA = "schema_newer"
+
+
+class StoreUnavailable(StorageFault):
+    """The store cannot be used at all (server out of reach, no driver, schema newer than this
+    program): one line for the operator, exit code 2, like a damaged file."""
+
+    def __init__(self, message: str, where: str = "", kind: str = FAULT_UNREACHABLE) -> None:
+        super().__init__(kind, where, message)
 
 
 def host_id() -> str:

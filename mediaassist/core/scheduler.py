@@ -10,6 +10,13 @@ One loop on the app's event loop (no threads). Each pass does, in order:
 
 A finished attempt frees its slot and wakes the loop at once, so a waiting task never waits
 for the next sweep; the sweep (``queue_check_interval_s``) is only the safety net.
+
+Several processes may share one store (the window and a ``run``, or two ``run`` processes): a lane's
+limit is held by the claim itself (it counts the running rows of every process), and tasks left running
+by a process that died are found within seconds and retried on the crash budget.
+
+A storage fault (disk full, the file deleted or replaced) stops all claiming with a visible
+reason; running tasks are handed back; fault listeners (the window's banner, ``run``) hear it.
 """
 
 from __future__ import annotations
@@ -18,17 +25,17 @@ import asyncio
 import logging
 import random
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
-from mediaassist.core.errors import ErrorKind, Requeue, TaskError
+from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
 from mediaassist.core.location import host_id
 from mediaassist.core.paths import output_dir
-from mediaassist.core.store import Account, Store, Task, owner_is_dead, process_owner_id
+from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
+from mediaassist.core.store import CRASH_RETRIES, Account, Store, Task
 from mediaassist.providers.base import Provider, TaskContext, TaskResult
 
 log = logging.getLogger("mediaassist.scheduler")
@@ -37,6 +44,8 @@ HEARTBEAT_S = 15.0
 STALL_S = 90.0
 DEFAULT_SWEEP_S = 5.0
 CHECK_EVERY_S = 0.25  # real seconds between reap/cancel checks (less at high --speed)
+DEAD_OWNER_CHECK_S = 2.0  # real seconds between looks for rows of processes that died
+FAULT_PROBE_S = 5.0  # real seconds between checks whether a storage fault has cleared
 # A web account is one logged-in browser session: the site errors (or silently mixes up the
 # conversation) if a second generation starts before the first has ended. So a web lane runs
 # exactly one task, always. This is a property of the resource, not a tunable -- never a setting.
@@ -79,9 +88,21 @@ class Lane:
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
 
+    # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
+    resting_until: float = 0.0
+
+    def current_limit(self) -> int:
+        """How many tasks the lane may run at once, across every process on the store. The one
+        place a limit is read (an adaptive limit feeds it)."""
+        return WEB_LANE_LIMIT if self.kind == "web" else self.limit
+
     @property
     def free(self) -> int:
-        return self.limit - len(self.active)
+        return self.current_limit() - len(self.active)
+
+    @property
+    def resting(self) -> bool:
+        return time.monotonic() < self.resting_until
 
 
 class Scheduler:
@@ -98,14 +119,18 @@ class Scheduler:
         self.providers = providers
         self.data_dir = data_dir
         self.clock = clock or Clock()
-        self.owner = f"{process_owner_id()}:{uuid.uuid4().hex[:6]}"
+        self.owner = str(new_owner())
         self.lanes = self._build_lanes()
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
         self._beat_task: asyncio.Task[None] | None = None
         self._attempts: set[asyncio.Task[None]] = set()
         self._listeners: list[Callable[[str, Task], None]] = []
+        self._fault_listeners: list[Callable[[StorageFault | None], None]] = []
         self._stopping = False
+        self.only_batches: list[str] | None = None  # None: every batch queued on our lanes
+        self._unreleased: list[Task] = []  # attempts whose end the store refused (a fault)
+        self.fault: StorageFault | None = None
 
     # --- wiring ----------------------------------------------------------------------------
     def _build_lanes(self) -> dict[str, Lane]:
@@ -131,6 +156,15 @@ class Scheduler:
     def _emit(self, event: str, task: Task) -> None:
         for callback in self._listeners:
             callback(event, task)
+
+    def add_fault_listener(self, callback: Callable[[StorageFault | None], None]) -> None:
+        """``callback(fault)`` when the store becomes unusable, ``callback(None)`` when it is back."""
+        self._fault_listeners.append(callback)
+
+    def limit_to_batches(self, batch_ids: Iterable[str]) -> None:
+        """Claim only tasks of these batches (``run FILE``); other work on the lanes is left to
+        whoever runs it."""
+        self.only_batches = sorted(set(batch_ids))
 
     def wake(self) -> None:
         self._wake.set()
@@ -167,6 +201,11 @@ class Scheduler:
         for task in (self._loop_task, self._beat_task):
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)
+        try:
+            self._release_unreleased()
+        except StorageFault:  # still refused: the next start finds this process gone and retries them
+            log.warning("%d running task(s) could not be handed back; the next start retries them",
+                        len(self._unreleased))
         for provider in _unique(self.providers.values()):
             try:
                 await provider.close()
@@ -174,37 +213,88 @@ class Scheduler:
                 log.exception("closing a provider failed")
 
     def recover_dead_owners(self) -> int:
-        """Tasks left running by a process that no longer exists: fail as stalled and retry now."""
+        """Tasks left running by a process on this host that no longer exists: retry them now,
+        on the crash budget (the task did nothing wrong). Another host's rows are left to the
+        heartbeat reaper."""
         recovered = 0
         for owner in self.store.running_owners():
             if owner == self.owner or not owner_is_dead(owner):
                 continue
             for task in self.store.running_of_owner(owner):
-                message = f"the process running it ({owner.split(':')[1]}) died; attempt {task.attempt} lost"
-                self._fail(task, ErrorKind.STALLED, message, retry=True, immediate=True)
+                message = f"the process running it ({describe_owner(owner)}) died; attempt {task.attempt} lost"
+                self._fail(task, ErrorKind.STALLED, message, retry=True, immediate=True, crashed=True)
                 recovered += 1
         return recovered
 
     # --- the loop --------------------------------------------------------------------------
     async def _run_loop(self) -> None:
-        next_check = 0.0
+        next_check = next_dead_check = next_probe = 0.0
         while not self._stopping:
             self._wake.clear()
+            now = time.monotonic()
             try:
-                # Reaping and cancel flags need seconds, not every pass: a busy lane wakes the
-                # loop once per finished task, and these two queries would double its cost.
-                if time.monotonic() >= next_check:
-                    next_check = time.monotonic() + min(CHECK_EVERY_S, self.clock.real(1.0))
-                    self.reap_stalled()
-                    self.honour_cancels()
-                self.assign()
+                if self.fault is not None:
+                    if now >= next_probe:
+                        next_probe = now + FAULT_PROBE_S
+                        self._probe_fault()
+                else:
+                    # Reaping and cancel flags need seconds, not every pass: a busy lane wakes
+                    # the loop once per finished task, and these queries would double its cost.
+                    if now >= next_check:
+                        next_check = now + min(CHECK_EVERY_S, self.clock.real(1.0))
+                        self.reap_stalled()
+                        self.honour_cancels()
+                    if now >= next_dead_check:
+                        next_dead_check = now + DEAD_OWNER_CHECK_S
+                        self.recover_dead_owners()
+                    self.assign()
+                timeout = self._idle_timeout()
+            except StorageFault as fault:
+                self._on_fault(fault)
+                timeout = FAULT_PROBE_S
             except Exception:
                 log.exception("scheduler pass failed; retrying at the next sweep")
+                timeout = self.clock.real(DEFAULT_SWEEP_S)
             try:
-                async with asyncio.timeout(self._idle_timeout()):
+                async with asyncio.timeout(timeout):
                     await self._wake.wait()
             except TimeoutError:
                 pass
+
+    # --- storage faults --------------------------------------------------------------------
+    def _release_unreleased(self) -> None:
+        """Hand back the rows whose attempts ended while the store refused writes."""
+        while self._unreleased:
+            task = self._unreleased[0]
+            if self.store.release(task):
+                self.store.log(task.task_id, "handed back to the queue after a storage fault")
+            self._unreleased.pop(0)
+    def _on_fault(self, fault: StorageFault) -> None:
+        """Stop claiming, hand running tasks back (they resume when the store is usable) and
+        tell the listeners once."""
+        if self.fault is None:
+            log.error("storage fault: %s", fault)
+        first = self.fault is None
+        self.fault = fault
+        for lane in self.lanes.values():
+            for attempt in list(lane.active.values()):
+                if attempt.ctx.stop_reason is None:
+                    self._stop_attempt(attempt, STOP_SHUTDOWN)
+        if first:
+            for callback in self._fault_listeners:
+                callback(fault)
+
+    def _probe_fault(self) -> None:
+        """Clear the fault once the store takes a write again (space came back). A file that
+        was deleted or replaced stays a fault: its writes would go nowhere."""
+        assert self.fault is not None
+        self.store.check_file()
+        self.store.probe_write()
+        self._release_unreleased()
+        log.warning("storage usable again; taking work")
+        self.fault = None
+        for callback in self._fault_listeners:
+            callback(None)
 
     def _idle_timeout(self) -> float:
         if self._any_active():  # a second (nominal) keeps reaping, cancels and retries timely
@@ -222,8 +312,14 @@ class Scheduler:
         while not self._stopping:
             await self.clock.sleep(HEARTBEAT_S)
             ids = [tid for lane in self.lanes.values() for tid in lane.active]
-            if ids:
+            if not ids:
+                continue
+            try:
                 self.store.heartbeat(ids, self.owner)
+            except StorageFault as fault:
+                self._on_fault(fault)
+            except Exception:  # the next beat tries again; the reaper allows 6 missed beats
+                log.exception("heartbeat failed")
 
     def reap_stalled(self) -> None:
         for task in self.store.stalled(self.clock.ago(STALL_S)):
@@ -232,8 +328,12 @@ class Scheduler:
                 attempt.ctx.log("heartbeat stalled; abandoning this attempt")
                 self._stop_attempt(attempt, STOP_STALLED)
             age = self.store.now() - (task.heartbeat_at or 0.0)
+            # Another host's process that stopped beating is a crash there, not the task's fault.
+            crashed = task.owner != self.owner and owner_is_dead(
+                task.owner or "", task.heartbeat_at, self.store.now(), self.clock.real(STALL_S))
             self._fail(task, ErrorKind.STALLED,
-                       f"no heartbeat for {age:.0f} s (limit {self.clock.real(STALL_S):.0f} s)", retry=True)
+                       f"no heartbeat for {age:.0f} s (limit {self.clock.real(STALL_S):.0f} s)", retry=True,
+                       crashed=crashed)
 
     def honour_cancels(self) -> None:
         active = {tid: a for lane in self.lanes.values() for tid, a in lane.active.items()}
@@ -248,11 +348,14 @@ class Scheduler:
         paused = self.store.paused_lanes()
         accounts = {a.name: a for a in self.store.accounts()}
         for lane in self.lanes.values():
-            if self._stopping or lane.free <= 0 or lane.name in paused:
+            if self._stopping or self.fault is not None or lane.free <= 0 or lane.name in paused or lane.resting:
                 continue
             if lane.account is not None and _account_blocked(accounts.get(lane.account)):
                 continue
-            for task in self.store.claim(lane.route, self.owner, lane.free, lane.account):
+            # A web lane is one account: the claim's own guard holds its one running task.
+            lane_limit = None if lane.kind == "web" else lane.current_limit()
+            for task in self.store.claim(lane.route, self.owner, lane.free, lane.account,
+                                         batch_ids=self.only_batches, lane_limit=lane_limit):
                 self._start_attempt(lane, task)
 
     # --- one attempt -----------------------------------------------------------------------
@@ -268,10 +371,29 @@ class Scheduler:
         runner.add_done_callback(self._attempts.discard)
 
     async def _run_attempt(self, lane: Lane, attempt: Attempt) -> None:
-        task, ctx = attempt.task, attempt.ctx
-        ctx.log(f"attempt {task.attempt} started on {lane.name}")
-        self._emit("started", task)
+        """One attempt from start to a written end. Nothing escapes: a write that fails while
+        ending it is a storage fault (the row is handed back when the store allows) or, for any
+        other error, logged with the row left to the reaper -- never an unretrieved exception."""
+        task = attempt.task
         try:
+            await self._attempt_to_its_end(lane, attempt)
+        except StorageFault as fault:
+            self._unreleased.append(task)  # handed back once the store takes writes again
+            self._on_fault(fault)
+        except Exception:
+            lane.logger.exception("%s: ending the attempt failed; the reaper retries it", task.task_id)
+        finally:
+            # A reaped attempt may still be winding down when its retry starts in the same
+            # lane: only remove the entry if it is still this attempt's.
+            if lane.active.get(task.task_id) is attempt:
+                del lane.active[task.task_id]
+            self.wake()
+
+    async def _attempt_to_its_end(self, lane: Lane, attempt: Attempt) -> None:
+        task, ctx = attempt.task, attempt.ctx
+        try:
+            ctx.log(f"attempt {task.attempt} started on {lane.name}")
+            self._emit("started", task)
             if ctx.stop_reason is not None:  # stopped between the claim and this first step
                 raise asyncio.CancelledError
             if ctx.model is None:
@@ -280,6 +402,8 @@ class Scheduler:
             result = await attempt.work
         except asyncio.CancelledError:
             self._end_stopped(attempt)
+        except StorageFault:
+            raise
         except Exception as exc:
             self._end_raised(lane, attempt, exc)
         else:
@@ -290,12 +414,6 @@ class Scheduler:
                 self._emit("success", task)
             else:
                 ctx.log("finished, but the row was no longer this attempt's; result not written")
-        finally:
-            # A reaped attempt may still be winding down when its retry starts in the same
-            # lane: only remove the entry if it is still this attempt's.
-            if lane.active.get(task.task_id) is attempt:
-                del lane.active[task.task_id]
-            self.wake()
 
     def _end_raised(self, lane: Lane, attempt: Attempt, exc: Exception) -> None:
         task = attempt.task
@@ -306,6 +424,8 @@ class Scheduler:
         elif isinstance(exc, Requeue):
             if exc.pause_lane:
                 self._pause(lane, task, exc.pause_lane)
+            if exc.wait_s is not None:
+                lane.resting_until = time.monotonic() + self.clock.real(exc.wait_s)
             if self.store.release(task):
                 attempt.ctx.log(f"back in the queue: {exc}")
                 self._emit("released", task)
@@ -342,11 +462,18 @@ class Scheduler:
         lane.logger.warning("paused: %s", reason)
         self._emit("paused", task)
 
-    def _fail(self, task: Task, kind: ErrorKind, message: str, retry: bool, immediate: bool = False) -> None:
+    def _fail(self, task: Task, kind: ErrorKind, message: str, retry: bool, immediate: bool = False,
+              crashed: bool = False) -> None:
+        """End the attempt as failed (retried while its budget lasts). ``crashed``: lost with the
+        process that ran it, so the crash budget pays, and an empty one says why it failed."""
+        budget = task.crash_retries_left if crashed else task.retries_left
         retry_at = None
-        if retry and task.retries_left > 0:
+        if retry and budget > 0:
             retry_at = self.store.now() if immediate else self.clock.after(retry_delay_s(task.attempt))
-        state = self.store.finish_failure(task, kind, message, retry_at)
+        elif crashed:
+            message += (f"; the process running this task died {CRASH_RETRIES + 1} times, so the task itself "
+                        "may be what kills it: failed without another try (retry it once the cause is fixed)")
+        state = self.store.finish_failure(task, kind, message, retry_at, crashed=crashed)
         if state is None:
             return
         self.store.log(task.task_id, f"attempt {task.attempt} failed ({kind.value}): {message}"

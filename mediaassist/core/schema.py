@@ -1,8 +1,9 @@
 """The store's schema version: created on first use, migrated forward, never guessed backward.
 
 ``schema_version`` holds one number. A store without it is either empty (created at the current
-version) or from before versions existed (version 1). Each migration adds columns; new tables
-and indexes then come from ``create_tables``, which skips what exists. Two processes starting
+version) or from before versions existed (version 1). Each version adds columns (the list lives
+with the models, in ``store.SCHEMA_COLUMNS``); new tables and indexes then come from
+``create_tables``, which skips what exists. Two processes starting
 at once on one store migrate it once: the whole step runs under the store's write lock
 (SQLite's BEGIN IMMEDIATE, a PostgreSQL advisory lock held to the end of the transaction).
 A store newer than this program is refused: writing to it could lose what the newer one keeps.
@@ -13,20 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import peewee as pw
-from playhouse.migrate import SchemaMigrator, migrate
 
-from mediaassist.core.location import StoreUnavailable
+from mediaassist.core.location import FAULT_SCHEMA, StoreUnavailable
 
 VERSION_TABLE = "schema_version"
 LEGACY_VERSION = 1  # the tables as they were before schema_version existed
-# version -> the columns it adds: (table, column, field). Only nullable or defaulted columns,
-# so rows written by older versions stay valid.
-MIGRATIONS: dict[int, list[tuple[str, str, pw.Field]]] = {
-    2: [("account", "host", pw.CharField(null=True)),  # the machine the account's profile lives on
-        ("task", "host", pw.CharField(null=True))],  # the machine that ran (or runs) the task
-}
-SCHEMA_VERSION = max(MIGRATIONS)
 _PG_LOCK_KEY = 0x6D656469  # "medi": any constant shared by every mediaassist process
+# version -> [(table, column, SQL type)]: the columns that version adds (see store.SCHEMA_COLUMNS)
+Columns = dict[int, list[tuple[str, str, str]]]
 
 
 class SchemaVersion(pw.Model):
@@ -36,22 +31,23 @@ class SchemaVersion(pw.Model):
         table_name = VERSION_TABLE
 
 
-def ensure_schema(db: pw.Database, models: Sequence[type[pw.Model]], where: str) -> int:
-    """Bring the store at ``db`` to SCHEMA_VERSION; returns the version found before."""
+def ensure_schema(db: pw.Database, models: Sequence[type[pw.Model]], columns: Columns, where: str) -> int:
+    """Bring the store at ``db`` to the newest version in ``columns``; returns the version found."""
+    current = max(columns)
     with SchemaVersion.bind_ctx(db), db.atomic(*_write_lock(db)):
         if isinstance(db, pw.PostgresqlDatabase):
             db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK_KEY,))
         found = _stored_version(db)
-        if found > SCHEMA_VERSION:
+        if found > current:
             raise StoreUnavailable(
                 f"{where}: the store's schema is version {found}, newer than this program knows "
-                f"({SCHEMA_VERSION}); upgrade mediaassist on this machine before using that store")
+                f"({current}); upgrade mediaassist on this machine before using that store", where, FAULT_SCHEMA)
         if found:
-            _add_columns(db, found)
+            _add_columns(db, found, columns)
         db.create_tables([*models, SchemaVersion])
-        if found != SCHEMA_VERSION:
+        if found != current:
             SchemaVersion.delete().execute()
-            SchemaVersion.create(version=SCHEMA_VERSION)
+            SchemaVersion.create(version=current)
     return found
 
 
@@ -68,9 +64,10 @@ def _stored_version(db: pw.Database) -> int:
     return LEGACY_VERSION if db.table_exists("task") else 0
 
 
-def _add_columns(db: pw.Database, found: int) -> None:
-    migrator = SchemaMigrator.from_database(db)
-    for version in range(found + 1, SCHEMA_VERSION + 1):
-        for table, column, field in MIGRATIONS.get(version, []):
-            if table in db.get_tables() and column not in {c.name for c in db.get_columns(table)}:
-                migrate(migrator.add_column(table, column, field))
+def _add_columns(db: pw.Database, found: int, columns: Columns) -> None:
+    tables = set(db.get_tables())
+    for version in range(found + 1, max(columns) + 1):
+        for table, column, sql_type in columns.get(version, []):
+            # A table that is not there yet is created whole by create_tables.
+            if table in tables and column not in {c.name for c in db.get_columns(table)}:
+                db.execute_sql(f'ALTER TABLE "{table}" ADD COLUMN "{column}" {sql_type}')

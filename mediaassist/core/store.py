@@ -5,26 +5,40 @@ attempt = ?``), so a late writer -- a reaped attempt, a cancelled one, a second 
 never overwrite a newer truth, and a result is never written twice (it is upserted by task_id
 inside the same transaction that ends the attempt).
 
-The only database-specific code is ``_claim_lock`` and ``_connect``, both marked below; where
-the store lives is ``core.location``, its schema version and migrations ``core.schema``.
+Limits are held here, not in any process's memory: a claim counts the lane's running rows and
+takes at most ``lane_limit - running`` in the same transaction, so every process sharing the store
+stays inside one API concurrency, one polling cap and one running task per web account. Gates
+(``try_gate``) serialise one kind of step (a poll provider's creates) across processes.
+
+Faults of the file itself (disk full, read-only, corrupt, replaced) come out of every statement
+as one ``StorageFault`` naming the file and what to do, never as a bare sqlite3 error.
+
+The only database-specific code is ``_lane_lock``, ``_claim_lock``, ``_connect`` and the
+SQLite fault translation, all marked below. Where the store lives is ``core.location``; its
+schema version and migrations (``SCHEMA_COLUMNS`` below) are applied by ``core.schema``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import shutil
+import sqlite3
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import peewee as pw
-import psutil
 
-from mediaassist.core.errors import ErrorKind
+from mediaassist.core.errors import (FAULT_CORRUPT, FAULT_FULL, FAULT_IO, FAULT_NOT_DATABASE, FAULT_READ_ONLY,
+                                     FAULT_REPLACED, ErrorKind, StorageFault)
 from mediaassist.core.location import StoreUnavailable, connect_kwargs, describe, host_id, is_pg_url
+from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact
 
@@ -32,8 +46,12 @@ PENDING, RUNNING, SUCCESS, FAILED, CANCELED = "pending", "running", "success", "
 FINAL_STATES = (SUCCESS, FAILED, CANCELED)
 STATES = (PENDING, RUNNING) + FINAL_STATES
 AUTO_RETRIES = 2  # 3 attempts in all
+# Attempts lost because the process running them died are not the task's fault: they draw on
+# their own, larger budget, so a crash loop elsewhere does not fail tasks that never failed.
+CRASH_RETRIES = 5
 REMOTE_FINAL_KINDS = ("provider", "bad_input", "canceled")
 _CHUNK = 500  # rows per insert statement (SQLite's variable limit)
+PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever takes this gate
 
 database_proxy = pw.DatabaseProxy()
 
@@ -59,6 +77,7 @@ class Task(_Base):
     state = pw.CharField(default=PENDING)
     attempt = pw.IntegerField(default=1)
     retries_left = pw.IntegerField(default=AUTO_RETRIES)
+    crash_retries_left = pw.IntegerField(default=CRASH_RETRIES)
     created_at = pw.DoubleField()
     not_before = pw.DoubleField(default=0.0)
     started_at = pw.DoubleField(null=True)
@@ -68,7 +87,7 @@ class Task(_Base):
     remote_id = pw.CharField(null=True)
     error_kind = pw.CharField(null=True)
     error = pw.TextField(null=True)
-    owner = pw.CharField(null=True)  # host:pid:start of the process running it
+    owner = pw.CharField(null=True)  # core.owners.Owner of the scheduler running it
     host = pw.CharField(null=True)  # the machine that ran it last (kept after the attempt ends)
     updated_at = pw.DoubleField(default=0.0)
 
@@ -146,7 +165,29 @@ class Account(_Base):
         table_name = "account"
 
 
-MODELS = (Task, Result, TaskLog, LaneState, Account)
+class Gate(_Base):
+    """A named mutex held in the store (e.g. one poll provider's create step), with a lease:
+    the holder renews it; a dead holder's gate is free at once (same host) or when the lease
+    ends. ``not_before`` is a shared back-off: one process's "come back later" holds for all."""
+    name = pw.CharField(primary_key=True)
+    owner = pw.CharField(null=True)
+    expires_at = pw.DoubleField(default=0.0)
+    not_before = pw.DoubleField(default=0.0)
+
+    class Meta:
+        table_name = "gate"
+
+
+MODELS = (Task, Result, TaskLog, LaneState, Account, Gate)
+# The schema's versions after the first (1: the tables from before schema_version existed):
+# version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
+# indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
+# written by an older version stay valid. The highest key is the version this program writes.
+SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
+    2: [("task", "crash_retries_left", f"INTEGER NOT NULL DEFAULT {CRASH_RETRIES}"),
+        ("task", "host", "VARCHAR(255)"), ("account", "host", "VARCHAR(255)")],
+}
+SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
 
 @dataclass
@@ -162,30 +203,145 @@ class NewTask:
     priority: int = 0
 
 
-def process_owner_id() -> str:
-    """host:pid:create_time -- unique even when the OS reuses a pid."""
-    proc = psutil.Process()
-    return f"{host_id()}:{proc.pid}:{proc.create_time():.0f}"
-
-
-def owner_is_dead(owner: str) -> bool:
-    """True only when we can prove it: same host, and that pid is gone or is another process.
-    A process on another host is never judged here: its heartbeat's age decides (reap_stalled)."""
-    host, _, rest = owner.partition(":")
-    pid_text, _, created = rest.partition(":")
-    if host != host_id() or not pid_text.isdigit():
-        return False
-    try:
-        proc = psutil.Process(int(pid_text))
-        return f"{proc.create_time():.0f}" != created
-    except psutil.NoSuchProcess:
-        return True
-
-
 def iso(ts: float | None) -> str | None:
     if ts is None:
         return None
     return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# --- SQLite faults as operator messages (database specific) ------------------------------------
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_FAULT_WORDS = (("database or disk is full", FAULT_FULL), ("readonly database", FAULT_READ_ONLY),
+                ("unable to open database file", FAULT_READ_ONLY), ("file is not a database", FAULT_NOT_DATABASE),
+                ("malformed", FAULT_CORRUPT), ("disk i/o error", FAULT_IO))
+_ERRNO_FAULTS = {errno.ENOSPC: FAULT_FULL, errno.EDQUOT: FAULT_FULL, errno.EROFS: FAULT_READ_ONLY,
+                 errno.EACCES: FAULT_READ_ONLY, errno.EPERM: FAULT_READ_ONLY}
+
+
+def free_space_text(path: Path) -> str:
+    try:
+        free = shutil.disk_usage(path if path.is_dir() else path.parent).free
+    except OSError:
+        return "unknown"
+    return f"{free / 1e6:.1f} MB"
+
+
+def fault_message(kind: str, path: Path, reason: str) -> str:
+    """The one line an operator reads: which file, what is wrong, what to do."""
+    if kind == FAULT_FULL:
+        return (f"disk full: free space on {path.parent} is {free_space_text(path)} ({reason} writing {path}); "
+                "free some space -- queued and running tasks stay queued and resume when there is room")
+    if kind == FAULT_READ_ONLY:
+        return (f"cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both "
+                "writable by you (e.g. chmod u+w), or choose another --data-dir")
+    if kind == FAULT_CORRUPT:
+        return (f"{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start "
+                "with an empty queue, or restore a backup")
+    if kind == FAULT_NOT_DATABASE:
+        return f"{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir"
+    if kind == FAULT_REPLACED:
+        return (f"{path} was {reason} while in use; nothing more was written to it. Put the file back (or move "
+                "the new one aside), then start again")
+    return f"cannot read or write {path} ({reason}); check the disk and the file, then start again"
+
+
+def classify_fault(exc: BaseException, path: Path) -> StorageFault | None:
+    """The storage fault an exception means, or None when it is not one (a bug, a constraint)."""
+    if isinstance(exc, StorageFault):
+        return exc
+    if isinstance(exc, (pw.IntegrityError, sqlite3.IntegrityError)):
+        return None
+    if isinstance(exc, OSError) and exc.errno in _ERRNO_FAULTS:
+        return StorageFault(_ERRNO_FAULTS[exc.errno], str(path),
+                            fault_message(_ERRNO_FAULTS[exc.errno], path, exc.strerror or str(exc)))
+    if not isinstance(exc, (pw.DatabaseError, sqlite3.DatabaseError)):
+        return None
+    text = str(exc).lower()
+    for words, kind in _FAULT_WORDS:
+        if words in text:
+            if kind == FAULT_IO and free_space_text(path) == "0.0 MB":
+                kind = FAULT_FULL  # a write that ran out of room can surface as an I/O error
+            return StorageFault(kind, str(path), fault_message(kind, path, str(exc)))
+    return None
+
+
+class faults_as_storage:
+    """``with faults_as_storage(path):`` -- sqlite3/OS errors that are file faults leave as
+    ``StorageFault``; anything else leaves unchanged."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
+        if exc is None:
+            return False
+        fault = classify_fault(exc, self.path)
+        if fault is not None and fault is not exc:
+            raise fault from exc
+        return False
+
+
+def check_sqlite_file(path: Path) -> None:
+    """Refuse, before SQLite sees it, a file that is not an SQLite database or is cut short
+    (SQLite would open both and fail later, on some page, mid-run)."""
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            return  # SQLite's own new, empty database
+        with path.open("rb") as handle:
+            header = handle.read(100)
+    except FileNotFoundError:
+        return
+    if not header.startswith(_SQLITE_HEADER):
+        raise StorageFault(FAULT_NOT_DATABASE, str(path),
+                           fault_message(FAULT_NOT_DATABASE, path, "no SQLite header"))
+    if len(header) < 100:
+        raise StorageFault(FAULT_CORRUPT, str(path), fault_message(FAULT_CORRUPT, path, f"truncated to {size} bytes"))
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    change_counter, pages, valid_for = (int.from_bytes(header[i:i + 4], "big") for i in (24, 28, 92))
+    if size % page_size or (valid_for == change_counter and pages * page_size > size):
+        raise StorageFault(FAULT_CORRUPT, str(path), fault_message(
+            FAULT_CORRUPT, path, f"truncated: {size} bytes of {max(pages * page_size, size)}"))
+
+
+class _SqliteStoreDatabase(pw.SqliteDatabase):
+    """SQLite that checks, on every statement, that the file is still the one it opened (a file
+    deleted or replaced under a running app would otherwise swallow every write unseen), and
+    turns the file's faults into ``StorageFault``."""
+
+    def __init__(self, path: Path, **kwargs: Any) -> None:
+        super().__init__(str(path), **kwargs)
+        self.file = path
+        self.identity: tuple[int, int] | None = None
+
+    def remember_identity(self) -> None:
+        info = os.stat(self.file)
+        self.identity = (info.st_dev, info.st_ino)
+
+    def check_identity(self) -> None:
+        if self.identity is None:
+            return
+        try:
+            info = os.stat(self.file)
+        except FileNotFoundError:
+            raise StorageFault(FAULT_REPLACED, str(self.file),
+                               fault_message(FAULT_REPLACED, self.file, "deleted")) from None
+        if (info.st_dev, info.st_ino) != self.identity:
+            raise StorageFault(FAULT_REPLACED, str(self.file), fault_message(FAULT_REPLACED, self.file, "replaced"))
+
+    def execute_sql(self, sql: str, params: Any = None) -> Any:
+        self.check_identity()
+        with faults_as_storage(self.file):
+            return super().execute_sql(sql, params)
+
+    def commit(self) -> Any:
+        with faults_as_storage(self.file):
+            return super().commit()
 
 
 class Store:
@@ -194,22 +350,23 @@ class Store:
     def __init__(self, location: Path | str, now: Any = None) -> None:
         """``location``: an SQLite file path, or a ``postgresql://`` URL for a shared queue.
 
-        Raises StoreUnavailable (one line for the operator) when a server cannot be reached or
-        the schema is newer than this program knows.
-        """
+        Raises ``StorageFault`` (one line naming the file and what to do) when the file cannot
+        be used: read-only, not a database, damaged, disk full; ``StoreUnavailable`` (one of
+        them) when a server cannot be reached or the schema is newer than this program knows."""
         import time
 
         self._now = now or time.time
         self.shared = is_pg_url(location)
         self.where = describe(location)  # for messages: never a password
         self.path = Path(location)
-        self.db = self._connect(str(location))
-        database_proxy.initialize(self.db)
-        try:
-            ensure_schema(self.db, MODELS, self.where)
-        except BaseException:
-            self.db.close()
-            raise
+        with faults_as_storage(self.path):
+            self.db = self._connect(str(location))
+            database_proxy.initialize(self.db)
+            try:
+                ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where)
+            except BaseException:
+                self.db.close()
+                raise
 
     # --- database specific (the one marked place) ------------------------------------------
     def _connect(self, location: str) -> pw.Database:
@@ -221,15 +378,16 @@ class Store:
                 db.connect(reuse_if_open=True)
             except pw.ImproperlyConfigured:
                 raise StoreUnavailable("a shared store needs the PostgreSQL driver: "
-                                       "pip install 'mediaassist[postgres]'") from None
+                                       "pip install 'mediaassist[postgres]'", self.where) from None
             except pw.OperationalError as exc:
                 reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
-                raise StoreUnavailable(f"cannot reach the shared store {self.where}: {reason}") from None
+                raise StoreUnavailable(f"cannot reach the shared store {self.where}: {reason}", self.where) from None
             return db
         path = Path(location)
         path.parent.mkdir(parents=True, exist_ok=True)
-        db = pw.SqliteDatabase(
-            str(path),
+        check_sqlite_file(path)
+        db = _SqliteStoreDatabase(
+            path,
             pragmas={"journal_mode": "wal", "synchronous": "normal", "busy_timeout": 10000,
                      "cache_size": -65536,  # 64 MiB: a 100k-task queue stays in memory
                      "foreign_keys": 1},
@@ -237,7 +395,32 @@ class Store:
         )
         db.connect(reuse_if_open=True)
         os.chmod(path, 0o600)
+        db.remember_identity()
         return db
+
+    def check_file(self) -> None:
+        """Raise ``StorageFault`` if the database file was deleted or replaced since it was opened."""
+        if isinstance(self.db, _SqliteStoreDatabase):
+            self.db.check_identity()
+
+    def probe_write(self) -> None:
+        """One small real write; raises ``StorageFault`` while the store still refuses writes."""
+        self.check_file()
+        self.set_gate_not_before(PROBE_GATE, self.now())
+
+    @contextlib.contextmanager
+    def _lane_lock(self, route: str) -> Iterator[None]:
+        """A transaction in which no other process claims on this route: the count of its
+        running rows and the claim that follows are one decision."""
+        if isinstance(self.db, pw.PostgresqlDatabase):
+            with self.db.atomic():
+                self.db.execute_sql("SELECT pg_advisory_xact_lock(hashtext(%s))", (route,))
+                yield
+            return
+        # SQLite: take the write lock up front, or two processes could both count the same
+        # free slots before either writes.
+        with self.db.atomic("IMMEDIATE"):
+            yield
 
     def _claim_lock(self, query: pw.Select) -> pw.Select:
         # SQLite serialises writers, so UPDATE ... WHERE seq IN (subselect) is atomic as is.
@@ -303,18 +486,34 @@ class Store:
         return found
 
     # --- claim and run ---------------------------------------------------------------------
-    def claim(self, route: str, owner: str, limit: int = 1, account: str | None = None) -> list[Task]:
+    def claim(self, route: str, owner: str, limit: int = 1, account: str | None = None,
+              batch_ids: Sequence[str] | None = None, lane_limit: int | None = None) -> list[Task]:
         """Atomically move up to ``limit`` due pending tasks of a route to running.
 
         Order: higher priority first, then FIFO. For web routes ``account`` is the free account;
-        tasks pinned to another account are not taken.
+        tasks pinned to another account are not taken. ``batch_ids`` restricts the claim to those
+        batches. With ``lane_limit`` the route's running rows -- whichever process runs them --
+        are counted in the same transaction, and at most ``lane_limit - running`` are taken.
         """
+        if limit <= 0:
+            return []
+        if lane_limit is None:
+            return self._claim(route, owner, limit, account, batch_ids)
+        with self._lane_lock(route):
+            running = Task.select(pw.fn.COUNT(Task.seq)).where(
+                (Task.route == route) & (Task.state == RUNNING)).scalar()
+            return self._claim(route, owner, min(limit, lane_limit - running), account, batch_ids)
+
+    def _claim(self, route: str, owner: str, limit: int, account: str | None,
+               batch_ids: Sequence[str] | None) -> list[Task]:
         if limit <= 0:
             return []
         now = self.now()
         # "+ 0" keeps the planner off the (state, not_before) index: the claim must walk
         # task_claim_order, or every claim sorts the whole queue.
         due = (Task.route == route) & (Task.state == PENDING) & ((Task.not_before + 0) <= now)
+        if batch_ids is not None:
+            due &= Task.batch_id.in_(list(batch_ids))
         if account is not None:
             due &= Task.account.is_null() | (Task.account == account)
             busy = Task.alias("busy")
@@ -324,7 +523,7 @@ class Store:
             Task.select(Task.seq).where(due).order_by(Task.priority.desc(), Task.seq).limit(limit)
         )
         changes: dict[Any, Any] = {
-            Task.state: RUNNING, Task.owner: owner, Task.host: owner.partition(":")[0],
+            Task.state: RUNNING, Task.owner: owner, Task.host: owner_host(owner),
             Task.started_at: now, Task.heartbeat_at: now, Task.finished_at: None, Task.updated_at: now,
         }
         if account is not None:
@@ -390,20 +589,23 @@ class Store:
              .execute())
         return True
 
-    def finish_failure(self, task: Task, kind: ErrorKind, message: str, retry_at: float | None) -> str | None:
+    def finish_failure(self, task: Task, kind: ErrorKind, message: str, retry_at: float | None,
+                       crashed: bool = False) -> str | None:
         """End the attempt as failed; with ``retry_at`` the same row goes back to pending.
 
+        ``crashed``: the attempt was lost because the process running it died; the retry draws on
+        the crash budget (``crash_retries_left``), not on the task's own retries.
         Returns the new state, or None if the attempt no longer owned the row.
         """
         now = self.now()
-        retry = retry_at is not None and task.retries_left > 0
+        budget = Task.crash_retries_left if crashed else Task.retries_left
+        retry = retry_at is not None and (task.crash_retries_left if crashed else task.retries_left) > 0
         changes: dict[Any, Any] = {
             Task.error_kind: kind.value, Task.error: redact(message), Task.updated_at: now, Task.owner: None,
         }
         if retry:
             changes.update({Task.state: PENDING, Task.attempt: Task.attempt + 1,
-                            Task.retries_left: Task.retries_left - 1, Task.not_before: retry_at,
-                            Task.finished_at: None})
+                            budget: budget - 1, Task.not_before: retry_at, Task.finished_at: None})
             if not task.account_pinned:
                 changes[Task.account] = None
         else:
@@ -468,6 +670,7 @@ class Store:
         now = self.now()
         changes: dict[Any, Any] = {
             Task.state: PENDING, Task.attempt: Task.attempt + 1, Task.retries_left: AUTO_RETRIES,
+            Task.crash_retries_left: CRASH_RETRIES,
             Task.not_before: 0.0, Task.cancel_requested: False, Task.finished_at: None,
             Task.started_at: None, Task.owner: None, Task.updated_at: now,
             # a fresh try may go to any account unless the task file pinned one
@@ -497,6 +700,50 @@ class Store:
             TaskLog.delete().where(TaskLog.task_id.in_(ids) & ~TaskLog.task_id.in_(
                 Task.select(Task.task_id))).execute()
         return deleted
+
+    # --- gates: one holder at a time, across processes --------------------------------------
+    def try_gate(self, name: str, owner: str, ttl_s: float) -> bool:
+        """Take the gate ``name`` for ``owner`` for ``ttl_s`` seconds (renew before it ends).
+
+        True if ``owner`` holds it now (taking it again renews it). The gate is free when nobody
+        holds it, when the holder's lease has ended, or when the holder is a process on this host
+        that is proven dead (then at once, without waiting for the lease).
+        """
+        now = self.now()
+        with self.db.atomic():
+            Gate.insert(name=name).on_conflict_ignore().execute()
+            free = (Gate.owner.is_null() | (Gate.owner == owner) | (Gate.expires_at < now))
+            if Gate.update(owner=owner, expires_at=now + ttl_s).where((Gate.name == name) & free).execute():
+                return True
+            holder = Gate.get_or_none(Gate.name == name)
+            if holder is None or holder.owner is None or not owner_is_dead(holder.owner):
+                return False
+            # The holder died: take it over, unless someone else just did.
+            return bool(Gate.update(owner=owner, expires_at=now + ttl_s)
+                        .where((Gate.name == name) & (Gate.owner == holder.owner)).execute())
+
+    def renew_gate(self, name: str, owner: str, ttl_s: float) -> bool:
+        """Extend ``owner``'s lease; False if it no longer holds the gate (the lease ran out and
+        another process took it)."""
+        return bool(Gate.update(expires_at=self.now() + ttl_s)
+                    .where((Gate.name == name) & (Gate.owner == owner)).execute())
+
+    def release_gate(self, name: str, owner: str) -> bool:
+        return bool(Gate.update(owner=None, expires_at=0.0)
+                    .where((Gate.name == name) & (Gate.owner == owner)).execute())
+
+    def gate_holder(self, name: str) -> str | None:
+        gate = Gate.get_or_none(Gate.name == name)
+        return gate.owner if gate is not None and gate.expires_at >= self.now() else None
+
+    def set_gate_not_before(self, name: str, at: float) -> None:
+        """A back-off for everyone using the gate: nobody should pass it before ``at``."""
+        (Gate.insert(name=name, not_before=at)
+         .on_conflict(conflict_target=[Gate.name], update={Gate.not_before: at}).execute())
+
+    def gate_not_before(self, name: str) -> float:
+        gate = Gate.get_or_none(Gate.name == name)
+        return gate.not_before if gate is not None else 0.0
 
     # --- logs ------------------------------------------------------------------------------
     def log(self, task_id: str, line: str) -> None:
@@ -566,6 +813,11 @@ class Store:
         if batch_ids is not None:
             query = query.where(Task.batch_id.in_(list(batch_ids)))
         return list(query)
+
+    def open_batches(self) -> list[str]:
+        """Batches with tasks still pending or running."""
+        query = Task.select(Task.batch_id).where(Task.state.in_((PENDING, RUNNING))).distinct()
+        return sorted(t.batch_id for t in query)
 
     def counts(self) -> dict[tuple[str, str | None, str], int]:
         """{(route, account, state): n} over the whole store, one GROUP BY."""

@@ -17,9 +17,10 @@ from typing import Any
 from PySide6.QtCore import QItemSelectionModel, QPoint, QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QIcon
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QFileDialog, QHBoxLayout,
-                               QHeaderView, QLineEdit, QMainWindow, QMenu, QMessageBox, QSplitter,
+                               QHeaderView, QLabel, QLineEdit, QMainWindow, QMenu, QMessageBox, QSplitter,
                                QTableView, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
+from mediaassist.core.errors import StorageFault
 from mediaassist.core.paths import RESOURCES, default_config_path, output_dir
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import STATES, Task
@@ -81,6 +82,8 @@ class MainWindow(QMainWindow):
         self._built_language = translations.language
         self.model = TaskTableModel(self.store, self)
         self.scheduler.add_listener(self._on_event)
+        self._storage_fault: StorageFault | None = self.scheduler.fault
+        self.scheduler.add_fault_listener(self._on_storage_fault)
         self.setAcceptDrops(True)
         self.setWindowIcon(QIcon(str(ICON_PATH)))
         self.tray = Tray(self, QIcon(str(ICON_PATH)), self.toggle_pause_all, self.request_quit, use_tray)
@@ -106,7 +109,18 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self._build_queue_tab(), tr("Queue"))
         self.accounts = AccountsPanel(self.store, self.set_account_enabled, self.log_in)
         self.tabs.addTab(self.accounts, tr("Accounts"))
-        self.setCentralWidget(self.tabs)
+        # The storage banner: the one place a full disk or a vanished database shows.
+        self.storage_banner = QLabel()
+        self.storage_banner.setWordWrap(True)
+        self.storage_banner.setTextFormat(Qt.TextFormat.PlainText)
+        self.storage_banner.setStyleSheet("background: #b3261e; color: white; padding: 6px;")
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.storage_banner)
+        column.addWidget(self.tabs)
+        self.setCentralWidget(central)
+        self._show_storage_fault()
         self._update_selection_actions()
 
     def _build_actions(self) -> None:
@@ -239,6 +253,18 @@ class MainWindow(QMainWindow):
                                          text=self.text_filter.text().strip()))
 
     # --- live state ----------------------------------------------------------------------------
+    def _on_storage_fault(self, fault: StorageFault | None) -> None:
+        self._storage_fault = fault
+        self._show_storage_fault()
+        if fault is not None:
+            self.tray.notify(tr("No new work taken"), str(fault))
+
+    def _show_storage_fault(self) -> None:
+        fault = self._storage_fault
+        self.storage_banner.setVisible(fault is not None)
+        if fault is not None:
+            self.storage_banner.setText(tr("No new work is taken: {problem}").format(problem=fault))
+
     def _on_event(self, event: str, task: Task) -> None:
         self.model.mark_dirty([task.seq])
         self.service.on_event(event, task)

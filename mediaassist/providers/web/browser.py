@@ -21,7 +21,7 @@ import psutil
 from playwright.async_api import BrowserContext, Page, Playwright, async_playwright
 
 from mediaassist.core.config import AppSettings
-from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.paths import make_private_dir
 from mediaassist.providers.web import procs
 from mediaassist.providers.web.oslock import ProfileBusy, ProfileLock
@@ -37,6 +37,7 @@ CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-brows
                        "google-chrome-stable", "chrome")
 PLAYWRIGHT_STOP_S = 5.0
 REAP_ROUNDS = 3
+PROFILE_BUSY_WAIT_S = 30.0  # nominal seconds an account rests when another process has its profile
 
 
 async def run_to_completion(work: Awaitable[T]) -> T:
@@ -268,11 +269,15 @@ def _mains_first(found: list[psutil.Process]) -> list[psutil.Process]:
     return sorted(found, key=rank)
 
 
-def profile_in_use(account: str, holder: str) -> TaskError:
-    return TaskError(
-        ErrorKind.LOGIN,
+class ProfileInUse(Requeue):
+    """Another process holds the account's profile. That says nothing about the login: the task
+    goes back to the queue (no attempt used) and the account's lane waits a while."""
+
+
+def profile_in_use(account: str, holder: str) -> ProfileInUse:
+    return ProfileInUse(
         f"the browser profile of account {account!r} is in use by another program: {holder}. "
-        "mediaassist never shares a profile; close that program (or wait for it), then log in again "
-        f"with: mediaassist accounts login {account}",
-        retry=False,
+        f"mediaassist never shares a profile: the task goes back to the queue and {account!r} takes no work "
+        f"for {PROFILE_BUSY_WAIT_S:.0f} s (close that program to free the account sooner)",
+        wait_s=PROFILE_BUSY_WAIT_S,
     )

@@ -13,7 +13,8 @@ from playwright.async_api import Error as PlaywrightError
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, TaskError
-from mediaassist.providers.web.browser import BrowserRuntime, LaunchSettings, PlaywrightHandle, profile_dir
+from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, ProfileInUse,
+                                               profile_dir)
 from mediaassist.providers.web.driver import SiteDriver
 from mediaassist.providers.web.site import load_site
 
@@ -131,6 +132,8 @@ async def login_account(account: str, config: AppConfig, data_dir: Path, store: 
             error = "no login was seen before the window closed or the time ran out"
     except TaskError as exc:
         ok, error = False, exc.message
+    except ProfileInUse as exc:
+        ok, error = False, str(exc)
     except PlaywrightError as exc:  # e.g. the window was closed while the page loaded
         ok, error = False, (str(exc).strip().splitlines() or ["browser error"])[0]
     if not ok:
