@@ -44,14 +44,18 @@ start() {
   bin=$(pg_bin)
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
-  [ "$(id -u)" -eq 0 ] && chown nobody "$dir"
+  if [ "$(id -u)" -eq 0 ]; then
+    chown nobody "$dir"
+    as_owner test -w "$dir" || die "$dir is not reachable by user nobody (a parent folder is private); use a folder under /tmp"
+  fi
   if [ ! -f "$dir/data/PG_VERSION" ]; then
     as_owner "$bin/initdb" -D "$dir/data" -U "$SUPERUSER" --auth=trust --encoding=UTF8 \
       --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
   fi
-  # A port taken between choosing and binding makes pg_ctl fail: choose again a few times.
-  for _try in 1 2 3 4 5; do
-    port=$(free_port)
+  # A restarted cluster keeps its port when it is still free (its URL stays valid). A port
+  # taken between choosing and binding makes pg_ctl fail: choose again a few times.
+  for try in 1 2 3 4 5; do
+    if [ "$try" -eq 1 ] && [ -f "$dir/port" ]; then port=$(cat "$dir/port"); else port=$(free_port); fi
     # fsync off: a test cluster trades durability for speed (the data is thrown away anyway).
     if as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
         -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import shutil
 import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import keyring
@@ -21,7 +26,7 @@ from mediaassist.core.scheduler import STALL_S, Scheduler
 from mediaassist.core.secrets import KEYRING_SERVICE, redact
 from mediaassist.core.store import SCHEMA_VERSION, NewTask, Store, Task
 from mediaassist.providers.registry import build_providers
-from tests.helpers import cli, sim_config_text, write_config
+from tests.helpers import PG_URL, cli, cli_popen, sim_config_text, write_config, write_csv
 
 HOSTED_CONFIG = sim_config_text().replace('name = "alice"\nsite = "simulated"\n',
                                           'name = "alice"\nsite = "simulated"\nhost = "machine-a"\n'
@@ -281,3 +286,72 @@ def test_a_dead_process_on_this_machine_is_found_at_once_under_the_host_id(
     sched = _scheduler(store, data_dir, Clock(1), _hosted_config())
     assert sched.recover_dead_owners() == 1
     assert store.get("a0").state == "pending"
+
+
+# --- a server that goes away -------------------------------------------------------------------
+
+CLUSTER = Path(__file__).resolve().parents[1] / "packaging" / "pg_test_cluster.sh"
+needs_pg = pytest.mark.skipif(not PG_URL, reason="needs PostgreSQL's binaries (CI: MEDIAASSIST_TEST_PG is set)")
+
+
+@pytest.fixture
+def own_server() -> Iterator[tuple[str, Path]]:
+    """A PostgreSQL server of this test's own, which it may stop and start. Its folder is not
+    under tmp_path: run as root the server runs as nobody, who cannot enter pytest's folders."""
+    folder = Path(tempfile.mkdtemp(prefix="mediaassist-test-pg-"))
+    url = subprocess.run([str(CLUSTER), "start", str(folder)], check=True, capture_output=True,
+                         text=True).stdout.strip()
+    try:
+        yield url, folder
+    finally:
+        subprocess.run([str(CLUSTER), "stop", str(folder)], check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _cluster(action: str, folder: Path) -> None:
+    subprocess.run([str(CLUSTER), action, str(folder)], check=True, capture_output=True)
+
+
+@needs_pg
+def test_a_dropped_connection_is_reopened_and_a_stopped_server_is_a_fault_until_it_is_back(
+        own_server: tuple[str, Path]) -> None:
+    url, folder = own_server
+    store = Store(url)
+    store.enqueue("b", _api(2))
+    import psycopg2
+
+    admin = psycopg2.connect(url)  # an administrator cutting every client off
+    admin.autocommit = True
+    admin.cursor().execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                           "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'")
+    admin.close()
+    assert store.get("a0").state == "pending"  # connected again, nothing lost
+
+    _cluster("stop", folder)
+    with pytest.raises(StoreUnavailable, match="cannot reach the shared store"):
+        store.get("a0")
+    with pytest.raises(StoreUnavailable):
+        store.claim("api:sim-api", "machine-a:1:2:abc", lane_limit=3)  # inside a transaction too
+    _cluster("start", folder)
+    assert [t.task_id for t in store.claim("api:sim-api", "machine-a:1:2:abc", limit=2, lane_limit=3)] == ["a0", "a1"]
+    store.close()
+
+
+@needs_pg
+def test_run_stops_with_one_line_and_exit_2_when_the_server_goes_away(
+        own_server: tuple[str, Path], tmp_path: Path) -> None:
+    url, folder = own_server
+    config = write_config(tmp_path / "config.toml", sim_config_text(api_s=(600, 600)))
+    batch = write_csv(tmp_path / "long.csv", [{"model": "writer", "prompt": f"p{i}"} for i in range(4)])
+    run = cli_popen("run", str(batch), "--config", str(config), "--data-dir", str(tmp_path / "data"),
+                    "--store", url)
+    store = Store(url)
+    deadline = time.monotonic() + 60
+    while not store.tasks() or {t.state for t in store.tasks()} == {"pending"}:
+        assert time.monotonic() < deadline, "the run never started a task"
+        time.sleep(0.1)
+    store.close()
+    _cluster("stop", folder)
+    _stdout, stderr = run.communicate(timeout=60)
+    assert run.returncode == 2, stderr
+    assert "Traceback" not in stderr and "cannot reach the shared store" in stderr.strip().splitlines()[-1]

@@ -344,6 +344,59 @@ class _SqliteStoreDatabase(pw.SqliteDatabase):
             return super().commit()
 
 
+class _PgStoreDatabase(pw.PostgresqlDatabase):
+    """PostgreSQL that survives a connection dropped between statements (a server restart, an
+    idle connection cut by a firewall) by connecting again, and reports a server out of reach as
+    ``StoreUnavailable`` -- a storage fault, so lanes stop taking work with a visible reason and
+    resume when the server is back, instead of failing every statement with a traceback."""
+
+    def __init__(self, where: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.where = where
+
+    def _connection_lost(self) -> bool:
+        conn = self._state.conn
+        return conn is None or bool(conn.closed)
+
+    def _unavailable(self, exc: Exception) -> StoreUnavailable:
+        reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+        return StoreUnavailable(f"cannot reach the shared store {self.where}: {reason}", self.where)
+
+    def execute_sql(self, sql: str, params: Any = None) -> Any:
+        return self._reconnecting(super().execute_sql, sql, params)
+
+    def begin(self, *args: Any, **kwargs: Any) -> None:
+        self._reconnecting(super().begin, *args, **kwargs)
+
+    def _reconnecting(self, call: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except (pw.OperationalError, pw.InterfaceError) as exc:
+            if not self._connection_lost():
+                raise  # the server answered: a real error of the statement
+            if self.in_transaction():  # what the transaction wrote is gone: never redo half of it
+                raise self._unavailable(exc) from None
+            try:
+                self.close()
+                self.connect()
+                return call(*args, **kwargs)
+            except (pw.OperationalError, pw.InterfaceError) as again:
+                raise self._unavailable(again) from None
+
+    def rollback(self) -> None:
+        if self._connection_lost():
+            return  # the server dropped the transaction with the connection
+        super().rollback()
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        except (pw.OperationalError, pw.InterfaceError) as exc:
+            if not self._connection_lost():
+                raise
+            raise self._unavailable(exc) from None
+
+
 class Store:
     """Synchronous store; each call is a short statement, cheap enough for the event loop."""
 
@@ -371,17 +424,17 @@ class Store:
     # --- database specific (the one marked place) ------------------------------------------
     def _connect(self, location: str) -> pw.Database:
         if self.shared:
-            from playhouse.db_url import connect
+            from playhouse.db_url import parse
 
-            db = connect(location, **connect_kwargs(location))
+            db = _PgStoreDatabase(self.where, **parse(location, unquote_password=True, unquote_user=True),
+                                  **connect_kwargs(location))
             try:
                 db.connect(reuse_if_open=True)
             except pw.ImproperlyConfigured:
                 raise StoreUnavailable("a shared store needs the PostgreSQL driver: "
                                        "pip install 'mediaassist[postgres]'", self.where) from None
             except pw.OperationalError as exc:
-                reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
-                raise StoreUnavailable(f"cannot reach the shared store {self.where}: {reason}", self.where) from None
+                raise db._unavailable(exc) from None
             return db
         path = Path(location)
         path.parent.mkdir(parents=True, exist_ok=True)
