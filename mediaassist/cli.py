@@ -17,8 +17,8 @@ import logging.handlers
 import os
 import signal
 import sys
-import warnings
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +117,9 @@ def _command_parser() -> argparse.ArgumentParser:
     run.add_argument("--all", action="store_true",
                      help="also run every other task queued on the lanes (with no FILE: the whole queue)")
     run.add_argument("--model", help="model for TXT files (and rows without one)")
+    run.add_argument("--encoding", metavar="NAME",
+                     help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
+                          "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
     run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
 
     status = command("status", "per lane: limit, running, pending, success, failed, canceled "
@@ -247,7 +250,8 @@ def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
 
 async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     async with Runtime(options) as rt:
-        reports = [read_task_file(path, rt.config, args.model) for path in args.files]  # all or nothing
+        reports = [read_task_file(path, rt.config, args.model, args.encoding)
+                   for path in args.files]  # all or nothing
         task_ids, batch_ids, bad_rows = _enqueue(rt, reports)
         if args.all:
             batch_ids = sorted(set(batch_ids) | set(rt.store.open_batches()))

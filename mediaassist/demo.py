@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig, ProviderConfig
+from mediaassist.core.config import AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import RunningHubDemoServer, RunningHubFake
 from mediaassist.providers.registry import SIMULATED_SITE
@@ -23,6 +23,7 @@ DEMO_WEB_MODEL = "demo-reasoner"
 DEMO_API_MODEL = "demo-writer"
 DEMO_IMAGE_MODEL = "demo-illustrator"
 DEMO_POLL_MODEL = "demo-video"
+DEMO_I2V_MODEL = "demo-i2v"  # image-to-video: first and last frame (examples/image-to-video.csv)
 DEMO_ACCOUNTS = ("demo-a", "demo-b")
 DEMO_POLL_LIMIT = 100
 
@@ -87,6 +88,11 @@ class DemoEnvironment:
             name=DEMO_POLL_MODEL, kind="poll", provider="demo-runninghub",
             options={"workflow_id": "1904136902449209346", "prompt_node_id": "6", "prompt_field_name": "text",
                      "node_info_list": [{"nodeId": "3", "fieldName": "steps", "fieldValue": 20}]}))
+        self.config.models.append(ModelConfig(
+            name=DEMO_I2V_MODEL, kind="poll", provider="demo-runninghub",
+            options={"workflow_id": "1904136902449209347", "prompt_node_id": "6", "prompt_field_name": "text"},
+            inputs={name: InputSpec(name=name, options={"nodeId": node, "fieldName": "image"})
+                    for name, node in (("first_frame", "39"), ("last_frame", "40"))}))
 
     async def _add_web(self) -> None:
         """The demo chat site, driven in a real Chromium. Each demo account logs in the way an

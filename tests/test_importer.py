@@ -12,9 +12,10 @@ from openpyxl import Workbook
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.errors import ImportFileError
 from mediaassist.core.importer import RowError, new_batch_id, read_task_file
+from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import Store
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "examples"
+EXAMPLES = RESOURCES / "examples"
 
 
 @pytest.fixture
@@ -323,3 +324,95 @@ def test_other_examples_import(demo_config: AppConfig) -> None:
     bad = read_task_file(EXAMPLES / "bad-rows.csv", demo_config)
     assert (len(bad.tasks), len(bad.errors)) == (2, 3)
     assert len({e.reason.split(" ")[0] for e in bad.errors}) == 3  # three different kinds of fault
+
+
+# --- hardening (issue 9 item 8) ------------------------------------------------------------
+
+def test_a_cell_longer_than_the_csv_field_limit_is_that_rows_error(tmp_path: Path, config: AppConfig) -> None:
+    import csv
+    huge = "长" * (csv.field_size_limit() + 10)  # over the csv module's default 128 KiB field limit
+    path = write(tmp_path / "long.csv", f'model,prompt\nwriter,short\nwriter,"{huge}"\nwriter,also short\n')
+    report = read_task_file(path, config)
+    assert [t.prompt for t in report.tasks] == ["short", "also short"]
+    assert report.errors == [RowError(3, f"prompt has {len(huge):,} characters (at most 100,000)")]
+
+
+def test_json_values_of_the_wrong_type_are_row_errors_not_strings(tmp_path: Path, config: AppConfig) -> None:
+    items = [{"model": "writer", "prompt": ["a", "list"]},
+             {"model": "writer", "prompt": "fine", "task_id": {"id": 1}},
+             {"model": ["writer"], "prompt": "x"},
+             {"model": "writer", "prompt": True},
+             {"model": "writer", "prompt": "ok", "task_id": 7, "system_prompt": "be brief"}]
+    path = write(tmp_path / "t.jsonl", "\n".join(json.dumps(item) for item in items) + "\n")
+    report = read_task_file(path, config)
+    assert [(t.task_id, t.prompt) for t in report.tasks] == [("7", "ok")]
+    assert {e.row: e.reason for e in report.errors} == {
+        1: "prompt must be text, not a list", 2: "task_id must be text, not an object",
+        3: "model must be text, not a list", 4: "prompt must be text, not true/false"}
+
+
+LEGACY = [  # (codec, text): what Excel saves on a Japanese, Taiwanese and Korean Windows
+    ("shift_jis", "task_id,model,prompt\njp-1,writer,新製品発表会のためのツイートを三つ書いてください\n"
+                  "jp-2,writer,東京の夜景を撮影した動画の説明文を作成する\n"),
+    ("big5", "task_id,model,prompt\ntw-1,writer,為新品發表會寫三條微博文案，要求活潑有趣\n"
+             "tw-2,writer,臺灣的夜市小吃非常有名，請寫一篇介紹文章\n"),
+    ("euc_kr", "task_id,model,prompt\nkr-1,writer,신제품 발표회를 위한 트윗 세 개를 작성해 주세요\n"
+               "kr-2,writer,서울의 야경을 촬영한 동영상 설명\n"),
+]
+
+
+@pytest.mark.parametrize(("codec", "text"), LEGACY)
+def test_legacy_cjk_files_are_detected_never_read_as_gb18030(tmp_path: Path, config: AppConfig,
+                                                             codec: str, text: str) -> None:
+    data = text.encode(codec)
+    data.decode("gb18030")  # the trap: these bytes are "valid" GB18030 mojibake
+    report = read_task_file(write(tmp_path / "legacy.csv", data), config)
+    expected = [line.split(",")[2] for line in text.splitlines()[1:]]
+    assert [t.prompt for t in report.tasks] == expected
+    assert len(report.warnings) == 1 and "(detected); name another with --encoding" in report.warnings[0]
+
+
+def test_an_undecidable_legacy_file_is_refused_and_encoding_reads_it(tmp_path: Path, config: AppConfig) -> None:
+    path = write(tmp_path / "short.csv", "model,prompt\nwriter,안녕하세요\n".encode("euc_kr"))
+    with pytest.raises(ImportFileError, match="not UTF-8, and could be GB18030 or EUC-KR; name the encoding "
+                                              "with --encoding"):
+        read_task_file(path, config)
+    assert [t.prompt for t in read_task_file(path, config, encoding="euc_kr").tasks] == ["안녕하세요"]
+    kanji = write(tmp_path / "kanji.csv", "model,prompt\nwriter,東京都新宿区\n".encode("shift_jis"))
+    with pytest.raises(ImportFileError, match="not clearly GB18030, Shift-JIS, Big5 or EUC-KR"):
+        read_task_file(kanji, config)
+    assert read_task_file(kanji, config, encoding="shift_jis").tasks[0].prompt == "東京都新宿区"
+
+
+def test_a_named_encoding_that_does_not_fit_says_where(tmp_path: Path, config: AppConfig) -> None:
+    path = write(tmp_path / "gb.csv", "model,prompt\nwriter,为新品发布会写文案\n".encode("gb18030"))
+    with pytest.raises(ImportFileError, match=r"not valid utf-8 \(byte offset 22: invalid continuation byte\)"):
+        read_task_file(path, config, encoding="utf-8")
+    with pytest.raises(ImportFileError, match="unknown encoding 'klingon'"):
+        read_task_file(path, config, encoding="klingon")
+    assert read_task_file(path, config, encoding="GB18030").tasks[0].prompt == "为新品发布会写文案"
+
+
+def test_a_utf8_bom_on_bytes_that_are_not_utf8_says_so(tmp_path: Path, config: AppConfig) -> None:
+    data = b"\xef\xbb\xbf" + "model,prompt\nwriter,为新品发布会写文案\n".encode("gb18030")
+    path = write(tmp_path / "bom.csv", data)
+    with pytest.raises(ImportFileError, match="starts with a UTF-8 byte-order mark but is not UTF-8 "
+                                              r"\(invalid byte at offset 22 after the mark\)"):
+        read_task_file(path, config)
+    assert read_task_file(path, config, encoding="gb18030").tasks[0].prompt == "为新品发布会写文案"
+
+
+def test_xlsx_formula_without_a_cached_value_is_a_row_error(tmp_path: Path, config: AppConfig) -> None:
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["model", "prompt", "notes"])
+    sheet.append(["writer", "plain", "=1+1"])  # a formula in an ignored column does not matter
+    sheet.append(["writer", '="make "&"a title"', None])
+    sheet.append(["writer", "also plain", None])
+    path = tmp_path / "formulas.xlsx"
+    book.save(path)  # openpyxl saves formulas without results, as scripts and web apps do
+    report = read_task_file(path, config)
+    assert [t.prompt for t in report.tasks] == ["plain", "also plain"]
+    assert [e.row for e in report.errors] == [3]
+    assert report.errors[0].reason.startswith('column prompt: holds the formula ="make "&"a title" with no saved '
+                                              "value")

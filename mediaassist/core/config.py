@@ -7,12 +7,14 @@ unknown key is an error rather than a silent typo.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tomllib
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.location import check_store_url
@@ -22,6 +24,15 @@ POLLING_TASKS_RANGE = (1, 1000)
 INTERVAL_RANGE = (0.1, 3600.0)
 TIMEOUT_RANGE = (1.0, 86400.0)
 RECYCLE_RANGE = (1, 10000)
+UPLOAD_BYTES_RANGE = (1, 1 << 34)  # up to 16 GiB
+PORT_RANGE = (1, 65535)
+
+# The fixed task-file columns; a model's input names are columns too, so they may not clash.
+TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority")
+MEDIA_KINDS = ("image", "video", "audio")
+_INPUT_FLAG_KEYS = {"media", "multiple", "required"}
+# Input names are task-file column names, which the importer matches lowercased.
+_INPUT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 PROVIDER_KINDS = {"api": {"openai", "simulated"}, "poll": {"runninghub", "simulated"}}
 LANGUAGES = ("auto", "en", "zh_CN")
@@ -32,8 +43,10 @@ _PROVIDER_KEYS = {
     "max_polling_tasks", "poll_interval_s", "queue_check_interval_s", "timeout_s",
     # simulated providers (demo/benchmarks): service time range in seconds
     "min_duration_s", "max_duration_s",
+    # the largest media input this provider accepts (default: per media kind, see core/media.py)
+    "max_upload_bytes",
 }
-_MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt"}
+_MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
 MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "openai": {"remote_model", "endpoint", "system_prompt", "defaults"},
@@ -65,6 +78,7 @@ class ProviderConfig:
     timeout_s: float = 120.0
     min_duration_s: float = 8.0
     max_duration_s: float = 20.0
+    max_upload_bytes: int | None = None
 
     @property
     def lane(self) -> str:
@@ -76,6 +90,17 @@ class ProviderConfig:
 
 
 @dataclass
+class InputSpec:
+    """One media input a model takes: a task-file column of that name holds its file(s)."""
+
+    name: str
+    media: tuple[str, ...] = ("image",)
+    multiple: bool = False  # several files separated by "|"
+    required: bool = True
+    options: dict[str, Any] = field(default_factory=dict)  # provider-specific (nodeId, field, ...)
+
+
+@dataclass
 class ModelConfig:
     name: str
     kind: str
@@ -83,6 +108,7 @@ class ModelConfig:
     site: str | None = None
     need_empty_prompt: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, InputSpec] = field(default_factory=dict)
 
     @property
     def route(self) -> str:
@@ -200,7 +226,7 @@ def _parse_provider(item: dict[str, Any], where: str) -> ProviderConfig:
         name=_str(item, "name", where), kind=kind, type=ptype, timeout_s=DEFAULT_TIMEOUT_S[kind]
     )
     if ptype != "simulated":
-        provider.base_url = _str(item, "base_url", where).rstrip("/")
+        provider.base_url = _base_url(item, where)
     for key in ("api_key", "api_key_env"):
         if key in item:
             setattr(provider, key, _str(item, key, where))
@@ -217,7 +243,31 @@ def _parse_provider(item: dict[str, Any], where: str) -> ProviderConfig:
             setattr(provider, key, _float(item, key, INTERVAL_RANGE, where))
     if "timeout_s" in item:
         provider.timeout_s = _float(item, "timeout_s", TIMEOUT_RANGE, where)
+    if provider.min_duration_s > provider.max_duration_s:
+        raise ConfigError(f"{where}.min_duration_s: {provider.min_duration_s} is more than max_duration_s "
+                          f"{provider.max_duration_s} (allowed: min_duration_s <= max_duration_s)")
+    if "max_upload_bytes" in item:
+        provider.max_upload_bytes = _int(item, "max_upload_bytes", UPLOAD_BYTES_RANGE, where)
     return provider
+
+
+def _base_url(item: dict[str, Any], where: str) -> str:
+    """An http(s) URL with a host and, if given, a port in range -- checked here, not at the
+    first request an hour into a batch."""
+    url = _str(item, "base_url", where).strip().rstrip("/")
+    problem = f"{where}.base_url: {url!r} is not an http(s) URL with a host (e.g. https://api.example.com/v1)"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:  # urlsplit's own check of the port ("port out of range", "not a number")
+        raise ConfigError(f"{where}.base_url: {url!r} has an invalid port "
+                          f"(allowed: {PORT_RANGE[0]}..{PORT_RANGE[1]})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+        raise ConfigError(problem)
+    if port is not None and not PORT_RANGE[0] <= port <= PORT_RANGE[1]:
+        raise ConfigError(f"{where}.base_url: port {port} is out of range "
+                          f"(allowed: {PORT_RANGE[0]}..{PORT_RANGE[1]})")
+    return url
 
 
 def _parse_account(item: dict[str, Any], where: str) -> AccountConfig:
@@ -258,8 +308,67 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
         model.need_empty_prompt = _bool(item, "need_empty_prompt", where)
     if ptype == "openai" and "endpoint" in item:
         _choice(item, "endpoint", OPENAI_ENDPOINTS, where)
+    if "defaults" in item:
+        _table(item["defaults"], f"{where}.defaults")
+    if "node_info_list" in item:
+        _node_info_list(item["node_info_list"], f"{where}.node_info_list")
+    if "inputs" in item:
+        model.inputs = _parse_inputs(item["inputs"], f"{where}.inputs")
     model.options = {k: v for k, v in item.items() if k not in _MODEL_COMMON_KEYS}
     return model
+
+
+def _node_info_list(value: Any, where: str) -> None:
+    if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
+        raise ConfigError(f"{where}: must be an array of tables "
+                          '({ nodeId = "3", fieldName = "steps", fieldValue = 20 })')
+    for i, entry in enumerate(value):
+        for key in ("nodeId", "fieldName", "fieldValue"):
+            _required(entry, key, f"{where}[{i}]")
+        for key in ("nodeId", "fieldName"):
+            if isinstance(entry[key], bool) or not isinstance(entry[key], (str, int)):
+                raise ConfigError(f"{where}[{i}].{key}: {entry[key]!r} must be a string")
+
+
+def _parse_inputs(value: Any, where: str) -> dict[str, InputSpec]:
+    """``["image", "mask"]`` or ``{ first_frame = { nodeId = "39", ... }, ... }``, in order."""
+    if isinstance(value, list):
+        if not all(isinstance(name, str) for name in value):
+            raise ConfigError(f"{where}: must be a list of input names or a table of name = {{ options }}")
+        tables: dict[str, Any] = {}
+        for name in value:
+            if name in tables:
+                raise ConfigError(f"{where}: {name!r} is listed twice")
+            tables[name] = {}
+    elif isinstance(value, dict):
+        tables = value
+    else:
+        raise ConfigError(f"{where}: must be a list of input names or a table of name = {{ options }}")
+    return {name: _parse_input(name, options, f"{where}.{name}") for name, options in tables.items()}
+
+
+def _parse_input(name: str, options: Any, where: str) -> InputSpec:
+    if not _INPUT_NAME.fullmatch(name):
+        raise ConfigError(f"{where}: input names are task-file column names: lowercase letters, digits "
+                          "and _, starting with a letter")
+    if name in TASK_COLUMNS:
+        raise ConfigError(f"{where}: {name!r} is a task-file column already "
+                          f"(reserved: {', '.join(TASK_COLUMNS)})")
+    options = _table(options, where)
+    spec = InputSpec(name=name, options={k: v for k, v in options.items() if k not in _INPUT_FLAG_KEYS})
+    if "media" in options:
+        media = options["media"]
+        media = [media] if isinstance(media, str) else media
+        if (not isinstance(media, list) or not media
+                or not all(isinstance(kind, str) and kind in MEDIA_KINDS for kind in media)):
+            raise ConfigError(f"{where}.media: {options['media']!r} is not allowed "
+                              f"(allowed: a list among {', '.join(MEDIA_KINDS)})")
+        spec.media = tuple(dict.fromkeys(media))
+    if "multiple" in options:
+        spec.multiple = _bool(options, "multiple", where)
+    if "required" in options:
+        spec.required = _bool(options, "required", where)
+    return spec
 
 
 def _reject_duplicates(config: AppConfig) -> None:

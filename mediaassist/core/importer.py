@@ -3,11 +3,14 @@
 A bad row becomes a ``RowError`` (row number as the operator sees it, and why) while the good rows
 still import. A file that cannot be read at all raises ``ImportFileError`` and yields nothing, so a
 half-read file is never enqueued.
+
+Besides the fixed columns, each model's media inputs (``inputs`` in the config) are columns: a
+cell names a local file (relative to the task file's folder) or an http(s) URL, checked here by
+content and size (see ``core/media.py``).
 """
 
 from __future__ import annotations
 
-import codecs
 import csv
 import io
 import json
@@ -16,16 +19,19 @@ import secrets
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mediaassist.core.config import AppConfig, ModelConfig
+from mediaassist.core.config import TASK_COLUMNS, AppConfig, InputSpec, ModelConfig
+from mediaassist.core.encoding import decode_task_text
 from mediaassist.core.errors import ImportFileError
+from mediaassist.core.media import MediaCache, MediaInputError, check_input_value, split_cell
 from mediaassist.core.store import NewTask
 
 FORMATS = {".csv": "csv", ".xlsx": "xlsx", ".json": "json", ".jsonl": "jsonl", ".txt": "txt"}
-COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority")
+COLUMNS = TASK_COLUMNS
+TEXT_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt")
 MAX_TASK_ID = 64
 MAX_PROMPT = 100_000
 PRIORITY_RANGE = (-1_000_000, 1_000_000)
@@ -36,6 +42,20 @@ RawRow = tuple[int, dict[str, Any]]
 # A defect a reader found in one row (a JSONL line that is not JSON), carried to validation
 # under a key no column can have.
 _ROW_PROBLEM = "\0problem"
+
+
+@dataclass(frozen=True)
+class _BadCell:
+    """A cell whose value cannot be used (an XLSX formula nobody calculated); the reason says why."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Source:
+    path: Path
+    columns: frozenset[str]  # the fixed columns and every configured model's input names
+    encoding: str | None  # --encoding, or None to detect
 
 
 @dataclass(frozen=True)
@@ -60,14 +80,16 @@ class ImportReport:
 def new_batch_id(source: Path) -> str:
     """``<file stem>-<UTC time>-<8 hex>``: readable in the task table, unique across imports."""
     stem = re.sub(r"[^\w.-]+", "-", source.stem).strip("-")[:40] or "batch"
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{stem}-{stamp}-{secrets.token_hex(4)}"
 
 
-def read_task_file(path: Path, config: AppConfig, default_model: str | None = None) -> ImportReport:
+def read_task_file(path: Path, config: AppConfig, default_model: str | None = None,
+                   encoding: str | None = None) -> ImportReport:
     """Read and validate one task file; raises ``ImportFileError`` if it cannot be read at all.
 
-    ``default_model`` (``--model``) is the model of TXT lines and of rows whose model cell is empty.
+    ``default_model`` (``--model``) is the model of TXT lines and of rows whose model cell is empty;
+    ``encoding`` (``--encoding``) names a text file's encoding instead of detecting it.
     """
     path = Path(path)
     fmt = _format_of(path)
@@ -76,13 +98,15 @@ def read_task_file(path: Path, config: AppConfig, default_model: str | None = No
     if fmt == "txt" and default_model is None:
         raise ImportFileError(f"{path}: a TXT file holds only prompts; name the model (--model NAME)")
     report = ImportReport(source=path, format=fmt)
-    rows = _READERS[fmt](path, report)
+    input_names = {name for model in config.models for name in model.inputs}
+    source = _Source(path, frozenset(COLUMNS) | input_names, encoding)
+    rows = _READERS[fmt](source, report)
     if not rows:
         raise ImportFileError(f"{path}: the file holds no tasks")
     if default_model is None and not any("model" in values for _, values in rows):
         raise ImportFileError(f"{path}: no model given; add a 'model' column or name a default "
                               "model (--model NAME)")
-    _Validator(config, default_model).run(rows, report)
+    _Validator(config, default_model, path.resolve().parent).run(rows, report)
     return report
 
 
@@ -115,58 +139,80 @@ def _read_bytes(path: Path) -> bytes:
     return data
 
 
-def _read_text(path: Path) -> str:
-    """UTF-8 (with or without BOM), else GB18030 as Excel/Notepad save it on a Chinese Windows."""
-    data = _read_bytes(path)
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # Excel's "Unicode Text"
-        encodings: tuple[str, ...] = ("utf-16",)
-    else:
-        encodings = ("utf-8-sig", "gb18030")
-    for encoding in encodings:
-        try:
-            text = data.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-        if "\0" in text:  # a binary file, or UTF-16 without its BOM
-            break
-        # Excel puts CRLF between rows but a bare LF inside multi-line cells; keep one style.
-        return text.replace("\r\n", "\n")
-    raise ImportFileError(f"{path}: not readable as text (tried UTF-8 and GB18030); save it as UTF-8")
+def _read_text(source: _Source, report: ImportReport) -> str:
+    """UTF-8 (with or without BOM), UTF-16 with BOM, or a legacy CJK code page that the text's
+    characters make believable (``core/encoding.py``); ``--encoding`` overrides the guess."""
+    decoded = decode_task_text(_read_bytes(source.path), str(source.path), source.encoding)
+    if "\0" in decoded.text:  # a binary file, or UTF-16 without its BOM
+        raise ImportFileError(f"{source.path}: not readable as text (it holds NUL bytes); save it as UTF-8")
+    if decoded.note:
+        report.warnings.append(decoded.note)
+    # Excel puts CRLF between rows but a bare LF inside multi-line cells; keep one style.
+    return decoded.text.replace("\r\n", "\n")
 
 
-def _read_csv(path: Path, report: ImportReport) -> list[RawRow]:
-    text = _read_text(path)
+def _read_csv(source: _Source, report: ImportReport) -> list[RawRow]:
+    text = _read_text(source, report)
     first_line = next((line for line in text.splitlines() if line.strip()), "")
     delimiter = max(CSV_DELIMITERS, key=first_line.count)
+    # No cell can be longer than the file: lift the csv module's 128 KiB field limit so a long
+    # prompt is that row's error (too long), not the whole file's.
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
     # strict: an unclosed quote is an error, not a cell that silently swallows the rest of the file
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         records = list(reader)
     except csv.Error as exc:
-        raise ImportFileError(f"{path}: not a valid CSV file (line {reader.line_num}: {exc})") from None
-    return _table_rows(path, enumerate(records, start=1), report)
+        raise ImportFileError(f"{source.path}: not a valid CSV file (line {reader.line_num}: {exc})") from None
+    return _table_rows(source, enumerate(records, start=1), report)
 
 
-def _read_xlsx(path: Path, report: ImportReport) -> list[RawRow]:
+def _read_xlsx(source: _Source, report: ImportReport) -> list[RawRow]:
+    _read_bytes(source.path)  # same messages for missing/empty files as the other formats
+    try:
+        values = _xlsx_records(source.path, data_only=True)
+        # A formula with no saved result reads as an empty cell; the formulas pass tells them apart.
+        formulas = _xlsx_records(source.path, data_only=False) if _has_formulas(source.path) else values
+        # Both passes read the same sheet XML, so rows and cells pair one to one.
+        records = [(number, [_uncalculated(value, formula) for value, formula in zip(cells, formula_cells,
+                                                                                     strict=True)])
+                   for (number, cells), (_, formula_cells) in zip(values, formulas, strict=True)]
+    except Exception as exc:  # a damaged workbook can fail anywhere inside openpyxl's XML parsing
+        raise ImportFileError(f"{source.path}: not a readable XLSX workbook ({exc})") from None
+    return _table_rows(source, iter(records), report)
+
+
+def _xlsx_records(path: Path, data_only: bool) -> list[tuple[int, tuple[Any, ...]]]:
     from openpyxl import load_workbook  # imported here: slow to load, and only XLSX needs it
 
-    _read_bytes(path)  # same messages for missing/empty files as the other formats
-    try:
-        # openpyxl warns about styles and extensions it ignores; they do not affect cell values.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            workbook = load_workbook(path, read_only=True, data_only=True)
-            try:
-                sheet = workbook.worksheets[0]
-                records = list(enumerate(sheet.iter_rows(values_only=True), start=1))
-            finally:
-                workbook.close()
-    except Exception as exc:  # a damaged workbook can fail anywhere inside openpyxl's XML parsing
-        raise ImportFileError(f"{path}: not a readable XLSX workbook ({exc})") from None
-    return _table_rows(path, iter(records), report)
+    # openpyxl warns about styles and extensions it ignores; they do not affect cell values.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        workbook = load_workbook(path, read_only=True, data_only=data_only)
+        try:
+            return list(enumerate(workbook.worksheets[0].iter_rows(values_only=True), start=1))
+        finally:
+            workbook.close()
 
 
-def _table_rows(path: Path, records: Iterator[tuple[int, Any]], report: ImportReport) -> list[RawRow]:
+def _has_formulas(path: Path) -> bool:
+    """Whether any worksheet holds a formula element -- most task workbooks have none, and then
+    the second (formulas) pass is skipped."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        sheets = (archive.read(name) for name in archive.namelist() if name.startswith("xl/worksheets/"))
+        return any(b"<f>" in xml or b"<f " in xml for xml in sheets)
+
+
+def _uncalculated(value: Any, formula: Any) -> Any:
+    if value is None and isinstance(formula, str) and formula.startswith("="):
+        return _BadCell(f"holds the formula {formula[:40]} with no saved value (the program that wrote the "
+                        "file did not calculate it); open and save it in Excel, or paste it as values")
+    return value
+
+
+def _table_rows(source: _Source, records: Iterator[tuple[int, Any]], report: ImportReport) -> list[RawRow]:
     """Header = first non-blank row; later rows keep their spreadsheet row number."""
     header: list[str] | None = None
     rows: list[RawRow] = []
@@ -174,37 +220,38 @@ def _table_rows(path: Path, records: Iterator[tuple[int, Any]], report: ImportRe
         if all(_is_blank(cell) for cell in cells):
             continue
         if header is None:
-            header = _header(path, cells, report)
+            header = _header(source, cells, report)
             continue
         rows.append((number, {name: cell for name, cell in zip(header, cells)
-                              if name in COLUMNS and not _is_blank(cell)}))
+                              if name in source.columns and not _is_blank(cell)}))
     return rows
 
 
-def _header(path: Path, cells: Any, report: ImportReport) -> list[str]:
+def _header(source: _Source, cells: Any, report: ImportReport) -> list[str]:
     names = [str(cell).strip().lower() if cell is not None else "" for cell in cells]
-    for name in COLUMNS:
+    for name in source.columns:
         if names.count(name) > 1:
-            raise ImportFileError(f"{path}: column {name!r} appears more than once in the header")
-    _warn_unknown(report, {name for name in names if name})
+            raise ImportFileError(f"{source.path}: column {name!r} appears more than once in the header")
+    _warn_unknown(report, {name for name in names if name}, source.columns)
     return names
 
 
-def _read_json(path: Path, report: ImportReport) -> list[RawRow]:
+def _read_json(source: _Source, report: ImportReport) -> list[RawRow]:
+    path = source.path
     try:
-        data = json.loads(_read_text(path))
+        data = json.loads(_read_text(source, report))
     except json.JSONDecodeError as exc:
         raise ImportFileError(f"{path}: not valid JSON ({exc})") from None
     except RecursionError:  # nesting deeper than Python's parser can follow
         raise ImportFileError(f"{path}: JSON nested too deeply to be a task list") from None
     if not isinstance(data, list) or (data and not any(isinstance(item, dict) for item in data)):
         raise ImportFileError(f"{path}: JSON must be a list of objects, one per task")
-    return _object_rows(enumerate(data, start=1), report)
+    return _object_rows(source, enumerate(data, start=1), report)
 
 
-def _read_jsonl(path: Path, report: ImportReport) -> list[RawRow]:
+def _read_jsonl(source: _Source, report: ImportReport) -> list[RawRow]:
     items: list[tuple[int, Any]] = []
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    for number, line in enumerate(_read_text(source, report).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -214,8 +261,8 @@ def _read_jsonl(path: Path, report: ImportReport) -> list[RawRow]:
         except RecursionError:
             items.append((number, _BadLine("JSON nested too deeply")))
     if not any(isinstance(item, dict) for _, item in items):
-        raise ImportFileError(f"{path}: JSONL must hold one JSON object per line")
-    return _object_rows(iter(items), report)
+        raise ImportFileError(f"{source.path}: JSONL must hold one JSON object per line")
+    return _object_rows(source, iter(items), report)
 
 
 @dataclass(frozen=True)
@@ -223,7 +270,7 @@ class _BadLine:
     reason: str
 
 
-def _object_rows(items: Iterator[tuple[int, Any]], report: ImportReport) -> list[RawRow]:
+def _object_rows(source: _Source, items: Iterator[tuple[int, Any]], report: ImportReport) -> list[RawRow]:
     """Keys are matched like CSV headers; a non-object item becomes that row's error."""
     rows: list[RawRow] = []
     seen_keys: set[str] = set()
@@ -236,27 +283,28 @@ def _object_rows(items: Iterator[tuple[int, Any]], report: ImportReport) -> list
         for key, value in item.items():
             name = str(key).strip().lower()
             seen_keys.add(name)
-            if name in COLUMNS and not _is_blank(value):
+            if name in source.columns and not _is_blank(value):
                 values[name] = value
         rows.append((number, values))
-    _warn_unknown(report, seen_keys)
+    _warn_unknown(report, seen_keys, source.columns)
     return rows
 
 
-def _read_txt(path: Path, report: ImportReport) -> list[RawRow]:
+def _read_txt(source: _Source, report: ImportReport) -> list[RawRow]:
     return [(number, {"prompt": line})
-            for number, line in enumerate(_read_text(path).splitlines(), start=1) if line.strip()]
+            for number, line in enumerate(_read_text(source, report).splitlines(), start=1) if line.strip()]
 
 
 _READERS = {"csv": _read_csv, "xlsx": _read_xlsx, "json": _read_json, "jsonl": _read_jsonl,
             "txt": _read_txt}
 
 
-def _warn_unknown(report: ImportReport, names: set[str]) -> None:
-    unknown = sorted(names - set(COLUMNS))
+def _warn_unknown(report: ImportReport, names: set[str], known: frozenset[str]) -> None:
+    unknown = sorted(names - known)
     if unknown:
+        inputs = sorted(known - set(COLUMNS))
         report.warnings.append(f"ignored unknown column(s): {', '.join(unknown)} "
-                               f"(known: {', '.join(COLUMNS)})")
+                               f"(known: {', '.join(COLUMNS + tuple(inputs))})")
 
 
 def _is_blank(value: Any) -> bool:
@@ -266,10 +314,12 @@ def _is_blank(value: Any) -> bool:
 # --- validation: one RowError per bad row, all its reasons together ----------------------------
 
 class _Validator:
-    def __init__(self, config: AppConfig, default_model: str | None) -> None:
+    def __init__(self, config: AppConfig, default_model: str | None, base_dir: Path) -> None:
         self.config = config
         self.default_model = default_model
+        self.base_dir = base_dir  # relative input paths are relative to the task file
         self.first_row_of_id: dict[str, int] = {}
+        self.media_cache = MediaCache()  # a frame named by many rows is sniffed and hashed once
 
     def run(self, rows: list[RawRow], report: ImportReport) -> None:
         report.total_rows = len(rows)
@@ -285,6 +335,12 @@ class _Validator:
         if _ROW_PROBLEM in values:
             reasons.append(values[_ROW_PROBLEM])
             return None
+        reasons.extend(f"column {name}: {value.reason}" for name, value in values.items()
+                       if isinstance(value, _BadCell))
+        reasons.extend(f"{name} must be text, not {_json_type(values[name])}" for name in TEXT_COLUMNS
+                       if isinstance(values.get(name), (list, dict, bool)))
+        if reasons:
+            return None
         task_id = self.task_id(number, values.get("task_id"), reasons)
         params = _params(values.get("params"), reasons)
         priority = _priority(values.get("priority"), reasons)
@@ -298,9 +354,44 @@ class _Validator:
         if not prompt and _needs_prompt(model):
             reasons.append(f"prompt is empty (model {model.name!r} needs one)")
         account = self.account(values.get("account"), model, reasons)
+        inputs = self.inputs(values, model, reasons)
         return NewTask(model=model.name, model_kind=model.kind, route=model.route, prompt=prompt,
                        task_id=task_id, account=account, system_prompt=system_prompt,
-                       params=params, priority=priority)
+                       params=params, priority=priority, inputs=inputs)
+
+    def inputs(self, values: dict[str, Any], model: ModelConfig,
+               reasons: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """Each of the model's inputs checked; a filled input column the model lacks is an error
+        too (the operator meant that file to be used)."""
+        for name in values:
+            if name not in COLUMNS and name not in model.inputs:
+                takes = ", ".join(model.inputs) or "none"
+                reasons.append(f"column {name}: model {model.name!r} takes no input {name!r} (its inputs: {takes})")
+        provider = self.config.provider(model.provider) if model.provider else None
+        max_bytes = provider.max_upload_bytes if provider else None
+        checked: dict[str, list[dict[str, Any]]] = {}
+        for name, spec in model.inputs.items():
+            try:
+                entries = self.input_entries(values.get(name), spec, max_bytes)
+            except MediaInputError as exc:
+                reasons.append(f"column {name}: {exc}")
+                continue
+            if entries:
+                checked[name] = entries
+            elif spec.required:
+                reasons.append(f"column {name}: required by model {model.name!r} (a file path or URL)")
+        return checked
+
+    def input_entries(self, raw: Any, spec: InputSpec, max_bytes: int | None) -> list[dict[str, Any]]:
+        if raw is None:
+            return []
+        if isinstance(raw, list) and spec.multiple and all(isinstance(item, str) for item in raw):
+            values = [item.strip() for item in raw if item.strip()]  # a JSON list of files
+        elif isinstance(raw, str):
+            values = split_cell(raw, spec)
+        else:
+            raise MediaInputError(f"must be a file path or URL, not {_json_type(raw)}")
+        return [check_input_value(value, self.base_dir, spec, max_bytes, self.media_cache) for value in values]
 
     def model(self, raw: Any, reasons: list[str]) -> ModelConfig | None:
         name = _text(raw) or self.default_model
@@ -338,6 +429,16 @@ class _Validator:
             reasons.append(f"account {name!r} {where}; model {model.name!r} runs on site "
                            f"{model.site!r} (accounts: {', '.join(site_accounts) or 'none'})")
         return name
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
 
 
 def _needs_prompt(model: ModelConfig) -> bool:

@@ -30,9 +30,19 @@ def default_config_path() -> Path:
 
 
 def make_private_dir(path: Path) -> Path:
-    """Create ``path`` readable by the user only (profiles and keys live below it)."""
-    path.mkdir(parents=True, exist_ok=True)
-    os.chmod(path, 0o700)
+    """Create ``path`` readable by the user only (profiles and keys live below it).
+
+    A folder that already exists keeps its mode: it may be ``/tmp`` or the operator's own folder
+    given as ``--data-dir``, which is not ours to lock down.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir()
+    except FileExistsError:
+        if not path.is_dir():
+            raise
+        return path
+    os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask; chmod is not
     return path
 
 

@@ -29,7 +29,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,10 @@ class Task(_Base):
     owner = pw.CharField(null=True)  # core.owners.Owner of the scheduler running it
     host = pw.CharField(null=True)  # the machine that ran it last (kept after the attempt ends)
     updated_at = pw.DoubleField(default=0.0)
+    # Media inputs as checked at import: {input name: [{"path", "size", "sha256", ...} | {"url", ...}]}
+    inputs = pw.TextField(default="{}")
+    # Files already uploaded: {"<provider>:<sha256>": {"name": remote name, "at": epoch s}}
+    uploads = pw.TextField(default="{}")
 
     class Meta:
         table_name = "task"
@@ -101,6 +105,16 @@ class Task(_Base):
     @property
     def params_dict(self) -> dict[str, Any]:
         return json.loads(self.params or "{}")
+
+    @property
+    def inputs_dict(self) -> dict[str, list[dict[str, Any]]]:
+        inputs: dict[str, list[dict[str, Any]]] = json.loads(self.inputs or "{}")
+        return inputs
+
+    @property
+    def uploads_dict(self) -> dict[str, dict[str, Any]]:
+        uploads: dict[str, dict[str, Any]] = json.loads(self.uploads or "{}")
+        return uploads
 
     @property
     def lane(self) -> str:
@@ -185,7 +199,9 @@ MODELS = (Task, Result, TaskLog, LaneState, Account, Gate)
 # written by an older version stay valid. The highest key is the version this program writes.
 SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
     2: [("task", "crash_retries_left", f"INTEGER NOT NULL DEFAULT {CRASH_RETRIES}"),
-        ("task", "host", "VARCHAR(255)"), ("account", "host", "VARCHAR(255)")],
+        ("task", "host", "VARCHAR(255)"), ("account", "host", "VARCHAR(255)"),
+        # media inputs as checked at import, and the files already uploaded (core.media)
+        ("task", "inputs", "TEXT NOT NULL DEFAULT '{}'"), ("task", "uploads", "TEXT NOT NULL DEFAULT '{}'")],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
@@ -201,12 +217,13 @@ class NewTask:
     system_prompt: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     priority: int = 0
+    inputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def iso(ts: float | None) -> str | None:
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # --- SQLite faults as operator messages (database specific) ------------------------------------
@@ -506,6 +523,7 @@ class Store:
                 "account_pinned": item.account is not None, "prompt": item.prompt,
                 "system_prompt": item.system_prompt,
                 "params": json.dumps(item.params, ensure_ascii=False), "priority": item.priority,
+                "inputs": json.dumps(item.inputs, ensure_ascii=False),
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids = [r["task_id"] for r in rows]
@@ -616,6 +634,23 @@ class Store:
                                    f"{current.remote_id if current else None}, not {remote_id}")
         task.remote_id = remote_id
 
+    def save_upload(self, task: Task, key: str, name: str) -> None:
+        """Record one finished upload (``key`` = ``provider:sha256``) at once.
+
+        Written whoever owns the row now, like ``save_remote_id``: a file really uploaded must not
+        be uploaded (and paid for) again by a retry. The no-op UPDATE first takes the row's write
+        lock, so two writers cannot each merge into a stale copy and drop the other's record.
+        """
+        record = {"name": name, "at": self.now()}
+        with self.db.atomic():
+            Task.update(updated_at=self.now()).where(Task.task_id == task.task_id).execute()
+            current = Task.get_or_none(Task.task_id == task.task_id)
+            uploads = current.uploads_dict if current is not None else {}
+            uploads[key] = record
+            text = json.dumps(uploads, ensure_ascii=False)
+            Task.update(uploads=text).where(Task.task_id == task.task_id).execute()
+        task.uploads = text
+
     def cancel_requested_among(self, task_ids: Iterable[str]) -> set[str]:
         ids = list(task_ids)
         found: set[str] = set()
@@ -628,6 +663,7 @@ class Store:
     def finish_success(self, task: Task, text: str | None, files: list[str]) -> bool:
         """End the attempt as success and upsert its result. False if the attempt lost the row."""
         now = self.now()
+        text = redact(text) if text is not None else None  # a server may echo the key in its answer
         with self.db.atomic():
             updated = (Task.update(state=SUCCESS, finished_at=now, updated_at=now, error_kind=None,
                                    error=None)

@@ -53,6 +53,21 @@ class TaskContext:
         self.store.save_remote_id(self.task, remote_id)
         self.log(f"remote task id {remote_id} saved")
 
+    def save_upload(self, key: str, name: str) -> None:
+        """Persist an upload at once (``key`` = ``provider:sha256``): a retry or a restart reuses
+        ``name`` while it is fresh instead of uploading the file again."""
+        self.store.save_upload(self.task, key, name)
+        self.log(f"uploaded {self._file_of(key)} as {name}")
+
+    def _file_of(self, key: str) -> str:
+        """The file name behind an upload key, for the log (never the key's provider secret)."""
+        sha256 = key.rpartition(":")[2]
+        for entries in self.task.inputs_dict.values():
+            for entry in entries:
+                if entry.get("sha256") == sha256:
+                    return Path(entry["path"]).name
+        return f"file {sha256[:12]}"
+
     def make_output_dir(self) -> Path:
         self.output_dir.mkdir(parents=True, exist_ok=True)
         return self.output_dir

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from mediaassist.core.export import csv_row, xlsx_row
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Result, Task, iso
 
@@ -70,7 +71,7 @@ async def _export_xlsx(task_ids: Sequence[str], path: Path) -> int:
 
 def _append_all(sheet: Any, rows: list[list[Any]]) -> None:
     for row in rows:
-        sheet.append(row)
+        sheet.append(xlsx_row(sheet, row))
 
 
 async def _export_csv(task_ids: Sequence[str], path: Path) -> int:
@@ -79,7 +80,7 @@ async def _export_csv(task_ids: Sequence[str], path: Path) -> int:
         writer = csv.writer(handle)
         writer.writerow(HEADER)
         for chunk in _rows(task_ids):
-            writer.writerows(chunk)  # ~2 ms a chunk: fine on the loop
+            writer.writerows(csv_row(row) for row in chunk)  # ~2 ms a chunk: fine on the loop
             written += len(chunk)
             await asyncio.sleep(0)
     return written
