@@ -508,12 +508,14 @@ class Store:
         return self._now()
 
     # --- enqueue ---------------------------------------------------------------------------
-    def enqueue(self, batch_id: str, tasks: Sequence[NewTask]) -> tuple[list[str], list[str]]:
+    def enqueue(self, batch_id: str, tasks: Sequence[NewTask],
+                created_at: float | None = None) -> tuple[list[str], list[str]]:
         """Insert tasks; ids already in the store are skipped, never duplicated.
 
-        Returns (inserted ids, skipped ids).
+        ``created_at``: one batch enqueued in several steps keeps one creation time (the window
+        groups batches by it). Returns (inserted ids, skipped ids).
         """
-        now = self.now()
+        now = self.now() if created_at is None else created_at
         rows = []
         for item in tasks:
             rows.append({
@@ -550,10 +552,12 @@ class Store:
         cursor.executemany(sql, [tuple(row[c] for c in columns) for row in rows])
 
     def _existing_ids(self, ids: list[str]) -> set[str]:
+        # Plain SQL: peewee spends ~80 us per value building an IN list, 20x SQLite's lookup.
         found: set[str] = set()
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start:start + _CHUNK]
-            found.update(t.task_id for t in Task.select(Task.task_id).where(Task.task_id.in_(chunk)))
+            marks = ", ".join([self.db.param] * len(chunk))
+            found.update(r[0] for r in self.db.execute_sql(f'SELECT task_id FROM "task" WHERE task_id IN ({marks})', chunk))
         return found
 
     # --- claim and run ---------------------------------------------------------------------
@@ -776,7 +780,8 @@ class Store:
     def missing(self, task_ids: Iterable[str]) -> list[str]:
         """The ids among ``task_ids`` that no task has."""
         ids = list(task_ids)
-        return [i for i in ids if i not in self._existing_ids(ids)]
+        existing = self._existing_ids(ids)  # once: asking per id made a 10k-row preview take minutes
+        return [i for i in ids if i not in existing]
 
     def delete(self, task_ids: Iterable[str]) -> int:
         """Delete finished tasks (with their results and logs). A pending or running task is

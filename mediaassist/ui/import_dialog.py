@@ -1,108 +1,163 @@
-"""The import preview: what a task file holds before anything is enqueued."""
+"""The import preview: what a task file holds before anything is enqueued.
+
+The file is read in a worker thread and the stored ids are counted a chunk at a time, so a
+100,000-row file never stalls the loop that runs the scheduler and the window. Until the
+preview is ready the dialog says "Reading…" and Import is disabled.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import logging
-from collections.abc import Callable
 from pathlib import Path
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout)
+                               QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
-from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ImportFileError
-from mediaassist.core.importer import FORMATS, ImportReport, read_task_file
+from mediaassist.core.importer import FORMATS, ImportReport
+from mediaassist.core.secrets import redact
+from mediaassist.runtime import Runtime
 from mediaassist.ui.i18n import tr
 
 log = logging.getLogger("mediaassist.ui")
 
-MAX_BAD_ROWS_SHOWN = 1000
+MAX_ROWS_SHOWN = 200  # per tab: a preview, not a copy of the file
+PROMPT_CHARS = 160
 
 
 def importable(path: Path) -> bool:
     return path.suffix.lower() in FORMATS
 
 
-class ImportPreviewDialog(QDialog):
-    """Reads the file (again whenever the default model changes); Import enqueues ``report``."""
+def _table(headers: list[str]) -> QTableWidget:
+    table = QTableWidget(0, len(headers))
+    table.setHorizontalHeaderLabels(headers)
+    table.horizontalHeader().setStretchLastSection(True)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+    return table
 
-    def __init__(self, path: Path, config: AppConfig, default_model: str | None = None, parent=None,
-                 count_stored: Callable[[ImportReport], int] | None = None) -> None:
+
+def _fill(table: QTableWidget, rows: list[tuple[str, ...]]) -> None:
+    table.setRowCount(len(rows))
+    for i, row in enumerate(rows):
+        for j, text in enumerate(row):
+            table.setItem(i, j, QTableWidgetItem(text))
+
+
+class ImportPreviewDialog(QDialog):
+    """Reads the file (again whenever the default model changes); Import enqueues ``report``.
+
+    Signals:
+        previewed(): a reading finished and the dialog shows its outcome (or its error).
+    """
+
+    previewed = Signal()
+
+    def __init__(self, path: Path, rt: Runtime, default_model: str | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.path = path
-        self.config = config
-        self.count_stored = count_stored  # how many of the report's tasks the store already has
+        self.rt = rt
         self.report: ImportReport | None = None
+        self._reading: asyncio.Task[None] | None = None
         self.setWindowTitle(tr("Import {name}").format(name=path.name))
-        self.resize(640, 420)
+        self.resize(720, 460)
         layout = QVBoxLayout(self)
         form = QFormLayout()
         self.model_box = QComboBox()
         self.model_box.addItem(tr("(from the file)"), None)
-        for model in config.models:
+        for model in rt.config.models:
             self.model_box.addItem(f"{model.name} ({model.kind})", model.name)
         is_txt = FORMATS.get(path.suffix.lower()) == "txt"
-        if is_txt and default_model is None and config.models:
-            default_model = config.models[0].name
+        if is_txt and default_model is None and rt.config.models:
+            default_model = rt.config.models[0].name
         if default_model is not None:
             self.model_box.setCurrentIndex(max(0, self.model_box.findData(default_model)))
-        form.addRow(tr("File"), QLabel(str(path)))
+        file_label = QLabel(str(path))
+        file_label.setWordWrap(True)
+        form.addRow(tr("File"), file_label)
         form.addRow(tr("Default model") + (tr(" (required for TXT)") if is_txt else ""), self.model_box)
         layout.addLayout(form)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
-        self.bad_rows = QTableWidget(0, 2)
-        self.bad_rows.setHorizontalHeaderLabels([tr("Row"), tr("Reason")])
-        self.bad_rows.horizontalHeader().setStretchLastSection(True)
-        self.bad_rows.verticalHeader().setVisible(False)
-        layout.addWidget(self.bad_rows)
+        self.tabs = QTabWidget()
+        self.good_rows = _table([tr("Model"), tr("Account"), tr("Prompt")])
+        self.bad_rows = _table([tr("Row"), tr("Reason")])
+        self.tabs.addTab(self.good_rows, tr("Tasks"))
+        self.tabs.addTab(self.bad_rows, tr("Errors"))
+        layout.addWidget(self.tabs)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.import_button = self.buttons.addButton(tr("Import"), QDialogButtonBox.ButtonRole.AcceptRole)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
         self.model_box.currentIndexChanged.connect(self.reread)
+        self.finished.connect(self._stop_reading)
         self.reread()
-
-    def _show_error(self, text: str) -> None:
-        self.report = None
-        self.summary.setText(f"<span style='color:#c62828'>{html.escape(text)}</span>")
-        self.bad_rows.setRowCount(0)
-        self.import_button.setEnabled(False)
 
     @property
     def default_model(self) -> str | None:
         return self.model_box.currentData()
 
+    @property
+    def reading(self) -> bool:
+        return self._reading is not None and not self._reading.done()
+
     def reread(self) -> None:
+        """Start (again) reading the file; a reading still under way is abandoned."""
+        self._stop_reading()
+        self.report = None
+        self.import_button.setEnabled(False)
+        self.summary.setText(html.escape(tr("Reading {name}…").format(name=self.path.name)))
+        self._reading = asyncio.ensure_future(self._read(self.default_model))
+
+    def _stop_reading(self) -> None:
+        if self._reading is not None:
+            self._reading.cancel()  # the worker thread finishes on its own; its result is dropped
+
+    async def _read(self, default_model: str | None) -> None:
         try:
-            self.report = read_task_file(self.path, self.config, self.default_model)
+            report = await asyncio.to_thread(self.rt.read_import, self.path, default_model)
+            stored = await self.rt.count_stored(report)
         except ImportFileError as exc:
             self._show_error(str(exc))
-            return
         except OSError as exc:  # unreadable: permissions, a folder, a file gone since the drop
             self._show_error(tr("Cannot read {path}: {reason}").format(path=self.path, reason=exc.strerror or exc))
-            return
         except Exception as exc:  # a reader bug must not escape from a drop or a hand-over
             log.exception("reading %s failed", self.path)
-            self._show_error(tr("Cannot read {path}: {reason}").format(path=self.path, reason=f"{type(exc).__name__}: {exc}"))
-            return
-        report = self.report
+            self._show_error(tr("Cannot read {path}: {reason}").format(
+                path=self.path, reason=f"{type(exc).__name__}: {exc}"))
+        else:
+            self._show(report, stored)
+        self.previewed.emit()
+
+    def _show_error(self, text: str) -> None:
+        self.report = None
+        self.summary.setText(f"<span style='color:#c62828'>{html.escape(text)}</span>")
+        _fill(self.good_rows, [])
+        _fill(self.bad_rows, [])
+        self.import_button.setEnabled(False)
+
+    def _show(self, report: ImportReport, stored: int) -> None:
+        self.report = report
         text = tr("{good} of {total} rows are good and will be enqueued as one batch; {bad} rows have errors.").format(
             good=len(report.tasks), total=report.total_rows, bad=len(report.errors))
-        stored = self.count_stored(report) if self.count_stored is not None else 0
         if stored:
             text += "<br>" + tr("{n} of them are already in the store (an earlier import of this file) "
                                 "and will be skipped, not run twice.").format(n=stored)
         for warning in report.warnings:
             text += "<br>" + tr("Note: {w}").format(w=html.escape(warning))
         self.summary.setText(text)
-        shown = report.errors[:MAX_BAD_ROWS_SHOWN]
-        self.bad_rows.setRowCount(len(shown))
-        for i, error in enumerate(shown):
-            self.bad_rows.setItem(i, 0, QTableWidgetItem(str(error.row)))
-            self.bad_rows.setItem(i, 1, QTableWidgetItem(error.reason))
+        _fill(self.good_rows, [(task.model, task.account or "", redact(task.prompt)[:PROMPT_CHARS].replace("\n", " "))
+                               for task in report.tasks[:MAX_ROWS_SHOWN]])
+        _fill(self.bad_rows, [(str(error.row), error.reason) for error in report.errors[:MAX_ROWS_SHOWN]])
+        self.tabs.setTabText(0, tr("Tasks ({n})").format(n=len(report.tasks)))
+        self.tabs.setTabText(1, tr("Errors ({n})").format(n=len(report.errors)))
+        self.tabs.setCurrentIndex(1 if report.errors and not report.tasks else 0)
         self.import_button.setEnabled(bool(report.tasks))
         self.import_button.setText(tr("Import {n} tasks").format(n=len(report.tasks)))

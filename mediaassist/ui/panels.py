@@ -1,75 +1,22 @@
-"""Queue panels (Web | API + polling pools) with per-lane gauges, and per-batch progress with ETA."""
+"""Queue panels (Web | API + polling pools) with per-lane gauges, and per-batch progress with ETA.
+
+The numbers come from ``core.queries.Snapshot`` and ``core.progress``; this module only shows them.
+"""
 
 from __future__ import annotations
 
-import math
-import time
-from collections import defaultdict
+import html
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QVBoxLayout
 
-from mediaassist.core.scheduler import Lane, Scheduler
-from mediaassist.core.store import Store, Task
+from mediaassist.core.progress import BatchProgress, Blocked, Estimate
+from mediaassist.core.queries import Snapshot
+from mediaassist.core.scheduler import Lane
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.labels import format_seconds
-
-FINAL = ("success", "failed", "canceled")
-EWMA_WEIGHT = 0.2  # recent service times count more: providers speed up and slow down
-
-
-class ServiceTimes:
-    """Measured seconds per attempt, per route (lanes of one route share a queue)."""
-
-    def __init__(self) -> None:
-        self.mean: dict[str, float] = {}
-
-    def on_event(self, event: str, task: Task) -> None:
-        if event not in ("success", "failed", "retry") or not task.started_at:
-            return
-        took = max(0.0, time.time() - task.started_at)
-        old = self.mean.get(task.route)
-        self.mean[task.route] = took if old is None else old + EWMA_WEIGHT * (took - old)
-
-
-@dataclass
-class Snapshot:
-    """One GROUP BY over the store, cut the ways the panels need it."""
-
-    by_route: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
-    by_account: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
-    by_batch: dict[str, dict[str, int]] = field(default_factory=dict)
-    batch_routes: dict[str, dict[str, int]] = field(default_factory=dict)  # unfinished per route
-    batch_order: list[str] = field(default_factory=list)  # newest first
-
-    @classmethod
-    def take(cls, store: Store) -> Snapshot:
-        snap = cls()
-        rows = store.db.execute_sql(
-            "SELECT batch_id, route, account, state, COUNT(*), MAX(seq) FROM task "
-            "GROUP BY batch_id, route, account, state").fetchall()
-        newest: dict[str, int] = {}
-        for batch, route, account, state, n, max_seq in rows:
-            snap.by_route[(route, state)] += n
-            if account:
-                snap.by_account[(account, state)] += n
-            counts = snap.by_batch.setdefault(batch, defaultdict(int))
-            counts[state] += n
-            if state not in FINAL:
-                routes = snap.batch_routes.setdefault(batch, defaultdict(int))
-                routes[route] += n
-            newest[batch] = max(newest.get(batch, 0), max_seq)
-        snap.batch_order = sorted(newest, key=newest.__getitem__, reverse=True)
-        return snap
-
-    def totals(self) -> dict[str, int]:
-        out: dict[str, int] = defaultdict(int)
-        for (_, state), n in self.by_route.items():
-            out[state] += n
-        return out
-
 
 @dataclass
 class LaneGauge:
@@ -92,25 +39,6 @@ def lane_gauge(lane: Lane, snap: Snapshot) -> LaneGauge:
         failed = snap.by_route[(lane.route, "failed")]
     return LaneGauge(running=len(lane.active), limit=lane.limit,
                      pending=snap.by_route[(lane.route, "pending")], done=done, failed=failed)
-
-
-def batch_eta(batch: str, snap: Snapshot, scheduler: Scheduler, service: ServiceTimes,
-              blocked: dict[str, str]) -> float | None:
-    """Seconds until the batch ends: per route, its unfinished tasks in waves of the route's
-    parallelism, each wave one measured service time; the slowest route decides.
-
-    None while a route has no measurement yet or no lane can take its tasks."""
-    worst = 0.0
-    for route, remaining in snap.batch_routes.get(batch, {}).items():
-        parallel = sum(lane.limit for lane in scheduler.lanes.values()
-                       if lane.route == route and lane.name not in blocked)
-        mean = service.mean.get(route)
-        if parallel == 0 or mean is None:
-            return None
-        ahead = snap.by_route[(route, "pending")] + snap.by_route[(route, "running")] - remaining
-        waves = math.ceil((remaining + max(0, ahead)) / parallel)
-        worst = max(worst, waves * mean)
-    return worst
 
 
 class LaneRow:
@@ -170,48 +98,96 @@ class QueuePanel(QGroupBox):
 
 
 class BatchList(QGroupBox):
-    """Progress of the newest batches: unfinished ones first, a few finished ones after."""
+    """Progress of the newest batches: unfinished ones first, a few finished ones after.
+
+    Signals (of the labels): a "Log in"/"Enable" link activates ``on_link`` with "accounts"."""
 
     MAX_SHOWN = 6
+    ID_CHARS = 28  # a batch id is a file name plus 8 hex digits: the end is what differs
 
-    def __init__(self) -> None:
+    def __init__(self, on_link: Callable[[str], None] | None = None) -> None:
         super().__init__(tr("Batches"))
+        self._on_link = on_link
         self._layout = QVBoxLayout(self)
         self._rows: list[tuple[QLabel, QProgressBar]] = []
         self._empty = QLabel(tr("No batches yet: drop a task file on the window."))
+        self._empty.setWordWrap(True)
         self._layout.addWidget(self._empty)
 
-    def update(self, snap: Snapshot, eta: Callable[[str], float | None]) -> None:
+    def update(self, snap: Snapshot, eta: Callable[[str], tuple[Estimate, float | None]]) -> None:
         unfinished = [b for b in snap.batch_order if b in snap.batch_routes]
         finished = [b for b in snap.batch_order if b not in snap.batch_routes]
         shown = (unfinished + finished)[:self.MAX_SHOWN]
         while len(self._rows) < len(shown):
-            label, bar = QLabel(), QProgressBar()
-            bar.setMaximumHeight(16)
-            self._layout.addWidget(label)
-            self._layout.addWidget(bar)
-            self._rows.append((label, bar))
+            self._rows.append(self._add_row())
         self._empty.setVisible(not shown)
         for i, (label, bar) in enumerate(self._rows):
             visible = i < len(shown)
             label.setVisible(visible)
             bar.setVisible(visible)
             if visible:
-                self._show(shown[i], snap, eta, label, bar)
+                progress = BatchProgress.of(shown[i], snap.by_batch[shown[i]])
+                self._show(progress, eta, label, bar)
 
-    @staticmethod
-    def _show(batch: str, snap: Snapshot, eta: Callable[[str], float | None], label: QLabel,
-              bar: QProgressBar) -> None:
-        counts = snap.by_batch[batch]
-        total = sum(counts.values())
-        final = sum(counts[s] for s in FINAL)
-        bar.setMaximum(max(1, total))
-        bar.setValue(final)
-        bar.setFormat(f"{final}/{total}")
-        if final == total:
-            when = tr("finished")
+    def _add_row(self) -> tuple[QLabel, QProgressBar]:
+        label, bar = QLabel(), QProgressBar()
+        label.setWordWrap(True)
+        label.setTextFormat(Qt.TextFormat.RichText)
+        if self._on_link is not None:
+            label.linkActivated.connect(self._on_link)
+        bar.setMaximumHeight(16)
+        self._layout.addWidget(label)
+        self._layout.addWidget(bar)
+        return label, bar
+
+    def _show(self, progress: BatchProgress, eta: Callable[[str], tuple[Estimate, float | None]],
+              label: QLabel, bar: QProgressBar) -> None:
+        bar.setMaximum(max(1, progress.total))
+        bar.setValue(progress.ended)
+        bar.setFormat(f"{progress.ended}/{progress.total}")
+        label.setToolTip(progress.batch)
+        counts = tr("{done} done · {failed} failed · {canceled} canceled · {running} running · {waiting} waiting").format(
+            done=progress.done, failed=progress.failed, canceled=progress.canceled, running=progress.running,
+            waiting=progress.waiting)
+        when = tr("finished") if progress.finished else eta_text(*eta(progress.batch))
+        label.setText(f"<b>{html.escape(elide_start(progress.batch, self.ID_CHARS))}</b><br>"
+                      f"{html.escape(counts)} · {when}")
+
+
+def elide_start(text: str, limit: int) -> str:
+    """Keep the end (for batch ids the distinguishing part), with an ellipsis in front."""
+    return text if len(text) <= limit else "…" + text[-(limit - 1):]
+
+
+def eta_text(estimate: Estimate, shown_seconds: float | None) -> str:
+    """Rich text: the ETA, or why there is none (with a link to where it is fixed)."""
+    if estimate.blocked is not None:
+        return blocked_text(estimate.blocked)
+    if estimate.measuring is not None:
+        return html.escape(tr("ETA: measuring (no {kind} task has finished yet)").format(
+            kind=kind_label(estimate.measuring)))
+    return html.escape(tr("ETA {t}").format(t=format_seconds(shown_seconds)))
+
+
+def kind_label(route: str) -> str:
+    kind = route.partition(":")[0]
+    return {"web": tr("web"), "api": tr("API"), "poll": tr("polling")}.get(kind, kind)
+
+
+def blocked_text(blocked: Blocked) -> str:
+    """"207 web tasks wait: account demo-a needs login → Log in"."""
+    whys: list[str] = []
+    fix = ""
+    for lane, reason in blocked.reasons:
+        account = lane.partition(":")[2]
+        if reason == "account needs login":
+            whys.append(html.escape(tr("account {name} needs login").format(name=account)))
+            fix = f' → <a href="accounts">{html.escape(tr("Log in"))}</a>'
+        elif reason == "account disabled":
+            whys.append(html.escape(tr("account {name} is disabled").format(name=account)))
+            fix = fix or f' → <a href="accounts">{html.escape(tr("Enable it"))}</a>'
         else:
-            seconds = eta(batch)
-            when = tr("ETA measuring…") if seconds is None else tr("ETA {t}").format(t=format_seconds(seconds))
-        label.setText(tr("{batch}: {ok} done, {failed} failed, {running} running · {when}").format(
-            batch=batch, ok=counts["success"], failed=counts["failed"], running=counts["running"], when=when))
+            whys.append(html.escape(f"{lane}: {reason}"))
+    why = "; ".join(whys) or html.escape(tr("no lane in the config takes them"))
+    head = html.escape(tr("{n} {kind} tasks wait:").format(n=blocked.waiting, kind=kind_label(blocked.route)))
+    return f"<span style='color:#c62828'>{head} {why}</span>{fix}"

@@ -5,8 +5,9 @@
 Runs the real window on the qasync loop with the real scheduler: a simulated poll lane with a
 pool of 50 and 1 s service time gives ~50 starts + ~50 finishes per second. Prints event-loop lag
 (p50/p99/max) idle (baseline, same run) and under load, the time to sort and to filter, to select
-every row (Ctrl+A, with the toolbar/detail update it triggers), and the loop lag while the whole
-table is exported to XLSX and CSV.
+every row (Ctrl+A, with the toolbar/detail update it triggers), the loop lag while the whole
+table is exported to XLSX and CSV, and -- with tasks running -- the loop lag and the time to
+preview while a 10,000- and a 100,000-row CSV file are dropped, previewed and imported.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from mediaassist.core.store import NewTask, Store  # noqa: E402
 from mediaassist.runtime import DB_NAME, RuntimeOptions  # noqa: E402
 from mediaassist.ui.app import run_window  # noqa: E402
 from mediaassist.ui.main_window import MainWindow  # noqa: E402
-from mediaassist.ui.panels import Snapshot  # noqa: E402
 from mediaassist.ui.task_model import COL, TaskFilter  # noqa: E402
 
 CONFIG = """
@@ -77,9 +77,9 @@ def timed(label: str, action) -> float:
 
 async def drive(window: MainWindow, seconds: float) -> None:
     window.resize(1400, 900)
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     idle = await lag_samples(3.0)
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     done_before = window.store.db.execute_sql("SELECT COUNT(*) FROM task WHERE state='success'").fetchone()[0]
     started = time.perf_counter()
     busy = await lag_samples(seconds)
@@ -97,7 +97,7 @@ async def drive(window: MainWindow, seconds: float) -> None:
     timed("filter state = success", lambda: model.set_filter(TaskFilter(state="success")))
     timed("filter text 'prompt 9999' (LIKE over prompts)", lambda: model.set_filter(TaskFilter(text="prompt 9999")))
     timed("clear filter", lambda: model.set_filter(TaskFilter()))
-    timed("stats snapshot (GROUP BY for panels)", lambda: Snapshot.take(window.store))
+    timed("stats snapshot (GROUP BY for panels)", window.stats.queries.snapshot)
     model._last_sweep = 0.0
     timed("model sweep (updated_at scan)", model.flush)
     model.sort(COL["state"], Qt.SortOrder.AscendingOrder)
@@ -105,19 +105,52 @@ async def drive(window: MainWindow, seconds: float) -> None:
     timed("stats refresh with all rows selected", window.refresh_stats)
     window.table.clearSelection()
     model.sort(-1)
-    print(f"stats refresh period now {window._stats_timer.interval()} ms")
-    window.toggle_pause_all()  # a quiet loop: the lag below is the export's own
+    print(f"stats refresh period now {window.stats.interval_ms} ms")
+    for rows in (10_000, 100_000):
+        await import_lag(window, rows)
+    window.lanes.toggle_pause_all()  # a quiet loop: the lag below is the export's own
     with tempfile.TemporaryDirectory() as out:
         for name in ("all.xlsx", "all.csv"):
             await export_lag(window, Path(out) / name)
     window.quit_requested.set_result(False)
 
 
+async def until(predicate, timeout: float = 600.0) -> None:
+    deadline = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise TimeoutError("bench step did not finish")
+        await asyncio.sleep(0.01)
+
+
+async def import_lag(window: MainWindow, rows: int) -> None:
+    """Drop a CSV of ``rows`` new tasks while the poll lane runs: preview, then import."""
+    with tempfile.TemporaryDirectory() as out:
+        path = Path(out) / f"import-{rows}.csv"
+        path.write_text("task_id,model,prompt\n" + "".join(
+            f"imp{rows}-{i:06d},bench-video,imported prompt {i}\n" for i in range(rows)), encoding="utf-8")
+        samples: list[float] = []
+        probe = asyncio.ensure_future(lag_samples(3600, samples))
+        started = time.perf_counter()
+        window.open_files([path])
+        await until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+        preview_s = time.perf_counter() - started
+        preview_lag = list(samples)
+        dialog = window.importer.dialog
+        started = time.perf_counter()
+        dialog.import_button.click()
+        await until(lambda: len(window.jobs) == 0)
+        import_s = time.perf_counter() - started
+        probe.cancel()
+    print(f"preview {rows:,} rows: {preview_s:5.2f} s until shown; loop lag {summary(preview_lag)}")
+    print(f"import  {rows:,} rows: {import_s:5.2f} s in steps;     loop lag {summary(samples[len(preview_lag):])}")
+
+
 async def export_lag(window: MainWindow, path: Path) -> None:
     samples: list[float] = []
     probe = asyncio.ensure_future(lag_samples(3600, samples))
     started = time.perf_counter()
-    written = await window.export_to(path)
+    written = await window.tasks.export_to(path)
     took = time.perf_counter() - started
     probe.cancel()
     print(f"export {path.suffix} {written:,} rows {took:5.1f} s; loop lag {summary(samples)}")

@@ -44,11 +44,11 @@ async def shoot(window: MainWindow, language: str) -> None:
     save(window, f"{language}-idle")
     window.open_files([SEED])
     await asyncio.sleep(0.3)
-    window.import_dialog.import_button.click()
+    window.importer.dialog.import_button.click()
     window.open_files([BAD])
     await asyncio.sleep(0.5)
-    save(window.import_dialog, f"{language}-import")
-    window.import_dialog.reject()
+    save(window.importer.dialog, f"{language}-import")
+    window.importer.dialog.reject()
     # a model the config no longer has: the attempt fails as bad_input, with no retry
     window.store.enqueue("broken-demo", [NewTask(model="retired-model", model_kind="api", route="api:demo-openai",
                                                  task_id="demo-fails", prompt="这个任务会失败 / this one fails")])

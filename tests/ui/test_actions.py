@@ -8,9 +8,6 @@ from mediaassist.ui.actions import TaskAction as A
 from mediaassist.ui.actions import actions_for
 from mediaassist.ui.task_model import TaskTableModel
 
-# The window's read side is raw SQLite SQL until it moves into the core (then both back-ends).
-pytestmark = pytest.mark.sqlite_only
-
 
 @pytest.mark.parametrize("states,expected", [
     (["pending"], [A.CANCEL, A.COPY_PROMPT, A.COPY_ID]),

@@ -9,9 +9,6 @@ from mediaassist.ui.task_model import COL, StateRole, TaskFilter, TaskTableModel
 
 from .conftest import api_tasks
 
-# The window's read side is raw SQLite SQL until it moves into the core (then both back-ends).
-pytestmark = pytest.mark.sqlite_only
-
 
 def _claim(store: Store, n: int) -> list[Task]:
     return store.claim("api:sim-api", "me", n)
@@ -94,10 +91,11 @@ def test_new_and_deleted_rows_arrive_through_the_sweep(qtbot, filled_store: Stor
     model._last_sweep = 0.0
     model.flush()
     assert model.rowCount() == 310
-    assert model.task_id_at(309) == "new00009"
+    # newest batch first, each batch in queue order
+    assert [model.task_id_at(r) for r in (0, 9, 10, 309)] == ["new00000", "new00009", "t00000", "t00299"]
     filled_store.cancel(["t00003"])
     filled_store.delete(["t00003"])
     model._last_sweep = 0.0
     model.flush()
     assert model.rowCount() == 309
-    assert model.task_id_at(3) == "t00004"
+    assert model.task_id_at(13) == "t00004"

@@ -19,6 +19,7 @@ from mediaassist.core.store import NewTask
 from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.app import run_window
+from mediaassist.ui.import_dialog import ImportPreviewDialog
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_model import TaskFilter
 from tests.helpers import sim_config_text
@@ -38,12 +39,13 @@ class App:
         self.window.model.flush()
 
 
-async def start_app(tmp_path: Path, settings: QSettings, duration: float = 1.0, speed: float = 20.0) -> App:
+async def start_app(tmp_path: Path, settings: QSettings, duration: float = 1.0, speed: float = 20.0,
+                    store_url: str | None = None) -> App:
     config = tmp_path / "config.toml"
     config.write_text(sim_config_text(api_concurrency=2, api_s=(duration, duration), poll_limit=3,
                                       poll_s=(duration, duration), accounts=("acct-a",)))
     shown: list[MainWindow] = []
-    options = RuntimeOptions(config_path=config, data_dir=tmp_path / "data", speed=speed)
+    options = RuntimeOptions(config_path=config, data_dir=tmp_path / "data", speed=speed, store_url=store_url)
     runner = asyncio.ensure_future(run_window([], options, settings, use_tray=False, on_window=shown.append))
     await wait_until(lambda: shown or runner.done())
     if runner.done():
@@ -69,6 +71,13 @@ async def app(tmp_path: Path, ui_settings: QSettings) -> AsyncIterator[App]:
 def writer_tasks(n: int, prefix: str = "t", **params: object) -> list[NewTask]:
     return [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt=f"prompt {i}",
                     task_id=f"{prefix}{i:03d}", params=dict(params)) for i in range(n)]
+
+
+async def previewed(window: MainWindow) -> ImportPreviewDialog:
+    """The open import dialog once its (off-loop) reading has finished."""
+    await wait_until(lambda: window.importer.dialog is not None and not window.importer.dialog.reading)
+    assert window.importer.dialog is not None
+    return window.importer.dialog
 
 
 def drop(window: MainWindow, path: Path) -> bool:
@@ -118,10 +127,9 @@ async def test_drop_each_format_previews_then_enqueues_good_rows(app: App, tmp_p
                                                                  good: int, bad_row: int | None) -> None:
     path = tmp_path / name
     write_task_file(path)
-    app.window.toggle_pause_all()  # keep rows pending so the counts below are stable
+    app.window.lanes.toggle_pause_all()  # keep rows pending so the counts below are stable
     assert drop(app.window, path)
-    await wait_until(lambda: app.window.import_dialog is not None)
-    dialog = app.window.import_dialog
+    dialog = await previewed(app.window)
     assert dialog.report is not None
     assert (len(dialog.report.tasks), len(dialog.report.errors)) == (good, 0 if bad_row is None else 1)
     if bad_row is not None:
@@ -129,23 +137,21 @@ async def test_drop_each_format_previews_then_enqueues_good_rows(app: App, tmp_p
         assert "nosuchmodel" in dialog.bad_rows.item(0, 1).text()
     assert app.window.store.tasks() == []  # nothing before the operator confirms
     dialog.import_button.click()
-    await wait_until(lambda: app.window.import_dialog is None)
-    assert len(app.window.store.tasks()) == good
-    assert app.window.model.rowCount() == good
+    await wait_until(lambda: len(app.window.store.tasks()) == good)
+    await wait_until(lambda: app.window.model.rowCount() == good)
 
 
 @pytest.mark.asyncio
 async def test_a_second_drop_of_the_same_file_says_its_tasks_are_already_stored(app: App, tmp_path: Path) -> None:
     path = tmp_path / "prompts.txt"
     write_task_file(path)
-    app.window.toggle_pause_all()
+    app.window.lanes.toggle_pause_all()
     for expected_note in (False, True):
         assert drop(app.window, path)
-        await wait_until(lambda: app.window.import_dialog is not None)
-        dialog = app.window.import_dialog
+        dialog = await previewed(app.window)
         assert ("2 of them are already in the store" in dialog.summary.text()) is expected_note
         dialog.import_button.click()
-        await wait_until(lambda: app.window.import_dialog is None)
+        await wait_until(lambda: len(app.window.store.tasks()) == 2 and not app.window.jobs)
     assert len(app.window.store.tasks()) == 2  # the second import added nothing
 
 
@@ -154,12 +160,15 @@ async def test_txt_needs_a_model_and_the_choice_rereads(app: App, tmp_path: Path
     path = tmp_path / "p.txt"
     write_task_file(path)
     app.window.open_files([path])
-    dialog = app.window.import_dialog
-    assert dialog is not None and dialog.default_model == "writer"
+    dialog = await previewed(app.window)
+    assert dialog.default_model == "writer"
     dialog.model_box.setCurrentIndex(0)  # "(from the file)": a TXT file has none
+    assert not dialog.import_button.isEnabled()  # until the new reading is done, and after
+    dialog = await previewed(app.window)
     assert dialog.report is None and not dialog.import_button.isEnabled()
     assert "TXT" in dialog.summary.text()
     dialog.model_box.setCurrentIndex(dialog.model_box.findData("video"))
+    dialog = await previewed(app.window)
     assert {t.model for t in dialog.report.tasks} == {"video"}
     dialog.reject()
 
@@ -173,16 +182,16 @@ async def test_unrelated_drop_is_refused_and_files_queue_one_dialog_at_a_time(ap
     write_task_file(first)
     write_task_file(second)
     app.window.open_files([first, second])
-    assert app.window.import_dialog.path == first
-    app.window.import_dialog.reject()
-    await wait_until(lambda: app.window.import_dialog is not None and app.window.import_dialog.path == second)
-    app.window.import_dialog.reject()
+    assert app.window.importer.dialog.path == first
+    app.window.importer.dialog.reject()
+    await wait_until(lambda: app.window.importer.dialog is not None and app.window.importer.dialog.path == second)
+    app.window.importer.dialog.reject()
 
 
 @pytest.mark.asyncio
 async def test_context_menu_follows_selection_states_and_actions_work(app: App) -> None:
     window = app.window
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(3))
     window.store.cancel(["t001"])
     window.model.mark_dirty(range(1, 4))
@@ -193,15 +202,15 @@ async def test_context_menu_follows_selection_states_and_actions_work(app: App) 
     window.table.selectRow(0)
     assert [a.text() for a in window.context_menu().actions()][0] == "Cancel"
     window.task_actions[TaskAction.CANCEL].trigger()
-    assert window.store.get("t000").state == "canceled"
+    await wait_until(lambda: window.store.get("t000").state == "canceled")
     window.table.selectAll()
-    window.run_action(TaskAction.RETRY, window.selected_tasks())
+    await window.tasks.run(TaskAction.RETRY, window.selected_tasks())
     assert {t.state for t in window.store.tasks()} == {"pending"}
-    window.run_action(TaskAction.COPY_ID, window.selected_tasks())
+    assert window.tasks.run(TaskAction.COPY_ID, window.selected_tasks()) is None  # at once
     assert QApplication.clipboard().text().split("\n") == ["t000", "t001", "t002"]
-    window.run_action(TaskAction.CANCEL, window.selected_tasks())
-    window.run_action(TaskAction.DELETE, window.selected_tasks())
-    assert window.store.tasks() == [] and window.model.rowCount() == 0
+    await window.tasks.run(TaskAction.CANCEL, window.selected_tasks())
+    window.tasks.run(TaskAction.DELETE, window.selected_tasks())  # confirmed at once in tests
+    await wait_until(lambda: window.store.tasks() == [] and window.model.rowCount() == 0)
 
 
 @pytest.mark.asyncio
@@ -214,8 +223,8 @@ async def test_failures_show_in_detail_and_bulk_retry_in_view(app: App) -> None:
     window.table.selectRow(0)
     assert "simulated failure" in window.detail.error.text()
     assert "attempt 1 failed" in window.detail.log.toPlainText()
-    window.toggle_pause_all()
-    window.retry_failed_in_view()
+    window.lanes.toggle_pause_all()
+    await window.tasks.retry_failed_in_view()
     assert {t.state for t in window.store.tasks()} == {"pending"}
     await wait_until(lambda: window.model.rowCount() == 0)
 
@@ -224,12 +233,12 @@ async def test_failures_show_in_detail_and_bulk_retry_in_view(app: App) -> None:
 async def test_export_csv_and_xlsx_hold_no_secret(app: App, tmp_path: Path) -> None:
     secret = "sk-test-SECRET-123456"
     register_secret(secret)
-    app.window.toggle_pause_all()
+    app.window.lanes.toggle_pause_all()
     app.enqueue([NewTask(model="writer", model_kind="api", route="api:sim-api", task_id="x1",
                          prompt=f"uses key {secret}")])
     csv_path, xlsx_path = tmp_path / "out.csv", tmp_path / "out.xlsx"
-    assert await app.window.export_to(csv_path) == 1
-    assert await app.window.export_to(xlsx_path) == 1
+    assert await app.window.tasks.export_to(csv_path) == 1
+    assert await app.window.tasks.export_to(xlsx_path) == 1
     text = csv_path.read_text(encoding="utf-8-sig")
     assert "x1" in text and secret not in text and "***" in text
     cells = [c for row in load_workbook(xlsx_path).active.iter_rows(values_only=True) for c in row]
@@ -270,12 +279,12 @@ async def test_language_switch_to_chinese_rebuilds_the_ui(app: App, ui_settings:
 async def test_trayless_app_pauses_notifies_and_shows_counts(app: App) -> None:
     window = app.window
     assert not window.tray.available
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     assert set(window.store.paused_lanes()) == set(window.scheduler.lanes)
     app.enqueue(writer_tasks(2))
     window.refresh_stats()
     assert "2 pending" in window.windowTitle() and "Paused" in window.windowTitle()
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     await wait_until(lambda: all(t.state == "success" for t in window.store.tasks()))
     await wait_until(lambda: any(n.title == "Batch finished" for n in window.tray.notices), timeout=15)
     assert "Batch finished" in window.statusBar().currentMessage() or window.tray.notices
@@ -313,7 +322,7 @@ async def test_quit_with_nothing_running_does_not_ask(app: App) -> None:
 
 @pytest.mark.asyncio
 async def test_model_filter_by_lane_and_batch(app: App) -> None:
-    app.window.toggle_pause_all()
+    app.window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(3))
     app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id="v1")], batch="b2")
     app.window.model.set_filter(TaskFilter(lane="poll:sim-poll"))
@@ -333,7 +342,7 @@ async def switch_language(window: MainWindow, language: str) -> None:
 @pytest.mark.asyncio
 async def test_language_switch_keeps_the_filter_and_its_widgets_in_step(app: App) -> None:
     window = app.window
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(5))
     app.enqueue([NewTask(model="writer", model_kind="api", route="api:sim-api", task_id="c1")], batch="b2")
     window.store.cancel(["t001", "t002", "c1"])
@@ -358,7 +367,7 @@ async def test_language_switch_keeps_the_filter_and_its_widgets_in_step(app: App
 @pytest.mark.asyncio
 async def test_actions_follow_a_selected_task_changed_elsewhere(app: App) -> None:
     window = app.window
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(2))
     window.table.selectRow(0)
     assert window.task_actions[TaskAction.CANCEL].isEnabled()
@@ -373,7 +382,7 @@ async def test_actions_follow_a_selected_task_changed_elsewhere(app: App) -> Non
 @pytest.mark.asyncio
 async def test_selection_is_read_from_ranges_and_multi_selection_shows_no_detail(app: App) -> None:
     window = app.window
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(6))
     window.store.cancel(["t004"])
     window.table.selectAll()
@@ -391,7 +400,7 @@ async def test_detail_pane_keeps_scroll_and_selection_across_refreshes(app: App)
     from PySide6.QtGui import QTextCursor
 
     window = app.window
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(1))
     for i in range(300):
         window.store.log("t000", f"log line {i}")
@@ -417,14 +426,14 @@ async def test_registered_key_in_a_prompt_is_masked_in_table_detail_and_copy(app
     secret = "sk-test-TABLE-987654"
     register_secret(secret)
     window = app.window
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     app.enqueue([NewTask(model="writer", model_kind="api", route="api:sim-api", task_id="k1",
                          prompt=f"uses key {secret}")])
     window.table.selectRow(0)
     shown = [window.model.index(0, c).data() for c in range(window.model.columnCount())]
     assert not any(secret in str(s) for s in shown) and "uses key ***" in shown
     assert secret not in window.detail.prompt.toPlainText()
-    window.run_action(TaskAction.COPY_PROMPT, window.selected_tasks())
+    window.tasks.run(TaskAction.COPY_PROMPT, window.selected_tasks())
     assert QApplication.clipboard().text() == "uses key ***"
 
 
@@ -433,7 +442,7 @@ async def test_detail_shows_markup_in_ids_and_errors_as_text(app: App) -> None:
     from mediaassist.core.store import Task
 
     window = app.window
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     app.enqueue([NewTask(model="writer", model_kind="api", route="api:sim-api", task_id="a<b>c")])
     page = "<html><h1>502 Bad Gateway</h1></html>"
     Task.update(state="failed", error_kind="server", error=page).where(Task.task_id == "a<b>c").execute()
@@ -450,12 +459,12 @@ async def test_a_reader_crash_shows_as_an_error_in_the_preview(
     def crash(*_args: object) -> None:  # a reader bug, not a bad file: the drop must survive it
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr("mediaassist.ui.import_dialog.read_task_file", crash)
+    monkeypatch.setattr("mediaassist.runtime.read_task_file", crash)
     tasks = tmp_path / "tasks.json"
     tasks.write_text('[{"model": "writer", "prompt": "x"}]')
     assert drop(app.window, tasks)
-    dialog = app.window.import_dialog
-    assert dialog is not None and dialog.report is None
+    dialog = await previewed(app.window)
+    assert dialog.report is None
     assert "Cannot read" in dialog.summary.text() and "RecursionError" in dialog.summary.text()
     assert not dialog.import_button.isEnabled()
     dialog.reject()
@@ -465,13 +474,12 @@ async def test_a_reader_crash_shows_as_an_error_in_the_preview(
 async def test_quit_finishes_a_running_export_and_cancels_a_login(tmp_path: Path, ui_settings: QSettings) -> None:
     app = await start_app(tmp_path, ui_settings)
     window = app.window
-    window.toggle_pause_all()
+    window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(300))
     login = asyncio.Event()  # stands in for a login browser: it only ends when cancelled
-    window._spawn(login.wait(), lambda exc: None, finish_on_quit=False)
-    job = next(iter(window._background))
+    job = window.jobs.spawn(login.wait(), lambda exc: None, finish_on_quit=False)
     out = tmp_path / "during-quit.xlsx"
-    window.start_export(str(out))
+    window.tasks.start_export(str(out))
     window.request_quit()  # nothing is running: quits at once
     await asyncio.wait_for(app.runner, 20)
     rows = list(load_workbook(out).active.iter_rows(values_only=True))

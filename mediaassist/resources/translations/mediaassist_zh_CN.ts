@@ -84,12 +84,24 @@
       <translation>文件</translation>
     </message>
     <message>
+      <source>Tasks</source>
+      <translation>任务</translation>
+    </message>
+    <message>
+      <source>Errors</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
       <source>Import</source>
       <translation>导入</translation>
     </message>
     <message>
       <source>Default model</source>
       <translation>默认模型</translation>
+    </message>
+    <message>
+      <source>Model</source>
+      <translation>模型</translation>
     </message>
     <message>
       <source>Row</source>
@@ -112,8 +124,20 @@
       <translation>（TXT 文件必填）</translation>
     </message>
     <message>
+      <source>Tasks ({n})</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>Errors ({n})</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
       <source>Import {n} tasks</source>
       <translation>导入 {n} 个任务</translation>
+    </message>
+    <message>
+      <source>Reading {name}…</source>
+      <translation type="unfinished" />
     </message>
     <message>
       <source>{n} of them are already in the store (an earlier import of this file) and will be skipped, not run twice.</source>
@@ -126,6 +150,30 @@
     <message>
       <source>Cannot read {path}: {reason}</source>
       <translation>无法读取 {path}：{reason}</translation>
+    </message>
+    <message>
+      <source>Import task file</source>
+      <translation>导入任务文件</translation>
+    </message>
+    <message>
+      <source>Task files (*.csv *.xlsx *.json *.jsonl *.txt)</source>
+      <translation>任务文件 (*.csv *.xlsx *.json *.jsonl *.txt)</translation>
+    </message>
+    <message>
+      <source>Imported</source>
+      <translation>已导入</translation>
+    </message>
+    <message>
+      <source>{n} tasks enqueued as {batch}</source>
+      <translation>已将 {n} 个任务加入批次 {batch}</translation>
+    </message>
+    <message>
+      <source>; {n} task ids were already in the queue and were skipped</source>
+      <translation>；{n} 个任务 ID 已在队列中，已跳过</translation>
+    </message>
+    <message>
+      <source>Import failed</source>
+      <translation type="unfinished" />
     </message>
     <message>
       <source>pending</source>
@@ -184,36 +232,24 @@
       <translation>内部错误</translation>
     </message>
     <message>
-      <source>Cancel</source>
-      <translation>取消</translation>
+      <source>paused by operator</source>
+      <translation>操作员暂停</translation>
     </message>
     <message>
-      <source>Retry</source>
-      <translation>重试</translation>
+      <source>Logging in is not available: the web lane is not installed.</source>
+      <translation>无法登录：未安装网页通道。</translation>
     </message>
     <message>
-      <source>Open output folder</source>
-      <translation>打开输出文件夹</translation>
+      <source>Opening the browser for {name}…</source>
+      <translation>正在为 {name} 打开浏览器…</translation>
     </message>
     <message>
-      <source>Copy prompt</source>
-      <translation>复制提示词</translation>
+      <source>Log in failed</source>
+      <translation>登录失败</translation>
     </message>
     <message>
-      <source>Copy result</source>
-      <translation>复制结果</translation>
-    </message>
-    <message>
-      <source>Copy error</source>
-      <translation>复制错误</translation>
-    </message>
-    <message>
-      <source>Copy task id</source>
-      <translation>复制任务 ID</translation>
-    </message>
-    <message>
-      <source>Delete</source>
-      <translation>删除</translation>
+      <source>{name} is a simulated account; it needs no login.</source>
+      <translation>{name} 是模拟账号，无需登录。</translation>
     </message>
     <message>
       <source>Queue</source>
@@ -230,10 +266,6 @@
     <message>
       <source>Cancel pending/running in view</source>
       <translation>取消当前视图中等待/运行的任务</translation>
-    </message>
-    <message>
-      <source>Tasks</source>
-      <translation>任务</translation>
     </message>
     <message>
       <source>&amp;File</source>
@@ -272,24 +304,8 @@
       <translation>全部批次</translation>
     </message>
     <message>
-      <source>Import task file</source>
-      <translation>导入任务文件</translation>
-    </message>
-    <message>
-      <source>Task files (*.csv *.xlsx *.json *.jsonl *.txt)</source>
-      <translation>任务文件 (*.csv *.xlsx *.json *.jsonl *.txt)</translation>
-    </message>
-    <message>
       <source>Export tasks</source>
       <translation>导出任务</translation>
-    </message>
-    <message>
-      <source>Exported</source>
-      <translation>已导出</translation>
-    </message>
-    <message>
-      <source>Export failed</source>
-      <translation>导出失败</translation>
     </message>
     <message>
       <source>Please confirm</source>
@@ -324,24 +340,16 @@
       <translation>退出(&amp;Q)</translation>
     </message>
     <message>
+      <source>Find…</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
       <source>Pause/resume all</source>
       <translation>全部暂停/继续</translation>
     </message>
     <message>
-      <source>Lane paused</source>
-      <translation>通道已暂停</translation>
-    </message>
-    <message>
-      <source>paused by operator</source>
-      <translation>操作员暂停</translation>
-    </message>
-    <message>
-      <source>No outputs</source>
-      <translation>没有输出</translation>
-    </message>
-    <message>
-      <source>Imported</source>
-      <translation>已导入</translation>
+      <source>No new work taken</source>
+      <translation type="unfinished" />
     </message>
     <message>
       <source>Excel workbook (*.xlsx)</source>
@@ -360,60 +368,12 @@
       <translation>正在完成导出，完成后退出…</translation>
     </message>
     <message>
-      <source>Batch finished</source>
-      <translation>批次完成</translation>
-    </message>
-    <message>
-      <source>Account needs login</source>
-      <translation>账号需要登录</translation>
-    </message>
-    <message>
-      <source>Logging in is not available: the web lane is not installed.</source>
-      <translation>无法登录：未安装网页通道。</translation>
-    </message>
-    <message>
-      <source>Opening the browser for {name}…</source>
-      <translation>正在为 {name} 打开浏览器…</translation>
-    </message>
-    <message>
-      <source>Log in failed</source>
-      <translation>登录失败</translation>
-    </message>
-    <message>
-      <source>Cancel {n} tasks?</source>
-      <translation>取消 {n} 个任务？</translation>
-    </message>
-    <message>
-      <source>{n} tasks enqueued as {batch}</source>
-      <translation>已将 {n} 个任务加入批次 {batch}</translation>
-    </message>
-    <message>
-      <source>{n} tasks written to {path}</source>
-      <translation>已将 {n} 个任务写入 {path}</translation>
-    </message>
-    <message>
       <source>{n} tasks are running. Stop them now, or leave them to resume at the next start?</source>
       <translation>有 {n} 个任务正在运行。现在停止它们，还是留待下次启动时继续？</translation>
     </message>
     <message>
-      <source>{name} is a simulated account; it needs no login.</source>
-      <translation>{name} 是模拟账号，无需登录。</translation>
-    </message>
-    <message>
-      <source>{id} has no output folder yet.</source>
-      <translation>{id} 还没有输出文件夹。</translation>
-    </message>
-    <message>
-      <source>; {n} task ids were already in the queue and were skipped</source>
-      <translation>；{n} 个任务 ID 已在队列中，已跳过</translation>
-    </message>
-    <message>
-      <source>{batch}: {ok} done, {failed} failed</source>
-      <translation>{batch}：{ok} 个完成，{failed} 个失败</translation>
-    </message>
-    <message>
-      <source>Delete {n} tasks with their results and logs?</source>
-      <translation>删除 {n} 个任务及其结果和日志？</translation>
+      <source>No new work is taken: {problem}</source>
+      <translation type="unfinished" />
     </message>
     <message>
       <source>waiting {pending} · done {done} · failed {failed}</source>
@@ -430,6 +390,10 @@
     <message>
       <source>finished</source>
       <translation>已完成</translation>
+    </message>
+    <message>
+      <source>no lane in the config takes them</source>
+      <translation type="unfinished" />
     </message>
     <message>
       <source>polled %v/%m</source>
@@ -452,24 +416,52 @@
       <translation>暂停</translation>
     </message>
     <message>
-      <source>ETA measuring…</source>
-      <translation>预计时间测算中…</translation>
+      <source>{done} done · {failed} failed · {canceled} canceled · {running} running · {waiting} waiting</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>ETA {t}</source>
+      <translation>预计剩余 {t}</translation>
+    </message>
+    <message>
+      <source>web</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>API</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>polling</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>{n} {kind} tasks wait:</source>
+      <translation type="unfinished" />
     </message>
     <message>
       <source>running %v/%m</source>
       <translation>运行 %v/%m</translation>
     </message>
     <message>
-      <source>{batch}: {ok} done, {failed} failed, {running} running · {when}</source>
-      <translation>{batch}：{ok} 完成，{failed} 失败，{running} 运行中 · {when}</translation>
+      <source>ETA: measuring (no {kind} task has finished yet)</source>
+      <translation type="unfinished" />
     </message>
     <message>
       <source>No lanes of this kind yet. Add them to {config} (see the README), or start with: mediaassist --demo</source>
       <translation>尚未配置这类通道。请在 {config} 中添加（见 README），或用演示模式启动：mediaassist --demo</translation>
     </message>
     <message>
-      <source>ETA {t}</source>
-      <translation>预计剩余 {t}</translation>
+      <source>account {name} needs login</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>account {name} is disabled</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>Enable it</source>
+      <translation type="unfinished" />
     </message>
     <message>
       <source>Concurrency</source>
@@ -524,36 +516,128 @@
       <translation>允许范围：{low}..{high}</translation>
     </message>
     <message>
-      <source>Task</source>
-      <translation>任务</translation>
+      <source>Lane paused</source>
+      <translation>通道已暂停</translation>
     </message>
     <message>
-      <source>Batch</source>
-      <translation>批次</translation>
+      <source>Batch finished</source>
+      <translation>批次完成</translation>
     </message>
     <message>
-      <source>Model</source>
-      <translation>模型</translation>
+      <source>Account needs login</source>
+      <translation>账号需要登录</translation>
     </message>
     <message>
-      <source>Lane</source>
-      <translation>通道</translation>
+      <source>{batch}: {ok} done, {failed} failed, {canceled} canceled</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>Cancel</source>
+      <translation>取消</translation>
+    </message>
+    <message>
+      <source>Retry</source>
+      <translation>重试</translation>
+    </message>
+    <message>
+      <source>Open output folder</source>
+      <translation>打开输出文件夹</translation>
+    </message>
+    <message>
+      <source>Copy prompt</source>
+      <translation>复制提示词</translation>
+    </message>
+    <message>
+      <source>Copy result</source>
+      <translation>复制结果</translation>
+    </message>
+    <message>
+      <source>Copy error</source>
+      <translation>复制错误</translation>
+    </message>
+    <message>
+      <source>Copy task id</source>
+      <translation>复制任务 ID</translation>
+    </message>
+    <message>
+      <source>Delete</source>
+      <translation>删除</translation>
+    </message>
+    <message>
+      <source>Exported</source>
+      <translation>已导出</translation>
+    </message>
+    <message>
+      <source>No outputs</source>
+      <translation>没有输出</translation>
+    </message>
+    <message>
+      <source>Action failed</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>Export failed</source>
+      <translation>导出失败</translation>
+    </message>
+    <message>
+      <source>{n} tasks written to {path}</source>
+      <translation>已将 {n} 个任务写入 {path}</translation>
+    </message>
+    <message>
+      <source>Delete {n} tasks with their results and logs?</source>
+      <translation>删除 {n} 个任务及其结果和日志？</translation>
+    </message>
+    <message>
+      <source>{id} has no output folder yet.</source>
+      <translation>{id} 还没有输出文件夹。</translation>
+    </message>
+    <message>
+      <source>Cancel {n} tasks?</source>
+      <translation>取消 {n} 个任务？</translation>
     </message>
     <message>
       <source>State</source>
       <translation>状态</translation>
     </message>
     <message>
+      <source>Output</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>Lane</source>
+      <translation>通道</translation>
+    </message>
+    <message>
       <source>Attempt</source>
       <translation>尝试次数</translation>
+    </message>
+    <message>
+      <source>Created</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>Duration</source>
+      <translation>耗时</translation>
     </message>
     <message>
       <source>Heartbeat age</source>
       <translation>心跳间隔</translation>
     </message>
     <message>
-      <source>Duration</source>
-      <translation>耗时</translation>
+      <source>Batch</source>
+      <translation>批次</translation>
+    </message>
+    <message>
+      <source>Task</source>
+      <translation>任务</translation>
+    </message>
+    <message>
+      <source>{site}: any account</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
+      <source>{n} files</source>
+      <translation type="unfinished" />
     </message>
     <message>
       <source>Show</source>

@@ -1,0 +1,281 @@
+"""Every read the window does, in one place: the task table's pages, sorts and filters, the
+counts behind the panels and batch progress, and the rows an export writes.
+
+Peewee expressions only -- no SQL text -- so the same reads run on SQLite and on PostgreSQL (a
+shared queue). Hot paths build the query with peewee and read the raw cursor
+(``db.execute(query)``): peewee's row wrappers cost more than SQLite's work for 100k keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import peewee as pw
+
+from mediaassist.core.store import FINAL_STATES, PENDING, RUNNING, Result, Store, Task
+
+CHUNK = 500  # keys per IN (...) (SQLite's variable limit is far above; PG plans stay simple)
+PREVIEW_CHARS = 200  # prompt, result and error text a table row carries
+
+# The lane a task shows and filters on: its account once a web task has one, else its route.
+LANE = pw.Case(None, [((Task.model_kind == "web") & Task.account.is_null(False),
+                       pw.Value("web:").concat(Task.account))], Task.route)
+
+
+def _duration(now: float) -> pw.Node:
+    return pw.fn.COALESCE(Task.finished_at, now) - Task.started_at
+
+
+# Sortable columns of the table, by key; the value builds the ORDER BY term (some need "now").
+SORT_KEYS: dict[str, Any] = {
+    "task_id": lambda now: Task.task_id, "batch": lambda now: Task.batch_id,
+    "model": lambda now: Task.model, "lane": lambda now: LANE, "state": lambda now: Task.state,
+    "attempt": lambda now: Task.attempt, "error": lambda now: Task.error_kind,
+    "heartbeat": lambda now: Task.heartbeat_at, "duration": _duration,
+    "created": lambda now: Task.created_at, "prompt": lambda now: Task.prompt,
+    "machine": lambda now: Task.host,
+}
+
+
+@dataclass(frozen=True)
+class TaskFilter:
+    state: str | None = None
+    lane: str | None = None
+    batch: str | None = None
+    text: str = ""
+
+    def conditions(self) -> list[pw.Node]:
+        """The WHERE terms (peewee ANDs them; none is no WHERE)."""
+        terms: list[pw.Node] = []
+        if self.state:
+            terms.append(Task.state == self.state)
+        if self.lane:
+            terms.append(LANE == self.lane)
+        if self.batch:
+            terms.append(Task.batch_id == self.batch)
+        if self.text:  # contains() escapes %, _ and \ in the operator's text
+            terms.append(Task.task_id.contains(self.text) | Task.prompt.contains(self.text)
+                         | Task.error.contains(self.text) | Task.model.contains(self.text))
+        return terms
+
+    def applied(self, query: pw.Select) -> pw.Select:
+        terms = self.conditions()
+        return query.where(*terms) if terms else query
+
+    def with_state(self, state: str) -> TaskFilter:
+        return TaskFilter(state=state, lane=self.lane, batch=self.batch, text=self.text)
+
+    @property
+    def volatile(self) -> bool:
+        """Rows move in or out of this filter as tasks run (state/lane/error text change)."""
+        return bool(self.state or self.lane or self.text)
+
+
+@dataclass(frozen=True)
+class TaskOrder:
+    """``key`` None: the default, newest batch first and each batch in queue order."""
+
+    key: str | None = None
+    descending: bool = False
+
+    def terms(self, now: float) -> list[pw.Node]:
+        if self.key is None:
+            # A batch's tasks share created_at (one enqueue), so this groups them, newest first.
+            return [Task.created_at.desc(), Task.seq]
+        term = SORT_KEYS[self.key](now)
+        if self.descending:
+            return [term.desc(), Task.seq.desc()]
+        return [term, Task.seq]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    """What one table row shows (texts cut to PREVIEW_CHARS)."""
+
+    seq: int
+    task_id: str
+    batch_id: str
+    model: str
+    model_kind: str
+    route: str
+    account: str | None
+    host: str | None  # the machine that ran it last (a shared queue has several)
+    state: str
+    attempt: int
+    error_kind: str | None
+    error: str | None
+    created_at: float
+    started_at: float | None
+    heartbeat_at: float | None
+    finished_at: float | None
+    prompt: str
+    result_text: str | None
+    files: tuple[str, ...]
+
+
+def _preview(column: pw.Field) -> pw.Node:
+    return pw.fn.SUBSTR(column, 1, PREVIEW_CHARS)
+
+
+_ROW_COLUMNS = (Task.seq, Task.task_id, Task.batch_id, Task.model, Task.model_kind, Task.route, Task.account,
+                Task.host, Task.state, Task.attempt, Task.error_kind, _preview(Task.error), Task.created_at,
+                Task.started_at, Task.heartbeat_at, Task.finished_at, _preview(Task.prompt),
+                _preview(Result.text), Result.files)
+
+
+@dataclass
+class Snapshot:
+    """One GROUP BY over the store, cut the ways the panels and the tray need it."""
+
+    by_route: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    by_account: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    by_batch: dict[str, dict[str, int]] = field(default_factory=dict)
+    batch_routes: dict[str, dict[str, int]] = field(default_factory=dict)  # unfinished per route
+    batch_order: list[str] = field(default_factory=list)  # newest first
+
+    def totals(self) -> dict[str, int]:
+        out: dict[str, int] = defaultdict(int)
+        for (_, state), n in self.by_route.items():
+            out[state] += n
+        return out
+
+    def totals_by_kind(self) -> dict[tuple[str, str], int]:
+        """{(lane kind, state): n} -- the kind is the route's prefix (web, api, poll)."""
+        out: dict[tuple[str, str], int] = defaultdict(int)
+        for (route, state), n in self.by_route.items():
+            out[(route.partition(":")[0], state)] += n
+        return out
+
+
+class Queries:
+    """The window's reads over one store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.db = store.db
+
+    def _values(self, query: pw.Query) -> Iterator[tuple[Any, ...]]:
+        return iter(self.db.execute(query))
+
+    def _chunked(self, query_of: Any, keys: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+        for start in range(0, len(keys), CHUNK):
+            yield from self._values(query_of(keys[start:start + CHUNK]))
+
+    # --- the table ---------------------------------------------------------------------------
+    def seqs(self, task_filter: TaskFilter, order: TaskOrder) -> list[int]:
+        """Row keys under the filter, in table order."""
+        query = (task_filter.applied(Task.select(Task.seq))
+                 .order_by(*order.terms(self.store.now())))
+        return [r[0] for r in self._values(query)]
+
+    def rows(self, seqs: Sequence[int]) -> list[TaskRow]:
+        """The table rows of these keys (any order; deleted ones are left out)."""
+        def query(chunk: Sequence[int]) -> pw.Query:
+            return (Task.select(*_ROW_COLUMNS)
+                    .join(Result, pw.JOIN.LEFT_OUTER, on=(Result.task_id == Task.task_id))
+                    .where(Task.seq.in_(list(chunk))))
+        return [_task_row(values) for values in self._chunked(query, list(seqs))]
+
+    def task_ids(self, task_filter: TaskFilter, order: TaskOrder) -> list[str]:
+        """Every task id under the filter, in table order (bulk actions, export)."""
+        query = (task_filter.applied(Task.select(Task.task_id))
+                 .order_by(*order.terms(self.store.now())))
+        return [r[0] for r in self._values(query)]
+
+    def distinct_states(self, task_filter: TaskFilter) -> set[str]:
+        query = task_filter.applied(Task.select(Task.state)).distinct()
+        return {r[0] for r in self._values(query)}
+
+    def states_of(self, seqs: Sequence[int]) -> set[str]:
+        return {r[0] for r in self._chunked(
+            lambda chunk: Task.select(Task.state).where(Task.seq.in_(list(chunk))).distinct(), list(seqs))}
+
+    def tasks_of(self, seqs: Sequence[int]) -> list[tuple[str, str]]:
+        """(task id, state) of these rows in the given order; deleted rows are left out."""
+        found = {r[0]: (r[1], r[2]) for r in self._chunked(
+            lambda chunk: Task.select(Task.seq, Task.task_id, Task.state).where(Task.seq.in_(list(chunk))),
+            list(seqs))}
+        return [found[seq] for seq in seqs if seq in found]
+
+    def seqs_of_tasks(self, task_ids: Sequence[str]) -> list[int]:
+        return [r[0] for r in self._chunked(
+            lambda chunk: Task.select(Task.seq).where(Task.task_id.in_(list(chunk))), list(task_ids))]
+
+    def changed_since(self, when: float) -> list[tuple[int, float]]:
+        """(seq, updated_at) of rows written after ``when`` (the table's change sweep)."""
+        query = Task.select(Task.seq, Task.updated_at).where(Task.updated_at > when)
+        return [(r[0], r[1]) for r in self._values(query)]
+
+    def newest_update(self) -> float:
+        return Task.select(pw.fn.MAX(Task.updated_at)).scalar() or 0.0
+
+    def totals(self) -> tuple[int, int]:
+        """(row count, max seq): changes when rows are added or deleted anywhere."""
+        count, max_seq = next(self._values(Task.select(pw.fn.COUNT(Task.seq), pw.fn.MAX(Task.seq))))
+        return count, max_seq or 0
+
+    # --- counts for the panels, the batches and the tray -------------------------------------
+    def snapshot(self) -> Snapshot:
+        snap = Snapshot()
+        query = (Task.select(Task.batch_id, Task.route, Task.account, Task.state, pw.fn.COUNT(Task.seq),
+                             pw.fn.MAX(Task.seq))
+                 .group_by(Task.batch_id, Task.route, Task.account, Task.state))
+        newest: dict[str, int] = {}
+        for batch, route, account, state, n, max_seq in self._values(query):
+            snap.by_route[(route, state)] += n
+            if account:
+                snap.by_account[(account, state)] += n
+            snap.by_batch.setdefault(batch, defaultdict(int))[state] += n
+            if state not in FINAL_STATES:
+                snap.batch_routes.setdefault(batch, defaultdict(int))[route] += n
+            newest[batch] = max(newest.get(batch, 0), max_seq)
+        snap.batch_order = sorted(newest, key=newest.__getitem__, reverse=True)
+        return snap
+
+    def waiting_by_route(self) -> dict[str, int]:
+        query = (Task.select(Task.route, pw.fn.COUNT(Task.seq)).where(Task.state.in_((PENDING, RUNNING)))
+                 .group_by(Task.route))
+        return {r[0]: r[1] for r in self._values(query)}
+
+    # --- export ------------------------------------------------------------------------------
+    def export_chunk(self, task_ids: Sequence[str]) -> list[tuple[Task, Result | None]]:
+        """Whole tasks with their results, in the given order (deleted ones left out)."""
+        ids = list(task_ids)
+        tasks = {t.task_id: t for t in Task.select().where(Task.task_id.in_(ids))}
+        results = {r.task_id: r for r in Result.select().where(Result.task_id.in_(ids))}
+        return [(tasks[i], results.get(i)) for i in ids if i in tasks]
+
+
+class OffLoopReader:
+    """Runs reads in one worker thread with its own connection, so big ones (every row key of
+    a 200k-row store, the counts' GROUP BY) never hold up the loop. The database driver
+    releases the GIL while it works; the Python part is what remains on the loop's clock.
+
+    peewee keeps one connection per thread: this thread's opens on first use, closes in
+    ``close``. Reads see committed data only -- what the loop's writes committed before."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-reads")
+
+    async def run(self, read: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, read, *args)
+
+    def close(self) -> None:
+        self._pool.submit(self.store.db.close)  # this thread's connection, not the loop's
+        self._pool.shutdown(wait=True)
+
+
+def _task_row(values: Sequence[Any]) -> TaskRow:
+    *head, files = values
+    return TaskRow(*head, tuple(json.loads(files)) if files else ())
+
+
+def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:
+    return (items[i:i + size] for i in range(0, len(items), size))

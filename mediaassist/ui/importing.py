@@ -1,0 +1,75 @@
+"""Importing task files: one preview dialog at a time, then the batch enqueued in steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QSettings, Signal
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+from mediaassist.core.importer import ImportReport
+from mediaassist.runtime import Runtime
+from mediaassist.ui.background import BackgroundJobs
+from mediaassist.ui.i18n import tr
+from mediaassist.ui.import_dialog import ImportPreviewDialog
+
+
+class ImportController(QObject):
+    """Signals:
+        imported(str, int): a batch id and how many of its tasks were new.
+        notice(str, str): a title and a line for the tray / status bar.
+        message(str, str): a title and a text the operator must read.
+    """
+
+    imported = Signal(str, int)
+    notice = Signal(str, str)
+    message = Signal(str, str)
+
+    def __init__(self, rt: Runtime, settings: QSettings, jobs: BackgroundJobs, window: QWidget) -> None:
+        super().__init__(window)
+        self.rt = rt
+        self.settings = settings
+        self.jobs = jobs
+        self.window = window
+        self.dialog: ImportPreviewDialog | None = None
+        self._queue: list[Path] = []
+
+    def open_files(self, paths: list[Path] | list[str]) -> None:
+        """Queue files for the import preview, one dialog at a time."""
+        self._queue.extend(Path(p) for p in paths)
+        self._next()
+
+    def choose_file(self) -> None:
+        dialog = QFileDialog(self.window, tr("Import task file"))
+        dialog.setNameFilter(tr("Task files (*.csv *.xlsx *.json *.jsonl *.txt)"))
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
+        dialog.filesSelected.connect(self.open_files)
+        dialog.open()
+
+    def _next(self) -> None:
+        if self.dialog is not None or not self._queue:
+            return
+        path = self._queue.pop(0)
+        dialog = ImportPreviewDialog(path, self.rt, self.settings.value("import/default_model"), self.window)
+        dialog.finished.connect(lambda result, d=dialog: self._finished(d, result))
+        self.dialog = dialog
+        dialog.open()
+
+    def _finished(self, dialog: ImportPreviewDialog, result: int) -> None:
+        self.dialog = None
+        report = dialog.report
+        if result == ImportPreviewDialog.DialogCode.Accepted and report and report.tasks:
+            if dialog.default_model:
+                self.settings.setValue("import/default_model", dialog.default_model)
+            self.jobs.spawn(self._enqueue(report),
+                            lambda exc: self.message.emit(tr("Import failed"), str(exc)), finish_on_quit=True)
+        dialog.deleteLater()
+        self._next()
+
+    async def _enqueue(self, report: ImportReport) -> None:
+        outcome = await self.rt.enqueue_report_in_steps(report)
+        message = tr("{n} tasks enqueued as {batch}").format(n=len(outcome.inserted), batch=outcome.batch_id)
+        if outcome.skipped:
+            message += tr("; {n} task ids were already in the queue and were skipped").format(n=len(outcome.skipped))
+        self.notice.emit(tr("Imported"), message)
+        self.imported.emit(outcome.batch_id, len(outcome.inserted))

@@ -1,0 +1,76 @@
+"""Lanes and accounts: pause/resume one lane or all, enable/disable an account, log in."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from mediaassist.providers.registry import SIMULATED_SITE
+from mediaassist.runtime import Runtime
+from mediaassist.ui.background import BackgroundJobs
+from mediaassist.ui.i18n import tr
+
+
+class LanesController(QObject):
+    """Signals:
+        changed(): a lane or an account changed; the counts and panels are due a refresh.
+        notice(str, str): a title and a line for the tray / status bar.
+        message(str, str): a title and a text the operator must read.
+    """
+
+    changed = Signal()
+    notice = Signal(str, str)
+    message = Signal(str, str)
+
+    def __init__(self, rt: Runtime, jobs: BackgroundJobs, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rt = rt
+        self.store, self.scheduler = rt.store, rt.scheduler
+        self.jobs = jobs
+
+    def all_paused(self, paused: dict[str, str] | None = None) -> bool:
+        paused = self.store.paused_lanes() if paused is None else paused
+        return bool(self.scheduler.lanes) and all(name in paused for name in self.scheduler.lanes)
+
+    def toggle_lane(self, name: str) -> None:
+        if name in self.store.paused_lanes():
+            self.store.resume_lane(name)
+        else:
+            self.store.pause_lane(name, tr("paused by operator"))
+        self._changed()
+
+    def toggle_pause_all(self) -> None:
+        paused = self.store.paused_lanes()
+        resume = self.all_paused(paused)
+        for name in self.scheduler.lanes:
+            if resume:
+                self.store.resume_lane(name)
+            elif name not in paused:
+                self.store.pause_lane(name, tr("paused by operator"))
+        self._changed()
+
+    def set_account_enabled(self, name: str, enabled: bool) -> None:
+        self.store.set_account_enabled(name, enabled)
+        self._changed()
+
+    def log_in(self, name: str) -> None:
+        """Open the account's profile headed so the operator can log in (the web lane's job)."""
+        acct = self.store.account(name)
+        if acct is None:
+            return
+        if acct.site == SIMULATED_SITE:
+            self.store.set_login_state(name, "ok")
+            self.notice.emit(tr("Log in"), tr("{name} is a simulated account; it needs no login.").format(name=name))
+            self._changed()
+            return
+        try:
+            from mediaassist.providers.web import login_account  # type: ignore[attr-defined]
+        except ImportError:
+            self.message.emit(tr("Log in"), tr("Logging in is not available: the web lane is not installed."))
+            return
+        self.notice.emit(tr("Log in"), tr("Opening the browser for {name}…").format(name=name))
+        self.jobs.spawn(login_account(name, self.rt.config, self.rt.data_dir, self.store),
+                        lambda exc: self.message.emit(tr("Log in failed"), f"{name}: {exc}"), finish_on_quit=False)
+
+    def _changed(self) -> None:
+        self.scheduler.wake()
+        self.changed.emit()

@@ -1,0 +1,155 @@
+"""What the operator does to tasks: cancel, retry, delete, copy, open the output folder, export.
+
+Bulk changes run in steps of ID_CHUNK ids with the loop running between them, so cancelling or
+deleting 100,000 tasks never freezes the window or the scheduler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QApplication
+
+from mediaassist.core.paths import output_dir
+from mediaassist.core.queries import chunks
+from mediaassist.core.secrets import redact
+from mediaassist.runtime import Runtime
+from mediaassist.ui.actions import TaskAction, actions_for, applies
+from mediaassist.ui.background import BackgroundJobs
+from mediaassist.ui.export import export_tasks
+from mediaassist.ui.i18n import tr
+from mediaassist.ui.task_model import TaskTableModel
+
+ID_CHUNK = 500  # ids per statement and per loop step in bulk actions
+
+Confirm = Callable[[str, Callable[[], object]], None]
+
+
+def action_label(action: TaskAction) -> str:
+    return {TaskAction.CANCEL: tr("Cancel"), TaskAction.RETRY: tr("Retry"),
+            TaskAction.OPEN_FOLDER: tr("Open output folder"), TaskAction.COPY_PROMPT: tr("Copy prompt"),
+            TaskAction.COPY_RESULT: tr("Copy result"), TaskAction.COPY_ERROR: tr("Copy error"),
+            TaskAction.COPY_ID: tr("Copy task id"), TaskAction.DELETE: tr("Delete")}[action]
+
+
+# Shortcuts for the common verbs (QAction shows them in menus); copy ones keep the table's Ctrl+C.
+ACTION_SHORTCUTS = {TaskAction.CANCEL: "Ctrl+.", TaskAction.RETRY: "Ctrl+R", TaskAction.DELETE: "Del",
+                    TaskAction.OPEN_FOLDER: "Ctrl+O", TaskAction.COPY_ID: "Ctrl+Shift+C"}
+
+
+class TaskActions(QObject):
+    """Signals:
+        changed(): an action's writes are done and shown in the table; counts are due.
+        notice(str, str): a title and a line for the tray / status bar.
+        message(str, str): a title and a text the operator must read (a dialog).
+    """
+
+    changed = Signal()
+    notice = Signal(str, str)
+    message = Signal(str, str)
+
+    def __init__(self, rt: Runtime, model: TaskTableModel, selected_seqs: Callable[[], list[int]],
+                 confirm: Confirm, jobs: BackgroundJobs, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rt = rt
+        self.store = rt.store
+        self.model = model
+        self.selected_seqs = selected_seqs
+        self.confirm = confirm
+        self.jobs = jobs
+
+    # --- what is offered ---------------------------------------------------------------------
+    def selected_tasks(self) -> list[tuple[str, str]]:
+        return self.model.tasks_of(self.selected_seqs())
+
+    def offered(self) -> tuple[list[TaskAction], list[int]]:
+        seqs = self.selected_seqs()
+        return actions_for(self.model.states_of(seqs), selected=len(seqs)), seqs
+
+    # --- doing it ----------------------------------------------------------------------------
+    def run_on_selection(self, action: TaskAction) -> asyncio.Future[None] | None:
+        return self.run(action, self.selected_tasks())
+
+    def run(self, action: TaskAction, tasks: list[tuple[str, str]]) -> asyncio.Future[None] | None:
+        """Act on the tasks the action applies to; bulk verbs return the job doing it."""
+        ids = [task_id for task_id, state in tasks if applies(action, state)]
+        if not ids:
+            return None
+        if action is TaskAction.DELETE:
+            self.confirm(tr("Delete {n} tasks with their results and logs?").format(n=len(ids)),
+                         lambda: self._bulk(self.store.delete, ids))
+            return None
+        if action in (TaskAction.CANCEL, TaskAction.RETRY):
+            return self._bulk(self.store.cancel if action is TaskAction.CANCEL else self.store.retry, ids)
+        if action is TaskAction.OPEN_FOLDER:
+            self.open_folder(ids[0])
+        else:
+            QApplication.clipboard().setText(self.copy_text(action, ids))
+        return None
+
+    def _bulk(self, change: Callable[[list[str]], object], ids: list[str]) -> asyncio.Future[None]:
+        return self.jobs.spawn(self._in_steps(change, ids),
+                               lambda exc: self.message.emit(tr("Action failed"), str(exc)), finish_on_quit=True)
+
+    async def _in_steps(self, change: Callable[[list[str]], object], ids: list[str]) -> None:
+        started = self.store.now()
+        for chunk in chunks(ids, ID_CHUNK):
+            change(list(chunk))
+            await asyncio.sleep(0)
+        self.rt.scheduler.wake()
+        self.model.mark_changed_since(started - 1.0)
+        self.model.refresh_membership()
+        self.model.flush()  # rows move in place: Qt's persistent indexes keep the selection
+        self.changed.emit()
+
+    def copy_text(self, action: TaskAction, ids: list[str]) -> str:
+        parts = []
+        for task_id in ids:
+            task = self.store.get(task_id)
+            if task is None:
+                continue
+            if action is TaskAction.COPY_ID:
+                parts.append(task_id)
+            elif action is TaskAction.COPY_PROMPT:
+                parts.append(redact(task.prompt))
+            elif action is TaskAction.COPY_ERROR:
+                parts.append(redact(f"{task.error_kind}: {task.error}"))
+            elif action is TaskAction.COPY_RESULT:
+                result = self.store.result(task_id)
+                parts.append(redact(result.text or "") if result else "")
+        return "\n".join(parts)
+
+    def open_folder(self, task_id: str) -> None:
+        task = self.store.get(task_id)
+        if task is None:
+            return
+        folder = output_dir(self.rt.data_dir, task.batch_id, task.task_id)
+        if not folder.exists():
+            self.notice.emit(tr("No outputs"), tr("{id} has no output folder yet.").format(id=task_id))
+            return
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+
+    # --- the whole view ----------------------------------------------------------------------
+    def retry_failed_in_view(self) -> asyncio.Future[None] | None:
+        return self.run(TaskAction.RETRY, [(i, "failed") for i in self.model.matching_task_ids("failed")])
+
+    def cancel_in_view(self) -> None:
+        ids = self.model.matching_task_ids("pending") + self.model.matching_task_ids("running")
+        if ids:
+            self.confirm(tr("Cancel {n} tasks?").format(n=len(ids)),
+                         lambda: self.run(TaskAction.CANCEL, [(i, "pending") for i in ids]))
+
+    def start_export(self, name: str) -> None:
+        self.jobs.spawn(self.export_to(Path(name)),
+                        lambda exc: self.message.emit(tr("Export failed"), str(exc)), finish_on_quit=True)
+
+    async def export_to(self, path: Path) -> int:
+        if path.suffix.lower() not in (".csv", ".xlsx"):
+            path = path.with_suffix(".xlsx")
+        written = await export_tasks(self.model.queries, self.model.matching_task_ids(), path)
+        self.notice.emit(tr("Exported"), tr("{n} tasks written to {path}").format(n=written, path=path))
+        return written

@@ -1,0 +1,133 @@
+"""The window's reads (core.queries) and the progress arithmetic (core.progress) on a real store."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from mediaassist.core.errors import ErrorKind
+from mediaassist.core.progress import BatchProgress, EtaSmoother, ServiceTimes, estimate
+from mediaassist.core.queries import Queries, TaskFilter, TaskOrder
+from mediaassist.core.store import NewTask, Store
+from mediaassist.runtime import Runtime, RuntimeOptions
+from tests.helpers import sim_config_text, write_config, write_csv
+
+
+@dataclass
+class FakeLane:  # only what estimate() reads of a scheduler lane
+    name: str
+    route: str
+    limit: int
+
+
+def api(n: int, prefix: str) -> list[NewTask]:
+    return [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt=f"prompt {i}",
+                    task_id=f"{prefix}{i:03d}") for i in range(n)]
+
+
+def web(n: int, prefix: str) -> list[NewTask]:
+    return [NewTask(model="reasoner", model_kind="web", route="web:simulated", prompt=f"ask {i}",
+                    task_id=f"{prefix}{i:03d}") for i in range(n)]
+
+
+def test_batch_progress_counts_every_state_and_finishes_only_when_nothing_waits_or_runs(store: Store) -> None:
+    store.enqueue("b", api(10, "t"))
+    store.cancel([f"t{i:03d}" for i in range(6)])
+    first, second, third, fourth = store.claim("api:sim-api", "me", 4)
+    store.finish_success(first, "ok", [])
+    store.finish_success(second, "ok", [])
+    store.finish_failure(third, ErrorKind.PROVIDER, "no", retry_at=None)
+    progress = BatchProgress.of("b", Queries(store).snapshot().by_batch["b"])
+    assert (progress.done, progress.failed, progress.canceled, progress.running, progress.waiting) == (2, 1, 6, 1, 0)
+    assert progress.total == 10 and progress.ended == 9 and not progress.finished
+    store.finish_canceled(fourth)
+    assert BatchProgress.of("b", Queries(store).snapshot().by_batch["b"]).finished
+
+
+def test_estimate_names_the_lane_that_blocks_a_batch(store: Store) -> None:
+    store.enqueue("b", web(207, "w"))
+    snap = Queries(store).snapshot()
+    lanes = [FakeLane("web:demo-a", "web:simulated", 1)]
+    found = estimate("b", snap, lanes, {"web:demo-a": "account needs login"}, ServiceTimes())
+    assert found.seconds is None and found.blocked is not None
+    assert (found.blocked.route, found.blocked.waiting) == ("web:simulated", 207)
+    assert found.blocked.reasons == (("web:demo-a", "account needs login"),)
+    no_lane = estimate("b", snap, [], {}, ServiceTimes())
+    assert no_lane.blocked is not None and no_lane.blocked.reasons == ()
+
+
+def test_estimate_measures_first_then_counts_older_batches_ahead(store: Store) -> None:
+    store.enqueue("old", api(10, "o"), created_at=1.0)
+    store.enqueue("new", api(10, "n"), created_at=2.0)
+    snap = Queries(store).snapshot()
+    lanes = [FakeLane("api:sim-api", "api:sim-api", 2)]
+    service = ServiceTimes()
+    assert estimate("new", snap, lanes, {}, service).measuring == "api:sim-api"
+    service.record("api:sim-api", 3.0)
+    assert estimate("old", snap, lanes, {}, service).seconds == pytest.approx(10 / 2 * 3.0)
+    assert estimate("new", snap, lanes, {}, service).seconds == pytest.approx(20 / 2 * 3.0)
+    service.record("api:sim-api", 8.0)  # smoothed: one slow attempt moves the mean a fifth
+    assert service.mean["api:sim-api"] == pytest.approx(4.0)
+
+
+def test_shown_eta_counts_down_and_moves_steadily_when_estimates_jump() -> None:
+    smoother = EtaSmoother()
+    assert smoother.smooth("b", 1000.0, now=0.0) == 1000.0
+    assert smoother.smooth("b", 990.0, now=10.0) == pytest.approx(990.0)  # on track: no change
+    shown = [smoother.smooth("b", estimate_s, now=10.0 + i) for i, estimate_s in
+             enumerate([1300.0, 900.0, 1300.0, 900.0], start=1)]
+    steps = [abs(b - a) for a, b in zip([990.0] + shown[:-1], shown, strict=True)]
+    assert max(steps) < 0.3 * 400  # a 400 s jump in the estimate moves the shown ETA far less
+    smoother.forget("b")
+    assert smoother.smooth("b", 50.0, now=100.0) == 50.0
+
+
+def test_default_order_is_newest_batch_first_each_in_queue_order(store: Store) -> None:
+    store.enqueue("old", api(3, "o"), created_at=1.0)
+    store.enqueue("new", api(3, "n"), created_at=2.0)
+    queries = Queries(store)
+    assert queries.task_ids(TaskFilter(), TaskOrder()) == ["n000", "n001", "n002", "o000", "o001", "o002"]
+    assert queries.task_ids(TaskFilter(batch="old"), TaskOrder("task_id", descending=True)) == ["o002", "o001", "o000"]
+
+
+def test_rows_carry_result_preview_files_and_lane_filter(store: Store) -> None:
+    store.enqueue("b", api(2, "t") + web(2, "w"))
+    task = store.claim("api:sim-api", "me", 1)[0]
+    store.finish_success(task, "line one\nline two", ["/out/a.png", "/out/b.mp4"])
+    web_task = store.claim("web:simulated", "me", 1, account="acct-a")[0]
+    queries = Queries(store)
+    rows = {r.task_id: r for r in queries.rows(queries.seqs(TaskFilter(), TaskOrder()))}
+    assert rows["t000"].result_text == "line one\nline two" and rows["t000"].files == ("/out/a.png", "/out/b.mp4")
+    assert rows["t001"].result_text is None and rows["t001"].files == ()
+    assert queries.task_ids(TaskFilter(lane="web:acct-a"), TaskOrder()) == [web_task.task_id]
+    assert queries.task_ids(TaskFilter(lane="web:simulated"), TaskOrder()) == ["w001"]
+    # sorting by duration needs no database-specific time function
+    assert len(queries.seqs(TaskFilter(), TaskOrder("duration", descending=True))) == 4
+
+
+def test_text_filter_treats_wildcards_as_text(store: Store) -> None:
+    store.enqueue("b", api(3, "t") + api(2, "pct_"))
+    queries = Queries(store)
+    assert queries.task_ids(TaskFilter(text="pct_"), TaskOrder()) == ["pct_000", "pct_001"]
+    assert queries.task_ids(TaskFilter(text="%"), TaskOrder()) == []
+
+
+@pytest.mark.asyncio
+async def test_window_import_in_steps_is_one_batch_with_one_creation_time(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.toml", sim_config_text())
+    csv_path = write_csv(tmp_path / "many.csv", [{"task_id": f"r{i:05d}", "model": "writer", "prompt": f"p {i}"}
+                                                  for i in range(1234)])
+    async with Runtime(RuntimeOptions(config_path=config, data_dir=tmp_path / "data")) as rt:
+        report = await asyncio.to_thread(rt.read_import, csv_path, None)
+        assert await rt.count_stored(report) == 0
+        outcome = await rt.enqueue_report_in_steps(report)
+        assert len(outcome.inserted) == 1234 and outcome.skipped == []
+        tasks = rt.store.tasks()
+        assert {t.batch_id for t in tasks} == {outcome.batch_id} and len({t.created_at for t in tasks}) == 1
+        again = await asyncio.to_thread(rt.read_import, csv_path, None)
+        assert await rt.count_stored(again) == 1234
+        second = await rt.enqueue_report_in_steps(again)
+        assert second.inserted == [] and len(second.skipped) == 1234

@@ -1,0 +1,209 @@
+"""The task table as operators read it, batch progress in the window, and imports that never block."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QColor, QImage, QPixmap
+
+from mediaassist.core.errors import ErrorKind
+from mediaassist.core.store import NewTask, Store
+from mediaassist.ui.actions import TaskAction
+from mediaassist.ui.main_window import MainWindow
+from mediaassist.ui.task_model import COL, TaskFilter, TaskTableModel, THUMB
+from tests.helpers import write_csv
+
+from .conftest import api_tasks, wait_until
+from .test_window import App, previewed, start_app, stop_app, writer_tasks
+
+DECORATION = Qt.ItemDataRole.DecorationRole
+
+
+@pytest_asyncio.fixture
+async def running(tmp_path: Path, ui_settings: QSettings) -> AsyncIterator[App]:
+    started = await start_app(tmp_path, ui_settings)
+    yield started
+    await stop_app(started)
+
+
+def cell(model: TaskTableModel, task_id: str, column: str, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+    row = next(r for r in range(model.rowCount()) if model.task_id_at(r) == task_id)
+    return model.index(row, COL[column]).data(role)
+
+
+def web_tasks(n: int) -> list[NewTask]:
+    return [NewTask(model="reasoner", model_kind="web", route="web:simulated", prompt=f"ask {i}",
+                    task_id=f"w{i:03d}") for i in range(n)]
+
+
+def test_cells_show_reason_badge_lane_attempts_and_local_time(qtbot, store: Store) -> None:
+    store.enqueue("b1", api_tasks(3) + web_tasks(1))
+    first, second = store.claim("api:sim-api", "me", 2)
+    store.finish_failure(first, ErrorKind.PROVIDER, "quota of the day used up\nretry tomorrow", retry_at=None)
+    model = TaskTableModel(store)
+    assert cell(model, "t00000", "error") == "quota of the day used up retry tomorrow"
+    badge = cell(model, "t00000", "error", DECORATION)
+    assert isinstance(badge, QPixmap) and not badge.isNull()
+    assert cell(model, "t00002", "error") == "" and cell(model, "t00002", "error", DECORATION) is None
+    assert cell(model, "t00002", "attempt") == ""  # a first attempt that waits says nothing
+    assert cell(model, "t00001", "attempt") == "1"  # a running one says which attempt it is
+    assert cell(model, "t00002", "lane") == "sim-api"
+    assert cell(model, "w000", "lane") == "simulated: any account"
+    assert cell(model, "t00002", "state", DECORATION) is not None
+    created = str(cell(model, "t00002", "created"))
+    assert "Z" not in created and "T" not in created and created.count(":") == 2
+    store.retry(["t00000"])
+    model.mark_dirty(range(1, 5))
+    model.flush()
+    assert cell(model, "t00000", "attempt") == "2"
+
+
+def test_prompt_comes_before_ids_and_the_result_column_previews_text(qtbot, store: Store) -> None:
+    store.enqueue("b1", api_tasks(1))
+    task = store.claim("api:sim-api", "me", 1)[0]
+    store.finish_success(task, "第一行\n第二行", [])
+    model = TaskTableModel(store)
+    assert COL["state"] < COL["prompt"] < COL["result"] < COL["batch"] < COL["task_id"]
+    assert cell(model, "t00000", "result") == "第一行 第二行"
+    assert cell(model, "t00000", "prompt") == "prompt 0"
+
+
+@pytest.mark.asyncio
+async def test_output_thumbnail_is_scaled_off_the_loop_and_cached(store: Store, tmp_path: Path) -> None:
+    image = QImage(400, 200, QImage.Format.Format_RGB32)
+    image.fill(QColor("#2e7d32"))
+    picture = tmp_path / "out.png"
+    assert image.save(str(picture))
+    store.enqueue("b1", api_tasks(2))
+    first, second = store.claim("api:sim-api", "me", 2)
+    store.finish_success(first, None, [str(picture)])
+    store.finish_success(second, None, [str(tmp_path / "clip.mp4")])
+    model = TaskTableModel(store)
+    ready: list[str] = []
+    model.thumbnails.ready.connect(ready.append)
+    changed: list[int] = []
+    model.dataChanged.connect(lambda a, b, roles=None: changed.append(a.column()))
+    assert cell(model, "t00000", "output", DECORATION) is None  # asked: a worker scales it
+    await wait_until(lambda: ready == [str(picture)])
+    assert COL["output"] in changed  # the row is told to repaint
+    thumb = cell(model, "t00000", "output", DECORATION)
+    assert isinstance(thumb, QPixmap) and thumb.width() == THUMB and thumb.height() == THUMB // 2
+    assert cell(model, "t00001", "output", DECORATION) is not None  # a video gets a mark
+    assert cell(model, "t00000", "result") == "out.png"
+    model.stop()
+
+
+@pytest.mark.asyncio
+async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -> None:
+    window = running.window
+    running.enqueue(writer_tasks(6, sim_fail="bad_input"))
+    await wait_until(lambda: {t.state for t in window.store.tasks()} == {"failed"})
+    window.lanes.toggle_pause_all()
+    window.text_filter.setText("prompt")
+    window.apply_filter()
+    window.model.sort(COL["state"], Qt.SortOrder.AscendingOrder)  # retried rows move
+    flags = window.table.selectionModel().SelectionFlag
+    window.table.selectRow(1)
+    window.table.selectionModel().select(window.model.index(4, 0), flags.Select | flags.Rows)
+    chosen = sorted(task_id for task_id, _ in window.selected_tasks())
+    assert len(chosen) == 2
+    window.task_actions[TaskAction.RETRY].trigger()
+    await wait_until(lambda: all(window.store.get(t).state == "pending" for t in chosen))
+    # sorted by state, "pending" after "failed": the two rows moved to the end
+    await wait_until(lambda: {window.model.task_id_at(4), window.model.task_id_at(5)} == set(chosen))
+    assert sorted(task_id for task_id, _ in window.selected_tasks()) == chosen
+    assert {state for _, state in window.selected_tasks()} == {"pending"}
+
+
+@pytest.mark.asyncio
+async def test_column_chooser_is_remembered_but_never_written_by_a_demo(running: App, ui_settings: QSettings) -> None:
+    window = running.window
+    assert window.table.isColumnHidden(COL["heartbeat"]) and not window.table.isColumnHidden(COL["batch"])
+    labels = {a.text(): a.isChecked() for a in window.column_chooser().actions()}
+    assert labels["Batch"] and not labels["Heartbeat age"]
+    window.set_column_shown(COL["batch"], False)
+    window.set_column_shown(COL["heartbeat"], True)
+    # the next window (as at the next start) reads the choice back
+    again = MainWindow(window.rt, ui_settings, window.translations, use_tray=False)
+    try:
+        assert again.table.isColumnHidden(COL["batch"]) and not again.table.isColumnHidden(COL["heartbeat"])
+        again.demo = True  # what --demo sets: the operator's settings stay as they were
+        again.set_column_shown(COL["batch"], True)
+        assert not again.table.isColumnHidden(COL["batch"])
+        assert "batch" in ui_settings.value("window/hidden_columns")
+    finally:
+        again.shutdown()
+        again.close_for_good()
+        again.deleteLater()
+
+
+@pytest.mark.asyncio
+async def test_common_actions_have_shortcuts_shown_in_menus(running: App) -> None:
+    window = running.window
+    for action in (TaskAction.CANCEL, TaskAction.RETRY, TaskAction.DELETE, TaskAction.OPEN_FOLDER):
+        assert not window.task_actions[action].shortcut().isEmpty()
+    menus = {m.title(): m for m in (a.menu() for a in window.menuBar().actions()) if m is not None}
+    shortcuts = {a.text(): a.shortcut().toString() for m in menus.values() for a in m.actions()}
+    assert shortcuts["Retry"] == "Ctrl+R" and shortcuts["Find…"] == "Ctrl+F" and shortcuts["&Import…"] == "Ctrl+O"
+
+
+@pytest.mark.asyncio
+async def test_batch_progress_counts_cancelled_and_names_the_login_that_blocks(running: App) -> None:
+    window = running.window
+    window.lanes.toggle_pause_all()
+    running.enqueue(writer_tasks(10), batch="many")
+    window.store.cancel([f"t{i:03d}" for i in range(7)])
+    window.refresh_stats()
+    label = window.batches._rows[0][0].text()
+    assert "7 canceled" in label and "3 waiting" in label and "finished" not in label
+    window.store.cancel([f"t{i:03d}" for i in range(7, 10)])
+    window.refresh_stats()
+    label = window.batches._rows[0][0].text()
+    assert "10 canceled" in label and "finished" in label
+    window.store.set_login_state("acct-a", "needs_login")
+    running.enqueue(web_tasks(4), batch="web-batch")
+    window.lanes.toggle_pause_all()  # resumed: only the login blocks now
+    window.refresh_stats()
+    label = window.batches._rows[0][0].text()
+    assert "4 web tasks wait:" in label and "account acct-a needs login" in label and 'href="accounts"' in label
+    window.batches._rows[0][0].linkActivated.emit("accounts")
+    assert window.tabs.currentWidget() is window.accounts
+
+
+@pytest.mark.asyncio
+async def test_a_10000_row_file_previews_and_imports_while_the_loop_runs(running: App, tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "big.csv", [{"task_id": f"big{i:05d}", "model": "writer", "prompt": f"p {i}"}
+                                            for i in range(10_000)])
+    window = running.window
+    window.lanes.toggle_pause_all()
+    ticks = 0
+
+    async def count_ticks() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.005)
+            ticks += 1
+
+    ticker = asyncio.ensure_future(count_ticks())
+    window.open_files([path])
+    dialog = window.importer.dialog
+    assert dialog is not None and dialog.reading and not dialog.import_button.isEnabled()
+    at_open = ticks
+    dialog = await previewed(window)
+    assert ticks > at_open  # the loop ran while the file was read
+    assert dialog.report is not None and len(dialog.report.tasks) == 10_000
+    assert dialog.good_rows.rowCount() == 200 and dialog.good_rows.item(0, 2).text() == "p 0"
+    dialog.import_button.click()
+    at_click = ticks
+    await wait_until(lambda: len(window.jobs) == 0, timeout=60)
+    ticker.cancel()
+    assert ticks > at_click  # and while it was enqueued in steps
+    assert len(window.store.tasks()) == 10_000
+    await wait_until(lambda: window.model.rowCount() == 10_000)
+    window.model.set_filter(TaskFilter(text="big0000"))
+    assert window.model.rowCount() == 10
