@@ -20,61 +20,23 @@ import pytest
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from tests.helpers import PG_URL, cli_popen, fresh_pg_database, write_config, write_csv
+from tests.test_multi_process import CONFIG, OPENAI_KEY, servers  # noqa: F401 -- the demo servers fixture
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not PG_URL, reason="set MEDIAASSIST_TEST_PG to a postgresql:// server URL (CI starts one)")]
 
-OPENAI_KEY = "sk-multi-instance-test-key-0001"
 API_LIMIT, POLL_LIMIT = 3, 3
 API_TASKS, POLL_TASKS, WEB_TASKS, BOB_TASKS = 30, 8, 8, 3
 MACHINES = ("machine-1", "machine-2", "machine-3")
 ACCOUNT_HOSTS = {"alice": "machine-1", "bob": "machine-2", "carol": "machine-3"}
 VICTIM = "machine-3"
-
-CONFIG = """
-[[providers]]
-name = "acme"
-kind = "api"
-type = "openai"
-base_url = "{openai}"
-api_key_env = "ACME_API_KEY"
-concurrency = {api_limit}
-
-[[providers]]
-name = "rh"
-kind = "poll"
-type = "runninghub"
-base_url = "{runninghub}"
-api_key_env = "RH_API_KEY"
-max_polling_tasks = {poll_limit}
-
-[[models]]
-name = "writer"
-kind = "api"
-provider = "acme"
-endpoint = "chat"
-
-[[models]]
-name = "video"
-kind = "poll"
-provider = "rh"
-workflow_id = "1904136902449209346"
-prompt_node_id = "6"
-prompt_field_name = "text"
-
+# The one-data-dir test's providers and models (demo OpenAI and RunningHub), plus a web model.
+WEB_MODEL = """
 [[models]]
 name = "reasoner"
 kind = "web"
 site = "simulated"
 """
-
-
-@pytest.fixture
-def servers() -> Iterator[tuple[DemoOpenAIServer, RunningHubDemoServer]]:
-    # Real seconds at the servers: long enough that the machines' work overlaps.
-    with DemoOpenAIServer(api_key=OPENAI_KEY, latency_s=(0.3, 0.6)) as openai, \
-            RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.2, 0.4), run_s=(1.0, 2.0), seed=5) as runninghub:
-        yield openai, runninghub
 
 
 @pytest.fixture
@@ -87,7 +49,7 @@ def _config_text(openai: DemoOpenAIServer, runninghub: RunningHubDemoServer) -> 
     accounts = "".join(f'[[accounts]]\nname = "{name}"\nsite = "simulated"\nhost = "{host}"\n\n'
                        for name, host in ACCOUNT_HOSTS.items())
     return CONFIG.format(openai=openai.base_url, runninghub=runninghub.url, api_limit=API_LIMIT,
-                         poll_limit=POLL_LIMIT) + "\n" + accounts
+                         poll_limit=POLL_LIMIT) + WEB_MODEL + "\n" + accounts
 
 
 def _task_file(folder: Path) -> Path:
