@@ -400,6 +400,19 @@ class _PgStoreDatabase(pw.PostgresqlDatabase):
             except (pw.OperationalError, pw.InterfaceError) as again:
                 raise self._unavailable(again) from None
 
+    def insert_values(self, sql: str, values: list[tuple[Any, ...]]) -> None:
+        """Many rows, ``_CHUNK`` per statement: psycopg2's executemany is one round trip per
+        row (100,000 tasks over a LAN would take minutes)."""
+        from psycopg2 import Error as DriverError
+        from psycopg2.extras import execute_values
+
+        try:
+            execute_values(self.cursor(), sql, values, page_size=_CHUNK)
+        except DriverError as exc:
+            if self._connection_lost():
+                raise self._unavailable(exc) from None
+            raise
+
     def rollback(self) -> None:
         if self._connection_lost():
             return  # the server dropped the transaction with the connection
@@ -544,12 +557,13 @@ class Store:
         defaults = {f.column_name: f.default for f in Task._meta.sorted_fields
                      if f.default is not None and f.column_name not in rows[0]}
         columns = list(rows[0]) + list(defaults)
-        rows = [{**row, **defaults} for row in rows]
+        values = [tuple({**row, **defaults}[c] for c in columns) for row in rows]
+        insert = f'INSERT INTO "task" ({", ".join(columns)}) VALUES {{}} ON CONFLICT (task_id) DO NOTHING'
+        if isinstance(self.db, _PgStoreDatabase):
+            self.db.insert_values(insert.format("%s"), values)
+            return
         marks = ", ".join([self.db.param] * len(columns))
-        sql = (f'INSERT INTO "task" ({", ".join(columns)}) VALUES ({marks}) '
-               "ON CONFLICT (task_id) DO NOTHING")
-        cursor = self.db.cursor()
-        cursor.executemany(sql, [tuple(row[c] for c in columns) for row in rows])
+        self.db.cursor().executemany(insert.format(f"({marks})"), values)
 
     def _existing_ids(self, ids: list[str]) -> set[str]:
         # Plain SQL: peewee spends ~80 us per value building an IN list, 20x SQLite's lookup.
