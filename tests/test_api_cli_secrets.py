@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mediaassist.core.queries import Queries
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer, Fault
 from mediaassist.runtime import DB_NAME
@@ -102,8 +103,8 @@ def test_key_never_appears_in_anything_a_cli_run_writes(tmp_path: Path, data_dir
     store = Store(data_dir / DB_NAME)
     try:
         ids = [t["task_id"] for t in summary["tasks"]]
-        assert asyncio.run(export_tasks(ids, data_dir / "export.csv")) == 6
-        assert asyncio.run(export_tasks(ids, data_dir / "export.xlsx")) == 6
+        assert asyncio.run(export_tasks(Queries(store), ids, data_dir / "export.csv")) == 6
+        assert asyncio.run(export_tasks(Queries(store), ids, data_dir / "export.xlsx")) == 6
     finally:
         store.close()
 

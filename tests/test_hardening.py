@@ -17,6 +17,7 @@ from openpyxl import load_workbook
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.export import csv_value
 from mediaassist.core.paths import data_dir, make_private_dir
+from mediaassist.core.queries import Queries
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.store import NewTask, Store
 from mediaassist.runtime import DB_NAME
@@ -37,7 +38,7 @@ def _export_hostile_results(data_dir: Path, name: str) -> Path:
         for task in store.claim("api:sim", "me", limit=len(tasks)):
             store.finish_success(task, HOSTILE[int(task.task_id[1:])], [])
         out = data_dir / name
-        assert asyncio.run(export_tasks([t.task_id for t in tasks], out)) == len(tasks)
+        assert asyncio.run(export_tasks(Queries(store), [t.task_id for t in tasks], out)) == len(tasks)
     finally:
         store.close()
     return out
