@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import logging
 import logging.handlers
@@ -28,7 +29,7 @@ from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
-from mediaassist.core.store import FINAL_STATES, Store, Task, iso
+from mediaassist.core.store import FINAL_STATES, Store, Task, classify_fault, iso
 from mediaassist.runtime import Runtime, RuntimeOptions, load_app_config, open_store
 from mediaassist.status import lane_status
 
@@ -55,6 +56,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mediaassist: cannot import: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except StorageFault as fault:
+        return report_storage_fault(fault)
+    except OSError as exc:  # preparing the data dir on a read-only or full file system
+        fault = classify_fault(exc, Path(exc.filename or "."))
+        if fault is None:
+            raise
         return report_storage_fault(fault)
 
 
@@ -263,13 +269,14 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         rt.scheduler.add_fault_listener(lambda fault: faulted.set() if fault is not None else None)
         await rt.scheduler.start()
         progress = _Progress(rt.store, batch_ids)
-        waiter = asyncio.ensure_future(rt.scheduler.wait_for_batches(batch_ids, progress.tick))
-        stoppers = [asyncio.ensure_future(event.wait()) for event in (interrupted, faulted)]
-        await asyncio.wait({waiter, *stoppers}, return_when=asyncio.FIRST_COMPLETED)
-        for pending in (waiter, *stoppers):
-            pending.cancel()
+        stop_events = (interrupted, faulted)
+        waiter = await _until_done_or(rt.scheduler.wait_for_batches(batch_ids, progress.tick), stop_events)
+        fault = _fault_of(waiter)
+        if args.all and fault is None and not any(event.is_set() for event in stop_events):
+            # --all may have started tasks of batches queued after it began: finish those too.
+            fault = _fault_of(await _until_done_or(rt.scheduler.drain(), stop_events))
         await rt.scheduler.stop(cancel_running=False)
-        fault = rt.scheduler.fault or _fault_of(waiter)
+        fault = rt.scheduler.fault or fault
         if fault is not None:  # nothing below could be read or trusted: stop with the one line
             raise fault
         progress.finish()
@@ -287,10 +294,24 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     return EXIT_OK if all(t.state == "success" for t in tasks) else EXIT_FAILED
 
 
+async def _until_done_or(work: Any, events: tuple[asyncio.Event, ...]) -> asyncio.Future[None]:
+    """Run ``work`` until it ends or one of ``events`` is set; returns its (ended or cancelled) future."""
+    future = asyncio.ensure_future(work)
+    stoppers = [asyncio.ensure_future(event.wait()) for event in events]
+    await asyncio.wait({future, *stoppers}, return_when=asyncio.FIRST_COMPLETED)
+    for pending in (future, *stoppers):
+        pending.cancel()
+    return future
+
+
 def _fault_of(finished: asyncio.Future[None]) -> StorageFault | None:
-    if finished.done() and not finished.cancelled() and isinstance(finished.exception(), StorageFault):
-        return finished.exception()  # type: ignore[return-value]
-    return None
+    """The storage fault that ended ``finished``, if one did (any other error is raised)."""
+    if not finished.done() or finished.cancelled() or finished.exception() is None:
+        return None
+    error = finished.exception()
+    if isinstance(error, StorageFault):
+        return error
+    raise error  # type: ignore[misc]
 
 
 def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[str], int]:
@@ -550,6 +571,9 @@ def _setup_logging(args: argparse.Namespace) -> None:
     root = logging.getLogger()
     root.setLevel(logging.DEBUG if args.verbose > 1 else logging.INFO)
     root.addHandler(console)
+    # A log line that cannot be written (disk full) is dropped, not printed as a traceback: the
+    # operator gets the one line that says what is wrong.
+    logging.raiseExceptions = False
     options = _options(args)
     try:
         from mediaassist.core.paths import data_dir
@@ -562,7 +586,9 @@ def _setup_logging(args: argparse.Namespace) -> None:
         file_handler.setLevel(logging.INFO)
         root.addHandler(file_handler)
     except OSError as exc:
-        print(f"mediaassist: no log file ({exc})", file=sys.stderr)
+        # A read-only or full file system is reported once, by the store, with what to do.
+        if exc.errno not in (errno.EROFS, errno.ENOSPC):
+            print(f"mediaassist: no log file ({exc})", file=sys.stderr)
     # Third-party chatter (httpx logs every request URL at INFO) stays out of our logs.
     for noisy in ("httpx", "httpcore", "asyncio", "peewee"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

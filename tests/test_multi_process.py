@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from mediaassist.core.config import AccountConfig
+from mediaassist.core.store import NewTask, Store
+from mediaassist.demo import DEMO_ACCOUNTS
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
-from tests.helpers import cli_popen, write_config, write_csv
+from tests.helpers import cli, cli_popen, sim_config_text, write_config, write_csv
 
 OPENAI_KEY = "sk-multi-process-test-key-0001"
 API_LIMIT, POLL_LIMIT = 3, 3
@@ -109,3 +112,41 @@ def test_runs_on_one_data_dir_share_the_limits_and_never_double_work(
                           "GROUP BY task_id")
     assert len(started) == processes * (API_TASKS + POLL_TASKS) and {n for _id, n in started} == {1}
     assert _rows(data, "SELECT COUNT(*) FROM result")[0][0] == processes * (API_TASKS + POLL_TASKS)
+
+
+def _sim_config(tmp_path: Path) -> Path:
+    return write_config(tmp_path / "config.toml", sim_config_text(api_s=(2, 4)))
+
+
+def test_run_file_takes_only_its_own_batches_and_run_all_takes_the_rest(tmp_path: Path) -> None:
+    config, data = _sim_config(tmp_path), tmp_path / "data"
+    store = Store(data / "mediaassist.sqlite3")
+    store.enqueue("queued-by-the-window", [NewTask(model="writer", model_kind="api", route="api:sim-api",
+                                                   prompt=f"other {i}", task_id=f"other{i}") for i in range(5)])
+    store.close()
+    mine = write_csv(tmp_path / "mine.csv", [{"model": "writer", "prompt": f"mine {i}"} for i in range(4)])
+    proc = cli("run", str(mine), "--json", "--speed", "20", "--config", str(config), "--data-dir", str(data))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["success"] == 4
+    assert _rows(data, "SELECT DISTINCT state FROM task WHERE batch_id = 'queued-by-the-window'") == [("pending",)]
+    assert _rows(data, "SELECT COUNT(*) FROM task_log WHERE task_id LIKE 'other%'")[0][0] == 0  # never touched
+    everything = cli("run", "--all", "--json", "--speed", "20", "--config", str(config), "--data-dir", str(data))
+    assert everything.returncode == 0, everything.stderr
+    assert json.loads(everything.stdout)["success"] == 5  # the open batches: the window's
+    assert _rows(data, "SELECT DISTINCT state FROM task") == [("success",)]
+    assert cli("run", "--config", str(config), "--data-dir", str(data)).returncode == 2  # nothing to run
+
+
+def test_status_demo_logs_nobody_in_and_writes_no_login_state(tmp_path: Path) -> None:
+    demo_db = tmp_path / "data" / "demo" / "mediaassist.sqlite3"
+    store = Store(demo_db)
+    store.sync_accounts([AccountConfig(name=name, site="demochat") for name in DEMO_ACCOUNTS])
+    store.set_login_state(DEMO_ACCOUNTS[0], "needs_login", "seen logged out by the window")
+    before = [(a.name, a.login_state, a.last_error, a.updated_at) for a in store.accounts()]
+    store.close()
+    proc = cli("status", "--demo", "--json", "--data-dir", str(tmp_path / "data"))
+    assert proc.returncode == 0, proc.stderr
+    store = Store(demo_db)
+    assert [(a.name, a.login_state, a.last_error, a.updated_at) for a in store.accounts()] == before
+    store.close()
+    assert not list((tmp_path / "data" / "demo" / "profiles").glob("*/Default"))  # no browser was opened

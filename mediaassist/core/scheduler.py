@@ -84,12 +84,11 @@ class Lane:
     sweep_s: float = DEFAULT_SWEEP_S
     active: dict[str, Attempt] = field(default_factory=dict)
     logger: LaneLogger = field(init=False)
+    # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
+    resting_until: float = 0.0
 
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
-
-    # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
-    resting_until: float = 0.0
 
     def current_limit(self) -> int:
         """How many tasks the lane may run at once, across every process on the store. The one
@@ -129,6 +128,7 @@ class Scheduler:
         self._fault_listeners: list[Callable[[StorageFault | None], None]] = []
         self._stopping = False
         self.only_batches: list[str] | None = None  # None: every batch queued on our lanes
+        self._draining = False  # no new claims: the running attempts are finishing (run --all)
         self._unreleased: list[Task] = []  # attempts whose end the store refused (a fault)
         self.fault: StorageFault | None = None
 
@@ -204,8 +204,8 @@ class Scheduler:
         try:
             self._release_unreleased()
         except StorageFault:  # still refused: the next start finds this process gone and retries them
-            log.warning("%d running task(s) could not be handed back; the next start retries them",
-                        len(self._unreleased))
+            log.info("%d running task(s) could not be handed back; the next start retries them",
+                     len(self._unreleased))
         for provider in _unique(self.providers.values()):
             try:
                 await provider.close()
@@ -269,12 +269,13 @@ class Scheduler:
             if self.store.release(task):
                 self.store.log(task.task_id, "handed back to the queue after a storage fault")
             self._unreleased.pop(0)
+
     def _on_fault(self, fault: StorageFault) -> None:
         """Stop claiming, hand running tasks back (they resume when the store is usable) and
         tell the listeners once."""
-        if self.fault is None:
-            log.error("storage fault: %s", fault)
         first = self.fault is None
+        if first:
+            log.info("storage fault: %s", fault)  # the operator sees it once: banner or run's last line
         self.fault = fault
         for lane in self.lanes.values():
             for attempt in list(lane.active.values()):
@@ -348,7 +349,8 @@ class Scheduler:
         paused = self.store.paused_lanes()
         accounts = {a.name: a for a in self.store.accounts()}
         for lane in self.lanes.values():
-            if self._stopping or self.fault is not None or lane.free <= 0 or lane.name in paused or lane.resting:
+            if (self._stopping or self._draining or self.fault is not None or lane.free <= 0
+                    or lane.name in paused or lane.resting):
                 continue
             if lane.account is not None and _account_blocked(accounts.get(lane.account)):
                 continue
@@ -372,16 +374,18 @@ class Scheduler:
 
     async def _run_attempt(self, lane: Lane, attempt: Attempt) -> None:
         """One attempt from start to a written end. Nothing escapes: a write that fails while
-        ending it is a storage fault (the row is handed back when the store allows) or, for any
-        other error, logged with the row left to the reaper -- never an unretrieved exception."""
+        ending it is a storage fault (the row is handed back when the store allows it) or any
+        other error, which ends the attempt as an internal failure (retried) -- never an
+        unretrieved task exception with its row left running."""
         task = attempt.task
         try:
             await self._attempt_to_its_end(lane, attempt)
         except StorageFault as fault:
             self._unreleased.append(task)  # handed back once the store takes writes again
             self._on_fault(fault)
-        except Exception:
-            lane.logger.exception("%s: ending the attempt failed; the reaper retries it", task.task_id)
+        except Exception as exc:
+            lane.logger.error("%s: ending the attempt failed", task.task_id, exc_info=exc)
+            self._fail_quietly(task, f"ending the attempt failed: {type(exc).__name__}: {exc}")
         finally:
             # A reaped attempt may still be winding down when its retry starts in the same
             # lane: only remove the entry if it is still this attempt's.
@@ -482,6 +486,17 @@ class Scheduler:
             logging.WARNING, "[%s] %s: %s: %s", task.lane, task.task_id, kind.value, message)
         self._emit("retry" if state == "pending" else "failed", task)
 
+    def _fail_quietly(self, task: Task, message: str) -> None:
+        """Last resort after a failed write: an internal failure if the store takes it, else
+        the reaper ends the row once its heartbeat stops."""
+        try:
+            self._fail(task, ErrorKind.INTERNAL, message, retry=True)
+        except StorageFault as fault:
+            self._unreleased.append(task)
+            self._on_fault(fault)
+        except Exception:
+            log.exception("%s: could not record the failure; the reaper will retry it", task.task_id)
+
     def _find_attempt(self, task_id: str) -> Attempt | None:
         for lane in self.lanes.values():
             if task_id in lane.active:
@@ -498,6 +513,12 @@ class Scheduler:
             if lane.account is not None and why:
                 blocked.setdefault(lane.name, why)
         return {name: why for name, why in blocked.items() if name in self.lanes}
+
+    async def drain(self) -> None:
+        """Take no new work and wait until every running attempt of this process has ended."""
+        self._draining = True
+        while self._any_active():
+            await asyncio.sleep(min(0.25, self.clock.real(1.0)))
 
     async def wait_for_batches(self, batch_ids: Iterable[str], on_tick: Callable[[], None] | None = None) -> None:
         """Until every task of the batches is final, or only tasks no lane can take remain."""

@@ -349,7 +349,7 @@
     </message>
     <message>
       <source>No new work taken</source>
-      <translation type="unfinished" />
+      <translation>暂停接收新任务</translation>
     </message>
     <message>
       <source>Excel workbook (*.xlsx)</source>
@@ -373,7 +373,7 @@
     </message>
     <message>
       <source>No new work is taken: {problem}</source>
-      <translation type="unfinished" />
+      <translation>暂停接收新任务：{problem}</translation>
     </message>
     <message>
       <source>waiting {pending} · done {done} · failed {failed}</source>

@@ -1,0 +1,272 @@
+"""Storage faults as operator messages (issue 9, item 6): disk full, read-only, damaged, not a
+database, deleted or replaced mid-run, and a write that fails while an attempt ends."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.errors import FAULT_FULL, StorageFault
+from mediaassist.core.scheduler import Scheduler
+from mediaassist.core.store import NewTask, Store, Task
+from mediaassist.providers.registry import build_providers
+from tests.helpers import cli, cli_popen, sim_config, sim_config_text, write_config, write_csv
+
+DB = "mediaassist.sqlite3"
+
+
+def _api(n: int, prefix: str = "a") -> list[NewTask]:
+    return [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt=f"p {i}",
+                    task_id=f"{prefix}{i:03d}") for i in range(n)]
+
+
+def _scheduler(store: Store, data_dir: Path, clock: Clock) -> Scheduler:
+    config = sim_config()
+    return Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
+
+
+async def _until(predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.02)
+
+
+def _states(store: Store) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for task in store.tasks():
+        found[task.state] = found.get(task.state, 0) + 1
+    return found
+
+
+# --- disk full, injected at the store layer (SQLite's own SQLITE_FULL) ----------------------------
+
+@pytest.mark.asyncio
+async def test_sqlite_full_stops_claiming_hands_tasks_back_and_work_resumes_with_space(
+        store: Store, data_dir: Path) -> None:
+    """``PRAGMA max_page_count`` makes SQLite itself answer SQLITE_FULL once the file would grow:
+    the same error a full disk gives, without needing one."""
+    store.enqueue("b", _api(60))
+    sched = _scheduler(store, data_dir, Clock(speed=100))
+    heard: list[StorageFault | None] = []
+    sched.add_fault_listener(heard.append)
+    await sched.start()
+    try:
+        await _until(lambda: _states(store).get("success", 0) >= 3)
+        pages = store.db.execute_sql("PRAGMA page_count").fetchone()[0]
+        store.db.execute_sql(f"PRAGMA max_page_count = {pages}")
+        await _until(lambda: sched.fault is not None)
+        assert sched.fault.kind == FAULT_FULL and "disk full: free space on" in str(sched.fault)
+        await _until(lambda: not any(lane.active for lane in sched.lanes.values()))
+        states = _states(store)
+        assert "failed" not in states  # nothing is the tasks' fault
+        assert [f.kind for f in heard] == [FAULT_FULL]  # told once, not per failed write
+        store.db.execute_sql("PRAGMA max_page_count = 1073741823")  # space is back
+        await _until(lambda: sched.fault is None, timeout=30)
+        assert heard[-1] is None
+        await asyncio.wait_for(sched.wait_for_batches(["b"]), 60)
+    finally:
+        await sched.stop()
+    assert _states(store) == {"success": 60}
+    assert {t.attempt for t in store.tasks()} == {1}  # handed back, never counted as attempts
+
+
+class _FinishRaises(Store):
+    """A store whose success write breaks the way a bug in it would (not a storage fault)."""
+
+    def finish_success(self, task: Task, text: str | None, files: list[str]) -> bool:
+        raise RuntimeError("result table is not what this version expects")
+
+
+@pytest.mark.asyncio
+async def test_an_exception_from_finish_success_ends_the_attempt_in_a_defined_state(
+        data_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    store = _FinishRaises(data_dir / DB)
+    store.enqueue("b", _api(2))
+    sched = _scheduler(store, data_dir, Clock(speed=100))
+    caplog.set_level(logging.ERROR)
+    await sched.start()
+    try:
+        await _until(lambda: all(t.error_kind == "internal" for t in store.tasks()))
+    finally:
+        await sched.stop()
+    for task in store.tasks():
+        assert task.state in ("pending", "failed") and "ending the attempt failed: RuntimeError" in task.error
+    assert not any("never retrieved" in r.getMessage() for r in caplog.records)
+    store.close()
+
+
+# --- files that cannot be used: one line naming the file, exit 2, for run and status --------------
+
+def _valid_db(path: Path, tasks: int = 0) -> Path:
+    store = Store(path)
+    if tasks:
+        store.enqueue("b", _api(tasks))
+    store.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    return path
+
+
+def _not_a_database(path: Path) -> None:
+    path.write_text("name,prompt\nthis is a CSV file\n", encoding="utf-8")
+
+
+def _truncated(path: Path) -> None:
+    _valid_db(path, tasks=2000)
+    with path.open("r+b") as handle:
+        handle.truncate(path.stat().st_size // 2)
+
+
+def _damaged(path: Path) -> None:
+    _valid_db(path, tasks=2000)
+    with path.open("r+b") as handle:
+        handle.seek(4096)
+        handle.write(os.urandom(path.stat().st_size - 4096))
+
+
+@pytest.mark.parametrize("spoil, says", [(_not_a_database, "is not a mediaassist database"),
+                                         (_truncated, "is damaged (truncated"),
+                                         (_damaged, "is damaged")])
+def test_an_unusable_database_is_one_line_and_exit_2_for_run_and_status(tmp_path: Path, spoil, says: str) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    spoil(data / DB)
+    config = write_config(tmp_path / "config.toml", sim_config_text(api_s=(1, 2)))
+    task_file = write_csv(tmp_path / "t.csv", [{"model": "writer", "prompt": "hello"}])
+    for args in (("status",), ("run", str(task_file))):
+        proc = cli(*args, "--config", str(config), "--data-dir", str(data))
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
+        lines = [line for line in proc.stderr.splitlines() if str(data / DB) in line]
+        assert len(lines) == 1 and says in lines[0], proc.stderr
+
+
+# --- real small file systems (need mount: root in CI) ---------------------------------------------
+
+@contextlib.contextmanager
+def _tmpfs(where: Path, size: str) -> Iterator[Path]:
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(where)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root); the injected SQLITE_FULL test covers the logic")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def _run_until_successes(tmp_path: Path, data: Path, tasks: int, successes: int,
+                         api_concurrency: int = 3) -> tuple[subprocess.Popen[str], Path, Path]:
+    """A real ``run`` of ``tasks`` simulated API tasks, returned (still running) once
+    ``successes`` of them are stored; with its task file and config."""
+    config = write_config(tmp_path / "config.toml", sim_config_text(api_concurrency=api_concurrency, api_s=(4, 8)))
+    task_file = write_csv(tmp_path / "t.csv", [{"model": "writer", "prompt": f"p {i}"} for i in range(tasks)])
+    run = cli_popen("run", str(task_file), "--speed", "20", "--config", str(config), "--data-dir", str(data))
+    deadline = time.monotonic() + 60
+    while _count(data, "success") < successes:
+        assert run.poll() is None and time.monotonic() < deadline, run.communicate()[1]
+        time.sleep(0.05)
+    return run, task_file, config
+
+
+def _fill(folder: Path) -> Path:
+    """Write a file until the file system is full; returns it (delete it to free the space)."""
+    filler = folder / "filler.bin"
+    with contextlib.suppress(OSError), filler.open("wb") as handle:
+        while True:
+            handle.write(b"\0" * 65536)
+            handle.flush()
+    return filler
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_full_disk_ends_run_with_exit_3_and_one_line_and_the_next_run_resumes(tmp_path: Path) -> None:
+    with _tmpfs(tmp_path / "small", "8m") as small:
+        data = small / "data"
+        run, task_file, config = _run_until_successes(tmp_path, data, tasks=300, successes=5, api_concurrency=4)
+        filler = _fill(small)
+        filled_at = time.monotonic()
+        _stdout, stderr = run.communicate(timeout=90)
+        assert run.returncode == 3, stderr
+        assert time.monotonic() - filled_at < 60
+        assert "Traceback" not in stderr and "scheduler pass failed" not in stderr
+        assert len([line for line in stderr.splitlines() if "disk full" in line]) == 1, stderr
+        assert f"disk full: free space on {data}" in stderr
+        filler.unlink()
+        assert _count(data, "failed") == 0  # nothing marked failed
+        again = cli("run", str(task_file), "--speed", "20", "--config", str(config), "--data-dir", str(data),
+                    timeout=180)
+        assert again.returncode == 0, again.stderr
+        assert _count(data, "success") == 300
+
+
+@pytest.mark.slow
+def test_a_read_only_data_dir_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    with _tmpfs(tmp_path / "ro", "4m") as folder:
+        _valid_db(folder / DB, tasks=3)
+        subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+        config = write_config(tmp_path / "config.toml", sim_config_text())
+        task_file = write_csv(tmp_path / "t.csv", [{"model": "writer", "prompt": "hello"}])
+        for args in (("status",), ("run", str(task_file))):
+            proc = cli(*args, "--config", str(config), "--data-dir", str(folder))
+            assert proc.returncode == 2, proc.stderr
+            assert "Traceback" not in proc.stderr
+            lines = [line for line in proc.stderr.splitlines() if str(folder) in line]
+            assert len(lines) == 1 and "cannot write" in lines[0] and "read-only" in lines[0], proc.stderr
+
+
+# --- the database deleted or replaced while a run uses it ----------------------------------------
+
+def _count(data: Path, state: str) -> int:
+    try:
+        with contextlib.closing(sqlite3.connect(data / DB, timeout=10)) as conn:
+            return conn.execute("SELECT COUNT(*) FROM task WHERE state = ?", (state,)).fetchone()[0]
+    except sqlite3.Error:  # not created yet
+        return -1
+
+
+def _delete(path: Path) -> None:
+    path.unlink()
+
+
+def _replace(path: Path) -> None:
+    fresh = path.with_name("fresh.sqlite3")
+    _valid_db(fresh)
+    fresh.replace(path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("swap, says", [(_delete, "was deleted while in use"), (_replace, "was replaced while in use")])
+def test_the_database_deleted_or_replaced_mid_run_stops_the_run_with_an_error(tmp_path: Path, swap, says: str) -> None:
+    data = tmp_path / "data"
+    run, _task_file, _config = _run_until_successes(tmp_path, data, tasks=200, successes=3)
+    swap(data / DB)
+    _stdout, stderr = run.communicate(timeout=60)
+    assert run.returncode == 2, stderr
+    assert "Traceback" not in stderr and "200/200" not in stderr
+    assert says in stderr and str(data / DB) in stderr
+
+
+def test_the_window_on_an_unusable_database_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    _not_a_database(data / DB)
+    config = write_config(tmp_path / "config.toml", sim_config_text())
+    proc = cli("--config", str(config), "--data-dir", str(data), env={"QT_QPA_PLATFORM": "offscreen"})
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if str(data / DB) in line] == [
+        f"mediaassist: {data / DB} is not a mediaassist database (no SQLite header); move it aside, "
+        "or choose another --data-dir"]

@@ -1,0 +1,73 @@
+"""The window and two ``mediaassist run`` processes on one data dir against the demo servers:
+three processes, one set of limits (issue 9, tests)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from mediaassist.core.store import NewTask
+from mediaassist.demo_servers.openai_server import DemoOpenAIServer
+from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
+from mediaassist.runtime import RuntimeOptions
+from mediaassist.ui.app import run_window
+from mediaassist.ui.main_window import MainWindow
+from tests.helpers import write_config
+from tests.test_multi_process import API_LIMIT, API_TASKS, CONFIG, OPENAI_KEY, POLL_LIMIT, POLL_TASKS, _task_file
+
+from .conftest import wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _window_tasks() -> list[NewTask]:
+    return ([NewTask(model="writer", model_kind="api", route="api:acme", prompt=f"window copy {n}")
+             for n in range(API_TASKS)]
+            + [NewTask(model="video", model_kind="poll", route="poll:rh", prompt=f"window video {n}")
+               for n in range(POLL_TASKS)])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.asyncio
+async def test_the_window_and_two_runs_share_the_limits_and_never_double_work(
+        tmp_path: Path, ui_settings: QSettings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACME_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("RH_API_KEY", DEMO_API_KEY)
+    with DemoOpenAIServer(api_key=OPENAI_KEY, latency_s=(0.3, 0.6)) as openai, \
+            RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.1, 0.2), run_s=(0.6, 1.2), seed=5) as runninghub:
+        config = write_config(tmp_path / "config.toml", CONFIG.format(
+            openai=openai.base_url, runninghub=runninghub.url, api_limit=API_LIMIT, poll_limit=POLL_LIMIT))
+        data = tmp_path / "data"
+        shown: list[MainWindow] = []
+        options = RuntimeOptions(config_path=config, data_dir=data, speed=20)
+        window_run = asyncio.ensure_future(run_window([], options, ui_settings, use_tray=False,
+                                                      on_window=shown.append))
+        await wait_until(lambda: shown or window_run.done(), timeout=30)
+        window = shown[0]
+        window.store.enqueue("window-batch", _window_tasks())
+        window.scheduler.wake()
+        runs = [await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "mediaassist", "run", str(_task_file(tmp_path, i)), "--speed", "20",
+            "--config", str(config), "--data-dir", str(data), stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)}) for i in range(2)]
+        try:
+            errors = [(await asyncio.wait_for(run.communicate(), 240))[1].decode() for run in runs]
+            assert [run.returncode for run in runs] == [0, 0], errors
+            await wait_until(lambda: all(t.state == "success" for t in window.store.tasks()), timeout=120)
+        finally:
+            window.quit_requested.set_result(False)
+            await asyncio.wait_for(window_run, 30)
+        assert openai.max_in_flight <= API_LIMIT and runninghub.fake.max_in_flight <= POLL_LIMIT
+        assert set(runninghub.fake.creates.values()) == {1} and len(runninghub.fake.creates) == 3 * POLL_TASKS
+        assert len([r for r in openai.requests if r.path.endswith("/chat/completions")]) == 3 * API_TASKS
+    with sqlite3.connect(data / "mediaassist.sqlite3") as conn:
+        assert conn.execute("SELECT DISTINCT state, attempt FROM task").fetchall() == [("success", 1)]
+        started = conn.execute("SELECT COUNT(*) FROM task_log WHERE line LIKE 'attempt % started on %'").fetchone()[0]
+        assert started == 3 * (API_TASKS + POLL_TASKS)
