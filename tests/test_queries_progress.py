@@ -44,7 +44,9 @@ def test_batch_progress_counts_every_state_and_finishes_only_when_nothing_waits_
     assert (progress.done, progress.failed, progress.canceled, progress.running, progress.waiting) == (2, 1, 6, 1, 0)
     assert progress.total == 10 and progress.ended == 9 and not progress.finished
     store.finish_canceled(fourth)
-    assert BatchProgress.of("b", Queries(store).snapshot().by_batch["b"]).finished
+    snap = Queries(store).snapshot()
+    assert BatchProgress.of("b", snap.by_batch["b"]).finished
+    assert snap.totals_by_kind()[("api", "canceled")] == 7  # what the tray shows per kind
 
 
 def test_estimate_names_the_lane_that_blocks_a_batch(store: Store) -> None:

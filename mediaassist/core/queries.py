@@ -14,11 +14,12 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import peewee as pw
 
-from mediaassist.core.store import FINAL_STATES, PENDING, RUNNING, Result, Store, Task
+from mediaassist.core.store import FINAL_STATES, Result, Store, Task
 
 CHUNK = 500  # keys per IN (...) (SQLite's variable limit is far above; PG plans stay simple)
 PREVIEW_CHARS = 200  # prompt, result and error text a table row carries
@@ -26,6 +27,13 @@ PREVIEW_CHARS = 200  # prompt, result and error text a table row carries
 # The lane a task shows and filters on: its account once a web task has one, else its route.
 LANE = pw.Case(None, [((Task.model_kind == "web") & Task.account.is_null(False),
                        pw.Value("web:").concat(Task.account))], Task.route)
+
+
+def one_of(field: pw.Field, values: Sequence[Any]) -> pw.Node:
+    """``field IN (values)`` with one placeholder each: peewee's ``in_`` builds a node per value
+    (~80 us each, 16 ms for a page of 200 rows on the loop); this is one node, same SQL."""
+    marks = ", ".join([Task._meta.database.param] * len(values))
+    return pw.NodeList((field, pw.SQL(f"IN ({marks})", list(values))))
 
 
 def _duration(now: float) -> pw.Node:
@@ -163,6 +171,10 @@ class Queries:
     def _values(self, query: pw.Query) -> Iterator[tuple[Any, ...]]:
         return iter(self.db.execute(query))
 
+    def _first_column(self, query: pw.Query) -> list[Any]:
+        # fetchall and map run in C: a Python loop over 100k rows costs ~0.2 s more
+        return list(map(itemgetter(0), self.db.execute(query).fetchall()))
+
     def _chunked(self, query_of: Any, keys: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
         for start in range(0, len(keys), CHUNK):
             yield from self._values(query_of(keys[start:start + CHUNK]))
@@ -172,21 +184,21 @@ class Queries:
         """Row keys under the filter, in table order."""
         query = (task_filter.applied(Task.select(Task.seq))
                  .order_by(*order.terms(self.store.now())))
-        return [r[0] for r in self._values(query)]
+        return self._first_column(query)
 
     def rows(self, seqs: Sequence[int]) -> list[TaskRow]:
         """The table rows of these keys (any order; deleted ones are left out)."""
         def query(chunk: Sequence[int]) -> pw.Query:
             return (Task.select(*_ROW_COLUMNS)
                     .join(Result, pw.JOIN.LEFT_OUTER, on=(Result.task_id == Task.task_id))
-                    .where(Task.seq.in_(list(chunk))))
+                    .where(one_of(Task.seq, chunk)))
         return [_task_row(values) for values in self._chunked(query, list(seqs))]
 
     def task_ids(self, task_filter: TaskFilter, order: TaskOrder) -> list[str]:
         """Every task id under the filter, in table order (bulk actions, export)."""
         query = (task_filter.applied(Task.select(Task.task_id))
                  .order_by(*order.terms(self.store.now())))
-        return [r[0] for r in self._values(query)]
+        return self._first_column(query)
 
     def distinct_states(self, task_filter: TaskFilter) -> set[str]:
         query = task_filter.applied(Task.select(Task.state)).distinct()
@@ -194,23 +206,20 @@ class Queries:
 
     def states_of(self, seqs: Sequence[int]) -> set[str]:
         return {r[0] for r in self._chunked(
-            lambda chunk: Task.select(Task.state).where(Task.seq.in_(list(chunk))).distinct(), list(seqs))}
+            lambda chunk: Task.select(Task.state).where(one_of(Task.seq, chunk)).distinct(), list(seqs))}
 
     def tasks_of(self, seqs: Sequence[int]) -> list[tuple[str, str]]:
         """(task id, state) of these rows in the given order; deleted rows are left out."""
         found = {r[0]: (r[1], r[2]) for r in self._chunked(
-            lambda chunk: Task.select(Task.seq, Task.task_id, Task.state).where(Task.seq.in_(list(chunk))),
+            lambda chunk: Task.select(Task.seq, Task.task_id, Task.state).where(one_of(Task.seq, chunk)),
             list(seqs))}
         return [found[seq] for seq in seqs if seq in found]
 
-    def seqs_of_tasks(self, task_ids: Sequence[str]) -> list[int]:
-        return [r[0] for r in self._chunked(
-            lambda chunk: Task.select(Task.seq).where(Task.task_id.in_(list(chunk))), list(task_ids))]
-
-    def changed_since(self, when: float) -> list[tuple[int, float]]:
-        """(seq, updated_at) of rows written after ``when`` (the table's change sweep)."""
+    def changed_since(self, when: float) -> tuple[list[int], float | None]:
+        """Keys of rows written after ``when`` and the newest such write (the change sweep)."""
         query = Task.select(Task.seq, Task.updated_at).where(Task.updated_at > when)
-        return [(r[0], r[1]) for r in self._values(query)]
+        rows = self.db.execute(query).fetchall()
+        return [r[0] for r in rows], max((r[1] for r in rows), default=None)
 
     def newest_update(self) -> float:
         return Task.select(pw.fn.MAX(Task.updated_at)).scalar() or 0.0
@@ -238,17 +247,12 @@ class Queries:
         snap.batch_order = sorted(newest, key=newest.__getitem__, reverse=True)
         return snap
 
-    def waiting_by_route(self) -> dict[str, int]:
-        query = (Task.select(Task.route, pw.fn.COUNT(Task.seq)).where(Task.state.in_((PENDING, RUNNING)))
-                 .group_by(Task.route))
-        return {r[0]: r[1] for r in self._values(query)}
-
     # --- export ------------------------------------------------------------------------------
     def export_chunk(self, task_ids: Sequence[str]) -> list[tuple[Task, Result | None]]:
         """Whole tasks with their results, in the given order (deleted ones left out)."""
         ids = list(task_ids)
-        tasks = {t.task_id: t for t in Task.select().where(Task.task_id.in_(ids))}
-        results = {r.task_id: r for r in Result.select().where(Result.task_id.in_(ids))}
+        tasks = {t.task_id: t for t in Task.select().where(one_of(Task.task_id, ids))}
+        results = {r.task_id: r for r in Result.select().where(one_of(Result.task_id, ids))}
         return [(tasks[i], results.get(i)) for i in ids if i in tasks]
 
 

@@ -10,15 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QIcon, QPixmap
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QFormLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QWidget
 
 from mediaassist.core.secrets import redact
-from mediaassist.core.store import Store, iso
+from mediaassist.core.store import Store
 from mediaassist.ui.i18n import tr
-from mediaassist.ui.labels import state_labels
+from mediaassist.ui.labels import error_kind_labels, state_labels
+from mediaassist.ui.marks import video_icon
+from mediaassist.ui.task_model import local_time, precise_local_time
+from mediaassist.ui.thumbnails import ThumbnailCache, is_image, is_video
 
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp"}
 THUMB = 96
 
 
@@ -59,6 +61,8 @@ class DetailPane(QWidget):
         self.task_id: str | None = None
         self._log_lines = 0  # log entries of task_id already shown
         self._files: list[str] = []
+        self.thumbnails = ThumbnailCache(THUMB, self)  # decoded off the loop: outputs can be big
+        self.thumbnails.ready.connect(self._thumbnail_ready)
         form = QFormLayout(self)
         self.header = _plain_label()
         font = self.header.font()
@@ -98,11 +102,12 @@ class DetailPane(QWidget):
             return
         _set_label(self.header, tr("{id} · {state} · {lane} · attempt {attempt} · created {created}").format(
             id=task.task_id, state=state_labels().get(task.state, task.state), lane=task.lane,
-            attempt=task.attempt, created=iso(task.created_at)))
+            attempt=task.attempt, created=local_time(task.created_at)))
         _set_box(self.prompt, redact(task.prompt))
         result = self.store.result(task.task_id)
         _set_box(self.result, redact(result.text or "") if result else "")
-        _set_label(self.error, f"{task.error_kind}: {redact(task.error)}" if task.error else "")
+        kind = error_kind_labels().get(task.error_kind or "", task.error_kind or "")
+        _set_label(self.error, f"{kind}: {redact(task.error)}" if task.error else "")
         self._show_files(result.file_list if result else [])
         self._show_log(task.task_id)
 
@@ -113,7 +118,7 @@ class DetailPane(QWidget):
             self.log.clear()
         for entry in entries[self._log_lines:]:
             # appendPlainText keeps the view where it is unless it was at the bottom already
-            self.log.appendPlainText(f"{iso(entry.at)}  {redact(entry.line)}")
+            self.log.appendPlainText(f"{precise_local_time(entry.at)}  {redact(entry.line)}")
         self._log_lines = len(entries)
 
     def _show_files(self, files: list[str]) -> None:
@@ -125,6 +130,18 @@ class DetailPane(QWidget):
             path = Path(name)
             item = QListWidgetItem(path.name)
             item.setToolTip(str(path))
-            if path.suffix.lower() in IMAGE_SUFFIXES and path.exists():
-                item.setIcon(QIcon(QPixmap(str(path)).scaled(THUMB, THUMB, Qt.AspectRatioMode.KeepAspectRatio)))
+            item.setData(Qt.ItemDataRole.UserRole, name)
+            if is_image(name):
+                pixmap = self.thumbnails.get(name)
+                if pixmap is not None:
+                    item.setIcon(QIcon(pixmap))
+            elif is_video(name):
+                item.setIcon(video_icon())
             self.thumbs.addItem(item)
+
+    def _thumbnail_ready(self, name: str) -> None:
+        pixmap = self.thumbnails.get(name)
+        for row in range(self.thumbs.count()):
+            item = self.thumbs.item(row)
+            if pixmap is not None and item.data(Qt.ItemDataRole.UserRole) == name:
+                item.setIcon(QIcon(pixmap))

@@ -158,6 +158,6 @@ class ImportPreviewDialog(QDialog):
         _fill(self.bad_rows, [(str(error.row), error.reason) for error in report.errors[:MAX_ROWS_SHOWN]])
         self.tabs.setTabText(0, tr("Tasks ({n})").format(n=len(report.tasks)))
         self.tabs.setTabText(1, tr("Errors ({n})").format(n=len(report.errors)))
-        self.tabs.setCurrentIndex(1 if report.errors and not report.tasks else 0)
+        self.tabs.setCurrentIndex(1 if report.errors else 0)  # rows to fix come first
         self.import_button.setEnabled(bool(report.tasks))
         self.import_button.setText(tr("Import {n} tasks").format(n=len(report.tasks)))

@@ -88,13 +88,15 @@ class MainWindow(QMainWindow):
             controller.notice.connect(self.tray.notify)
         for controller in (self.tasks, self.importer, self.lanes):
             controller.message.connect(self._message)
-        self.tasks.changed.connect(self.stats.refresh)
+        self.tasks.changed.connect(self.stats.refresh_soon)
         self.importer.imported.connect(lambda _batch, _n: self._rows_added())
-        self.lanes.changed.connect(self.stats.refresh)
+        self.lanes.changed.connect(self.stats.refresh_soon)
         self.stats.refreshed.connect(self._show_stats)
 
     # --- building (again on a language switch) -------------------------------------------------
     def _build(self) -> None:
+        if hasattr(self, "detail"):
+            self.detail.thumbnails.close()
         self.menuBar().clear()
         for bar in self.findChildren(QToolBar):
             self.removeToolBar(bar)
@@ -271,11 +273,12 @@ class MainWindow(QMainWindow):
         self.text_filter.setText(shown.text)
         self.text_filter.blockSignals(False)
 
-    def apply_filter(self) -> None:
-        self.model.set_filter(TaskFilter(state=self.state_filter.currentData(),
-                                         lane=self.lane_filter.currentData(),
-                                         batch=self.batch_filter.currentData(),
-                                         text=self.text_filter.text().strip()))
+    def apply_filter(self) -> asyncio.Future[None]:
+        """The filter widgets' choice, applied off the loop (the table follows when it is read)."""
+        wanted = TaskFilter(state=self.state_filter.currentData(), lane=self.lane_filter.currentData(),
+                            batch=self.batch_filter.currentData(), text=self.text_filter.text().strip())
+        return self.jobs.spawn(self.model.set_filter_off_loop(wanted),
+                               lambda exc: self._message(tr("Search failed"), str(exc)), finish_on_quit=False)
 
     def _focus_search(self) -> None:
         self.tabs.setCurrentIndex(0)
@@ -344,9 +347,9 @@ class MainWindow(QMainWindow):
                 self.batch_filter.insertItem(1, batch, batch)
 
     def _rows_added(self) -> None:
+        """The table's next tick reads the new keys off the loop, as do the counts."""
         self.model.refresh_membership()
-        self.model.flush()
-        self.stats.refresh()
+        self.stats.refresh_soon()
 
     # --- selection -----------------------------------------------------------------------------
     def _selected_seqs(self) -> list[int]:
@@ -487,6 +490,7 @@ class MainWindow(QMainWindow):
         """Stop the timers and save the view; the caller then stops the scheduler."""
         self.stats.stop()
         self.model.stop()
+        self.detail.thumbnails.close()
         self._save_view_state()
         self.tray.hide()
 

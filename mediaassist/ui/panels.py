@@ -10,13 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import (QFrame, QGridLayout, QGroupBox, QLabel, QProgressBar, QPushButton, QScrollArea,
+                               QVBoxLayout, QWidget)
 
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
 from mediaassist.core.scheduler import Lane
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.labels import format_seconds
+
 
 @dataclass
 class LaneGauge:
@@ -103,16 +105,26 @@ class BatchList(QGroupBox):
     Signals (of the labels): a "Log in"/"Enable" link activates ``on_link`` with "accounts"."""
 
     MAX_SHOWN = 6
-    ID_CHARS = 28  # a batch id is a file name plus 8 hex digits: the end is what differs
+    ID_CHARS = 24  # a batch id is <file stem>-<UTC time>-<8 hex>: the stem and the hex tell them apart
 
     def __init__(self, on_link: Callable[[str], None] | None = None) -> None:
         super().__init__(tr("Batches"))
         self._on_link = on_link
-        self._layout = QVBoxLayout(self)
+        # The rows scroll: the panel's height is the splitter's, not the number of batches.
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        inner = QWidget()
+        scroll.setWidget(inner)
+        QVBoxLayout(self).addWidget(scroll)
+        self._layout = QVBoxLayout(inner)
+        self._layout.setContentsMargins(2, 2, 2, 2)
         self._rows: list[tuple[QLabel, QProgressBar]] = []
         self._empty = QLabel(tr("No batches yet: drop a task file on the window."))
         self._empty.setWordWrap(True)
         self._layout.addWidget(self._empty)
+        self._layout.addStretch(1)
 
     def update(self, snap: Snapshot, eta: Callable[[str], tuple[Estimate, float | None]]) -> None:
         unfinished = [b for b in snap.batch_order if b in snap.batch_routes]
@@ -136,8 +148,9 @@ class BatchList(QGroupBox):
         if self._on_link is not None:
             label.linkActivated.connect(self._on_link)
         bar.setMaximumHeight(16)
-        self._layout.addWidget(label)
-        self._layout.addWidget(bar)
+        at = self._layout.count() - 1  # before the stretch
+        self._layout.insertWidget(at, label)
+        self._layout.insertWidget(at + 1, bar)
         return label, bar
 
     def _show(self, progress: BatchProgress, eta: Callable[[str], tuple[Estimate, float | None]],
@@ -150,13 +163,13 @@ class BatchList(QGroupBox):
             done=progress.done, failed=progress.failed, canceled=progress.canceled, running=progress.running,
             waiting=progress.waiting)
         when = tr("finished") if progress.finished else eta_text(*eta(progress.batch))
-        label.setText(f"<b>{html.escape(elide_start(progress.batch, self.ID_CHARS))}</b><br>"
+        label.setText(f"<b>{html.escape(elide_middle(progress.batch, self.ID_CHARS))}</b><br>"
                       f"{html.escape(counts)} · {when}")
 
 
-def elide_start(text: str, limit: int) -> str:
-    """Keep the end (for batch ids the distinguishing part), with an ellipsis in front."""
-    return text if len(text) <= limit else "…" + text[-(limit - 1):]
+def elide_middle(text: str, limit: int, tail: int = 8) -> str:
+    """Keep the start (a batch's file name) and the last ``tail`` characters (its hex)."""
+    return text if len(text) <= limit else f"{text[:limit - tail - 1]}…{text[-tail:]}"
 
 
 def eta_text(estimate: Estimate, shown_seconds: float | None) -> str:

@@ -1,6 +1,6 @@
 """Screenshots for review: the demo batch running, under Xvfb (or offscreen), English and Chinese.
 
-    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/bench/screenshots.py
+    xvfb-run -a -s "-screen 0 1366x768x24" .venv/bin/python tests/bench/screenshots.py
 
 Saves screenshots/{en,zh_CN}-{idle,busy,error,import,accounts,settings}.png.
 """
@@ -38,15 +38,21 @@ def save(widget: QWidget, name: str) -> None:
     print("saved", OUT / f"{name}.png")
 
 
+async def previewed(window: MainWindow) -> None:
+    while window.importer.dialog is None or window.importer.dialog.reading:
+        await asyncio.sleep(0.05)
+
+
 async def shoot(window: MainWindow, language: str) -> None:
-    window.resize(1500, 900)
+    window.resize(1366, 740)  # a 1366x768 laptop screen less a panel
     await asyncio.sleep(0.5)
     save(window, f"{language}-idle")
     window.open_files([SEED])
-    await asyncio.sleep(0.3)
+    await previewed(window)
     window.importer.dialog.import_button.click()
     window.open_files([BAD])
-    await asyncio.sleep(0.5)
+    await previewed(window)
+    await asyncio.sleep(0.2)
     save(window.importer.dialog, f"{language}-import")
     window.importer.dialog.reject()
     # a model the config no longer has: the attempt fails as bad_input, with no retry

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -105,7 +106,7 @@ async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -
     await wait_until(lambda: {t.state for t in window.store.tasks()} == {"failed"})
     window.lanes.toggle_pause_all()
     window.text_filter.setText("prompt")
-    window.apply_filter()
+    await window.apply_filter()
     window.model.sort(COL["state"], Qt.SortOrder.AscendingOrder)  # retried rows move
     flags = window.table.selectionModel().SelectionFlag
     window.table.selectRow(1)
@@ -150,6 +151,8 @@ async def test_common_actions_have_shortcuts_shown_in_menus(running: App) -> Non
     menus = {m.title(): m for m in (a.menu() for a in window.menuBar().actions()) if m is not None}
     shortcuts = {a.text(): a.shortcut().toString() for m in menus.values() for a in m.actions()}
     assert shortcuts["Retry"] == "Ctrl+R" and shortcuts["Find…"] == "Ctrl+F" and shortcuts["&Import…"] == "Ctrl+O"
+    every = [a.shortcut().toString() for m in menus.values() for a in m.actions() if not a.shortcut().isEmpty()]
+    assert len(every) == len(set(every))  # no shortcut is ambiguous
 
 
 @pytest.mark.asyncio
@@ -207,3 +210,23 @@ async def test_a_10000_row_file_previews_and_imports_while_the_loop_runs(running
     await wait_until(lambda: window.model.rowCount() == 10_000)
     window.model.set_filter(TaskFilter(text="big0000"))
     assert window.model.rowCount() == 10
+
+
+@pytest.mark.asyncio
+async def test_search_is_read_off_the_loop_and_the_newest_search_wins(running: App) -> None:
+    window = running.window
+    window.lanes.toggle_pause_all()
+    running.enqueue(writer_tasks(50))
+    readers: list[str] = []
+    seqs = window.model.queries.seqs
+
+    def recording(*args: object) -> list[int]:
+        readers.append(threading.current_thread().name)
+        return seqs(*args)  # type: ignore[arg-type]
+
+    window.model.queries.seqs = recording  # type: ignore[method-assign]
+    older = asyncio.ensure_future(window.model.set_filter_off_loop(TaskFilter(text="prompt 1")))
+    newer = asyncio.ensure_future(window.model.set_filter_off_loop(TaskFilter(text="prompt 22")))
+    await asyncio.gather(older, newer)
+    assert window.model.filter == TaskFilter(text="prompt 22") and window.model.rowCount() == 1
+    assert readers and all(name.startswith("store-reads") for name in readers)

@@ -99,3 +99,31 @@ def test_new_and_deleted_rows_arrive_through_the_sweep(qtbot, filled_store: Stor
     model.flush()
     assert model.rowCount() == 309
     assert model.task_id_at(13) == "t00004"
+
+
+@pytest.mark.parametrize("old,new,blocks", [
+    ([1, 2, 3], [1, 2, 3, 4, 5], [(3, [4, 5])]),
+    ([1, 2, 3], [9, 1, 2, 3], [(0, [9])]),
+    ([1, 2, 3, 4], [1, 7, 8, 2, 3, 9, 4], [(1, [7, 8]), (5, [9])]),
+    ([], [5, 6], [(0, [5, 6])]),
+    ([1, 2, 3], [1, 3, 4, 5], None),  # 2 was removed
+    ([1, 2, 3], [2, 1, 3, 4], None),  # reordered
+    ([1, 2, 3], [1, 2, 3], None),  # nothing new
+])
+def test_inserted_blocks_are_found_or_refused(old: list[int], new: list[int], blocks: object) -> None:
+    from mediaassist.ui.task_model import _inserted_blocks
+
+    assert _inserted_blocks(old, new) == blocks
+
+
+def test_rows_inserted_in_blocks_keep_the_model_consistent(qtbot, store: Store) -> None:
+    store.enqueue("old", api_tasks(5, prefix="o"), created_at=1.0)
+    model = TaskTableModel(store)
+    QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    for step in range(3):  # one batch arriving in steps: each lands after the one before
+        store.enqueue("new", api_tasks(2, prefix=f"n{step}-"), created_at=2.0)
+        model.refresh_membership()
+        model.flush()
+    assert [model.task_id_at(r) for r in range(model.rowCount())] == [
+        "n0-00000", "n0-00001", "n1-00000", "n1-00001", "n2-00000", "n2-00001",
+        "o00000", "o00001", "o00002", "o00003", "o00004"]

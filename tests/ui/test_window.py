@@ -350,14 +350,14 @@ async def test_language_switch_keeps_the_filter_and_its_widgets_in_step(app: App
     window.state_filter.setCurrentIndex(window.state_filter.findData("canceled"))
     window.batch_filter.setCurrentIndex(window.batch_filter.findData("b1"))
     window.text_filter.setText("prompt")
-    window.apply_filter()
+    await window.apply_filter()
     assert window.model.rowCount() == 2
     try:
         await switch_language(window, "zh_CN")
         assert window.state_filter.currentData() == "canceled"
         assert window.batch_filter.currentData() == "b1"
         assert window.text_filter.text() == "prompt"
-        window.apply_filter()  # what any later widget change does: the same filter, same rows
+        await window.apply_filter()  # what any later widget change does: the same filter, same rows
         assert window.model.rowCount() == 2
         assert [a.text() for a in window.tray.menu.actions()] == ["显示", "全部继续", "退出"]  # all paused
     finally:
