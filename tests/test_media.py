@@ -104,6 +104,13 @@ def test_bad_local_files_raise_a_short_reason(tmp_path: Path, setup: str, reason
     assert reason in str(caught.value)
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux /proc")
+def test_a_regular_file_whose_read_fails_is_named(tmp_path: Path) -> None:
+    # /proc/self/mem is a regular file that cannot be read from offset 0, even by root
+    with pytest.raises(MediaInputError, match=r"cannot read /proc/\d+/mem: Input/output error"):
+        check_local_input("/proc/self/mem", tmp_path, IMAGE, None)
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
 def test_an_unreadable_file_is_named(tmp_path: Path) -> None:
     path = write_png(tmp_path / "secret.png")
@@ -210,20 +217,16 @@ def _task_with_inputs(tmp_path: Path) -> NewTask:
 
 
 def test_inputs_and_uploads_are_stored_and_an_upload_survives_a_reaped_attempt(
-        tmp_path: Path, store_location: str) -> None:
-    store = Store(store_location)
-    try:
-        new = _task_with_inputs(tmp_path)
-        store.enqueue("b", [new])
-        task = store.claim("poll:rh", "me")[0]
-        assert task.inputs_dict == new.inputs and task.uploads_dict == {}
-        key = upload_key("rh", new.inputs["first_frame"][0])
-        store.save_upload(task, key, "api/abc.png")
-        store.finish_failure(task, ErrorKind.STALLED, "reaped", retry_at=0.0)  # the row moved on
-        store.save_upload(task, "rh:other", "api/def.png")  # the late upload is still recorded
-        saved = store.get("m1").uploads_dict
-    finally:
-        store.close()
+        tmp_path: Path, store: Store) -> None:
+    new = _task_with_inputs(tmp_path)
+    store.enqueue("b", [new])
+    task = store.claim("poll:rh", "me")[0]
+    assert task.inputs_dict == new.inputs and task.uploads_dict == {}
+    key = upload_key("rh", new.inputs["first_frame"][0])
+    store.save_upload(task, key, "api/abc.png")
+    store.finish_failure(task, ErrorKind.STALLED, "reaped", retry_at=0.0)  # the row moved on
+    store.save_upload(task, "rh:other", "api/def.png")  # the late upload is still recorded
+    saved = store.get("m1").uploads_dict
     assert saved[key]["name"] == "api/abc.png" and set(saved) == {key, "rh:other"}
     assert task.uploads_dict == saved
     assert fresh_upload_name(saved, key, now=saved[key]["at"] + 3600) == "api/abc.png"
@@ -231,8 +234,8 @@ def test_inputs_and_uploads_are_stored_and_an_upload_survives_a_reaped_attempt(
     assert fresh_upload_name(saved, "rh:never", now=0) is None
 
 
-def _save_uploads(store_location: str, prefix: str, count: int, start: multiprocessing.synchronize.Event) -> None:
-    store = Store(store_location)
+def _save_uploads(location: str, prefix: str, count: int, start: multiprocessing.synchronize.Event) -> None:
+    store = Store(location)
     task = store.get("m1")
     start.wait()
     for i in range(count):
@@ -240,12 +243,12 @@ def _save_uploads(store_location: str, prefix: str, count: int, start: multiproc
     store.close()
 
 
-def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, store_location: str) -> None:
-    store = Store(store_location)
+def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, store: Store,
+                                                              store_location: str) -> None:
     store.enqueue("b", [_task_with_inputs(tmp_path)])
-    store.close()
+    location = store_location
     start = multiprocessing.get_context("spawn").Event()
-    procs = [multiprocessing.get_context("spawn").Process(target=_save_uploads, args=(store_location, name, 25, start))
+    procs = [multiprocessing.get_context("spawn").Process(target=_save_uploads, args=(location, name, 25, start))
              for name in ("p1", "p2")]
     for proc in procs:
         proc.start()
@@ -253,23 +256,19 @@ def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, sto
     for proc in procs:
         proc.join(timeout=120)
         assert proc.exitcode == 0
-    store = Store(store_location)
-    try:
-        saved = store.get("m1").uploads_dict
-    finally:
-        store.close()
+    saved = store.get("m1").uploads_dict
     assert set(saved) == {f"{p}:{i}" for p in ("p1", "p2") for i in range(25)}  # no merge lost a record
 
 
-def test_an_old_database_gets_the_new_columns(tmp_path: Path, store_location: str) -> None:
-    first = Store(store_location)
-    first.enqueue("b", [NewTask(model="w", model_kind="api", route="api:x", task_id="old-1")])
+def test_an_old_database_gets_the_new_columns(tmp_path: Path, store: Store, store_location: str) -> None:
+    store.enqueue("b", [NewTask(model="w", model_kind="api", route="api:x", task_id="old-1")])
     for column in ("inputs", "uploads"):  # the table as the previous release made it
-        first.db.execute_sql(f'ALTER TABLE "task" DROP COLUMN "{column}"')
-    first.db.execute_sql('DROP TABLE "schema_version"')  # ...from before schema versions
-    assert "inputs" not in {c.name for c in first.db.get_columns("task")}
-    first.close()
-    migrated = Store(store_location)
+        store.db.execute_sql(f'ALTER TABLE "task" DROP COLUMN "{column}"')
+    store.db.execute_sql('DROP TABLE "schema_version"')  # ...from before schema versions
+    assert "inputs" not in {c.name for c in store.db.get_columns("task")}
+    location = store_location
+    store.close()
+    migrated = Store(location)
     try:
         old = migrated.get("old-1")
         assert (old.inputs_dict, old.uploads_dict) == ({}, {})
@@ -277,7 +276,7 @@ def test_an_old_database_gets_the_new_columns(tmp_path: Path, store_location: st
         assert migrated.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
     finally:
         migrated.close()
-    again = Store(store_location)  # opening a migrated database changes nothing
+    again = Store(location)  # opening a migrated database changes nothing
     try:
         assert again.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
     finally:

@@ -368,6 +368,10 @@
       <translation>正在完成导出，完成后退出…</translation>
     </message>
     <message>
+      <source>Search failed</source>
+      <translation type="unfinished" />
+    </message>
+    <message>
       <source>{n} tasks are running. Stop them now, or leave them to resume at the next start?</source>
       <translation>有 {n} 个任务正在运行。现在停止它们，还是留待下次启动时继续？</translation>
     </message>
