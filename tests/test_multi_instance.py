@@ -90,23 +90,27 @@ def test_three_machines_on_one_postgresql_are_one_queue_and_survive_a_sigkill(
     batch = _task_file(tmp_path)
     total = API_TASKS + POLL_TASKS + WEB_TASKS + BOB_TASKS
     runs = {}
-    for machine in MACHINES:
+
+    def start(machine: str) -> None:
         env = {"ACME_API_KEY": OPENAI_KEY, "RH_API_KEY": DEMO_API_KEY, "MEDIAASSIST_HOST_ID": machine}
         runs[machine] = cli_popen("run", str(batch), "--json", "--speed", "20", "--config", str(config),
                                   "--data-dir", str(tmp_path / machine), "--store", shared_url, env=env)
 
-    def victim_holds(remote: bool) -> bool:
+    def running_on(machine: str, remote: bool = False) -> bool:
         if not _rows(shared_url, "SELECT to_regclass('task')")[0][0]:
-            return False  # the first machine up has not created the schema yet
+            return False  # the schema is not created yet
         return bool(_rows(shared_url, "SELECT 1 FROM task WHERE state = 'running' AND owner LIKE %s"
-                                      + (" AND remote_id IS NOT NULL" if remote else ""), (f"{VICTIM}:%",)))
+                                      + (" AND remote_id IS NOT NULL" if remote else ""), (f"{machine}:%",)))
 
-    # Best killed while it holds a submitted RunningHub task; on a slow box the others may
-    # submit every video first, then any running task of its will do.
-    try:
-        _wait_for(lambda: victim_holds(remote=True), 60, f"{VICTIM} to run a RunningHub task")
-    except AssertionError:
-        _wait_for(lambda: victim_holds(remote=False), 120, f"{VICTIM} to run a task")
+    # The victim starts first (on a loaded box the others could otherwise finish everything before
+    # it runs anything) and is killed once the others work beside it and it holds a RunningHub task.
+    start(VICTIM)
+    _wait_for(lambda: running_on(VICTIM, remote=True), 120, f"{VICTIM} to run a RunningHub task")
+    for machine in MACHINES:
+        if machine != VICTIM:
+            start(machine)
+    _wait_for(lambda: all(running_on(m) for m in MACHINES if m != VICTIM), 120, "the others to take work")
+    _wait_for(lambda: running_on(VICTIM), 60, f"{VICTIM} to still run a task")
     runs[VICTIM].send_signal(signal.SIGKILL)
     runs[VICTIM].communicate(timeout=30)
     assert runs[VICTIM].returncode == -signal.SIGKILL
