@@ -1,9 +1,10 @@
 """``mediaassist``: the desktop app with no command, the headless tools with one.
 
 Exit codes: 0 all succeeded, 1 something failed, was canceled or could not run, 2 bad input or
-config (a bad row is reported with its row number; the good rows still run) or a database file
-that cannot be used (read-only, damaged, not a database, deleted or replaced while running),
-3 the disk is full (queued and running tasks stay queued), 130 interrupted.
+config (a bad row is reported with its row number; the good rows still run) or a store that
+cannot be used (a database file read-only, damaged, not a database, deleted or replaced while
+running; a shared server out of reach; a schema newer than this program), 3 the disk is full
+(queued and running tasks stay queued), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist import __version__
+from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault, TaskError
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
 from mediaassist.core.store import FINAL_STATES, Store, Task, classify_fault, iso
-from mediaassist.runtime import DB_NAME, Runtime, RuntimeOptions, load_app_config
+from mediaassist.runtime import Runtime, RuntimeOptions, load_app_config, open_store
 from mediaassist.status import lane_status, poll_account_checks
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -75,6 +77,9 @@ def _common(parser: argparse.ArgumentParser, speed: bool = True) -> None:
                         help="config TOML (default: the user config dir's config.toml)")
     parser.add_argument("--data-dir", type=Path, metavar="DIR",
                         help="database, profiles and outputs (default: $MEDIAASSIST_HOME or the user data dir)")
+    parser.add_argument("--store", metavar="URL",
+                        help="a team's shared queue: postgresql://USER@HOST[:PORT]/DATABASE (default: "
+                             "$MEDIAASSIST_STORE_URL, the config's [store] url, else the data dir's SQLite file)")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
     parser.add_argument("--demo", action="store_true",
                         help="use the built-in demo providers (kept apart in DATA_DIR/demo)")
@@ -190,7 +195,7 @@ def _options(args: argparse.Namespace) -> RuntimeOptions:
 
         data = demo_data_dir(data)  # demo work never mixes with the operator's real queue
     return RuntimeOptions(config_path=args.config, data_dir=data, demo=demo,
-                          speed=getattr(args, "speed", 1.0))
+                          speed=getattr(args, "speed", 1.0), store_url=args.store)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -234,12 +239,13 @@ def _gui(args: argparse.Namespace, options: RuntimeOptions) -> int:
 
 class _open_store:
     def __init__(self, options: RuntimeOptions) -> None:
-        from mediaassist.core.paths import data_dir
-
-        self.path = data_dir(options.data_dir) / DB_NAME
+        self.options = options
 
     def __enter__(self) -> Store:
-        self.store = Store(self.path)
+        from mediaassist.core.paths import data_dir
+
+        config = load_app_config(self.options) if not self.options.demo else None
+        self.store = open_store(self.options, config or AppConfig(), data_dir(self.options.data_dir))
         return self.store
 
     def __exit__(self, *exc: object) -> None:
@@ -460,6 +466,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             line += f"  PAUSED: {lane['paused']}"
         if lane.get("enabled") is False:
             line += "  DISABLED"
+        if lane["kind"] == "web" and "host" in lane:
+            line += f"  on {lane['host'] or 'any machine'}"
         if lane.get("login_state") == "needs_login":
             line += f"  NEEDS LOGIN (mediaassist accounts login {lane['lane'].split(':', 1)[1]})"
         print(line)
@@ -517,7 +525,8 @@ def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -
         for acct in store.accounts():
             state = "enabled" if acct.enabled else "disabled"
             error = f"  ({acct.last_error})" if acct.last_error else ""
-            print(f"{acct.name:<20} site {acct.site:<16} {state:<9} login {acct.login_state}{error}")
+            print(f"{acct.name:<20} site {acct.site:<16} {state:<9} login {acct.login_state:<11} "
+                  f"on {acct.host or 'any machine'}{error}")
         if not store.accounts():
             print("no accounts: add [[accounts]] to the config")
         return EXIT_OK

@@ -19,6 +19,7 @@ from types import TracebackType
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, load_config
 from mediaassist.core.importer import ImportReport, new_batch_id, read_task_file
+from mediaassist.core.location import choose_store_url
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.scheduler import Scheduler
@@ -37,6 +38,7 @@ class RuntimeOptions:
     data_dir: Path | None = None
     demo: bool = False
     speed: float = 1.0
+    store_url: str | None = None  # --store: wins over MEDIAASSIST_STORE_URL and [store] url
     # status and other commands that only look: demo accounts are not logged in, nothing about
     # logins is written (another process may be using those accounts right now).
     read_only: bool = False
@@ -56,6 +58,13 @@ def load_app_config(options: RuntimeOptions) -> AppConfig:
     if options.config_path is None and not path.exists():
         return AppConfig()
     return load_config(path)
+
+
+def open_store(options: RuntimeOptions, config: AppConfig, data_dir: Path) -> Store:
+    """The store this run uses: a shared PostgreSQL one if --store, the environment or the
+    config names one, else the SQLite file in the data dir."""
+    url = choose_store_url(options.store_url, config.store_url)
+    return Store(url if url else data_dir / DB_NAME)
 
 
 def _derive_missing_ids(report: ImportReport) -> None:
@@ -120,7 +129,7 @@ class Runtime:
                 self.config = await self._stack.enter_async_context(demo)
             else:
                 self.config = load_app_config(self.options)
-            self.store = Store(self.data_dir / DB_NAME)
+            self.store = open_store(self.options, self.config, self.data_dir)
             self._stack.callback(self.store.close)
             if demo is not None:
                 self.store.sync_accounts(self.config.accounts)

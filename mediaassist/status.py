@@ -34,6 +34,7 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
         entry["site"] = acct.site
         entry["enabled"] = bool(stored.enabled) if stored else acct.enabled
         entry["login_state"] = stored.login_state if stored else "unknown"
+        entry["host"] = stored.host if stored else acct.host  # where its browser profile lives
         lanes.append(entry)
     for site in sorted({a.site for a in config.accounts}):
         # Web tasks not yet given to an account wait here for the first free one of the site.

@@ -3,7 +3,8 @@
 # project (editable) with its test extras. Re-running it only installs what is missing.
 #   packaging/setup.sh            # install
 #   packaging/setup.sh --app ...  # install, then start the app (args go to mediaassist)
-#   packaging/setup.sh --test ... # install, then run the test suite (args go to pytest)
+#   packaging/setup.sh --test ... # install, then run the test suite (args go to pytest) on SQLite
+#                                 # and on a throw-away PostgreSQL (packaging/pg_test_cluster.sh)
 #   packaging/setup.sh --desktop  # install, then add mediaassist to the desktop's launcher
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,8 @@ APT_PACKAGES=(ca-certificates python3 python3-venv python3-pip
   chromium xvfb xauth fonts-noto-cjk libatomic1 libegl1 libgl1 libfontconfig1 libdbus-1-3
   libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1
   libxcb-render-util0 libxcb-util1 libxcb-xkb1 libxcb-shape0 libxcb-randr0 libxcb-xinerama0)
+# The tests also run the store, scheduler and multi-process tests on a real PostgreSQL server.
+[ "${1:-}" = "--test" ] && APT_PACKAGES+=(postgresql)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -29,7 +32,7 @@ PYTHON=${PYTHON:-python3}
 stamp=.venv/.mediaassist-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/pip install -q -U pip
-  .venv/bin/pip install -q -e '.[test]'
+  .venv/bin/pip install -q -e '.[test,postgres]'
   touch "$stamp"
 fi
 # Never `playwright install`: it downloads a browser (fails here); we use Debian's chromium.
@@ -46,6 +49,12 @@ case "${1:-}" in
     exec packaging/install_desktop.sh .venv/bin/mediaassist ;;
   --test)
     shift
+    pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/mediaassist-pg.XXXXXX")
+    trap 'packaging/pg_test_cluster.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
+    MEDIAASSIST_TEST_PG=$(packaging/pg_test_cluster.sh start "$pg_dir")
+    export MEDIAASSIST_TEST_PG
+    echo "setup: tests run on SQLite and on PostgreSQL at $MEDIAASSIST_TEST_PG" >&2
     # timeout: pytest-timeout cannot interrupt a hang inside Qt's loop on its own.
-    exec timeout 1080 xvfb-run -a .venv/bin/python -m pytest "$@" ;;
+    # No exec: the trap must stop the cluster when pytest ends.
+    timeout 1380 xvfb-run -a .venv/bin/python -m pytest "$@" ;;
 esac

@@ -1,13 +1,29 @@
-"""Shared fixtures: every test gets its own data dir, config dir and SQLite file."""
+"""Shared fixtures: every test gets its own data dir, config dir and store.
+
+A test using ``store`` (or ``store_location``) runs twice: on an SQLite file, and on a fresh
+PostgreSQL database when MEDIAASSIST_TEST_PG names a server (CI starts one). A module whose
+tests are not about the store may pin SQLite with ``pytestmark = pytest.mark.sqlite_only``.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.store import Store
+from tests.helpers import PG_URL, fresh_pg_database
+
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
+    not PG_URL, reason="set MEDIAASSIST_TEST_PG to a postgresql:// server URL to run these on PostgreSQL too"))]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store_location" in metafunc.fixturenames:
+        only_sqlite = metafunc.definition.get_closest_marker("sqlite_only") is not None
+        metafunc.parametrize("backend", ["sqlite"] if only_sqlite else BACKENDS)
 
 
 @pytest.fixture(autouse=True)
@@ -26,8 +42,18 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(data_dir: Path):
-    db = Store(data_dir / "mediaassist.sqlite3")
+def store_location(backend: str, data_dir: Path) -> Iterator[str]:
+    """An SQLite file path, or the URL of a fresh PostgreSQL database of this test's own."""
+    if backend == "sqlite":
+        yield str(data_dir / "mediaassist.sqlite3")
+        return
+    with fresh_pg_database(PG_URL) as url:  # type: ignore[arg-type]
+        yield url
+
+
+@pytest.fixture
+def store(store_location: str) -> Iterator[Store]:
+    db = Store(store_location)
     yield db
     db.close()
 

@@ -7,10 +7,45 @@ import os
 import subprocess
 import sys
 import textwrap
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from mediaassist.core.config import AppConfig, parse_config
+
+# A PostgreSQL server for the tests that prove the store on both back-ends: CI starts one
+# (packaging/pg_test_cluster.sh) and sets this; without it those tests run on SQLite only.
+PG_URL = os.environ.get("MEDIAASSIST_TEST_PG")
+
+
+@contextmanager
+def fresh_pg_database(base_url: str) -> Iterator[str]:
+    """A new, empty database on the server of ``base_url`` for one test; dropped afterwards
+    (WITH FORCE: a process the test killed may still hold a connection)."""
+    import psycopg2
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = psycopg2.connect(base_url)
+    admin.autocommit = True
+    try:
+        admin.cursor().execute(f'CREATE DATABASE "{name}"')
+        yield urlunsplit(urlsplit(base_url)._replace(path=f"/{name}"))
+        admin.cursor().execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        admin.close()
+
+
+def stored_text(store: Any) -> str:
+    """Every value of every row of every table of a store, as one string to search."""
+    parts = []
+    for table in store.db.get_tables():
+        for row in store.db.execute_sql(f'SELECT * FROM "{table}"').fetchall():
+            parts.append(" ".join(str(value) for value in row))
+    return "\n".join(parts)
+
 
 def sim_config_text(api_concurrency: int = 3, api_s: tuple[float, float] = (20, 40), poll_limit: int = 4,
                     poll_s: tuple[float, float] = (30, 60), accounts: tuple[str, ...] = ("alice", "bob")) -> str:

@@ -18,7 +18,6 @@ from mediaassist.core.queries import Queries
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer, Fault
 from mediaassist.runtime import DB_NAME
-from mediaassist.core.queries import Queries
 from mediaassist.ui.export import export_tasks
 
 CONFIG = """

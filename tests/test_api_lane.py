@@ -21,6 +21,7 @@ from mediaassist.demo_servers.text import demo_answer
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer, Fault, RequestRecord
 from mediaassist.providers.openai_api import parse_retry_after
 from mediaassist.providers.registry import build_providers
+from tests.helpers import stored_text
 
 KEY = "sk-test-Zq8mW3pL0vX7yT2nB5cR9dF4"
 LANE = "api:acme"
@@ -333,9 +334,10 @@ async def test_key_never_reaches_logs_store_or_outputs(server, store, data_dir, 
     failed = [t for t in done if t.error_kind == "login"]
     assert failed and all("Incorrect API key provided: ***" in t.error for t in failed)
     assert all(r.auth_ok for r in server.api_requests())  # the key did go where it belongs
+    assert KEY not in stored_text(store)  # every row of every table (the file below, or a server)
     store.close()
     written = [p for p in data_dir.rglob("*") if p.is_file()]
-    assert log_file in written and any(p.suffix == ".sqlite3" for p in written)
+    assert log_file in written and (store.shared or any(p.suffix == ".sqlite3" for p in written))
     for path in written:
         assert KEY.encode() not in path.read_bytes(), path
 

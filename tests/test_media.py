@@ -11,7 +11,6 @@ import multiprocessing.synchronize
 import os
 from pathlib import Path
 
-import peewee as pw
 import pytest
 
 from mediaassist.core.clock import Clock
@@ -211,16 +210,6 @@ def test_verify_unchanged_detects_edits_and_deletions(tmp_path: Path, change: st
 
 # --- store: inputs, uploads, migration ---------------------------------------------------------
 
-def _location_of(store: Store) -> str:
-    """What another process opens the same store by: the SQLite file, or the PostgreSQL URL
-    (the ``store`` fixture runs on PostgreSQL too when MEDIAASSIST_TEST_PG names a server)."""
-    if isinstance(store.db, pw.PostgresqlDatabase):
-        params = store.db.connect_params
-        return (f"postgresql://{params.get('user', '')}@/{store.db.database}"
-                f"?host={params.get('host', '')}&port={params.get('port', 5432)}")
-    return str(store.db.database)
-
-
 def _task_with_inputs(tmp_path: Path) -> NewTask:
     entry = check_local_input(str(write_png(tmp_path / "first.png")), tmp_path, IMAGE, None)
     return NewTask(model="i2v", model_kind="poll", route="poll:rh", task_id="m1",
@@ -254,9 +243,10 @@ def _save_uploads(location: str, prefix: str, count: int, start: multiprocessing
     store.close()
 
 
-def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, store: Store) -> None:
+def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, store: Store,
+                                                              store_location: str) -> None:
     store.enqueue("b", [_task_with_inputs(tmp_path)])
-    location = _location_of(store)
+    location = store_location
     start = multiprocessing.get_context("spawn").Event()
     procs = [multiprocessing.get_context("spawn").Process(target=_save_uploads, args=(location, name, 25, start))
              for name in ("p1", "p2")]
@@ -270,12 +260,13 @@ def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, sto
     assert set(saved) == {f"{p}:{i}" for p in ("p1", "p2") for i in range(25)}  # no merge lost a record
 
 
-def test_an_old_database_gets_the_new_columns(tmp_path: Path, store: Store) -> None:
+def test_an_old_database_gets_the_new_columns(tmp_path: Path, store: Store, store_location: str) -> None:
     store.enqueue("b", [NewTask(model="w", model_kind="api", route="api:x", task_id="old-1")])
     for column in ("inputs", "uploads"):  # the table as the previous release made it
         store.db.execute_sql(f'ALTER TABLE "task" DROP COLUMN "{column}"')
+    store.db.execute_sql('DROP TABLE "schema_version"')  # ...from before schema versions
     assert "inputs" not in {c.name for c in store.db.get_columns("task")}
-    location = _location_of(store)
+    location = store_location
     store.close()
     migrated = Store(location)
     try:

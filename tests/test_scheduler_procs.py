@@ -38,7 +38,7 @@ CLAIM_AND_DIE = """
 """
 
 
-def _claimer(path: Path, mode: str) -> subprocess.Popen[str]:
+def _claimer(path: Path | str, mode: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(CLAIM_AND_DIE), str(path), mode],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -54,10 +54,11 @@ def _api_task() -> NewTask:
     return NewTask(model="writer", model_kind="api", route="api:sim-api", prompt="p", task_id="crashy")
 
 
-def test_a_live_process_keeps_its_rows_and_a_dead_ones_rows_use_the_crash_budget(store: Store, data_dir: Path) -> None:
+def test_a_live_process_keeps_its_rows_and_a_dead_ones_rows_use_the_crash_budget(store: Store, store_location: str,
+                                                                                  data_dir: Path) -> None:
     store.enqueue("b", [_api_task()])
     sched = _scheduler(store, data_dir)
-    live = _claimer(store.path, "live")
+    live = _claimer(store_location, "live")
     try:
         assert live.stdout.readline().strip() == "1"  # type: ignore[union-attr]
         assert sched.recover_dead_owners() == 0  # alive: its attempt is left alone
@@ -73,11 +74,11 @@ def test_a_live_process_keeps_its_rows_and_a_dead_ones_rows_use_the_crash_budget
 
 
 def test_a_task_that_keeps_killing_its_process_fails_when_the_crash_budget_is_spent(
-        store: Store, data_dir: Path) -> None:
+        store: Store, store_location: str, data_dir: Path) -> None:
     store.enqueue("b", [_api_task()])
     sched = _scheduler(store, data_dir)
     for lost in range(1, CRASH_RETRIES + 2):
-        victim = _claimer(store.path, "die")
+        victim = _claimer(store_location, "die")
         assert victim.communicate(timeout=30)[0].strip() == "1"
         assert sched.recover_dead_owners() == 1
         row = store.get("crashy")

@@ -3,38 +3,15 @@
 from __future__ import annotations
 
 import multiprocessing
-import os
 from pathlib import Path
 
 import peewee as pw
 import pytest
 
 from mediaassist.core.errors import ErrorKind
-from mediaassist.core.store import AUTO_RETRIES, MODELS, NewTask, Result, Store, Task
+from mediaassist.core.store import AUTO_RETRIES, NewTask, Result, Store, Task
 
-# The store is meant to run unchanged on a shared PostgreSQL; these tests prove it when given one:
-# MEDIAASSIST_TEST_PG=postgresql://postgres@/dbname?host=/tmp&port=5432 (needs psycopg2).
-PG_URL = os.environ.get("MEDIAASSIST_TEST_PG")
-BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
-    not PG_URL, reason="set MEDIAASSIST_TEST_PG to a postgresql:// URL to run these on PostgreSQL too"))]
-
-
-@pytest.fixture(params=BACKENDS)
-def location(request: pytest.FixtureRequest, data_dir: Path) -> str:
-    if request.param == "sqlite":
-        return str(data_dir / "mediaassist.sqlite3")
-    fresh = Store(PG_URL)  # type: ignore[arg-type]
-    fresh.db.drop_tables(MODELS)
-    fresh.db.create_tables(MODELS)
-    fresh.close()
-    return PG_URL  # type: ignore[return-value]
-
-
-@pytest.fixture
-def store(location: str):
-    db = Store(location)
-    yield db
-    db.close()
+# Every test here runs on SQLite and, when MEDIAASSIST_TEST_PG is set, on PostgreSQL (conftest.py).
 
 
 def _api(n: int, prefix: str = "t", **kw) -> list[NewTask]:
@@ -81,8 +58,8 @@ def _claim_worker(path: str, owner: str, queue: multiprocessing.Queue) -> None:
     queue.put(mine)
 
 
-def test_concurrent_claimers_in_separate_processes_never_share_a_row(location: str) -> None:
-    path = location
+def test_concurrent_claimers_in_separate_processes_never_share_a_row(store_location: str) -> None:
+    path = store_location
     store = Store(path)
     store.enqueue("b", _api(600))
     store.close()

@@ -10,11 +10,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.owners import Owner, new_owner, owner_is_dead
-from mediaassist.core.store import CRASH_RETRIES, NewTask, Store, Task
+from mediaassist.core.store import CRASH_RETRIES, SCHEMA_COLUMNS, NewTask, Store, Task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -230,8 +229,10 @@ def test_an_old_database_gets_the_crash_budget_column_on_open(data_dir: Path) ->
     Store(path).close()
     raw = sqlite3.connect(path)
     raw.execute('DROP INDEX IF EXISTS "task_one_running_per_account"')
-    for column in ("crash_retries_left", "inputs", "uploads"):  # every column added since the first release
-        raw.execute(f"ALTER TABLE task DROP COLUMN {column}")
+    # as a database from before schema versions: none of version 2's columns
+    for table, column, _sql in SCHEMA_COLUMNS[2]:
+        raw.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
+    raw.execute("DROP TABLE schema_version")
     raw.execute("INSERT INTO task (task_id, batch_id, model, model_kind, route, prompt, params, priority, state, "
                 "attempt, retries_left, created_at, not_before, cancel_requested, updated_at, account_pinned) "
                 "VALUES ('old', 'b', 'writer', 'api', 'api:sim', 'p', '{}', 0, 'pending', 1, 2, 0, 0, 0, 0, 0)")

@@ -20,7 +20,8 @@ from mediaassist.providers.web.provider import WebProvider
 from tests.web_helpers import (PLAIN_MODEL, demo_site, log_in, needs_chromium, run_tasks, slow_first_time,
                                task_log, wait_until, web_config, web_task)
 
-pytestmark = [pytest.mark.browser, needs_chromium]
+# The browser is the subject here, not the store (test_store covers it on both back-ends).
+pytestmark = [pytest.mark.browser, needs_chromium, pytest.mark.sqlite_only]
 
 
 @pytest.mark.asyncio

@@ -24,6 +24,9 @@ from mediaassist.providers.web import login_account
 from mediaassist.providers.web.procs import profile_processes
 from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, task_log, wait_until, web_config, web_task
 
+# The browser is the subject here, not the store (test_store covers it on both back-ends).
+pytestmark = pytest.mark.sqlite_only
+
 
 def _lines() -> tuple[list[str], object]:
     lines: list[str] = []

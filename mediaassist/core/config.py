@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.location import check_store_url
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
 API_CONCURRENCY_RANGE = (1, 5)
@@ -65,9 +66,10 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
-_ACCOUNT_KEYS = {"name", "site", "enabled"}
+_ACCOUNT_KEYS = {"name", "site", "enabled", "host"}
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
-_TOP_KEYS = {"app", "providers", "models", "accounts"}
+_STORE_KEYS = {"url"}
+_TOP_KEYS = {"app", "store", "providers", "models", "accounts"}
 
 DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
 
@@ -140,6 +142,7 @@ class AccountConfig:
     name: str
     site: str
     enabled: bool = True
+    host: str | None = None  # the machine whose profile holds the login (None: set by login)
 
     @property
     def lane(self) -> str:
@@ -160,6 +163,7 @@ class AppConfig:
     models: list[ModelConfig] = field(default_factory=list)
     accounts: list[AccountConfig] = field(default_factory=list)
     app: AppSettings = field(default_factory=AppSettings)
+    store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -204,7 +208,8 @@ def _warn_if_readable_by_others(path: Path) -> None:
 def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfig:
     """``base_dir``: the config file's folder (relative profile paths are found from there)."""
     _reject_unknown(data, _TOP_KEYS, "")
-    config = AppConfig(app=_parse_app(_table(data.get("app", {}), "app")))
+    config = AppConfig(app=_parse_app(_table(data.get("app", {}), "app")),
+                       store_url=_parse_store(_table(data.get("store", {}), "store")))
     for i, item in enumerate(_array(data, "providers")):
         config.providers.append(_parse_provider(item, f"providers[{i}]", base_dir))
     for i, item in enumerate(_array(data, "accounts")):
@@ -227,6 +232,11 @@ def _parse_app(item: dict[str, Any]) -> AppSettings:
     if "browser_recycle_after" in item:
         settings.browser_recycle_after = _int(item, "browser_recycle_after", RECYCLE_RANGE, "app")
     return settings
+
+
+def _parse_store(item: dict[str, Any]) -> str | None:
+    _reject_unknown(item, _STORE_KEYS, "store")
+    return check_store_url(_str(item, "url", "store"), "store.url") if "url" in item else None
 
 
 def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = None) -> ProviderConfig:
@@ -317,6 +327,8 @@ def _parse_account(item: dict[str, Any], where: str) -> AccountConfig:
     account = AccountConfig(name=_str(item, "name", where), site=_str(item, "site", where))
     if "enabled" in item:
         account.enabled = _bool(item, "enabled", where)
+    if "host" in item:
+        account.host = _str(item, "host", where)
     return account
 
 

@@ -1,6 +1,7 @@
 """Who runs a row: the one owner format, built and judged here and nowhere else.
 
-An owner is ``host:pid:start:token``: the host name, the process id, the process's start time
+An owner is ``host:pid:start:token``: the host (``location.host_id``: the host name, or
+``MEDIAASSIST_HOST_ID`` when several processes stand in for several machines), the process id, the process's start time
 (so a pid the OS reused is not taken for the old process) and a random token per scheduler (so
 two schedulers of one process, or a scheduler restarted in the same process, are told apart).
 
@@ -12,11 +13,12 @@ process that started at another time. A process on *another* host is never judge
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from dataclasses import dataclass
 
 import psutil
+
+from mediaassist.core.location import host_id
 
 # psutil derives a start time from boot time + clock ticks; both may be re-read with a little
 # jitter, so "the same process" allows this much difference.
@@ -54,7 +56,7 @@ def _start_time(pid: int) -> float:
 
 def new_owner() -> Owner:
     """A fresh owner for one scheduler of this process."""
-    return Owner(host=socket.gethostname(), pid=os.getpid(), start=_start_time(os.getpid()),
+    return Owner(host=host_id(), pid=os.getpid(), start=_start_time(os.getpid()),
                  token=uuid.uuid4().hex[:8])
 
 
@@ -68,7 +70,7 @@ def owner_is_dead(owner: str, heartbeat_at: float | None = None, now: float | No
     parsed = Owner.parse(owner)
     if parsed is None:
         return False
-    if parsed.host != socket.gethostname():
+    if parsed.host != host_id():
         if heartbeat_at is None or now is None or stale_after_s is None:
             return False
         return now - heartbeat_at > stale_after_s
@@ -78,6 +80,12 @@ def owner_is_dead(owner: str, heartbeat_at: float | None = None, now: float | No
         return True
     except psutil.Error:  # e.g. access denied: the process exists, so it is not proven dead
         return False
+
+
+def owner_host(owner: str) -> str | None:
+    """The machine an owner runs on, or None for a text in no owner format."""
+    parsed = Owner.parse(owner)
+    return parsed.host if parsed else None
 
 
 def describe_owner(owner: str) -> str:

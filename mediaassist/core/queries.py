@@ -47,6 +47,7 @@ SORT_KEYS: dict[str, Any] = {
     "attempt": lambda now: Task.attempt, "error": lambda now: Task.error_kind,
     "heartbeat": lambda now: Task.heartbeat_at, "duration": _duration,
     "created": lambda now: Task.created_at, "prompt": lambda now: Task.prompt,
+    "machine": lambda now: Task.host,
 }
 
 
@@ -112,6 +113,7 @@ class TaskRow:
     model_kind: str
     route: str
     account: str | None
+    host: str | None  # the machine that ran it last (a shared queue has several)
     state: str
     attempt: int
     error_kind: str | None
@@ -130,7 +132,7 @@ def _preview(column: pw.Field) -> pw.Node:
 
 
 _ROW_COLUMNS = (Task.seq, Task.task_id, Task.batch_id, Task.model, Task.model_kind, Task.route, Task.account,
-                Task.state, Task.attempt, Task.error_kind, _preview(Task.error), Task.created_at,
+                Task.host, Task.state, Task.attempt, Task.error_kind, _preview(Task.error), Task.created_at,
                 Task.started_at, Task.heartbeat_at, Task.finished_at, _preview(Task.prompt),
                 _preview(Result.text), Result.files)
 

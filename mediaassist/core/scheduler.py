@@ -33,10 +33,11 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
 from mediaassist.core.limiter import AUTO_START
+from mediaassist.core.location import host_id
 from mediaassist.core.paths import output_dir
 from mediaassist.core.lane_api import Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
-from mediaassist.core.store import CRASH_RETRIES, Store, Task
+from mediaassist.core.store import CRASH_RETRIES, Account, Store, Task
 
 log = logging.getLogger("mediaassist.scheduler")
 
@@ -357,10 +358,8 @@ class Scheduler:
             if (self._stopping or self._draining or self.fault is not None or lane.free <= 0
                     or lane.name in paused or lane.resting):
                 continue
-            if lane.account is not None:
-                acct = accounts.get(lane.account)
-                if acct is None or not acct.enabled or acct.login_state == "needs_login":
-                    continue
+            if lane.account is not None and _account_blocked(accounts.get(lane.account)):
+                continue
             # A web lane is one account: the claim's own guard holds its one running task.
             lane_limit = None if lane.kind == "web" else lane.current_limit()
             for task in self.store.claim(lane.route, self.owner, lane.free, lane.account,
@@ -528,11 +527,9 @@ class Scheduler:
         blocked = dict(self.store.paused_lanes())
         accounts = {a.name: a for a in self.store.accounts()}
         for lane in self.lanes.values():
-            acct = accounts.get(lane.account or "")
-            if acct is not None and not acct.enabled:
-                blocked.setdefault(lane.name, "account disabled")
-            elif acct is not None and acct.login_state == "needs_login":
-                blocked.setdefault(lane.name, "account needs login")
+            why = _account_blocked(accounts.get(lane.account or ""))
+            if lane.account is not None and why:
+                blocked.setdefault(lane.name, why)
         return {name: why for name, why in blocked.items() if name in self.lanes}
 
     async def drain(self) -> None:
@@ -562,6 +559,20 @@ class Scheduler:
             if state == "pending" and route in routes and (not pinned or account in accounts_ok):
                 return False
         return True
+
+
+def _account_blocked(acct: Account | None) -> str | None:
+    """Why this machine's lane for a web account takes no work, or None if it may."""
+    if acct is None:
+        return "account not in the store"
+    if not acct.enabled:
+        return "account disabled"
+    if acct.login_state == "needs_login":
+        return "account needs login"
+    if acct.host is not None and acct.host != host_id():
+        # Its browser profile (the logged-in session) is on that machine, not this one.
+        return f"account lives on {acct.host}"
+    return None
 
 
 def _unique(providers: Iterable[Provider]) -> list[Provider]:

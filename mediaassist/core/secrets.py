@@ -38,7 +38,7 @@ def resolve_api_key(provider_name: str, api_key: str | None, api_key_env: str | 
     if api_key_env:
         key = os.environ.get(api_key_env) or None
     if key is None:
-        key = _from_keyring(provider_name)
+        key = keyring_password(KEYRING_SERVICE, provider_name)
     if key is None:
         key = api_key
     if key:
@@ -48,14 +48,15 @@ def resolve_api_key(provider_name: str, api_key: str | None, api_key_env: str | 
     return key or None
 
 
-def _from_keyring(provider_name: str) -> str | None:
+def keyring_password(service: str, user: str) -> str | None:
+    """The OS keyring's entry, or None when there is none or no usable keyring."""
     try:
         import keyring
         from keyring.backends import fail
 
         if isinstance(keyring.get_keyring(), fail.Keyring):
             return None
-        return keyring.get_password(KEYRING_SERVICE, provider_name)
+        return keyring.get_password(service, user)
     except Exception:  # no usable backend (headless box, locked store): fall through
         return None
 

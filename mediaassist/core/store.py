@@ -14,7 +14,8 @@ Faults of the file itself (disk full, read-only, corrupt, replaced) come out of 
 as one ``StorageFault`` naming the file and what to do, never as a bare sqlite3 error.
 
 The only database-specific code is ``_lane_lock``, ``_claim_lock``, ``_connect`` and the
-SQLite fault translation, all marked below.
+SQLite fault translation, all marked below. Where the store lives is ``core.location``; its
+schema version and migrations (``SCHEMA_COLUMNS`` below) are applied by ``core.schema``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ import peewee as pw
 
 from mediaassist.core.errors import (FAULT_CORRUPT, FAULT_FULL, FAULT_IO, FAULT_NOT_DATABASE, FAULT_READ_ONLY,
                                      FAULT_REPLACED, ErrorKind, StorageFault)
-from mediaassist.core.owners import owner_is_dead
+from mediaassist.core.location import StoreUnavailable, connect_kwargs, describe, host_id, is_pg_url
+from mediaassist.core.owners import owner_host, owner_is_dead
+from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact
 
 PENDING, RUNNING, SUCCESS, FAILED, CANCELED = "pending", "running", "success", "failed", "canceled"
@@ -86,6 +89,7 @@ class Task(_Base):
     error_kind = pw.CharField(null=True)
     error = pw.TextField(null=True)
     owner = pw.CharField(null=True)  # core.owners.Owner of the scheduler running it
+    host = pw.CharField(null=True)  # the machine that ran it last (kept after the attempt ends)
     updated_at = pw.DoubleField(default=0.0)
     # Media inputs as checked at import: {input name: [{"path", "size", "sha256", ...} | {"url", ...}]}
     inputs = pw.TextField(default="{}")
@@ -175,6 +179,9 @@ class Account(_Base):
     site = pw.CharField()
     enabled = pw.BooleanField(default=True)
     login_state = pw.CharField(default="unknown")  # unknown | ok | needs_login
+    # The machine whose browser profile holds the login: only its processes run the account's
+    # tasks. Set by `host = ...` in [[accounts]] or by a login on that machine; None = any.
+    host = pw.CharField(null=True)
     last_error = pw.TextField(null=True)
     updated_at = pw.DoubleField(default=0.0)
 
@@ -196,14 +203,19 @@ class Gate(_Base):
 
 
 MODELS = (Task, Result, TaskLog, LaneState, Account, Gate)
-# Columns added after a table's first release, by table, with their SQL: an older database gets
-# them on open. (A versioned schema will replace this list.)
-_ADDED_COLUMNS = {
-    "task": {"crash_retries_left": f"INTEGER NOT NULL DEFAULT {CRASH_RETRIES}",
-             "inputs": "TEXT NOT NULL DEFAULT '{}'", "uploads": "TEXT NOT NULL DEFAULT '{}'"},
-    "result": {"usage": "TEXT"},
-    "lane_state": {"learned_limit": "INTEGER"},
+# The schema's versions after the first (1: the tables from before schema_version existed):
+# version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
+# indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
+# written by an older version stay valid. The highest key is the version this program writes.
+SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
+    2: [("task", "crash_retries_left", f"INTEGER NOT NULL DEFAULT {CRASH_RETRIES}"),
+        ("task", "host", "VARCHAR(255)"), ("account", "host", "VARCHAR(255)"),
+        # media inputs as checked at import, and the files already uploaded (core.media)
+        ("task", "inputs", "TEXT NOT NULL DEFAULT '{}'"), ("task", "uploads", "TEXT NOT NULL DEFAULT '{}'"),
+        # token usage per result, and an adaptive API lane's learned limit (core.limiter)
+        ("result", "usage", "TEXT"), ("lane_state", "learned_limit", "INTEGER")],
 }
+SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
 
 @dataclass
@@ -371,19 +383,70 @@ class _SqliteStoreDatabase(pw.SqliteDatabase):
         return not self.is_closed() and self.connection().in_transaction
 
 
-def _add_missing_columns(db: pw.Database) -> None:
-    """Migrate a data dir made by an older version: ALTER TABLE for each column it lacks.
-    Another process may add the same column at the same moment; its win is ours too."""
-    for table, columns in _ADDED_COLUMNS.items():
-        for name, ddl in columns.items():
-            if name in {c.name for c in db.get_columns(table)}:
-                continue
+class _PgStoreDatabase(pw.PostgresqlDatabase):
+    """PostgreSQL that survives a connection dropped between statements (a server restart, an
+    idle connection cut by a firewall) by connecting again, and reports a server out of reach as
+    ``StoreUnavailable`` -- a storage fault, so lanes stop taking work with a visible reason and
+    resume when the server is back, instead of failing every statement with a traceback."""
+
+    def __init__(self, where: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.where = where
+
+    def _connection_lost(self) -> bool:
+        conn = self._state.conn
+        return conn is None or bool(conn.closed)
+
+    def _unavailable(self, exc: Exception) -> StoreUnavailable:
+        reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+        return StoreUnavailable(f"cannot reach the shared store {self.where}: {reason}", self.where)
+
+    def execute_sql(self, sql: str, params: Any = None) -> Any:
+        return self._reconnecting(super().execute_sql, sql, params)
+
+    def begin(self, *args: Any, **kwargs: Any) -> None:
+        self._reconnecting(super().begin, *args, **kwargs)
+
+    def _reconnecting(self, call: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except (pw.OperationalError, pw.InterfaceError) as exc:
+            if not self._connection_lost():
+                raise  # the server answered: a real error of the statement
+            if self.in_transaction():  # what the transaction wrote is gone: never redo half of it
+                raise self._unavailable(exc) from None
             try:
-                with db.atomic():
-                    db.execute_sql(f'ALTER TABLE "{table}" ADD COLUMN "{name}" {ddl}')
-            except (pw.OperationalError, pw.ProgrammingError):
-                if name not in {c.name for c in db.get_columns(table)}:
-                    raise
+                self.close()
+                self.connect()
+                return call(*args, **kwargs)
+            except (pw.OperationalError, pw.InterfaceError) as again:
+                raise self._unavailable(again) from None
+
+    def insert_values(self, sql: str, values: list[tuple[Any, ...]]) -> None:
+        """Many rows, ``_CHUNK`` per statement: psycopg2's executemany is one round trip per
+        row (100,000 tasks over a LAN would take minutes)."""
+        from psycopg2 import Error as DriverError
+        from psycopg2.extras import execute_values
+
+        try:
+            execute_values(self.cursor(), sql, values, page_size=_CHUNK)
+        except DriverError as exc:
+            if self._connection_lost():
+                raise self._unavailable(exc) from None
+            raise
+
+    def rollback(self) -> None:
+        if self._connection_lost():
+            return  # the server dropped the transaction with the connection
+        super().rollback()
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        except (pw.OperationalError, pw.InterfaceError) as exc:
+            if not self._connection_lost():
+                raise
+            raise self._unavailable(exc) from None
 
 
 class Store:
@@ -393,26 +456,37 @@ class Store:
         """``location``: an SQLite file path, or a ``postgresql://`` URL for a shared queue.
 
         Raises ``StorageFault`` (one line naming the file and what to do) when the file cannot
-        be used: read-only, not a database, damaged, disk full."""
+        be used: read-only, not a database, damaged, disk full; ``StoreUnavailable`` (one of
+        them) when a server cannot be reached or the schema is newer than this program knows."""
         import time
 
         self._now = now or time.time
+        self.shared = is_pg_url(location)
+        self.where = describe(location)  # for messages: never a password
         self.path = Path(location)
         with faults_as_storage(self.path):
             self.db = self._connect(str(location))
             database_proxy.initialize(self.db)
-            with self._write_transaction():  # two processes may start at once
-                self.db.create_tables(MODELS)
-                _add_missing_columns(self.db)
+            try:
+                ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where)
+            except BaseException:
+                self.db.close()
+                raise
 
     # --- database specific (the one marked place) ------------------------------------------
-    @staticmethod
-    def _connect(location: str) -> pw.Database:
-        if location.startswith(("postgres://", "postgresql://")):
-            from playhouse.db_url import connect  # needs psycopg2, only for a shared queue
+    def _connect(self, location: str) -> pw.Database:
+        if self.shared:
+            from playhouse.db_url import parse
 
-            db = connect(location)
-            db.connect(reuse_if_open=True)
+            db = _PgStoreDatabase(self.where, **parse(location, unquote_password=True, unquote_user=True),
+                                  **connect_kwargs(location))
+            try:
+                db.connect(reuse_if_open=True)
+            except pw.ImproperlyConfigured:
+                raise StoreUnavailable("a shared store needs the PostgreSQL driver: "
+                                       "pip install 'mediaassist[postgres]'", self.where) from None
+            except pw.OperationalError as exc:
+                raise db._unavailable(exc) from None
             return db
         path = Path(location)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -530,12 +604,14 @@ class Store:
         defaults = {f.column_name: f.default for f in Task._meta.sorted_fields
                      if f.default is not None and f.column_name not in rows[0]}
         columns = list(rows[0]) + list(defaults)
-        rows = [{**row, **defaults} for row in rows]
+        values = [tuple({**row, **defaults}[c] for c in columns) for row in rows]
+        insert = f'INSERT INTO "task" ({", ".join(columns)}) VALUES {{}} ON CONFLICT (task_id) DO NOTHING'
+        if isinstance(self.db, _PgStoreDatabase):
+            self.db.insert_values(insert.format("%s"), values)
+            return
         marks = ", ".join([self.db.param] * len(columns))
-        sql = (f'INSERT INTO "task" ({", ".join(columns)}) VALUES ({marks}) '
-               "ON CONFLICT (task_id) DO NOTHING")
         with faults_as_storage(self.path):  # a raw cursor: peewee's translation is bypassed here
-            self.db.cursor().executemany(sql, [tuple(row[c] for c in columns) for row in rows])
+            self.db.cursor().executemany(insert.format(f"({marks})"), values)
 
     def _existing_ids(self, ids: list[str]) -> set[str]:
         # Plain SQL: peewee spends ~80 us per value building an IN list, 20x SQLite's lookup.
@@ -586,8 +662,8 @@ class Store:
             Task.select(Task.seq).where(due).order_by(Task.priority.desc(), Task.seq).limit(limit)
         )
         changes: dict[Any, Any] = {
-            Task.state: RUNNING, Task.owner: owner, Task.started_at: now, Task.heartbeat_at: now,
-            Task.finished_at: None, Task.updated_at: now,
+            Task.state: RUNNING, Task.owner: owner, Task.host: owner_host(owner),
+            Task.started_at: now, Task.heartbeat_at: now, Task.finished_at: None, Task.updated_at: now,
         }
         if account is not None:
             changes[Task.account] = account
@@ -872,11 +948,16 @@ class Store:
         return {s.name: s.reason or "" for s in LaneState.select().where(LaneState.paused == True)}  # noqa: E712
 
     def sync_accounts(self, accounts: Iterable[Any]) -> None:
-        """Add configured accounts the store has not seen; the operator's toggles then win."""
+        """Add configured accounts the store has not seen; the operator's toggles then win.
+        A ``host`` in the config binds the account to that machine (over a login's binding)."""
         now = self.now()
         for acct in accounts:
-            (Account.insert(name=acct.name, site=acct.site, enabled=acct.enabled, updated_at=now)
-             .on_conflict(conflict_target=[Account.name], update={Account.site: acct.site})
+            host = getattr(acct, "host", None)
+            update: dict[Any, Any] = {Account.site: acct.site}
+            if host is not None:
+                update[Account.host] = host
+            (Account.insert(name=acct.name, site=acct.site, enabled=acct.enabled, host=host, updated_at=now)
+             .on_conflict(conflict_target=[Account.name], update=update)
              .execute())
 
     def accounts(self) -> list[Account]:
@@ -889,8 +970,13 @@ class Store:
         return Account.update(enabled=enabled, updated_at=self.now()).where(Account.name == name).execute() == 1
 
     def set_login_state(self, name: str, state: str, error: str | None = None) -> None:
-        Account.update(login_state=state, last_error=error, updated_at=self.now()).where(
-            Account.name == name).execute()
+        """A login that worked binds an unbound account to this machine: its browser profile,
+        and so the session, lives here."""
+        changes: dict[Any, Any] = {Account.login_state: state, Account.last_error: error,
+                                   Account.updated_at: self.now()}
+        if state == "ok":
+            changes[Account.host] = pw.fn.COALESCE(Account.host, host_id())
+        Account.update(changes).where(Account.name == name).execute()
 
     # --- reading ---------------------------------------------------------------------------
     def get(self, task_id: str) -> Task | None:

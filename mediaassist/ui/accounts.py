@@ -1,4 +1,5 @@
-"""Accounts panel: site, enabled toggle, login state, last error and a "log in" button."""
+"""Accounts panel: site, enabled toggle, login state, last error, the machine whose browser
+profile holds the login (a shared queue runs an account's tasks only there) and a "log in" button."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def login_label(state: str) -> str:
 
 
 class AccountsPanel(QWidget):
-    COLUMNS = 6
+    COLUMNS = 7
 
     def __init__(self, store: Store, on_enabled: Callable[[str, bool], None],
                  on_login: Callable[[str], None]) -> None:
@@ -28,7 +29,7 @@ class AccountsPanel(QWidget):
         self.on_login = on_login
         self.table = QTableWidget(0, self.COLUMNS)
         self.table.setHorizontalHeaderLabels([tr("Account"), tr("Site"), tr("Enabled"), tr("Login"),
-                                              tr("Last error"), ""])
+                                              tr("Last error"), tr("Machine"), ""])
         self.table.horizontalHeader().setStretchLastSection(False)
         self.table.horizontalHeader().setSectionResizeMode(4, self.table.horizontalHeader().ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
@@ -50,20 +51,21 @@ class AccountsPanel(QWidget):
             box.blockSignals(False)
             self.table.item(row, 3).setText(login_label(acct.login_state))
             self.table.item(row, 4).setText(translated(redact(acct.last_error or "")))
+            self.table.item(row, 5).setText(acct.host or tr("any (not bound yet)"))
 
     def _rebuild(self, names: list[str]) -> None:
         self._names = names
         self.table.setRowCount(len(names))
         for row, name in enumerate(names):
             self.table.setItem(row, 0, QTableWidgetItem(name))
-            for col in (1, 3, 4):
+            for col in (1, 3, 4, 5):
                 self.table.setItem(row, col, QTableWidgetItem(""))
             box = QCheckBox()
             box.toggled.connect(lambda on, n=name: self.on_enabled(n, on))
             self.table.setCellWidget(row, 2, box)
             button = QPushButton(tr("Log in"))
             button.clicked.connect(lambda _=False, n=name: self.on_login(n))
-            self.table.setCellWidget(row, 5, button)
-            for col in (0, 1, 3, 4):
+            self.table.setCellWidget(row, 6, button)
+            for col in (0, 1, 3, 4, 5):
                 item = self.table.item(row, col)
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)

@@ -317,7 +317,7 @@ class MainWindow(QMainWindow):
     def _hidden_columns(self) -> set[str]:
         saved = self.settings.value(HIDDEN_KEY)
         if saved is None:
-            return {c.key for c in COLUMNS if not c.shown}
+            return {c.key for c in COLUMNS if not c.shown} | (set() if self.store.shared else {"machine"})
         return {str(key) for key in (saved if isinstance(saved, list) else [saved]) if key}
 
     def column_chooser(self) -> QMenu:

@@ -64,6 +64,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("error", "error", 220, volatile=True),
     Column("model", "model", 100),
     Column("lane", "lane", 110, volatile=True),
+    # Which machine ran it: news on a team's shared store, noise on one desktop (hidden there).
+    Column("machine", "machine", 100, volatile=True),
     Column("attempt", "attempt", 55, volatile=True),
     Column("created", "created", 110),
     Column("duration", "duration", 80, volatile=True),
@@ -79,7 +81,7 @@ def column_label(key: str) -> str:
     return {"state": tr("State"), "prompt": tr("Prompt"), "result": tr("Result"), "output": tr("Output"),
             "error": tr("Error"), "model": tr("Model"), "lane": tr("Lane"), "attempt": tr("Attempt"),
             "created": tr("Created"), "duration": tr("Duration"), "heartbeat": tr("Heartbeat age"),
-            "batch": tr("Batch"), "task_id": tr("Task")}[key]
+            "batch": tr("Batch"), "task_id": tr("Task"), "machine": tr("Machine")}[key]
 
 
 STATE_COLORS = {"pending": QColor("#8d6e63"), "running": QColor("#1565c0"), "success": QColor("#2e7d32"),
@@ -490,7 +492,7 @@ class TaskTableModel(QAbstractTableModel):
             return format_seconds((row.finished_at or time.time()) - row.started_at) if row.started_at else ""
         if key == "heartbeat":
             return format_seconds(time.time() - row.heartbeat_at) if row.state == "running" and row.heartbeat_at else ""
-        return {"model": row.model, "batch": row.batch_id, "task_id": row.task_id}.get(key)
+        return {"model": row.model, "batch": row.batch_id, "task_id": row.task_id, "machine": row.host}.get(key)
 
     def _decoration(self, row: TaskRow, key: str) -> Any:
         if key == "state":

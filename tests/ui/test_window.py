@@ -40,12 +40,12 @@ class App:
 
 
 async def start_app(tmp_path: Path, settings: QSettings, duration: float = 1.0, speed: float = 20.0,
-                    extra_config: str = "") -> App:
+                    extra_config: str = "", store_url: str | None = None) -> App:
     config = tmp_path / "config.toml"
     config.write_text(sim_config_text(api_concurrency=2, api_s=(duration, duration), poll_limit=3,
                                       poll_s=(duration, duration), accounts=("acct-a",)) + extra_config)
     shown: list[MainWindow] = []
-    options = RuntimeOptions(config_path=config, data_dir=tmp_path / "data", speed=speed)
+    options = RuntimeOptions(config_path=config, data_dir=tmp_path / "data", speed=speed, store_url=store_url)
     runner = asyncio.ensure_future(run_window([], options, settings, use_tray=False, on_window=shown.append))
     await wait_until(lambda: shown or runner.done())
     if runner.done():

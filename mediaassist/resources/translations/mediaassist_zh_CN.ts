@@ -36,8 +36,16 @@
       <translation>最近错误</translation>
     </message>
     <message>
+      <source>Machine</source>
+      <translation>机器</translation>
+    </message>
+    <message>
       <source>Log in</source>
       <translation>登录</translation>
+    </message>
+    <message>
+      <source>any (not bound yet)</source>
+      <translation>任意（尚未绑定）</translation>
     </message>
     <message>
       <source>attempt {attempt} started on {lane}</source>

@@ -1,0 +1,114 @@
+"""Where the store lives and who this machine is.
+
+The store is the embedded SQLite file in the data dir, or a shared PostgreSQL database for a
+team: ``--store URL`` wins over ``MEDIAASSIST_STORE_URL``, which wins over ``[store] url`` in the
+config. A PostgreSQL password comes from the URL, from ``PGPASSFILE``/``~/.pgpass`` (libpq reads
+those itself), or from the OS keyring (service ``mediaassist``, user = the URL without password);
+it is registered as a secret and every URL shown to anyone goes through ``redact_url``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
+
+from mediaassist.core.errors import ConfigError, StorageFault
+from mediaassist.core.secrets import KEYRING_SERVICE, keyring_password, register_secret
+
+STORE_URL_ENV = "MEDIAASSIST_STORE_URL"
+HOST_ID_ENV = "MEDIAASSIST_HOST_ID"
+PG_SCHEMES = ("postgresql", "postgres")
+
+
+FAULT_UNREACHABLE = "unreachable"
+FAULT_SCHEMA = "schema_newer"
+
+
+class StoreUnavailable(StorageFault):
+    """The store cannot be used at all (server out of reach, no driver, schema newer than this
+    program): one line for the operator, exit code 2, like a damaged file."""
+
+    def __init__(self, message: str, where: str = "", kind: str = FAULT_UNREACHABLE) -> None:
+        super().__init__(kind, where, message)
+
+
+def host_id() -> str:
+    """This machine's name in owners and account bindings. ``MEDIAASSIST_HOST_ID`` overrides it,
+    so several processes on one machine can stand in for several machines (tests, trials)."""
+    return os.environ.get(HOST_ID_ENV) or socket.gethostname()
+
+
+def is_pg_url(location: str | os.PathLike[str]) -> bool:
+    return str(location).split("://", 1)[0].lower() in PG_SCHEMES and "://" in str(location)
+
+
+def check_store_url(url: str, where: str) -> str:
+    """A config or flag value: a postgresql:// URL naming a database, or a ConfigError naming ``where``."""
+    if not is_pg_url(url):
+        raise ConfigError(f"{where}: {redact_url(url)!r} is not a postgresql:// URL "
+                          "(allowed: postgresql://USER@HOST[:PORT]/DATABASE; leave it out for the local SQLite file)")
+    parts = urlsplit(url)
+    if not parts.path.strip("/"):
+        raise ConfigError(f"{where}: {redact_url(url)!r} names no database (postgresql://USER@HOST/DATABASE)")
+    try:
+        parts.port  # noqa: B018 -- raises on a port that is not a number in range
+    except ValueError:
+        raise ConfigError(f"{where}: {redact_url(url)!r} has an invalid port (allowed: 1..65535)") from None
+    return url
+
+
+def choose_store_url(flag: str | None, config_url: str | None) -> str | None:
+    """The shared store's URL, or None for the local SQLite file."""
+    if flag:
+        return check_store_url(flag, "--store")
+    from_env = os.environ.get(STORE_URL_ENV)
+    if from_env:
+        return check_store_url(from_env, STORE_URL_ENV)
+    return config_url
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced by ***, fit for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return urlunsplit(parts._replace(netloc=_netloc(parts, password="***")))
+
+
+def keyring_user(url: str) -> str:
+    """The keyring entry's user name for a URL: the URL without its password."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=_netloc(parts, password=None)))
+
+
+def connect_kwargs(url: str) -> dict[str, str]:
+    """Extra connect arguments for a URL: the keyring's password when the URL has none (libpq
+    then falls back to PGPASSFILE/.pgpass by itself when this is empty too)."""
+    password = urlsplit(url).password
+    if password is not None:
+        register_secret(unquote(password))
+        return {}
+    stored = keyring_password(KEYRING_SERVICE, keyring_user(url))
+    if stored:
+        register_secret(stored)
+        return {"password": stored}
+    return {}
+
+
+def describe(location: str | Path) -> str:
+    """How a message names the store: the file path, or the URL without its password."""
+    return redact_url(str(location)) if is_pg_url(location) else str(location)
+
+
+def _netloc(parts: SplitResult, password: str | None) -> str:
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    if parts.username is None:
+        return host
+    user = parts.username if password is None else f"{parts.username}:{password}"
+    return f"{user}@{host}"
