@@ -38,7 +38,7 @@ COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = _command_first(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
         args = _command_parser().parse_args(argv)
     else:
@@ -68,6 +68,21 @@ def report_storage_fault(fault: StorageFault) -> int:
     """The one line for a store that cannot be used, and its exit code (also used by the window)."""
     print(f"mediaassist: {fault}", file=sys.stderr)
     return EXIT_DISK_FULL if fault.disk_full else EXIT_BAD_INPUT
+
+
+def _command_first(argv: list[str]) -> list[str]:
+    """``mediaassist --data-dir D run tasks.csv`` means ``mediaassist run --data-dir D tasks.csv``:
+    the common options are the commands' too, so a command named after them moves to the front
+    instead of opening the window on a file called "run" (a file of that name still opens)."""
+    for index, word in enumerate(argv):
+        if word in COMMANDS and not Path(word).exists():
+            return [word, *argv[:index], *argv[index + 1:]]
+        if not word.startswith("-") and (index == 0 or argv[index - 1] not in _VALUE_OPTIONS):
+            return argv  # a file for the window came first
+    return argv
+
+
+_VALUE_OPTIONS = ("--config", "--data-dir", "--speed", "--store")
 
 
 # --- parsers ----------------------------------------------------------------------------------

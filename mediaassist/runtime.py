@@ -15,6 +15,7 @@ from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, load_config
@@ -24,8 +25,10 @@ from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Store
-from mediaassist.demo import DemoEnvironment
 from mediaassist.providers.registry import build_providers
+
+if TYPE_CHECKING:
+    from mediaassist.demo import DemoEnvironment
 
 log = logging.getLogger("mediaassist")
 DB_NAME = "mediaassist.sqlite3"
@@ -120,11 +123,16 @@ class Runtime:
         self.store: Store
         self.scheduler: Scheduler
 
+    def _demo_environment(self) -> DemoEnvironment:
+        # Imported only when --demo asks: the demo servers are no part of a real run.
+        from mediaassist.demo import DemoEnvironment
+
+        return DemoEnvironment(self.clock, self.data_dir, log_in=not self.options.read_only)
+
     async def __aenter__(self) -> Runtime:
         await self._stack.__aenter__()
         try:
-            demo = (DemoEnvironment(self.clock, self.data_dir, log_in=not self.options.read_only)
-                    if self.options.demo else None)
+            demo = self._demo_environment() if self.options.demo else None
             if demo is not None:
                 self.config = await self._stack.enter_async_context(demo)
             else:

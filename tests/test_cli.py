@@ -290,3 +290,13 @@ def test_the_demo_resumes_remote_tasks_after_ctrl_c(tmp_path: Path) -> None:
             assert task["remote_id"] == submitted[task["task_id"]]
     remote = json.loads((demo / "demo-runninghub.json").read_text())["tasks"]
     assert len(remote) == 8 and all(t["files"] for t in remote)
+
+
+def test_common_options_may_come_before_the_command(tmp_path: Path) -> None:
+    """``mediaassist --data-dir D status`` is the status command, not the window opening a file
+    named "status"."""
+    before = cli("--data-dir", str(tmp_path / "d"), "--demo", "status", "--json")
+    assert before.returncode == 0, before.stderr
+    lanes = json.loads(before.stdout)["lanes"]
+    assert any(lane["lane"] == "api:demo-openai" for lane in lanes)
+    assert (tmp_path / "d" / "demo").is_dir()  # the option reached the command

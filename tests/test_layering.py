@@ -1,5 +1,5 @@
-"""The walls between layers: nothing outside mediaassist/ui may import Qt, and the core imports no
-provider and no demo server."""
+"""The walls between layers (nothing outside mediaassist/ui imports Qt, the core imports no provider
+and no demo server, the import contracts), and the lint and type checks CI holds the code to."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ import ast
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import mediaassist
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def loaded_after_importing(modules: list[str], prefixes: tuple[str, ...]) -> list[str]:
@@ -36,3 +39,34 @@ def test_the_core_never_imports_a_provider_or_a_demo_server() -> None:
     core = [m for m in package_modules() if m.startswith("mediaassist.core")]
     assert "mediaassist.core.lane_api" in core and "mediaassist.core.scheduler" in core
     assert loaded_after_importing(core, ("mediaassist.providers", "mediaassist.demo")) == []
+
+
+def test_demo_servers_are_loaded_only_when_the_demo_asks() -> None:
+    app = ["mediaassist.cli", "mediaassist.runtime", "mediaassist.status", "mediaassist.ui.app",
+           "mediaassist.providers.registry"]
+    assert loaded_after_importing(app, ("mediaassist.demo",)) == []
+
+
+def _tool(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """A lint tool from this interpreter's environment, run over the checkout."""
+    return subprocess.run([str(Path(sys.executable).with_name(name)), *args], cwd=ROOT,
+                          capture_output=True, text=True)
+
+
+def test_import_contracts_hold() -> None:
+    """pyproject.toml's import-linter contracts: ui > cli > runtime/status > demo > providers |
+    demo_servers > core; Qt only in ui; demo servers only through the demo; no provider imports
+    the scheduler; no cycles."""
+    result = _tool("lint-imports", "--no-cache")
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_ruff_finds_nothing() -> None:
+    result = _tool("ruff", "check", "mediaassist", "tests", "packaging")
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_mypy_finds_nothing() -> None:
+    """Strict on the core, checked everywhere else (pyproject.toml)."""
+    result = _tool("mypy")
+    assert result.returncode == 0, result.stdout[-3000:]

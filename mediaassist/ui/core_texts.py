@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from mediaassist.ui.i18n import tr, tr_noop
+from mediaassist.ui.i18n import clear_on_language_change, tr, tr_noop
 from mediaassist.ui.labels import error_kind_labels
 
 TEMPLATES = (
@@ -195,7 +195,7 @@ def translated(text: str) -> str:
     """``text`` in the window's language when it is one of the core's texts, else unchanged.
 
     Cached: the detail pane and the lane panels show the same lines every tick. The cache is
-    cleared on a language switch (``labels.clear_label_cache``)."""
+    cleared on a language switch."""
     if not text:
         return text
     kinds = error_kind_labels()
@@ -205,3 +205,6 @@ def translated(text: str) -> str:
             values = {name: kinds.get(value) or translated(value) for name, value in match.groupdict().items()}
             return tr(template).format(**values)
     return text
+
+
+clear_on_language_change(translated.cache_clear)

@@ -7,6 +7,8 @@ files and compiles them with ``pyside6-lrelease``; the compiled .qm files are sh
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
 from mediaassist.core.paths import RESOURCES
@@ -14,6 +16,15 @@ from mediaassist.core.paths import RESOURCES
 CONTEXT = "mediaassist"
 TRANSLATIONS_DIR = RESOURCES / "translations"
 LANGUAGES = {"auto": "System", "en": "English", "zh_CN": "中文 (简体)"}
+
+
+# Caches of translated texts (labels, the core's texts), emptied when the language changes. The
+# modules that keep one register it here, so this module needs to know none of them.
+_language_caches: list[Callable[[], None]] = []
+
+
+def clear_on_language_change(clear: Callable[[], None]) -> None:
+    _language_caches.append(clear)
 
 
 def tr(text: str) -> str:
@@ -46,11 +57,8 @@ class Translations:
         for old in self._translators:
             app.removeTranslator(old)
         self._translators.clear()
-        from mediaassist.ui.core_texts import translated
-        from mediaassist.ui.labels import clear_label_cache
-
-        clear_label_cache()
-        translated.cache_clear()
+        for clear in _language_caches:
+            clear()
         self.language = resolve_language(choice)
         if self.language != "en":
             qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)

@@ -1,14 +1,14 @@
 """Translated labels for values that come from the core (states, error kinds, lane kinds).
 
 Cached per language: ``data()`` runs for every visible cell, a translator lookup each time would
-show up in the profile. ``Translations.apply`` clears the cache.
+show up in the profile. A language switch clears the caches.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from mediaassist.ui.i18n import tr
+from mediaassist.ui.i18n import clear_on_language_change, tr
 
 
 @lru_cache(maxsize=1)
@@ -34,6 +34,9 @@ def clear_label_cache() -> None:
     state_labels.cache_clear()
     error_kind_labels.cache_clear()
     _duration_formats.cache_clear()
+
+
+clear_on_language_change(clear_label_cache)
 
 
 @lru_cache(maxsize=1)
