@@ -55,7 +55,7 @@ class TaskFilter:
         if self.state:
             terms.append(Task.state == self.state)
         if self.lane:
-            terms.append(LANE == self.lane)
+            terms.append(self.lane == LANE)
         if self.batch:
             terms.append(Task.batch_id == self.batch)
         if self.text:  # contains() escapes %, _ and \ in the operator's text

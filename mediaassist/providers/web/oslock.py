@@ -46,7 +46,8 @@ class ProfileLock:
         if self._file is not None:
             return
         make_private_dir(self.path.parent)
-        handle = open(self.path, "a+", encoding="utf-8")
+        # no `with`: the open handle *is* the lock, kept until release()
+        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115
         try:
             _lock_nowait(handle)
         except OSError:
