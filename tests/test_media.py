@@ -33,8 +33,11 @@ from mediaassist.core.media import (
 from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import NewTask, Store
 from mediaassist.providers.base import TaskContext
+from tests import test_store
 from tests.media_helpers import MAGIC, png_bytes, write_png
-from tests.test_store import location  # noqa: F401 -- SQLite, and PostgreSQL when MEDIAASSIST_TEST_PG is set
+
+# the store fixture: SQLite, and PostgreSQL when MEDIAASSIST_TEST_PG is set
+location = test_store.location
 
 IMAGE = InputSpec(name="image")
 FRAMES = InputSpec(name="frames", multiple=True)

@@ -5,6 +5,7 @@ What the server saw (prompts, instructions, overlapping generations) is checked 
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,18 @@ from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web import check_site, login_account
 from mediaassist.providers.web.driver import SiteDriver
 from mediaassist.providers.web.provider import WebProvider
-from tests.web_helpers import (PLAIN_MODEL, demo_site, log_in, needs_chromium, run_tasks, slow_first_time,
-                               task_log, wait_until, web_config, web_task)
+from tests.web_helpers import (
+    PLAIN_MODEL,
+    demo_site,
+    log_in,
+    needs_chromium,
+    run_tasks,
+    slow_first_time,
+    task_log,
+    wait_until,
+    web_config,
+    web_task,
+)
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -39,7 +50,7 @@ async def test_two_accounts_run_in_parallel_never_two_generations_per_account(st
                          for g in gens if g["user"] == u) for u in ("acct-a", "acct-b")}
     assert all(by_user.values()), "both accounts took work"
     for spans in by_user.values():
-        assert all(prev[1] <= nxt[0] for prev, nxt in zip(spans, spans[1:])), "overlap on one account"
+        assert all(prev[1] <= nxt[0] for prev, nxt in itertools.pairwise(spans)), "overlap on one account"
     assert any(a[0] < b[1] and b[0] < a[1] for a in by_user["acct-a"] for b in by_user["acct-b"]), \
         "the two accounts never ran at the same time"
     answers = {g["prompt"]: g["answer"] for g in gens}
@@ -144,7 +155,8 @@ async def test_sites_check_reports_matching_selectors_and_login_records_the_stat
     assert (before.login_state, before.usable) == ("needs_login", False)
     assert {c.role for c in before.checks if c.matches} == {"logged_out"}
     assert logged_in and state_after_login == "ok"
-    assert after.usable and {"prompt", "send", "logged_in", "instructions"} <= {c.role for c in after.checks if c.matches}
+    assert after.usable
+    assert {"prompt", "send", "logged_in", "instructions"} <= {c.role for c in after.checks if c.matches}
     assert "-- logged_out" in after.format()
     assert not relogin
     assert store.account("acct-a").login_state == "needs_login"

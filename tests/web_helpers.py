@@ -110,10 +110,11 @@ def edit_profile(data_dir: Path, **lines: str | None) -> None:
     text = path.read_text(encoding="utf-8")
     for key, value in lines.items():
         pattern = re.compile(rf"(?m)^{re.escape(key)} = .*$\n?")
+        found = pattern.search(text)
         if value is None:
             text = pattern.sub("", text, count=1)
-        elif pattern.search(text):
-            text = pattern.sub(lambda _m: f"{key} = {value}\n", text, count=1)
+        elif found:  # spliced in, not pattern.sub: the TOML value may hold backslashes
+            text = f"{text[:found.start()]}{key} = {value}\n{text[found.end():]}"
         else:
             text = f"{key} = {value}\n" + text
     path.write_text(text, encoding="utf-8")
