@@ -55,7 +55,8 @@ class TaskFilter:
         if self.state:
             terms.append(Task.state == self.state)
         if self.lane:
-            terms.append(self.lane == LANE)
+            # LANE is a column expression, not a constant: on the left, == builds SQL (typed as a Node)
+            terms.append(LANE == self.lane)  # noqa: SIM300
         if self.batch:
             terms.append(Task.batch_id == self.batch)
         if self.text:  # contains() escapes %, _ and \ in the operator's text
@@ -159,7 +160,8 @@ class Queries:
         self.db = store.db
 
     def _values(self, query: pw.Query) -> Iterator[tuple[Any, ...]]:
-        return iter(self.db.execute(query))
+        # peewee-stubs leave Database.execute unannotated; the result is the driver's row cursor
+        return iter(self.db.execute(query))  # type: ignore[no-untyped-call]
 
     def _chunked(self, query_of: Any, keys: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
         for start in range(0, len(keys), CHUNK):
@@ -272,7 +274,8 @@ class OffLoopReader:
 
 def _task_row(values: Sequence[Any]) -> TaskRow:
     *head, files = values
-    return TaskRow(*head, tuple(json.loads(files)) if files else ())
+    cells = [*head, tuple(json.loads(files)) if files else ()]  # the files column holds JSON text
+    return TaskRow(*cells)
 
 
 def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:

@@ -90,7 +90,8 @@ class ProfileLock:
         return text
 
 
-if os.name == "nt":
+# sys.platform, not os.name == "nt": the same test, and the one type checkers understand
+if sys.platform == "win32":
     import msvcrt
 
     def _lock_nowait(handle: IO[str]) -> None:
