@@ -403,7 +403,12 @@ def test_ten_thousand_rows_naming_the_same_frames_read_each_file_once(tmp_path: 
     from mediaassist.core import media
     reads: list[bytes] = []  # every file is sniffed (and hashed) in the one pass that opens it
     real_sniff = media.sniff_bytes
-    monkeypatch.setattr(media, "sniff_bytes", lambda head: reads.append(head) or real_sniff(head))
+
+    def recording_sniff(head: bytes) -> tuple[str, str] | None:
+        reads.append(head)
+        return real_sniff(head)
+
+    monkeypatch.setattr(media, "sniff_bytes", recording_sniff)
     report = read_task_file(path, config)
     assert len(report.tasks) == 10_000 and report.errors == []
     assert len(reads) == 2

@@ -4,11 +4,12 @@ against the demo chat site, which checks each upload by content as a real site d
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import InputSpec, ModelConfig
+from mediaassist.core.config import AppConfig, InputSpec, ModelConfig
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.media import check_local_input
 from mediaassist.core.store import Store
@@ -22,13 +23,13 @@ VISION = "vision"
 SPEC = InputSpec(name="image", media=("image",), multiple=True)
 
 
-def _vision_config():
+def _vision_config() -> AppConfig:
     config = web_config()
     config.models.append(ModelConfig(name=VISION, kind="web", site=DEMO_SITE, inputs={"image": SPEC}))
     return config
 
 
-def _input(path: Path, data: bytes) -> dict:
+def _input(path: Path, data: bytes) -> dict[str, Any]:
     path.write_bytes(data)
     return check_local_input(str(path), path.parent, SPEC, None)
 
