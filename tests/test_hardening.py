@@ -75,11 +75,13 @@ def test_a_key_echoed_in_an_answer_is_redacted_before_it_is_stored(store: Store,
     store.enqueue("b", [NewTask(model="writer", model_kind="api", route="api:sim", task_id="e1")])
     (task,) = store.claim("api:sim", "me")
     assert store.finish_success(task, f"Sure! Your key is {key}, keep it safe.", [])
-    assert store.result("e1").text == "Sure! Your key is ***, keep it safe."
+    result = store.result("e1")
+    assert result is not None and result.text == "Sure! Your key is ***, keep it safe."
     store.enqueue("b", [NewTask(model="writer", model_kind="api", route="api:sim", task_id="e2")])
     (task,) = store.claim("api:sim", "me")
     store.finish_failure(task, ErrorKind.PROVIDER, f"echo {key}", retry_at=None)
-    assert key not in (store.get("e2").error or "")
+    failed = store.get("e2")
+    assert failed is not None and key not in (failed.error or "")
 
 
 # --- --data-dir never re-modes a folder it did not make --------------------------------------

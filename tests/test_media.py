@@ -31,7 +31,7 @@ from mediaassist.core.media import (
     verify_unchanged,
 )
 from mediaassist.core.paths import RESOURCES
-from mediaassist.core.store import NewTask, Store
+from mediaassist.core.store import NewTask, Store, Task
 from mediaassist.providers.base import TaskContext
 from tests import test_store
 from tests.media_helpers import MAGIC, png_bytes, write_png
@@ -207,6 +207,12 @@ def test_verify_unchanged_detects_edits_and_deletions(tmp_path: Path, change: st
 
 # --- store: inputs, uploads, migration ---------------------------------------------------------
 
+def _stored(store: Store, task_id: str) -> Task:
+    task = store.get(task_id)
+    assert task is not None, f"no task {task_id!r} in the store"
+    return task
+
+
 def _task_with_inputs(tmp_path: Path) -> NewTask:
     entry = check_local_input(str(write_png(tmp_path / "first.png")), tmp_path, IMAGE, None)
     return NewTask(model="i2v", model_kind="poll", route="poll:rh", task_id="m1",
@@ -225,7 +231,7 @@ def test_inputs_and_uploads_are_stored_and_an_upload_survives_a_reaped_attempt(
         store.save_upload(task, key, "api/abc.png")
         store.finish_failure(task, ErrorKind.STALLED, "reaped", retry_at=0.0)  # the row moved on
         store.save_upload(task, "rh:other", "api/def.png")  # the late upload is still recorded
-        saved = store.get("m1").uploads_dict
+        saved = _stored(store, "m1").uploads_dict
     finally:
         store.close()
     assert saved[key]["name"] == "api/abc.png" and set(saved) == {key, "rh:other"}
@@ -237,7 +243,7 @@ def test_inputs_and_uploads_are_stored_and_an_upload_survives_a_reaped_attempt(
 
 def _save_uploads(location: str, prefix: str, count: int, start: multiprocessing.synchronize.Event) -> None:
     store = Store(location)
-    task = store.get("m1")
+    task = _stored(store, "m1")
     start.wait()
     for i in range(count):
         store.save_upload(task, f"{prefix}:{i}", f"name-{prefix}-{i}")
@@ -259,7 +265,7 @@ def test_uploads_saved_by_two_processes_at_once_are_all_kept(tmp_path: Path, loc
         assert proc.exitcode == 0
     store = Store(location)
     try:
-        saved = store.get("m1").uploads_dict
+        saved = _stored(store, "m1").uploads_dict
     finally:
         store.close()
     assert set(saved) == {f"{p}:{i}" for p in ("p1", "p2") for i in range(25)}  # no merge lost a record
@@ -274,15 +280,15 @@ def test_an_old_database_gets_the_new_columns(tmp_path: Path, location: str) -> 
     first.close()
     migrated = Store(location)
     try:
-        old = migrated.get("old-1")
+        old = _stored(migrated, "old-1")
         assert (old.inputs_dict, old.uploads_dict) == ({}, {})
         migrated.enqueue("b2", [_task_with_inputs(tmp_path)])
-        assert migrated.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
+        assert _stored(migrated, "m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
     finally:
         migrated.close()
     again = Store(location)  # opening a migrated database changes nothing
     try:
-        assert again.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
+        assert _stored(again, "m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
     finally:
         again.close()
 
@@ -298,7 +304,7 @@ def test_task_context_logs_the_file_name_of_an_upload(tmp_path: Path, store: Sto
     key = upload_key("rh", new.inputs["first_frame"][0])
     ctx.save_upload(key, "api/xyz.png")
     assert [log.line for log in store.logs("m1")] == ["uploaded first.png as api/xyz.png"]
-    assert store.get("m1").uploads_dict[key]["name"] == "api/xyz.png"
+    assert _stored(store, "m1").uploads_dict[key]["name"] == "api/xyz.png"
 
 
 # --- the importer's input columns ---------------------------------------------------------------
