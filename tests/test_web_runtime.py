@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -25,10 +26,20 @@ from mediaassist.providers.web.browser import (
 )
 from mediaassist.providers.web.oslock import lock_path, user_hash
 from mediaassist.providers.web.procs import profile_processes
-from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, task_log, wait_until, web_config, web_task
+from tests.web_helpers import (
+    demo_site,
+    log_in,
+    needs_chromium,
+    run_tasks,
+    stored_account,
+    task_log,
+    wait_until,
+    web_config,
+    web_task,
+)
 
 
-def _lines() -> tuple[list[str], object]:
+def _lines() -> tuple[list[str], Callable[[str], None]]:
     lines: list[str] = []
     return lines, lines.append
 
@@ -97,23 +108,24 @@ async def test_profile_held_by_another_process_fails_with_a_clear_login_error(st
          "held = ProfileLock(Path(sys.argv[1])); held.acquire(); print('locked', flush=True); time.sleep(60)",
          str(profile)],
         stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None  # stdout=PIPE
     try:
         assert holder.stdout.readline().strip() == "locked"
         with demo_site(data_dir) as site:
             tasks = await run_tasks(store, config, data_dir, [web_task("refused")])
             assert site.snapshot()["generations"] == []
-            state_after_task = store.account("acct-a").login_state
+            state_after_task = stored_account(store, "acct-a").login_state
             store.set_login_state("acct-a", "ok")
             # the operator's login tool cannot open the profile either, and records nothing
             assert not await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=5)
-            assert store.account("acct-a").login_state == "ok"
+            assert stored_account(store, "acct-a").login_state == "ok"
     finally:
         holder.kill()
         holder.wait()
         holder.stdout.close()
     task = tasks[0]
     assert (task.state, task.error_kind) == ("failed", "login")
-    assert f"in use by another program: process {holder.pid}" in task.error
+    assert f"in use by another program: process {holder.pid}" in (task.error or "")
     assert state_after_task == "needs_login"
     assert not profile_processes(profile)  # no browser was started on the shared profile
 
@@ -185,6 +197,7 @@ async def test_helpers_started_by_a_dying_leftover_are_reaped_too(data_dir: Path
               "time.sleep(60)\n")
     leftover = subprocess.Popen([sys.executable, "-c", script, f"--user-data-dir={runtime.profile}"],
                                 stdout=subprocess.PIPE, text=True)
+    assert leftover.stdout is not None  # stdout=PIPE
     try:
         assert leftover.stdout.readline().strip() == "ready"
         await runtime.self_check(log)

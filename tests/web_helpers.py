@@ -14,7 +14,7 @@ import pytest
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, AppSettings, ModelConfig
 from mediaassist.core.scheduler import Scheduler
-from mediaassist.core.store import NewTask, Store, Task
+from mediaassist.core.store import Account, NewTask, Result, Store, Task
 from mediaassist.demo_servers.chat_site import DEMO_SITE, ChatSite, SiteState, write_site_profile
 from mediaassist.providers.base import Provider
 from mediaassist.providers.registry import build_providers
@@ -102,6 +102,18 @@ async def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> No
     while not predicate():
         assert loop.time() < deadline, "condition not reached in time"
         await asyncio.sleep(0.05)
+
+
+def stored_result(store: Store, task_id: str) -> Result:
+    result = store.result(task_id)
+    assert result is not None, f"no result for {task_id!r}"
+    return result
+
+
+def stored_account(store: Store, name: str) -> Account:
+    account = store.account(name)
+    assert account is not None, f"no account {name!r}"
+    return account
 
 
 def edit_profile(data_dir: Path, **lines: str | None) -> None:
