@@ -32,13 +32,14 @@ def _export_hostile_results(data_dir: Path, name: str) -> Path:
     """Tasks whose prompts and answers are the hostile strings, exported to ``name``."""
     store = Store(data_dir / "s.sqlite3")
     try:
+        ids = [f"h{i}" for i in range(len(HOSTILE))]
         tasks = [NewTask(model="writer", model_kind="api", route="api:sim", prompt=text.replace("\x00", ""),
-                         task_id=f"h{i}") for i, text in enumerate(HOSTILE)]
+                         task_id=task_id) for task_id, text in zip(ids, HOSTILE, strict=True)]
         store.enqueue("b", tasks)
         for task in store.claim("api:sim", "me", limit=len(tasks)):
             store.finish_success(task, HOSTILE[int(task.task_id[1:])], [])
         out = data_dir / name
-        assert asyncio.run(export_tasks(Queries(store), [t.task_id for t in tasks], out)) == len(tasks)
+        assert asyncio.run(export_tasks(Queries(store), ids, out)) == len(tasks)
     finally:
         store.close()
     return out
