@@ -32,13 +32,14 @@ def _export_hostile_results(data_dir: Path, name: str) -> Path:
     """Tasks whose prompts and answers are the hostile strings, exported to ``name``."""
     store = Store(data_dir / "s.sqlite3")
     try:
+        ids = [f"h{i}" for i in range(len(HOSTILE))]
         tasks = [NewTask(model="writer", model_kind="api", route="api:sim", prompt=text.replace("\x00", ""),
-                         task_id=f"h{i}") for i, text in enumerate(HOSTILE)]
+                         task_id=task_id) for task_id, text in zip(ids, HOSTILE, strict=True)]
         store.enqueue("b", tasks)
         for task in store.claim("api:sim", "me", limit=len(tasks)):
             store.finish_success(task, HOSTILE[int(task.task_id[1:])], [])
         out = data_dir / name
-        assert asyncio.run(export_tasks(Queries(store), [t.task_id for t in tasks], out)) == len(tasks)
+        assert asyncio.run(export_tasks(Queries(store), ids, out)) == len(tasks)
     finally:
         store.close()
     return out
@@ -75,11 +76,13 @@ def test_a_key_echoed_in_an_answer_is_redacted_before_it_is_stored(store: Store,
     store.enqueue("b", [NewTask(model="writer", model_kind="api", route="api:sim", task_id="e1")])
     (task,) = store.claim("api:sim", "me")
     assert store.finish_success(task, f"Sure! Your key is {key}, keep it safe.", [])
-    assert store.result("e1").text == "Sure! Your key is ***, keep it safe."
+    result = store.result("e1")
+    assert result is not None and result.text == "Sure! Your key is ***, keep it safe."
     store.enqueue("b", [NewTask(model="writer", model_kind="api", route="api:sim", task_id="e2")])
     (task,) = store.claim("api:sim", "me")
     store.finish_failure(task, ErrorKind.PROVIDER, f"echo {key}", retry_at=None)
-    assert key not in (store.get("e2").error or "")
+    failed = store.get("e2")
+    assert failed is not None and key not in (failed.error or "")
 
 
 # --- --data-dir never re-modes a folder it did not make --------------------------------------

@@ -31,7 +31,7 @@ from mediaassist.core.media import (
     verify_unchanged,
 )
 from mediaassist.core.paths import RESOURCES
-from mediaassist.core.store import NewTask, Store
+from mediaassist.core.store import NewTask, Store, Task
 from mediaassist.providers.base import TaskContext
 from tests.media_helpers import MAGIC, png_bytes, write_png
 
@@ -210,6 +210,12 @@ def test_verify_unchanged_detects_edits_and_deletions(tmp_path: Path, change: st
 
 # --- store: inputs, uploads, migration ---------------------------------------------------------
 
+def _stored(store: Store, task_id: str) -> Task:
+    task = store.get(task_id)
+    assert task is not None, f"no task {task_id!r} in the store"
+    return task
+
+
 def _task_with_inputs(tmp_path: Path) -> NewTask:
     entry = check_local_input(str(write_png(tmp_path / "first.png")), tmp_path, IMAGE, None)
     return NewTask(model="i2v", model_kind="poll", route="poll:rh", task_id="m1",
@@ -236,7 +242,7 @@ def test_inputs_and_uploads_are_stored_and_an_upload_survives_a_reaped_attempt(
 
 def _save_uploads(location: str, prefix: str, count: int, start: multiprocessing.synchronize.Event) -> None:
     store = Store(location)
-    task = store.get("m1")
+    task = _stored(store, "m1")
     start.wait()
     for i in range(count):
         store.save_upload(task, f"{prefix}:{i}", f"name-{prefix}-{i}")
@@ -270,15 +276,15 @@ def test_an_old_database_gets_the_new_columns(tmp_path: Path, store: Store, stor
     store.close()
     migrated = Store(location)
     try:
-        old = migrated.get("old-1")
+        old = _stored(migrated, "old-1")
         assert (old.inputs_dict, old.uploads_dict) == ({}, {})
         migrated.enqueue("b2", [_task_with_inputs(tmp_path)])
-        assert migrated.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
+        assert _stored(migrated, "m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
     finally:
         migrated.close()
     again = Store(location)  # opening a migrated database changes nothing
     try:
-        assert again.get("m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
+        assert _stored(again, "m1").inputs_dict["first_frame"][0]["mime"] == "image/png"
     finally:
         again.close()
 
@@ -294,7 +300,7 @@ def test_task_context_logs_the_file_name_of_an_upload(tmp_path: Path, store: Sto
     key = upload_key("rh", new.inputs["first_frame"][0])
     ctx.save_upload(key, "api/xyz.png")
     assert [log.line for log in store.logs("m1")] == ["uploaded first.png as api/xyz.png"]
-    assert store.get("m1").uploads_dict[key]["name"] == "api/xyz.png"
+    assert _stored(store, "m1").uploads_dict[key]["name"] == "api/xyz.png"
 
 
 # --- the importer's input columns ---------------------------------------------------------------
@@ -399,7 +405,12 @@ def test_ten_thousand_rows_naming_the_same_frames_read_each_file_once(tmp_path: 
     from mediaassist.core import media
     reads: list[bytes] = []  # every file is sniffed (and hashed) in the one pass that opens it
     real_sniff = media.sniff_bytes
-    monkeypatch.setattr(media, "sniff_bytes", lambda head: reads.append(head) or real_sniff(head))
+
+    def recording_sniff(head: bytes) -> tuple[str, str] | None:
+        reads.append(head)
+        return real_sniff(head)
+
+    monkeypatch.setattr(media, "sniff_bytes", recording_sniff)
     report = read_task_file(path, config)
     assert len(report.tasks) == 10_000 and report.errors == []
     assert len(reads) == 2

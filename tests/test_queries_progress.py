@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def test_shown_eta_counts_down_and_moves_steadily_when_estimates_jump() -> None:
     assert smoother.smooth("b", 990.0, now=10.0) == pytest.approx(990.0)  # on track: no change
     shown = [smoother.smooth("b", estimate_s, now=10.0 + i) for i, estimate_s in
              enumerate([1300.0, 900.0, 1300.0, 900.0], start=1)]
-    steps = [abs(b - a) for a, b in zip([990.0] + shown[:-1], shown, strict=True)]
+    steps = [abs(b - a) for a, b in itertools.pairwise([990.0, *shown])]
     assert max(steps) < 0.3 * 400  # a 400 s jump in the estimate moves the shown ETA far less
     smoother.forget("b")
     assert smoother.smooth("b", 50.0, now=100.0) == 50.0

@@ -4,11 +4,12 @@ against the demo chat site, which checks each upload by content as a real site d
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import InputSpec, ModelConfig
+from mediaassist.core.config import AppConfig, InputSpec, ModelConfig
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.media import check_local_input
 from mediaassist.core.store import Store
@@ -22,13 +23,13 @@ VISION = "vision"
 SPEC = InputSpec(name="image", media=("image",), multiple=True)
 
 
-def _vision_config():
+def _vision_config() -> AppConfig:
     config = web_config()
     config.models.append(ModelConfig(name=VISION, kind="web", site=DEMO_SITE, inputs={"image": SPEC}))
     return config
 
 
-def _input(path: Path, data: bytes) -> dict:
+def _input(path: Path, data: bytes) -> dict[str, Any]:
     path.write_bytes(data)
     return check_local_input(str(path), path.parent, SPEC, None)
 
@@ -55,8 +56,10 @@ async def test_images_are_attached_through_the_page_and_a_refused_file_fails_cle
     assert [a["sha256"] for a in gens["describe both"]["attachments"]] == [first["sha256"], second["sha256"]]
     assert "attached a.png, b.png" in task_log(store, ok.task_id)
     assert (refused.state, refused.error_kind, refused.attempt) == ("failed", "provider", 1)
-    assert "rejected the attachment c.webp" in refused.error and "not a supported image" in refused.error
-    assert (edited.state, edited.error_kind) == ("failed", "bad_input") and "changed since import" in edited.error
+    refused_error = refused.error or ""
+    assert "rejected the attachment c.webp" in refused_error and "not a supported image" in refused_error
+    assert (edited.state, edited.error_kind) == ("failed", "bad_input")
+    assert "changed since import" in (edited.error or "")
     assert "edited since import" not in gens and "a webp" not in gens  # nothing was sent
 
 

@@ -17,7 +17,7 @@ from mediaassist.core.store import Store
 from mediaassist.providers.web.browser import profile_dir
 from mediaassist.providers.web.procs import is_browser_main, profile_processes
 from mediaassist.runtime import DB_NAME
-from tests.web_helpers import MODEL, demo_site, log_in, needs_chromium, wait_until
+from tests.web_helpers import MODEL, demo_site, log_in, needs_chromium, stored_result, wait_until
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
@@ -81,7 +81,7 @@ async def test_kill_9_during_a_web_task_then_rerun_reaps_the_orphan_and_retries_
     store = Store(data_dir / DB_NAME)
     try:
         log = "\n".join(line.line for line in store.logs("t-kill"))
-        assert store.result("t-kill").text == server["generations"][-1]["answer"]
+        assert stored_result(store, "t-kill").text == server["generations"][-1]["answer"]
     finally:
         store.close()
     assert "died; attempt 1 lost" in log

@@ -5,6 +5,7 @@ What the server saw (prompts, instructions, overlapping generations) is checked 
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,20 @@ from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web import check_site, login_account
 from mediaassist.providers.web.driver import SiteDriver
 from mediaassist.providers.web.provider import WebProvider
-from tests.web_helpers import (PLAIN_MODEL, demo_site, log_in, needs_chromium, run_tasks, slow_first_time,
-                               task_log, wait_until, web_config, web_task)
+from tests.web_helpers import (
+    PLAIN_MODEL,
+    demo_site,
+    log_in,
+    needs_chromium,
+    run_tasks,
+    slow_first_time,
+    stored_account,
+    stored_result,
+    task_log,
+    wait_until,
+    web_config,
+    web_task,
+)
 
 # The browser is the subject here, not the store (test_store covers it on both back-ends).
 pytestmark = [pytest.mark.browser, needs_chromium, pytest.mark.sqlite_only]
@@ -40,12 +53,12 @@ async def test_two_accounts_run_in_parallel_never_two_generations_per_account(st
                          for g in gens if g["user"] == u) for u in ("acct-a", "acct-b")}
     assert all(by_user.values()), "both accounts took work"
     for spans in by_user.values():
-        assert all(prev[1] <= nxt[0] for prev, nxt in zip(spans, spans[1:])), "overlap on one account"
+        assert all(prev[1] <= nxt[0] for prev, nxt in itertools.pairwise(spans)), "overlap on one account"
     assert any(a[0] < b[1] and b[0] < a[1] for a in by_user["acct-a"] for b in by_user["acct-b"]), \
         "the two accounts never ran at the same time"
     answers = {g["prompt"]: g["answer"] for g in gens}
     for task in tasks:
-        assert store.result(task.task_id).text == answers[task.prompt]
+        assert stored_result(store, task.task_id).text == answers[task.prompt]
 
 
 @pytest.mark.asyncio
@@ -82,13 +95,13 @@ async def test_rate_limit_banner_is_quota_and_logged_out_is_login(store: Store, 
         assert site.snapshot()["generations"] == []
 
     assert (limited[0].state, limited[0].error_kind) == ("failed", "quota")
-    assert "rate-limit" in limited[0].error
+    assert "rate-limit" in (limited[0].error or "")
     assert paused["web:acct-a"].startswith("rate limited by demochat")  # the account's lane stops
     assert (out[0].state, out[0].error_kind) == ("failed", "login")
-    assert "mediaassist accounts login acct-a" in out[0].error
+    assert "mediaassist accounts login acct-a" in (out[0].error or "")
     assert "logged out" in task_log(store, out[0].task_id)
     assert out[1].state == "pending"  # the account waits for a login; its other tasks are not burnt
-    assert store.account("acct-a").login_state == "needs_login"
+    assert stored_account(store, "acct-a").login_state == "needs_login"
 
 
 @pytest.mark.asyncio
@@ -124,7 +137,7 @@ async def test_browser_stays_warm_and_is_recycled_after_n_tasks(store: Store, da
     assert "browser launched" not in logs[1]  # warm: the second task reused the browser
     assert "recycling the browser after 2 tasks" in logs[1] and "browser closed" in logs[1]
     assert "browser launched" in logs[2]
-    files = store.result(tasks[0].task_id).file_list
+    files = stored_result(store, tasks[0].task_id).file_list
     assert len(files) == 1 and Path(files[0]).read_bytes().startswith(b"\x89PNG")
 
 
@@ -137,7 +150,7 @@ async def test_sites_check_reports_matching_selectors_and_login_records_the_stat
         before = await check_site("demochat", "acct-a", config, data_dir)
         logged_in = await login_account("acct-a", config, data_dir, store, headless=True,
                                         login_url=f"{site.base_url}/login?user=acct-a", timeout_s=15)
-        state_after_login = store.account("acct-a").login_state
+        state_after_login = stored_account(store, "acct-a").login_state
         after = await check_site("demochat", "acct-a", config, data_dir)
         site.log_out()
         relogin = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=1)
@@ -145,11 +158,12 @@ async def test_sites_check_reports_matching_selectors_and_login_records_the_stat
     assert (before.login_state, before.usable) == ("needs_login", False)
     assert {c.role for c in before.checks if c.matches} == {"logged_out"}
     assert logged_in and state_after_login == "ok"
-    assert after.usable and {"prompt", "send", "logged_in", "instructions"} <= {c.role for c in after.checks if c.matches}
+    assert after.usable
+    assert {"prompt", "send", "logged_in", "instructions"} <= {c.role for c in after.checks if c.matches}
     assert "-- logged_out" in after.format()
     assert not relogin
-    assert store.account("acct-a").login_state == "needs_login"
-    assert "no login was seen" in store.account("acct-a").last_error
+    assert stored_account(store, "acct-a").login_state == "needs_login"
+    assert "no login was seen" in (stored_account(store, "acct-a").last_error or "")
 
 
 @pytest.mark.asyncio

@@ -13,7 +13,7 @@ from mediaassist.core.errors import ConfigError
 from mediaassist.core.store import Store
 from mediaassist.providers.web.learn import learn_site
 from mediaassist.providers.web.site import load_site
-from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, web_config
+from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, stored_result, web_config
 from tests.webui_helpers import app_config, app_task
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -53,7 +53,7 @@ async def test_learned_profile_has_robust_selectors_and_runs_a_batch(store: Stor
     assert any("click the prompt box" in line for line in lines)
     assert [t.state for t in tasks] == ["success"] * 2
     for task in tasks:
-        assert store.result(task.task_id).text == answers[task.prompt]
+        assert stored_result(store, task.task_id).text == answers[task.prompt]
 
 
 @pytest.mark.asyncio

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,17 +15,14 @@ from mediaassist.providers.web.markdown import html_to_markdown
 from mediaassist.providers.web.site import feature_problems, parse_site
 from tests.helpers import cli
 
-BASE = {"name": "x", "start_url": "http://127.0.0.1:1/",
+BASE: dict[str, Any] = {"name": "x", "start_url": "http://127.0.0.1:1/",
         "selectors": {"prompt": "#p", "send": "#s", "answer": ".a", "logged_in": "#c", "stop": "#stop"}}
 
 
-def _profile(**top: object) -> dict:
-    data = {**BASE, "selectors": dict(BASE["selectors"])}
-    selectors = top.pop("selectors", {})
-    data["selectors"].update(selectors)  # type: ignore[arg-type]
-    data["selectors"] = {k: v for k, v in data["selectors"].items() if v is not None}
-    data.update(top)
-    return data
+def _profile(**top: Any) -> dict[str, Any]:
+    """BASE with ``top``'s keys; its ``selectors`` are merged in, a None one dropped."""
+    selectors = {**BASE["selectors"], **top.pop("selectors", {})}
+    return {**BASE, **top, "selectors": {k: v for k, v in selectors.items() if v is not None}}
 
 
 @pytest.mark.parametrize("name", ["demochat", "gradio", "streamlit"])
@@ -51,7 +49,7 @@ def test_logged_out_is_optional_and_send_may_be_a_key_chord() -> None:
     ({"selectors": {"prompt": None}}, r"selectors: missing prompt"),
     ({"selectors": {"popup": "#x"}}, r"selectors: unknown key 'popup'"),
 ])
-def test_profile_errors_name_the_key_and_the_feature(top: dict, message: str) -> None:
+def test_profile_errors_name_the_key_and_the_feature(top: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         parse_site(_profile(**top))
 

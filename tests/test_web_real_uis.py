@@ -21,7 +21,7 @@ from mediaassist.providers.web.learn import learn_site
 from mediaassist.providers.web.provider import WebProvider
 from mediaassist.providers.web.session import session_file
 from tests.fixtures.webui.answers import ERROR_MESSAGE, answer_for
-from tests.web_helpers import needs_chromium, run_tasks, task_log, wait_until
+from tests.web_helpers import needs_chromium, run_tasks, stored_account, stored_result, task_log, wait_until
 from tests.webui_helpers import ChatApp, app_config, app_task, chat_app, gradio_login, streamlit_login, write_profile
 
 pytestmark = [pytest.mark.browser, pytest.mark.webui, needs_chromium]
@@ -59,7 +59,7 @@ async def test_gradio_exact_markdown_answers_login_that_survives_a_relaunch(
     config = app_config("gradio")
     store.sync_accounts(config.accounts)
     before = await check_site("gradio", "acct-a", config, data_dir, store)
-    state_before = store.account("acct-a").login_state
+    state_before = stored_account(store, "acct-a").login_state
     login = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,
                                 operator=gradio_login)
     tasks = await run_tasks(store, config, data_dir, [app_task("gradio", p) for p in PROMPTS])
@@ -69,7 +69,7 @@ async def test_gradio_exact_markdown_answers_login_that_survives_a_relaunch(
     assert session_file(profile_dir(data_dir, "acct-a")).is_file()
     assert [t.state for t in tasks] == ["success"] * len(PROMPTS)
     for task, prompt in zip(tasks, PROMPTS, strict=True):
-        assert store.result(task.task_id).text == answer_for(prompt)  # the Markdown as written
+        assert stored_result(store, task.task_id).text == answer_for(prompt)  # the Markdown as written
     assert "restored" in task_log(store, tasks[0].task_id)  # the fresh browser got its cookies back
 
 
@@ -83,9 +83,9 @@ async def test_gradio_error_fails_the_task_and_the_stuck_page_is_recovered(
     failed, after = by_prompt["this fails [error]"], by_prompt["after the error"]
 
     assert (failed.state, failed.error_kind) == ("failed", "provider")  # never a success with 'ECHO'
-    assert ERROR_MESSAGE in failed.error
+    assert ERROR_MESSAGE in (failed.error or "")
     assert store.result(failed.task_id) is None
-    assert after.state == "success" and store.result(after.task_id).text == answer_for("after the error")
+    assert after.state == "success" and stored_result(store, after.task_id).text == answer_for("after the error")
 
 
 @pytest.mark.asyncio
@@ -116,7 +116,7 @@ async def test_streamlit_session_login_lasts_while_the_page_stays(
     store.sync_accounts(config.accounts)
     relaunched = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,
                                      operator=streamlit_login)
-    state_after_login = store.account("acct-a").login_state
+    state_after_login = stored_account(store, "acct-a").login_state
     clock = Clock(speed=50)  # the error is retried: short back-offs
     providers = build_providers(config, clock, data_dir)
     web = providers["web:streamlit"]
@@ -139,7 +139,7 @@ async def test_streamlit_session_login_lasts_while_the_page_stays(
     for prompt in [*PROMPTS, "after the error"]:
         task = by_prompt[prompt]
         assert task.state == "success", (prompt, task.error)
-        assert store.result(task.task_id).text == answer_for(prompt)
+        assert stored_result(store, task.task_id).text == answer_for(prompt)
     failed = by_prompt["boom [error]"]
     assert failed.state == "failed" and store.result(failed.task_id) is None  # never the partial 'ECHO'
     # The first attempt sees the exception box; a retry finds the same box already showing (Streamlit
@@ -172,4 +172,4 @@ async def test_gradio_sites_learn_writes_a_profile_that_runs_a_batch(
     assert result.check.usable, result.profile_text
     assert [t.state for t in tasks] == ["success"] * 2, result.profile_text
     for task, prompt in zip(tasks, prompts, strict=True):  # the rendered text (a learned profile reads text)
-        assert store.result(task.task_id).text.startswith(f"Echo of {len(prompt)} characters:")
+        assert (stored_result(store, task.task_id).text or "").startswith(f"Echo of {len(prompt)} characters:")

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -17,18 +18,33 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Store
 from mediaassist.providers.registry import build_providers
-from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, ProfileInUse,
-                                               find_chromium, profile_dir)
-from mediaassist.providers.web.oslock import lock_path, user_hash
 from mediaassist.providers.web import login_account
+from mediaassist.providers.web.browser import (
+    BrowserRuntime,
+    LaunchSettings,
+    PlaywrightHandle,
+    ProfileInUse,
+    find_chromium,
+    profile_dir,
+)
+from mediaassist.providers.web.oslock import lock_path, user_hash
 from mediaassist.providers.web.procs import profile_processes
-from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, task_log, wait_until, web_config, web_task
+from tests.web_helpers import (
+    demo_site,
+    log_in,
+    needs_chromium,
+    run_tasks,
+    task_log,
+    wait_until,
+    web_config,
+    web_task,
+)
 
 # The browser is the subject here, not the store (test_store covers it on both back-ends).
 pytestmark = pytest.mark.sqlite_only
 
 
-def _lines() -> tuple[list[str], object]:
+def _lines() -> tuple[list[str], Callable[[str], None]]:
     lines: list[str] = []
     return lines, lines.append
 
@@ -88,13 +104,15 @@ async def test_leftover_chromium_on_the_profile_is_reaped_before_launch(store: S
 @pytest.mark.browser
 @needs_chromium
 @pytest.mark.asyncio
-async def test_profile_held_by_another_process_requeues_and_leaves_the_login_state(store: Store, data_dir: Path) -> None:
+async def test_profile_held_by_another_process_requeues_and_leaves_the_login_state(
+        store: Store, data_dir: Path) -> None:
     config = web_config()
     profile = profile_dir(data_dir, "acct-a")
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from pathlib import Path; "
          "from mediaassist.providers.web.oslock import ProfileLock; "
-         "held = ProfileLock(Path(sys.argv[1])); held.acquire(); print('locked', flush=True); time.sleep(60)", str(profile)],
+         "held = ProfileLock(Path(sys.argv[1])); held.acquire(); print('locked', flush=True); time.sleep(60)",
+         str(profile)],
         stdout=subprocess.PIPE, text=True)
     store.sync_accounts(config.accounts)
     store.set_login_state("acct-a", "ok")
@@ -129,14 +147,15 @@ async def test_profile_held_by_another_process_requeues_and_leaves_the_login_sta
 @pytest.mark.browser
 @needs_chromium
 @pytest.mark.asyncio
-async def test_a_browser_that_ignores_close_is_killed_after_three_seconds_even_if_the_close_is_cancelled(data_dir: Path) -> None:
+async def test_a_browser_that_ignores_close_is_killed_after_three_seconds_even_if_the_close_is_cancelled(
+        data_dir: Path) -> None:
     runtime = BrowserRuntime("acct", profile_dir(data_dir, "acct"), LaunchSettings())
     handle = PlaywrightHandle()
     lines, log = _lines()
     try:
         await runtime.open(await handle.get(), log)
         browser = runtime.browser
-        assert browser is not None and "browser launched (pid %d)" % browser.pid in lines
+        assert browser is not None and f"browser launched (pid {browser.pid})" in lines
         tree = [browser, *browser.children(recursive=True)]
         os.kill(browser.pid, signal.SIGSTOP)  # a hung browser: it cannot answer the close
         closing = asyncio.ensure_future(runtime.close(log))
@@ -184,13 +203,15 @@ async def test_helpers_started_by_a_dying_leftover_are_reaped_too(data_dir: Path
     # a browser caught mid-start-up: told to stop, it still starts a helper on the profile
     script = ("import signal, subprocess, sys, time\n"
               "def spawn_and_exit(*_):\n"
-              "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', '--type=utility', sys.argv[1]])\n"
+              "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)',\n"
+              "                      '--type=utility', sys.argv[1]])\n"
               "    sys.exit(0)\n"
               "signal.signal(signal.SIGTERM, spawn_and_exit)\n"
               "print('ready', flush=True)\n"
               "time.sleep(60)\n")
     leftover = subprocess.Popen([sys.executable, "-c", script, f"--user-data-dir={runtime.profile}"],
                                 stdout=subprocess.PIPE, text=True)
+    assert leftover.stdout is not None  # stdout=PIPE
     try:
         assert leftover.stdout.readline().strip() == "ready"
         await runtime.self_check(log)

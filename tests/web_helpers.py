@@ -14,7 +14,7 @@ import pytest
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, AppSettings, ModelConfig
 from mediaassist.core.scheduler import Scheduler
-from mediaassist.core.store import NewTask, Store, Task
+from mediaassist.core.store import Account, NewTask, Result, Store, Task
 from mediaassist.demo_servers.chat_site import DEMO_SITE, ChatSite, SiteState, write_site_profile
 from mediaassist.providers.base import Provider
 from mediaassist.providers.registry import build_providers
@@ -104,16 +104,29 @@ async def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> No
         await asyncio.sleep(0.05)
 
 
+def stored_result(store: Store, task_id: str) -> Result:
+    result = store.result(task_id)
+    assert result is not None, f"no result for {task_id!r}"
+    return result
+
+
+def stored_account(store: Store, name: str) -> Account:
+    account = store.account(name)
+    assert account is not None, f"no account {name!r}"
+    return account
+
+
 def edit_profile(data_dir: Path, **lines: str | None) -> None:
     """Set (TOML value text) or drop (None) top-level or selector lines of the demo profile."""
     path = data_dir / "sites" / f"{DEMO_SITE}.toml"
     text = path.read_text(encoding="utf-8")
     for key, value in lines.items():
         pattern = re.compile(rf"(?m)^{re.escape(key)} = .*$\n?")
+        found = pattern.search(text)
         if value is None:
             text = pattern.sub("", text, count=1)
-        elif pattern.search(text):
-            text = pattern.sub(lambda _m: f"{key} = {value}\n", text, count=1)
+        elif found:  # spliced in, not pattern.sub: the TOML value may hold backslashes
+            text = f"{text[:found.start()]}{key} = {value}\n{text[found.end():]}"
         else:
             text = f"{key} = {value}\n" + text
     path.write_text(text, encoding="utf-8")

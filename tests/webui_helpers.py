@@ -47,7 +47,8 @@ class ChatApp:
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]  # typeshed types the address as Any
+        return port
 
 
 def _command(site: str, port: int) -> list[str]:

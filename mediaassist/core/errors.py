@@ -5,7 +5,8 @@ from __future__ import annotations
 import enum
 
 
-class ErrorKind(str, enum.Enum):
+# Not enum.StrEnum: that would change str(kind) from "ErrorKind.LOGIN" to "login" (a behaviour change).
+class ErrorKind(str, enum.Enum):  # noqa: UP042
     LOGIN = "login"
     ACCOUNT_DISABLED = "account_disabled"
     QUOTA = "quota"

@@ -222,7 +222,8 @@ def _table_rows(source: _Source, records: Iterator[tuple[int, Any]], report: Imp
         if header is None:
             header = _header(source, cells, report)
             continue
-        rows.append((number, {name: cell for name, cell in zip(header, cells)
+        # not strict: a CSV row may be shorter or longer than the header (missing cells are blank)
+        rows.append((number, {name: cell for name, cell in zip(header, cells, strict=False)
                               if name in source.columns and not _is_blank(cell)}))
     return rows
 

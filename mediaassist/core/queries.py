@@ -64,7 +64,8 @@ class TaskFilter:
         if self.state:
             terms.append(Task.state == self.state)
         if self.lane:
-            terms.append(LANE == self.lane)
+            # LANE is a column expression, not a constant: on the left, == builds SQL (typed as a Node)
+            terms.append(LANE == self.lane)  # noqa: SIM300
         if self.batch:
             terms.append(Task.batch_id == self.batch)
         if self.text:  # contains() escapes %, _ and \ in the operator's text
@@ -169,7 +170,8 @@ class Queries:
         self.db = store.db
 
     def _values(self, query: pw.Query) -> Iterator[tuple[Any, ...]]:
-        return iter(self.db.execute(query))
+        # peewee-stubs leave Database.execute unannotated; the result is the driver's row cursor
+        return iter(self.db.execute(query))  # type: ignore[no-untyped-call]
 
     def _first_column(self, query: pw.Query) -> list[Any]:
         # fetchall and map run in C: a Python loop over 100k rows costs ~0.2 s more
@@ -278,7 +280,8 @@ class OffLoopReader:
 
 def _task_row(values: Sequence[Any]) -> TaskRow:
     *head, files = values
-    return TaskRow(*head, tuple(json.loads(files)) if files else ())
+    cells = [*head, tuple(json.loads(files)) if files else ()]  # the files column holds JSON text
+    return TaskRow(*cells)
 
 
 def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:

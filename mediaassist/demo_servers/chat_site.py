@@ -122,6 +122,7 @@ class ChatSite:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address: never bytes
         return f"http://{host}:{port}"
 
     def start(self) -> ChatSite:

@@ -15,7 +15,7 @@ import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import psutil
 from playwright.async_api import BrowserContext, Page, Playwright, async_playwright
@@ -26,6 +26,9 @@ from mediaassist.core.paths import make_private_dir
 from mediaassist.providers.web import procs
 from mediaassist.providers.web.oslock import ProfileBusy, ProfileLock
 from mediaassist.providers.web.session import restore_session
+
+if TYPE_CHECKING:  # what async_playwright() returns; public only through that function
+    from playwright.async_api._context_manager import PlaywrightContextManager
 
 log = logging.getLogger("mediaassist.web")
 Log = Callable[[str], None]
@@ -109,7 +112,7 @@ class PlaywrightHandle:
     """Playwright's driver, started on first use on the running loop and stopped with a bound."""
 
     def __init__(self) -> None:
-        self._manager = None
+        self._manager: PlaywrightContextManager | None = None
         self._playwright: Playwright | None = None
         self._lock = asyncio.Lock()
 
@@ -121,7 +124,7 @@ class PlaywrightHandle:
             return self._playwright
 
     async def stop(self) -> None:
-        if self._playwright is None:
+        if self._playwright is None or self._manager is None:  # both are set by get() together
             return
         self._playwright = None
         try:

@@ -46,7 +46,8 @@ class ProfileLock:
         if self._file is not None:
             return
         make_private_dir(self.path.parent)
-        handle = open(self.path, "a+", encoding="utf-8")
+        # no `with`: the open handle *is* the lock, kept until release()
+        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115
         try:
             _lock_nowait(handle)
         except OSError:
@@ -89,7 +90,8 @@ class ProfileLock:
         return text
 
 
-if os.name == "nt":
+# sys.platform, not os.name == "nt": the same test, and the one type checkers understand
+if sys.platform == "win32":
     import msvcrt
 
     def _lock_nowait(handle: IO[str]) -> None:

@@ -166,6 +166,7 @@ def _pid_alive(pid: int) -> bool:
 
 def _name_of(pid: int) -> str:
     try:
-        return psutil.Process(pid).name()
+        name: str = psutil.Process(pid).name()  # psutil is untyped: Any otherwise
     except psutil.Error:
         return "unknown"
+    return name

@@ -9,6 +9,7 @@ is what the real sites refuse (or silently mix up).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from pathlib import Path
 
@@ -54,7 +55,7 @@ class WebProvider:
 
     async def close(self) -> None:
         for account, runtime in self.runtimes.items():
-            await runtime.close(lambda line, account=account: log.info("[web:%s] %s", account, line))
+            await runtime.close(functools.partial(_log_for_account, account))
         await self.playwright.stop()
 
     async def run(self, ctx: TaskContext) -> TaskResult:
@@ -169,6 +170,10 @@ async def _compose_and_send(driver: SiteDriver, ctx: TaskContext) -> TurnMarks:
     before = await driver.marks()
     await driver.send()
     return before
+
+
+def _log_for_account(account: str, line: str) -> None:
+    log.info("[web:%s] %s", account, line)
 
 
 def attachments(ctx: TaskContext) -> list[Path]:

@@ -17,8 +17,13 @@ from playwright.async_api import Page
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, TaskError
-from mediaassist.providers.web.browser import (BrowserRuntime, LaunchSettings, PlaywrightHandle, ProfileInUse,
-                                               profile_dir)
+from mediaassist.providers.web.browser import (
+    BrowserRuntime,
+    LaunchSettings,
+    PlaywrightHandle,
+    ProfileInUse,
+    profile_dir,
+)
 from mediaassist.providers.web.driver import SiteDriver
 from mediaassist.providers.web.session import save_session
 from mediaassist.providers.web.site import load_site
