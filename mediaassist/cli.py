@@ -577,7 +577,6 @@ async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int
 
 async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.providers.web import login_account
-
     from mediaassist.providers.web.tools import no_display_message
 
     if (blocked := no_display_message(args.name)) is not None:

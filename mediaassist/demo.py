@@ -144,4 +144,4 @@ class DemoEnvironment:
             login_account(name, self.config, self.data_dir, None, headless=True,
                           login_url=f"{chat.base_url}/login?user={name}", timeout_s=30.0)
             for name in DEMO_ACCOUNTS))
-        self.logins = dict(zip(DEMO_ACCOUNTS, results))
+        self.logins = dict(zip(DEMO_ACCOUNTS, results, strict=True))

@@ -76,7 +76,7 @@ async def poll_account_checks(config: AppConfig) -> dict[str, list[str]]:
 
     provs = [p for p in config.providers if p.kind == "poll" and p.type != "simulated"]
     checks = await asyncio.gather(*(_account_check(build_poll_provider(p, Clock())) for p in provs))
-    return {prov.lane: lines for prov, lines in zip(provs, checks)}
+    return {prov.lane: lines for prov, lines in zip(provs, checks, strict=True)}
 
 
 async def _account_check(provider: Any) -> list[str]:

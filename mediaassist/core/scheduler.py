@@ -32,11 +32,11 @@ from pathlib import Path
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
+from mediaassist.core.lane_api import Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.location import host_id
-from mediaassist.core.paths import output_dir
-from mediaassist.core.lane_api import Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
+from mediaassist.core.paths import output_dir
 from mediaassist.core.store import CRASH_RETRIES, Account, Store, Task
 
 log = logging.getLogger("mediaassist.scheduler")

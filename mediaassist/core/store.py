@@ -35,8 +35,16 @@ from typing import Any
 
 import peewee as pw
 
-from mediaassist.core.errors import (FAULT_CORRUPT, FAULT_FULL, FAULT_IO, FAULT_NOT_DATABASE, FAULT_READ_ONLY,
-                                     FAULT_REPLACED, ErrorKind, StorageFault)
+from mediaassist.core.errors import (
+    FAULT_CORRUPT,
+    FAULT_FULL,
+    FAULT_IO,
+    FAULT_NOT_DATABASE,
+    FAULT_READ_ONLY,
+    FAULT_REPLACED,
+    ErrorKind,
+    StorageFault,
+)
 from mediaassist.core.location import StoreUnavailable, connect_kwargs, describe, host_id, is_pg_url
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
@@ -44,7 +52,7 @@ from mediaassist.core.secrets import redact
 
 PENDING, RUNNING, SUCCESS, FAILED, CANCELED = "pending", "running", "success", "failed", "canceled"
 FINAL_STATES = (SUCCESS, FAILED, CANCELED)
-STATES = (PENDING, RUNNING) + FINAL_STATES
+STATES = (PENDING, RUNNING, *FINAL_STATES)
 AUTO_RETRIES = 2  # 3 attempts in all
 # Attempts lost because the process running them died are not the task's fault: they draw on
 # their own, larger budget, so a crash loop elsewhere does not fail tasks that never failed.
@@ -619,7 +627,8 @@ class Store:
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start:start + _CHUNK]
             marks = ", ".join([self.db.param] * len(chunk))
-            found.update(r[0] for r in self.db.execute_sql(f'SELECT task_id FROM "task" WHERE task_id IN ({marks})', chunk))
+            rows = self.db.execute_sql(f'SELECT task_id FROM "task" WHERE task_id IN ({marks})', chunk)
+            found.update(r[0] for r in rows)
         return found
 
     # --- claim and run ---------------------------------------------------------------------

@@ -246,7 +246,7 @@ class DemoOpenAIServer:
             seq=0, method=method, path=path, started=time.monotonic(),
             model=body.get("model") if isinstance(body.get("model"), str) else None,
             has_auth=auth is not None, auth_ok=self.api_key is None or auth == f"Bearer {self.api_key}",
-            header_names=sorted(k.lower() for k in headers.keys()),
+            header_names=sorted(k.lower() for k in headers),
             has_system=any(isinstance(m, dict) and m.get("role") == "system" for m in messages),
             body_keys=sorted(body), stream=body.get("stream") is True,
         )
@@ -331,11 +331,11 @@ class _Handler(BaseHTTPRequestHandler):
         # delayed ACK (~40 ms per request), which would make the server look slower than it is.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 -- quiet
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     # --- routing ---------------------------------------------------------------------------
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         raw = self._read_raw()
         if self.path in ("/v1/chat/completions", "/v1/images/generations", "/v1/images/edits"):
             self._api(raw)
@@ -350,14 +350,14 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(404, _error("not found", "not_found"))
 
-    def do_DELETE(self) -> None:  # noqa: N802
+    def do_DELETE(self) -> None:
         self._read_raw()
         if self.path == "/_demo/faults":
             self._control(self.demo.clear_faults)
         else:
             self._send_json(404, _error("not found", "not_found"))
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path == "/_demo/stats":
             self._send_json(200, self.demo.stats())
         elif self.path.startswith("/files/"):

@@ -30,8 +30,8 @@ import threading
 import time
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 from mediaassist.demo_servers import DemoServer, LoopbackServer, parse_multipart, read_json_body, reset_connection
@@ -264,7 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms ACK stall
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by default
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     @property
@@ -305,7 +305,7 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     # --- routes ----------------------------------------------------------------------------
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path == "/_demo/stats":
             self._send(200, json.dumps(self.fake.stats()).encode())
         elif self.path == "/openapi/v2/queue/status":
@@ -315,7 +315,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, b"not found", "text/plain")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         if self.path in ("/task/openapi/upload", "/openapi/v2/media/upload/binary"):
             self._upload()
             return
