@@ -117,7 +117,8 @@ class RunningHubFake:
         """The key of the tasks a state file holds (the demo reuses it to reach them)."""
         if not state_file.exists():
             return None
-        return json.loads(state_file.read_text(encoding="utf-8")).get("api_key")
+        key: str | None = json.loads(state_file.read_text(encoding="utf-8")).get("api_key")
+        return key
 
     def _save(self) -> None:
         """Write the tasks out (caller holds the lock); small, and only for the demo."""
@@ -269,7 +270,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     @property
     def fake(self) -> RunningHubFake:
-        return self.server.fake
+        fake: RunningHubFake = self.server.fake
+        return fake
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -460,8 +462,9 @@ class _Handler(BaseHTTPRequestHandler):
         return key if key in self.fake.api_keys else None
 
     def _v2_object(self, **values: Any) -> None:
-        obj = {"taskId": "", "status": "", "errorCode": "", "errorMessage": "", "results": None, "clientId": "",
-               "promptTips": "", "failedReason": {}, "usage": None, "parentTaskId": None, "taskUsageList": None}
+        obj: dict[str, Any] = {
+            "taskId": "", "status": "", "errorCode": "", "errorMessage": "", "results": None, "clientId": "",
+            "promptTips": "", "failedReason": {}, "usage": None, "parentTaskId": None, "taskUsageList": None}
         obj.update(values)
         self._send(200, json.dumps(obj).encode())
 

@@ -186,7 +186,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     @property
     def fake(self) -> VideoTaskFake:
-        return self.server.fake
+        fake: VideoTaskFake = self.server.fake
+        return fake
 
     # --- plumbing --------------------------------------------------------------------------
     def _send(self, status: int, body: bytes, ctype: str = "application/json",
