@@ -58,10 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     except StorageFault as fault:
         return report_storage_fault(fault)
     except OSError as exc:  # preparing the data dir on a read-only or full file system
-        fault = classify_fault(exc, Path(exc.filename or "."))
-        if fault is None:
+        classified = classify_fault(exc, Path(exc.filename or "."))
+        if classified is None:
             raise
-        return report_storage_fault(fault)
+        return report_storage_fault(classified)
 
 
 def report_storage_fault(fault: StorageFault) -> int:
@@ -321,10 +321,11 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
 
 async def _until_done_or(work: Any, events: tuple[asyncio.Event, ...]) -> asyncio.Future[None]:
     """Run ``work`` until it ends or one of ``events`` is set; returns its (ended or cancelled) future."""
-    future = asyncio.ensure_future(work)
+    future: asyncio.Future[None] = asyncio.ensure_future(work)
     stoppers = [asyncio.ensure_future(event.wait()) for event in events]
-    await asyncio.wait({future, *stoppers}, return_when=asyncio.FIRST_COMPLETED)
-    for pending in (future, *stoppers):
+    every: list[asyncio.Future[Any]] = [future, *stoppers]
+    await asyncio.wait(every, return_when=asyncio.FIRST_COMPLETED)
+    for pending in every:
         pending.cancel()
     return future
 
@@ -577,7 +578,6 @@ async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int
 
 async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.providers.web import login_account
-
     from mediaassist.providers.web.tools import no_display_message
 
     if (blocked := no_display_message(args.name)) is not None:

@@ -144,4 +144,5 @@ class DemoEnvironment:
             login_account(name, self.config, self.data_dir, None, headless=True,
                           login_url=f"{chat.base_url}/login?user={name}", timeout_s=30.0)
             for name in DEMO_ACCOUNTS))
-        self.logins = dict(zip(DEMO_ACCOUNTS, results))
+        # A LoginResult is truthy when the login was seen.
+        self.logins = dict(zip(DEMO_ACCOUNTS, [bool(r) for r in results], strict=True))

@@ -48,7 +48,8 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
     return lanes
 
 
-def _entry(name: str, kind: str, limit: int, counts: dict, match: Any) -> dict[str, Any]:
+def _entry(name: str, kind: str, limit: int, counts: dict[tuple[str, str | None, str], int],
+           match: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {"lane": name, "kind": kind, "limit": limit}
     for state in STATES:
         entry[state] = sum(n for (route, account, st), n in counts.items()
@@ -76,7 +77,7 @@ async def poll_account_checks(config: AppConfig) -> dict[str, list[str]]:
 
     provs = [p for p in config.providers if p.kind == "poll" and p.type != "simulated"]
     checks = await asyncio.gather(*(_account_check(build_poll_provider(p, Clock())) for p in provs))
-    return {prov.lane: lines for prov, lines in zip(provs, checks)}
+    return {prov.lane: lines for prov, lines in zip(provs, checks, strict=True)}
 
 
 async def _account_check(provider: Any) -> list[str]:
@@ -84,6 +85,7 @@ async def _account_check(provider: Any) -> list[str]:
         await provider.start()  # runs the pre-flight, bounded in time
         if not provider.has_key:
             return ["warning: no API key (set api_key_env, the OS keyring or api_key)"]
-        return provider.preflight_lines
+        lines: list[str] = provider.preflight_lines
+        return lines
     finally:
         await provider.close()

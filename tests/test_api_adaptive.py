@@ -255,8 +255,8 @@ async def test_budget_exceeded_pauses_the_lane(server, store, data_dir, status):
 
 @pytest.mark.asyncio
 async def test_n_choices_are_all_kept_and_usage_is_summed_per_batch(server, store, data_dir):
-    tasks = tasks_of(2, params={"n": 3}) + [NewTask(model="painter", model_kind="api", route=LANE,
-                                                    prompt="a fox", params={"n": 2})]
+    tasks = [*tasks_of(2, params={"n": 3}),
+             NewTask(model="painter", model_kind="api", route=LANE, prompt="a fox", params={"n": 2})]
     done, _ = await run(store, make_config(server.base_url), Clock(speed=50), data_dir, tasks)
 
     assert states(done) == {("success", None)}

@@ -17,8 +17,8 @@ from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.secrets import SecretFilter
 from mediaassist.core.store import NewTask, Store, Task
 from mediaassist.demo import DEMO_API_MODEL, DEMO_IMAGE_MODEL, DemoEnvironment
-from mediaassist.demo_servers.text import demo_answer
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer, Fault, RequestRecord
+from mediaassist.demo_servers.text import demo_answer
 from mediaassist.providers.openai_api import parse_retry_after
 from mediaassist.providers.registry import build_providers
 from tests.helpers import stored_text
@@ -323,7 +323,7 @@ async def test_key_never_reaches_logs_store_or_outputs(server, store, data_dir, 
     try:
         server.add_fault(Fault("server_error", count=1))
         server.add_fault(Fault("unauthorized", count=None))
-        tasks = chat_tasks(3) + [NewTask(model="painter", model_kind="api", route=LANE, prompt="fox")]
+        tasks = [*chat_tasks(3), NewTask(model="painter", model_kind="api", route=LANE, prompt="fox")]
         config = make_config(server.base_url, key={"api_key_env": "ACME_KEY"})
         done = await run_batch(store, config, fast_clock, data_dir, tasks)
     finally:

@@ -58,7 +58,8 @@ def ok(body: bytes) -> Reply:
 async def test_keeps_the_connection_and_joins_the_base_path() -> None:
     async with scripted(ok(b'{"n": 1}'), ok(b'{"n": 2}')) as (url, requests, connections):
         client = LeanClient(url)
-        first = await client.request("POST", "/status", json_body={"taskId": "7"}, headers={"Authorization": "Bearer k"})
+        first = await client.request("POST", "/status", json_body={"taskId": "7"},
+                                     headers={"Authorization": "Bearer k"})
         second = await client.request("GET", "/videos/7")
         await client.aclose()
     assert (first.status_code, first.json(), second.json()) == (200, {"n": 1}, {"n": 2})
@@ -72,7 +73,7 @@ async def test_reads_chunked_and_read_to_close_bodies() -> None:
     chunked = (b"HTTP/1.1 429 Too Many Requests\r\nTransfer-Encoding: chunked\r\nRetry-After: 3\r\n\r\n"
                b"5\r\n{\"a\":\r\n3;ext=1\r\n 1}\r\n0\r\n\r\n")
     to_close = b"HTTP/1.0 502 Bad Gateway\r\nContent-Type: text/html\r\n\r\n<html>502</html>"
-    async with scripted(lambda _: chunked, lambda _: to_close) as (url, _requests, connections):
+    async with scripted(lambda _: chunked, lambda _: to_close) as (url, _requests, _connections):
         client = LeanClient(url)
         first = await client.request("GET", "/a")
         second = await client.request("GET", "/b")

@@ -19,8 +19,11 @@ import pytest
 
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
+from tests import test_multi_process
 from tests.helpers import PG_URL, cli_popen, fresh_pg_database, write_config, write_csv
-from tests.test_multi_process import CONFIG, OPENAI_KEY, servers  # noqa: F401 -- the demo servers fixture
+from tests.test_multi_process import CONFIG, OPENAI_KEY
+
+servers = test_multi_process.servers  # the demo servers fixture, shared with the multi-process test
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not PG_URL, reason="set MEDIAASSIST_TEST_PG to a postgresql:// server URL (CI starts one)")]

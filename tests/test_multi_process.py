@@ -90,7 +90,7 @@ def test_runs_on_one_data_dir_share_the_limits_and_never_double_work(
     runs = [cli_popen("run", str(_task_file(tmp_path, i)), "--json", "--speed", "20", "--config", str(config),
                       "--data-dir", str(data), env=env) for i in range(processes)]
     outputs = [run.communicate(timeout=240) for run in runs]
-    for run, (stdout, stderr) in zip(runs, outputs):
+    for run, (stdout, stderr) in zip(runs, outputs, strict=True):
         assert run.returncode == 0, stderr
         summary = json.loads(stdout)
         # Each run reports its own file's tasks, and all of them ended well.

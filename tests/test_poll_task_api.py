@@ -276,7 +276,7 @@ def test_operator_profile_path_is_relative_to_the_config_and_loads(tmp_path) -> 
     ("./missing.toml", "profile file"),
 ])
 def test_unknown_profile_names_what_exists(tmp_path, profile, expected) -> None:
-    with pytest.raises(ConfigError, match="providers\\[0\\].profile") as caught:
+    with pytest.raises(ConfigError, match=r"providers\[0\]\.profile") as caught:
         parse_config(tomllib.loads(provider_table(profile)), tmp_path)
     assert expected in str(caught.value)
 

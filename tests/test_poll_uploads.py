@@ -57,7 +57,8 @@ kind = "poll"
 provider = "rh"
 workflow_id = "1904136902449209347"
 prompt_node_id = "6"
-inputs = {{ first_frame = {{ nodeId = "39", fieldName = "image" }}, last_frame = {{ nodeId = "40", fieldName = "image" }} }}
+inputs.first_frame = {{ nodeId = "39", fieldName = "image" }}
+inputs.last_frame = {{ nodeId = "40", fieldName = "image" }}
 """))
 
 
@@ -198,7 +199,8 @@ name = "demo-i2v"
 kind = "poll"
 provider = "gw"
 remote_model = "sora-2"
-inputs = {{ first_frame = {{ field = "input_reference" }}, last_frame = {{ required = false, field = "input_reference" }} }}
+inputs.first_frame = {{ field = "input_reference" }}
+inputs.last_frame = {{ required = false, field = "input_reference" }}
 """))
         path = batch_file.parent / "one.csv"
         path.write_text("prompt,model,first_frame\nharbor at dawn,demo-i2v,frames/harbor-dawn.png\n", encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ async def _run(sched: Scheduler, batch: str = "b", timeout: float = 60) -> None:
 
 def _overlaps(tasks: list[Task]) -> bool:
     spans = sorted((t.started_at, t.finished_at) for t in tasks)
-    return any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:]))
+    return any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
 
 
 @pytest.mark.asyncio
@@ -193,7 +194,7 @@ async def test_disabled_account_takes_no_new_work(store: Store, data_dir: Path) 
     store.set_account_enabled("bob", False)
     pinned = NewTask(model="reasoner", model_kind="web", route="web:simulated", task_id="for-bob",
                      account="bob")
-    store.enqueue("b", _web(3) + [pinned])
+    store.enqueue("b", [*_web(3), pinned])
     await _run(sched)
     tasks = {t.task_id: t for t in store.tasks(["b"])}
     assert {tasks[f"w{i:03d}"].account for i in range(3)} == {"alice"}
@@ -230,7 +231,7 @@ async def test_poll_lane_refills_a_freed_slot_at_once(store: Store, data_dir: Pa
     # Each task after the first four starts as soon as one finishes -- not at the next sweep
     # (5 s nominal = 0.1 s real here).
     finishes = sorted(t.finished_at for t in done)
-    for task, freed in zip(done[4:], finishes):
+    for task, freed in zip(done[4:], finishes, strict=False):  # the last four finishes free no one
         assert task.started_at - freed < clock.real(5.0)
 
 

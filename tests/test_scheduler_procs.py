@@ -18,8 +18,7 @@ from mediaassist.core.store import AUTO_RETRIES, CRASH_RETRIES, NewTask, Store
 from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web.browser import profile_dir
 from tests.helpers import sim_config
-from tests.web_helpers import (demo_site, log_in, needs_chromium, run_tasks, task_log, wait_until, web_config,
-                               web_task)
+from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, task_log, wait_until, web_config, web_task
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,8 +20,15 @@ from keyring.backend import KeyringBackend
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.errors import ConfigError
-from mediaassist.core.location import (HOST_ID_ENV, STORE_URL_ENV, StoreUnavailable, choose_store_url,
-                                       connect_kwargs, keyring_user, redact_url)
+from mediaassist.core.location import (
+    HOST_ID_ENV,
+    STORE_URL_ENV,
+    StoreUnavailable,
+    choose_store_url,
+    connect_kwargs,
+    keyring_user,
+    redact_url,
+)
 from mediaassist.core.scheduler import STALL_S, Scheduler
 from mediaassist.core.secrets import KEYRING_SERVICE, redact
 from mediaassist.core.store import SCHEMA_VERSION, NewTask, Store, Task
@@ -82,7 +89,7 @@ def test_the_flag_wins_over_the_environment_which_wins_over_the_config(monkeypat
 def test_a_bad_store_url_in_the_config_names_the_key(url: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=f"store.url: .*{reason}"):
         parse_config({"store": {"url": url}})
-    with pytest.raises(ConfigError, match="store.pool: unknown key"):
+    with pytest.raises(ConfigError, match=r"store\.pool: unknown key"):
         parse_config({"store": {"url": "postgresql://u@h/db", "pool": 3}})
 
 
@@ -161,7 +168,7 @@ def test_a_store_from_before_schema_versions_is_migrated_and_keeps_its_rows(stor
 
 def test_a_newer_schema_is_refused_in_one_line_with_exit_2(store_location: str, tmp_path: Path) -> None:
     store = Store(store_location)
-    store.db.execute_sql("UPDATE schema_version SET version = %d" % (SCHEMA_VERSION + 7))
+    store.db.execute_sql(f"UPDATE schema_version SET version = {SCHEMA_VERSION + 7:d}")
     store.close()
     with pytest.raises(StoreUnavailable, match=f"version {SCHEMA_VERSION + 7}, newer than this program"):
         Store(store_location)

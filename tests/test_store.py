@@ -170,7 +170,7 @@ def test_remote_id_is_kept_even_when_the_attempt_was_reaped_meanwhile(store: Sto
 
 def test_delete_removes_only_finished_tasks_with_their_results_and_logs(store: Store) -> None:
     store.enqueue("b", _api(3))
-    done, running = store.claim("api:sim", "me", limit=2)
+    done, _running = store.claim("api:sim", "me", limit=2)
     store.finish_success(done, "text", [])
     store.log(done.task_id, "a line")
     assert store.delete(["t0", "t1", "t2"]) == 1  # t1 runs, t2 is queued (the view may be stale)

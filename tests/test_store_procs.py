@@ -10,7 +10,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.owners import Owner, new_owner, owner_is_dead
 from mediaassist.core.store import CRASH_RETRIES, SCHEMA_COLUMNS, NewTask, Store, Task
@@ -142,7 +141,7 @@ def test_three_processes_claiming_hold_one_lane_limit(data_dir: Path) -> None:
     reader.close()
     seen = [int(p.communicate(timeout=60)[0]) for p in procs]
     assert all(p.returncode == 0 for p in procs)
-    assert max(seen + [most]) <= 3
+    assert max([*seen, most]) <= 3
     store = Store(path)
     assert {t.state for t in store.tasks()} == {"success"}
     assert {t.attempt for t in store.tasks()} == {1}
@@ -197,7 +196,7 @@ def test_a_dead_processes_gate_is_free_at_once_but_a_live_ones_is_not(data_dir: 
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
-        owner, took = holder.stdout.readline().split()  # type: ignore[union-attr]
+        _owner, took = holder.stdout.readline().split()  # type: ignore[union-attr]
         assert took == "True"
         store = Store(path)
         me = str(new_owner())
@@ -272,7 +271,8 @@ def test_enqueue_never_meets_database_is_locked_while_another_process_writes(dat
     path = data_dir / "shared.sqlite3"
     Store(path).close()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    codes = (WRITER, ENQUEUER, ENQUEUER.replace('f"b{batch}', 'f"c{batch}'))
     procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), str(path)], stderr=subprocess.PIPE,
-                              text=True, env=env) for code in (WRITER, ENQUEUER, ENQUEUER.replace('f"b{batch}', 'f"c{batch}'))]
+                              text=True, env=env) for code in codes]
     errors = [proc.communicate(timeout=120)[1] for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0, 0], errors

@@ -11,6 +11,7 @@ import re
 import stat
 import tomllib
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -423,8 +424,9 @@ def _parse_input(name: str, options: Any, where: str) -> InputSpec:
 
 
 def _reject_duplicates(config: AppConfig) -> None:
-    for section, items in (("providers", config.providers), ("models", config.models),
-                           ("accounts", config.accounts)):
+    sections: tuple[tuple[str, Sequence[ProviderConfig | ModelConfig | AccountConfig]], ...] = (
+        ("providers", config.providers), ("models", config.models), ("accounts", config.accounts))
+    for section, items in sections:
         seen: set[str] = set()
         for i, item in enumerate(items):
             if item.name in seen:
@@ -476,7 +478,7 @@ def _bool(item: dict[str, Any], key: str, where: str) -> bool:
 
 def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
     value = _required(item, key, where)
-    if value not in allowed:
+    if not isinstance(value, str) or value not in allowed:  # (allowed holds only strings)
         raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: {', '.join(allowed)})")
     return value
 
@@ -503,7 +505,7 @@ def _float(item: dict[str, Any], key: str, bounds: tuple[float, float], where: s
 
 def check_setting(key: str, value: Any) -> None:
     """Validate one limit as the settings dialog edits it; raises ConfigError with the range."""
-    checks = {
+    checks: dict[str, Callable[[], object]] = {
         "concurrency": lambda: _int({key: value}, key, API_CONCURRENCY_RANGE, "providers"),
         "max_polling_tasks": lambda: _int({key: value}, key, POLLING_TASKS_RANGE, "providers"),
         "poll_interval_s": lambda: _float({key: value}, key, INTERVAL_RANGE, "providers"),

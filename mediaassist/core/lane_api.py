@@ -49,7 +49,7 @@ class TaskContext:
     clock: Clock
     store: Store
     output_dir: Path
-    logger: logging.LoggerAdapter  # lane-prefixed
+    logger: logging.LoggerAdapter[logging.Logger]  # lane-prefixed
     stop_reason: StopReason | None = None
     # Set by a provider whose clean-up after an operator cancel fell short (e.g. the remote
     # task could not be cancelled), or whose remote task was canceled elsewhere: the scheduler

@@ -51,7 +51,8 @@ class Owner:
 
 
 def _start_time(pid: int) -> float:
-    return psutil.Process(pid).create_time()
+    created: float = psutil.Process(pid).create_time()
+    return created
 
 
 def new_owner() -> Owner:

@@ -25,18 +25,19 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
+from mediaassist.core.lane_api import Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.location import host_id
-from mediaassist.core.paths import output_dir
-from mediaassist.core.lane_api import Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
+from mediaassist.core.paths import output_dir
 from mediaassist.core.store import CRASH_RETRIES, Account, Store, Task
 
 log = logging.getLogger("mediaassist.scheduler")
@@ -55,11 +56,12 @@ WEB_LANE_LIMIT = 1
 
 def retry_delay_s(attempt: int) -> float:
     """Growing delay before attempt ``attempt + 1``: ~10 s, ~30 s, with ±20 % jitter."""
-    return min(300.0, 10.0 * 3 ** (attempt - 1)) * random.uniform(0.8, 1.2)
+    return min(300.0, 10.0 * 3.0 ** (attempt - 1)) * random.uniform(0.8, 1.2)
 
 
-class LaneLogger(logging.LoggerAdapter):
-    def process(self, msg: object, kwargs: dict) -> tuple[str, dict]:  # type: ignore[override]
+class LaneLogger(logging.LoggerAdapter[logging.Logger]):
+    def process(self, msg: object, kwargs: MutableMapping[str, Any]) -> tuple[str, MutableMapping[str, Any]]:
+        assert self.extra is not None  # always built with extra={"lane": ...}
         return f"[{self.extra['lane']}] {msg}", kwargs
 
 

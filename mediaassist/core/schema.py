@@ -36,7 +36,8 @@ def ensure_schema(db: pw.Database, models: Sequence[type[pw.Model]], columns: Co
     current = max(columns)
     with SchemaVersion.bind_ctx(db), db.atomic(*_write_lock(db)):
         if isinstance(db, pw.PostgresqlDatabase):
-            db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK_KEY,))
+            # peewee-stubs leave Database.execute_sql unannotated
+            db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK_KEY,))  # type: ignore[no-untyped-call]
         found = _stored_version(db)
         if found > current:
             raise StoreUnavailable(
@@ -70,4 +71,4 @@ def _add_columns(db: pw.Database, found: int, columns: Columns) -> None:
         for table, column, sql_type in columns.get(version, []):
             # A table that is not there yet is created whole by create_tables.
             if table in tables and column not in {c.name for c in db.get_columns(table)}:
-                db.execute_sql(f'ALTER TABLE "{table}" ADD COLUMN "{column}" {sql_type}')
+                db.execute_sql(f'ALTER TABLE "{table}" ADD COLUMN "{column}" {sql_type}')  # type: ignore[no-untyped-call]

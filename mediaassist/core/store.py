@@ -31,12 +31,20 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeAlias, cast
 
 import peewee as pw
 
-from mediaassist.core.errors import (FAULT_CORRUPT, FAULT_FULL, FAULT_IO, FAULT_NOT_DATABASE, FAULT_READ_ONLY,
-                                     FAULT_REPLACED, ErrorKind, StorageFault)
+from mediaassist.core.errors import (
+    FAULT_CORRUPT,
+    FAULT_FULL,
+    FAULT_IO,
+    FAULT_NOT_DATABASE,
+    FAULT_READ_ONLY,
+    FAULT_REPLACED,
+    ErrorKind,
+    StorageFault,
+)
 from mediaassist.core.location import StoreUnavailable, connect_kwargs, describe, host_id, is_pg_url
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
@@ -44,7 +52,7 @@ from mediaassist.core.secrets import redact
 
 PENDING, RUNNING, SUCCESS, FAILED, CANCELED = "pending", "running", "success", "failed", "canceled"
 FINAL_STATES = (SUCCESS, FAILED, CANCELED)
-STATES = (PENDING, RUNNING) + FINAL_STATES
+STATES = (PENDING, RUNNING, *FINAL_STATES)
 AUTO_RETRIES = 2  # 3 attempts in all
 # Attempts lost because the process running them died are not the task's fault: they draw on
 # their own, larger budget, so a crash loop elsewhere does not fail tasks that never failed.
@@ -105,7 +113,8 @@ class Task(_Base):
 
     @property
     def params_dict(self) -> dict[str, Any]:
-        return json.loads(self.params or "{}")
+        params: dict[str, Any] = json.loads(self.params or "{}")
+        return params
 
     @property
     def inputs_dict(self) -> dict[str, list[dict[str, Any]]]:
@@ -147,14 +156,17 @@ class Result(_Base):
 
     @property
     def file_list(self) -> list[str]:
-        return json.loads(self.files or "[]")
+        files: list[str] = json.loads(self.files or "[]")
+        return files
 
     @property
     def usage_dict(self) -> dict[str, int]:
-        return json.loads(self.usage or "{}")
+        usage: dict[str, int] = json.loads(self.usage or "{}")
+        return usage
 
 
 class TaskLog(_Base):
+    id = pw.AutoField()  # peewee's implicit primary key, declared so that it is typed
     task_id = pw.CharField(index=True)
     at = pw.DoubleField()
     line = pw.TextField()
@@ -305,7 +317,7 @@ class faults_as_storage:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> Literal[False]:
         if exc is None:
             return False
         fault = classify_fault(exc, self.path)
@@ -366,7 +378,8 @@ class _SqliteStoreDatabase(pw.SqliteDatabase):
     def execute_sql(self, sql: str, params: Any = None) -> Any:
         self.check_identity()
         with faults_as_storage(self.file):
-            return super().execute_sql(sql, params)
+            # peewee-stubs leave Database.execute_sql (and connection/cursor below) unannotated
+            return super().execute_sql(sql, params)  # type: ignore[no-untyped-call]
 
     def commit(self) -> Any:
         with faults_as_storage(self.file):
@@ -380,7 +393,7 @@ class _SqliteStoreDatabase(pw.SqliteDatabase):
         return None
 
     def in_transaction_at_sqlite_level(self) -> bool:
-        return not self.is_closed() and self.connection().in_transaction
+        return not self.is_closed() and bool(self.connection().in_transaction)  # type: ignore[no-untyped-call]
 
 
 class _PgStoreDatabase(pw.PostgresqlDatabase):
@@ -394,7 +407,7 @@ class _PgStoreDatabase(pw.PostgresqlDatabase):
         self.where = where
 
     def _connection_lost(self) -> bool:
-        conn = self._state.conn
+        conn = self._state.conn  # type: ignore[attr-defined]  # peewee's per-thread state: not in peewee-stubs
         return conn is None or bool(conn.closed)
 
     def _unavailable(self, exc: Exception) -> StoreUnavailable:
@@ -429,7 +442,7 @@ class _PgStoreDatabase(pw.PostgresqlDatabase):
         from psycopg2.extras import execute_values
 
         try:
-            execute_values(self.cursor(), sql, values, page_size=_CHUNK)
+            execute_values(self.cursor(), sql, values, page_size=_CHUNK)  # type: ignore[no-untyped-call]  # unannotated in peewee-stubs
         except DriverError as exc:
             if self._connection_lost():
                 raise self._unavailable(exc) from None
@@ -449,6 +462,9 @@ class _PgStoreDatabase(pw.PostgresqlDatabase):
             raise self._unavailable(exc) from None
 
 
+_StoreDatabase: TypeAlias = _SqliteStoreDatabase | _PgStoreDatabase
+
+
 class Store:
     """Synchronous store; each call is a short statement, cheap enough for the event loop."""
 
@@ -465,7 +481,7 @@ class Store:
         self.where = describe(location)  # for messages: never a password
         self.path = Path(location)
         with faults_as_storage(self.path):
-            self.db = self._connect(str(location))
+            self.db: _StoreDatabase = self._connect(str(location))
             database_proxy.initialize(self.db)
             try:
                 ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where)
@@ -474,20 +490,20 @@ class Store:
                 raise
 
     # --- database specific (the one marked place) ------------------------------------------
-    def _connect(self, location: str) -> pw.Database:
+    def _connect(self, location: str) -> _StoreDatabase:
         if self.shared:
             from playhouse.db_url import parse
 
-            db = _PgStoreDatabase(self.where, **parse(location, unquote_password=True, unquote_user=True),
+            pg = _PgStoreDatabase(self.where, **parse(location, unquote_password=True, unquote_user=True),
                                   **connect_kwargs(location))
             try:
-                db.connect(reuse_if_open=True)
+                pg.connect(reuse_if_open=True)
             except pw.ImproperlyConfigured:
                 raise StoreUnavailable("a shared store needs the PostgreSQL driver: "
                                        "pip install 'mediaassist[postgres]'", self.where) from None
             except pw.OperationalError as exc:
-                raise db._unavailable(exc) from None
-            return db
+                raise pg._unavailable(exc) from None
+            return pg
         path = Path(location)
         path.parent.mkdir(parents=True, exist_ok=True)
         check_sqlite_file(path)
@@ -528,7 +544,7 @@ class Store:
             free = shutil.disk_usage(self.path.parent).free
         except OSError:
             return False
-        return max_pages - pages >= PROBE_HEADROOM_PAGES and free >= PROBE_HEADROOM_PAGES * page_size
+        return bool(max_pages - pages >= PROBE_HEADROOM_PAGES and free >= PROBE_HEADROOM_PAGES * page_size)
 
     @contextlib.contextmanager
     def _lane_lock(self, route: str) -> Iterator[None]:
@@ -556,7 +572,7 @@ class Store:
         # SQLite serialises writers, so UPDATE ... WHERE seq IN (subselect) is atomic as is.
         # PostgreSQL needs the rows locked and concurrent claimers to skip them.
         if isinstance(self.db, pw.PostgresqlDatabase):
-            return query.for_update("FOR UPDATE SKIP LOCKED")
+            return query.for_update(skip_locked=True)  # FOR UPDATE SKIP LOCKED
         return query
 
     # ----------------------------------------------------------------------------------------
@@ -576,7 +592,7 @@ class Store:
         groups batches by it). Returns (inserted ids, skipped ids).
         """
         now = self.now() if created_at is None else created_at
-        rows = []
+        rows: list[dict[str, Any]] = []
         for item in tasks:
             rows.append({
                 "task_id": item.task_id or uuid.uuid4().hex[:16],
@@ -588,7 +604,7 @@ class Store:
                 "inputs": json.dumps(item.inputs, ensure_ascii=False),
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
-        ids = [r["task_id"] for r in rows]
+        ids: list[str] = [r["task_id"] for r in rows]
         with self._write_transaction():
             existing = self._existing_ids(ids)
             fresh = [r for r in rows if r["task_id"] not in existing]
@@ -611,7 +627,7 @@ class Store:
             return
         marks = ", ".join([self.db.param] * len(columns))
         with faults_as_storage(self.path):  # a raw cursor: peewee's translation is bypassed here
-            self.db.cursor().executemany(insert.format(f"({marks})"), values)
+            self.db.cursor().executemany(insert.format(f"({marks})"), values)  # type: ignore[no-untyped-call]  # unannotated in peewee-stubs
 
     def _existing_ids(self, ids: list[str]) -> set[str]:
         # Plain SQL: peewee spends ~80 us per value building an IN list, 20x SQLite's lookup.
@@ -619,7 +635,8 @@ class Store:
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start:start + _CHUNK]
             marks = ", ".join([self.db.param] * len(chunk))
-            found.update(r[0] for r in self.db.execute_sql(f'SELECT task_id FROM "task" WHERE task_id IN ({marks})', chunk))
+            rows = self.db.execute_sql(f'SELECT task_id FROM "task" WHERE task_id IN ({marks})', chunk)
+            found.update(r[0] for r in rows)
         return found
 
     # --- claim and run ---------------------------------------------------------------------
@@ -704,7 +721,8 @@ class Store:
 
     def remote_id_of(self, task_id: str) -> str | None:
         """The row's remote id now, whoever saved it (read at the last moment before a create)."""
-        return Task.select(Task.remote_id).where(Task.task_id == task_id).scalar()
+        remote_id: str | None = Task.select(Task.remote_id).where(Task.task_id == task_id).scalar()
+        return remote_id
 
     def save_upload(self, task: Task, key: str, name: str) -> None:
         """Record one finished upload (``key`` = ``provider:sha256``) at once.
@@ -780,7 +798,7 @@ class Store:
 
     def finish_canceled(self, task: Task, message: str = "canceled by operator") -> bool:
         now = self.now()
-        updated = (Task.update(state=CANCELED, finished_at=now, updated_at=now, owner=None,
+        updated: int = (Task.update(state=CANCELED, finished_at=now, updated_at=now, owner=None,
                                error_kind=ErrorKind.CANCELED.value, error=message)
                    .where(_attempt_is(task)).execute())
         return updated == 1
@@ -792,7 +810,8 @@ class Store:
                                    Task.heartbeat_at: None, Task.updated_at: now}
         if not task.account_pinned:
             changes[Task.account] = None
-        return Task.update(changes).where(_attempt_is(task)).execute() == 1
+        updated: int = Task.update(changes).where(_attempt_is(task)).execute()
+        return updated == 1
 
     # --- recovery --------------------------------------------------------------------------
     def stalled(self, cutoff: float) -> list[Task]:
@@ -845,7 +864,8 @@ class Store:
                                             None)], Task.remote_id),
             Task.error_kind: None, Task.error: None,
         }
-        return Task.update(changes).where(scope).execute()
+        updated: int = Task.update(changes).where(scope).execute()
+        return updated
 
     def missing(self, task_ids: Iterable[str]) -> list[str]:
         """The ids among ``task_ids`` that no task has."""
@@ -858,7 +878,7 @@ class Store:
         left alone: the operator's view may be stale, and deleting queued work is a cancel."""
         ids = list(task_ids)
         with self.db.atomic():
-            deleted = Task.delete().where(Task.task_id.in_(ids) & Task.state.in_(FINAL_STATES)).execute()
+            deleted: int = Task.delete().where(Task.task_id.in_(ids) & Task.state.in_(FINAL_STATES)).execute()
             Result.delete().where(Result.task_id.in_(ids) & ~Result.task_id.in_(
                 Task.select(Task.task_id))).execute()
             TaskLog.delete().where(TaskLog.task_id.in_(ids) & ~TaskLog.task_id.in_(
@@ -941,8 +961,9 @@ class Store:
 
     def lane_limits(self) -> dict[str, int]:
         """{lane: learned limit} for the lanes that have learnt one."""
-        return {s.name: s.learned_limit for s in LaneState.select(LaneState.name, LaneState.learned_limit)
-                .where(LaneState.learned_limit.is_null(False))}
+        query = LaneState.select(LaneState.name, LaneState.learned_limit).where(LaneState.learned_limit.is_null(False))
+        # The WHERE already leaves out NULLs; the check only tells the type checker.
+        return {s.name: s.learned_limit for s in query if s.learned_limit is not None}
 
     def paused_lanes(self) -> dict[str, str]:
         return {s.name: s.reason or "" for s in LaneState.select().where(LaneState.paused == True)}  # noqa: E712
@@ -967,7 +988,8 @@ class Store:
         return Account.get_or_none(Account.name == name)
 
     def set_account_enabled(self, name: str, enabled: bool) -> bool:
-        return Account.update(enabled=enabled, updated_at=self.now()).where(Account.name == name).execute() == 1
+        updated: int = Account.update(enabled=enabled, updated_at=self.now()).where(Account.name == name).execute()
+        return updated == 1
 
     def set_login_state(self, name: str, state: str, error: str | None = None) -> None:
         """A login that worked binds an unbound account to this machine: its browser profile,
@@ -1011,7 +1033,9 @@ class Store:
         """{(route, account, state): n} over the whole store, one GROUP BY."""
         query = (Task.select(Task.route, Task.account, Task.state, pw.fn.COUNT(Task.seq).alias("n"))
                  .group_by(Task.route, Task.account, Task.state))
-        return {(r.route, r.account, r.state): r.n for r in query}
+        # cast: peewee-stubs type a tuples() query's rows as model instances
+        rows = cast(Iterable[tuple[str, str | None, str, int]], query.tuples())
+        return {(route, account, state): n for route, account, state, n in rows}
 
     def batch_counts(self, batch_ids: Iterable[str]) -> dict[tuple[str, str | None, bool, str], int]:
         """{(route, account, account_pinned, state): n} over some batches, one GROUP BY."""
@@ -1019,20 +1043,25 @@ class Store:
                              pw.fn.COUNT(Task.seq).alias("n"))
                  .where(Task.batch_id.in_(list(batch_ids)))
                  .group_by(Task.route, Task.account, Task.account_pinned, Task.state))
-        return {(r.route, r.account, bool(r.account_pinned), r.state): r.n for r in query}
+        # cast: peewee-stubs type a tuples() query's rows as model instances
+        rows = cast(Iterable[tuple[str, str | None, object, str, int]], query.tuples())
+        return {(route, account, bool(pinned), state): n for route, account, pinned, state, n in rows}
 
     def polling_counts(self, route: str) -> tuple[int, int]:
         """(running with a remote id, running still waiting to be submitted) for a poll lane."""
         query = (Task.select(Task.remote_id.is_null(False).alias("submitted"), pw.fn.COUNT(Task.seq).alias("n"))
                  .where((Task.route == route) & (Task.state == RUNNING))
                  .group_by(Task.remote_id.is_null(False)))
-        found = {bool(r.submitted): r.n for r in query}
+        # cast: peewee-stubs type a tuples() query's rows as model instances
+        rows = cast(Iterable[tuple[object, int]], query.tuples())
+        found = {bool(submitted): n for submitted, n in rows}
         return found.get(True, 0), found.get(False, 0)
 
     def next_due(self) -> float | None:
         """Earliest not_before among pending tasks that are not yet due."""
-        return (Task.select(pw.fn.MIN(Task.not_before))
-                .where((Task.state == PENDING) & (Task.not_before > self.now())).scalar())
+        due: float | None = (Task.select(pw.fn.MIN(Task.not_before))
+                             .where((Task.state == PENDING) & (Task.not_before > self.now())).scalar())
+        return due
 
 
 def _attempt_is(task: Task) -> pw.Expression:

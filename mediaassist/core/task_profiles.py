@@ -179,7 +179,7 @@ def _opt_str(item: dict[str, Any], key: str, where: str) -> str | None:
 
 def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str, default: str) -> str:
     value = item.get(key, default)
-    if value not in allowed:
+    if not isinstance(value, str) or value not in allowed:  # (allowed holds only strings)
         raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: {', '.join(allowed)})")
     return value
 

@@ -103,4 +103,5 @@ class DemoServer:
         self.fake.inject(route, *faults)
 
     def stats(self) -> dict[str, Any]:
-        return self.fake.stats()
+        stats: dict[str, Any] = self.fake.stats()
+        return stats

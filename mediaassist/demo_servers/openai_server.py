@@ -48,10 +48,11 @@ import time
 import zlib
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from email.message import Message
 from email.parser import BytesParser
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
 
 from mediaassist.demo_servers.text import demo_answer
 
@@ -175,6 +176,7 @@ class DemoOpenAIServer:
     @property
     def root_url(self) -> str:
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address is (host, port)
         return f"http://{host}:{port}"
 
     @property
@@ -241,12 +243,13 @@ class DemoOpenAIServer:
     # --- used by the handler threads -------------------------------------------------------
     def begin(self, method: str, path: str, headers: Any, body: dict[str, Any]) -> RequestRecord:
         auth = headers.get("Authorization")
-        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        given = body.get("messages")
+        messages = given if isinstance(given, list) else []
         record = RequestRecord(
             seq=0, method=method, path=path, started=time.monotonic(),
             model=body.get("model") if isinstance(body.get("model"), str) else None,
             has_auth=auth is not None, auth_ok=self.api_key is None or auth == f"Bearer {self.api_key}",
-            header_names=sorted(k.lower() for k in headers.keys()),
+            header_names=sorted(k.lower() for k in headers),
             has_system=any(isinstance(m, dict) and m.get("role") == "system" for m in messages),
             body_keys=sorted(body), stream=body.get("stream") is True,
         )
@@ -331,18 +334,22 @@ class _Handler(BaseHTTPRequestHandler):
         # delayed ACK (~40 ms per request), which would make the server look slower than it is.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 -- quiet
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     # --- routing ---------------------------------------------------------------------------
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         raw = self._read_raw()
         if self.path in ("/v1/chat/completions", "/v1/images/generations", "/v1/images/edits"):
             self._api(raw)
             return
         body = _json_object(raw) or {}
         if self.path == "/_demo/faults":
-            self._control(lambda: [self.demo.add_fault(Fault(**f)) for f in body.get("faults", [body])])
+            def add_faults() -> None:
+                for f in body.get("faults", [body]):
+                    self.demo.add_fault(Fault(**f))
+
+            self._control(add_faults)
         elif self.path == "/_demo/config":
             self._control(lambda: self.demo.configure(**body))
         elif self.path == "/_demo/reset":
@@ -350,14 +357,14 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(404, _error("not found", "not_found"))
 
-    def do_DELETE(self) -> None:  # noqa: N802
+    def do_DELETE(self) -> None:
         self._read_raw()
         if self.path == "/_demo/faults":
             self._control(self.demo.clear_faults)
         else:
             self._send_json(404, _error("not found", "not_found"))
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path == "/_demo/stats":
             self._send_json(200, self.demo.stats())
         elif self.path.startswith("/files/"):
@@ -738,11 +745,13 @@ def _multipart(content_type: str, raw: bytes) -> dict[str, Any]:
     if not message.is_multipart():
         raise BadRequest("The multipart body could not be parsed.", None, "invalid_multipart")
     body: dict[str, Any] = {}
-    for part in message.get_payload():
+    # cast: a multipart message's payload is the list of its parts (typeshed types any payload)
+    for part in cast(list[Message], message.get_payload()):
         name = part.get_param("name", header="content-disposition")
-        if not name:
+        if not name or not isinstance(name, str):  # (an RFC 2231 tuple: no client of the demo sends one)
             raise BadRequest("A multipart part has no name.", None, "invalid_multipart")
-        content = part.get_payload(decode=True) or b""
+        payload = part.get_payload(decode=True)
+        content = payload if isinstance(payload, bytes) else b""
         filename = part.get_filename()
         if filename is not None:
             body.setdefault(name, []).append((filename, content))
@@ -790,7 +799,8 @@ def _model(model_id: str) -> dict[str, Any]:
 
 
 def _chat_answer(body: dict[str, Any]) -> dict[str, Any]:
-    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+    given = body.get("messages")
+    messages = given if isinstance(given, list) else []
     prompt = next((_text_of(m.get("content")) for m in reversed(messages)
                    if isinstance(m, dict) and m.get("role") == "user"), "")
     count = int(body.get("n", 1))

@@ -30,8 +30,8 @@ import threading
 import time
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 from mediaassist.demo_servers import DemoServer, LoopbackServer, parse_multipart, read_json_body, reset_connection
@@ -117,7 +117,8 @@ class RunningHubFake:
         """The key of the tasks a state file holds (the demo reuses it to reach them)."""
         if not state_file.exists():
             return None
-        return json.loads(state_file.read_text(encoding="utf-8")).get("api_key")
+        key: str | None = json.loads(state_file.read_text(encoding="utf-8")).get("api_key")
+        return key
 
     def _save(self) -> None:
         """Write the tasks out (caller holds the lock); small, and only for the demo."""
@@ -264,12 +265,13 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms ACK stall
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by default
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     @property
     def fake(self) -> RunningHubFake:
-        return self.server.fake
+        fake: RunningHubFake = self.server.fake
+        return fake
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -305,7 +307,7 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     # --- routes ----------------------------------------------------------------------------
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path == "/_demo/stats":
             self._send(200, json.dumps(self.fake.stats()).encode())
         elif self.path == "/openapi/v2/queue/status":
@@ -315,7 +317,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, b"not found", "text/plain")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         if self.path in ("/task/openapi/upload", "/openapi/v2/media/upload/binary"):
             self._upload()
             return
@@ -460,8 +462,9 @@ class _Handler(BaseHTTPRequestHandler):
         return key if key in self.fake.api_keys else None
 
     def _v2_object(self, **values: Any) -> None:
-        obj = {"taskId": "", "status": "", "errorCode": "", "errorMessage": "", "results": None, "clientId": "",
-               "promptTips": "", "failedReason": {}, "usage": None, "parentTaskId": None, "taskUsageList": None}
+        obj: dict[str, Any] = {
+            "taskId": "", "status": "", "errorCode": "", "errorMessage": "", "results": None, "clientId": "",
+            "promptTips": "", "failedReason": {}, "usage": None, "parentTaskId": None, "taskUsageList": None}
         obj.update(values)
         self._send(200, json.dumps(obj).encode())
 

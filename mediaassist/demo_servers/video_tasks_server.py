@@ -181,12 +181,13 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by default
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     @property
     def fake(self) -> VideoTaskFake:
-        return self.server.fake
+        fake: VideoTaskFake = self.server.fake
+        return fake
 
     # --- plumbing --------------------------------------------------------------------------
     def _send(self, status: int, body: bytes, ctype: str = "application/json",
@@ -257,7 +258,7 @@ class _Handler(BaseHTTPRequestHandler):
         return body, {}
 
     # --- routes ----------------------------------------------------------------------------
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if self.path == "/_demo/stats":
             self._json(200, self.fake.stats())
         elif self.path.startswith("/files/"):
@@ -269,7 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(404, f"Unknown request URL: GET {self.path}", "unknown_url")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         if self.path == "/_demo/faults":
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
             for route, faults in body.items():
@@ -284,7 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(404, f"Unknown request URL: POST {self.path}", "unknown_url")
 
-    def do_DELETE(self) -> None:  # noqa: N802
+    def do_DELETE(self) -> None:
         if self.fake.flavour == "openai-videos" and self.path.startswith("/v1/videos/"):
             self._openai_delete()
         else:

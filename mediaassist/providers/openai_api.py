@@ -429,7 +429,8 @@ class OpenAIProvider:
 
 # --- streams ---------------------------------------------------------------------------------
 def _is_event_stream(response: httpx.Response) -> bool:
-    return response.headers.get("content-type", "").split(";")[0].strip() == "text/event-stream"
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.split(";")[0].strip() == "text/event-stream"
 
 
 async def _read_stream(ctx: TaskContext, response: httpx.Response, keep_alive: Callable[[], None]) -> dict[str, Any]:
@@ -557,7 +558,8 @@ def _int_header(value: str | None) -> int | None:
 
 
 def _should_not_retry(response: httpx.Response) -> bool:
-    return response.headers.get("x-should-retry", "").strip().lower() == "false"
+    should_retry: str = response.headers.get("x-should-retry", "")
+    return should_retry.strip().lower() == "false"
 
 
 # --- reading responses ----------------------------------------------------------------------

@@ -29,8 +29,17 @@ from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.lane_api import StopReason, TaskContext, TaskResult
 from mediaassist.core.media import fresh_upload_name, upload_key, verify_unchanged
 from mediaassist.core.secrets import redact, resolve_api_key
-from mediaassist.providers.poll.adapter import (TERMINAL_STATES, Busy, NotSent, PauseLane, PollAdapter,
-                                                RemoteOutput, RemoteState, RemoteStatus, Unusable)
+from mediaassist.providers.poll.adapter import (
+    TERMINAL_STATES,
+    Busy,
+    NotSent,
+    PauseLane,
+    PollAdapter,
+    RemoteOutput,
+    RemoteState,
+    RemoteStatus,
+    Unusable,
+)
 from mediaassist.providers.poll.gate import CreateGate, StoreCreateGate
 from mediaassist.providers.poll.lean_http import LeanClient, proxy_configured
 
@@ -371,9 +380,9 @@ class PollProvider:
             return []
         folder = ctx.make_output_dir()
         targets = [folder / safe_name(n, out) for n, out in enumerate(outputs)]
-        results = await asyncio.gather(*(self._download(ctx, o, t) for o, t in zip(outputs, targets)),
+        results = await asyncio.gather(*(self._download(ctx, o, t) for o, t in zip(outputs, targets, strict=True)),
                                        return_exceptions=True)
-        failed = [(o.url, r) for o, r in zip(outputs, results) if isinstance(r, BaseException)]
+        failed = [(o.url, r) for o, r in zip(outputs, results, strict=True) if isinstance(r, BaseException)]
         if failed:
             url, exc = failed[0]
             raise TaskError(ErrorKind.NETWORK, f"{len(failed)} of {len(outputs)} downloads of "

@@ -135,7 +135,7 @@ class LeanClient:
         if len(head) > MAX_HEADER_BYTES:
             raise ValueError("response header too long")
         status_line, *header_lines = head.decode("latin-1").split("\r\n")
-        version, status, _ = (status_line.split(" ", 2) + [""])[:3]
+        version, status, _ = [*status_line.split(" ", 2), ""][:3]
         headers: dict[str, str] = {}
         for line in header_lines:
             if ":" in line:

@@ -21,8 +21,20 @@ from mediaassist.core.config import ModelConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.secrets import redact
-from mediaassist.providers.poll.adapter import (Busy, Created, HttpAdapter, MultipartBody, NotSent, PauseLane,
-                                                RemoteOutput, RemoteState, RemoteStatus, Unusable, send, send_poll)
+from mediaassist.providers.poll.adapter import (
+    Busy,
+    Created,
+    HttpAdapter,
+    MultipartBody,
+    NotSent,
+    PauseLane,
+    RemoteOutput,
+    RemoteState,
+    RemoteStatus,
+    Unusable,
+    send,
+    send_poll,
+)
 from mediaassist.providers.poll.lean_http import LeanResponse
 
 # "Full, come back later": nominal first delay per code (the lane grows it ×1.5 per try).

@@ -23,8 +23,19 @@ from mediaassist.core.media import verify_unchanged
 from mediaassist.core.secrets import redact
 from mediaassist.core.task_profiles import Request, TaskApiProfile
 from mediaassist.providers.openai_api import parse_retry_after
-from mediaassist.providers.poll.adapter import (Busy, Created, HttpAdapter, MultipartBody, PauseLane, RemoteOutput,
-                                                RemoteState, RemoteStatus, Unusable, send, send_poll)
+from mediaassist.providers.poll.adapter import (
+    Busy,
+    Created,
+    HttpAdapter,
+    MultipartBody,
+    PauseLane,
+    RemoteOutput,
+    RemoteState,
+    RemoteStatus,
+    Unusable,
+    send,
+    send_poll,
+)
 from mediaassist.providers.poll.lean_http import LeanResponse
 
 MISSING = object()
@@ -183,7 +194,8 @@ class TaskApiAdapter(HttpAdapter):
         if status in self.profile.backoff_status or code in self.profile.backoff_codes:
             if not creating:
                 raise Unusable(text)  # a poll that was refused: ask again at the next interval
-            raise Busy(text, self.profile.backoff_s, parse_retry_after(response.headers.get("Retry-After"), time.time()))
+            raise Busy(text, self.profile.backoff_s,
+                       parse_retry_after(response.headers.get("Retry-After"), time.time()))
         if status in self.profile.quota_status or code in self.profile.quota_codes:
             raise PauseLane(ErrorKind.QUOTA, f"balance or quota exhausted ({text})")
         if status in self.profile.login_status:
