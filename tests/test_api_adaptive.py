@@ -383,6 +383,7 @@ def test_an_old_database_gets_the_usage_and_learned_limit_columns(data_dir):
     raw = sqlite3.connect(path)
     raw.execute("ALTER TABLE result DROP COLUMN usage")
     raw.execute("ALTER TABLE lane_state DROP COLUMN learned_limit")
+    raw.execute("DROP TABLE schema_version")  # as a data dir from before schema versions
     raw.commit()
     raw.close()
     store = Store(path)

@@ -21,11 +21,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with only the built wheel (and its dependencies) installed; its bin dir."""
     base = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(base / "dist"),
-                    str(ROOT)], check=True, capture_output=True)
+                    str(ROOT)], check=True, capture_output=True, env=_clean_env())
     wheel = next((base / "dist").glob("mediaassist-*.whl"))
     venv.create(base / "venv", with_pip=True)
     bin_dir = base / "venv" / "bin"
-    subprocess.run([str(bin_dir / "pip"), "install", "-q", str(wheel)], check=True, capture_output=True)
+    # A clean environment: with the checkout on PYTHONPATH pip would think mediaassist installed.
+    subprocess.run([str(bin_dir / "pip"), "install", "-q", str(wheel)], check=True, capture_output=True,
+                   env=_clean_env())
     return bin_dir
 
 
