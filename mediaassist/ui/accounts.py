@@ -43,15 +43,20 @@ class AccountsPanel(QWidget):
         if names != self._names:
             self._rebuild(names)
         for row, acct in enumerate(accounts):
-            self.table.item(row, 1).setText(acct.site)
+            self._cell(row, 1).setText(acct.site)
             box = self.table.cellWidget(row, 2)
             assert isinstance(box, QCheckBox)
             box.blockSignals(True)
             box.setChecked(acct.enabled)
             box.blockSignals(False)
-            self.table.item(row, 3).setText(login_label(acct.login_state))
-            self.table.item(row, 4).setText(translated(redact(acct.last_error or "")))
-            self.table.item(row, 5).setText(acct.host or tr("any (not bound yet)"))
+            self._cell(row, 3).setText(login_label(acct.login_state))
+            self._cell(row, 4).setText(translated(redact(acct.last_error or "")))
+            self._cell(row, 5).setText(acct.host or tr("any (not bound yet)"))
+
+    def _cell(self, row: int, col: int) -> QTableWidgetItem:
+        item = self.table.item(row, col)
+        assert item is not None  # _rebuild puts an item in every text column of every row
+        return item
 
     def _rebuild(self, names: list[str]) -> None:
         self._names = names
@@ -67,5 +72,5 @@ class AccountsPanel(QWidget):
             button.clicked.connect(lambda _=False, n=name: self.on_login(n))
             self.table.setCellWidget(row, 6, button)
             for col in (0, 1, 3, 4, 5):
-                item = self.table.item(row, col)
+                item = self._cell(row, col)
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)

@@ -6,7 +6,7 @@ import enum
 from collections.abc import Collection
 
 
-class TaskAction(str, enum.Enum):
+class TaskAction(enum.StrEnum):
     CANCEL = "cancel"
     RETRY = "retry"
     OPEN_FOLDER = "open_folder"

@@ -130,6 +130,7 @@ def run_gui(files: list[Path], options: RuntimeOptions) -> int:
     """Entry point for ``mediaassist`` with no subcommand."""
     faulthandler.enable()
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)  # instance() is typed QCoreApplication; this process only makes widget apps
     app.setApplicationName("mediaassist")
     app.setOrganizationName("mediaassist")
     app.setQuitOnLastWindowClosed(False)

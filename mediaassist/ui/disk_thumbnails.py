@@ -4,9 +4,9 @@ Decoding and scaling run in a worker *process* (``QImageReader.read`` holds the 
 decode, ~25 ms for a 1024×576 PNG, so a worker thread still stalled the loop by as much): this
 module run as ``python -m mediaassist.ui.disk_thumbnails``, asked one line per thumbnail by a
 thread that only waits on the pipe. (Not a multiprocessing pool: its spawned children import the
-parent's main script -- the whole app -- again.) The loop only reads back the small cached PNG. A thumbnail is cached under a
-name made of the file's path, size, mtime and the thumbnail size, so an edited file gets a new
-one and two windows share the cache without locking (atomic rename).
+parent's main script -- the whole app -- again.) The loop only reads back the small cached PNG.
+A thumbnail is cached under a name made of the file's path, size, mtime and the thumbnail size,
+so an edited file gets a new one and two windows share the cache without locking (atomic rename).
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def make_thumbnail(source: str, cached: str, box: int) -> bool:
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.stem}.{os.getpid()}.part.png")
-    if not centred_in_square(scaled, box).save(str(partial), "PNG"):
+    # PySide6's stub types the format as bytes, but the binding accepts only str (b"PNG" raises ValueError).
+    if not centred_in_square(scaled, box).save(str(partial), "PNG"):  # type: ignore[call-overload]
         return False
     os.replace(partial, target)
     return True
@@ -94,7 +95,8 @@ class ThumbnailWorker:
             self._stop()  # it died since the last request: close its pipes, start another
         if self._child is None:
             package_root = str(Path(__file__).resolve().parents[2])  # a checkout runs as installed
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
+            python_path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+            env = dict(os.environ, PYTHONPATH=python_path)
             self._child = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE, text=True, env=env)
         return self._child
@@ -126,7 +128,7 @@ def serve() -> None:
         source, cached, box = json.loads(line)
         try:
             made = make_thumbnail(source, cached, box)
-        except Exception:  # noqa: BLE001 -- any failure is "no thumbnail", the window shows a placeholder
+        except Exception:  # any failure is "no thumbnail", the window shows a placeholder
             made = False
         sys.stdout.write("1\n" if made else "0\n")
         sys.stdout.flush()

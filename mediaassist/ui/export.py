@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.export import csv_row, xlsx_row
-from mediaassist.core.secrets import redact
 from mediaassist.core.queries import Queries, chunks
+from mediaassist.core.secrets import redact
 from mediaassist.core.store import iso
 
 HEADER = ("task_id", "batch_id", "model", "lane", "state", "attempt", "error_kind", "error",

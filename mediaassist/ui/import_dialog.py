@@ -14,8 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QTableWidget,
-                               QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from mediaassist.core.errors import ImportFileError
 from mediaassist.core.importer import FORMATS, ImportReport
@@ -137,7 +147,8 @@ class ImportPreviewDialog(QDialog):
 
     @property
     def default_model(self) -> str | None:
-        return self.model_box.currentData()
+        data = self.model_box.currentData()  # a model's name, or None for "(from the file)"
+        return data if isinstance(data, str) else None
 
     @property
     def reading(self) -> bool:

@@ -74,7 +74,7 @@ class LanesController(QObject):
             self._changed()
             return
         try:
-            from mediaassist.providers.web import login_account  # type: ignore[attr-defined]
+            from mediaassist.providers.web import login_account
         except ImportError:
             self.message.emit(tr("Log in"), tr("Logging in is not available: the web lane is not installed."))
             return

@@ -13,18 +13,35 @@ through their ``finished`` signal.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelectionModel, QPoint, QSettings, QSize, Qt, QTimer
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QPoint, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
-                               QLineEdit, QMainWindow, QMenu, QMessageBox, QSplitter, QTableView, QTabWidget,
-                               QToolBar, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
 
 from mediaassist.core.errors import StorageFault
 from mediaassist.core.paths import RESOURCES, default_config_path
+from mediaassist.core.queries import TaskFilter
 from mediaassist.core.store import STATES, Task
 from mediaassist.runtime import Runtime
 from mediaassist.ui.accounts import AccountsPanel
@@ -43,7 +60,7 @@ from mediaassist.ui.panels import BatchList, QueuePanel
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
 from mediaassist.ui.task_actions import ACTION_SHORTCUTS, TaskActions, action_label
-from mediaassist.ui.task_model import COLUMNS, THUMB, TaskFilter, TaskTableModel, column_label
+from mediaassist.ui.task_model import COLUMNS, THUMB, TaskTableModel, column_label
 from mediaassist.ui.tray import Tray
 
 FILTER_DELAY_MS = 300
@@ -51,6 +68,12 @@ ROW_HEIGHT = THUMB + 4
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
 HEADER_KEY = "window/task_table_header"  # the column set changed: older saved states don't apply
 HIDDEN_KEY = "window/hidden_columns"
+
+
+def saved_bytes(settings: QSettings, key: str) -> QByteArray | bytes:
+    """A saved geometry or header state (Qt stores a QByteArray), or b"" when there is none."""
+    value = settings.value(key, b"")
+    return value if isinstance(value, QByteArray | bytes) else b""
 
 
 class MainWindow(QMainWindow):
@@ -84,7 +107,7 @@ class MainWindow(QMainWindow):
                          use_tray)
         self._wire()
         self._build()
-        if not self.restoreGeometry(settings.value("window/geometry", b"")):
+        if not self.restoreGeometry(saved_bytes(settings, "window/geometry")):
             self._default_size()
         self.stats.start()
         self.model.start()
@@ -144,7 +167,7 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         self.task_actions: dict[TaskAction, QAction] = {
-            action: self._action(action_label(action), lambda a=action: self.tasks.run_on_selection(a),
+            action: self._action(action_label(action), functools.partial(self.tasks.run_on_selection, action),
                                  ACTION_SHORTCUTS.get(action))
             for action in TaskAction}
         self.retry_view = self._action(tr("Retry failed in view"), self.tasks.retry_failed_in_view, "Ctrl+Shift+R")
@@ -181,9 +204,9 @@ class MainWindow(QMainWindow):
     def _build_queue_tab(self) -> QWidget:
         lanes = list(self.scheduler.lanes.values())
         config_path = str(self.rt.config.source or self.rt.options.config_path or default_config_path())
-        self.web_panel = QueuePanel(tr("Web"), [l for l in lanes if l.kind == "web"], self.lanes.toggle_lane,
+        self.web_panel = QueuePanel(tr("Web"), [lane for lane in lanes if lane.kind == "web"], self.lanes.toggle_lane,
                                     config_path)
-        self.api_panel = QueuePanel(tr("API and polling pools"), [l for l in lanes if l.kind != "web"],
+        self.api_panel = QueuePanel(tr("API and polling pools"), [lane for lane in lanes if lane.kind != "web"],
                                     self.lanes.toggle_lane, config_path)
         self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts))
         top = QSplitter(Qt.Orientation.Horizontal)
@@ -231,7 +254,7 @@ class MainWindow(QMainWindow):
         header.setSelectionModel(QItemSelectionModel(self.model, header))
         for i, column in enumerate(COLUMNS):
             table.setColumnWidth(i, column.width)
-        header.restoreState(self.settings.value(HEADER_KEY, b""))
+        header.restoreState(saved_bytes(self.settings, HEADER_KEY))
         hidden = self._hidden_columns()
         for i, column in enumerate(COLUMNS):
             table.setColumnHidden(i, column.key in hidden)
@@ -268,7 +291,7 @@ class MainWindow(QMainWindow):
         row.addWidget(self.text_filter, 1)
         return row
 
-    def _single_shot(self, ms: int, slot: Callable[[], None]) -> QTimer:
+    def _single_shot(self, ms: int, slot: Callable[[], object]) -> QTimer:
         timer = QTimer(self)
         timer.setSingleShot(True)
         timer.setInterval(ms)
@@ -356,9 +379,9 @@ class MainWindow(QMainWindow):
         self.stats.refresh()
 
     def _show_stats(self, view: StatsView) -> None:
-        self.web_panel.update(view.snap, view.paused, view.blocked)
-        self.api_panel.update(view.snap, view.paused, view.blocked)
-        self.batches.update(view.snap, self.stats.eta)
+        self.web_panel.show_snapshot(view.snap, view.paused, view.blocked)
+        self.api_panel.show_snapshot(view.snap, view.paused, view.blocked)
+        self.batches.show_snapshot(view.snap, self.stats.eta)
         totals = view.snap.totals()
         self.tray.update(view.snap.totals_by_kind(), view.all_paused, bool(view.paused))
         self._refresh_filter_counts(totals, view)
@@ -386,7 +409,8 @@ class MainWindow(QMainWindow):
         if not hasattr(self, "table"):
             return []
         ranges = self.table.selectionModel().selection()
-        return self.model.seqs_in((r.top(), r.bottom()) for r in ranges)
+        spans = (ranges.at(i) for i in range(ranges.size()))  # by index: QItemSelection's stub has no __iter__
+        return self.model.seqs_in((r.top(), r.bottom()) for r in spans)
 
     def selected_tasks(self) -> list[tuple[str, str]]:
         return self.tasks.selected_tasks()
@@ -483,7 +507,8 @@ class MainWindow(QMainWindow):
             self.quit_requested.set_result(False)
             return
         box = QMessageBox(QMessageBox.Icon.Question, tr("Quit mediaassist"),
-                          tr("{n} tasks are running. Stop them now, or leave them to resume at the next start?").format(n=running),
+                          tr("{n} tasks are running. Stop them now, or leave them to resume at the next "
+                             "start?").format(n=running),
                           QMessageBox.StandardButton.NoButton, self)
         self.quit_stop = box.addButton(tr("Stop them"), QMessageBox.ButtonRole.DestructiveRole)
         self.quit_leave = box.addButton(tr("Resume next start"), QMessageBox.ButtonRole.AcceptRole)

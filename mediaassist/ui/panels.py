@@ -10,7 +10,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
@@ -106,7 +115,7 @@ class QueuePanel(QGroupBox):
             hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             grid.addWidget(hint, 0, 0, 1, 3)
 
-    def update(self, snap: Snapshot, paused: dict[str, str], blocked: dict[str, str]) -> None:
+    def show_snapshot(self, snap: Snapshot, paused: dict[str, str], blocked: dict[str, str]) -> None:
         for row in self.rows:
             row.update(lane_gauge(row.lane, snap), row.lane.name in paused, blocked.get(row.lane.name))
 
@@ -133,7 +142,7 @@ class BatchList(QGroupBox):
         self._layout.addWidget(self._empty)
         self._layout.addStretch(1)
 
-    def update(self, snap: Snapshot, eta: Callable[[str], tuple[Estimate, float | None]]) -> None:
+    def show_snapshot(self, snap: Snapshot, eta: Callable[[str], tuple[Estimate, float | None]]) -> None:
         unfinished = [b for b in snap.batch_order if b in snap.batch_routes]
         finished = [b for b in snap.batch_order if b not in snap.batch_routes]
         shown = (unfinished + finished)[:self.MAX_SHOWN]
@@ -166,7 +175,8 @@ class BatchList(QGroupBox):
         bar.setValue(progress.ended)
         bar.setFormat(f"{progress.ended}/{progress.total}")
         label.setToolTip(progress.batch)
-        counts = tr("{done} done · {failed} failed · {canceled} canceled · {running} running · {waiting} waiting").format(
+        counts = tr("{done} done · {failed} failed · {canceled} canceled · {running} running · "
+                    "{waiting} waiting").format(
             done=progress.done, failed=progress.failed, canceled=progress.canceled, running=progress.running,
             waiting=progress.waiting)
         when = tr("finished") if progress.finished else eta_text(*eta(progress.batch))

@@ -28,10 +28,10 @@ from mediaassist.core.config import (
     INTERVAL_RANGE,
     POLLING_TASKS_RANGE,
     TIMEOUT_RANGE,
-    ConfigError,
     ProviderConfig,
     check_setting,
 )
+from mediaassist.core.errors import ConfigError
 from mediaassist.core.paths import is_demo_dir
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.ui.i18n import LANGUAGES, tr

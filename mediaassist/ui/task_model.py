@@ -24,13 +24,14 @@ from PySide6.QtGui import QColor
 from mediaassist.core.queries import OffLoopReader, Queries, TaskFilter, TaskOrder, TaskRow
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
-from mediaassist.ui.i18n import tr
 from mediaassist.ui.core_texts import translated
+from mediaassist.ui.i18n import tr
 from mediaassist.ui.labels import error_kind_labels, format_seconds, state_labels
 from mediaassist.ui.marks import kind_badge, state_icon, video_icon
 from mediaassist.ui.thumbnails import ThumbnailCache, is_image, is_video
 
 Index = QModelIndex | QPersistentModelIndex
+ROOT = QModelIndex()  # the invalid index: the parent of every row (a flat table)
 Changes = tuple[list[int], float | None]  # changed keys, the newest write among them
 NO_CHANGES: Changes = ([], None)
 
@@ -157,10 +158,10 @@ class TaskTableModel(QAbstractTableModel):
         self.reload()
 
     # --- Qt model API ------------------------------------------------------------------------
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
+    def rowCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(self._ids)
 
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
+    def columnCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
@@ -517,7 +518,7 @@ class TaskTableModel(QAbstractTableModel):
         if key == "prompt":
             return redact(row.prompt) or None
         if key == "result":
-            return "\n".join([redact(row.result_text or "")] + list(row.files)).strip() or None
+            return "\n".join([redact(row.result_text or ""), *row.files]).strip() or None
         if key == "output":
             return "\n".join(row.files) or None
         if key == "error" and row.error_kind:

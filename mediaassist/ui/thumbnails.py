@@ -7,6 +7,7 @@ thread loads and scales, and the loop turns the result into a pixmap and says ``
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -59,7 +60,7 @@ class ThumbnailCache(QObject):
         if path not in self._loading:
             self._loading.add(path)
             future = asyncio.get_running_loop().run_in_executor(self._pool, _scaled, path, self.size)
-            future.add_done_callback(lambda fut, p=path: self._loaded(p, fut))
+            future.add_done_callback(functools.partial(self._loaded, path))
         return None
 
     def _loaded(self, path: str, future: asyncio.Future[QImage | None]) -> None:

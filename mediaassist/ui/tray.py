@@ -89,11 +89,15 @@ class Tray:
         self.tooltip = ""
         # The menu exists with or without a tray, so a language switch retranslates one thing.
         self.menu = QMenu(window)
-        self._show = QAction(self.menu, triggered=self._raise_window)
+        self._show = QAction(self.menu)
+        self._show.triggered.connect(self._raise_window)
         self.count_actions = {kind: QAction(self.menu, enabled=False) for kind in KINDS}
-        self.pause_all = QAction(self.menu, triggered=on_pause_all)
-        self.resume_all = QAction(self.menu, triggered=on_resume_all)
-        self._quit = QAction(self.menu, triggered=on_quit)
+        self.pause_all = QAction(self.menu)
+        self.pause_all.triggered.connect(on_pause_all)
+        self.resume_all = QAction(self.menu)
+        self.resume_all.triggered.connect(on_resume_all)
+        self._quit = QAction(self.menu)
+        self._quit.triggered.connect(on_quit)
         self.menu.addAction(self._show)
         self.menu.addSeparator()
         self.menu.addActions(list(self.count_actions.values()))

@@ -187,7 +187,8 @@ def _hidden_limit(args: argparse.Namespace) -> None:
             api = [r for r in requests if r["path"].startswith("/v1/")]
             share = sum(r["status"] == 429 for r in api) / max(1, len(api))
             rate = (result["success"] + result["failed"]) / result["elapsed_s"]
-            label = concurrency.replace("auto:", "auto, max ") if concurrency.startswith("auto") else f"fixed {concurrency}"
+            label = (concurrency.replace("auto:", "auto, max ") if concurrency.startswith("auto")
+                     else f"fixed {concurrency}")
             learned = result["learned_limit"] if result["learned_limit"] is not None else "-"
             print(f"{label:<12} {rate:>8.2f} {rate / ideal:>9.1%} {rate / base_rate:>8.1%} {share:>10.1%} "
                   f"{result['elapsed_s']:>11.1f} "

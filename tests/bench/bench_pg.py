@@ -134,7 +134,8 @@ def main() -> None:
           f"{'claim p99':>10} {'claims':>7}")
     for name, processes, out in rows:
         print(f"{name:<11} {processes:>5} {out['enqueue_s']:6.2f} s {out['tasks_per_s']:8.0f} "
-              f"{out['tasks_per_s'] / baseline:9.2f} {out['p50_ms']:8.2f} ms {out['p99_ms']:8.2f} ms {out['claims']:7,}")
+              f"{out['tasks_per_s'] / baseline:9.2f} {out['p50_ms']:8.2f} ms {out['p99_ms']:8.2f} ms "
+              f"{out['claims']:7,}")
 
 
 if __name__ == "__main__":

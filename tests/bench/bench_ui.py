@@ -27,15 +27,15 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 
-import qasync  # noqa: E402
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import qasync
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication
 
-from mediaassist.core.store import NewTask, Store  # noqa: E402
-from mediaassist.runtime import DB_NAME, RuntimeOptions  # noqa: E402
-from mediaassist.ui.app import run_window  # noqa: E402
-from mediaassist.ui.main_window import MainWindow  # noqa: E402
-from mediaassist.ui.task_model import COL, TaskFilter  # noqa: E402
+from mediaassist.core.store import NewTask, Store
+from mediaassist.runtime import DB_NAME, RuntimeOptions
+from mediaassist.ui.app import run_window
+from mediaassist.ui.main_window import MainWindow
+from mediaassist.ui.task_model import COL, TaskFilter
 
 CONFIG = """
 [[providers]]
@@ -93,7 +93,8 @@ async def drive(window: MainWindow, seconds: float) -> None:
     print(f"state changes under load: {2 * done / elapsed:,.0f} per second ({done / elapsed:.0f} finished/s)")
     print(f"loop lag idle (baseline):  {summary(idle)}")
     print(f"loop lag under load:       {summary(busy)}")
-    print(f"p99 ratio load/idle: {sorted(busy)[int(len(busy) * .99)] / max(0.1, sorted(idle)[int(len(idle) * .99)]):.1f}x")
+    p99_busy, p99_idle = sorted(busy)[int(len(busy) * .99)], sorted(idle)[int(len(idle) * .99)]
+    print(f"p99 ratio load/idle: {p99_busy / max(0.1, p99_idle):.1f}x")
     model = window.model
     timed("sort by state (SQL, layoutChanged)", lambda: model.sort(COL["state"], Qt.SortOrder.AscendingOrder))
     timed("sort by duration descending", lambda: model.sort(COL["duration"], Qt.SortOrder.DescendingOrder))
@@ -182,7 +183,7 @@ def make_images(folder: Path, n: int) -> list[str]:
 def finish_with_images(store: Store, paths: list[str]) -> None:
     store.enqueue("gallery", [NewTask(model="bench-video", model_kind="poll", route="poll:bench-poll",
                                       prompt=f"picture {i}", task_id=f"pic-{i:05d}") for i in range(len(paths))])
-    for task, path in zip(store.claim("poll:bench-poll", "bench", limit=len(paths)), paths):
+    for task, path in zip(store.claim("poll:bench-poll", "bench", limit=len(paths)), paths, strict=True):
         store.finish_success(task, None, [path])
 
 

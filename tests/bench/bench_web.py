@@ -75,13 +75,16 @@ async def phase_medians(site: ChatSite, data_dir: Path, repeats: int) -> dict[st
         for i in range(repeats):
             runtime = BrowserRuntime(f"cold-{i}", profile_dir(data_dir, f"cold-{i}"), LaunchSettings())
             pw = await handle.get()
-            samples.setdefault("launch (cold profile)", []).append(await _timed(lambda: runtime.open(pw, _quiet)))
+            # Each lambda is awaited at once; the defaults only make the binding explicit (B023).
+            samples.setdefault("launch (cold profile)", []).append(
+                await _timed(lambda runtime=runtime, pw=pw: runtime.open(pw, _quiet)))
             await (await runtime.page()).goto(f"{site.base_url}/login?user=cold-{i}")
-            samples.setdefault("close", []).append(await _timed(lambda: runtime.close(_quiet)))
-            samples.setdefault("launch (warm profile)", []).append(await _timed(lambda: runtime.open(pw, _quiet)))
+            samples.setdefault("close", []).append(await _timed(lambda runtime=runtime: runtime.close(_quiet)))
+            samples.setdefault("launch (warm profile)", []).append(
+                await _timed(lambda runtime=runtime, pw=pw: runtime.open(pw, _quiet)))
             page = await runtime.page()
             samples.setdefault("baseline: bare goto", []).append(
-                await _timed(lambda: page.goto(profile.start_url, wait_until="domcontentloaded")))
+                await _timed(lambda page=page: page.goto(profile.start_url, wait_until="domcontentloaded")))
             driver = SiteDriver(profile, page, clock, _quiet)
             for name, seconds in (await _one_task(driver, f"multi-line\nprompt {i}\n" * 20)).items():
                 samples.setdefault(name, []).append(seconds)
@@ -171,7 +174,8 @@ async def main(args: argparse.Namespace) -> None:
         print(f"per-task phases, median of {args.repeats} (zero-length answer):")
         for name, seconds in medians.items():
             print(f"  {name:<24} {seconds * 1000:8.0f} ms")
-        print(f"  warm / cold launch          {medians['launch (warm profile)'] / medians['launch (cold profile)']:.2f}")
+        warm_over_cold = medians["launch (warm profile)"] / medians["launch (cold profile)"]
+        print(f"  warm / cold launch          {warm_over_cold:.2f}")
         print(f"  login check / bare goto     {medians['login check'] / medians['baseline: bare goto']:.2f}")
         print(f"  completion rule floor       {floor * 1000:8.0f} ms "
               f"(detection / floor {medians['completion detection'] / floor:.2f})")

@@ -17,13 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-SCREEN = (1366, 768)
-_screens = Path(tempfile.gettempdir()) / f"mediaassist-screens-{SCREEN[0]}x{SCREEN[1]}.json"
-_screens.write_text(json.dumps({"screens": [{"name": "laptop", "x": 0, "y": 0, "width": SCREEN[0],
-                                             "height": SCREEN[1], "logicalDpi": 96, "logicalBaseDpi": 96,
-                                             "dpr": 1}]}))
-os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screens}"
-os.environ.setdefault("QT_API", "pyside6")
+os.environ.setdefault("QT_API", "pyside6")  # read by qasync when it is imported
 
 import qasync
 from PySide6.QtCore import QSettings, Qt
@@ -37,6 +31,14 @@ from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.app import run_window
 from mediaassist.ui.gallery import PreviewDialog
 from mediaassist.ui.main_window import MainWindow
+
+# Qt reads the platform when the application is made (in main), not when it is imported.
+SCREEN = (1366, 768)
+_screens = Path(tempfile.gettempdir()) / f"mediaassist-screens-{SCREEN[0]}x{SCREEN[1]}.json"
+_screens.write_text(json.dumps({"screens": [{"name": "laptop", "x": 0, "y": 0, "width": SCREEN[0],
+                                             "height": SCREEN[1], "logicalDpi": 96, "logicalBaseDpi": 96,
+                                             "dpr": 1}]}))
+os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screens}"
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "screenshots"

@@ -7,18 +7,17 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 
-import asyncio  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
 
-import pytest  # noqa: E402
-import qasync  # noqa: E402
-from PySide6.QtCore import QSettings  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import pytest
+import qasync
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
 
-from mediaassist.core.config import AppConfig, parse_config  # noqa: E402
-from mediaassist.core.store import NewTask, Store  # noqa: E402
-
+from mediaassist.core.config import AppConfig, parse_config
+from mediaassist.core.store import NewTask, Store
 
 # Offscreen/Xvfb platform noise, not our bugs (qt-app-notes §3).
 QT_NOISE = ("This plugin does not support", "QObject::connect: No such signal QPlatformNativeInterface")
@@ -33,7 +32,8 @@ def _qasync_loop() -> asyncio.AbstractEventLoop:
     return qasync.QEventLoop(QApplication.instance() or QApplication([]))
 
 
-def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+def pytest_asyncio_loop_factories(config: pytest.Config,
+                                   item: pytest.Item) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
     return {"qasync": _qasync_loop}
 
 

@@ -163,6 +163,7 @@ async def main(language: str, workdir: Path) -> dict[str, list[str]]:
     settings = QSettings(str(workdir / "ui.ini"), QSettings.Format.IniFormat)
     settings.setValue("app/language", language)
     outcome: dict[str, list[str]] = {}
+    probes: list[asyncio.Future[None]] = []  # a reference, so the running probe is not collected
 
     def probe(window: MainWindow) -> None:
         async def run() -> None:
@@ -173,7 +174,7 @@ async def main(language: str, workdir: Path) -> dict[str, list[str]]:
                 outcome.update(problems=checker.problems, checked=checker.checked)
                 if not window.quit_requested.done():
                     window.quit_requested.set_result(False)
-        asyncio.ensure_future(run())
+        probes.append(asyncio.ensure_future(run()))
 
     await run_window([], RuntimeOptions(config_path=config, data_dir=workdir / "data", speed=1.0), settings,
                      use_tray=False, on_window=probe)

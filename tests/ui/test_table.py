@@ -17,7 +17,7 @@ from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.import_dialog import PROMPT_COLUMN
 from mediaassist.ui.main_window import MainWindow
-from mediaassist.ui.task_model import COL, TaskFilter, TaskTableModel, THUMB
+from mediaassist.ui.task_model import COL, THUMB, TaskFilter, TaskTableModel
 from tests.helpers import write_csv
 
 from .conftest import api_tasks, wait_until
@@ -45,7 +45,7 @@ def web_tasks(n: int) -> list[NewTask]:
 
 def test_cells_show_reason_badge_lane_attempts_and_local_time(qtbot, store: Store) -> None:
     store.enqueue("b1", api_tasks(3) + web_tasks(1))
-    first, second = store.claim("api:sim-api", "me", 2)
+    first, _second = store.claim("api:sim-api", "me", 2)
     store.finish_failure(first, ErrorKind.PROVIDER, "quota of the day used up\nretry tomorrow", retry_at=None)
     model = TaskTableModel(store)
     assert cell(model, "t00000", "error") == "quota of the day used up retry tomorrow"

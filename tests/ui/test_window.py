@@ -110,9 +110,10 @@ def write_task_file(path: Path) -> None:
             book.active.append(list(row))
         book.save(path)
     elif suffix == ".json":
-        path.write_text(json.dumps([dict(zip(rows[0], r)) for r in rows[1:]], ensure_ascii=False), encoding="utf-8")
+        path.write_text(json.dumps([dict(zip(rows[0], r, strict=True)) for r in rows[1:]], ensure_ascii=False),
+                        encoding="utf-8")
     elif suffix == ".jsonl":
-        path.write_text("\n".join(json.dumps(dict(zip(rows[0], r)), ensure_ascii=False) for r in rows[1:]),
+        path.write_text("\n".join(json.dumps(dict(zip(rows[0], r, strict=True)), ensure_ascii=False) for r in rows[1:]),
                         encoding="utf-8")
     elif suffix == ".txt":
         path.write_text("第一条提示\n第二条提示\n", encoding="utf-8")
@@ -200,7 +201,7 @@ async def test_context_menu_follows_selection_states_and_actions_work(app: App) 
     labels = [a.text() for a in window.context_menu().actions()]
     assert labels[0] == "Retry" and "Cancel" not in labels
     window.table.selectRow(0)
-    assert [a.text() for a in window.context_menu().actions()][0] == "Cancel"
+    assert window.context_menu().actions()[0].text() == "Cancel"
     window.task_actions[TaskAction.CANCEL].trigger()
     await wait_until(lambda: window.store.get("t000").state == "canceled")
     window.table.selectAll()
