@@ -52,7 +52,6 @@ TEMPLATES = (
     tr_noop("API key rejected (HTTP {status}): {detail}"),
     tr_noop("HTTP {status} but the body is not a JSON object"),
     tr_noop("HTTP {status} but the body is not JSON: {detail}"),
-    tr_noop("HTTP {status} (rate limited): no request to {provider} for {seconds} s"),
     tr_noop("still rate limited after {n} waits"),
     tr_noop("{n} image(s) saved to {folder}"),
     tr_noop("image data[] entry has neither b64_json nor url"),
@@ -62,7 +61,6 @@ TEMPLATES = (
     tr_noop("the image was generated (and billed) but its download failed {n} times ({problem}); "
             "not retried, so it is not paid for twice: {detail}"),
     tr_noop("empty answer (finish_reason={reason})"),
-    tr_noop("endpoint {endpoint} is not one of: chat, images"),
     tr_noop("the prompt is empty"),
     tr_noop("model {model}: defaults must be a table"),
     tr_noop("response has no choices[0].message.content"),
@@ -74,35 +72,17 @@ TEMPLATES = (
     tr_noop("RunningHub balance or membership exhausted ({code} {msg}); fix it, then resume the lane"),
     tr_noop("RunningHub API key rejected ({code} {msg})"),
     tr_noop("RunningHub balance or membership exhausted ({code} {msg})"),
-    tr_noop("created RunningHub task {remote_id} ({status})"),
-    tr_noop("RunningHub is full ({code} {msg}); keeping the head of the queue, next try in {seconds} s "
-            "or when one of our tasks ends"),
     tr_noop("RunningHub task {remote_id} succeeded but its outputs did not come; a retry fetches them "
             "again (no resubmission)"),
     tr_noop("downloaded {n} file(s) to {folder}"),
     tr_noop("node_info_list entry {n} needs nodeId, fieldName and fieldValue"),
-    tr_noop("left RunningHub task {remote_id} running; polling resumes on the next start"),
-    tr_noop("RunningHub rejected the workflow inputs: {detail}"),
-    tr_noop("RunningHub task {remote_id} was canceled remotely"),
-    tr_noop("RunningHub task {remote_id} canceled remotely"),
     tr_noop("RunningHub task {remote_id} failed: {reason}"),
     tr_noop("{detail} (unknown to RunningHub under this key)"),
     tr_noop("{detail} (the remote task failed; submit it again as a new task to run it again)"),
-    tr_noop("{failed} of {total} downloads of RunningHub task {remote_id} failed ({error}: {detail}); "
-            "a retry downloads them again, the task is not resubmitted"),
-    tr_noop("resuming RunningHub task {remote_id} (a task is never created twice)"),
-    tr_noop("remote cancel of RunningHub task {remote_id} failed ({problem}); trying again"),
     tr_noop("model {model} names neither workflow_id nor webapp_id"),
-    tr_noop("create was sent but its reply was lost ({problem}); RunningHub may have created the task, "
-            "so it is not resubmitted automatically: check {where} before retrying"),
     tr_noop("create answered code 0 without a taskId; check {where} before retrying"),
-    tr_noop("RunningHub task {remote_id}: {status}"),
-    tr_noop("no result after {seconds} s; RunningHub task {remote_id} is still running remotely; check {where}"),
     tr_noop("{path} for {remote_id}: {detail}"),
-    tr_noop("create failed ({code} {msg}); trying again"),
     tr_noop("download of {url} failed ({problem}); try {n} soon"),
-    tr_noop("{n} polls in a row failed (last: {problem}); RunningHub task {remote_id} may still be running: "
-            "check {where}"),
     # importer: row reasons (several in one row are joined with "; ") and whole-file errors
     tr_noop("column {column}: {reason}"),
     tr_noop("column {column}: required by model {model} (a file path or URL)"),
@@ -125,16 +105,10 @@ TEMPLATES = (
     tr_noop("{path}: unknown model {model} ({known})"),
     # web lane
     tr_noop("no Chromium executable found ({detail}); set app.chromium_path"),
-    tr_noop("the browser profile of account {account} is in use by another program: {detail}. mediaassist "
-            "never shares a profile; close that program (or wait for it), then log in again with: "
-            "mediaassist accounts login {name}"),
     tr_noop("prompt read-back differs ({landed} of {total} characters); inserting again"),
     tr_noop("{site}: prompt box not found"),
     tr_noop("the prompt did not arrive whole in the page ({landed} of {total} characters landed)"),
-    tr_noop("{site}: send button not found"),
     tr_noop("could not open {url}: {detail}"),
-    tr_noop("{site}: the page shows neither the logged-in nor the logged-out marker; the site may have "
-            "changed (check it with: mediaassist sites check {name} --account NAME)"),
     tr_noop("{site} shows a rate-limit banner: {detail}"),
     tr_noop("{site} refused: {detail}"),
     tr_noop("rate limited by {site}: {detail}"),
@@ -147,17 +121,97 @@ TEMPLATES = (
     tr_noop("prompt entered ({chars} characters, {lines} lines)"),
     tr_noop("an earlier answer was still being generated on this account; clicked stop ({outcome})"),
     tr_noop("account {account} is logged out of {site}; log in with: mediaassist accounts login {name}"),
-    tr_noop("an earlier answer on account {account} was still being generated {seconds} s after clicking stop"),
     tr_noop("clicked stop on the page; the answer ended"),
     tr_noop("a web task reached the provider without an account"),
     tr_noop("waiting: account {account} is still busy with another generation"),
     tr_noop("need_empty_prompt: cleared the page's default instructions"),
     tr_noop("need_empty_prompt: the system prompt is not sent"),
     tr_noop("stopping the generation failed ({error})"),
-    tr_noop("clicked stop on the page, but the answer was still being generated {seconds} s later"),
     tr_noop("browser error: {detail}"),
     tr_noop("recycling the browser after {n} tasks"),
     tr_noop("no generation was showing; nothing to stop"),
+    # added with the streaming chat, media inputs, web attachments and the generic poll lane
+    tr_noop("handed back to the queue after a storage fault"),
+    tr_noop("canceled: {reason}"),
+    tr_noop("stream read to the end: {n} characters"),
+    tr_noop("stream error: {detail}"),
+    tr_noop("the stream ended without [DONE] after {n} characters"),
+    tr_noop("endpoint {endpoint} is not one of: {endpoints}"),
+    tr_noop("HTTP {status} and the server says not to retry (x-should-retry: false): {detail}"),
+    tr_noop("HTTP {status} (rate limited): the server asks for {seconds} s; no request to {provider} before then"),
+    tr_noop("the stream broke after {n} characters ({error})"),
+    tr_noop("HTTP {status} at {n} in flight: over the provider's limit; learned limit now {limit}, sent "
+            "again when a slot frees"),
+    tr_noop("HTTP {status} (rate limited, no usable header): one probe to {provider} in {seconds} s, the "
+            "other requests wait for its answer"),
+    tr_noop("receiving: {n} characters so far: …{tail}"),
+    tr_noop("stream event is not JSON: {detail}"),
+    tr_noop("images_edit needs at least one image input (declare inputs = [\"image\"] and fill its column)"),
+    tr_noop("input {name} is {media}; a chat model takes images only"),
+    tr_noop("input {name}: images_edit uploads local files; {url} is a URL"),
+    tr_noop("dismissed {n} pop-up(s)"),
+    tr_noop("{site} showed an error: {detail}"),
+    tr_noop("{site}: file input not found (selectors.file_input)"),
+    tr_noop("{site}: {what} not found"),
+    tr_noop("send button"),
+    tr_noop("the copy button gave no text; reading the answer from the page instead"),
+    tr_noop("{site}: the page shows no login marker ({seen}); the site may have changed (check it with: "
+            "mediaassist sites check {name} --account NAME)"),
+    tr_noop("neither logged in nor logged out"),
+    tr_noop("{site} rejected the attachment {names}: {detail}"),
+    tr_noop("attached {names}"),
+    tr_noop("{site}: the attachment {names} was not shown as ready within {seconds} s"),
+    tr_noop("copy button {n} could not be clicked ({error})"),
+    tr_noop("the stop button could not be clicked ({error})"),
+    tr_noop("no click for the {step} within {seconds} s"),
+    tr_noop("the clicked element has no stable selector (no data-testid, aria-label, id, role or stable "
+            "class); write this role by hand"),
+    tr_noop("reloading the page and checking again"),
+    tr_noop("{detail}; reloading the page once"),
+    tr_noop("an earlier answer on account {account} was still being generated {seconds} s after clicking "
+            "stop, also after a reload"),
+    tr_noop("clicked stop on the page, but the answer was still being generated {seconds} s later; the page "
+            "is reloaded before the next task"),
+    tr_noop("input {name}: {url} is a URL; a web model attaches local files only (download it and name the "
+            "file instead)"),
+    tr_noop("the session cookies could not be saved ({error})"),
+    tr_noop("{site}: {detail}, also after a reload; add a selector for its close button to the profile's dismiss list"),
+    tr_noop("created {service} task {remote_id} ({status})"),
+    tr_noop("created {service} task {remote_id}, but the task already had remote id {other} (another attempt "
+            "created it first): {detail}"),
+    tr_noop("{service} is full ({detail}); keeping the head of the queue, next try in {seconds} s or when "
+            "one of our tasks ends"),
+    tr_noop("left {service} task {remote_id} running; polling resumes on the next start"),
+    tr_noop("{service} task {remote_id} was created meanwhile; polling it, not creating"),
+    tr_noop("{service} rejected the inputs: {detail}"),
+    tr_noop("input {name}: {service} needs a local file to upload, not a URL ({url})"),
+    tr_noop("{file} was uploaded as {name} already; not uploading it again"),
+    tr_noop("{task} was canceled remotely ({reason})"),
+    tr_noop("{task} failed: {reason}"),
+    tr_noop("{failed} of {total} downloads of {service} task {remote_id} failed ({error}: {detail}); a retry "
+            "downloads them again, the task is not resubmitted"),
+    tr_noop("resuming {service} task {remote_id} (a task is never created twice)"),
+    tr_noop("remote cancel of {service} task {remote_id} failed ({problem}); trying again"),
+    tr_noop("create was sent but its reply was lost ({problem}); {service} may have created the task, so it "
+            "is not resubmitted automatically: check {where} before retrying"),
+    tr_noop("no result after {seconds} s; {service} task {remote_id} is still running remotely; check {where}"),
+    tr_noop("{service} task {remote_id} canceled remotely (verified)"),
+    tr_noop("{service} task {remote_id}: {status}"),
+    tr_noop("{service} task {remote_id}: {progress} %"),
+    tr_noop("create failed ({problem}); trying again"),
+    tr_noop("{n} polls in a row failed (last: {problem}); {service} task {remote_id} may still be running: "
+            "check {where}"),
+    tr_noop("{service} create: {detail}"),
+    tr_noop("RunningHub upload of {file}: {code} {msg}{why}"),
+    tr_noop("model {model} input {name} names no nodeId (inputs = { name = { nodeId = \"39\", fieldName = "
+            "\"image\" } })"),
+    tr_noop("outputs of RunningHub task {remote_id} taken from the v2 query"),
+    tr_noop("input file {path} is gone"),
+    tr_noop("v2 query for {remote_id}: {detail}"),
+    tr_noop("{service}: inputs travel inside the create request"),
+    tr_noop("create answered HTTP {status} without a job id at {path}; check {where} before retrying"),
+    tr_noop("{service} job {remote_id}: HTTP 404 {detail} (unknown to the service, or expired)"),
+    tr_noop("{service} job {remote_id} completed without a result URL"),
 )
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")

@@ -18,7 +18,7 @@ from mediaassist.ui.core_texts import TEMPLATES, translated, translated_reasons
 from mediaassist.ui.i18n import Translations
 
 PACKAGE = Path(mediaassist.__file__).parent
-WRITERS = [p for p in sorted(PACKAGE.rglob("*.py")) if p.parts[-2] in ("core", "providers", "web")
+WRITERS = [p for p in sorted(PACKAGE.rglob("*.py")) if p.parts[-2] in ("core", "providers", "web", "poll")
            and "demo_servers" not in p.parts] + [PACKAGE / "cli.py", PACKAGE / "runtime.py"]
 # Templates put together from pieces in the source (a why + a suffix, a message + "; will retry").
 COMPOSED = {

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mediaassist.core.location import host_id
 from mediaassist.core.store import NewTask
 
 from .conftest import wait_until
@@ -36,6 +37,8 @@ NAMES = {"mediaassist", "API", "HTTP", "CSV", "XLSX", "Excel", "JSON", "JSONL", 
          "English",  # the language's own name in the language chooser
          # the simulated config's names (models, site, accounts, providers)
          "writer", "video", "reasoner", "simulated"}
+# The machine's name (the Machine column, an account's host) is a name too; read when a text is
+# checked, as a test may stand in for another machine with MEDIAASSIST_HOST_ID.
 WORD = re.compile(r"[^\s,;，。；：、（）()\[\]{}<>«»“”\"'·…|=+*!?？！]+")
 IDENTIFIER = re.compile(r"[\d\-_:.@%/\\]")  # ids, lanes, paths
 TAGS = re.compile(r"<[^>]+>")
@@ -44,7 +47,9 @@ QUOTED = re.compile(r"'[^']*'")  # a value quoted in a message is data (a model'
 
 def english_words(text: str) -> Iterator[str]:
     for token in WORD.findall(QUOTED.sub(" ", TAGS.sub(" ", text))):
-        if IDENTIFIER.search(token) or token in NAMES or re.fullmatch(r"&[A-Z]", token):  # a mnemonic: 文件(&F)
+        if IDENTIFIER.search(token) or token in NAMES or token == host_id():
+            continue
+        if re.fullmatch(r"&[A-Z]", token):  # a mnemonic: 文件(&F)
             continue
         if re.fullmatch(r"&?[A-Za-z&]+", token) and token.strip("&"):  # "s" and "h" are units too
             yield token

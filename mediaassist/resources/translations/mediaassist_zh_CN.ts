@@ -180,10 +180,6 @@
       <translation>HTTP {status}，但响应体不是 JSON：{detail}</translation>
     </message>
     <message>
-      <source>HTTP {status} (rate limited): no request to {provider} for {seconds} s</source>
-      <translation>HTTP {status}（被限流）：{seconds} 秒内不再向 {provider} 发请求</translation>
-    </message>
-    <message>
       <source>still rate limited after {n} waits</source>
       <translation>等待 {n} 次后仍被限流</translation>
     </message>
@@ -214,10 +210,6 @@
     <message>
       <source>empty answer (finish_reason={reason})</source>
       <translation>回答为空（finish_reason={reason}）</translation>
-    </message>
-    <message>
-      <source>endpoint {endpoint} is not one of: chat, images</source>
-      <translation>端点 {endpoint} 不是 chat 或 images 之一</translation>
     </message>
     <message>
       <source>the prompt is empty</source>
@@ -260,14 +252,6 @@
       <translation>RunningHub 余额或会员已用尽（{code} {msg}）</translation>
     </message>
     <message>
-      <source>created RunningHub task {remote_id} ({status})</source>
-      <translation>已创建 RunningHub 任务 {remote_id}（{status}）</translation>
-    </message>
-    <message>
-      <source>RunningHub is full ({code} {msg}); keeping the head of the queue, next try in {seconds} s or when one of our tasks ends</source>
-      <translation>RunningHub 已满（{code} {msg}）；保留队首任务，{seconds} 秒后或我们的某个任务结束时再试</translation>
-    </message>
-    <message>
       <source>RunningHub task {remote_id} succeeded but its outputs did not come; a retry fetches them again (no resubmission)</source>
       <translation>RunningHub 任务 {remote_id} 已成功，但没有拿到输出；重试会重新获取（不会重新提交）</translation>
     </message>
@@ -278,22 +262,6 @@
     <message>
       <source>node_info_list entry {n} needs nodeId, fieldName and fieldValue</source>
       <translation>node_info_list 第 {n} 项需要 nodeId、fieldName 和 fieldValue</translation>
-    </message>
-    <message>
-      <source>left RunningHub task {remote_id} running; polling resumes on the next start</source>
-      <translation>RunningHub 任务 {remote_id} 保持运行；下次启动时继续轮询</translation>
-    </message>
-    <message>
-      <source>RunningHub rejected the workflow inputs: {detail}</source>
-      <translation>RunningHub 拒绝了工作流输入：{detail}</translation>
-    </message>
-    <message>
-      <source>RunningHub task {remote_id} was canceled remotely</source>
-      <translation>RunningHub 任务 {remote_id} 已在远端取消</translation>
-    </message>
-    <message>
-      <source>RunningHub task {remote_id} canceled remotely</source>
-      <translation>RunningHub 任务 {remote_id} 已在远端取消</translation>
     </message>
     <message>
       <source>RunningHub task {remote_id} failed: {reason}</source>
@@ -308,52 +276,20 @@
       <translation>{detail}（远程任务已失败；如需再次运行，请作为新任务提交）</translation>
     </message>
     <message>
-      <source>{failed} of {total} downloads of RunningHub task {remote_id} failed ({error}: {detail}); a retry downloads them again, the task is not resubmitted</source>
-      <translation>RunningHub 任务 {remote_id} 的 {total} 个下载中有 {failed} 个失败（{error}：{detail}）；重试会重新下载，不会重新提交任务</translation>
-    </message>
-    <message>
-      <source>resuming RunningHub task {remote_id} (a task is never created twice)</source>
-      <translation>继续 RunningHub 任务 {remote_id}（任务绝不会创建两次）</translation>
-    </message>
-    <message>
-      <source>remote cancel of RunningHub task {remote_id} failed ({problem}); trying again</source>
-      <translation>远程取消 RunningHub 任务 {remote_id} 失败（{problem}）；正在重试</translation>
-    </message>
-    <message>
       <source>model {model} names neither workflow_id nor webapp_id</source>
       <translation>模型 {model} 既没有 workflow_id 也没有 webapp_id</translation>
-    </message>
-    <message>
-      <source>create was sent but its reply was lost ({problem}); RunningHub may have created the task, so it is not resubmitted automatically: check {where} before retrying</source>
-      <translation>创建请求已发出但回复丢失（{problem}）；RunningHub 可能已创建该任务，因此不会自动重新提交：重试前请先检查 {where}</translation>
     </message>
     <message>
       <source>create answered code 0 without a taskId; check {where} before retrying</source>
       <translation>创建返回 code 0 但没有 taskId；重试前请先检查 {where}</translation>
     </message>
     <message>
-      <source>RunningHub task {remote_id}: {status}</source>
-      <translation>RunningHub 任务 {remote_id}：{status}</translation>
-    </message>
-    <message>
-      <source>no result after {seconds} s; RunningHub task {remote_id} is still running remotely; check {where}</source>
-      <translation>{seconds} 秒后仍无结果；RunningHub 任务 {remote_id} 仍在远端运行；请检查 {where}</translation>
-    </message>
-    <message>
       <source>{path} for {remote_id}: {detail}</source>
       <translation>{remote_id} 的 {path}：{detail}</translation>
     </message>
     <message>
-      <source>create failed ({code} {msg}); trying again</source>
-      <translation>创建失败（{code} {msg}）；正在重试</translation>
-    </message>
-    <message>
       <source>download of {url} failed ({problem}); try {n} soon</source>
       <translation>下载 {url} 失败（{problem}）；稍后进行第 {n} 次尝试</translation>
-    </message>
-    <message>
-      <source>{n} polls in a row failed (last: {problem}); RunningHub task {remote_id} may still be running: check {where}</source>
-      <translation>连续 {n} 次轮询失败（最后一次：{problem}）；RunningHub 任务 {remote_id} 可能仍在运行：请检查 {where}</translation>
     </message>
     <message>
       <source>column {column}: {reason}</source>
@@ -436,10 +372,6 @@
       <translation>找不到 Chromium 可执行文件（{detail}）；请设置 app.chromium_path</translation>
     </message>
     <message>
-      <source>the browser profile of account {account} is in use by another program: {detail}. mediaassist never shares a profile; close that program (or wait for it), then log in again with: mediaassist accounts login {name}</source>
-      <translation>账号 {account} 的浏览器配置正被其他程序使用：{detail}。mediaassist 从不共享配置；请关闭该程序（或等待它结束），然后重新登录：mediaassist accounts login {name}</translation>
-    </message>
-    <message>
       <source>prompt read-back differs ({landed} of {total} characters); inserting again</source>
       <translation>提示词回读不一致（{total} 个字符中有 {landed} 个）；重新输入</translation>
     </message>
@@ -452,16 +384,8 @@
       <translation>提示词没有完整进入页面（{total} 个字符中只有 {landed} 个）</translation>
     </message>
     <message>
-      <source>{site}: send button not found</source>
-      <translation>{site}：找不到发送按钮</translation>
-    </message>
-    <message>
       <source>could not open {url}: {detail}</source>
       <translation>无法打开 {url}：{detail}</translation>
-    </message>
-    <message>
-      <source>{site}: the page shows neither the logged-in nor the logged-out marker; the site may have changed (check it with: mediaassist sites check {name} --account NAME)</source>
-      <translation>{site}：页面上既没有已登录标记也没有未登录标记；网站可能已改版（请用以下命令检查：mediaassist sites check {name} --account NAME）</translation>
     </message>
     <message>
       <source>{site} shows a rate-limit banner: {detail}</source>
@@ -512,10 +436,6 @@
       <translation>账号 {account} 已退出 {site}；请登录：mediaassist accounts login {name}</translation>
     </message>
     <message>
-      <source>an earlier answer on account {account} was still being generated {seconds} s after clicking stop</source>
-      <translation>点击停止 {seconds} 秒后，账号 {account} 上之前的回答仍在生成</translation>
-    </message>
-    <message>
       <source>clicked stop on the page; the answer ended</source>
       <translation>已在页面上点击停止；回答已结束</translation>
     </message>
@@ -540,10 +460,6 @@
       <translation>停止生成失败（{error}）</translation>
     </message>
     <message>
-      <source>clicked stop on the page, but the answer was still being generated {seconds} s later</source>
-      <translation>已在页面上点击停止，但 {seconds} 秒后回答仍在生成</translation>
-    </message>
-    <message>
       <source>browser error: {detail}</source>
       <translation>浏览器错误：{detail}</translation>
     </message>
@@ -554,6 +470,278 @@
     <message>
       <source>no generation was showing; nothing to stop</source>
       <translation>页面上没有正在进行的生成；无需停止</translation>
+    </message>
+    <message>
+      <source>handed back to the queue after a storage fault</source>
+      <translation>存储故障后已交还队列</translation>
+    </message>
+    <message>
+      <source>canceled: {reason}</source>
+      <translation>已取消：{reason}</translation>
+    </message>
+    <message>
+      <source>stream read to the end: {n} characters</source>
+      <translation>流已读完：{n} 个字符</translation>
+    </message>
+    <message>
+      <source>stream error: {detail}</source>
+      <translation>流错误：{detail}</translation>
+    </message>
+    <message>
+      <source>the stream ended without [DONE] after {n} characters</source>
+      <translation>流在 {n} 个字符后结束，未收到 [DONE]</translation>
+    </message>
+    <message>
+      <source>endpoint {endpoint} is not one of: {endpoints}</source>
+      <translation>端点 {endpoint} 不是以下之一：{endpoints}</translation>
+    </message>
+    <message>
+      <source>HTTP {status} and the server says not to retry (x-should-retry: false): {detail}</source>
+      <translation>HTTP {status}，服务器表示不要重试（x-should-retry: false）：{detail}</translation>
+    </message>
+    <message>
+      <source>HTTP {status} (rate limited): the server asks for {seconds} s; no request to {provider} before then</source>
+      <translation>HTTP {status}（限流）：服务器要求等待 {seconds} 秒；在此之前不向 {provider} 发送请求</translation>
+    </message>
+    <message>
+      <source>the stream broke after {n} characters ({error})</source>
+      <translation>流在 {n} 个字符后中断（{error}）</translation>
+    </message>
+    <message>
+      <source>HTTP {status} at {n} in flight: over the provider's limit; learned limit now {limit}, sent again when a slot frees</source>
+      <translation>HTTP {status}，{n} 个请求进行中：超出提供方的限制；学习到的限制现为 {limit}，有空位时再次发送</translation>
+    </message>
+    <message>
+      <source>HTTP {status} (rate limited, no usable header): one probe to {provider} in {seconds} s, the other requests wait for its answer</source>
+      <translation>HTTP {status}（限流，无可用的响应头）：{seconds} 秒后向 {provider} 发送一个探测请求，其他请求等待其回复</translation>
+    </message>
+    <message>
+      <source>receiving: {n} characters so far: …{tail}</source>
+      <translation>接收中：已收到 {n} 个字符：…{tail}</translation>
+    </message>
+    <message>
+      <source>stream event is not JSON: {detail}</source>
+      <translation>流事件不是 JSON：{detail}</translation>
+    </message>
+    <message>
+      <source>images_edit needs at least one image input (declare inputs = ["image"] and fill its column)</source>
+      <translation>images_edit 至少需要一个图片输入（声明 inputs = ["image"] 并填写该列）</translation>
+    </message>
+    <message>
+      <source>input {name} is {media}; a chat model takes images only</source>
+      <translation>输入 {name} 是 {media}；对话模型只接受图片</translation>
+    </message>
+    <message>
+      <source>input {name}: images_edit uploads local files; {url} is a URL</source>
+      <translation>输入 {name}：images_edit 只上传本地文件；{url} 是 URL</translation>
+    </message>
+    <message>
+      <source>dismissed {n} pop-up(s)</source>
+      <translation>已关闭 {n} 个弹窗</translation>
+    </message>
+    <message>
+      <source>{site} showed an error: {detail}</source>
+      <translation>{site} 显示了错误：{detail}</translation>
+    </message>
+    <message>
+      <source>{site}: file input not found (selectors.file_input)</source>
+      <translation>{site}：找不到文件输入框（selectors.file_input）</translation>
+    </message>
+    <message>
+      <source>{site}: {what} not found</source>
+      <translation>{site}：找不到{what}</translation>
+    </message>
+    <message>
+      <source>send button</source>
+      <translation>发送按钮</translation>
+    </message>
+    <message>
+      <source>the copy button gave no text; reading the answer from the page instead</source>
+      <translation>复制按钮没有给出文本；改为从页面读取回答</translation>
+    </message>
+    <message>
+      <source>{site}: the page shows no login marker ({seen}); the site may have changed (check it with: mediaassist sites check {name} --account NAME)</source>
+      <translation>{site}：页面没有显示登录标记（{seen}）；网站可能已改版（用以下命令检查：mediaassist sites check {name} --account NAME）</translation>
+    </message>
+    <message>
+      <source>neither logged in nor logged out</source>
+      <translation>既非已登录也非已登出</translation>
+    </message>
+    <message>
+      <source>{site} rejected the attachment {names}: {detail}</source>
+      <translation>{site} 拒绝了附件 {names}：{detail}</translation>
+    </message>
+    <message>
+      <source>attached {names}</source>
+      <translation>已附加 {names}</translation>
+    </message>
+    <message>
+      <source>{site}: the attachment {names} was not shown as ready within {seconds} s</source>
+      <translation>{site}：附件 {names} 在 {seconds} 秒内未显示为就绪</translation>
+    </message>
+    <message>
+      <source>copy button {n} could not be clicked ({error})</source>
+      <translation>无法点击复制按钮 {n}（{error}）</translation>
+    </message>
+    <message>
+      <source>the stop button could not be clicked ({error})</source>
+      <translation>无法点击停止按钮（{error}）</translation>
+    </message>
+    <message>
+      <source>no click for the {step} within {seconds} s</source>
+      <translation>{seconds} 秒内没有点击{step}</translation>
+    </message>
+    <message>
+      <source>the clicked element has no stable selector (no data-testid, aria-label, id, role or stable class); write this role by hand</source>
+      <translation>点击的元素没有稳定的选择器（没有 data-testid、aria-label、id、role 或稳定的 class）；请手动填写此角色</translation>
+    </message>
+    <message>
+      <source>reloading the page and checking again</source>
+      <translation>重新加载页面并再次检查</translation>
+    </message>
+    <message>
+      <source>{detail}; reloading the page once</source>
+      <translation>{detail}；重新加载页面一次</translation>
+    </message>
+    <message>
+      <source>an earlier answer on account {account} was still being generated {seconds} s after clicking stop, also after a reload</source>
+      <translation>点击停止 {seconds} 秒后，账号 {account} 上之前的回答仍在生成，重新加载后也是如此</translation>
+    </message>
+    <message>
+      <source>clicked stop on the page, but the answer was still being generated {seconds} s later; the page is reloaded before the next task</source>
+      <translation>已点击页面上的停止，但 {seconds} 秒后回答仍在生成；下一个任务前会重新加载页面</translation>
+    </message>
+    <message>
+      <source>input {name}: {url} is a URL; a web model attaches local files only (download it and name the file instead)</source>
+      <translation>输入 {name}：{url} 是 URL；网页模型只能附加本地文件（请先下载，再填写文件名）</translation>
+    </message>
+    <message>
+      <source>the session cookies could not be saved ({error})</source>
+      <translation>无法保存会话 Cookie（{error}）</translation>
+    </message>
+    <message>
+      <source>{site}: {detail}, also after a reload; add a selector for its close button to the profile's dismiss list</source>
+      <translation>{site}：{detail}，重新加载后依然如此；请把它的关闭按钮的选择器加入配置的 dismiss 列表</translation>
+    </message>
+    <message>
+      <source>created {service} task {remote_id} ({status})</source>
+      <translation>已创建 {service} 任务 {remote_id}（{status}）</translation>
+    </message>
+    <message>
+      <source>created {service} task {remote_id}, but the task already had remote id {other} (another attempt created it first): {detail}</source>
+      <translation>已创建 {service} 任务 {remote_id}，但该任务已有远程 ID {other}（另一次尝试先创建了它）：{detail}</translation>
+    </message>
+    <message>
+      <source>{service} is full ({detail}); keeping the head of the queue, next try in {seconds} s or when one of our tasks ends</source>
+      <translation>{service} 已满（{detail}）；保持在队列头部，{seconds} 秒后或我们的某个任务结束时再试</translation>
+    </message>
+    <message>
+      <source>left {service} task {remote_id} running; polling resumes on the next start</source>
+      <translation>{service} 任务 {remote_id} 保持运行；下次启动时继续轮询</translation>
+    </message>
+    <message>
+      <source>{service} task {remote_id} was created meanwhile; polling it, not creating</source>
+      <translation>{service} 任务 {remote_id} 已在此期间创建；改为轮询它，不再创建</translation>
+    </message>
+    <message>
+      <source>{service} rejected the inputs: {detail}</source>
+      <translation>{service} 拒绝了输入：{detail}</translation>
+    </message>
+    <message>
+      <source>input {name}: {service} needs a local file to upload, not a URL ({url})</source>
+      <translation>输入 {name}：{service} 需要上传本地文件，而不是 URL（{url}）</translation>
+    </message>
+    <message>
+      <source>{file} was uploaded as {name} already; not uploading it again</source>
+      <translation>{file} 已上传为 {name}；不再重复上传</translation>
+    </message>
+    <message>
+      <source>{task} was canceled remotely ({reason})</source>
+      <translation>{task} 已在远端取消（{reason}）</translation>
+    </message>
+    <message>
+      <source>{task} failed: {reason}</source>
+      <translation>{task} 失败：{reason}</translation>
+    </message>
+    <message>
+      <source>{failed} of {total} downloads of {service} task {remote_id} failed ({error}: {detail}); a retry downloads them again, the task is not resubmitted</source>
+      <translation>{service} 任务 {remote_id} 的 {total} 个下载中有 {failed} 个失败（{error}：{detail}）；重试会重新下载，任务不会重新提交</translation>
+    </message>
+    <message>
+      <source>resuming {service} task {remote_id} (a task is never created twice)</source>
+      <translation>继续 {service} 任务 {remote_id}（任务绝不会创建两次）</translation>
+    </message>
+    <message>
+      <source>remote cancel of {service} task {remote_id} failed ({problem}); trying again</source>
+      <translation>远程取消 {service} 任务 {remote_id} 失败（{problem}）；正在重试</translation>
+    </message>
+    <message>
+      <source>create was sent but its reply was lost ({problem}); {service} may have created the task, so it is not resubmitted automatically: check {where} before retrying</source>
+      <translation>创建请求已发送但回复丢失（{problem}）；{service} 可能已创建该任务，因此不会自动重新提交：重试前请检查 {where}</translation>
+    </message>
+    <message>
+      <source>no result after {seconds} s; {service} task {remote_id} is still running remotely; check {where}</source>
+      <translation>{seconds} 秒后仍无结果；{service} 任务 {remote_id} 仍在远端运行；请检查 {where}</translation>
+    </message>
+    <message>
+      <source>{service} task {remote_id} canceled remotely (verified)</source>
+      <translation>{service} 任务 {remote_id} 已在远端取消（已确认）</translation>
+    </message>
+    <message>
+      <source>{service} task {remote_id}: {status}</source>
+      <translation>{service} 任务 {remote_id}：{status}</translation>
+    </message>
+    <message>
+      <source>{service} task {remote_id}: {progress} %</source>
+      <translation>{service} 任务 {remote_id}：{progress} %</translation>
+    </message>
+    <message>
+      <source>create failed ({problem}); trying again</source>
+      <translation>创建失败（{problem}）；正在重试</translation>
+    </message>
+    <message>
+      <source>{n} polls in a row failed (last: {problem}); {service} task {remote_id} may still be running: check {where}</source>
+      <translation>连续 {n} 次轮询失败（最后一次：{problem}）；{service} 任务 {remote_id} 可能仍在运行：请检查 {where}</translation>
+    </message>
+    <message>
+      <source>{service} create: {detail}</source>
+      <translation>{service} 创建：{detail}</translation>
+    </message>
+    <message>
+      <source>RunningHub upload of {file}: {code} {msg}{why}</source>
+      <translation>RunningHub 上传 {file}：{code} {msg}{why}</translation>
+    </message>
+    <message>
+      <source>model {model} input {name} names no nodeId (inputs = { name = { nodeId = "39", fieldName = "image" } })</source>
+      <translation>模型 {model} 的输入 {name} 没有指定 nodeId（inputs = { name = { nodeId = "39", fieldName = "image" } }）</translation>
+    </message>
+    <message>
+      <source>outputs of RunningHub task {remote_id} taken from the v2 query</source>
+      <translation>RunningHub 任务 {remote_id} 的输出取自 v2 查询</translation>
+    </message>
+    <message>
+      <source>input file {path} is gone</source>
+      <translation>输入文件 {path} 已不存在</translation>
+    </message>
+    <message>
+      <source>v2 query for {remote_id}: {detail}</source>
+      <translation>{remote_id} 的 v2 查询：{detail}</translation>
+    </message>
+    <message>
+      <source>{service}: inputs travel inside the create request</source>
+      <translation>{service}：输入随创建请求一起发送</translation>
+    </message>
+    <message>
+      <source>create answered HTTP {status} without a job id at {path}; check {where} before retrying</source>
+      <translation>创建返回 HTTP {status}，但 {path} 处没有作业 ID；重试前请检查 {where}</translation>
+    </message>
+    <message>
+      <source>{service} job {remote_id}: HTTP 404 {detail} (unknown to the service, or expired)</source>
+      <translation>{service} 作业 {remote_id}：HTTP 404 {detail}（服务不认识该作业，或已过期）</translation>
+    </message>
+    <message>
+      <source>{service} job {remote_id} completed without a result URL</source>
+      <translation>{service} 作业 {remote_id} 已完成，但没有结果 URL</translation>
     </message>
     <message>
       <source>; </source>
