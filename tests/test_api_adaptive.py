@@ -121,14 +121,14 @@ async def test_auto_learns_the_hidden_limit_and_holds_near_it(server, store, dat
 
 
 @pytest.mark.asyncio
-async def test_learned_limit_is_kept_across_restarts(server, store, data_dir):
+async def test_learned_limit_is_kept_across_restarts(server, store, store_location, data_dir):
     server.configure(latency_s=(0.05, 0.05), concurrency_limit=3)
     config = make_config(server.base_url, concurrency="auto")
     await run(store, config, Clock(speed=20), data_dir, tasks_of(60))
     learned = store.lane_limits()[LANE]
     server.reset()
 
-    reopened = Store(store.path)  # as the next start of the app opens it
+    reopened = Store(store_location)  # as the next start of the app opens it (SQLite or PostgreSQL)
     try:
         done, _ = await run(reopened, config, Clock(speed=20), data_dir, tasks_of(3 * learned), batch="b2")
     finally:
