@@ -9,6 +9,9 @@ from mediaassist.ui.task_model import COL, StateRole, TaskFilter, TaskTableModel
 
 from .conftest import api_tasks
 
+# The model paints its state dots and badges (QPixmap): Qt aborts without a QApplication.
+pytestmark = pytest.mark.usefixtures("qapp")
+
 
 def _claim(store: Store, n: int) -> list[Task]:
     return store.claim("api:sim-api", "me", n)
