@@ -1,8 +1,8 @@
 """Shared fixtures: every test gets its own data dir, config dir and store.
 
-A test using ``store`` (or ``store_location``) runs twice: on an SQLite file, and on a fresh
-PostgreSQL database when MEDIAASSIST_TEST_PG names a server (CI starts one). A module whose
-tests are not about the store may pin SQLite with ``pytestmark = pytest.mark.sqlite_only``.
+A test using ``store`` (or ``store_location``) in one of ``PG_MODULES`` runs twice: on an SQLite
+file, and on a fresh PostgreSQL database when MEDIAASSIST_TEST_PG names a server (CI starts one).
+Elsewhere, and with ``pytestmark = pytest.mark.sqlite_only``, it runs on SQLite.
 """
 
 from __future__ import annotations
@@ -20,9 +20,20 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
     not PG_URL, reason="set MEDIAASSIST_TEST_PG to a postgresql:// server URL to run these on PostgreSQL too"))]
 
 
+# The tests that are about the store -- claims, limits, owners, schema, the window's read side,
+# uploads and learned limits kept in it -- run on both back-ends; the lanes' own tests (HTTP,
+# browsers) use the store only as a place to keep rows and stay on SQLite, which keeps CI short.
+PG_MODULES = frozenset({
+    "tests.test_store", "tests.test_store_procs", "tests.test_shared_store", "tests.test_scheduler",
+    "tests.test_scheduler_procs", "tests.test_storage_faults", "tests.test_queries_progress",
+    "tests.test_media", "tests.test_api_adaptive", "tests.ui.test_task_model", "tests.ui.test_table",
+})
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store_location" in metafunc.fixturenames:
-        only_sqlite = metafunc.definition.get_closest_marker("sqlite_only") is not None
+        only_sqlite = (metafunc.definition.get_closest_marker("sqlite_only") is not None
+                       or metafunc.module.__name__ not in PG_MODULES)
         metafunc.parametrize("backend", ["sqlite"] if only_sqlite else BACKENDS)
 
 
