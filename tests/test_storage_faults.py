@@ -82,6 +82,7 @@ async def test_sqlite_full_stops_claiming_hands_tasks_back_and_work_resumes_with
     assert {t.attempt for t in store.tasks()} == {1}  # handed back, never counted as attempts
 
 
+@pytest.mark.sqlite_only  # SQLite's own max_page_count stands in for the full disk
 def test_an_enqueue_into_a_full_store_is_a_storage_fault_and_adds_nothing(store: Store) -> None:
     pages = store.db.execute_sql("PRAGMA page_count").fetchone()[0]
     store.db.execute_sql(f"PRAGMA max_page_count = {pages}")
