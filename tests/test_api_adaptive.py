@@ -17,7 +17,6 @@ import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, parse_config
-from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import NewTask, Store, Task
 from mediaassist.demo_servers.openai_server import (
     DemoOpenAIServer,
@@ -26,10 +25,10 @@ from mediaassist.demo_servers.openai_server import (
 )
 from mediaassist.demo_servers.text import demo_answer
 from mediaassist.providers.openai_api import CHOICE_SEPARATOR, parse_duration
-from mediaassist.providers.registry import build_providers
 from mediaassist.status import lane_status
 from tests.helpers import cli_popen, write_config, write_csv
 from tests.test_api_lane import assert_quiet_after_each_429
+from tests.test_api_lane import run_with_scheduler as run
 
 KEY = "sk-test-Adapt9mW3pL0vX7yT2nB5cR9"
 LANE = "api:acme"
@@ -59,18 +58,6 @@ def make_config(base_url: str, *, concurrency: int | str = 3, max_concurrency: i
 def tasks_of(count: int, model: str = "writer", **extra: Any) -> list[NewTask]:
     return [NewTask(model=model, model_kind="api", route=LANE, prompt=f"slogan {i}", **extra)
             for i in range(count)]
-
-
-async def run(store: Store, config: AppConfig, clock: Clock, data_dir: Path, tasks: list[NewTask],
-              batch: str = "b1") -> tuple[list[Task], Scheduler]:
-    sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
-    store.enqueue(batch, tasks)
-    await sched.start()
-    try:
-        await sched.wait_for_batches([batch])
-    finally:
-        await sched.stop()
-    return store.tasks([batch]), sched
 
 
 def states(tasks: list[Task]) -> set[tuple[str, str | None]]:

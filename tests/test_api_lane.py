@@ -54,8 +54,9 @@ def chat_tasks(count: int, model: str = "writer", **extra: Any) -> list[NewTask]
             for i in range(count)]
 
 
-async def run_batch(store: Store, config: AppConfig, clock: Clock, data_dir: Path,
-                    tasks: list[NewTask], batch: str = "b1") -> list[Task]:
+async def run_with_scheduler(store: Store, config: AppConfig, clock: Clock, data_dir: Path,
+                             tasks: list[NewTask], batch: str = "b1") -> tuple[list[Task], Scheduler]:
+    """Run one batch to its end on a fresh scheduler; its tasks and the (stopped) scheduler."""
     sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
     store.enqueue(batch, tasks)
     await sched.start()
@@ -63,7 +64,12 @@ async def run_batch(store: Store, config: AppConfig, clock: Clock, data_dir: Pat
         await sched.wait_for_batches([batch])
     finally:
         await sched.stop()
-    return store.tasks([batch])
+    return store.tasks([batch]), sched
+
+
+async def run_batch(store: Store, config: AppConfig, clock: Clock, data_dir: Path,
+                    tasks: list[NewTask], batch: str = "b1") -> list[Task]:
+    return (await run_with_scheduler(store, config, clock, data_dir, tasks, batch))[0]
 
 
 def states(tasks: list[Task]) -> list[tuple[str, str | None]]:
