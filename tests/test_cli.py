@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sqlite3
 import time
 from datetime import datetime
@@ -150,7 +151,7 @@ def test_a_frozen_process_is_reaped_by_another_and_cannot_write_late(tmp_path: P
     frozen = cli_popen(*args)
     try:
         _wait_for(lambda: _count(data, 'running') == 3)
-        os.kill(frozen.pid, signal.SIGSTOP)  # alive, but its heartbeats stop
+        _freeze_between_writes(frozen, data)  # alive, but its heartbeats stop
         rescuer = cli(*args, "--json")
         assert rescuer.returncode == 0, rescuer.stderr
         out = json.loads(rescuer.stdout)
@@ -166,6 +167,38 @@ def test_a_frozen_process_is_reaped_by_another_and_cannot_write_late(tmp_path: P
     assert _db_rows(data, "select distinct state, attempt from task") == [("success", 2)]
     stalled = _db_rows(data, "select count(*) from task_log where line like '%failed (stalled)%'")
     assert stalled == [(3,)]
+
+
+def _freeze_between_writes(proc: subprocess.Popen, data: Path) -> None:
+    """SIGSTOP ``proc`` at a moment it holds no write lock. Stopped inside a write (a heartbeat),
+    it would keep SQLite's lock and nobody could write: that case is
+    test_a_store_locked_by_a_stopped_process_is_one_line_not_a_traceback."""
+    for _ in range(50):
+        os.kill(proc.pid, signal.SIGSTOP)
+        with sqlite3.connect(data / "mediaassist.sqlite3", timeout=0.5) as conn:
+            try:
+                conn.execute("begin immediate")
+                conn.rollback()
+                return
+            except sqlite3.OperationalError:
+                os.kill(proc.pid, signal.SIGCONT)
+                time.sleep(0.05)
+    raise AssertionError("the process never let go of the write lock")
+
+
+def test_a_store_locked_by_a_stopped_process_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml")
+    data = tmp_path / "d"
+    assert cli("status", "--config", str(config), "--data-dir", str(data)).returncode == 0
+    with sqlite3.connect(data / "mediaassist.sqlite3") as holder:
+        holder.execute("begin immediate")  # as a process stopped mid-write holds it
+        tasks = write_csv(tmp_path / "t.csv", [{"model": "writer", "prompt": "p"}])
+        proc = cli("run", str(tasks), "--config", str(config), "--data-dir", str(data))
+        holder.rollback()
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert "stays locked by another process" in proc.stderr and "resume or end it" in proc.stderr
 
 
 def test_cancel_from_another_process_while_running(tmp_path: Path) -> None:

@@ -95,3 +95,4 @@ FAULT_CORRUPT = "corrupt"
 FAULT_NOT_DATABASE = "not_a_database"
 FAULT_REPLACED = "replaced"
 FAULT_IO = "io"
+FAULT_LOCKED = "locked"  # another process kept the write lock past the busy timeout

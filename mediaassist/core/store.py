@@ -39,6 +39,7 @@ from mediaassist.core.errors import (
     FAULT_CORRUPT,
     FAULT_FULL,
     FAULT_IO,
+    FAULT_LOCKED,
     FAULT_NOT_DATABASE,
     FAULT_READ_ONLY,
     FAULT_REPLACED,
@@ -253,9 +254,10 @@ def iso(ts: float | None) -> str | None:
 # --- SQLite faults as operator messages (database specific) ------------------------------------
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_S = 10  # how long a statement waits for another process's write lock
 _FAULT_WORDS = (("database or disk is full", FAULT_FULL), ("readonly database", FAULT_READ_ONLY),
                 ("unable to open database file", FAULT_READ_ONLY), ("file is not a database", FAULT_NOT_DATABASE),
-                ("malformed", FAULT_CORRUPT), ("disk i/o error", FAULT_IO))
+                ("malformed", FAULT_CORRUPT), ("disk i/o error", FAULT_IO), ("database is locked", FAULT_LOCKED))
 _ERRNO_FAULTS = {errno.ENOSPC: FAULT_FULL, errno.EDQUOT: FAULT_FULL, errno.EROFS: FAULT_READ_ONLY,
                  errno.EACCES: FAULT_READ_ONLY, errno.EPERM: FAULT_READ_ONLY}
 
@@ -281,6 +283,10 @@ def fault_message(kind: str, path: Path, reason: str) -> str:
                 "with an empty queue, or restore a backup")
     if kind == FAULT_NOT_DATABASE:
         return f"{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir"
+    if kind == FAULT_LOCKED:
+        return (f"{path} stays locked by another process ({reason} for {BUSY_TIMEOUT_S} s): a mediaassist "
+                "process that is stopped (Ctrl-Z, a debugger) or hung holds its write lock; resume or end "
+                "it -- queued and running tasks stay queued and go on once the lock is free")
     if kind == FAULT_REPLACED:
         return (f"{path} was {reason} while in use; nothing more was written to it. Put the file back (or move "
                 "the new one aside), then start again")
@@ -509,10 +515,10 @@ class Store:
         check_sqlite_file(path)
         db = _SqliteStoreDatabase(
             path,
-            pragmas={"journal_mode": "wal", "synchronous": "normal", "busy_timeout": 10000,
+            pragmas={"journal_mode": "wal", "synchronous": "normal", "busy_timeout": BUSY_TIMEOUT_S * 1000,
                      "cache_size": -65536,  # 64 MiB: a 100k-task queue stays in memory
                      "foreign_keys": 1},
-            timeout=10,
+            timeout=BUSY_TIMEOUT_S,
         )
         db.connect(reuse_if_open=True)
         os.chmod(path, 0o600)
