@@ -27,6 +27,7 @@ from mediaassist import __version__
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault, TaskError
 from mediaassist.core.importer import ImportReport, read_task_file
+from mediaassist.core.location import refuse_url_as_path
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
 from mediaassist.core.store import FINAL_STATES, Store, Task, classify_fault, iso
@@ -90,7 +91,7 @@ _VALUE_OPTIONS = ("--config", "--data-dir", "--speed", "--store")
 def _common(parser: argparse.ArgumentParser, speed: bool = True) -> None:
     parser.add_argument("--config", type=Path, metavar="PATH",
                         help="config TOML (default: the user config dir's config.toml)")
-    parser.add_argument("--data-dir", type=Path, metavar="DIR",
+    parser.add_argument("--data-dir", type=_data_dir, metavar="DIR",
                         help="database, profiles and outputs (default: $MEDIAASSIST_HOME or the user data dir)")
     parser.add_argument("--store", metavar="URL",
                         help="a team's shared queue: postgresql://USER@HOST[:PORT]/DATABASE (default: "
@@ -101,6 +102,14 @@ def _common(parser: argparse.ArgumentParser, speed: bool = True) -> None:
     if speed:
         parser.add_argument("--speed", type=_positive_float, default=1.0, metavar="N",
                             help="divide every demo duration and scheduler timer by N")
+
+
+def _data_dir(text: str) -> Path:
+    try:
+        refuse_url_as_path(text, "--data-dir")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return Path(text)
 
 
 def _positive_float(text: str) -> float:
@@ -555,15 +564,28 @@ def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -
 
 async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.providers.web import check_site
+    from mediaassist.providers.web.browser import ProfileInUse
 
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
-        report = await check_site(args.site, args.account, rt.config, rt.data_dir, rt.store)
+        try:
+            report = await check_site(args.site, args.account, rt.config, rt.data_dir, rt.store)
+        except ProfileInUse as exc:
+            return _profile_busy("sites check", exc)
     print(report.format())
     return EXIT_OK if report.usable else EXIT_FAILED
 
 
+def _profile_busy(command: str, busy: Any) -> int:
+    """The one line for a command that found its account's browser profile held elsewhere
+    (``busy``: a ProfileInUse, whose module is imported only when a browser is wanted)."""
+    print(f"mediaassist: {command}: {busy.busy}; close that program (or let its run end), then try again",
+          file=sys.stderr)
+    return EXIT_FAILED
+
+
 async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    from mediaassist.providers.web.browser import ProfileInUse
     from mediaassist.providers.web.learn import learn_site
 
     async with Runtime(options) as rt:
@@ -572,6 +594,8 @@ async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int
         except TaskError as exc:
             print(f"mediaassist: sites learn: {exc.message}", file=sys.stderr)
             return EXIT_FAILED
+        except ProfileInUse as exc:
+            return _profile_busy("sites learn", exc)
     print(result.check.format())
     return EXIT_OK if result.check.usable else EXIT_FAILED
 

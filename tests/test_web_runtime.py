@@ -29,6 +29,7 @@ from mediaassist.providers.web.browser import (
 )
 from mediaassist.providers.web.oslock import lock_path, user_hash
 from mediaassist.providers.web.procs import profile_processes
+from tests.helpers import cli, write_config
 from tests.web_helpers import (
     demo_site,
     log_in,
@@ -223,3 +224,33 @@ async def test_helpers_started_by_a_dying_leftover_are_reaped_too(data_dir: Path
         leftover.stdout.close()
     assert f"leftover Chromium process(es) on this profile: {leftover.pid} (browser)" in lines[0]
     assert not profile_processes(runtime.profile)
+
+
+_HOLD_PROFILE = """
+import sys
+from pathlib import Path
+from mediaassist.providers.web.oslock import ProfileLock
+lock = ProfileLock(Path(sys.argv[1]))
+lock.acquire()
+print("held", flush=True)
+sys.stdin.read()  # until the test closes our stdin
+"""
+
+
+@pytest.mark.parametrize("command", [["sites", "check", "demochat", "--account", "acct-a"],
+                                     ["sites", "learn", "http://127.0.0.1:9/", "--name", "mine", "--account", "acct-a"]])
+def test_a_site_command_on_a_profile_held_by_another_process_is_one_line_and_exit_1(
+        data_dir: Path, tmp_path: Path, command: list[str]) -> None:
+    config = write_config(tmp_path / "config.toml", '[[accounts]]\nname = "acct-a"\nsite = "demochat"\n')
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_PROFILE, str(profile_dir(data_dir, "acct-a"))],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        done = cli(*command, "--config", str(config), "--data-dir", str(data_dir))
+    finally:
+        holder.communicate(timeout=30)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"mediaassist: {' '.join(command[:2])}: the browser profile of account 'acct-a' "
+                               f"is in use by another program: process {holder.pid}")
+    assert "try again" in lines[0] and "goes back to the queue" not in lines[0]

@@ -24,6 +24,27 @@ PG_SCHEMES = ("postgresql", "postgres")
 
 FAULT_UNREACHABLE = "unreachable"
 FAULT_SCHEMA = "schema_newer"
+FAULT_LOGIN = "login_refused"
+FAULT_NO_DATABASE = "no_database"
+FAULT_PERMISSION = "permission_denied"
+FAULT_NO_CONNECTION_SLOT = "too_many_connections"
+
+# What the server said (libpq's text: a refused connection carries no SQLSTATE) -> the fault and
+# what the operator should do about it, tried in order ('too many connections for role "x"'
+# is not a login refusal). Anything else is "cannot reach".
+_SERVER_REFUSALS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("too many connections", "remaining connection slots are reserved", "too many clients"),
+     FAULT_NO_CONNECTION_SLOT, "the server has no free connection; close other clients, or raise "
+                               "max_connections (or the user's CONNECTION LIMIT)"),
+    (("password authentication failed", "role \"", "no pg_hba.conf entry", "authentication failed"),
+     FAULT_LOGIN, "the server refused the login; check the user and password "
+                  "(in the URL, ~/.pgpass or the keyring entry for service 'mediaassist')"),
+    (("database \"",), FAULT_NO_DATABASE,
+     "that database does not exist; create it (createdb NAME) or fix the URL's database name"),
+    (("permission denied",), FAULT_PERMISSION,
+     "the user may not create or use the tables; grant it CREATE and USAGE on schema public "
+     "of that database (or connect as its owner)"),
+)
 
 
 class StoreUnavailable(StorageFault):
@@ -34,6 +55,16 @@ class StoreUnavailable(StorageFault):
         super().__init__(kind, where, message)
 
 
+def server_refusal(where: str, reason: str) -> StoreUnavailable:
+    """One line for a PostgreSQL error: naming the store (never its password), what the server
+    said and what to do. ``reason`` is the driver's message, already redacted."""
+    lowered = reason.lower()
+    for needles, kind, advice in _SERVER_REFUSALS:
+        if any(needle in lowered for needle in needles):
+            return StoreUnavailable(f"the shared store {where} refused: {reason}; {advice}", where, kind)
+    return StoreUnavailable(f"cannot reach the shared store {where}: {reason}", where)
+
+
 def host_id() -> str:
     """This machine's name in owners and account bindings. ``MEDIAASSIST_HOST_ID`` overrides it,
     so several processes on one machine can stand in for several machines (tests, trials)."""
@@ -42,6 +73,22 @@ def host_id() -> str:
 
 def is_pg_url(location: str | os.PathLike[str]) -> bool:
     return str(location).split("://", 1)[0].lower() in PG_SCHEMES and "://" in str(location)
+
+
+def url_taken_as_path(location: str | os.PathLike[str]) -> bool:
+    """A postgresql:// URL that went through ``Path`` (which folds '//' into '/'): opening it
+    would quietly make an SQLite file in a folder named 'postgresql:'."""
+    first = Path(location).parts[0] if Path(location).parts else ""
+    return not is_pg_url(location) and first.rstrip(":").lower() in PG_SCHEMES and first.endswith(":")
+
+
+def refuse_url_as_path(location: str | os.PathLike[str], where: str) -> None:
+    """ConfigError naming ``where`` for a URL given where a file or folder path belongs."""
+    if is_pg_url(location) or url_taken_as_path(location):
+        scheme, rest = str(location).split(":", 1)
+        url = f"{scheme}://{rest.lstrip('/')}"  # the '//' back, so that its password is found and hidden
+        raise ConfigError(f"{where}: {redact_url(url)!r} is a PostgreSQL URL, not a path; "
+                          "a shared store is named with --store URL, MEDIAASSIST_STORE_URL or [store] url")
 
 
 def check_store_url(url: str, where: str) -> str:

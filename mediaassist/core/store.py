@@ -46,7 +46,7 @@ from mediaassist.core.errors import (
     ErrorKind,
     StorageFault,
 )
-from mediaassist.core.location import StoreUnavailable, connect_kwargs, describe, host_id, is_pg_url
+from mediaassist.core.location import StoreUnavailable, connect_kwargs, describe, host_id, is_pg_url, refuse_url_as_path, server_refusal
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact
@@ -417,8 +417,7 @@ class _PgStoreDatabase(pw.PostgresqlDatabase):
         return conn is None or bool(conn.closed)
 
     def _unavailable(self, exc: Exception) -> StoreUnavailable:
-        reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
-        return StoreUnavailable(f"cannot reach the shared store {self.where}: {reason}", self.where)
+        return server_refusal(self.where, _first_line(exc))
 
     def execute_sql(self, sql: str, params: Any = None) -> Any:
         return self._reconnecting(super().execute_sql, sql, params)
@@ -429,6 +428,10 @@ class _PgStoreDatabase(pw.PostgresqlDatabase):
     def _reconnecting(self, call: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return call(*args, **kwargs)
+        except pw.ProgrammingError as exc:
+            if _sqlstate(exc) == _INSUFFICIENT_PRIVILEGE:  # the operator's to fix, not a bug
+                raise self._unavailable(exc) from None
+            raise
         except (pw.OperationalError, pw.InterfaceError) as exc:
             if not self._connection_lost():
                 raise  # the server answered: a real error of the statement
@@ -468,6 +471,21 @@ class _PgStoreDatabase(pw.PostgresqlDatabase):
             raise self._unavailable(exc) from None
 
 
+_INSUFFICIENT_PRIVILEGE = "42501"
+
+
+def _sqlstate(exc: Exception) -> str | None:
+    """The SQLSTATE of the driver's error that peewee wrapped (kept as ``orig``)."""
+    return getattr(getattr(exc, "orig", None), "pgcode", None)
+
+
+def _first_line(exc: Exception) -> str:
+    """The driver's first line (a statement's error goes on with the SQL and a caret), secrets
+    redacted."""
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    return redact(" ".join(lines[0].split()) if lines else type(exc).__name__)
+
+
 _StoreDatabase: TypeAlias = _SqliteStoreDatabase | _PgStoreDatabase
 
 
@@ -475,13 +493,16 @@ class Store:
     """Synchronous store; each call is a short statement, cheap enough for the event loop."""
 
     def __init__(self, location: Path | str, now: Any = None) -> None:
-        """``location``: an SQLite file path, or a ``postgresql://`` URL for a shared queue.
+        """``location``: an SQLite file path, or a ``postgresql://`` URL (a ``str``: a URL passed
+        as a ``Path`` has lost its '//' and is refused with a ``ConfigError``) for a shared queue.
 
         Raises ``StorageFault`` (one line naming the file and what to do) when the file cannot
         be used: read-only, not a database, damaged, disk full; ``StoreUnavailable`` (one of
         them) when a server cannot be reached or the schema is newer than this program knows."""
         import time
 
+        if isinstance(location, os.PathLike):
+            refuse_url_as_path(location, "store location")
         self._now = now or time.time
         self.shared = is_pg_url(location)
         self.where = describe(location)  # for messages: never a password

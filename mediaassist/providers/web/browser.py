@@ -281,13 +281,18 @@ def _mains_first(found: list[psutil.Process]) -> list[psutil.Process]:
 
 class ProfileInUse(Requeue):
     """Another process holds the account's profile. That says nothing about the login: the task
-    goes back to the queue (no attempt used) and the account's lane waits a while."""
+    goes back to the queue (no attempt used) and the account's lane waits a while. ``busy`` is
+    the short form, for a command (not a task) that could not open the profile."""
+
+    def __init__(self, message: str, busy: str, wait_s: float) -> None:
+        super().__init__(message, wait_s=wait_s)
+        self.busy = busy
 
 
 def profile_in_use(account: str, holder: str) -> ProfileInUse:
+    busy = f"the browser profile of account {account!r} is in use by another program: {holder}"
     return ProfileInUse(
-        f"the browser profile of account {account!r} is in use by another program: {holder}. "
-        f"mediaassist never shares a profile: the task goes back to the queue and {account!r} takes no work "
-        f"for {PROFILE_BUSY_WAIT_S:.0f} s (close that program to free the account sooner)",
-        wait_s=PROFILE_BUSY_WAIT_S,
+        f"{busy}. mediaassist never shares a profile: the task goes back to the queue and {account!r} "
+        f"takes no work for {PROFILE_BUSY_WAIT_S:.0f} s (close that program to free the account sooner)",
+        busy, wait_s=PROFILE_BUSY_WAIT_S,
     )
