@@ -7,8 +7,6 @@ import socket
 import struct
 import sys
 import threading
-from email.parser import BytesParser
-from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
@@ -46,24 +44,6 @@ class LoopbackServer(ThreadingHTTPServer):
         """A client that drops its keep-alive connections (it stopped) is not an error."""
         if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
             super().handle_error(request, client_address)
-
-
-def parse_multipart(ctype: str, raw: bytes) -> tuple[dict[str, str], dict[str, tuple[str, bytes]]]:
-    """(text fields, files as (file name, bytes)) of a multipart/form-data body."""
-    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {ctype}\r\n\r\n".encode() + raw)
-    fields: dict[str, str] = {}
-    files: dict[str, tuple[str, bytes]] = {}
-    if not message.is_multipart():
-        return fields, files
-    for part in message.iter_parts():
-        name = str(part.get_param("name", header="content-disposition"))
-        payload = part.get_payload(decode=True)
-        payload = payload if isinstance(payload, bytes) else b""
-        if part.get_filename():
-            files[name] = (str(part.get_filename()), payload)
-        else:
-            fields[name] = payload.decode("utf-8", "replace")
-    return fields, files
 
 
 class DemoServer:

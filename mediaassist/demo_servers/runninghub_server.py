@@ -17,6 +17,13 @@ v2 ``POST /openapi/v2/media/upload/binary`` (Bearer, multipart ``file``) return 
 ``fileName``s (``api/<hex>.png``, ``openapi/<hex>.png``) and refuse files over ``max_upload_bytes``
 (809 legacy, 1008 v2). A create whose image/video/audio node value is not a name this key
 uploaded is refused with 803 ``APIKEY_INVALID_NODE_INFO`` -- a local path never gets through.
+An upload is read as it streams in (``multipart.read_multipart``): only its name, size and
+SHA-256 are kept, so the tests can count uploads per file content.
+
+The ``hold`` fault keeps a request open until ``release()`` (or ``POST /_demo/release``), then
+drops the connection: a create is held *before* it creates anything, an upload *after* it was
+stored (its reply is what gets lost). ``held`` in the stats counts requests being held, so a test
+knows its client is inside that window -- the moment to kill it.
 
 Run alone: ``python -m mediaassist.demo_servers.runninghub_server --port 0`` prints its URL.
 """
@@ -24,6 +31,7 @@ Run alone: ``python -m mediaassist.demo_servers.runninghub_server --port 0`` pri
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import threading
@@ -34,7 +42,8 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from mediaassist.demo_servers import DemoServer, LoopbackServer, parse_multipart, read_json_body, reset_connection
+from mediaassist.demo_servers import DemoServer, LoopbackServer, read_json_body, reset_connection
+from mediaassist.demo_servers.multipart import MultipartError, Writer, read_multipart
 
 DEMO_API_KEY = "demo-runninghub-key-0123456789ab"
 ROUTES = ("create", "status", "outputs", "cancel", "account", "download", "query", "queue", "upload")
@@ -42,7 +51,9 @@ MEDIA_FIELDS = ("image", "video", "audio")  # node fields whose value must be an
 DEFAULT_MAX_UPLOAD = 30 * 1024 * 1024  # the legacy route's documented limit
 # A fault is an int (answer with that business code), "nonjson", "reset" (TCP RST, no reply),
 # "http500", "echo" (a non-JSON error page quoting the request, key included, as some gateways
-# do), "slow:<seconds>" (then answer normally) or, for create, "lost" (create, then reset).
+# do), "slow:<seconds>" (then answer normally), for create "lost" (create, then reset), for
+# create and upload "hold" (see the module docstring).
+HOLD_MAX_S = 120.0  # a held request is dropped by then even if nobody releases it
 _OUTPUT_BYTES = b"\x00\x00\x00\x18ftypmp42demo-runninghub-output"
 
 _CODE_MSG = {
@@ -56,6 +67,27 @@ _CODE_MSG = {
     1006: "Task execution timed out, retry", 1011: "System is currently busy",
     1015: "Generation failed, please try again",
 }
+
+
+@dataclass
+class ReceivedFile:
+    """The ``file`` part of an upload as it streams in: its name, size and SHA-256, never its bytes."""
+
+    name: str | None = None
+    size: int = 0
+    digest: Any = field(default_factory=hashlib.sha256)
+
+    def open(self, field_name: str, file_name: str) -> Writer:
+        if field_name != "file":
+            return lambda _data: None  # another file part: not what the route reads
+        if self.name is not None:
+            raise MultipartError("two parts named 'file'")
+        self.name = file_name
+        return self._write
+
+    def _write(self, data: bytes) -> None:
+        self.size += len(data)
+        self.digest.update(data)
 
 
 @dataclass
@@ -102,6 +134,7 @@ class RunningHubFake:
         self.queued_s, self.run_s, self.speed = queued_s, run_s, speed
         self.files_per_task = files_per_task
         self.lock = threading.Lock()
+        self.released = threading.Event()  # lets "hold" requests go
         self.tasks: dict[str, FakeTask] = {}
         self.faults: dict[str, deque[Any]] = {route: deque() for route in ROUTES}
         self.rng = random.Random(seed)
@@ -142,7 +175,8 @@ class RunningHubFake:
             self.calls: Counter[str] = Counter()
             self.max_in_flight = 0
             self.downloads = 0
-            self.uploads: list[dict[str, Any]] = []  # {route, name, size, file_name, file_type}
+            self.uploads: list[dict[str, Any]] = []  # {route, name, size, sha256, file_name, file_type}
+            self.held = 0  # requests held by the "hold" fault so far
             self.create_nodes: list[list[dict[str, Any]]] = []  # nodeInfoList of each accepted create
 
     # --- faults ----------------------------------------------------------------------------
@@ -198,16 +232,28 @@ class RunningHubFake:
                    "taskStatus": "FAILED" if node_errors else "QUEUED",
                    "promptTips": json.dumps(tips)}
 
-    def upload(self, api_key: str, route: str, file_name: str, data: bytes, file_type: str | None) -> str:
+    def upload(self, api_key: str, route: str, received: ReceivedFile, file_type: str | None) -> str:
         """Keep the upload (by name only) and return its fileName, as the real routes name them."""
+        file_name = received.name or "file"
         suffix = Path(file_name).suffix.lower() or ".bin"
         with self.lock:
             name = f"{'api' if route == 'legacy' else 'openapi'}/{self.rng.getrandbits(128):032x}{suffix}"
             self.uploaded[name] = api_key
-            self.uploads.append({"route": route, "name": name, "size": len(data), "file_name": file_name,
+            self.uploads.append({"route": route, "name": name, "size": received.size,
+                                 "sha256": received.digest.hexdigest(), "file_name": file_name,
                                  "file_type": file_type})
             self._save()
         return name
+
+    def hold(self) -> None:
+        """Keep the calling request open until ``release`` (counted in ``held`` meanwhile)."""
+        with self.lock:
+            self.held += 1
+        self.released.wait(HOLD_MAX_S)
+
+    def release(self) -> None:
+        """Let every held request go (and the ones held from now on pass at once)."""
+        self.released.set()
 
     def bad_media_node(self, api_key: str, nodes: list[Any]) -> str | None:
         """The first image/video/audio node whose value is not a file this key uploaded."""
@@ -256,7 +302,7 @@ class RunningHubFake:
                 "calls": dict(self.calls), "max_in_flight": self.max_in_flight,
                 "in_flight": {key: self.in_flight(key, now) for key in self.api_keys},
                 "downloads": self.downloads, "tasks": len(self.tasks), "uploads": list(self.uploads),
-                "create_nodes": list(self.create_nodes),
+                "create_nodes": list(self.create_nodes), "held": self.held,
             }
 
 
@@ -288,7 +334,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _apply_fault(self, fault: Any, body: dict[str, Any]) -> bool:
         """Answer with the fault; True when the request is done. ``lost`` is handled by create."""
-        if fault is None or fault == "lost":
+        if fault is None or fault in ("lost", "hold"):
             return False
         if isinstance(fault, str) and fault.startswith("slow:"):
             time.sleep(float(fault.split(":", 1)[1]))
@@ -328,6 +374,7 @@ class _Handler(BaseHTTPRequestHandler):
             "/task/openapi/cancel": self._cancel, "/uc/openapi/accountStatus": self._account,
             "/openapi/v2/query": self._query,
             "/_demo/faults": self._faults, "/_demo/reset": self._reset_counters,
+            "/_demo/release": self._release,
         }
         handler = routes.get(self.path)
         if handler is None:
@@ -359,6 +406,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not (body.get("workflowId") or body.get("webappId") or body.get("workflow")):
             self._envelope(301)
+            return
+        if fault == "hold":  # the client dies while this create is on the wire: nothing is created
+            self.fake.hold()
+            reset_connection(self)
             return
         nodes = body.get("nodeInfoList") or []
         bad_node = self.fake.bad_media_node(key, nodes)
@@ -420,37 +471,46 @@ class _Handler(BaseHTTPRequestHandler):
                            "remainMoney": None, "currency": None, "apiType": "NORMAL"})
 
     def _upload(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if self._apply_fault(self.fake.next_fault("upload"), {}):
-            return
         legacy = self.path == "/task/openapi/upload"
-        fields, files = parse_multipart(self.headers.get("Content-Type", ""), raw)
+        received = ReceivedFile()
+        try:
+            fields = read_multipart(self.headers.get("Content-Type", ""), self.rfile,
+                                    int(self.headers.get("Content-Length") or 0), received.open)
+        except (MultipartError, ValueError) as exc:
+            self.close_connection = True  # the unread rest of the body would be taken for a request
+            self._upload_error(legacy, (301, f"PARAMS_INVALID: {exc}"), (301, f"PARAMS_INVALID: {exc}"))
+            return
+        fault = self.fake.next_fault("upload")
+        if self._apply_fault(fault, {}):
+            return
         key = self._authorised(fields) if legacy else self._bearer_key()
         if key is None:
             if not legacy:
-                self._send(200, json.dumps({"code": 401, "message": "ApiKey verification failed: API Key不存在",
-                                            "data": None}).encode())
+                self._v2_envelope(401, "ApiKey verification failed: API Key不存在")
             return
-        if "file" not in files:
-            if legacy:
-                self._envelope(301)
-            else:
-                self._v2_envelope(301, "PARAMS_INVALID: file is required")
+        if received.name is None:
+            self._upload_error(legacy, (301, None), (301, "PARAMS_INVALID: file is required"))
             return
-        file_name, data = files["file"]
-        if len(data) > self.fake.max_upload_bytes:
-            if legacy:
-                self._envelope(809)
-            else:
-                self._v2_envelope(1008, "File size limit exceeded")
+        if received.size > self.fake.max_upload_bytes:
+            self._upload_error(legacy, (809, None), (1008, "File size limit exceeded"))
             return
-        name = self.fake.upload(key, "legacy" if legacy else "v2", file_name, data, fields.get("fileType"))
-        if legacy:
+        name = self.fake.upload(key, "legacy" if legacy else "v2", received, fields.get("fileType"))
+        if fault == "hold":  # stored; the client dies before the reply reaches it
+            self.fake.hold()
+            reset_connection(self)
+        elif legacy:
             self._envelope(0, {"fileName": name, "fileType": fields.get("fileType") or "input"})
         else:
             self._v2_envelope(0, "success", {"type": "image", "download_url": f"{self.fake.base_url}/input/{name}",
-                                             "fileName": name, "size": str(len(data))})
+                                             "fileName": name, "size": str(received.size)})
+
+    def _upload_error(self, legacy: bool, legacy_reply: tuple[int, str | None], v2_reply: tuple[int, str]) -> None:
+        """The refusal in the route's own envelope: ``{code, msg}`` legacy, ``{code, message}`` v2."""
+        if legacy:
+            code, msg = legacy_reply
+            self._envelope(code, msg=msg)
+        else:
+            self._v2_envelope(*v2_reply)
 
     def _v2_envelope(self, code: int, message: str, data: Any = None) -> None:
         self._send(200, json.dumps({"code": code, "message": message, "data": data}).encode())
@@ -532,6 +592,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(200, b"{}")
 
+    def _release(self, body: dict[str, Any]) -> None:
+        self.fake.release()
+        self._send(200, b"{}")
+
     def _reset_counters(self, body: dict[str, Any]) -> None:
         self.fake.clear_faults()
         self.fake.reset_counters()
@@ -553,6 +617,10 @@ class RunningHubDemoServer(DemoServer):
         self._httpd = LoopbackServer(("127.0.0.1", port), _Handler, self.fake)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self.fake.base_url = self.url
+
+    def stop(self) -> None:
+        self.fake.release()  # a held request's thread ends now, not HOLD_MAX_S later
+        super().stop()
 
 
 def main(argv: list[str] | None = None) -> None:

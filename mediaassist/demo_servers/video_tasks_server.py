@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from mediaassist.demo_servers import DemoServer, LoopbackServer, parse_multipart, reset_connection
+from mediaassist.demo_servers import DemoServer, LoopbackServer, reset_connection
+from mediaassist.demo_servers.multipart import MultipartError, parse_multipart
 
 DEMO_VIDEO_KEY = "demo-video-key-0123456789abcdef"
 FLAVOURS = ("openai-videos", "newapi-video")
@@ -247,7 +248,12 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         ctype = self.headers.get("Content-Type", "")
         if ctype.startswith("multipart/form-data"):
-            return parse_multipart(ctype, raw)
+            try:
+                return parse_multipart(ctype, raw)
+            except MultipartError as exc:
+                self._error(400, f"We could not parse the multipart body of your request: {exc}",
+                            "invalid_multipart")
+                return None
         try:
             body = json.loads(raw or b"null")
         except ValueError:
