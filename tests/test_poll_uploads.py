@@ -4,11 +4,17 @@ once stale; task-API profiles send inputs as multipart parts. Real HTTP, real SQ
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import signal
+import sqlite3
+import time
 import tomllib
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +25,9 @@ from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import Store, Task
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
+from mediaassist.runtime import DB_NAME
 from tests import poll_helpers
+from tests.helpers import cli, cli_popen, write_config
 from tests.poll_helpers import log_text, running, states, until
 
 FRAMES = RESOURCES / "examples" / "frames"
@@ -213,3 +221,97 @@ inputs.last_frame = {{ required = false, field = "input_reference" }}
         size = (FRAMES / "harbor-dawn.png").stat().st_size
         assert server.fake.create_bodies == [{"model": "sora-2", "prompt": "harbor at dawn",
                                               "input_reference": f"<file harbor-dawn.png {size} bytes>"}]
+
+
+# --- kill -9 of a real `mediaassist run` inside the upload/create window ----------------------
+
+def _run_args(server: RunningHubDemoServer, batch_file: Path, tmp_path: Path) -> tuple[str, ...]:
+    config = write_config(tmp_path / "rh.toml", f"""
+[[providers]]
+name = "rh"
+kind = "poll"
+type = "runninghub"
+base_url = "{server.url}"
+api_key = "{DEMO_API_KEY}"
+max_polling_tasks = 3
+
+[[models]]
+name = "demo-i2v"
+kind = "poll"
+provider = "rh"
+workflow_id = "1904136902449209347"
+prompt_node_id = "6"
+inputs.first_frame = {{ nodeId = "39", fieldName = "image" }}
+inputs.last_frame = {{ nodeId = "40", fieldName = "image" }}
+""")
+    return ("run", str(batch_file), "--config", str(config), "--data-dir", str(tmp_path / "data"),
+            "--speed", "50", "--json")
+
+
+def _killed_while_held(server: RunningHubDemoServer, args: tuple[str, ...]) -> None:
+    """Start a run, SIGKILL it while the server holds one of its requests, then let the request go."""
+    first = cli_popen(*args)
+    try:
+        deadline = time.monotonic() + 60
+        while server.stats()["held"] == 0:
+            assert first.poll() is None, first.communicate()
+            assert time.monotonic() < deadline, "the run never reached the held request"
+            time.sleep(0.02)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.communicate(timeout=30)
+    server.fake.release()  # the held request is dropped without an answer
+
+
+def _saved_uploads(data: Path) -> dict[str, tuple[dict[str, Any], str | None]]:
+    with sqlite3.connect(data / DB_NAME) as db:
+        rows = db.execute("select task_id, uploads, remote_id from task").fetchall()
+    return {task_id: (json.loads(uploads), remote_id) for task_id, uploads, remote_id in rows}
+
+
+def _frame_hashes(batch_file: Path) -> Counter[str]:
+    return Counter(hashlib.sha256(p.read_bytes()).hexdigest() for p in (batch_file.parent / "frames").glob("*.png"))
+
+
+def _finish(args: tuple[str, ...], server: RunningHubDemoServer) -> dict[str, Any]:
+    second = cli(*args)
+    assert second.returncode == 0, second.stderr
+    summary: dict[str, Any] = json.loads(second.stdout)
+    assert (summary["success"], summary["total"]) == (3, 3)
+    stats = server.stats()
+    assert sorted(stats["creates"].values()) == [1, 1, 1]  # exactly one create per task
+    uploaded = {u["name"] for u in stats["uploads"]}
+    for nodes in stats["create_nodes"]:
+        assert {n["fieldValue"] for n in nodes if n["fieldName"] == "image"} <= uploaded
+    return stats
+
+
+def test_kill_between_upload_and_create_never_uploads_again(server, batch_file, tmp_path) -> None:
+    args = _run_args(server, batch_file, tmp_path)
+    server.inject("create", "hold")  # the first create is on the wire when the run dies
+    _killed_while_held(server, args)
+    saved = _saved_uploads(tmp_path / "data")
+    head = [task for task, (uploads, _remote) in saved.items() if uploads]
+    assert head == ["i2v-001"] and saved["i2v-001"][1] is None  # both frames saved, nothing created
+    assert {u["name"] for u in server.stats()["uploads"]} == {r["name"] for r in saved["i2v-001"][0].values()}
+    assert server.stats()["creates"] == {}
+
+    stats = _finish(args, server)
+    assert Counter(u["sha256"] for u in stats["uploads"]) == _frame_hashes(batch_file)  # each frame once
+    assert _saved_uploads(tmp_path / "data")["i2v-001"][0] == saved["i2v-001"][0]  # the same names reused
+
+
+def test_kill_during_an_upload_uploads_that_file_once_more_and_nothing_else(server, batch_file, tmp_path) -> None:
+    args = _run_args(server, batch_file, tmp_path)
+    server.inject("upload", "hold")  # the server has the first frame, its reply never arrives
+    _killed_while_held(server, args)
+    lost = server.stats()["uploads"]
+    assert len(lost) == 1 and lost[0]["file_name"] == "harbor-dawn.png"
+    assert _saved_uploads(tmp_path / "data")["i2v-001"] == ({}, None)  # the name never reached the task
+
+    stats = _finish(args, server)
+    # The design: an upload whose reply was lost is repeated (it costs nothing remotely); the
+    # name it got is never used, and every other frame goes up exactly once.
+    expected = _frame_hashes(batch_file) + Counter([lost[0]["sha256"]])
+    assert Counter(u["sha256"] for u in stats["uploads"]) == expected
+    assert lost[0]["name"] not in {n["fieldValue"] for nodes in stats["create_nodes"] for n in nodes}
