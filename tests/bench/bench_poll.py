@@ -2,6 +2,7 @@
 
     .venv/bin/python tests/bench/bench_poll.py [--window 30] [--sizes 1000 100000]
         [--services runninghub openai-videos] [--uploads 100 --upload-mb 5]
+    .venv/bin/python tests/bench/bench_poll.py --services --uploads 100   # the upload run alone
 
 Each service's demo server runs in its own process (only the client's CPU is measured), and each
 (service, queue size) runs in a fresh child process, so peak RSS belongs to that run alone. Real
@@ -14,7 +15,9 @@ in the same run; the table prints each row against it.
 
 ``--uploads N`` adds the media-input run: N RunningHub tasks with a ``--upload-mb`` MB frame each
 (distinct files), uploaded before their creates -- upload throughput, client CPU and peak RSS
-(files are streamed, so RSS must not grow with the file size).
+(files are streamed, so RSS must not grow with the file size). Its baseline, in the same run and
+against the same server: plain httpx posting the same files one after another to the same route
+(``files={"file": open(...)}``), with no scheduler, store or lane around it.
 """
 
 from __future__ import annotations
@@ -112,17 +115,51 @@ async def _until_pool_full(size: int) -> None:
         await asyncio.sleep(0.2)
 
 
-async def _measure_uploads(url: str, count: int, mb: float) -> dict[str, Any]:
+def _write_frames(folder: Path, count: int, mb: float) -> list[Path]:
+    """``count`` distinct PNG-headed files of ``mb`` MB, written a MiB at a time."""
+    folder.mkdir()
+    frames = [folder / f"frame-{n:04d}.png" for n in range(count)]
+    for frame in frames:
+        with frame.open("wb") as fh:
+            fh.write(_PNG_HEAD)
+            left = int(mb * 1024 * 1024) - len(_PNG_HEAD)
+            while left > 0:
+                left -= fh.write(os.urandom(min(left, 1 << 20)))
+    return frames
+
+
+async def _measure_raw_uploads(url: str, count: int, mb: float, data_dir: Path) -> dict[str, Any]:
+    """The baseline: the same files posted by plain httpx to the same route, one after another."""
+    httpx.post(f"{url}/_demo/reset", timeout=10)
+    frames = _write_frames(data_dir / "frames", count, mb)
+    proc = psutil.Process()
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cpu0, wall0 = sum(proc.cpu_times()[:2]), time.monotonic()
+    async with httpx.AsyncClient(base_url=url, timeout=120,
+                                 headers={"Authorization": f"Bearer {DEMO_API_KEY}"}) as client:
+        for frame in frames:
+            with frame.open("rb") as fh:
+                reply = (await client.post("/openapi/v2/media/upload/binary",
+                                           files={"file": (frame.name, fh, "image/png")})).json()
+            if reply.get("code") != 0:
+                raise SystemExit(f"baseline upload refused: {reply}")
+    cpu1, wall1 = sum(proc.cpu_times()[:2]), time.monotonic()
+    return _upload_row("plain httpx (base)", count, mb, wall1 - wall0, cpu1 - cpu0, rss_before)
+
+
+def _upload_row(label: str, count: int, mb: float, seconds: float, cpu_s: float, rss_before: float) -> dict[str, Any]:
+    total_mb = count * mb
+    return {"label": label, "count": count, "mb": mb, "seconds": seconds, "mb_per_s": total_mb / seconds,
+            "cpu_s": cpu_s, "cpu_ms_per_mb": 1000 * cpu_s / total_mb,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_before_mb": rss_before}
+
+
+async def _measure_uploads(url: str, count: int, mb: float, data_dir: Path) -> dict[str, Any]:
     """``count`` RunningHub tasks with one distinct ``mb`` MB PNG-headed frame each."""
     httpx.post(f"{url}/_demo/reset", timeout=10)
-    data_dir = Path(tempfile.mkdtemp(prefix="bench-upload-"))
-    frames = data_dir / "frames"
-    frames.mkdir()
     store = Store(data_dir / "mediaassist.sqlite3")
     tasks = []
-    for n in range(count):
-        frame = frames / f"frame-{n:04d}.png"
-        frame.write_bytes(_PNG_HEAD + os.urandom(int(mb * 1024 * 1024) - len(_PNG_HEAD)))
+    for n, frame in enumerate(_write_frames(data_dir / "frames", count, mb)):
         info = frame.stat()
         entry = {"path": str(frame), "size": info.st_size, "mtime_ns": info.st_mtime_ns,
                  "sha256": file_sha256(frame), "mime": "image/png", "media": "image"}
@@ -145,10 +182,7 @@ async def _measure_uploads(url: str, count: int, mb: float) -> dict[str, Any]:
     cpu1, wall1 = sum(proc.cpu_times()[:2]), time.monotonic()
     await sched.stop()
     store.close()
-    total_mb = count * mb
-    return {"count": count, "mb": mb, "seconds": wall1 - wall0, "mb_per_s": total_mb / (wall1 - wall0),
-            "cpu_s": cpu1 - cpu0, "cpu_ms_per_mb": 1000 * (cpu1 - cpu0) / total_mb,
-            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_before_mb": rss_before}
+    return _upload_row("mediaassist poll lane", count, mb, wall1 - wall0, cpu1 - cpu0, rss_before)
 
 
 def _stats(root: str) -> dict[str, Any]:
@@ -184,7 +218,9 @@ def _stop_server(proc: subprocess.Popen[str]) -> None:
 
 def _child(args: argparse.Namespace) -> dict[str, Any]:
     if args.child_uploads:
-        return asyncio.run(_measure_uploads(args.url, args.child_uploads, args.upload_mb))
+        measure = _measure_raw_uploads if args.raw else _measure_uploads
+        with tempfile.TemporaryDirectory(prefix="bench-upload-") as folder:  # 500 MB of frames: never left behind
+            return asyncio.run(measure(args.url, args.child_uploads, args.upload_mb, Path(folder)))
     return asyncio.run(_measure(args.service, args.url, args.child, args.window))
 
 
@@ -197,7 +233,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--window", type=float, default=30.0, help="measured seconds per size")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 100000])
-    parser.add_argument("--services", nargs="+", choices=SERVICES, default=list(SERVICES))
+    parser.add_argument("--services", nargs="*", choices=SERVICES, default=list(SERVICES),
+                        help="none (a bare --services): only the upload run")
     parser.add_argument("--renders", type=float, nargs=2, default=(10.0, 30.0), metavar=("MIN", "MAX"),
                         help="remote render seconds: short ones measure churn (creates, downloads), long "
                              "ones (e.g. 600 900) the polling alone")
@@ -205,6 +242,7 @@ def main() -> None:
     parser.add_argument("--upload-mb", type=float, default=5.0)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--child-uploads", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--raw", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--service", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -221,12 +259,13 @@ def main() -> None:
                 print(f"measured {service} with {size} tasks", file=sys.stderr, flush=True)
         finally:
             _stop_server(server)
-    _print(rows, args.window, tuple(args.renders))
+    if rows:
+        _print(rows, args.window, tuple(args.renders))
     if args.uploads:
         server, url = _start_server("runninghub", upload_limit=int((args.upload_mb + 1) * 1024 * 1024))
+        child = ["--child-uploads", str(args.uploads), "--upload-mb", str(args.upload_mb), "--url", url]
         try:
-            _print_uploads(_run_child(["--child-uploads", str(args.uploads), "--upload-mb", str(args.upload_mb),
-                                       "--url", url]))
+            _print_uploads([_run_child([*child, "--raw"]), _run_child(child)])
         finally:
             _stop_server(server)
 
@@ -249,11 +288,17 @@ def _print(rows: list[dict[str, Any]], window: float, renders: tuple[float, floa
               f"{row['lat_p50_ms']:>12.1f} ms {row['lat_p95_ms']:>5.1f} ms")
 
 
-def _print_uploads(row: dict[str, Any]) -> None:
-    print(f"\nuploads: {row['count']} RunningHub tasks with a {row['mb']:.0f} MB frame each (v2 route, streamed)")
-    print(f"  {row['count'] * row['mb']:.0f} MB in {row['seconds']:.1f} s = {row['mb_per_s']:.1f} MB/s; "
-          f"client CPU {row['cpu_s']:.1f} s ({row['cpu_ms_per_mb']:.1f} ms per MB); "
-          f"peak RSS {row['rss_mb']:.0f} MB (before the run {row['rss_before_mb']:.0f} MB)")
+def _print_uploads(rows: list[dict[str, Any]]) -> None:
+    base = rows[0]
+    print(f"\nuploads: {base['count']} files of {base['mb']:.0f} MB ({base['count'] * base['mb']:.0f} MB), "
+          "v2 route of the demo RunningHub (its own process), one upload at a time")
+    print(f"{'client':>22} {'seconds':>8} {'MB/s':>7} {'vs base':>7} {'CPU s':>6} {'ms CPU/MB':>9} {'vs base':>7} "
+          f"{'peak RSS MB':>11} {'before':>6}")
+    for row in rows:
+        print(f"{row['label']:>22} {row['seconds']:>8.1f} {row['mb_per_s']:>7.1f} "
+              f"{row['mb_per_s'] / base['mb_per_s']:>6.2f}x {row['cpu_s']:>6.1f} {row['cpu_ms_per_mb']:>9.1f} "
+              f"{row['cpu_ms_per_mb'] / base['cpu_ms_per_mb']:>6.2f}x {row['rss_mb']:>11.0f} "
+              f"{row['rss_before_mb']:>6.0f}")
 
 
 if __name__ == "__main__":
