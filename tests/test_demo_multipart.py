@@ -20,7 +20,7 @@ def _body(boundary: str, payload: bytes) -> bytes:
             f"Content-Type: image/png\r\n\r\n").encode() + payload + f"\r\n--{boundary}--\r\n".encode()
 
 
-class _Dribble(io.RawIOBase):
+class _Dribble:
     """A socket that hands out at most ``step`` bytes per read, so every boundary straddles reads."""
 
     def __init__(self, data: bytes, step: int) -> None:
@@ -38,7 +38,7 @@ def test_fields_and_file_bytes_survive_any_cut_of_the_body(step: int) -> None:
     payload = b"\r\n--xYz12\r\n-\r\n--" + os.urandom(3000) + b"\r\n--xYz1"
     body = _body(boundary, payload)
     received: list[bytes] = []
-    fields = read_multipart(f'multipart/form-data; boundary="{boundary}"', _Dribble(body, step),  # type: ignore[arg-type]
+    fields = read_multipart(f'multipart/form-data; boundary="{boundary}"', _Dribble(body, step),
                             len(body), lambda name, filename: received.append)
     assert fields == {"apiKey": "k-1"} and b"".join(received) == payload
     assert parse_multipart(f"multipart/form-data; boundary={boundary}", body)[1] == {"file": ("a b.png", payload)}
@@ -49,7 +49,8 @@ def test_fields_and_file_bytes_survive_any_cut_of_the_body(step: int) -> None:
     ("application/json", b"{}", "not multipart/form-data"),
     ("multipart/form-data; boundary=b", b"--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"x\"\r\n\r\nabc",
      "no closing boundary"),
-    ("multipart/form-data; boundary=b", b"--b\r\nContent-Disposition: attachment\r\n\r\nabc\r\n--b--", "without Content"),
+    ("multipart/form-data; boundary=b", b"--b\r\nContent-Disposition: attachment\r\n\r\nabc\r\n--b--",
+     "without Content"),
     ("multipart/form-data; boundary=b", b"--bXX", "not followed by CRLF"),
     ("multipart/form-data; boundary=b", b"no boundary at all" * 2000, "within"),
 ])
@@ -72,7 +73,8 @@ def test_the_upload_route_keeps_the_size_and_hash_of_a_streamed_file_and_refuses
                              files={"file": ("big.png", data, "image/png")}).json()
             garbage = client.post("/task/openapi/upload", content=b"--zz\r\nnot a part",
                                   headers={"Content-Type": "multipart/form-data; boundary=zz"}).json()
-            v2_too_big = client.post("/openapi/v2/media/upload/binary", headers={"Authorization": f"Bearer {DEMO_API_KEY}"},
+            v2_too_big = client.post("/openapi/v2/media/upload/binary",
+                                     headers={"Authorization": f"Bearer {DEMO_API_KEY}"},
                                      files={"file": ("huge.png", data + data, "image/png")}).json()
         uploads = server.stats()["uploads"]
     assert ok["code"] == 0 and ok["data"]["fileName"].startswith("api/")

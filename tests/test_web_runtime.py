@@ -237,8 +237,9 @@ sys.stdin.read()  # until the test closes our stdin
 """
 
 
-@pytest.mark.parametrize("command", [["sites", "check", "demochat", "--account", "acct-a"],
-                                     ["sites", "learn", "http://127.0.0.1:9/", "--name", "mine", "--account", "acct-a"]])
+@pytest.mark.parametrize("command", [
+    ["sites", "check", "demochat", "--account", "acct-a"],
+    ["sites", "learn", "http://127.0.0.1:9/", "--name", "mine", "--account", "acct-a"]])
 def test_a_site_command_on_a_profile_held_by_another_process_is_one_line_and_exit_1(
         data_dir: Path, tmp_path: Path, command: list[str]) -> None:
     config = write_config(tmp_path / "config.toml", '[[accounts]]\nname = "acct-a"\nsite = "demochat"\n')

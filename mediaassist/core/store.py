@@ -46,7 +46,15 @@ from mediaassist.core.errors import (
     ErrorKind,
     StorageFault,
 )
-from mediaassist.core.location import StoreUnavailable, connect_kwargs, describe, host_id, is_pg_url, refuse_url_as_path, server_refusal
+from mediaassist.core.location import (
+    StoreUnavailable,
+    connect_kwargs,
+    describe,
+    host_id,
+    is_pg_url,
+    refuse_url_as_path,
+    server_refusal,
+)
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact

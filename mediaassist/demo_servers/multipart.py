@@ -15,12 +15,18 @@ from collections.abc import Callable
 from email.message import Message
 from email.parser import BytesHeaderParser
 from email.policy import HTTP
-from typing import BinaryIO
+from typing import Protocol
 
 CHUNK = 256 * 1024
 MAX_HEADERS = 16 * 1024  # one part's header block
 MAX_FIELD = 64 * 1024  # one text field (apiKey, fileType): the rest are files
 Writer = Callable[[bytes], None]
+
+
+class Readable(Protocol):
+    """A request body: the handler's ``rfile``, or bytes in memory."""
+
+    def read(self, size: int, /) -> bytes: ...
 
 
 class MultipartError(ValueError):
@@ -39,7 +45,7 @@ def boundary_of(ctype: str) -> bytes:
 class _Reader:
     """The request body, ``length`` bytes at most, buffered a chunk at a time."""
 
-    def __init__(self, stream: BinaryIO, length: int) -> None:
+    def __init__(self, stream: Readable, length: int) -> None:
         self.stream, self.left = stream, length
         self.buf = bytearray()
 
@@ -87,7 +93,7 @@ class _Reader:
         return head
 
 
-def read_multipart(ctype: str, stream: BinaryIO, length: int,
+def read_multipart(ctype: str, stream: Readable, length: int,
                    open_file: Callable[[str, str], Writer]) -> dict[str, str]:
     """Read a multipart/form-data body of ``length`` bytes from ``stream``. Text fields are
     returned; each file part's content goes to ``open_file(field name, file name)``'s writer."""
