@@ -66,7 +66,7 @@ from mediaassist.ui.tray import Tray
 FILTER_DELAY_MS = 300
 ROW_HEIGHT = THUMB + 4
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
-HEADER_KEY = "window/task_table_header"  # the column set changed: older saved states don't apply
+HEADER_KEY = "window/task_table_header_v2"  # the column set changed: older saved states don't apply
 HIDDEN_KEY = "window/hidden_columns"
 
 
@@ -255,6 +255,9 @@ class MainWindow(QMainWindow):
         for i, column in enumerate(COLUMNS):
             table.setColumnWidth(i, column.width)
         header.restoreState(saved_bytes(self.settings, HEADER_KEY))
+        for i, column in enumerate(COLUMNS):  # after the restore: a saved state never makes them scroll
+            if column.stretch:
+                header.setSectionResizeMode(i, QHeaderView.ResizeMode.Stretch)
         hidden = self._hidden_columns()
         for i, column in enumerate(COLUMNS):
             table.setColumnHidden(i, column.key in hidden)

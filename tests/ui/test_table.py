@@ -125,19 +125,23 @@ async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -
 @pytest.mark.asyncio
 async def test_column_chooser_is_remembered_but_never_written_by_a_demo(running: App, ui_settings: QSettings) -> None:
     window = running.window
-    assert window.table.isColumnHidden(COL["heartbeat"]) and not window.table.isColumnHidden(COL["batch"])
+    # ids are a column chooser away by default (the default set fits a laptop: tests/ui/test_fit.py)
+    assert window.table.isColumnHidden(COL["heartbeat"]) and window.table.isColumnHidden(COL["batch"])
+    assert not window.table.isColumnHidden(COL["prompt"])
     labels = {a.text(): a.isChecked() for a in window.column_chooser().actions()}
-    assert labels["Batch"] and not labels["Heartbeat age"]
-    window.set_column_shown(COL["batch"], False)
+    assert labels["Prompt"] and not labels["Batch"] and not labels["Heartbeat age"]
+    window.set_column_shown(COL["batch"], True)
     window.set_column_shown(COL["heartbeat"], True)
+    window.set_column_shown(COL["model"], False)
     # the next window (as at the next start) reads the choice back
     again = MainWindow(window.rt, ui_settings, window.translations, use_tray=False)
     try:
-        assert again.table.isColumnHidden(COL["batch"]) and not again.table.isColumnHidden(COL["heartbeat"])
+        assert not again.table.isColumnHidden(COL["batch"]) and not again.table.isColumnHidden(COL["heartbeat"])
+        assert again.table.isColumnHidden(COL["model"])
         again.demo = True  # what --demo sets: the operator's settings stay as they were
-        again.set_column_shown(COL["batch"], True)
-        assert not again.table.isColumnHidden(COL["batch"])
-        assert "batch" in ui_settings.value("window/hidden_columns")
+        again.set_column_shown(COL["model"], True)
+        assert not again.table.isColumnHidden(COL["model"])
+        assert "model" in ui_settings.value("window/hidden_columns")
     finally:
         again.shutdown()
         again.close_for_good()
