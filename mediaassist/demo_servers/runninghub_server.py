@@ -34,7 +34,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from mediaassist.demo_servers import DemoServer, LoopbackServer, parse_multipart, read_json_body, reset_connection
+from mediaassist.demo_servers import DemoServer, LoopbackServer, demo_video, parse_multipart, read_json_body, reset_connection
 
 DEMO_API_KEY = "demo-runninghub-key-0123456789ab"
 ROUTES = ("create", "status", "outputs", "cancel", "account", "download", "query", "queue", "upload")
@@ -43,7 +43,6 @@ DEFAULT_MAX_UPLOAD = 30 * 1024 * 1024  # the legacy route's documented limit
 # A fault is an int (answer with that business code), "nonjson", "reset" (TCP RST, no reply),
 # "http500", "echo" (a non-JSON error page quoting the request, key included, as some gateways
 # do), "slow:<seconds>" (then answer normally) or, for create, "lost" (create, then reset).
-_OUTPUT_BYTES = b"\x00\x00\x00\x18ftypmp42demo-runninghub-output"
 
 _CODE_MSG = {
     301: "PARAMS_INVALID", 415: "TASK_INSTANCE_MAXED", 416: "TASK_CREATE_FAILED_BY_NOT_ENOUGH_WALLET",
@@ -521,7 +520,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with self.fake.lock:
             self.fake.downloads += 1
-        self._send(200, _OUTPUT_BYTES + task.task_id.encode(), "video/mp4")
+        self._send(200, demo_video(task.task_id), "video/mp4")
 
     def _faults(self, body: dict[str, Any]) -> None:
         try:

@@ -224,7 +224,7 @@ class MainWindow(QMainWindow):
         table_layout.addWidget(self.table)
         lower.addWidget(table_box)
         lower.addWidget(self.detail)
-        lower.setSizes([900, 380])
+        lower.setSizes([1000, 320])  # the table's text columns get the room; the pane's fields wrap
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(top)
         outer.addWidget(lower)
@@ -252,8 +252,8 @@ class MainWindow(QMainWindow):
         # the table's selection that walks every row's flags (~4 s per paint with 100k rows
         # selected). It only needs a selection for highlighting, so it gets an empty one.
         header.setSelectionModel(QItemSelectionModel(self.model, header))
-        for i, column in enumerate(COLUMNS):
-            table.setColumnWidth(i, column.width)
+        for i, column in enumerate(COLUMNS):  # never narrower than the title, in either language
+            table.setColumnWidth(i, max(column.width, header.sectionSizeHint(i)))
         header.restoreState(saved_bytes(self.settings, HEADER_KEY))
         for i, column in enumerate(COLUMNS):  # after the restore: a saved state never makes them scroll
             if column.stretch:
