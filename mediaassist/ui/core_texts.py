@@ -258,6 +258,20 @@ TEMPLATES = (
     tr_noop("create answered HTTP {status} without a job id at {path}; check {where} before retrying"),
     tr_noop("{service} job {remote_id}: HTTP 404 {detail} (unknown to the service, or expired)"),
     tr_noop("{service} job {remote_id} completed without a result URL"),
+    # the store: a storage fault (the window's banner and the tray notice)
+    tr_noop("disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued "
+            "and running tasks stay queued and resume when there is room"),
+    tr_noop("cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both "
+            "writable by you (e.g. chmod u+w), or choose another --data-dir"),
+    tr_noop("{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start with an "
+            "empty queue, or restore a backup"),
+    tr_noop("{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir"),
+    tr_noop("{path} stays locked by another process ({reason} for {seconds} s): a mediaassist process that is "
+            "stopped (Ctrl-Z, a debugger) or hung holds its write lock; resume or end it -- queued and running "
+            "tasks stay queued and go on once the lock is free"),
+    tr_noop("{path} was {reason} while in use; nothing more was written to it. Put the file back (or move the "
+            "new one aside), then start again"),
+    tr_noop("cannot read or write {path} ({reason}); check the disk and the file, then start again"),
 )
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")

@@ -47,6 +47,7 @@ from mediaassist.runtime import Runtime
 from mediaassist.ui.accounts import AccountsPanel
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.background import BackgroundJobs
+from mediaassist.ui.core_texts import translated
 from mediaassist.ui.detail import DetailPane
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.fit import scrollable
@@ -370,13 +371,13 @@ class MainWindow(QMainWindow):
         self._storage_fault = fault
         self._show_storage_fault()
         if fault is not None:
-            self.tray.notify(tr("No new work taken"), str(fault))
+            self.tray.notify(tr("No new work taken"), translated(str(fault)))
 
     def _show_storage_fault(self) -> None:
         fault = self._storage_fault
         self.storage_banner.setVisible(fault is not None)
         if fault is not None:
-            self.storage_banner.setText(tr("No new work is taken: {problem}").format(problem=fault))
+            self.storage_banner.setText(tr("No new work is taken: {problem}").format(problem=translated(str(fault))))
 
     def refresh_stats(self) -> None:
         self.stats.refresh()

@@ -17,7 +17,9 @@ import mediaassist
 from mediaassist.core.config import InputSpec
 from mediaassist.core.encoding import decode_task_text
 from mediaassist.core.errors import ImportFileError
+from mediaassist.core import errors
 from mediaassist.core.media import MediaInputError, check_input_value, split_cell
+from mediaassist.core.store import fault_message
 from mediaassist.ui.core_texts import TEMPLATES, translated, translated_reasons
 from mediaassist.ui.i18n import Translations
 
@@ -50,6 +52,7 @@ def normalized(node: ast.AST) -> str | None:
     return None
 
 
+FAULT_KINDS = {value for name, value in vars(errors).items() if name.startswith("FAULT_")}
 # The import's texts the window shows: a row's reasons, a whole file's error, a file's encoding note.
 IMPORT_ERRORS = ("MediaInputError", "ImportFileError")
 
@@ -189,3 +192,12 @@ def test_encoding_errors_and_notes_reach_the_window_in_chinese(chinese: None) ->
                                              "euc_kr）")
     note = decode_task_text("模型,提示詞\n寫一首詩,春天的早晨\n".encode("big5"), "batch.csv").note
     assert note is not None and translated(note).startswith("已按 Big5 读取（自动识别）")
+
+
+@pytest.mark.parametrize("kind", sorted(FAULT_KINDS))
+def test_every_storage_fault_reads_in_chinese_on_the_banner(chinese: None, tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "mediaassist.sqlite3"
+    english = fault_message(kind, path, "Input/output error")
+    shown = translated(english)
+    assert str(path) in shown and shown != english
+    assert not re.search(r"\b(?:the|and|move|choose|start|free|queued)\b", shown), shown

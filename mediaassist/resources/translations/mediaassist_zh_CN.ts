@@ -900,6 +900,34 @@
       <translation>{service} 作业 {remote_id} 已完成，但没有结果 URL</translation>
     </message>
     <message>
+      <source>disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued and running tasks stay queued and resume when there is room</source>
+      <translation>磁盘已满：{folder} 的可用空间为 {free}（写入 {path} 时{reason}）；请释放一些空间——排队和运行中的任务会保留在队列中，有空间后继续</translation>
+    </message>
+    <message>
+      <source>cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both writable by you (e.g. chmod u+w), or choose another --data-dir</source>
+      <translation>无法写入 {path}（{reason}）：文件或其所在文件夹是只读的或不属于你；请让两者对你可写（例如 chmod u+w），或选择另一个 --data-dir</translation>
+    </message>
+    <message>
+      <source>{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start with an empty queue, or restore a backup</source>
+      <translation>{path} 已损坏（{reason}）；请把它连同 -wal 和 -shm 文件一起移走，以空队列重新开始，或恢复备份</translation>
+    </message>
+    <message>
+      <source>{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir</source>
+      <translation>{path} 不是 mediaassist 数据库（{reason}）；请把它移走，或选择另一个 --data-dir</translation>
+    </message>
+    <message>
+      <source>{path} stays locked by another process ({reason} for {seconds} s): a mediaassist process that is stopped (Ctrl-Z, a debugger) or hung holds its write lock; resume or end it -- queued and running tasks stay queued and go on once the lock is free</source>
+      <translation>{path} 一直被另一个进程锁定（{reason}，已 {seconds} 秒）：某个已暂停（Ctrl-Z、调试器）或卡住的 mediaassist 进程持有写锁；请让它继续或结束它——排队和运行中的任务会保留在队列中，锁释放后继续</translation>
+    </message>
+    <message>
+      <source>{path} was {reason} while in use; nothing more was written to it. Put the file back (or move the new one aside), then start again</source>
+      <translation>{path} 在使用中被{reason}；之后没有再写入。请把文件放回（或把新文件移走），然后重新启动</translation>
+    </message>
+    <message>
+      <source>cannot read or write {path} ({reason}); check the disk and the file, then start again</source>
+      <translation>无法读写 {path}（{reason}）；请检查磁盘和文件，然后重新启动</translation>
+    </message>
+    <message>
       <source>an image</source>
       <translation>图片</translation>
     </message>
