@@ -9,8 +9,8 @@ import sys
 import threading
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 from mediaassist.core.paths import RESOURCES

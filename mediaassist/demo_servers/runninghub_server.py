@@ -34,7 +34,14 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from mediaassist.demo_servers import DemoServer, LoopbackServer, demo_video, parse_multipart, read_json_body, reset_connection
+from mediaassist.demo_servers import (
+    DemoServer,
+    LoopbackServer,
+    demo_video,
+    parse_multipart,
+    read_json_body,
+    reset_connection,
+)
 
 DEMO_API_KEY = "demo-runninghub-key-0123456789ab"
 ROUTES = ("create", "status", "outputs", "cancel", "account", "download", "query", "queue", "upload")

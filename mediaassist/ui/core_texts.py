@@ -327,8 +327,8 @@ def translated(text: str) -> str:
     for pattern, template in _catalogue():
         match = pattern.fullmatch(text)
         if match is not None:
-            values = {name: translated_media(value) if name in MEDIA_PLACEHOLDERS else kinds.get(value) or translated(value)
-                      for name, value in match.groupdict().items()}
+            values = {name: translated_media(value) if name in MEDIA_PLACEHOLDERS
+                      else kinds.get(value) or translated(value) for name, value in match.groupdict().items()}
             return tr(template).format(**values)
     return text
 

@@ -6,7 +6,8 @@ module run as ``python -m mediaassist.ui.disk_thumbnails``, asked one line per t
 thread that only waits on the pipe. (Not a multiprocessing pool: its spawned children import the
 parent's main script -- the whole app -- again.) The loop only reads back the small cached PNG.
 Videos get their first frame (PyAV's own FFmpeg; PySide6-Essentials has no Qt Multimedia) with a
-play mark, so a gallery of clips shows what each clip is. A thumbnail is cached under a name made of the file's path, size, mtime and the thumbnail size,
+play mark, so a gallery of clips shows what each clip is. A thumbnail is cached under a name made
+of the file's path, size, mtime and the thumbnail size,
 so an edited file gets a new one and two windows share the cache without locking (atomic rename).
 """
 
@@ -78,8 +79,8 @@ def with_play_mark(image: QImage) -> QImage:
     painter.setBrush(PLAY_MARK)
     painter.drawEllipse(centre, radius, radius)
     painter.setBrush(QColor("white"))
-    painter.drawPolygon(QPolygonF([centre + QPointF(-radius / 3, -radius / 2), centre + QPointF(-radius / 3, radius / 2),
-                                   centre + QPointF(radius / 2, 0)]))
+    corners = (QPointF(-radius / 3, -radius / 2), QPointF(-radius / 3, radius / 2), QPointF(radius / 2, 0))
+    painter.drawPolygon(QPolygonF([centre + corner for corner in corners]))
     painter.end()
     return image
 

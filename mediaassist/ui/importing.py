@@ -67,7 +67,8 @@ class ImportController(QObject):
             if dialog.default_model:
                 self.settings.setValue("import/default_model", dialog.default_model)
             self.jobs.spawn(self._enqueue(report),
-                            lambda exc: self.message.emit(tr("Import failed"), translated(str(exc))), finish_on_quit=True)
+                            lambda exc: self.message.emit(tr("Import failed"), translated(str(exc))),
+                            finish_on_quit=True)
         dialog.deleteLater()
         self._next()
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import mediaassist
+from mediaassist.core import errors
 from mediaassist.core.config import InputSpec
 from mediaassist.core.encoding import decode_task_text
 from mediaassist.core.errors import ImportFileError
-from mediaassist.core import errors
 from mediaassist.core.media import MediaInputError, check_input_value, split_cell
 from mediaassist.core.store import fault_message
 from mediaassist.ui.core_texts import TEMPLATES, translated, translated_reasons
@@ -81,7 +81,8 @@ def written_calls(path: Path) -> Iterator[tuple[str, int, str]]:
         elif name in IMPORT_ERRORS and node.args:
             args = [node.args[0]]
         elif name == "append" and isinstance(node.func, ast.Attribute) and node.args and (
-                getattr(node.func.value, "id", None) == "reasons" or getattr(node.func.value, "attr", None) == "warnings"):
+                getattr(node.func.value, "id", None) == "reasons"
+                or getattr(node.func.value, "attr", None) == "warnings"):
             args = [node.args[0]]  # reasons.append(...) for a row, report.warnings.append(...) for the file
         args += [k.value for k in node.keywords if k.arg in ("pause_lane", "error", "reason", "last_error")]
         for arg in args:
@@ -173,7 +174,8 @@ def test_rarer_import_reasons_reach_the_window_in_chinese(chinese: None, tmp_pat
         media_reason("frames", tmp_path, image_only): f"{tmp_path / 'frames'} 是文件夹",
         media_reason("notes.png", tmp_path, image_or_video): "notes.png 从内容看不是图片或视频文件（已知格式：",
         media_reason("big.png", tmp_path, image_only, 1000): "big.png 大小为 3,",
-        media_reason("https://h/a.mp3", tmp_path, image_or_video): "https://h/a.mp3 从名称看是音频，但 reference 只接受图片或视频",
+        media_reason("https://h/a.mp3", tmp_path, image_or_video):
+            "https://h/a.mp3 从名称看是音频，但 reference 只接受图片或视频",
         media_reason("a.png|b.png", tmp_path, image_only): "给出了多个文件（|），但 first_frame 只接受一个",
     }
     for english, chinese_start in cases.items():
