@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.import_dialog import PROMPT_COLUMN
 from mediaassist.ui.main_window import MainWindow
-from mediaassist.ui.task_model import COL, THUMB, TaskFilter, TaskTableModel
+from mediaassist.ui.task_model import COL, THUMB, TaskFilter, TaskTableModel, local_time
 from tests.helpers import write_csv
 
 from .conftest import api_tasks, wait_until
@@ -63,6 +64,15 @@ def test_cells_show_reason_badge_lane_attempts_and_local_time(qtbot, store: Stor
     model.mark_dirty(range(1, 5))
     model.flush()
     assert cell(model, "t00000", "attempt") == "2"
+
+
+def test_created_times_are_short_enough_for_a_narrow_column() -> None:
+    now = datetime.now()
+    assert local_time(now.replace(hour=12, minute=0, second=0).timestamp()) == "12:00:00"  # today: the time
+    other_day = now.replace(month=1, day=1) if (now.month, now.day) != (1, 1) else now.replace(month=12, day=31)
+    expected = other_day.replace(hour=9, minute=5).strftime("%m-%d 09:05")
+    assert local_time(other_day.replace(hour=9, minute=5).timestamp()) == expected  # this year: month-day time
+    assert local_time(datetime(now.year - 1, 3, 4, 5, 6).timestamp()) == f"{now.year - 1}-03-04"
 
 
 def test_prompt_comes_before_ids_and_the_result_column_previews_text(qtbot, store: Store) -> None:
