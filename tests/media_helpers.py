@@ -43,3 +43,29 @@ def write_png(path: Path, shade: int = 0, width: int = 4) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(png_bytes(width=width, shade=shade))
     return path
+
+
+def write_mp4(path: Path, color: tuple[int, int, int], width: int = 96, height: int = 64, frames: int = 6) -> Path:
+    """A real H.264 MP4 (PyAV's own FFmpeg) whose every frame is one colour: a decoder that
+    shows its first frame shows that colour."""
+    import av  # a test-only use at import time would cost every test module FFmpeg's load
+
+    with av.open(str(path), "w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=12)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        for _ in range(frames):
+            frame = av.VideoFrame(width, height, "rgb24")
+            plane = frame.planes[0]  # rows may be padded to an alignment
+            plane.update((bytes(color) * width + bytes(plane.line_size - 3 * width)) * height)
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))  # flush the encoder's delayed frames
+    return path
+
+
+def first_frame_size(path: Path) -> tuple[int, int]:
+    """(width, height) of the file's first decoded video frame: it is a real, playable clip."""
+    import av
+
+    with av.open(str(path)) as container:
+        frame = next(container.decode(video=0))
+        return frame.width, frame.height

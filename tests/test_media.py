@@ -84,7 +84,7 @@ def test_relative_paths_resolve_against_the_task_files_folder(tmp_path: Path, mo
     ("fifo", "is not a regular file"),
     ("under-a-file", "cannot read "),
     ("text-as-png", "x.png is not an image file by its content"),
-    ("video-for-image", "x.png is a video (video/mp4); image takes an image"),
+    ("video-for-image", "x.png is a video (video/mp4), but image takes an image"),
 ])
 def test_bad_local_files_raise_a_short_reason(tmp_path: Path, setup: str, reason: str) -> None:
     target = tmp_path / "x.png"
@@ -144,7 +144,7 @@ def test_urls_are_syntax_checked_not_fetched() -> None:
     assert check_input_value("http://127.0.0.1:9/no-suffix", Path("/"), CLIP, None)["media"] == "video"
     for bad, reason in [("http://", "not a valid http(s) URL"), ("https://host:99999/a.png", "not a valid URL"),
                         ("https://exa mple.com/a.png", "not a valid http(s) URL"),
-                        ("https://example.com/a.mp4", "looks like a video by its name; image takes an image")]:
+                        ("https://example.com/a.mp4", "looks like a video by its name, but image takes an image")]:
         with pytest.raises(MediaInputError) as caught:
             check_input_value(bad, Path("/"), IMAGE, None)
         assert reason in str(caught.value)

@@ -14,6 +14,7 @@ from mediaassist.core.config import AppConfig, ModelConfig, ProviderConfig
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from tests import poll_helpers
+from tests.media_helpers import first_frame_size
 from tests.poll_helpers import log_text, running, states, until
 
 ROUTE = "poll:rh"
@@ -57,6 +58,7 @@ async def test_pool_never_exceeds_limit_and_outputs_land_on_disk(server, store, 
         assert result.text.startswith(f"RunningHub task {task.remote_id}: 1 output(s)")
         [path] = result.file_list
         assert Path(path).read_bytes().endswith(task.remote_id.encode())
+        assert first_frame_size(Path(path)) == (160, 90)  # a real clip, as the gallery shows it
 
 
 @pytest.mark.asyncio

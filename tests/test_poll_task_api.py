@@ -15,6 +15,7 @@ from mediaassist.core.errors import ConfigError
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
 from tests import poll_helpers
+from tests.media_helpers import first_frame_size
 from tests.poll_helpers import log_text, running, states, until
 
 ROUTE = "poll:gateway"
@@ -77,6 +78,7 @@ async def test_openai_videos_fifo_under_job_limit_429_and_content_download(sora,
         [path] = store.result(task_id).file_list
         assert Path(path).name == "00_content.mp4"
         assert Path(path).read_bytes().endswith(task.remote_id.encode())  # fetched with the key
+        assert first_frame_size(Path(path)) == (160, 90)  # a real clip, as the gallery shows it
     assert "openai-videos is full (HTTP 429" in log_text(store, ids[2]) + log_text(store, ids[3])
 
 

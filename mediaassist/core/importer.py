@@ -425,10 +425,12 @@ class _Validator:
             return None
         account = self.config.account(name)
         if account is None or account.site != model.site:
-            site_accounts = [a.name for a in self.config.accounts if a.site == model.site]
-            where = "is not configured" if account is None else f"belongs to site {account.site!r}"
-            reasons.append(f"account {name!r} {where}; model {model.name!r} runs on site "
-                           f"{model.site!r} (accounts: {', '.join(site_accounts) or 'none'})")
+            site_accounts = ", ".join(a.name for a in self.config.accounts if a.site == model.site) or "none"
+            runs_on = f"model {model.name!r} runs on site {model.site!r} (accounts: {site_accounts})"
+            # whole sentences, so the window finds each in its catalogue of core texts (and no
+            # "; ": that joins a row's reasons)
+            reasons.append(f"account {name!r} is not configured, but {runs_on}" if account is None
+                           else f"account {name!r} belongs to site {account.site!r}, but {runs_on}")
         return name
 
 

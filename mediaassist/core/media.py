@@ -157,7 +157,7 @@ def url_entry(value: str, spec: InputSpec) -> dict[str, Any]:
         raise MediaInputError(f"{url!r} is not a valid http(s) URL")
     guessed = _URL_SUFFIX_MEDIA.get(Path(parts.path).suffix.lower())
     if guessed is not None and guessed not in spec.media:
-        raise MediaInputError(f"{url} looks like {_a(guessed)} by its name; {spec.name} takes "
+        raise MediaInputError(f"{url} looks like {_a(guessed)} by its name, but {spec.name} takes "
                               f"{_kinds(spec.media)}")
     media = guessed or ("image" if "image" in spec.media else spec.media[0])
     return {"url": url, "media": media}
@@ -179,7 +179,7 @@ def check_local_input(value: str, base_dir: Path, spec: InputSpec, max_bytes: in
     except OSError as exc:
         raise MediaInputError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise MediaInputError(f"{path} is {'a folder' if stat.S_ISDIR(info.st_mode) else 'not a regular file'}")
+        raise MediaInputError(f"{path} is a folder" if stat.S_ISDIR(info.st_mode) else f"{path} is not a regular file")
     stamp = (str(path), info.st_size, info.st_mtime_ns)
     if stamp not in cache.sniffed:
         _read_or_fail(path, lambda opened: _learn(opened, stamp, spec, max_bytes, cache))
@@ -214,7 +214,7 @@ def _accepted(name: str, sniffed: tuple[str, str] | None, size: int, spec: Input
                               "WEBP, BMP, MP4, MOV, WEBM, MKV, MP3, WAV, M4A, AAC, OGG, FLAC)")
     media, mime = sniffed
     if media not in spec.media:
-        raise MediaInputError(f"{name} is {_a(media)} ({mime}); {spec.name} takes {_kinds(spec.media)}")
+        raise MediaInputError(f"{name} is {_a(media)} ({mime}), but {spec.name} takes {_kinds(spec.media)}")
     limit = max_bytes or DEFAULT_MAX_BYTES[media]
     if size > limit:
         raise MediaInputError(f"{name} is {_size(size)}, over the {_size(limit)} limit for {_a(media)}")
@@ -290,7 +290,8 @@ def _a(media: str) -> str:
 
 
 def _kinds(media: tuple[str, ...]) -> str:
-    return _a(" or ".join(media))
+    """"an image or a video": phrases of one kind each, so the window can translate them one by one."""
+    return " or ".join(_a(kind) for kind in media)
 
 
 def _size(n: int) -> str:

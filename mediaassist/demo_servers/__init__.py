@@ -7,8 +7,24 @@ import socket
 import struct
 import sys
 import threading
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+from mediaassist.core.paths import RESOURCES
+
+
+@cache
+def _demo_clip() -> bytes:
+    return (RESOURCES / "media" / "demo-clip.mp4").read_bytes()
+
+
+def demo_video(tag: str) -> bytes:
+    """A real, decodable MP4 (a 1-second 160×90 H.264 clip) that ends with ``tag``: the tag is
+    the payload of a trailing ``free`` box, which players skip, so every task's file differs and
+    a test can tell whose file was fetched."""
+    payload = tag.encode()
+    return _demo_clip() + struct.pack(">I", 8 + len(payload)) + b"free" + payload
 
 
 def read_json_body(handler: BaseHTTPRequestHandler) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from mediaassist.demo_servers import DemoServer, LoopbackServer, read_json_body, reset_connection
+from mediaassist.demo_servers import DemoServer, LoopbackServer, demo_video, read_json_body, reset_connection
 from mediaassist.demo_servers.multipart import MultipartError, Writer, read_multipart
 
 DEMO_API_KEY = "demo-runninghub-key-0123456789ab"
@@ -54,7 +54,6 @@ DEFAULT_MAX_UPLOAD = 30 * 1024 * 1024  # the legacy route's documented limit
 # do), "slow:<seconds>" (then answer normally), for create "lost" (create, then reset), for
 # create and upload "hold" (see the module docstring).
 HOLD_MAX_S = 120.0  # a held request is dropped by then even if nobody releases it
-_OUTPUT_BYTES = b"\x00\x00\x00\x18ftypmp42demo-runninghub-output"
 
 _CODE_MSG = {
     301: "PARAMS_INVALID", 415: "TASK_INSTANCE_MAXED", 416: "TASK_CREATE_FAILED_BY_NOT_ENOUGH_WALLET",
@@ -581,7 +580,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with self.fake.lock:
             self.fake.downloads += 1
-        self._send(200, _OUTPUT_BYTES + task.task_id.encode(), "video/mp4")
+        self._send(200, demo_video(task.task_id), "video/mp4")
 
     def _faults(self, body: dict[str, Any]) -> None:
         try:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from mediaassist.demo_servers import DemoServer, LoopbackServer, reset_connection
+from mediaassist.demo_servers import DemoServer, LoopbackServer, demo_video, reset_connection
 from mediaassist.demo_servers.multipart import MultipartError, parse_multipart
 
 DEMO_VIDEO_KEY = "demo-video-key-0123456789abcdef"
@@ -47,7 +47,6 @@ OPENAI_SIZES = ("720x1280", "1280x720", "1024x1792", "1792x1024")
 ROUTES = ("create", "status", "content", "cancel", "files")
 IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"RIFF")
 MAX_INPUT_BYTES = 20 * 1024 * 1024
-_VIDEO_BYTES = b"\x00\x00\x00\x18ftypmp42demo-video-output"
 
 
 @dataclass
@@ -380,7 +379,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             with self.fake.lock:
                 self.fake.downloads += 1
-            self._send(200, _VIDEO_BYTES + job.job_id.encode(), "video/mp4")
+            self._send(200, demo_video(job.job_id), "video/mp4")
 
     def _openai_delete(self) -> None:
         if self._fault("cancel") == "done" or not self._authorised():
@@ -413,7 +412,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with self.fake.lock:
             self.fake.downloads += 1
-        self._send(200, _VIDEO_BYTES + job.job_id.encode(), "video/mp4")
+        self._send(200, demo_video(job.job_id), "video/mp4")
 
 
 class VideoTaskDemoServer(DemoServer):

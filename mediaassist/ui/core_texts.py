@@ -103,6 +103,52 @@ TEMPLATES = (
     tr_noop("{path}: the file is empty"),
     tr_noop("{path}: the file holds no tasks"),
     tr_noop("{path}: unknown model {model} ({known})"),
+    tr_noop("{path}: a TXT file holds only prompts; name the model (--model NAME)"),
+    tr_noop("{path}: no model given; add a 'model' column or name a default model (--model NAME)"),
+    tr_noop("{path}: old .xls workbooks are not supported; save it as .xlsx or CSV"),
+    tr_noop("{path}: unsupported file type {suffix} (supported: {formats})"),
+    tr_noop("{path}: cannot read the file ({reason})"),
+    tr_noop("{path}: not readable as text (it holds NUL bytes); save it as UTF-8"),
+    tr_noop("{path}: not a valid CSV file (line {line}: {detail})"),
+    tr_noop("{path}: not a readable XLSX workbook ({detail})"),
+    tr_noop("{path}: column {column} appears more than once in the header"),
+    tr_noop("{path}: not valid JSON ({detail})"),
+    tr_noop("{path}: JSON nested too deeply to be a task list"),
+    tr_noop("{path}: JSON must be a list of objects, one per task"),
+    tr_noop("{path}: JSONL must hold one JSON object per line"),
+    tr_noop("ignored unknown column(s): {columns} (known: {known})"),
+    tr_noop("task_id is {n} characters long (at most {limit})"),
+    tr_noop("priority {value} is out of range ({low}..{high})"),
+    tr_noop("account {account} given for {kind} model {model} (only web models run on an account)"),
+    tr_noop("account {account} is not configured, but {runs_on}"),
+    tr_noop("account {account} belongs to site {other}, but {runs_on}"),
+    tr_noop("model {model} runs on site {site} (accounts: {accounts})"),
+    # importer: a file's text encoding
+    tr_noop("{path}: starts with a UTF-8 byte-order mark but is not UTF-8 (invalid byte at offset {offset} "
+            "after the mark); save it as UTF-8 again, or name its encoding with --encoding"),
+    tr_noop("{path}: unknown encoding {encoding} (e.g. utf-8, gb18030, shift_jis, big5, euc_kr)"),
+    tr_noop("{path}: not valid {encoding} (byte offset {offset}: {reason}); check --encoding, or save the file "
+            "as UTF-8"),
+    tr_noop("read as {encoding} (detected); name another with --encoding if that is wrong"),
+    tr_noop("{path}: not UTF-8, and could be {encodings}; name the encoding with --encoding (e.g. --encoding "
+            "gb18030), or save the file as UTF-8"),
+    tr_noop("{path}: not readable as text (not UTF-8, and not clearly GB18030, Shift-JIS, Big5 or EUC-KR); "
+            "save it as UTF-8, or name its encoding with --encoding"),
+    # importer: a media input's value ({kinds}, {media}: "an image or a video", translated phrase by phrase)
+    tr_noop("must be a file path or URL, not {type}"),
+    tr_noop("several files given ({separator}) but {input} takes one"),
+    tr_noop("an empty file name between '{separator}' separators"),
+    tr_noop("{url} is not a valid URL"),
+    tr_noop("{url} is not a valid http(s) URL"),
+    tr_noop("{url} looks like {media} by its name, but {input} takes {kinds}"),
+    tr_noop("{path} is a folder"),
+    tr_noop("{path} is not a regular file"),
+    tr_noop("{name} is not {kinds} file by its content (known: PNG, JPEG, GIF, WEBP, BMP, MP4, MOV, WEBM, MKV, "
+            "MP3, WAV, M4A, AAC, OGG, FLAC)"),
+    tr_noop("{name} is {media} ({mime}), but {input} takes {kinds}"),
+    tr_noop("{name} is {size}, over the {limit} limit for {media}"),
+    tr_noop("{n} bytes"),
+    tr_noop("{size} MiB ({n} bytes)"),
     # web lane
     tr_noop("no Chromium executable found ({detail}); set app.chromium_path"),
     tr_noop("prompt read-back differs ({landed} of {total} characters); inserting again"),
@@ -212,9 +258,34 @@ TEMPLATES = (
     tr_noop("create answered HTTP {status} without a job id at {path}; check {where} before retrying"),
     tr_noop("{service} job {remote_id}: HTTP 404 {detail} (unknown to the service, or expired)"),
     tr_noop("{service} job {remote_id} completed without a result URL"),
+    # the store: a storage fault (the window's banner and the tray notice)
+    tr_noop("disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued "
+            "and running tasks stay queued and resume when there is room"),
+    tr_noop("cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both "
+            "writable by you (e.g. chmod u+w), or choose another --data-dir"),
+    tr_noop("{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start with an "
+            "empty queue, or restore a backup"),
+    tr_noop("{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir"),
+    tr_noop("{path} stays locked by another process ({reason} for {seconds} s): a mediaassist process that is "
+            "stopped (Ctrl-Z, a debugger) or hung holds its write lock; resume or end it -- queued and running "
+            "tasks stay queued and go on once the lock is free"),
+    tr_noop("{path} was {reason} while in use; nothing more was written to it. Put the file back (or move the "
+            "new one aside), then start again"),
+    tr_noop("cannot read or write {path} ({reason}); check the disk and the file, then start again"),
 )
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
+MEDIA_PLACEHOLDERS = ("media", "kinds")  # their values are media.py's phrases, not texts of their own
+
+
+def _media_phrases() -> dict[str, str]:
+    return {"an image": tr("an image"), "a video": tr("a video"), "an audio": tr("an audio file")}
+
+
+def translated_media(phrase: str) -> str:
+    """"an image or a video" in the window's language, one kind at a time."""
+    phrases = _media_phrases()
+    return tr(" or ").join(phrases.get(part, part) for part in phrase.split(" or "))
 
 
 def _pattern(template: str) -> re.Pattern[str]:
@@ -256,7 +327,8 @@ def translated(text: str) -> str:
     for pattern, template in _catalogue():
         match = pattern.fullmatch(text)
         if match is not None:
-            values = {name: kinds.get(value) or translated(value) for name, value in match.groupdict().items()}
+            values = {name: translated_media(value) if name in MEDIA_PLACEHOLDERS
+                      else kinds.get(value) or translated(value) for name, value in match.groupdict().items()}
             return tr(template).format(**values)
     return text
 

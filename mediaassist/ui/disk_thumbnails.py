@@ -5,7 +5,9 @@ decode, ~25 ms for a 1024×576 PNG, so a worker thread still stalled the loop by
 module run as ``python -m mediaassist.ui.disk_thumbnails``, asked one line per thumbnail by a
 thread that only waits on the pipe. (Not a multiprocessing pool: its spawned children import the
 parent's main script -- the whole app -- again.) The loop only reads back the small cached PNG.
-A thumbnail is cached under a name made of the file's path, size, mtime and the thumbnail size,
+Videos get their first frame (PyAV's own FFmpeg; PySide6-Essentials has no Qt Multimedia) with a
+play mark, so a gallery of clips shows what each clip is. A thumbnail is cached under a name made
+of the file's path, size, mtime and the thumbnail size,
 so an edited file gets a new one and two windows share the cache without locking (atomic rename).
 """
 
@@ -21,14 +23,22 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QImage, QImageReader, QPainter
+from PySide6.QtCore import QPointF, QSize, Qt
+from PySide6.QtGui import QColor, QImage, QImageReader, QPainter, QPolygonF
+
+from mediaassist.ui.thumbnails import is_video
 
 THUMB_PX = 160
 PREVIEW_PX = 4096  # a preview never decodes more than this per side
+PLAY_MARK = QColor(0, 0, 0, 150)
 
 
 def read_scaled(path: Path, box: int) -> QImage | None:
+    """The image, or a video's first frame, scaled to fit ``box``."""
+    return first_frame(path, box) if is_video(path.name) else read_image(path, box)
+
+
+def read_image(path: Path, box: int) -> QImage | None:
     """The image scaled to fit ``box`` (decoded at that size where the format allows)."""
     reader = QImageReader(str(path))
     reader.setAutoTransform(True)  # phone photos carry their rotation in EXIF
@@ -37,6 +47,42 @@ def read_scaled(path: Path, box: int) -> QImage | None:
         reader.setScaledSize(size.scaled(QSize(box, box), Qt.AspectRatioMode.KeepAspectRatio))
     image = reader.read()
     return None if image.isNull() else image
+
+
+def first_frame(path: Path, box: int) -> QImage | None:
+    """A video's first frame scaled to fit ``box``; None when it has no decodable picture."""
+    import av  # 80 ms and FFmpeg's libraries: only a process that decodes a video pays for them
+
+    try:
+        with av.open(str(path)) as container:
+            for frame in container.decode(video=0):
+                size = QSize(frame.width, frame.height)
+                if size.width() > box or size.height() > box:
+                    size = size.scaled(QSize(box, box), Qt.AspectRatioMode.KeepAspectRatio)
+                rgb = frame.reformat(width=max(size.width(), 1), height=max(size.height(), 1), format="rgb24")
+                plane = rgb.planes[0]
+                # copy(): the QImage must own its pixels, the frame's buffer goes with the frame
+                return QImage(bytes(plane), rgb.width, rgb.height, plane.line_size,
+                              QImage.Format.Format_RGB888).copy()
+    except (av.FFmpegError, OSError, ValueError):  # not a video, truncated, no video stream
+        return None
+    return None  # a video stream without a single frame
+
+
+def with_play_mark(image: QImage) -> QImage:
+    """A dark disc with a white triangle in the middle: this tile is a clip, not a picture."""
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    radius = min(image.width(), image.height()) / 6
+    centre = QPointF(image.width() / 2, image.height() / 2)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(PLAY_MARK)
+    painter.drawEllipse(centre, radius, radius)
+    painter.setBrush(QColor("white"))
+    corners = (QPointF(-radius / 3, -radius / 2), QPointF(-radius / 3, radius / 2), QPointF(radius / 2, 0))
+    painter.drawPolygon(QPolygonF([centre + corner for corner in corners]))
+    painter.end()
+    return image
 
 
 def centred_in_square(image: QImage, box: int) -> QImage:
@@ -60,8 +106,11 @@ def make_thumbnail(source: str, cached: str, box: int) -> bool:
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.stem}.{os.getpid()}.part.png")
+    square = centred_in_square(scaled, box)
+    if is_video(source):
+        with_play_mark(square)
     # PySide6's stub types the format as bytes, but the binding accepts only str (b"PNG" raises ValueError).
-    if not centred_in_square(scaled, box).save(str(partial), "PNG"):  # type: ignore[call-overload]
+    if not square.save(str(partial), "PNG"):  # type: ignore[call-overload]
         return False
     os.replace(partial, target)
     return True
@@ -167,8 +216,8 @@ class DiskThumbnails:
         return None if image.isNull() else image
 
     async def full_image(self, path: Path) -> QImage | None:
-        """For the preview: the whole picture (bounded), decoded in a thread (one decode, when the
-        operator asks for it)."""
+        """For the preview: the whole picture (bounded) or a video's first frame, decoded in a
+        thread (one decode, when the operator asks for it; FFmpeg decodes without the GIL)."""
         return await asyncio.get_running_loop().run_in_executor(self._previews, read_scaled, path, PREVIEW_PX)
 
     def close(self) -> None:

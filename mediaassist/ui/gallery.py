@@ -3,8 +3,8 @@ and a preview (images scaled to the window; videos and sounds handed to the syst
 
 Thumbnails are only asked for when a cell is painted, are made in the thumbnail cache's worker
 thread and reach the view in one coalesced ``dataChanged`` per tick, newest requests first (the
-cells on screen now). PySide6-Essentials has no Qt Multimedia, so videos show a clear placeholder
-and an "Open with the system player" button rather than playing inside the window.
+cells on screen now). PySide6-Essentials has no Qt Multimedia, so a video shows its first frame
+(decoded by PyAV) and an "Open with the system player" button rather than playing inside the window.
 """
 
 from __future__ import annotations
@@ -159,10 +159,10 @@ class MediaModel(QAbstractListModel):
         if pixmap is not None:
             self._pixmaps.move_to_end(item.location)
             return pixmap
-        if item.media != "image":
+        if item.media not in ("image", "video"):
             return self._placeholder(item.media)
-        if item.location in self._no_thumbnail:
-            return self._placeholder("missing")
+        if item.location in self._no_thumbnail:  # a clip without a decodable frame is still a clip
+            return self._placeholder("video" if item.media == "video" else "missing")
         self._request(item.location)
         return self._placeholder("loading")
 
@@ -452,13 +452,16 @@ class PreviewDialog(QDialog):
             self._show_placeholder("missing" if item.is_local else "link",
                                    tr("The file is gone: {path}").format(path=item.location) if item.is_local
                                    else tr("A link: it is fetched by the provider, not stored here."))
-        elif item.media == "image":
+        elif item.media in ("image", "video"):
             self.note.setText(tr("Loading…"))
             self.loaded = actions.spawn(self._load(actions.cache))
         else:
-            self._show_placeholder(item.media, tr(
-                "Videos and sounds play in the system player: this build has no Qt Multimedia "
-                "(PySide6-Essentials)."))
+            self._show_placeholder(item.media, self._system_player_note())
+
+    @staticmethod
+    def _system_player_note() -> str:
+        return tr("Videos and sounds play in the system player: this build has no Qt Multimedia "
+                  "(PySide6-Essentials).")
 
     def _show_placeholder(self, kind: str, text: str) -> None:
         self.picture.setPixmap(_placeholder(kind, 160))
@@ -466,11 +469,16 @@ class PreviewDialog(QDialog):
 
     async def _load(self, cache: DiskThumbnails) -> None:
         image = await cache.full_image(Path(self.item.location))
+        video = self.item.media == "video"
         if image is None:
-            self._show_placeholder("missing", tr("This file cannot be shown as an image."))
+            self._show_placeholder(*(("video", tr("This video has no frame that can be shown.") + " "
+                                      + self._system_player_note()) if video
+                                     else ("missing", tr("This file cannot be shown as an image."))))
             return
         self.image = QPixmap.fromImage(image)
-        self.note.setText(tr("{w}×{h} pixels").format(w=image.width(), h=image.height()))
+        size = tr("{w}×{h} pixels").format(w=image.width(), h=image.height())
+        self.note.setText(tr("The first frame ({size}). {player}").format(size=size, player=self._system_player_note())
+                          if video else size)
         self._fit()
 
     def _fit(self) -> None:

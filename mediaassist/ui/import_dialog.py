@@ -198,7 +198,7 @@ class ImportPreviewDialog(QDialog):
             text += "<br>" + tr("{n} of them are already in the store (an earlier import of this file) "
                                 "and will be skipped, not run twice.").format(n=stored)
         for warning in report.warnings:
-            text += "<br>" + tr("Note: {w}").format(w=html.escape(warning))
+            text += "<br>" + tr("Note: {w}").format(w=html.escape(translated(warning)))
         self.summary.setText(text)
         _fill(self.good_rows, [(task.model, task.account or "", inputs_text(task.inputs),
                                 redact(task.prompt)[:PROMPT_CHARS].replace("\n", " "))

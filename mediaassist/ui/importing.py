@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from mediaassist.core.importer import ImportReport
 from mediaassist.runtime import Runtime
 from mediaassist.ui.background import BackgroundJobs
+from mediaassist.ui.core_texts import translated
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.import_dialog import ImportPreviewDialog
@@ -66,7 +67,8 @@ class ImportController(QObject):
             if dialog.default_model:
                 self.settings.setValue("import/default_model", dialog.default_model)
             self.jobs.spawn(self._enqueue(report),
-                            lambda exc: self.message.emit(tr("Import failed"), str(exc)), finish_on_quit=True)
+                            lambda exc: self.message.emit(tr("Import failed"), translated(str(exc))),
+                            finish_on_quit=True)
         dialog.deleteLater()
         self._next()
 

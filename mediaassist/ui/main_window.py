@@ -47,6 +47,7 @@ from mediaassist.runtime import Runtime
 from mediaassist.ui.accounts import AccountsPanel
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.background import BackgroundJobs
+from mediaassist.ui.core_texts import translated
 from mediaassist.ui.detail import DetailPane
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.fit import scrollable
@@ -66,7 +67,7 @@ from mediaassist.ui.tray import Tray
 FILTER_DELAY_MS = 300
 ROW_HEIGHT = THUMB + 4
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
-HEADER_KEY = "window/task_table_header"  # the column set changed: older saved states don't apply
+HEADER_KEY = "window/task_table_header_v2"  # the column set changed: older saved states don't apply
 HIDDEN_KEY = "window/hidden_columns"
 
 
@@ -224,7 +225,7 @@ class MainWindow(QMainWindow):
         table_layout.addWidget(self.table)
         lower.addWidget(table_box)
         lower.addWidget(self.detail)
-        lower.setSizes([900, 380])
+        lower.setSizes([1000, 320])  # the table's text columns get the room; the pane's fields wrap
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(top)
         outer.addWidget(lower)
@@ -252,9 +253,12 @@ class MainWindow(QMainWindow):
         # the table's selection that walks every row's flags (~4 s per paint with 100k rows
         # selected). It only needs a selection for highlighting, so it gets an empty one.
         header.setSelectionModel(QItemSelectionModel(self.model, header))
-        for i, column in enumerate(COLUMNS):
-            table.setColumnWidth(i, column.width)
+        for i, column in enumerate(COLUMNS):  # never narrower than the title, in either language
+            table.setColumnWidth(i, max(column.width, header.sectionSizeHint(i)))
         header.restoreState(saved_bytes(self.settings, HEADER_KEY))
+        for i, column in enumerate(COLUMNS):  # after the restore: a saved state never makes them scroll
+            if column.stretch:
+                header.setSectionResizeMode(i, QHeaderView.ResizeMode.Stretch)
         hidden = self._hidden_columns()
         for i, column in enumerate(COLUMNS):
             table.setColumnHidden(i, column.key in hidden)
@@ -367,13 +371,13 @@ class MainWindow(QMainWindow):
         self._storage_fault = fault
         self._show_storage_fault()
         if fault is not None:
-            self.tray.notify(tr("No new work taken"), str(fault))
+            self.tray.notify(tr("No new work taken"), translated(str(fault)))
 
     def _show_storage_fault(self) -> None:
         fault = self._storage_fault
         self.storage_banner.setVisible(fault is not None)
         if fault is not None:
-            self.storage_banner.setText(tr("No new work is taken: {problem}").format(problem=fault))
+            self.storage_banner.setText(tr("No new work is taken: {problem}").format(problem=translated(str(fault))))
 
     def refresh_stats(self) -> None:
         self.stats.refresh()

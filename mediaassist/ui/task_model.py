@@ -51,28 +51,32 @@ DISPLAY, DECORATION, TOOLTIP = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.Dec
 class Column:
     key: str
     sort_key: str | None  # a key of core.queries.SORT_KEYS; None: not sortable
-    width: int
+    width: int  # px at first start; a stretching column's share of the room instead
     volatile: bool = False  # changes while tasks run: sorting on it moves rows
     shown: bool = True  # shown until the operator's column chooser says otherwise
+    stretch: bool = False  # takes the table's spare width (long text, elided); never scrolls sideways
 
 
-# Column order is the table's order: what the operator reads first comes first.
+# Column order is the table's order: what the operator reads first comes first. The default set
+# fits a 1366 px laptop's table without a sideways scroll bar (tests/ui/test_fit.py): the text
+# columns stretch and elide, the others are as narrow as their content; ids are in the detail
+# pane and the batch list, and a column chooser away.
 COLUMNS: tuple[Column, ...] = (
-    Column("state", "state", 100, volatile=True),
-    Column("prompt", "prompt", 300),
-    Column("result", None, 200),
-    Column("output", None, 56),
-    Column("error", "error", 220, volatile=True),
-    Column("model", "model", 100),
-    Column("lane", "lane", 110, volatile=True),
+    Column("state", "state", 96, volatile=True),
+    Column("prompt", "prompt", 300, stretch=True),
+    Column("result", None, 200, stretch=True),
+    Column("output", None, 40),
+    Column("error", "error", 170, volatile=True),
+    Column("model", "model", 90),
+    Column("lane", "lane", 100, volatile=True),
     # Which machine ran it: news on a team's shared store, noise on one desktop (hidden there).
     Column("machine", "machine", 100, volatile=True),
-    Column("attempt", "attempt", 55, volatile=True),
-    Column("created", "created", 110),
-    Column("duration", "duration", 80, volatile=True),
+    Column("attempt", "attempt", 40, volatile=True),
+    Column("created", "created", 80),
+    Column("duration", "duration", 64, volatile=True),
     Column("heartbeat", "heartbeat", 80, volatile=True, shown=False),
-    Column("batch", "batch", 150),
-    Column("task_id", "task_id", 160),
+    Column("batch", "batch", 150, shown=False),
+    Column("task_id", "task_id", 160, shown=False),
 )
 COL = {c.key: i for i, c in enumerate(COLUMNS)}
 CLOCK_COLUMNS = (COL["duration"], COL["heartbeat"])  # tick every second while tasks run
@@ -94,13 +98,14 @@ SeqRole = Qt.ItemDataRole.UserRole + 2
 
 
 def local_time(ts: float | None) -> str:
-    """Local wall-clock time; the date only when it is not today."""
+    """Local wall-clock time, short enough for a narrow column (the tooltip has all of it): the
+    time today, month and day this year, the date before that."""
     if ts is None:
         return ""
-    moment = datetime.fromtimestamp(ts)
-    if moment.date() == datetime.now().date():
+    moment, now = datetime.fromtimestamp(ts), datetime.now()
+    if moment.date() == now.date():
         return moment.strftime("%H:%M:%S")
-    return moment.strftime("%Y-%m-%d %H:%M")
+    return moment.strftime("%m-%d %H:%M" if moment.year == now.year else "%Y-%m-%d")
 
 
 def precise_local_time(ts: float) -> str:

@@ -88,7 +88,7 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     save(window, f"{language}-first-start")
     window.resize(*SCREEN)
     await accept_import(window, EXAMPLES / "images.txt", "demo-illustrator")
-    for name in ("seed-batch.csv", "image-to-video.csv"):
+    for name in ("seed-batch.csv", "image-to-video.csv", "video-services.csv"):
         await accept_import(window, EXAMPLES / name)
     # a model the config no longer has: the attempt fails as bad_input, with no retry
     window.store.enqueue("broken-demo", [NewTask(model="retired-model", model_kind="api", route="api:demo-openai",
@@ -111,6 +111,9 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     window.text_filter.setText("")
     window.apply_filter()
     await until(lambda: any(t.state == "success" and t.model == "demo-illustrator" for t in window.store.tasks()), 60)
+    # the video services' clips too: the gallery shows their first frames
+    await until(lambda: any(t.state == "success" and t.model in ("demo-sora", "demo-kling")
+                            for t in window.store.tasks()), 90)
     window.tabs.setCurrentWidget(window.gallery)
     await asyncio.sleep(0.3)
     await until(lambda: window.gallery.model.rowCount() > 0 and not window.gallery.model.loading)

@@ -63,6 +63,16 @@ class Probe:
                 self.problems.append(f"{name}: label {label.text()[:60]!r} asks for "
                                      f"{label.minimumSizeHint().width()} px")
 
+    def table_fits(self, name: str) -> None:
+        """The default columns fit the table: no sideways scrolling to read a task's state or error."""
+        self.checked.append(f"{name}, table")
+        table = self.window.table
+        bar = table.horizontalScrollBar()
+        if bar.isVisible() or bar.maximum() > 0:
+            shown = sum(table.columnWidth(i) for i in range(table.model().columnCount()) if not table.isColumnHidden(i))
+            self.problems.append(f"{name}: the table scrolls sideways ({shown} px of columns in a "
+                                 f"{table.viewport().width()} px view)")
+
     async def dialog(self, name: str, widget: QWidget | None) -> None:
         if widget is None:
             self.problems.append(f"{name}: did not open")
@@ -75,10 +85,12 @@ class Probe:
         window = self.window
         await settle()
         self.fits("first window", window)
+        self.table_fits("first window")
         fill(window, self.workdir)
         window.showMaximized()
         window.resize(self.screen.size())
         await settle(1.0)
+        self.table_fits("maximized window")
         for index in range(window.tabs.count()):
             window.tabs.setCurrentIndex(index)
             await settle()

@@ -14,8 +14,16 @@ from pathlib import Path
 import pytest
 
 import mediaassist
+from mediaassist.core import errors
+from mediaassist.core.config import InputSpec
+from mediaassist.core.encoding import decode_task_text
+from mediaassist.core.errors import ImportFileError
+from mediaassist.core.media import MediaInputError, check_input_value, split_cell
+from mediaassist.core.store import fault_message
 from mediaassist.ui.core_texts import TEMPLATES, translated, translated_reasons
 from mediaassist.ui.i18n import Translations
+
+from ..media_helpers import MAGIC
 
 PACKAGE = Path(mediaassist.__file__).parent
 WRITERS = [p for p in sorted(PACKAGE.rglob("*.py")) if p.parts[-2] in ("core", "providers", "web", "poll")
@@ -44,8 +52,19 @@ def normalized(node: ast.AST) -> str | None:
     return None
 
 
+FAULT_KINDS = {value for name, value in vars(errors).items() if name.startswith("FAULT_")}
+# The import's texts the window shows: a row's reasons, a whole file's error, a file's encoding note.
+IMPORT_ERRORS = ("MediaInputError", "ImportFileError")
+
+
 def written_texts(path: Path) -> Iterator[tuple[str, int]]:
-    """The message argument of ctx.log / store.log, TaskError, Requeue and pause_lane calls."""
+    for text, line, _call in written_calls(path):
+        yield text, line
+
+
+def written_calls(path: Path) -> Iterator[tuple[str, int, str]]:
+    """The message argument of ctx.log / store.log, TaskError, Requeue and pause_lane calls, of
+    the import's errors and of the reasons an import row collects."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Call):
             continue
@@ -59,11 +78,17 @@ def written_texts(path: Path) -> Iterator[tuple[str, int]]:
             args = [node.args[0]]
         elif name == "pause_lane" and len(node.args) >= 2:
             args = [node.args[1]]
+        elif name in IMPORT_ERRORS and node.args:
+            args = [node.args[0]]
+        elif name == "append" and isinstance(node.func, ast.Attribute) and node.args and (
+                getattr(node.func.value, "id", None) == "reasons"
+                or getattr(node.func.value, "attr", None) == "warnings"):
+            args = [node.args[0]]  # reasons.append(...) for a row, report.warnings.append(...) for the file
         args += [k.value for k in node.keywords if k.arg in ("pause_lane", "error", "reason", "last_error")]
         for arg in args:
             text = normalized(arg)
             if text is not None and text.strip("{}"):
-                yield text, node.lineno
+                yield text, node.lineno, name
 
 
 def source_corpus() -> set[str]:
@@ -85,6 +110,14 @@ def test_every_text_the_core_writes_has_a_template() -> None:
     missing = [f"{path.relative_to(PACKAGE)}:{line}: {text!r}" for path in WRITERS
                for text, line in written_texts(path) if text not in shapes]
     assert missing == [], "add these to mediaassist/ui/core_texts.py and translate them"
+
+
+def test_no_row_reason_holds_the_separator_of_a_rows_reasons() -> None:
+    """The importer joins a row's reasons with "; " and the window splits them there to translate
+    each: a "; " inside one reason would cut it in two untranslatable halves."""
+    torn = [f"{path.relative_to(PACKAGE)}:{line}: {text!r}" for path in WRITERS
+            for text, line, call in written_calls(path) if call in ("MediaInputError", "append") and "; " in text]
+    assert torn == []
 
 
 def test_every_template_is_still_written_somewhere() -> None:
@@ -116,3 +149,57 @@ def test_import_reasons_are_translated_one_by_one(chinese: None) -> None:
 def test_english_stays_as_written(qtbot: object) -> None:
     Translations().apply("en")
     assert translated("attempt 2 failed (provider): boom") == "attempt 2 failed (provider): boom"
+
+
+def media_reason(value: str, base_dir: Path, spec: InputSpec, max_bytes: int | None = None) -> str:
+    """The reason the importer gives for this cell (it splits the cell, then checks each value)."""
+    with pytest.raises(MediaInputError) as caught:
+        for part in split_cell(value, spec):
+            check_input_value(part, base_dir, spec, max_bytes)
+    return str(caught.value)
+
+
+def test_rarer_import_reasons_reach_the_window_in_chinese(chinese: None, tmp_path: Path) -> None:
+    """Written by the real core functions, so a reworded core text fails here, not on an operator's screen."""
+    image_only = InputSpec("first_frame", media=("image",))
+    image_or_video = InputSpec("reference", media=("image", "video"))
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(MAGIC["video/mp4"])
+    big = tmp_path / "big.png"
+    big.write_bytes(MAGIC["image/png"] + bytes(3000))
+    (tmp_path / "frames").mkdir()
+    (tmp_path / "notes.png").write_text("plain text")
+    cases = {
+        media_reason("clip.mp4", tmp_path, image_only): "clip.mp4 是视频（video/mp4），但 first_frame 只接受图片",
+        media_reason("frames", tmp_path, image_only): f"{tmp_path / 'frames'} 是文件夹",
+        media_reason("notes.png", tmp_path, image_or_video): "notes.png 从内容看不是图片或视频文件（已知格式：",
+        media_reason("big.png", tmp_path, image_only, 1000): "big.png 大小为 3,",
+        media_reason("https://h/a.mp3", tmp_path, image_or_video):
+            "https://h/a.mp3 从名称看是音频，但 reference 只接受图片或视频",
+        media_reason("a.png|b.png", tmp_path, image_only): "给出了多个文件（|），但 first_frame 只接受一个",
+    }
+    for english, chinese_start in cases.items():
+        shown = translated_reasons(f"column first_frame: {english}")
+        assert shown.startswith("第 first_frame 列：" + chinese_start), (english, shown)
+    assert "字节，超过图片的上限 1,000 字节" in translated(media_reason("big.png", tmp_path, image_only, 1000))
+
+
+def test_encoding_errors_and_notes_reach_the_window_in_chinese(chinese: None) -> None:
+    with pytest.raises(ImportFileError) as caught:
+        decode_task_text(b"\xef\xbb\xbfok \xff\xfe", "batch.csv")
+    assert translated(str(caught.value)).startswith("batch.csv：以 UTF-8 字节序标记开头，但不是 UTF-8")
+    with pytest.raises(ImportFileError) as caught:
+        decode_task_text(b"model,prompt\n", "batch.csv", encoding="klingon")
+    assert translated(str(caught.value)) == ("batch.csv：未知编码 'klingon'（例如 utf-8、gb18030、shift_jis、big5、"
+                                             "euc_kr）")
+    note = decode_task_text("模型,提示詞\n寫一首詩,春天的早晨\n".encode("big5"), "batch.csv").note
+    assert note is not None and translated(note).startswith("已按 Big5 读取（自动识别）")
+
+
+@pytest.mark.parametrize("kind", sorted(FAULT_KINDS))
+def test_every_storage_fault_reads_in_chinese_on_the_banner(chinese: None, tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "mediaassist.sqlite3"
+    english = fault_message(kind, path, "Input/output error")
+    shown = translated(english)
+    assert str(path) in shown and shown != english
+    assert not re.search(r"\b(?:the|and|move|choose|start|free|queued)\b", shown), shown

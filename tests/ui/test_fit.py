@@ -18,7 +18,8 @@ from mediaassist.ui.fit import ElidedLabel
 ROOT = Path(__file__).resolve().parents[2]
 SCREEN = {"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768,
                        "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}
-EXPECTED = {"first window", "settings", "import preview", "image preview", "video preview", "quit question"}
+EXPECTED = {"first window", "first window, table", "maximized window, table",
+            "settings", "import preview", "image preview", "video preview", "quit question"}
 
 
 @pytest.mark.slow

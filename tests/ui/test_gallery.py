@@ -26,10 +26,17 @@ from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaActions, MediaModel, PreviewDialog
 from mediaassist.ui.opener import open_externally
 
+from ..media_helpers import write_mp4
 from .conftest import api_tasks, wait_until
 from .test_window import App, app, start_app, stop_app  # noqa: F401  (the app fixture)
 
-VIDEO_BYTES = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64
+VIDEO_BYTES = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64  # an MP4's first box, and no video after it
+CLIP_RGB = (200, 40, 40)
+
+
+def near(color: QColor, rgb: tuple[int, int, int], slack: int = 12) -> bool:
+    """H.264 stores YUV 4:2:0: a decoded colour comes back within a few steps of the original."""
+    return all(abs(a - b) <= slack for a, b in zip((color.red(), color.green(), color.blue()), rgb, strict=True))
 
 
 def write_png(path: Path, width: int = 640, height: int = 360, color: str = "#3f51b5") -> Path:
@@ -116,6 +123,40 @@ async def test_an_edited_file_gets_a_new_thumbnail(qtbot: object, tmp_path: Path
 
 
 @pytest.mark.asyncio
+async def test_a_video_thumbnail_is_its_first_frame_with_a_play_mark(qtbot: object, tmp_path: Path,
+                                                                    cache: DiskThumbnails) -> None:
+    clip = write_mp4(tmp_path / "clip.mp4", CLIP_RGB, width=320, height=180)
+    thumb = await cache.thumbnail(clip)
+    assert thumb is not None and (thumb.width(), thumb.height()) == (cache.size, cache.size)
+    assert near(thumb.pixelColor(20, 80), CLIP_RGB)  # the frame, scaled to 160x90 and centred
+    assert thumb.pixelColor(20, 20).alpha() == 0  # above the frame: transparent
+    centre = thumb.pixelColor(80, 80)
+    assert centre.red() > 200 and centre.green() > 200 and centre.blue() > 200  # the white play triangle
+    assert cache.cache_file(clip).exists()
+
+
+@pytest.mark.asyncio
+async def test_a_broken_video_gets_the_video_placeholder_and_the_worker_lives_on(
+        qtbot: object, tmp_path: Path, cache: DiskThumbnails) -> None:
+    truncated = tmp_path / "truncated.mp4"
+    truncated.write_bytes(write_mp4(tmp_path / "whole.mp4", CLIP_RGB).read_bytes()[:300])
+    items = [MediaItem("t1", OUTPUT, "video", name, path=str(tmp_path / name))
+             for name in ("truncated.mp4", "whole.mp4")]
+    (tmp_path / "header-only.mp4").write_bytes(VIDEO_BYTES)
+    items.append(MediaItem("t2", OUTPUT, "video", "header-only.mp4", path=str(tmp_path / "header-only.mp4")))
+    model = MediaModel(cache, cache.size)
+    model.set_items(items)
+    paint_all(model)
+    await wait_until(lambda: not model.loading, timeout=30)
+    pictures = paint_all(model)
+    video = model._placeholder("video").cacheKey()
+    assert pictures[0].cacheKey() == pictures[2].cacheKey() == video
+    assert pictures[1].cacheKey() != video and model.made == 1  # the good clip beside them is shown
+    assert near(pictures[1].toImage().pixelColor(40, 80), CLIP_RGB)
+    model.close()
+
+
+@pytest.mark.asyncio
 async def test_videos_missing_files_and_links_get_placeholders_without_decoding(
         qtbot: object, tmp_path: Path, cache: DiskThumbnails) -> None:
     video = tmp_path / "clip.mp4"
@@ -169,15 +210,24 @@ async def test_preview_scales_an_image_and_offers_the_folder(qtbot: object, tmp_
 
 
 @pytest.mark.asyncio
-async def test_preview_of_a_video_hands_it_to_the_system_player(qtbot: object, tmp_path: Path,
-                                                                cache: DiskThumbnails) -> None:
-    video = tmp_path / "clip.mp4"
-    video.write_bytes(VIDEO_BYTES)
+async def test_preview_of_a_video_shows_its_first_frame_and_hands_it_to_the_system_player(
+        qtbot: object, tmp_path: Path, cache: DiskThumbnails) -> None:
+    video = write_mp4(tmp_path / "clip.mp4", CLIP_RGB, width=320, height=180)
     actions = MediaActions(None, cache)  # type: ignore[arg-type]
     dialog = PreviewDialog(MediaItem("t1", OUTPUT, "video", "clip.mp4", path=str(video)), actions)
-    assert dialog.loaded is None  # nothing is decoded: there is no Qt Multimedia
-    assert "system player" in dialog.note.text()
+    dialog.show()
+    await dialog.loaded
+    assert dialog.image is not None and (dialog.image.width(), dialog.image.height()) == (320, 180)
+    assert near(dialog.image.toImage().pixelColor(160, 90), CLIP_RGB)  # the frame itself, no play mark
+    assert "first frame (320×180 pixels)" in dialog.note.text() and "system player" in dialog.note.text()
     assert dialog.open_button is not None and dialog.open_button.text() == "Open with the system player"
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(VIDEO_BYTES)
+    unplayable = PreviewDialog(MediaItem("t1", OUTPUT, "video", "broken.mp4", path=str(broken)), actions)
+    await unplayable.loaded
+    assert unplayable.image is None and "no frame" in unplayable.note.text()
+    assert "system player" in unplayable.note.text() and unplayable.open_button is not None  # it may manage
+    dialog.close()  # the last (closing a shown window quits an app that has no other)
     gone = PreviewDialog(MediaItem("t1", OUTPUT, "video", "x.mp4", path=str(tmp_path / "x.mp4")), actions)
     assert gone.open_button is None and gone.folder_button is None  # nothing to open
     assert "gone" in gone.note.text()
@@ -227,8 +277,8 @@ def finish_with_outputs(window: object, tmp_path: Path, task_ids: list[str]) -> 
     claimed = {t.task_id: t for t in store.claim("poll:sim-poll", "test", limit=len(task_ids))}
     for task_id in task_ids:
         out = tmp_path / "outputs" / task_id
-        files = [str(write_png(out / "frame.png", 320, 180)), str(out / "clip.mp4")]
-        Path(files[1]).write_bytes(VIDEO_BYTES)
+        out.mkdir(parents=True, exist_ok=True)
+        files = [str(write_png(out / "frame.png", 320, 180)), str(write_mp4(out / "clip.mp4", CLIP_RGB))]
         store.finish_success(claimed[task_id], None, files)
 
 
@@ -252,7 +302,10 @@ async def test_gallery_tab_and_detail_pane_show_inputs_beside_outputs(app: App, 
         ("input", "first_frame", "image"), ("input", "last_frame", "image"),
         ("output", "frame.png", "image"), ("output", "clip.mp4", "video")]
     assert "12 media files of 3 tasks" in window.gallery.summary.text()
+    paint_all(window.gallery.model)
     await wait_until(lambda: window.gallery.model.made >= 2 and not window.gallery.model.loading)
+    clip = window.gallery.model.data(window.gallery.model.index(3), Qt.ItemDataRole.DecorationRole)
+    assert clip.cacheKey() != window.gallery.model._placeholder("video").cacheKey()  # its first frame
     window.gallery.roles.setCurrentIndex(window.gallery.roles.findText("Inputs"))
     await wait_until(lambda: window.gallery.model.rowCount() == 6)
     # The gallery follows the table's filter.

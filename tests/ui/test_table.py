@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.import_dialog import PROMPT_COLUMN
 from mediaassist.ui.main_window import MainWindow
-from mediaassist.ui.task_model import COL, THUMB, TaskFilter, TaskTableModel
+from mediaassist.ui.task_model import COL, THUMB, TaskFilter, TaskTableModel, local_time
 from tests.helpers import write_csv
 
 from .conftest import api_tasks, wait_until
@@ -63,6 +64,15 @@ def test_cells_show_reason_badge_lane_attempts_and_local_time(qtbot, store: Stor
     model.mark_dirty(range(1, 5))
     model.flush()
     assert cell(model, "t00000", "attempt") == "2"
+
+
+def test_created_times_are_short_enough_for_a_narrow_column() -> None:
+    now = datetime.now()
+    assert local_time(now.replace(hour=12, minute=0, second=0).timestamp()) == "12:00:00"  # today: the time
+    other_day = now.replace(month=1, day=1) if (now.month, now.day) != (1, 1) else now.replace(month=12, day=31)
+    expected = other_day.replace(hour=9, minute=5).strftime("%m-%d 09:05")
+    assert local_time(other_day.replace(hour=9, minute=5).timestamp()) == expected  # this year: month-day time
+    assert local_time(datetime(now.year - 1, 3, 4, 5, 6).timestamp()) == f"{now.year - 1}-03-04"
 
 
 def test_prompt_comes_before_ids_and_the_result_column_previews_text(qtbot, store: Store) -> None:
@@ -125,19 +135,23 @@ async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -
 @pytest.mark.asyncio
 async def test_column_chooser_is_remembered_but_never_written_by_a_demo(running: App, ui_settings: QSettings) -> None:
     window = running.window
-    assert window.table.isColumnHidden(COL["heartbeat"]) and not window.table.isColumnHidden(COL["batch"])
+    # ids are a column chooser away by default (the default set fits a laptop: tests/ui/test_fit.py)
+    assert window.table.isColumnHidden(COL["heartbeat"]) and window.table.isColumnHidden(COL["batch"])
+    assert not window.table.isColumnHidden(COL["prompt"])
     labels = {a.text(): a.isChecked() for a in window.column_chooser().actions()}
-    assert labels["Batch"] and not labels["Heartbeat age"]
-    window.set_column_shown(COL["batch"], False)
+    assert labels["Prompt"] and not labels["Batch"] and not labels["Heartbeat age"]
+    window.set_column_shown(COL["batch"], True)
     window.set_column_shown(COL["heartbeat"], True)
+    window.set_column_shown(COL["model"], False)
     # the next window (as at the next start) reads the choice back
     again = MainWindow(window.rt, ui_settings, window.translations, use_tray=False)
     try:
-        assert again.table.isColumnHidden(COL["batch"]) and not again.table.isColumnHidden(COL["heartbeat"])
+        assert not again.table.isColumnHidden(COL["batch"]) and not again.table.isColumnHidden(COL["heartbeat"])
+        assert again.table.isColumnHidden(COL["model"])
         again.demo = True  # what --demo sets: the operator's settings stay as they were
-        again.set_column_shown(COL["batch"], True)
-        assert not again.table.isColumnHidden(COL["batch"])
-        assert "batch" in ui_settings.value("window/hidden_columns")
+        again.set_column_shown(COL["model"], True)
+        assert not again.table.isColumnHidden(COL["model"])
+        assert "model" in ui_settings.value("window/hidden_columns")
     finally:
         again.shutdown()
         again.close_for_good()

@@ -368,6 +368,162 @@
       <translation>{path}：未知模型 {model}（{known}）</translation>
     </message>
     <message>
+      <source>{path}: a TXT file holds only prompts; name the model (--model NAME)</source>
+      <translation>{path}：TXT 文件只含提示词；请指定模型（--model 名称）</translation>
+    </message>
+    <message>
+      <source>{path}: no model given; add a 'model' column or name a default model (--model NAME)</source>
+      <translation>{path}：未指定模型；请添加 'model' 列，或指定默认模型（--model 名称）</translation>
+    </message>
+    <message>
+      <source>{path}: old .xls workbooks are not supported; save it as .xlsx or CSV</source>
+      <translation>{path}：不支持旧的 .xls 工作簿；请另存为 .xlsx 或 CSV</translation>
+    </message>
+    <message>
+      <source>{path}: unsupported file type {suffix} (supported: {formats})</source>
+      <translation>{path}：不支持的文件类型 {suffix}（支持：{formats}）</translation>
+    </message>
+    <message>
+      <source>{path}: cannot read the file ({reason})</source>
+      <translation>{path}：无法读取文件（{reason}）</translation>
+    </message>
+    <message>
+      <source>{path}: not readable as text (it holds NUL bytes); save it as UTF-8</source>
+      <translation>{path}：无法作为文本读取（含 NUL 字节）；请另存为 UTF-8</translation>
+    </message>
+    <message>
+      <source>{path}: not a valid CSV file (line {line}: {detail})</source>
+      <translation>{path}：不是有效的 CSV 文件（第 {line} 行：{detail}）</translation>
+    </message>
+    <message>
+      <source>{path}: not a readable XLSX workbook ({detail})</source>
+      <translation>{path}：不是可读取的 XLSX 工作簿（{detail}）</translation>
+    </message>
+    <message>
+      <source>{path}: column {column} appears more than once in the header</source>
+      <translation>{path}：表头中 {column} 列出现了不止一次</translation>
+    </message>
+    <message>
+      <source>{path}: not valid JSON ({detail})</source>
+      <translation>{path}：不是有效的 JSON（{detail}）</translation>
+    </message>
+    <message>
+      <source>{path}: JSON nested too deeply to be a task list</source>
+      <translation>{path}：JSON 嵌套过深，不是任务列表</translation>
+    </message>
+    <message>
+      <source>{path}: JSON must be a list of objects, one per task</source>
+      <translation>{path}：JSON 必须是对象列表，每个任务一个对象</translation>
+    </message>
+    <message>
+      <source>{path}: JSONL must hold one JSON object per line</source>
+      <translation>{path}：JSONL 每行必须是一个 JSON 对象</translation>
+    </message>
+    <message>
+      <source>ignored unknown column(s): {columns} (known: {known})</source>
+      <translation>已忽略未知列：{columns}（已知列：{known}）</translation>
+    </message>
+    <message>
+      <source>task_id is {n} characters long (at most {limit})</source>
+      <translation>task_id 长 {n} 个字符（最多 {limit} 个）</translation>
+    </message>
+    <message>
+      <source>priority {value} is out of range ({low}..{high})</source>
+      <translation>优先级 {value} 超出范围（{low}..{high}）</translation>
+    </message>
+    <message>
+      <source>account {account} given for {kind} model {model} (only web models run on an account)</source>
+      <translation>为 {kind} 模型 {model} 指定了账号 {account}（只有网页模型使用账号）</translation>
+    </message>
+    <message>
+      <source>account {account} is not configured, but {runs_on}</source>
+      <translation>账号 {account} 未配置；{runs_on}</translation>
+    </message>
+    <message>
+      <source>account {account} belongs to site {other}, but {runs_on}</source>
+      <translation>账号 {account} 属于站点 {other}；{runs_on}</translation>
+    </message>
+    <message>
+      <source>model {model} runs on site {site} (accounts: {accounts})</source>
+      <translation>模型 {model} 运行在站点 {site}（账号：{accounts}）</translation>
+    </message>
+    <message>
+      <source>{path}: starts with a UTF-8 byte-order mark but is not UTF-8 (invalid byte at offset {offset} after the mark); save it as UTF-8 again, or name its encoding with --encoding</source>
+      <translation>{path}：以 UTF-8 字节序标记开头，但不是 UTF-8（标记后偏移 {offset} 处有无效字节）；请重新另存为 UTF-8，或用 --encoding 指定编码</translation>
+    </message>
+    <message>
+      <source>{path}: unknown encoding {encoding} (e.g. utf-8, gb18030, shift_jis, big5, euc_kr)</source>
+      <translation>{path}：未知编码 {encoding}（例如 utf-8、gb18030、shift_jis、big5、euc_kr）</translation>
+    </message>
+    <message>
+      <source>{path}: not valid {encoding} (byte offset {offset}: {reason}); check --encoding, or save the file as UTF-8</source>
+      <translation>{path}：不是有效的 {encoding}（字节偏移 {offset}：{reason}）；请检查 --encoding，或将文件另存为 UTF-8</translation>
+    </message>
+    <message>
+      <source>read as {encoding} (detected); name another with --encoding if that is wrong</source>
+      <translation>已按 {encoding} 读取（自动识别）；如有误，请用 --encoding 指定其他编码</translation>
+    </message>
+    <message>
+      <source>{path}: not UTF-8, and could be {encodings}; name the encoding with --encoding (e.g. --encoding gb18030), or save the file as UTF-8</source>
+      <translation>{path}：不是 UTF-8，可能是 {encodings}；请用 --encoding 指定编码（例如 --encoding gb18030），或将文件另存为 UTF-8</translation>
+    </message>
+    <message>
+      <source>{path}: not readable as text (not UTF-8, and not clearly GB18030, Shift-JIS, Big5 or EUC-KR); save it as UTF-8, or name its encoding with --encoding</source>
+      <translation>{path}：无法作为文本读取（不是 UTF-8，也无法确定是 GB18030、Shift-JIS、Big5 或 EUC-KR）；请另存为 UTF-8，或用 --encoding 指定编码</translation>
+    </message>
+    <message>
+      <source>must be a file path or URL, not {type}</source>
+      <translation>必须是文件路径或 URL，而不是 {type}</translation>
+    </message>
+    <message>
+      <source>several files given ({separator}) but {input} takes one</source>
+      <translation>给出了多个文件（{separator}），但 {input} 只接受一个</translation>
+    </message>
+    <message>
+      <source>an empty file name between '{separator}' separators</source>
+      <translation>'{separator}' 分隔符之间有空文件名</translation>
+    </message>
+    <message>
+      <source>{url} is not a valid URL</source>
+      <translation>{url} 不是有效的 URL</translation>
+    </message>
+    <message>
+      <source>{url} is not a valid http(s) URL</source>
+      <translation>{url} 不是有效的 http(s) URL</translation>
+    </message>
+    <message>
+      <source>{url} looks like {media} by its name, but {input} takes {kinds}</source>
+      <translation>{url} 从名称看是{media}，但 {input} 只接受{kinds}</translation>
+    </message>
+    <message>
+      <source>{path} is a folder</source>
+      <translation>{path} 是文件夹</translation>
+    </message>
+    <message>
+      <source>{path} is not a regular file</source>
+      <translation>{path} 不是普通文件</translation>
+    </message>
+    <message>
+      <source>{name} is not {kinds} file by its content (known: PNG, JPEG, GIF, WEBP, BMP, MP4, MOV, WEBM, MKV, MP3, WAV, M4A, AAC, OGG, FLAC)</source>
+      <translation>{name} 从内容看不是{kinds}文件（已知格式：PNG、JPEG、GIF、WEBP、BMP、MP4、MOV、WEBM、MKV、MP3、WAV、M4A、AAC、OGG、FLAC）</translation>
+    </message>
+    <message>
+      <source>{name} is {media} ({mime}), but {input} takes {kinds}</source>
+      <translation>{name} 是{media}（{mime}），但 {input} 只接受{kinds}</translation>
+    </message>
+    <message>
+      <source>{name} is {size}, over the {limit} limit for {media}</source>
+      <translation>{name} 大小为 {size}，超过{media}的上限 {limit}</translation>
+    </message>
+    <message>
+      <source>{n} bytes</source>
+      <translation>{n} 字节</translation>
+    </message>
+    <message>
+      <source>{size} MiB ({n} bytes)</source>
+      <translation>{size} MiB（{n} 字节）</translation>
+    </message>
+    <message>
       <source>no Chromium executable found ({detail}); set app.chromium_path</source>
       <translation>找不到 Chromium 可执行文件（{detail}）；请设置 app.chromium_path</translation>
     </message>
@@ -744,6 +900,50 @@
       <translation>{service} 作业 {remote_id} 已完成，但没有结果 URL</translation>
     </message>
     <message>
+      <source>disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued and running tasks stay queued and resume when there is room</source>
+      <translation>磁盘已满：{folder} 的可用空间为 {free}（写入 {path} 时{reason}）；请释放一些空间——排队和运行中的任务会保留在队列中，有空间后继续</translation>
+    </message>
+    <message>
+      <source>cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both writable by you (e.g. chmod u+w), or choose another --data-dir</source>
+      <translation>无法写入 {path}（{reason}）：文件或其所在文件夹是只读的或不属于你；请让两者对你可写（例如 chmod u+w），或选择另一个 --data-dir</translation>
+    </message>
+    <message>
+      <source>{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start with an empty queue, or restore a backup</source>
+      <translation>{path} 已损坏（{reason}）；请把它连同 -wal 和 -shm 文件一起移走，以空队列重新开始，或恢复备份</translation>
+    </message>
+    <message>
+      <source>{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir</source>
+      <translation>{path} 不是 mediaassist 数据库（{reason}）；请把它移走，或选择另一个 --data-dir</translation>
+    </message>
+    <message>
+      <source>{path} stays locked by another process ({reason} for {seconds} s): a mediaassist process that is stopped (Ctrl-Z, a debugger) or hung holds its write lock; resume or end it -- queued and running tasks stay queued and go on once the lock is free</source>
+      <translation>{path} 一直被另一个进程锁定（{reason}，已 {seconds} 秒）：某个已暂停（Ctrl-Z、调试器）或卡住的 mediaassist 进程持有写锁；请让它继续或结束它——排队和运行中的任务会保留在队列中，锁释放后继续</translation>
+    </message>
+    <message>
+      <source>{path} was {reason} while in use; nothing more was written to it. Put the file back (or move the new one aside), then start again</source>
+      <translation>{path} 在使用中被{reason}；之后没有再写入。请把文件放回（或把新文件移走），然后重新启动</translation>
+    </message>
+    <message>
+      <source>cannot read or write {path} ({reason}); check the disk and the file, then start again</source>
+      <translation>无法读写 {path}（{reason}）；请检查磁盘和文件，然后重新启动</translation>
+    </message>
+    <message>
+      <source>an image</source>
+      <translation>图片</translation>
+    </message>
+    <message>
+      <source>a video</source>
+      <translation>视频</translation>
+    </message>
+    <message>
+      <source>an audio file</source>
+      <translation>音频</translation>
+    </message>
+    <message>
+      <source> or </source>
+      <translation>或</translation>
+    </message>
+    <message>
       <source>; </source>
       <translation>；</translation>
     </message>
@@ -790,6 +990,10 @@
     <message>
       <source>Open with the system viewer</source>
       <translation>用系统查看器打开</translation>
+    </message>
+    <message>
+      <source>Videos and sounds play in the system player: this build has no Qt Multimedia (PySide6-Essentials).</source>
+      <translation>视频和音频用系统播放器播放：此版本不含 Qt Multimedia（PySide6-Essentials）。</translation>
     </message>
     <message>
       <source>Cannot open</source>
@@ -848,8 +1052,8 @@
       <translation>当前视图 {tasks} 个任务中的 {n} 个媒体文件</translation>
     </message>
     <message>
-      <source>This file cannot be shown as an image.</source>
-      <translation>该文件无法作为图片显示。</translation>
+      <source>{w}×{h} pixels</source>
+      <translation>{w}×{h} 像素</translation>
     </message>
     <message>
       <source>Reading the media of {n} tasks…</source>
@@ -864,20 +1068,24 @@
       <translation>正在加载…</translation>
     </message>
     <message>
-      <source>Videos and sounds play in the system player: this build has no Qt Multimedia (PySide6-Essentials).</source>
-      <translation>视频和音频用系统播放器播放：此版本不含 Qt Multimedia（PySide6-Essentials）。</translation>
-    </message>
-    <message>
-      <source>{w}×{h} pixels</source>
-      <translation>{w}×{h} 像素</translation>
-    </message>
-    <message>
       <source>The file is gone: {path}</source>
       <translation>文件已不存在：{path}</translation>
     </message>
     <message>
       <source>showing the first {n}</source>
       <translation>仅显示前 {n} 个</translation>
+    </message>
+    <message>
+      <source>The first frame ({size}). {player}</source>
+      <translation>第一帧（{size}）。{player}</translation>
+    </message>
+    <message>
+      <source>This file cannot be shown as an image.</source>
+      <translation>该文件无法作为图片显示。</translation>
+    </message>
+    <message>
+      <source>This video has no frame that can be shown.</source>
+      <translation>此视频没有可显示的画面。</translation>
     </message>
     <message>
       <source>(from the file)</source>
