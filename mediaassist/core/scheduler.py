@@ -37,7 +37,7 @@ from typing import Any
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
-from mediaassist.core.lane_api import Provider, StopReason, TaskContext, TaskResult
+from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.location import host_id
 from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
@@ -112,6 +112,11 @@ class Lane:
     @property
     def resting(self) -> bool:
         return time.monotonic() < self.resting_until
+
+    def account_notes(self) -> list[str]:
+        """What the lane's provider found about its account when it started (a poll lane's
+        pre-flight: balance, tasks running, the concurrent limit, warnings); none for others."""
+        return list(self.provider.preflight_lines) if isinstance(self.provider, AccountChecked) else []
 
 
 class Scheduler:
