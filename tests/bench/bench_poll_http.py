@@ -33,6 +33,7 @@ from mediaassist.providers.poll.lean_http import LeanClient
 PATH = "/task/openapi/status"
 BODY = {"apiKey": DEMO_API_KEY, "taskId": "1900000000000000000"}
 HEADERS = {"Authorization": f"Bearer {DEMO_API_KEY}"}
+POLLS_PER_S = 20  # 100 tasks polled every 5 s
 Send = Callable[[], Awaitable[int]]
 
 
@@ -109,8 +110,10 @@ def main() -> None:
               "at 20 polls/s (100 tasks / 5 s): % of one core")
         for concurrency in args.concurrency:
             ms = asyncio.run(_measure(url, args.requests, concurrency, args.rounds))
-            share = "  ".join(f"{name} {ms[name] * 20 / 10:.2f} %" for name in ms)
-            print(f"{concurrency:>11} {ms['httpx']:>9.3f} {ms['httpcore']:>9.3f} {ms['lean_http']:>9.3f}        {share}")
+            # ms of CPU per request x requests per second / 1000 ms = the share of one core
+            share = "  ".join(f"{name} {100 * ms[name] * POLLS_PER_S / 1000:.2f} %" for name in ms)
+            figures = " ".join(f"{ms[name]:>9.3f}" for name in ("httpx", "httpcore", "lean_http"))
+            print(f"{concurrency:>11} {figures}        {share}")
     finally:
         server.terminate()
         server.wait()
