@@ -13,7 +13,7 @@ from another process); the full steps run only when it finds something. Assign r
 something changed: a finished attempt or an operator's action wakes the loop at once (so a
 freed slot is refilled at once), and a timer covers what no event announces -- the sweep
 (``queue_check_interval_s``, the safety net: work enqueued by another process), the next
-retry coming due and a lane's rest ending. A lane whose slots are all taken costs nothing.
+retry coming due and a lane's rest ending. A lane whose slots are all taken costs only the check.
 
 Several processes may share one store (the window and a ``run``, or two ``run`` processes): a lane's
 limit is held by the claim itself (it counts the running rows of every process), and tasks left running
