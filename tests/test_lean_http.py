@@ -1,12 +1,16 @@
-"""The poll lane's lean HTTP client against a scripted asyncio server on 127.0.0.1 (port 0)."""
+"""The poll lane's lean HTTP client against a scripted asyncio server on 127.0.0.1 (port 0), in
+plain HTTP and over real TLS (a throw-away CA and certificate from ``trustme``)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+import ssl
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
+import trustme
 
 from mediaassist.providers.poll.lean_http import LeanClient, LeanHTTPError
 
@@ -14,8 +18,10 @@ Reply = Callable[[bytes], bytes | None]  # request bytes → raw reply (None: cl
 
 
 @asynccontextmanager
-async def scripted(*replies: Reply) -> AsyncIterator[tuple[str, list[bytes], list[int]]]:
-    """Answers the n-th request with ``replies[n]``; yields (base URL, requests, connections seen)."""
+async def scripted(*replies: Reply, tls: ssl.SSLContext | None = None,
+                   ) -> AsyncIterator[tuple[str, list[bytes], list[int]]]:
+    """Answers the n-th request with ``replies[n]``; yields (base URL, requests, connections seen).
+    With ``tls`` the server speaks HTTPS with that context."""
     requests: list[bytes] = []
     connections: list[int] = []
     script = list(replies)
@@ -40,10 +46,10 @@ async def scripted(*replies: Reply) -> AsyncIterator[tuple[str, list[bytes], lis
         finally:
             writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=tls)
     port = server.sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}/v1", requests, connections
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}/v1", requests, connections
     finally:
         server.close()
         await server.wait_closed()
@@ -113,3 +119,56 @@ async def test_nothing_is_sent_for_a_header_with_a_line_break_or_to_a_closed_por
     with pytest.raises(LeanHTTPError, match="cannot connect") as caught:
         await LeanClient(url).request("GET", "/x")
     assert not caught.value.sent
+
+
+@pytest.fixture
+def authority() -> trustme.CA:
+    return trustme.CA()
+
+
+def server_tls(authority: trustme.CA, *names: str) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert(*names).configure_cert(context)
+    return context
+
+
+@pytest.fixture
+def trusted(authority: trustme.CA, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The client trusts the test CA the way an operator adds a corporate CA: SSL_CERT_FILE."""
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    yield
+
+
+CHUNKED = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+           b"8\r\n{\"state\"\r\n9\r\n: \"done\"}\r\n0\r\n\r\n")
+
+
+@pytest.mark.asyncio
+async def test_over_tls_keeps_the_connection_and_reads_chunked_bodies(authority: trustme.CA, trusted: None) -> None:
+    async with scripted(ok(b'{"n": 1}'), lambda _: CHUNKED, tls=server_tls(authority, "127.0.0.1")) as (
+            url, requests, connections):
+        client = LeanClient(url)
+        first = await client.request("POST", "/status", json_body={"taskId": "7"})
+        second = await client.request("GET", "/videos/7")
+        await client.aclose()
+    assert url.startswith("https://")
+    assert (first.json(), second.json()) == ({"n": 1}, {"state": "done"})
+    assert requests[0].startswith(b"POST /v1/status HTTP/1.1\r\n") and connections == [0]
+
+
+@pytest.mark.asyncio
+async def test_an_untrusted_certificate_is_refused_before_anything_is_sent(authority: trustme.CA) -> None:
+    async with scripted(ok(b"{}"), tls=server_tls(authority, "127.0.0.1")) as (url, requests, _connections):
+        with pytest.raises(LeanHTTPError, match="SSLCertVerificationError: cannot connect") as caught:
+            await LeanClient(url).request("GET", "/x")
+    assert not caught.value.sent and requests == []
+
+
+@pytest.mark.asyncio
+async def test_a_certificate_for_another_host_is_refused(authority: trustme.CA, trusted: None) -> None:
+    async with scripted(ok(b"{}"), tls=server_tls(authority, "gateway.example.com")) as (url, requests, _conns):
+        with pytest.raises(LeanHTTPError, match="SSLCertVerificationError: cannot connect") as caught:
+            await LeanClient(url).request("GET", "/x")
+    assert not caught.value.sent and requests == []

@@ -297,3 +297,36 @@ async def test_stop_right_after_a_claim_does_not_wait_for_the_work(store: Store,
     sched.assign()  # claimed; the attempts' first steps have not run yet
     await asyncio.wait_for(sched.stop(), 5)
     assert [(t.state, t.attempt) for t in store.tasks(["b"])] == [("pending", 1)] * 2
+
+
+@pytest.mark.asyncio
+async def test_a_lane_with_every_slot_taken_is_not_asked_to_claim_until_one_frees(
+        store: Store, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Assign runs when something changed, not on every quarter-second check: with the poll
+    lane full and nothing ending, the store sees no claim for it; work enqueued meanwhile without
+    a wake (as another process would) is taken once a slot frees."""
+    clock = Clock(speed=20)  # the check every 0.05 s real, the sweep (5 s nominal) every 0.25 s
+    claims: list[str] = []
+    real_claim = store.claim
+    monkeypatch.setattr(store, "claim", lambda route, *a, **k: claims.append(route) or real_claim(route, *a, **k))
+    store.enqueue("b", _tasks("video", "poll", "poll:sim-poll", 4, "v", sim_duration_s=40))
+    sched = _scheduler(store, data_dir, clock)
+    await sched.start()
+    try:
+        await _until(lambda: len(sched.lanes["poll:sim-poll"].active) == 4)
+        claimed_when_full = claims.count("poll:sim-poll")
+        await asyncio.sleep(clock.real(20))  # 20 nominal s: ~80 checks, 4 sweeps, no finish
+        assert claims.count("poll:sim-poll") == claimed_when_full
+        store.enqueue("c", _tasks("video", "poll", "poll:sim-poll", 1, "late", sim_duration_s=1))  # no wake
+        await _until(lambda: store.get("late000").state != "pending", timeout=clock.real(60) + 5)
+        assert store.get("late000").started_at >= min(t.finished_at or 0 for t in store.tasks(["b"])
+                                                      if t.finished_at) - 0.01
+    finally:
+        await sched.stop()
+
+
+async def _until(predicate, timeout: float = 20.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.01)

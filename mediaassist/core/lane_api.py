@@ -18,7 +18,7 @@ import enum
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import ModelConfig
@@ -107,3 +107,11 @@ class Provider(Protocol):
     async def close(self) -> None: ...
 
     async def run(self, ctx: TaskContext) -> TaskResult: ...
+
+
+@runtime_checkable
+class AccountChecked(Protocol):
+    """A provider that looks at its account when it starts (the poll lane's pre-flight): the
+    lines it found, in English like every core text (warnings start with "warning:")."""
+
+    preflight_lines: list[str]

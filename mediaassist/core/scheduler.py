@@ -1,6 +1,6 @@
 """The lane scheduler: concurrency set by what each provider can bear, not by a thread count.
 
-One loop on the app's event loop (no threads). Each pass does, in order:
+One loop on the app's event loop (no threads). It does, in order:
 
 1. **reap** -- running rows whose heartbeat is older than 90 s fail as ``stalled`` (and retry);
 2. **cancel** -- running tasks the operator flagged get their work cancelled;
@@ -8,8 +8,12 @@ One loop on the app's event loop (no threads). Each pass does, in order:
    slots atomically claims due tasks from the head of its queue (the row is ``running`` before
    the work starts) and starts one attempt per task.
 
-A finished attempt frees its slot and wakes the loop at once, so a waiting task never waits
-for the next sweep; the sweep (``queue_check_interval_s``) is only the safety net.
+Reap and cancel are one cheap query every quarter second while work runs (the flags may come
+from another process); the full steps run only when it finds something. Assign runs when
+something changed: a finished attempt or an operator's action wakes the loop at once (so a
+freed slot is refilled at once), and a timer covers what no event announces -- the sweep
+(``queue_check_interval_s``, the safety net: work enqueued by another process), the next
+retry coming due and a lane's rest ending. A lane whose slots are all taken costs only the check.
 
 Several processes may share one store (the window and a ``run``, or two ``run`` processes): a lane's
 limit is held by the claim itself (it counts the running rows of every process), and tasks left running
@@ -33,7 +37,7 @@ from typing import Any
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
-from mediaassist.core.lane_api import Provider, StopReason, TaskContext, TaskResult
+from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.location import host_id
 from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
@@ -45,7 +49,7 @@ log = logging.getLogger("mediaassist.scheduler")
 HEARTBEAT_S = 15.0
 STALL_S = 90.0
 DEFAULT_SWEEP_S = 5.0
-CHECK_EVERY_S = 0.25  # real seconds between reap/cancel checks (less at high --speed)
+CHECK_EVERY_S = 0.25  # real seconds between looks for cancel flags and stalled rows (less at high --speed)
 DEAD_OWNER_CHECK_S = 2.0  # real seconds between looks for rows of processes that died
 FAULT_PROBE_S = 5.0  # real seconds between checks whether a storage fault has cleared
 # A web account is one logged-in browser session: the site errors (or silently mixes up the
@@ -108,6 +112,11 @@ class Lane:
     @property
     def resting(self) -> bool:
         return time.monotonic() < self.resting_until
+
+    def account_notes(self) -> list[str]:
+        """What the lane's provider found about its account when it started (a poll lane's
+        pre-flight: balance, tasks running, the concurrent limit, warnings); none for others."""
+        return list(self.provider.preflight_lines) if isinstance(self.provider, AccountChecked) else []
 
 
 class Scheduler:
@@ -235,38 +244,56 @@ class Scheduler:
 
     # --- the loop --------------------------------------------------------------------------
     async def _run_loop(self) -> None:
-        next_check = next_dead_check = next_probe = 0.0
+        next_check = next_dead_check = next_probe = next_assign = 0.0
         while not self._stopping:
+            changed = self._wake.is_set()
             self._wake.clear()
             now = time.monotonic()
             try:
+                if self.fault is not None and now >= next_probe:
+                    next_probe = now + FAULT_PROBE_S
+                    self._probe_fault()
+                    changed = True  # usable again: take work at once
                 if self.fault is not None:
-                    if now >= next_probe:
-                        next_probe = now + FAULT_PROBE_S
-                        self._probe_fault()
+                    timeout = max(0.0, next_probe - now)
                 else:
-                    # Reaping and cancel flags need seconds, not every pass: a busy lane wakes
-                    # the loop once per finished task, and these queries would double its cost.
+                    # Cancel flags and stalls are looked for on a timer, not every wake: a busy
+                    # lane wakes the loop once per finished task.
                     if now >= next_check:
-                        next_check = now + min(CHECK_EVERY_S, self.clock.real(1.0))
-                        self.reap_stalled()
-                        self.honour_cancels()
+                        next_check = now + self._check_every()
+                        changed = self._check_running() or changed
                     if now >= next_dead_check:
                         next_dead_check = now + DEAD_OWNER_CHECK_S
-                        self.recover_dead_owners()
-                    self.assign()
-                timeout = self._idle_timeout()
+                        changed = self.recover_dead_owners() > 0 or changed
+                    if changed or now >= next_assign:
+                        self.assign()
+                        next_assign = now + self._assign_timeout()
+                    timeout = self._idle_timeout(next_assign - now)
             except StorageFault as fault:
                 self._on_fault(fault)
                 timeout = FAULT_PROBE_S
             except Exception:
                 log.exception("scheduler pass failed; retrying at the next sweep")
                 timeout = self.clock.real(DEFAULT_SWEEP_S)
+                next_assign = 0.0
             try:
                 async with asyncio.timeout(timeout):
                     await self._wake.wait()
             except TimeoutError:
                 pass
+
+    def _check_every(self) -> float:
+        return min(CHECK_EVERY_S, self.clock.real(1.0))
+
+    def _check_running(self) -> bool:
+        """Reap and honour cancels, each only when the one cheap query says there is work for
+        it. True when it found some (a reaped row's retry changes what assign may take)."""
+        flagged, any_stalled = self.store.running_needing_attention(self.clock.ago(STALL_S))
+        if any_stalled:
+            self.reap_stalled()
+        if flagged:
+            self.honour_cancels()
+        return any_stalled or bool(flagged)
 
     # --- storage faults --------------------------------------------------------------------
     def _release_unreleased(self) -> None:
@@ -304,10 +331,22 @@ class Scheduler:
         for callback in self._fault_listeners:
             callback(None)
 
-    def _idle_timeout(self) -> float:
-        if self._any_active():  # a second (nominal) keeps reaping, cancels and retries timely
-            return min(CHECK_EVERY_S, self.clock.real(1.0))
+    def _idle_timeout(self, until_assign: float) -> float:
+        if self._any_active():  # a second (nominal) at most keeps reaping and cancels timely
+            return max(0.0, min(until_assign, self._check_every()))
+        return max(0.0, until_assign)
+
+    def _assign_timeout(self) -> float:
+        """Real seconds until assign must look again though nothing woke the loop: the sweep, or
+        sooner the next retry coming due or a lane's rest ending -- when a lane could take it."""
         timeout = self.clock.real(min((lane.sweep_s for lane in self.lanes.values()), default=DEFAULT_SWEEP_S))
+        open_lanes = [lane for lane in self.lanes.values() if lane.free > 0]
+        if not open_lanes:
+            return timeout  # all slots taken: a finish wakes the loop
+        now = time.monotonic()
+        for lane in open_lanes:
+            if lane.resting_until > now:
+                timeout = min(timeout, lane.resting_until - now + 0.001)
         due = self.store.next_due()
         if due is not None:
             timeout = min(timeout, max(0.0, due - self.store.now()) + 0.001)

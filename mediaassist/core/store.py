@@ -776,6 +776,18 @@ class Store:
             Task.update(uploads=text).where(Task.task_id == task.task_id).execute()
         task.uploads = text
 
+    def running_needing_attention(self, stall_cutoff: float) -> tuple[set[str], bool]:
+        """The running rows flagged for cancel (their ids) and whether any running row's heartbeat
+        is older than ``stall_cutoff``: the scheduler's frequent check, one indexed query that
+        reads only the running rows (plain SQL: peewee's query building would cost more)."""
+        mark = self.db.param
+        rows = self.db.execute_sql(
+            f'SELECT task_id, cancel_requested, heartbeat_at < {mark} FROM "task" WHERE state = {mark} '
+            f'AND (cancel_requested = {mark} OR heartbeat_at < {mark})',
+            (stall_cutoff, RUNNING, True, stall_cutoff)).fetchall()
+        flagged = {task_id for task_id, cancel_requested, _stalled in rows if cancel_requested}
+        return flagged, any(stalled for _id, _flag, stalled in rows)
+
     def cancel_requested_among(self, task_ids: Iterable[str]) -> set[str]:
         ids = list(task_ids)
         found: set[str] = set()

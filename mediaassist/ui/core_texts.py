@@ -42,6 +42,16 @@ TEMPLATES = (
     tr_noop("input file {path} changed since import (size/hash differ); import the task again to send the new file"),
     tr_noop("simulated failure"),
     tr_noop("lane paused ({reason}); waits at the head of the queue until it is resumed"),
+    # poll lane: the account check at lane start (the window's lane row shows it)
+    tr_noop("account: {plan}, balance {balance} {currency}, {running} task(s) running"),
+    tr_noop("queue: the key runs {limit} task(s) at once"),
+    tr_noop("warning: max_polling_tasks = {polled} is above what the account runs at once ({limit}); "
+            "the rest wait in RunningHub's queue or get 421"),
+    tr_noop("warning: max_polling_tasks = {polled} is above the {limit} jobs {service} runs at once; "
+            "the rest are refused with 429 and wait"),
+    tr_noop("warning: accountStatus answered {code} {message}"),
+    tr_noop("warning: account check failed: {reason}"),
+    tr_noop("warning: account check gave no answer in {seconds} s"),
     # API lane
     tr_noop("no API key for provider {provider} (set {where}, the OS keyring or api_key)"),
     tr_noop("environment variable {name}"),

@@ -96,7 +96,13 @@ class LaneRow:
             self.gauge.setFormat(tr("running %v/%m"))
             text = tr("pending {pending} · done {done} · failed {failed}")
         self.counts.setText(text.format(pending=gauge.pending, done=gauge.done, failed=gauge.failed))
-        self.status.setText(translated(blocked or ""))
+        lines = self.lane.account_notes()
+        warnings = [translated(line) for line in lines if line.startswith("warning:")]
+        # A blocked lane's reason matters most; else the account check's first warning.
+        self.status.setText(translated(blocked) if blocked else (warnings[0] if warnings else ""))
+        account = "\n".join([self.lane.name, *map(translated, lines)])
+        self.name.setToolTip(account)
+        self.gauge.setToolTip(account)
         self.button.setText(tr("Resume") if paused else tr("Pause"))
 
 

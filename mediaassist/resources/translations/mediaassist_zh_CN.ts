@@ -144,6 +144,34 @@
       <translation>通道已暂停（{reason}）；在队首等待，直到通道恢复</translation>
     </message>
     <message>
+      <source>account: {plan}, balance {balance} {currency}, {running} task(s) running</source>
+      <translation>账户：{plan}，余额 {balance} {currency}，正在运行 {running} 个任务</translation>
+    </message>
+    <message>
+      <source>queue: the key runs {limit} task(s) at once</source>
+      <translation>队列：此密钥可同时运行 {limit} 个任务</translation>
+    </message>
+    <message>
+      <source>warning: max_polling_tasks = {polled} is above what the account runs at once ({limit}); the rest wait in RunningHub's queue or get 421</source>
+      <translation>警告：max_polling_tasks = {polled} 超过账户可同时运行的任务数（{limit}）；其余任务将在 RunningHub 队列中等待或收到 421</translation>
+    </message>
+    <message>
+      <source>warning: max_polling_tasks = {polled} is above the {limit} jobs {service} runs at once; the rest are refused with 429 and wait</source>
+      <translation>警告：max_polling_tasks = {polled} 超过 {service} 可同时运行的 {limit} 个作业；其余任务会被 429 拒绝并等待</translation>
+    </message>
+    <message>
+      <source>warning: accountStatus answered {code} {message}</source>
+      <translation>警告：accountStatus 返回 {code} {message}</translation>
+    </message>
+    <message>
+      <source>warning: account check failed: {reason}</source>
+      <translation>警告：账户检查失败：{reason}</translation>
+    </message>
+    <message>
+      <source>warning: account check gave no answer in {seconds} s</source>
+      <translation>警告：账户检查在 {seconds} 秒内没有应答</translation>
+    </message>
+    <message>
       <source>no API key for provider {provider} (set {where}, the OS keyring or api_key)</source>
       <translation>服务 {provider} 没有 API 密钥（请设置 {where}、系统密钥环或 api_key）</translation>
     </message>
