@@ -139,6 +139,8 @@ class TaskTableModel(QAbstractTableModel):
         self.filter = TaskFilter()
         self._wanted_filter = self.filter  # the newest search asked for (off the loop)
         self.order = TaskOrder()
+        self._wanted_order = self.order  # the newest header click (its keys are read off the loop)
+        self.sorting: asyncio.Future[None] | None = None  # the read of the newest click, if any
         self.thumbnails = ThumbnailCache(THUMB, self)
         self.thumbnails.ready.connect(self._thumbnail_ready)
         self._thumb_rows: dict[str, int] = {}  # path -> seq of the row that asked for it
@@ -197,9 +199,15 @@ class TaskTableModel(QAbstractTableModel):
         return ROW_FLAGS if index.isValid() else NO_FLAGS
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """A header click: the ORDER BY over every matching row (~0.3 s at 100k rows) runs in the
+        reader thread and the rows move when it is done (``self.sorting``); a newer click
+        supersedes it."""
         key = COLUMNS[column].sort_key if 0 <= column < len(COLUMNS) else None
-        self.order = TaskOrder(key, order == Qt.SortOrder.DescendingOrder)
-        self._apply_ids(self._query_ids())
+        wanted = TaskOrder(key, order == Qt.SortOrder.DescendingOrder)
+        if wanted == self._wanted_order:
+            return
+        self._wanted_order = wanted
+        self.sorting = asyncio.ensure_future(self._sort_off_loop(wanted))
 
     # --- public API for the window -----------------------------------------------------------
     def start(self) -> None:
@@ -207,8 +215,9 @@ class TaskTableModel(QAbstractTableModel):
 
     def stop(self) -> None:
         self._timer.stop()
-        if self._reading is not None:
-            self._reading.cancel()
+        for reading in (self._reading, self.sorting):
+            if reading is not None:
+                reading.cancel()
         self.thumbnails.close()
         self.reader.close()
 
@@ -225,11 +234,33 @@ class TaskTableModel(QAbstractTableModel):
         self._wanted_filter = task_filter
         if task_filter == self.filter:
             return
-        order = self.order
+        order = self._wanted_order
         ids = await self.reader.run(self.queries.seqs, task_filter, order)
-        if self._wanted_filter == task_filter and self.order == order:
-            self.filter = task_filter
+        if self._wanted_filter == task_filter and self._wanted_order == order:
+            self.filter, self.order = task_filter, order
             self.reload(ids)
+
+    async def _sort_off_loop(self, wanted: TaskOrder) -> None:
+        while True:
+            shown, current = self.filter, list(self._ids)
+            ids, position = await self.reader.run(self._read_order, shown, wanted, current)
+            if self._wanted_order != wanted:
+                return  # a newer click reads its own order
+            if self.filter == shown:
+                break  # else a new filter landed meanwhile: these keys are not the view's
+        self.order = wanted
+        if position is not None and current == self._ids:
+            self._reorder(ids, position)  # the usual case: the same rows in a new order
+        else:
+            self._apply_ids(ids)  # rows came or went meanwhile
+
+    def _read_order(self, task_filter: TaskFilter, order: TaskOrder, current: list[int]
+                    ) -> tuple[list[int], dict[int, int] | None]:
+        """Worker thread: the row keys in the new order and, when they are the rows shown now,
+        each one's new row (building that for 100k rows costs the loop ~40 ms)."""
+        ids = self.queries.seqs(task_filter, order)
+        position = {seq: i for i, seq in enumerate(ids)}
+        return ids, position if len(position) == len(current) and position.keys() >= set(current) else None
 
     def reload(self, ids: list[int] | None = None) -> None:
         """Reset to the current filter and order (``ids``: their row keys, already read)."""
@@ -438,12 +469,15 @@ class TaskTableModel(QAbstractTableModel):
             self.endInsertRows()
         return True
 
-    def _reorder(self, target: list[int]) -> None:
+    def _reorder(self, target: list[int], position: dict[int, int] | None = None) -> None:
+        """The same rows in the order of ``target`` (``position``: each key's row in it)."""
+        self._generation += 1
         self.layoutAboutToBeChanged.emit()
-        position = {seq: i for i, seq in enumerate(target)}
+        position = {seq: i for i, seq in enumerate(target)} if position is None else position
         old = self.persistentIndexList()
         moved = [self.index(position[self._ids[idx.row()]], idx.column()) for idx in old]
         self._ids = target
+        self._row_of = position
         self.changePersistentIndexList(old, moved)
         self.layoutChanged.emit()
 
