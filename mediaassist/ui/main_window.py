@@ -480,7 +480,7 @@ class MainWindow(QMainWindow):
             self._save_view_state()
             self._build()
             self.tray.retranslate()
-        self.stats.refresh()
+        self.stats.refresh_soon()  # the GROUP BY in the reader thread, not on the loop
 
     # --- dialogs -------------------------------------------------------------------------------
     def _message(self, title: str, text: str) -> None:

@@ -34,6 +34,7 @@ Index = QModelIndex | QPersistentModelIndex
 ROOT = QModelIndex()  # the invalid index: the parent of every row (a flat table)
 Changes = tuple[list[int], float | None]  # changed keys, the newest write among them
 NO_CHANGES: Changes = ([], None)
+Keys = tuple[list[int], dict[int, int], bool]  # row keys in order, key -> row, the same rows as shown
 
 PAGE = 200  # rows fetched per query when the view scrolls onto uncached rows
 CACHE_LIMIT = 5000  # cached rows before the cache is dropped (the view only needs a screenful)
@@ -144,6 +145,8 @@ class TaskTableModel(QAbstractTableModel):
         self.filter = TaskFilter()
         self._wanted_filter = self.filter  # the newest search asked for (off the loop)
         self.order = TaskOrder()
+        self._wanted_order = self.order  # the newest header click (its keys are read off the loop)
+        self.sorting: asyncio.Future[None] | None = None  # the read of the newest click, if any
         self.thumbnails = ThumbnailCache(THUMB, self)
         self.thumbnails.ready.connect(self._thumbnail_ready)
         self._thumb_rows: dict[str, int] = {}  # path -> seq of the row that asked for it
@@ -202,9 +205,15 @@ class TaskTableModel(QAbstractTableModel):
         return ROW_FLAGS if index.isValid() else NO_FLAGS
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """A header click: the ORDER BY over every matching row (~0.3 s at 100k rows) runs in the
+        reader thread and the rows move when it is done (``self.sorting``); a newer click
+        supersedes it."""
         key = COLUMNS[column].sort_key if 0 <= column < len(COLUMNS) else None
-        self.order = TaskOrder(key, order == Qt.SortOrder.DescendingOrder)
-        self._apply_ids(self._query_ids())
+        wanted = TaskOrder(key, order == Qt.SortOrder.DescendingOrder)
+        if wanted == self._wanted_order:
+            return
+        self._wanted_order = wanted
+        self.sorting = asyncio.ensure_future(self._sort_off_loop(wanted))
 
     # --- public API for the window -----------------------------------------------------------
     def start(self) -> None:
@@ -212,8 +221,9 @@ class TaskTableModel(QAbstractTableModel):
 
     def stop(self) -> None:
         self._timer.stop()
-        if self._reading is not None:
-            self._reading.cancel()
+        for reading in (self._reading, self.sorting):
+            if reading is not None:
+                reading.cancel()
         self.thumbnails.close()
         self.reader.close()
 
@@ -230,11 +240,41 @@ class TaskTableModel(QAbstractTableModel):
         self._wanted_filter = task_filter
         if task_filter == self.filter:
             return
-        order = self.order
+        order = self._wanted_order
         ids = await self.reader.run(self.queries.seqs, task_filter, order)
-        if self._wanted_filter == task_filter and self.order == order:
-            self.filter = task_filter
+        if self._wanted_filter == task_filter and self._wanted_order == order:
+            self.filter, self.order = task_filter, order
             self.reload(ids)
+
+    async def _sort_off_loop(self, wanted: TaskOrder) -> None:
+        while True:
+            shown, current = self.filter, list(self._ids)
+            keys = await self.reader.run(self._read_keys, shown, wanted, current)
+            if self._wanted_order != wanted:
+                return  # a newer click reads its own order
+            if self.filter == shown:
+                break  # else a new filter landed meanwhile: these keys are not the view's
+        self.order = wanted
+        self._show_keys(current, *keys)
+
+    def _read_keys(self, task_filter: TaskFilter, order: TaskOrder, current: list[int]) -> Keys:
+        """Worker thread: the row keys in table order, each one's row and -- when they are the
+        rows of ``current`` in another order -- True: the loop then only moves them (walking
+        100k keys there to find what came and went costs it ~50 ms)."""
+        ids = self.queries.seqs(task_filter, order)
+        position = {seq: i for i, seq in enumerate(ids)}
+        return ids, position, len(position) == len(current) and position.keys() >= set(current)
+
+    def _show_keys(self, read_from: list[int], ids: list[int], position: dict[int, int],
+                   same_rows: bool) -> None:
+        """Bring the rows to keys read off the loop from the rows ``read_from``."""
+        if ids == self._ids:
+            return
+        if same_rows and read_from == self._ids:
+            self._reorder(ids, position)  # the usual case: the same rows in a new order
+        else:
+            self._apply_ids(ids)  # rows came or went
+            self._row_of = position
 
     def reload(self, ids: list[int] | None = None) -> None:
         """Reset to the current filter and order (``ids``: their row keys, already read)."""
@@ -327,27 +367,24 @@ class TaskTableModel(QAbstractTableModel):
             if want_ids:
                 self._last_membership = now
                 self._membership_dirty = False
-            generation, shown = self._generation, (self.filter, self.order)
-            changed, totals, ids, rows_of = await self.reader.run(
-                self._read_changes, sweep, want_ids, self._watermark, self._known_totals, shown)
+            generation, shown, current = self._generation, (self.filter, self.order), list(self._ids)
+            changed, totals, keys = await self.reader.run(
+                self._read_changes, sweep, want_ids, self._watermark, self._known_totals, shown, current)
             if sweep:
                 self._apply_sweep(changed, totals)
-            if ids is not None and generation == self._generation and shown == (self.filter, self.order):
-                self._apply_ids(ids)
-                self._row_of = rows_of  # built in the worker: 100k entries cost ~40 ms
+            if keys is not None and generation == self._generation and shown == (self.filter, self.order):
+                self._show_keys(current, *keys)
         self._flush_contents(time.time())
 
     def _read_changes(self, sweep: bool, want_ids: bool, watermark: float, known_totals: tuple[int, int],
-                      shown: tuple[TaskFilter, TaskOrder]
-                      ) -> tuple[Changes, tuple[int, int], list[int] | None, dict[int, int] | None]:
-        """Worker thread: what changed, the totals, and the row keys (with their rows) when they
-        may have moved."""
+                      shown: tuple[TaskFilter, TaskOrder], current: list[int]
+                      ) -> tuple[Changes, tuple[int, int], Keys | None]:
+        """Worker thread: what changed, the totals, and the row keys when they may have moved."""
         changed = self.queries.changed_since(watermark) if sweep else NO_CHANGES
         totals = self.queries.totals() if sweep else known_totals
         if not (want_ids or totals != known_totals):
-            return changed, totals, None, None
-        ids = self.queries.seqs(*shown)
-        return changed, totals, ids, {seq: i for i, seq in enumerate(ids)}
+            return changed, totals, None
+        return changed, totals, self._read_keys(*shown, current)
 
     def _wants_ids(self, now: float) -> bool:
         return self._membership_dirty and self._moves_rows() and now - self._last_membership >= MEMBERSHIP_S
@@ -443,12 +480,15 @@ class TaskTableModel(QAbstractTableModel):
             self.endInsertRows()
         return True
 
-    def _reorder(self, target: list[int]) -> None:
+    def _reorder(self, target: list[int], position: dict[int, int] | None = None) -> None:
+        """The same rows in the order of ``target`` (``position``: each key's row in it)."""
+        self._generation += 1
         self.layoutAboutToBeChanged.emit()
-        position = {seq: i for i, seq in enumerate(target)}
+        position = {seq: i for i, seq in enumerate(target)} if position is None else position
         old = self.persistentIndexList()
         moved = [self.index(position[self._ids[idx.row()]], idx.column()) for idx in old]
         self._ids = target
+        self._row_of = position
         self.changePersistentIndexList(old, moved)
         self.layoutChanged.emit()
 

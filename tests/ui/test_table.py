@@ -119,6 +119,7 @@ async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -
     window.text_filter.setText("prompt")
     await window.apply_filter()
     window.model.sort(COL["state"], Qt.SortOrder.AscendingOrder)  # retried rows move
+    await window.model.sorting
     flags = window.table.selectionModel().SelectionFlag
     window.table.selectRow(1)
     window.table.selectionModel().select(window.model.index(4, 0), flags.Select | flags.Rows)

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import asyncio
+import threading
+
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
 from PySide6.QtTest import QAbstractItemModelTester
 
 from mediaassist.core.store import Store, Task
@@ -59,18 +62,22 @@ def test_state_filter_moves_rows_in_and_out_without_reset(qtbot, filled_store: S
     assert resets == []
 
 
+@pytest.mark.asyncio
 @pytest.mark.parametrize("column", ["task_id", "state", "duration", "lane", "prompt"])
-def test_sort_is_done_in_sql_both_ways(qtbot, filled_store: Store, column: str) -> None:
+async def test_sort_is_done_in_sql_both_ways(qtbot, filled_store: Store, column: str) -> None:
     model = TaskTableModel(filled_store)
     QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
     _claim(filled_store, 4)
     model.sort(COL[column], Qt.SortOrder.DescendingOrder)
+    await model.sorting
     assert model.rowCount() == 300
     if column == "task_id":
         assert model.task_id_at(0) == "t00299"
     model.sort(COL[column], Qt.SortOrder.AscendingOrder)
+    await model.sorting
     if column == "task_id":
         assert model.task_id_at(0) == "t00000"
+    model.stop()
 
 
 def test_text_filter_matches_prompt_and_escapes_wildcards(qtbot, store: Store) -> None:
@@ -130,3 +137,79 @@ def test_rows_inserted_in_blocks_keep_the_model_consistent(qtbot, store: Store) 
     assert [model.task_id_at(r) for r in range(model.rowCount())] == [
         "n0-00000", "n0-00001", "n1-00000", "n1-00001", "n2-00000", "n2-00001",
         "o00000", "o00001", "o00002", "o00003", "o00004"]
+
+
+def _hold_reader(model: TaskTableModel) -> threading.Event:
+    """Keep the model's reader thread busy until the returned event is set: what a long ORDER
+    BY at 100k rows does, made deterministic."""
+    release = threading.Event()
+    model.reader._pool.submit(release.wait, 60)
+    return release
+
+
+def _shown_ids(model: TaskTableModel) -> list[str | None]:
+    return [model.task_id_at(r) for r in range(model.rowCount())]
+
+
+@pytest.mark.asyncio
+async def test_a_header_click_sorts_off_the_loop(qtbot, filled_store: Store) -> None:
+    model = TaskTableModel(filled_store)
+    QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    before = _shown_ids(model)
+    release = _hold_reader(model)
+    model.sort(COL["task_id"], Qt.SortOrder.DescendingOrder)
+    fired = asyncio.Event()
+    QTimer.singleShot(0, fired.set)  # the loop keeps running while the sort is read
+    await asyncio.wait_for(fired.wait(), 30)
+    assert not model.sorting.done()
+    assert _shown_ids(model) == before  # nothing moved yet: the rows move when the keys arrive
+    release.set()
+    await model.sorting
+    assert _shown_ids(model) == sorted(before, reverse=True)
+    model.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_newer_click_supersedes_a_sort_still_being_read(qtbot, filled_store: Store) -> None:
+    model = TaskTableModel(filled_store)
+    QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    release = _hold_reader(model)
+    model.sort(COL["task_id"], Qt.SortOrder.DescendingOrder)
+    first = model.sorting
+    model.sort(COL["prompt"], Qt.SortOrder.AscendingOrder)
+    release.set()
+    await asyncio.gather(first, model.sorting)
+    prompts = [model.index(r, COL["prompt"]).data() for r in range(model.rowCount())]
+    assert prompts == sorted(prompts)  # the newest click's order, not the first one's
+    assert model.order.key == "prompt"
+    model.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_sort_and_a_search_landing_together_agree(qtbot, filled_store: Store) -> None:
+    model = TaskTableModel(filled_store)
+    QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    release = _hold_reader(model)
+    model.sort(COL["task_id"], Qt.SortOrder.DescendingOrder)
+    searching = asyncio.ensure_future(model.set_filter_off_loop(TaskFilter(text="prompt 1")))
+    release.set()
+    await asyncio.gather(model.sorting, searching)
+    shown = _shown_ids(model)
+    assert len(shown) == 1 + 10 + 100  # "prompt 1", "prompt 10".."19", "prompt 100".."199"
+    assert shown == sorted(shown, reverse=True)  # the search's rows in the click's order
+    model.stop()
+
+
+@pytest.mark.asyncio
+async def test_sorting_moves_the_selection_with_its_rows(qtbot, filled_store: Store) -> None:
+    model = TaskTableModel(filled_store)
+    selection = QItemSelectionModel(model)
+    selection.select(model.index(3, 0), QItemSelectionModel.SelectionFlag.Select
+                     | QItemSelectionModel.SelectionFlag.Rows)
+    chosen = model.task_id_at(3)
+    model.sort(COL["task_id"], Qt.SortOrder.DescendingOrder)
+    await model.sorting
+    rows = [index.row() for index in selection.selectedRows()]
+    assert [model.task_id_at(r) for r in rows] == [chosen]
+    assert rows == [model.rowCount() - 1 - 3]
+    model.stop()

@@ -1,0 +1,71 @@
+"""The window's import steps: every row once, in order, the loop running between steps, and
+each step sized to the CPU budget."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Sequence
+
+import pytest
+
+from mediaassist.runtime import IMPORT_STEP_BUDGET_S, IMPORT_STEP_ROWS, in_budgeted_steps
+
+FEWEST, FIRST, MOST = IMPORT_STEP_ROWS
+
+
+def _burn(cpu_s: float) -> None:
+    """Spend this much CPU of this thread (what a step's SQLite and Python work costs)."""
+    end = time.thread_time() + cpu_s
+    while time.thread_time() < end:
+        pass
+
+
+@pytest.mark.asyncio
+async def test_cheap_steps_grow_to_the_most_and_cover_every_item_in_order() -> None:
+    items = list(range(10_000))
+    seen: list[int] = []
+    sizes: list[int] = []
+
+    def step(chunk: Sequence[int]) -> None:
+        sizes.append(len(chunk))
+        seen.extend(chunk)
+
+    await in_budgeted_steps(items, step)
+    assert seen == items
+    assert sizes[0] == FIRST
+    assert max(sizes) == MOST  # appending ints costs far below the budget
+
+
+@pytest.mark.asyncio
+async def test_costly_steps_shrink_to_the_budget_and_the_loop_runs_between_them() -> None:
+    per_item = IMPORT_STEP_BUDGET_S / 10  # the budget fits 10 items: the floor applies
+    sizes: list[int] = []
+    between: list[int] = []
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    def step(chunk: Sequence[int]) -> None:
+        between.append(ticks)
+        sizes.append(len(chunk))
+        _burn(per_item * len(chunk))
+
+    running = asyncio.ensure_future(ticker())
+    await asyncio.sleep(0)
+    await in_budgeted_steps(list(range(FIRST + 3 * FEWEST)), step)
+    running.cancel()
+    assert sizes == [FIRST, FEWEST, FEWEST, FEWEST]
+    assert all(later > earlier for earlier, later in itertools.pairwise(between))
+
+
+@pytest.mark.asyncio
+async def test_no_items_no_step() -> None:
+    calls: list[Sequence[int]] = []
+    await in_budgeted_steps([], calls.append)
+    assert calls == []
