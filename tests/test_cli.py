@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sqlite3
+import subprocess
 import time
 from datetime import datetime
 from pathlib import Path
