@@ -57,9 +57,12 @@ async def wait_until(predicate: Callable[[], object], timeout: float = 30.0, wha
 
 
 # --- the scheduler -----------------------------------------------------------------------------------
-def make_scheduler(store: Store, config: AppConfig, data_dir: Path, clock: Clock,
+def make_scheduler(store: Store, config: AppConfig, data_dir: Path, clock: Clock | float,
                    providers: dict[str, Provider] | None = None) -> Scheduler:
-    """A scheduler on ``config``'s real providers (or on ``providers``), not started."""
+    """A scheduler on ``config``'s real providers (or on ``providers``), not started; ``clock`` is a
+    Clock or the speed of a new one."""
+    if not isinstance(clock, Clock):
+        clock = Clock(speed=clock)
     if providers is None:
         providers = build_providers(config, clock, data_dir)
     return Scheduler(store, config, providers, data_dir, clock)
@@ -74,7 +77,7 @@ async def _started(sched: Scheduler) -> AsyncIterator[Scheduler]:
         await sched.stop()
 
 
-def scheduler_running(store: Store, config: AppConfig, data_dir: Path, clock: Clock,
+def scheduler_running(store: Store, config: AppConfig, data_dir: Path, clock: Clock | float,
                       providers: dict[str, Provider] | None = None) -> AbstractAsyncContextManager[Scheduler]:
     """A started scheduler (``make_scheduler``'s), stopped on leaving the block."""
     return _started(make_scheduler(store, config, data_dir, clock, providers))
@@ -86,7 +89,7 @@ async def run_to_end(sched: Scheduler, batch: str = "b1", timeout: float = BATCH
         await asyncio.wait_for(sched.wait_for_batches([batch]), timeout)
 
 
-async def run_batch(store: Store, config: AppConfig, data_dir: Path, tasks: list[NewTask], clock: Clock, *,
+async def run_batch(store: Store, config: AppConfig, data_dir: Path, tasks: list[NewTask], clock: Clock | float, *,
                     batch: str = "b1", providers: dict[str, Provider] | None = None,
                     during: Callable[[Scheduler, list[str]], Awaitable[None]] | None = None,
                     timeout: float = BATCH_TIMEOUT_S) -> list[Task]:
@@ -119,3 +122,8 @@ def sim_api_tasks(n: int, prefix: str = "a", **options: Any) -> list[NewTask]:
 def sim_web_tasks(n: int, prefix: str = "w", **options: Any) -> list[NewTask]:
     """Tasks for the simulated config's web model."""
     return numbered_tasks(n, "reasoner", "web", "web:simulated", prefix, **options)
+
+
+def task_log(store: Store, task_id: str) -> str:
+    """A task's log lines, as one text to search."""
+    return "\n".join(line.line for line in store.logs(task_id))
