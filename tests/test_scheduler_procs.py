@@ -15,9 +15,9 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import AUTO_RETRIES, CRASH_RETRIES, NewTask, Store
 from mediaassist.providers.web.browser import profile_dir
-from tests.harness import make_scheduler, scheduler_running, sim_api_tasks, wait_until
+from tests.harness import make_scheduler, run_batch, scheduler_running, sim_api_tasks, task_log, wait_until
 from tests.helpers import sim_config
-from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, task_log, web_config, web_task
+from tests.web_helpers import WEB_SPEED, demo_site, log_in, needs_chromium, web_config, web_task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -112,7 +112,7 @@ async def test_a_profile_held_by_another_process_requeues_and_leaves_the_login_a
                                   stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
         try:
             assert holder.stdout.readline().strip() == "held"  # type: ignore[union-attr]
-            tasks = await run_tasks(store, config, data_dir, [web_task(f"question {i}") for i in range(3)])
+            tasks = await run_batch(store, config, data_dir, [web_task(f"question {i}") for i in range(3)], WEB_SPEED)
         finally:
             holder.kill()
             holder.communicate(timeout=10)
