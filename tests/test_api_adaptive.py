@@ -28,7 +28,7 @@ from mediaassist.providers.openai_api import CHOICE_SEPARATOR, parse_duration
 from mediaassist.status import lane_status
 from tests.harness import run_batch, scheduler_running
 from tests.helpers import api_model_toml, cli_popen, openai_provider_toml, write_config, write_csv
-from tests.test_api_lane import assert_quiet_after_each_429
+from tests.test_api_lane import assert_quiet_after_each_429, chat_tasks
 
 KEY = "sk-test-Adapt9mW3pL0vX7yT2nB5cR9"
 LANE = "api:acme"
@@ -53,11 +53,6 @@ def make_config(base_url: str, *, concurrency: int | str = 3, max_concurrency: i
         {"name": "painter", "kind": "api", "provider": "acme", "endpoint": "images"},
         {"name": "stranger", "kind": "api", "provider": "acme", "remote_model": "gpt-unknown"},
     ]})
-
-
-def tasks_of(count: int, model: str = "writer", **extra: Any) -> list[NewTask]:
-    return [NewTask(model=model, model_kind="api", route=LANE, prompt=f"slogan {i}", **extra)
-            for i in range(count)]
 
 
 def states(tasks: list[Task]) -> set[tuple[str, str | None]]:
@@ -91,7 +86,7 @@ async def test_auto_learns_the_hidden_limit_and_holds_near_it(server, store, dat
     config = make_config(server.base_url, concurrency="auto", max_concurrency=10)
     caplog.set_level("INFO", logger="mediaassist.lane")
     async with scheduler_running(store, config, data_dir, Clock(speed=20)) as sched:
-        store.enqueue("b1", tasks_of(100))
+        store.enqueue("b1", chat_tasks(100))
         sched.wake()
         await sched.wait_for_batches(["b1"])
     done = store.tasks(["b1"])
@@ -115,13 +110,13 @@ async def test_auto_learns_the_hidden_limit_and_holds_near_it(server, store, dat
 async def test_learned_limit_is_kept_across_restarts(server, store, store_location, data_dir):
     server.configure(latency_s=(0.05, 0.05), concurrency_limit=3)
     config = make_config(server.base_url, concurrency="auto")
-    await run_batch(store, config, data_dir, tasks_of(60), Clock(speed=20))
+    await run_batch(store, config, data_dir, chat_tasks(60), Clock(speed=20))
     learned = store.lane_limits()[LANE]
     server.reset()
 
     reopened = Store(store_location)  # as the next start of the app opens it (SQLite or PostgreSQL)
     try:
-        done = await run_batch(reopened, config, data_dir, tasks_of(3 * learned), Clock(speed=20), batch="b2")
+        done = await run_batch(reopened, config, data_dir, chat_tasks(3 * learned), Clock(speed=20), batch="b2")
     finally:
         reopened.close()
     assert states(done) == {("success", None)}
@@ -133,7 +128,7 @@ async def test_learned_limit_is_kept_across_restarts(server, store, store_locati
 @pytest.mark.asyncio
 async def test_a_number_keeps_the_fixed_gate(server, store, data_dir):
     server.configure(latency_s=(0.05, 0.05))
-    await run_batch(store, make_config(server.base_url, concurrency=2), data_dir, tasks_of(10), Clock(speed=20))
+    await run_batch(store, make_config(server.base_url, concurrency=2), data_dir, chat_tasks(10), Clock(speed=20))
     assert server.max_in_flight == 2
     assert store.lane_limits() == {}
 
@@ -145,7 +140,7 @@ async def test_header_less_429_sends_one_probe_at_a_time(server, store, data_dir
     # first rejections, one probe goes at a time and the others wait for its answer.
     server.configure(latency_s=(0.05, 0.05))
     server.add_fault(Fault("rate_limit", count=None, for_s=4.0))
-    done = await run_batch(store, make_config(server.base_url), data_dir, tasks_of(6), Clock(speed=5))
+    done = await run_batch(store, make_config(server.base_url), data_dir, chat_tasks(6), Clock(speed=5))
 
     assert states(done) == {("success", None)}
     requests = sorted(server.api_requests(), key=lambda r: r.started)
@@ -168,7 +163,7 @@ async def test_header_less_429_sends_one_probe_at_a_time(server, store, data_dir
 @pytest.mark.asyncio
 async def test_retry_after_ms_is_honoured(server, store, data_dir):
     server.add_fault(Fault("rate_limit", count=3, retry_after_ms=800, delay_s=0.2))
-    done = await run_batch(store, make_config(server.base_url), data_dir, tasks_of(6), Clock(speed=20))
+    done = await run_batch(store, make_config(server.base_url), data_dir, chat_tasks(6), Clock(speed=20))
 
     assert states(done) == {("success", None)}
     assert_quiet_after_each_429(server.api_requests(), min_wait=0.8)
@@ -178,7 +173,7 @@ async def test_retry_after_ms_is_honoured(server, store, data_dir):
 async def test_x_ratelimit_headers_pace_requests_before_a_429(store, data_dir):
     # Five requests per 1.5 s window; the lane of three would overrun it without pacing.
     with DemoOpenAIServer(api_key=KEY, latency_s=(0.02, 0.02), models=MODELS, rpm=(5, 1.5)) as server:
-        done = await run_batch(store, make_config(server.base_url), data_dir, tasks_of(12), Clock(speed=20))
+        done = await run_batch(store, make_config(server.base_url), data_dir, chat_tasks(12), Clock(speed=20))
         requests = sorted(server.api_requests(), key=lambda r: r.started)
     assert states(done) == {("success", None)}
     for answer in requests:
@@ -194,7 +189,7 @@ async def test_x_ratelimit_headers_pace_requests_before_a_429(store, data_dir):
                                    Fault("rate_limit", count=None, should_retry=False)])
 async def test_x_should_retry_false_is_respected(server, store, data_dir, fault):
     server.add_fault(fault)
-    [task] = await run_batch(store, make_config(server.base_url), data_dir, tasks_of(1), Clock(speed=50))
+    [task] = await run_batch(store, make_config(server.base_url), data_dir, chat_tasks(1), Clock(speed=50))
 
     assert (task.state, task.attempt) == ("failed", 1)
     assert len(server.api_requests()) == 1
@@ -205,7 +200,7 @@ async def test_x_should_retry_false_is_respected(server, store, data_dir, fault)
 async def test_stream_is_read_whole_with_usage_and_partial_text_in_the_log(server, store, data_dir):
     server.configure(latency_s=(1.0, 1.0))
     config = make_config(server.base_url, defaults={"stream": True, "stream_options": {"include_usage": True}})
-    [task] = await run_batch(store, config, data_dir, tasks_of(1), Clock(speed=50))
+    [task] = await run_batch(store, config, data_dir, chat_tasks(1), Clock(speed=50))
 
     assert task.state == "success", task.error
     result = store.result(task.task_id)
@@ -222,7 +217,7 @@ async def test_stream_is_read_whole_with_usage_and_partial_text_in_the_log(serve
 async def test_a_broken_stream_is_one_failed_attempt(server, store, data_dir):
     server.add_fault(Fault("stream_break", count=1))
     config = make_config(server.base_url, defaults={"stream": True})
-    [task] = await run_batch(store, config, data_dir, tasks_of(1, params={}), Clock(speed=200))
+    [task] = await run_batch(store, config, data_dir, chat_tasks(1, params={}), Clock(speed=200))
 
     assert (task.state, task.attempt) == ("success", 2)
     assert len(server.api_requests()) == 2  # the broken one and the retry: nothing else billed
@@ -234,7 +229,7 @@ async def test_a_broken_stream_is_one_failed_attempt(server, store, data_dir):
 @pytest.mark.parametrize("status", [400, 422])
 async def test_budget_exceeded_pauses_the_lane(server, store, data_dir, status):
     server.add_fault(Fault("budget", count=None, status=status))
-    done = await run_batch(store, make_config(server.base_url, concurrency=1), data_dir, tasks_of(5), Clock(speed=50))
+    done = await run_batch(store, make_config(server.base_url, concurrency=1), data_dir, chat_tasks(5), Clock(speed=50))
 
     failed = [t for t in done if t.state == "failed"]
     assert [t.error_kind for t in failed] == ["quota"]
@@ -245,7 +240,7 @@ async def test_budget_exceeded_pauses_the_lane(server, store, data_dir, status):
 
 @pytest.mark.asyncio
 async def test_n_choices_are_all_kept_and_usage_is_summed_per_batch(server, store, data_dir):
-    tasks = [*tasks_of(2, params={"n": 3}),
+    tasks = [*chat_tasks(2, params={"n": 3}),
              NewTask(model="painter", model_kind="api", route=LANE, prompt="a fox", params={"n": 2})]
     done = await run_batch(store, make_config(server.base_url), data_dir, tasks, Clock(speed=50))
 
@@ -261,7 +256,7 @@ async def test_n_choices_are_all_kept_and_usage_is_summed_per_batch(server, stor
 @pytest.mark.asyncio
 async def test_unknown_model_and_invalid_params_fail_once_with_the_servers_words(server, store, data_dir):
     tasks = [NewTask(model="stranger", model_kind="api", route=LANE, prompt="hi"),
-             *tasks_of(1, params={"n": "many"})]
+             *chat_tasks(1, params={"n": "many"})]
     done = await run_batch(store, make_config(server.base_url), data_dir, tasks, Clock(speed=50))
 
     by_model = {t.model: t for t in done}
