@@ -349,7 +349,7 @@ def test_faults_can_be_set_over_http(server):
 @pytest.mark.asyncio
 async def test_demo_environment_runs_writer_and_illustrator_over_http(store, data_dir):
     clock = Clock(speed=400)  # 8-30 s nominal -> 20-75 ms
-    async with DemoEnvironment(clock, data_dir) as demo:
+    async with DemoEnvironment(clock, data_dir, log_in=False) as demo:  # API only: no browser logins
         api_only = AppConfig(providers=[p for p in demo.providers if p.kind == "api"],
                              models=[m for m in demo.models if m.kind == "api"])
         [provider] = api_only.providers
