@@ -59,6 +59,7 @@ def _max_overlap(spans: list[tuple[datetime, datetime]]) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # the run's own time-out below: on a loaded box the 40 tasks outlast 120 s
 def test_seed_batch_on_the_demo(tmp_path: Path) -> None:
     proc = cli("run", str(SEED), "--demo", "--speed", "60", "--json", "--data-dir", str(tmp_path / "d"),
                timeout=300)
