@@ -47,42 +47,42 @@ def stored_text(store: Any) -> str:
     return "\n".join(parts)
 
 
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{key} = {_toml_value(item)}" for key, item in value.items()) + " }"
+    return json.dumps(value)  # a JSON string or number is a TOML one too
+
+
+def toml_table(array: str, **fields: object) -> str:
+    """One ``[[array]]`` table of a config file, as the operator would write it."""
+    return "".join([f"[[{array}]]\n", *(f"{key} = {_toml_value(value)}\n" for key, value in fields.items()), "\n"])
+
+
+def openai_provider_toml(name: str, base_url: str, key_env: str = "ACME_API_KEY", **settings: object) -> str:
+    """An OpenAI-compatible provider whose key comes from the environment (as a run's would)."""
+    return toml_table("providers", name=name, kind="api", type="openai", base_url=base_url, api_key_env=key_env,
+                      **settings)
+
+
+def api_model_toml(name: str, provider: str, **settings: object) -> str:
+    return toml_table("models", name=name, kind="api", provider=provider, **settings)
+
+
 def sim_config_text(api_concurrency: int = 3, api_s: tuple[float, float] = (20, 40), poll_limit: int = 4,
                     poll_s: tuple[float, float] = (30, 60), accounts: tuple[str, ...] = ("alice", "bob")) -> str:
     """A config on simulated providers: models writer (api), video (poll), reasoner (web)."""
-    account_tables = "".join(f'[[accounts]]\nname = "{name}"\nsite = "simulated"\n\n' for name in accounts)
-    return f"""
-[[providers]]
-name = "sim-api"
-kind = "api"
-type = "simulated"
-concurrency = {api_concurrency}
-min_duration_s = {api_s[0]}
-max_duration_s = {api_s[1]}
-
-[[providers]]
-name = "sim-poll"
-kind = "poll"
-type = "simulated"
-max_polling_tasks = {poll_limit}
-min_duration_s = {poll_s[0]}
-max_duration_s = {poll_s[1]}
-
-{account_tables}[[models]]
-name = "writer"
-kind = "api"
-provider = "sim-api"
-
-[[models]]
-name = "video"
-kind = "poll"
-provider = "sim-poll"
-
-[[models]]
-name = "reasoner"
-kind = "web"
-site = "simulated"
-"""
+    return "".join([
+        toml_table("providers", name="sim-api", kind="api", type="simulated", concurrency=api_concurrency,
+                   min_duration_s=api_s[0], max_duration_s=api_s[1]),
+        toml_table("providers", name="sim-poll", kind="poll", type="simulated", max_polling_tasks=poll_limit,
+                   min_duration_s=poll_s[0], max_duration_s=poll_s[1]),
+        *(toml_table("accounts", name=name, site="simulated") for name in accounts),
+        toml_table("models", name="writer", kind="api", provider="sim-api"),
+        toml_table("models", name="video", kind="poll", provider="sim-poll"),
+        toml_table("models", name="reasoner", kind="web", site="simulated"),
+    ])
 
 
 SIM_CONFIG = sim_config_text()

@@ -26,9 +26,9 @@ from mediaassist.demo_servers.openai_server import (
 from mediaassist.demo_servers.text import demo_answer
 from mediaassist.providers.openai_api import CHOICE_SEPARATOR, parse_duration
 from mediaassist.status import lane_status
-from tests.helpers import cli_popen, write_config, write_csv
-from tests.test_api_lane import assert_quiet_after_each_429
-from tests.test_api_lane import run_with_scheduler as run
+from tests.harness import run_batch, scheduler_running
+from tests.helpers import api_model_toml, cli_popen, openai_provider_toml, write_config, write_csv
+from tests.test_api_lane import assert_quiet_after_each_429, chat_tasks
 
 KEY = "sk-test-Adapt9mW3pL0vX7yT2nB5cR9"
 LANE = "api:acme"
@@ -53,11 +53,6 @@ def make_config(base_url: str, *, concurrency: int | str = 3, max_concurrency: i
         {"name": "painter", "kind": "api", "provider": "acme", "endpoint": "images"},
         {"name": "stranger", "kind": "api", "provider": "acme", "remote_model": "gpt-unknown"},
     ]})
-
-
-def tasks_of(count: int, model: str = "writer", **extra: Any) -> list[NewTask]:
-    return [NewTask(model=model, model_kind="api", route=LANE, prompt=f"slogan {i}", **extra)
-            for i in range(count)]
 
 
 def states(tasks: list[Task]) -> set[tuple[str, str | None]]:
@@ -90,7 +85,11 @@ async def test_auto_learns_the_hidden_limit_and_holds_near_it(server, store, dat
     server.configure(latency_s=(0.3, 0.3), concurrency_limit=4)
     config = make_config(server.base_url, concurrency="auto", max_concurrency=10)
     caplog.set_level("INFO", logger="mediaassist.lane")
-    done, sched = await run(store, config, Clock(speed=20), data_dir, tasks_of(100))
+    async with scheduler_running(store, config, data_dir, Clock(speed=20)) as sched:
+        store.enqueue("b1", chat_tasks(100))
+        sched.wake()
+        await sched.wait_for_batches(["b1"])
+    done = store.tasks(["b1"])
 
     assert states(done) == {("success", None)}
     assert all(t.attempt == 1 for t in done)  # an overshoot's 429 is not a failed attempt
@@ -111,13 +110,13 @@ async def test_auto_learns_the_hidden_limit_and_holds_near_it(server, store, dat
 async def test_learned_limit_is_kept_across_restarts(server, store, store_location, data_dir):
     server.configure(latency_s=(0.05, 0.05), concurrency_limit=3)
     config = make_config(server.base_url, concurrency="auto")
-    await run(store, config, Clock(speed=20), data_dir, tasks_of(60))
+    await run_batch(store, config, data_dir, chat_tasks(60), Clock(speed=20))
     learned = store.lane_limits()[LANE]
     server.reset()
 
     reopened = Store(store_location)  # as the next start of the app opens it (SQLite or PostgreSQL)
     try:
-        done, _ = await run(reopened, config, Clock(speed=20), data_dir, tasks_of(3 * learned), batch="b2")
+        done = await run_batch(reopened, config, data_dir, chat_tasks(3 * learned), Clock(speed=20), batch="b2")
     finally:
         reopened.close()
     assert states(done) == {("success", None)}
@@ -129,7 +128,7 @@ async def test_learned_limit_is_kept_across_restarts(server, store, store_locati
 @pytest.mark.asyncio
 async def test_a_number_keeps_the_fixed_gate(server, store, data_dir):
     server.configure(latency_s=(0.05, 0.05))
-    await run(store, make_config(server.base_url, concurrency=2), Clock(speed=20), data_dir, tasks_of(10))
+    await run_batch(store, make_config(server.base_url, concurrency=2), data_dir, chat_tasks(10), Clock(speed=20))
     assert server.max_in_flight == 2
     assert store.lane_limits() == {}
 
@@ -141,7 +140,7 @@ async def test_header_less_429_sends_one_probe_at_a_time(server, store, data_dir
     # first rejections, one probe goes at a time and the others wait for its answer.
     server.configure(latency_s=(0.05, 0.05))
     server.add_fault(Fault("rate_limit", count=None, for_s=4.0))
-    done, _ = await run(store, make_config(server.base_url), Clock(speed=5), data_dir, tasks_of(6))
+    done = await run_batch(store, make_config(server.base_url), data_dir, chat_tasks(6), Clock(speed=5))
 
     assert states(done) == {("success", None)}
     requests = sorted(server.api_requests(), key=lambda r: r.started)
@@ -164,7 +163,7 @@ async def test_header_less_429_sends_one_probe_at_a_time(server, store, data_dir
 @pytest.mark.asyncio
 async def test_retry_after_ms_is_honoured(server, store, data_dir):
     server.add_fault(Fault("rate_limit", count=3, retry_after_ms=800, delay_s=0.2))
-    done, _ = await run(store, make_config(server.base_url), Clock(speed=20), data_dir, tasks_of(6))
+    done = await run_batch(store, make_config(server.base_url), data_dir, chat_tasks(6), Clock(speed=20))
 
     assert states(done) == {("success", None)}
     assert_quiet_after_each_429(server.api_requests(), min_wait=0.8)
@@ -174,7 +173,7 @@ async def test_retry_after_ms_is_honoured(server, store, data_dir):
 async def test_x_ratelimit_headers_pace_requests_before_a_429(store, data_dir):
     # Five requests per 1.5 s window; the lane of three would overrun it without pacing.
     with DemoOpenAIServer(api_key=KEY, latency_s=(0.02, 0.02), models=MODELS, rpm=(5, 1.5)) as server:
-        done, _ = await run(store, make_config(server.base_url), Clock(speed=20), data_dir, tasks_of(12))
+        done = await run_batch(store, make_config(server.base_url), data_dir, chat_tasks(12), Clock(speed=20))
         requests = sorted(server.api_requests(), key=lambda r: r.started)
     assert states(done) == {("success", None)}
     for answer in requests:
@@ -190,7 +189,7 @@ async def test_x_ratelimit_headers_pace_requests_before_a_429(store, data_dir):
                                    Fault("rate_limit", count=None, should_retry=False)])
 async def test_x_should_retry_false_is_respected(server, store, data_dir, fault):
     server.add_fault(fault)
-    [task], _ = await run(store, make_config(server.base_url), Clock(speed=50), data_dir, tasks_of(1))
+    [task] = await run_batch(store, make_config(server.base_url), data_dir, chat_tasks(1), Clock(speed=50))
 
     assert (task.state, task.attempt) == ("failed", 1)
     assert len(server.api_requests()) == 1
@@ -201,7 +200,7 @@ async def test_x_should_retry_false_is_respected(server, store, data_dir, fault)
 async def test_stream_is_read_whole_with_usage_and_partial_text_in_the_log(server, store, data_dir):
     server.configure(latency_s=(1.0, 1.0))
     config = make_config(server.base_url, defaults={"stream": True, "stream_options": {"include_usage": True}})
-    [task], _ = await run(store, config, Clock(speed=50), data_dir, tasks_of(1))
+    [task] = await run_batch(store, config, data_dir, chat_tasks(1), Clock(speed=50))
 
     assert task.state == "success", task.error
     result = store.result(task.task_id)
@@ -218,7 +217,7 @@ async def test_stream_is_read_whole_with_usage_and_partial_text_in_the_log(serve
 async def test_a_broken_stream_is_one_failed_attempt(server, store, data_dir):
     server.add_fault(Fault("stream_break", count=1))
     config = make_config(server.base_url, defaults={"stream": True})
-    [task], _ = await run(store, config, Clock(speed=200), data_dir, tasks_of(1, params={}))
+    [task] = await run_batch(store, config, data_dir, chat_tasks(1, params={}), Clock(speed=200))
 
     assert (task.state, task.attempt) == ("success", 2)
     assert len(server.api_requests()) == 2  # the broken one and the retry: nothing else billed
@@ -230,8 +229,7 @@ async def test_a_broken_stream_is_one_failed_attempt(server, store, data_dir):
 @pytest.mark.parametrize("status", [400, 422])
 async def test_budget_exceeded_pauses_the_lane(server, store, data_dir, status):
     server.add_fault(Fault("budget", count=None, status=status))
-    done, _ = await run(store, make_config(server.base_url, concurrency=1), Clock(speed=50), data_dir,
-                        tasks_of(5))
+    done = await run_batch(store, make_config(server.base_url, concurrency=1), data_dir, chat_tasks(5), Clock(speed=50))
 
     failed = [t for t in done if t.state == "failed"]
     assert [t.error_kind for t in failed] == ["quota"]
@@ -242,9 +240,9 @@ async def test_budget_exceeded_pauses_the_lane(server, store, data_dir, status):
 
 @pytest.mark.asyncio
 async def test_n_choices_are_all_kept_and_usage_is_summed_per_batch(server, store, data_dir):
-    tasks = [*tasks_of(2, params={"n": 3}),
+    tasks = [*chat_tasks(2, params={"n": 3}),
              NewTask(model="painter", model_kind="api", route=LANE, prompt="a fox", params={"n": 2})]
-    done, _ = await run(store, make_config(server.base_url), Clock(speed=50), data_dir, tasks)
+    done = await run_batch(store, make_config(server.base_url), data_dir, tasks, Clock(speed=50))
 
     assert states(done) == {("success", None)}
     texts = [store.result(t.task_id).text for t in done if t.model == "writer"]
@@ -258,8 +256,8 @@ async def test_n_choices_are_all_kept_and_usage_is_summed_per_batch(server, stor
 @pytest.mark.asyncio
 async def test_unknown_model_and_invalid_params_fail_once_with_the_servers_words(server, store, data_dir):
     tasks = [NewTask(model="stranger", model_kind="api", route=LANE, prompt="hi"),
-             *tasks_of(1, params={"n": "many"})]
-    done, _ = await run(store, make_config(server.base_url), Clock(speed=50), data_dir, tasks)
+             *chat_tasks(1, params={"n": "many"})]
+    done = await run_batch(store, make_config(server.base_url), data_dir, tasks, Clock(speed=50))
 
     by_model = {t.model: t for t in done}
     assert (by_model["stranger"].state, by_model["stranger"].error_kind, by_model["stranger"].attempt) == (
@@ -272,7 +270,7 @@ async def test_unknown_model_and_invalid_params_fail_once_with_the_servers_words
 @pytest.mark.asyncio
 async def test_image_size_is_honoured(server, store, data_dir):
     tasks = [NewTask(model="painter", model_kind="api", route=LANE, prompt="a fox", params={"size": "256x256"})]
-    [task], _ = await run(store, make_config(server.base_url), Clock(speed=50), data_dir, tasks)
+    [task] = await run_batch(store, make_config(server.base_url), data_dir, tasks, Clock(speed=50))
 
     [path] = store.result(task.task_id).file_list
     width, height = struct.unpack(">II", Path(path).read_bytes()[16:24])  # the PNG's IHDR
@@ -319,29 +317,16 @@ def test_parse_duration(value, seconds):
 
 
 # --- across processes and versions --------------------------------------------------------------
-AUTO_CONFIG = """
-[[providers]]
-name = "acme"
-kind = "api"
-type = "openai"
-base_url = "{base_url}"
-api_key_env = "ACME_API_KEY"
-concurrency = "auto"
-max_concurrency = 8
-
-[[models]]
-name = "writer"
-kind = "api"
-provider = "acme"
-remote_model = "gpt-x"
-"""
+def _auto_config_text(base_url: str) -> str:
+    return (openai_provider_toml("acme", base_url, concurrency="auto", max_concurrency=8)
+            + api_model_toml("writer", "acme", remote_model="gpt-x"))
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_two_run_processes_learn_and_hold_one_shared_limit(server, tmp_path):
     server.configure(latency_s=(0.2, 0.2), concurrency_limit=3)
-    config = write_config(tmp_path / "config.toml", AUTO_CONFIG.format(base_url=server.base_url))
+    config = write_config(tmp_path / "config.toml", _auto_config_text(server.base_url))
     data = tmp_path / "data"
     files = [write_csv(tmp_path / f"batch-{i}.csv", [{"model": "writer", "prompt": f"ad {i}-{n}"} for n in range(40)])
              for i in range(2)]

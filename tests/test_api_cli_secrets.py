@@ -19,43 +19,18 @@ from mediaassist.core.store import Store
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer, Fault
 from mediaassist.runtime import DB_NAME
 from mediaassist.ui.export import export_tasks
+from tests.helpers import api_model_toml, openai_provider_toml
 
-CONFIG = """
-[[providers]]
-name = "acme"
-kind = "api"
-type = "openai"
-base_url = "{base_url}"
-api_key_env = "ACME_API_KEY"
-concurrency = 2
 
-[[models]]
-name = "writer"
-kind = "api"
-provider = "acme"
-endpoint = "chat"
-system_prompt = "You write short ad copy."
-
-[[models]]
-name = "painter"
-kind = "api"
-provider = "acme"
-endpoint = "images"
-defaults = {{ response_format = "url" }}
-
-# Its own provider: the 401 pauses that lane only, so the other tasks finish either way.
-[[providers]]
-name = "acme-locked"
-kind = "api"
-type = "openai"
-base_url = "{base_url}"
-api_key_env = "ACME_API_KEY"
-
-[[models]]
-name = "locked"
-kind = "api"
-provider = "acme-locked"
-"""
+def _config_text(base_url: str) -> str:
+    return "".join([
+        openai_provider_toml("acme", base_url, concurrency=2),
+        api_model_toml("writer", "acme", endpoint="chat", system_prompt="You write short ad copy."),
+        api_model_toml("painter", "acme", endpoint="images", defaults={"response_format": "url"}),
+        # Its own provider: the 401 pauses that lane only, so the other tasks finish either way.
+        openai_provider_toml("acme-locked", base_url),
+        api_model_toml("locked", "acme-locked"),
+    ])
 
 
 def files_bytes(root: Path) -> dict[Path, bytes]:
@@ -81,7 +56,7 @@ def test_key_never_appears_in_anything_a_cli_run_writes(tmp_path: Path, data_dir
     config = tmp_path / "config.toml"
 
     with DemoOpenAIServer(api_key=key, latency_s=(0.02, 0.05), models=("writer", "painter", "locked")) as server:
-        config.write_text(CONFIG.format(base_url=server.base_url), encoding="utf-8")
+        config.write_text(_config_text(server.base_url), encoding="utf-8")
         config.chmod(0o600)
         server.add_fault(Fault("server_error", count=1, model="writer"))  # a retry, with its log lines
         server.add_fault(Fault("unauthorized", count=None, model="locked"))  # the 401 echoes the key

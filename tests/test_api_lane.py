@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,14 +12,13 @@ import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, parse_config
-from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.secrets import SecretFilter
-from mediaassist.core.store import NewTask, Store, Task
+from mediaassist.core.store import NewTask, Task
 from mediaassist.demo import DEMO_API_MODEL, DEMO_IMAGE_MODEL, DemoEnvironment
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer, Fault, RequestRecord
 from mediaassist.demo_servers.text import demo_answer
 from mediaassist.providers.openai_api import parse_retry_after
-from mediaassist.providers.registry import build_providers
+from tests.harness import run_batch, scheduler_running, wait_until
 from tests.helpers import stored_text
 
 KEY = "sk-test-Zq8mW3pL0vX7yT2nB5cR9dF4"
@@ -54,24 +52,6 @@ def chat_tasks(count: int, model: str = "writer", **extra: Any) -> list[NewTask]
             for i in range(count)]
 
 
-async def run_with_scheduler(store: Store, config: AppConfig, clock: Clock, data_dir: Path,
-                             tasks: list[NewTask], batch: str = "b1") -> tuple[list[Task], Scheduler]:
-    """Run one batch to its end on a fresh scheduler; its tasks and the (stopped) scheduler."""
-    sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
-    store.enqueue(batch, tasks)
-    await sched.start()
-    try:
-        await sched.wait_for_batches([batch])
-    finally:
-        await sched.stop()
-    return store.tasks([batch]), sched
-
-
-async def run_batch(store: Store, config: AppConfig, clock: Clock, data_dir: Path,
-                    tasks: list[NewTask], batch: str = "b1") -> list[Task]:
-    return (await run_with_scheduler(store, config, clock, data_dir, tasks, batch))[0]
-
-
 def states(tasks: list[Task]) -> list[tuple[str, str | None]]:
     return sorted({(t.state, t.error_kind) for t in tasks})
 
@@ -80,7 +60,7 @@ def states(tasks: list[Task]) -> list[tuple[str, str | None]]:
 @pytest.mark.asyncio
 async def test_chat_sends_model_params_and_system_prompt_rules(server, store, data_dir, fast_clock):
     tasks = chat_tasks(1, params={"max_tokens": 50}) + chat_tasks(1, model="reasoner")
-    done = await run_batch(store, make_config(server.base_url), fast_clock, data_dir, tasks)
+    done = await run_batch(store, make_config(server.base_url), data_dir, tasks, fast_clock)
 
     assert states(done) == [("success", None)]
     assert store.result(done[0].task_id).text == f"[gpt-x] {demo_answer('slogan 0')}"
@@ -95,7 +75,7 @@ async def test_chat_sends_model_params_and_system_prompt_rules(server, store, da
 async def test_images_are_saved_as_files(server, store, data_dir, fast_clock, response_format):
     tasks = [NewTask(model="painter", model_kind="api", route=LANE, prompt="a red fox",
                      params={"n": 2, "response_format": response_format})]
-    [task] = await run_batch(store, make_config(server.base_url), fast_clock, data_dir, tasks)
+    [task] = await run_batch(store, make_config(server.base_url), data_dir, tasks, fast_clock)
 
     assert (task.state, task.error_kind) == ("success", None)
     files = [Path(f) for f in store.result(task.task_id).file_list]
@@ -117,7 +97,7 @@ async def test_image_download_follows_redirects_and_retries_without_generating_a
         server, store, data_dir, fast_clock, download_faults):
     for kind in download_faults:
         server.add_fault(Fault(kind, target="files"))
-    [task] = await run_batch(store, make_config(server.base_url), fast_clock, data_dir, [image_task(n=2)])
+    [task] = await run_batch(store, make_config(server.base_url), data_dir, [image_task(n=2)], fast_clock)
 
     assert (task.state, task.error_kind, task.attempt) == ("success", None, 1)
     assert len(server.api_requests()) == 1  # generated (and paid for) once
@@ -130,7 +110,7 @@ async def test_image_download_follows_redirects_and_retries_without_generating_a
 @pytest.mark.asyncio
 async def test_image_that_cannot_be_downloaded_fails_without_paying_again(server, store, data_dir, fast_clock):
     server.add_fault(Fault("server_error", count=None, target="files"))
-    [task] = await run_batch(store, make_config(server.base_url), fast_clock, data_dir, [image_task()])
+    [task] = await run_batch(store, make_config(server.base_url), data_dir, [image_task()], fast_clock)
 
     assert (task.state, task.error_kind, task.attempt) == ("failed", "provider", 1)
     assert "generated (and billed) but its download failed 3 times (HTTP 500)" in task.error
@@ -144,8 +124,8 @@ async def test_image_that_cannot_be_downloaded_fails_without_paying_again(server
 async def test_in_flight_never_exceeds_concurrency(server, store, data_dir, fast_clock, concurrency):
     # Answers slow enough that a loaded box fills every slot before the first one frees.
     server.configure(latency_s=(0.25, 0.35))
-    done = await run_batch(store, make_config(server.base_url, concurrency=concurrency), fast_clock,
-                           data_dir, chat_tasks(4 * concurrency))
+    done = await run_batch(store, make_config(server.base_url, concurrency=concurrency), data_dir,
+                           chat_tasks(4 * concurrency), fast_clock)
 
     assert states(done) == [("success", None)]
     assert server.max_in_flight == concurrency  # reached, never exceeded
@@ -155,7 +135,7 @@ async def test_in_flight_never_exceeds_concurrency(server, store, data_dir, fast
 async def test_gate_holds_while_back_off_timers_run(server, store, data_dir):
     server.configure(latency_s=(0.02, 0.05))
     server.add_fault(Fault("rate_limit", count=4))  # no Retry-After: growing delays with jitter
-    done = await run_batch(store, make_config(server.base_url), Clock(speed=50), data_dir, chat_tasks(12))
+    done = await run_batch(store, make_config(server.base_url), data_dir, chat_tasks(12), Clock(speed=50))
 
     assert states(done) == [("success", None)]
     assert server.max_in_flight <= 3
@@ -177,7 +157,7 @@ async def test_retry_after_seconds_stops_every_request_to_the_provider(server, s
     # All three slots are in flight when the 429/503s come back, then nothing may reach the
     # server for the full second -- not the three waiting attempts, not the next queued tasks.
     server.add_fault(Fault(kind, count=3, retry_after=1, delay_s=0.3))
-    done = await run_batch(store, make_config(server.base_url), Clock(speed=20), data_dir, chat_tasks(9))
+    done = await run_batch(store, make_config(server.base_url), data_dir, chat_tasks(9), Clock(speed=20))
 
     assert states(done) == [("success", None)]
     assert all(t.attempt == 1 for t in done)
@@ -189,8 +169,7 @@ async def test_retry_after_seconds_stops_every_request_to_the_provider(server, s
 @pytest.mark.asyncio
 async def test_retry_after_http_date_is_honoured(server, store, data_dir):
     server.add_fault(Fault("rate_limit", count=1, retry_after=2, retry_after_date=True))
-    done = await run_batch(store, make_config(server.base_url, concurrency=1), Clock(speed=20), data_dir,
-                           chat_tasks(2))
+    done = await run_batch(store, make_config(server.base_url, concurrency=1), data_dir, chat_tasks(2), Clock(speed=20))
 
     assert states(done) == [("success", None)]
     assert server.api_requests()[0].retry_after.endswith("GMT")
@@ -224,7 +203,7 @@ async def test_each_fault_ends_with_its_state_and_kind(server, store, data_dir, 
     server.add_fault(fault)
     # 1.5 s at speed 100: far above a loaded CI box's answer time, far below the slow fault's 8 s
     config = make_config(server.base_url, timeout_s=150)
-    [task] = await run_batch(store, config, fast_clock, data_dir, chat_tasks(1))
+    [task] = await run_batch(store, config, data_dir, chat_tasks(1), fast_clock)
 
     assert (task.state, task.error_kind, task.attempt) == (state, kind, attempts)
     assert len(server.api_requests()) == attempts
@@ -234,8 +213,7 @@ async def test_each_fault_ends_with_its_state_and_kind(server, store, data_dir, 
 @pytest.mark.asyncio
 async def test_timed_out_request_is_dropped_at_the_server(server, store, data_dir, fast_clock):
     server.add_fault(Fault("slow", count=1, delay_s=3))
-    [task] = await run_batch(store, make_config(server.base_url, timeout_s=20), fast_clock, data_dir,
-                             chat_tasks(1))
+    [task] = await run_batch(store, make_config(server.base_url, timeout_s=20), data_dir, chat_tasks(1), fast_clock)
 
     assert task.state == "success"
     first = server.api_requests()[0]
@@ -253,7 +231,7 @@ async def test_quota_and_login_pause_the_provider_and_leave_the_rest_untouched(
         server, store, data_dir, fast_clock, fault, kind, reason):
     server.add_fault(fault)
     config = make_config(server.base_url)
-    done = await run_batch(store, config, fast_clock, data_dir, chat_tasks(10))
+    done = await run_batch(store, config, data_dir, chat_tasks(10), fast_clock)
 
     assert store.paused_lanes()[LANE].startswith(reason)
     failed = [t for t in done if t.state == "failed"]
@@ -266,7 +244,7 @@ async def test_quota_and_login_pause_the_provider_and_leave_the_rest_untouched(
     # The operator tops up / fixes the key and resumes: the untouched rest runs normally.
     server.clear_faults()
     store.resume_lane(LANE)
-    rest = await run_batch(store, config, fast_clock, data_dir, [])
+    rest = await run_batch(store, config, data_dir, [], fast_clock)
     assert sorted(t.state for t in rest) == ["failed"] * len(failed) + ["success"] * len(untouched)
 
 
@@ -274,7 +252,7 @@ async def test_quota_and_login_pause_the_provider_and_leave_the_rest_untouched(
 async def test_missing_key_pauses_with_a_clear_reason(server, store, data_dir, fast_clock, monkeypatch):
     monkeypatch.delenv("ACME_KEY_UNSET", raising=False)
     config = make_config(server.base_url, key={"api_key_env": "ACME_KEY_UNSET"})
-    done = await run_batch(store, config, fast_clock, data_dir, chat_tasks(6))
+    done = await run_batch(store, config, data_dir, chat_tasks(6), fast_clock)
 
     assert "ACME_KEY_UNSET" in store.paused_lanes()[LANE]
     # Nothing was tried, so nothing failed: every task waits, untouched, for the key.
@@ -287,10 +265,8 @@ async def test_missing_key_pauses_with_a_clear_reason(server, store, data_dir, f
 async def test_cancel_drops_the_request_in_flight(server, store, data_dir, fast_clock):
     server.add_fault(Fault("slow", count=1, delay_s=30))
     config = make_config(server.base_url)
-    sched = Scheduler(store, config, build_providers(config, fast_clock, data_dir), data_dir, fast_clock)
     [slow_id], _ = store.enqueue("b1", chat_tasks(1))
-    await sched.start()
-    try:
+    async with scheduler_running(store, config, data_dir, fast_clock) as sched:
         await wait_until(lambda: server.in_flight == 1)
         store.cancel([slow_id])
         sched.wake()
@@ -303,14 +279,6 @@ async def test_cancel_drops_the_request_in_flight(server, store, data_dir, fast_
         sched.wake()
         await sched.wait_for_batches(["b2"])
         assert states(store.tasks(["b2"])) == [("success", None)]
-    finally:
-        await sched.stop()
-
-
-async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
 
 
 # --- keys --------------------------------------------------------------------------------------
@@ -331,7 +299,7 @@ async def test_key_never_reaches_logs_store_or_outputs(server, store, data_dir, 
         server.add_fault(Fault("unauthorized", count=None))
         tasks = [*chat_tasks(3), NewTask(model="painter", model_kind="api", route=LANE, prompt="fox")]
         config = make_config(server.base_url, key={"api_key_env": "ACME_KEY"})
-        done = await run_batch(store, config, fast_clock, data_dir, tasks)
+        done = await run_batch(store, config, data_dir, tasks, fast_clock)
     finally:
         root.removeHandler(handler)
         root.setLevel(old_level)
@@ -353,7 +321,7 @@ async def test_long_key_echoed_by_a_401_is_redacted_before_the_detail_is_cut(ser
                                                                              fast_clock):
     long_key = "eyJhbGciOiJIUzI1NiJ9." + "A" * 200 + "Zq" + "B" * 150  # gateway tokens run 300-600 chars
     config = make_config(server.base_url, key={"api_key": long_key})  # not the server's key: 401
-    done = await run_batch(store, config, fast_clock, data_dir, chat_tasks(1))
+    done = await run_batch(store, config, data_dir, chat_tasks(1), fast_clock)
 
     [failed] = [t for t in done if t.state == "failed"]
     reason = store.paused_lanes()[LANE]
@@ -381,14 +349,14 @@ def test_faults_can_be_set_over_http(server):
 @pytest.mark.asyncio
 async def test_demo_environment_runs_writer_and_illustrator_over_http(store, data_dir):
     clock = Clock(speed=400)  # 8-30 s nominal -> 20-75 ms
-    async with DemoEnvironment(clock, data_dir) as demo:
+    async with DemoEnvironment(clock, data_dir, log_in=False) as demo:  # API only: no browser logins
         api_only = AppConfig(providers=[p for p in demo.providers if p.kind == "api"],
                              models=[m for m in demo.models if m.kind == "api"])
         [provider] = api_only.providers
         assert (provider.type, provider.concurrency) == ("openai", 3)
         tasks = [NewTask(model=DEMO_API_MODEL, model_kind="api", route="api:demo-openai", prompt="copy"),
                  NewTask(model=DEMO_IMAGE_MODEL, model_kind="api", route="api:demo-openai", prompt="fox")]
-        done = await run_batch(store, api_only, clock, data_dir, tasks)
+        done = await run_batch(store, api_only, data_dir, tasks, clock)
     assert states(done) == [("success", None)]
     image = Path(store.result(done[1].task_id).file_list[0])
     assert image.read_bytes().startswith(b"\x89PNG")

@@ -18,7 +18,7 @@ from mediaassist.core.config import AppConfig, InputSpec, parse_config
 from mediaassist.core.media import check_input_value
 from mediaassist.core.store import NewTask
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer, _png
-from tests.test_api_adaptive import run
+from tests.harness import run_batch
 
 KEY = "sk-test-Media7mW3pL0vX7yT2nB5cR9"
 LANE = "api:acme"
@@ -66,8 +66,8 @@ def sha256(path: Path) -> str:
 async def test_chat_sends_image_parts_streamed_from_the_file_and_urls_as_they_are(server, store, data_dir):
     config = make_config(server.base_url)
     big = picture(data_dir, "frame.png", padding=3 << 20)  # several base64 chunks
-    done, _ = await run(store, config, Clock(speed=50), data_dir,
-                        [task(config, "looker", image=f"{big}|{PHOTO_URL}")])
+    done = await run_batch(store, config, data_dir, [task(config, "looker", image=f"{big}|{PHOTO_URL}")],
+                           Clock(speed=50))
 
     assert [t.state for t in done] == ["success"], done[0].error
     [request] = server.api_requests()
@@ -81,7 +81,7 @@ async def test_a_file_changed_since_import_is_never_sent(server, store, data_dir
     frame = picture(data_dir, "frame.png")
     new = task(config, "looker", image=str(frame))
     frame.write_bytes(_png("another picture") + b"x")
-    [done], _ = await run(store, config, Clock(speed=50), data_dir, [new])
+    [done] = await run_batch(store, config, data_dir, [new], Clock(speed=50))
 
     assert (done.state, done.error_kind, done.attempt) == ("failed", "bad_input", 1)
     assert "changed since import" in done.error
@@ -92,8 +92,9 @@ async def test_a_file_changed_since_import_is_never_sent(server, store, data_dir
 async def test_images_edit_posts_multipart_with_image_and_mask(server, store, data_dir):
     config = make_config(server.base_url)
     photo, mask = picture(data_dir, "photo.png", padding=200_000), picture(data_dir, "mask.png")
-    [done], _ = await run(store, config, Clock(speed=50), data_dir,
-                          [task(config, "editor", "make it night", image=str(photo), mask=str(mask))])
+    [done] = await run_batch(store, config, data_dir,
+                             [task(config, "editor", "make it night", image=str(photo), mask=str(mask))],
+                             Clock(speed=50))
 
     assert done.state == "success", done.error
     [request] = server.api_requests()
@@ -109,7 +110,7 @@ async def test_images_edit_posts_multipart_with_image_and_mask(server, store, da
 @pytest.mark.asyncio
 async def test_images_edit_refuses_a_url_input_before_sending(server, store, data_dir):
     config = make_config(server.base_url)
-    [done], _ = await run(store, config, Clock(speed=50), data_dir, [task(config, "editor", image=PHOTO_URL)])
+    [done] = await run_batch(store, config, data_dir, [task(config, "editor", image=PHOTO_URL)], Clock(speed=50))
 
     assert (done.state, done.error_kind) == ("failed", "bad_input")
     assert "uploads local files" in done.error and server.api_requests() == []

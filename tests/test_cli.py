@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from mediaassist.core.paths import RESOURCES
+from tests.harness import wait_until_sync
 from tests.helpers import cli, cli_popen, write_config, write_csv
 
 SEED = RESOURCES / "examples" / "seed-batch.csv"
@@ -32,12 +33,16 @@ def _count(data: Path, state: str) -> int:
         return -1
 
 
-def _wait_for(predicate, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.05)
+def _writer_run(tmp_path: Path, ids: list[str], duration_s: float, speed: int) -> tuple[tuple[str, ...], Path]:
+    """A ``run`` of simulated writer tasks with these ids, each ``duration_s`` nominal seconds long
+    (on the default simulated config): its arguments and its data dir."""
+    config = write_config(tmp_path / "c.toml")
+    params = json.dumps({"sim_duration_s": duration_s})
+    rows = [{"task_id": task_id, "model": "writer", "prompt": f"p{i}", "params": params}
+            for i, task_id in enumerate(ids)]
+    tasks = write_csv(tmp_path / "t.csv", rows)
+    data = tmp_path / "d"
+    return ("run", str(tasks), "--config", str(config), "--data-dir", str(data), "--speed", str(speed)), data
 
 
 def _spans(tasks: list[dict]) -> list[tuple[datetime, datetime]]:
@@ -54,6 +59,7 @@ def _max_overlap(spans: list[tuple[datetime, datetime]]) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # the run's own time-out below: on a loaded box the 40 tasks outlast 120 s
 def test_seed_batch_on_the_demo(tmp_path: Path) -> None:
     proc = cli("run", str(SEED), "--demo", "--speed", "60", "--json", "--data-dir", str(tmp_path / "d"),
                timeout=300)
@@ -114,15 +120,10 @@ def test_bad_config_names_the_key_and_the_range(tmp_path: Path, text: str, named
 
 
 def test_restart_after_sigkill_recovers_without_loss_or_duplicates(tmp_path: Path) -> None:
-    config = write_config(tmp_path / "c.toml")
-    rows = [{"task_id": f"k{i:02d}", "model": "writer", "prompt": f"p{i}", "params": '{"sim_duration_s": 60}'}
-            for i in range(9)]
-    tasks = write_csv(tmp_path / "t.csv", rows)
-    data = tmp_path / "d"
-    args = ("run", str(tasks), "--config", str(config), "--data-dir", str(data), "--speed", "20")
+    args, data = _writer_run(tmp_path, [f"k{i:02d}" for i in range(9)], 60, 20)
     first = cli_popen(*args)
     try:
-        _wait_for(lambda: _count(data, 'success') >= 3 and _count(data, 'running') == 3)
+        wait_until_sync(lambda: _count(data, 'success') >= 3 and _count(data, 'running') == 3)
     finally:
         first.send_signal(signal.SIGKILL)
         first.communicate(timeout=10)
@@ -142,15 +143,10 @@ def test_restart_after_sigkill_recovers_without_loss_or_duplicates(tmp_path: Pat
 
 
 def test_a_frozen_process_is_reaped_by_another_and_cannot_write_late(tmp_path: Path) -> None:
-    config = write_config(tmp_path / "c.toml")
-    rows = [{"task_id": f"s{i}", "model": "writer", "prompt": f"p{i}", "params": '{"sim_duration_s": 150}'}
-            for i in range(3)]
-    tasks = write_csv(tmp_path / "t.csv", rows)
-    data = tmp_path / "d"
-    args = ("run", str(tasks), "--config", str(config), "--data-dir", str(data), "--speed", "100")
+    args, data = _writer_run(tmp_path, [f"s{i}" for i in range(3)], 150, 100)
     frozen = cli_popen(*args)
     try:
-        _wait_for(lambda: _count(data, 'running') == 3)
+        wait_until_sync(lambda: _count(data, 'running') == 3)
         _freeze_between_writes(frozen, data)  # alive, but its heartbeats stop
         rescuer = cli(*args, "--json")
         assert rescuer.returncode == 0, rescuer.stderr
@@ -202,14 +198,9 @@ def test_a_store_locked_by_a_stopped_process_is_one_line_not_a_traceback(tmp_pat
 
 
 def test_cancel_from_another_process_while_running(tmp_path: Path) -> None:
-    config = write_config(tmp_path / "c.toml")
-    rows = [{"task_id": f"c{i}", "model": "writer", "prompt": f"p{i}", "params": '{"sim_duration_s": 600}'}
-            for i in range(5)]
-    tasks = write_csv(tmp_path / "t.csv", rows)
-    data = tmp_path / "d"
-    runner = cli_popen("run", str(tasks), "--config", str(config), "--data-dir", str(data),
-                       "--speed", "10", "--json")
-    _wait_for(lambda: _count(data, 'running') == 3)
+    args, data = _writer_run(tmp_path, [f"c{i}" for i in range(5)], 600, 10)
+    runner = cli_popen(*args, "--json")
+    wait_until_sync(lambda: _count(data, 'running') == 3)
     batch = _db_rows(data, "select distinct batch_id from task")[0][0]
     canceled = cli("cancel", "--batch", batch, "--data-dir", str(data))
     assert canceled.returncode == 0
@@ -250,14 +241,9 @@ def test_accounts_enable_disable_and_list(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_hands_running_tasks_back_and_the_next_run_resumes(tmp_path: Path) -> None:
-    config = write_config(tmp_path / "c.toml")
-    rows = [{"task_id": f"i{i}", "model": "writer", "prompt": f"p{i}", "params": '{"sim_duration_s": 100}'}
-            for i in range(4)]
-    tasks = write_csv(tmp_path / "t.csv", rows)
-    data = tmp_path / "d"
-    args = ("run", str(tasks), "--config", str(config), "--data-dir", str(data), "--speed", "50")
+    args, data = _writer_run(tmp_path, [f"i{i}" for i in range(4)], 100, 50)
     first = cli_popen(*args)
-    _wait_for(lambda: _count(data, "running") == 3)
+    wait_until_sync(lambda: _count(data, "running") == 3)
     first.send_signal(signal.SIGINT)
     _, stderr = first.communicate(timeout=30)
     assert first.returncode == 130
@@ -307,7 +293,7 @@ def test_the_demo_resumes_remote_tasks_after_ctrl_c(tmp_path: Path) -> None:
     first = cli_popen(*args)
     demo = data / "demo"
     try:
-        _wait_for(lambda: _count(demo, "running") > 0 and bool(_db_rows(
+        wait_until_sync(lambda: _count(demo, "running") > 0 and bool(_db_rows(
             demo, "select count(*) from task where remote_id is not null")[0][0]), timeout=60)
     finally:
         first.send_signal(signal.SIGINT)

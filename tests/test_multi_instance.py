@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import pytest
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from tests import test_multi_process
+from tests.harness import wait_until_sync
 from tests.helpers import PG_URL, cli_popen, fresh_pg_database, write_config, write_csv
 from tests.test_multi_process import CONFIG, OPENAI_KEY
 
@@ -76,15 +76,6 @@ def _rows(url: str, sql: str, args: tuple = ()) -> list[tuple]:
     return rows
 
 
-def _wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.timeout(300)
 def test_three_machines_on_one_postgresql_are_one_queue_and_survive_a_sigkill(
         tmp_path: Path, servers: tuple[DemoOpenAIServer, RunningHubDemoServer], shared_url: str) -> None:
@@ -108,12 +99,12 @@ def test_three_machines_on_one_postgresql_are_one_queue_and_survive_a_sigkill(
     # The victim starts first (on a loaded box the others could otherwise finish everything before
     # it runs anything) and is killed once the others work beside it and it holds a RunningHub task.
     start(VICTIM)
-    _wait_for(lambda: running_on(VICTIM, remote=True), 120, f"{VICTIM} to run a RunningHub task")
+    wait_until_sync(lambda: running_on(VICTIM, remote=True), 120, f"{VICTIM} to run a RunningHub task")
     for machine in MACHINES:
         if machine != VICTIM:
             start(machine)
-    _wait_for(lambda: all(running_on(m) for m in MACHINES if m != VICTIM), 120, "the others to take work")
-    _wait_for(lambda: running_on(VICTIM), 60, f"{VICTIM} to still run a task")
+    wait_until_sync(lambda: all(running_on(m) for m in MACHINES if m != VICTIM), 120, "the others to take work")
+    wait_until_sync(lambda: running_on(VICTIM), 60, f"{VICTIM} to still run a task")
     runs[VICTIM].send_signal(signal.SIGKILL)
     runs[VICTIM].communicate(timeout=30)
     assert runs[VICTIM].returncode == -signal.SIGKILL

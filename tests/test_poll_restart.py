@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import pytest
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY
+from tests.harness import wait_until_sync
 
 PROMPTS = [f"restart clip {n}" for n in range(8)]
 TIMING = ["--port", "0", "--limit", "100", "--queued", "0.1", "0.3", "--run", "2.0", "3.0"]
@@ -95,11 +95,12 @@ provider = "rh"
 
     first = subprocess.Popen(_cli(tmp_path, data_dir), env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
     db = data_dir / "mediaassist.sqlite3"
-    while not (db.exists() and _remote_ids(db) >= 3):
-        assert time.monotonic() < deadline and first.poll() is None, "no remote ids before the kill"
-        time.sleep(0.05)
+
+    def three_remote_ids() -> bool:
+        assert first.poll() is None, "the run ended before the kill"
+        return db.exists() and _remote_ids(db) >= 3
+    wait_until_sync(three_remote_ids, 60, "3 remote ids before the kill")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
     killed_with = _remote_ids(db)

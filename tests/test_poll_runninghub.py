@@ -14,8 +14,9 @@ from mediaassist.core.config import AppConfig, ModelConfig, ProviderConfig
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from tests import poll_helpers
+from tests.harness import scheduler_running, task_log, wait_until
 from tests.media_helpers import first_frame_size
-from tests.poll_helpers import log_text, running, states, until
+from tests.poll_helpers import SPEED, states
 
 ROUTE = "poll:rh"
 
@@ -46,7 +47,7 @@ def enqueue(store: Store, prompts: list[str], params: dict[str, Any] | None = No
 async def test_pool_never_exceeds_limit_and_outputs_land_on_disk(server, store, data_dir) -> None:
     prompts = [f"clip {n:02d}" for n in range(10)]
     batch, ids = enqueue(store, prompts)
-    async with running(store, make_config(server.url, limit=3), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url, limit=3), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     stats = server.stats()
     assert states(store, ids) == ["success"] * 10
@@ -67,7 +68,7 @@ async def test_fifo_order_kept_under_421_415_1003_back_off(server, store, data_d
     server.inject("create", 415, 1003, "1011")
     prompts = [f"shot {n:02d}" for n in range(8)]
     batch, ids = enqueue(store, prompts)
-    async with running(store, make_config(server.url, limit=5), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url, limit=5), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     stats = server.stats()
     assert states(store, ids) == ["success"] * 8
@@ -81,7 +82,7 @@ async def test_fifo_order_kept_under_421_415_1003_back_off(server, store, data_d
 @pytest.mark.asyncio
 async def test_remote_failure_carries_node_and_message(server, store, data_dir) -> None:
     batch, ids = enqueue(store, ["ok", "broken #fail", "typo #badnode"])
-    async with running(store, make_config(server.url), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     ok, failed, bad = (store.get(i) for i in ids)
     assert ok.state == "success"
@@ -96,7 +97,7 @@ async def test_remote_failure_carries_node_and_message(server, store, data_dir) 
 async def test_create_reply_lost_is_never_resubmitted(server, store, data_dir) -> None:
     server.inject("create", "lost")
     batch, ids = enqueue(store, ["lost reply", "next one"])
-    async with running(store, make_config(server.url), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     lost, nxt = store.get(ids[0]), store.get(ids[1])
     assert (lost.state, lost.error_kind) == ("failed", "network")
@@ -109,7 +110,7 @@ async def test_create_reply_lost_is_never_resubmitted(server, store, data_dir) -
 async def test_poll_tolerates_bad_replies_then_fails_network_and_resumes(server, store, data_dir) -> None:
     batch, ids = enqueue(store, ["flaky"])
     server.inject("status", "nonjson", "reset", "http500", 1000, "slow:0.3")
-    async with running(store, make_config(server.url), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     assert store.get(ids[0]).state == "success"
     assert store.get(ids[0]).attempt == 1
@@ -117,8 +118,8 @@ async def test_poll_tolerates_bad_replies_then_fails_network_and_resumes(server,
     batch, ids = enqueue(store, ["down"])
     server.inject("status", *["nonjson"] * 5)
     server.inject("query", *["nonjson"] * 5)  # the v2 fallback is down too
-    async with running(store, make_config(server.url), data_dir) as sched:
-        await until(lambda: store.get(ids[0]).attempt == 2)
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
+        await wait_until(lambda: store.get(ids[0]).attempt == 2)
         await sched.wait_for_batches([batch])
     task = store.get(ids[0])
     assert task.state == "success" and task.error_kind is None
@@ -133,10 +134,10 @@ async def test_restart_resumes_from_remote_id_without_creating_again(server, sto
     prompts = [f"long {n}" for n in range(4)]
     batch, ids = enqueue(store, prompts)
     config = make_config(server.url, limit=4)
-    async with running(store, config, data_dir):
-        await until(lambda: all(store.get(i).remote_id for i in ids))
+    async with scheduler_running(store, config, data_dir, SPEED):
+        await wait_until(lambda: all(store.get(i).remote_id for i in ids))
     assert states(store, ids) == ["pending"] * 4  # handed back at shutdown, remote ids kept
-    async with running(store, config, data_dir) as sched:
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     assert states(store, ids) == ["success"] * 4
     assert server.stats()["creates"] == {p: 1 for p in prompts}
@@ -147,8 +148,8 @@ async def test_restart_resumes_from_remote_id_without_creating_again(server, sto
 async def test_cancel_calls_the_remote_cancel(server, store, data_dir) -> None:
     server.fake.run_s = (30.0, 30.0)
     batch, ids = enqueue(store, ["to cancel"])
-    async with running(store, make_config(server.url), data_dir) as sched:
-        await until(lambda: store.get(ids[0]).remote_id is not None)
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
+        await wait_until(lambda: store.get(ids[0]).remote_id is not None)
         store.cancel(ids)
         sched.wake()
         await sched.wait_for_batches([batch])
@@ -161,7 +162,7 @@ async def test_cancel_calls_the_remote_cancel(server, store, data_dir) -> None:
 async def test_local_timeout_leaves_the_remote_task_alone(server, store, data_dir) -> None:
     server.fake.run_s = (30.0, 30.0)
     batch, ids = enqueue(store, ["slow render"])
-    async with running(store, make_config(server.url, timeout_s=20.0), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url, timeout_s=20.0), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     task = store.get(ids[0])
     assert (task.state, task.error_kind, task.attempt) == ("failed", "timeout", 1)
@@ -174,7 +175,8 @@ async def test_local_timeout_leaves_the_remote_task_alone(server, store, data_di
 @pytest.mark.asyncio
 async def test_wrong_key_pauses_the_lane_instead_of_failing_each_task(server, store, data_dir) -> None:
     batch, ids = enqueue(store, [f"t{n}" for n in range(5)])
-    async with running(store, make_config(server.url, key="not-a-valid-key-0000", limit=5), data_dir) as sched:
+    config = make_config(server.url, key="not-a-valid-key-0000", limit=5)
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     assert "API key rejected (802" in store.paused_lanes()[ROUTE]
     assert states(store, ids) == ["pending"] * 5  # waiting for the operator, none failed
@@ -187,12 +189,12 @@ async def test_balance_pause_then_resume_runs_everything_once(server, store, dat
     server.inject("create", 416)
     prompts = [f"q{n}" for n in range(4)]
     batch, ids = enqueue(store, prompts)
-    async with running(store, make_config(server.url, limit=4), data_dir) as sched:
-        await until(lambda: ROUTE in store.paused_lanes())
+    async with scheduler_running(store, make_config(server.url, limit=4), data_dir, SPEED) as sched:
+        await wait_until(lambda: ROUTE in store.paused_lanes())
         assert "balance" in store.paused_lanes()[ROUTE]
         # The operator resumes later, when every back-off has run out (see the report: the
         # tasks behind the head get jittered retry times from the scheduler, not a release).
-        await until(lambda: states(store, ids) == ["pending"] * 4
+        await wait_until(lambda: states(store, ids) == ["pending"] * 4
                     and all(store.get(i).not_before < store.now() for i in ids))
         store.resume_lane(ROUTE)
         sched.wake()
@@ -210,7 +212,7 @@ async def test_webapp_route_merges_node_info_and_retries_downloads(server, store
     server.inject("download", "http500", "reset")
     batch, ids = enqueue(store, ["a cat"], params={
         "node_info_list": [{"nodeId": 3, "fieldName": "style", "fieldValue": "wash"}]})
-    async with running(store, make_config(server.url, model_options=options), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url, model_options=options), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     assert store.get(ids[0]).state == "success"
     assert server.stats()["create_order"] == ["wash | a cat"]
@@ -223,10 +225,10 @@ async def test_unreadable_reply_quoting_the_key_is_redacted_before_it_is_cut(ser
     # The echo page puts the key across the 60-character cut: cut first, and its start survives.
     server.inject("outputs", "echo")
     batch, ids = enqueue(store, ["echoed"])
-    async with running(store, make_config(server.url), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     assert store.get(ids[0]).state == "success"
-    logs = log_text(store, ids[0])
+    logs = task_log(store, ids[0])
     assert "502, not JSON" in logs and '"apiKey": "***' in logs
     assert DEMO_API_KEY[:8] not in logs
 
@@ -236,12 +238,12 @@ async def test_key_with_an_illegal_header_character_is_never_reported_as_a_lost_
         server, store, data_dir) -> None:
     broken_key = DEMO_API_KEY[:16] + "\n" + DEMO_API_KEY[16:]  # survives any strip()
     batch, ids = enqueue(store, ["never sent"])
-    async with running(store, make_config(server.url, key=broken_key), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url, key=broken_key), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     task = store.get(ids[0])
     assert (task.state, task.error_kind) == ("failed", "network")
     assert "reply was lost" not in task.error and "could not be built" in task.error
-    assert DEMO_API_KEY[:16] not in log_text(store, ids[0]) + task.error
+    assert DEMO_API_KEY[:16] not in task_log(store, ids[0]) + task.error
     assert server.stats()["calls"].get("create", 0) == 0  # nothing reached RunningHub
 
 
@@ -251,8 +253,8 @@ async def test_cancel_tries_the_remote_cancel_again_until_it_is_accepted(server,
                                                                         first_replies) -> None:
     server.fake.run_s = (30.0, 30.0)
     batch, ids = enqueue(store, ["to cancel"])
-    async with running(store, make_config(server.url), data_dir) as sched:
-        await until(lambda: store.get(ids[0]).remote_id is not None)
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
+        await wait_until(lambda: store.get(ids[0]).remote_id is not None)
         server.inject("cancel", *first_replies)
         store.cancel(ids)
         sched.wake()
@@ -260,15 +262,15 @@ async def test_cancel_tries_the_remote_cancel_again_until_it_is_accepted(server,
     task = store.get(ids[0])
     assert (task.state, task.error_kind) == ("canceled", "canceled")
     assert server.fake.tasks[task.remote_id].canceled_at is not None
-    assert "canceled remotely" in log_text(store, ids[0])
+    assert "canceled remotely" in task_log(store, ids[0])
 
 
 async def cancel_refused_remotely(server: RunningHubDemoServer, store: Store, data_dir: Path) -> str:
     """Cancel a running task while RunningHub refuses every cancel; returns the task id."""
     server.fake.run_s = (30.0, 30.0)
     batch, ids = enqueue(store, ["uncancellable"])
-    async with running(store, make_config(server.url), data_dir) as sched:
-        await until(lambda: store.get(ids[0]).remote_id is not None)
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
+        await wait_until(lambda: store.get(ids[0]).remote_id is not None)
         server.inject("cancel", 1005, "reset", 1005)
         store.cancel(ids)
         sched.wake()
@@ -284,7 +286,7 @@ async def test_cancel_refused_remotely_says_the_remote_task_may_still_run(server
     assert server.fake.tasks[task.remote_id].canceled_at is None
     assert server.stats()["calls"]["cancel"] == 3
     note = "local cancel only; remote cancel failed (code 1005"
-    assert note in log_text(store, task_id) and f"call-record-detail/{task.remote_id}" in log_text(store, task_id)
+    assert note in task_log(store, task_id) and f"call-record-detail/{task.remote_id}" in task_log(store, task_id)
 
 
 @pytest.mark.asyncio
@@ -298,12 +300,12 @@ async def test_personal_queue_full_814_backs_off_instead_of_failing(server, stor
     server.inject("create", 814, 814)
     prompts = ["a", "b", "c"]
     batch, ids = enqueue(store, prompts)
-    async with running(store, make_config(server.url, limit=1), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url, limit=1), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     assert states(store, ids) == ["success"] * 3
     assert [store.get(i).attempt for i in ids] == [1, 1, 1]
     assert server.stats()["rejects"]["814"] == 2 and server.stats()["create_order"] == prompts
-    assert "RunningHub is full (814" in log_text(store, ids[0])
+    assert "RunningHub is full (814" in task_log(store, ids[0])
 
 
 @pytest.mark.asyncio
@@ -311,7 +313,7 @@ async def test_personal_queue_full_814_backs_off_instead_of_failing(server, stor
 async def test_poll_code_for_a_failed_remote_task_fails_it_without_retry(server, store, data_dir, code) -> None:
     server.inject("status", code)
     batch, ids = enqueue(store, ["doomed"])
-    async with running(store, make_config(server.url), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     task = store.get(ids[0])
     assert (task.state, task.error_kind, task.attempt) == ("failed", "provider", 1)
@@ -324,14 +326,14 @@ async def test_head_backing_off_stops_creating_once_another_task_pauses_the_lane
         server, store, data_dir) -> None:
     server.fake.api_keys[DEMO_API_KEY] = 1  # "second" gets 421 while "first" runs remotely
     batch, ids = enqueue(store, ["first", "second"])
-    async with running(store, make_config(server.url), data_dir) as sched:
-        await until(lambda: server.stats()["rejects"].get("421", 0) > 0)
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
+        await wait_until(lambda: server.stats()["rejects"].get("421", 0) > 0)
         server.inject("status", 802)  # first's next poll: key rejected → the lane pauses
-        await until(lambda: ROUTE in store.paused_lanes())
+        await wait_until(lambda: ROUTE in store.paused_lanes())
         # Before, "second" kept creating and ran as soon as "first" ended remotely.
-        await until(lambda: store.get(ids[1]).state == "pending")
+        await wait_until(lambda: store.get(ids[1]).state == "pending")
         assert "second" not in server.stats()["creates"]
-        assert "lane paused" in log_text(store, ids[1])
+        assert "lane paused" in task_log(store, ids[1])
         store.resume_lane(ROUTE)
         sched.wake()
         await sched.wait_for_batches([batch])
@@ -343,7 +345,7 @@ async def test_head_backing_off_stops_creating_once_another_task_pauses_the_lane
 async def test_task_canceled_on_the_website_ends_canceled_with_a_note(server, store, data_dir) -> None:
     server.fake.run_s = (1.0, 1.0)
     batch, ids = enqueue(store, ["stopped by hand #sitecancel", "kept"])
-    async with running(store, make_config(server.url), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     canceled, kept = store.get(ids[0]), store.get(ids[1])
     assert (canceled.state, canceled.error_kind, canceled.attempt) == ("canceled", "canceled", 1)
@@ -357,7 +359,7 @@ async def test_v2_query_answers_when_the_legacy_status_keeps_failing(server, sto
     server.fake.run_s = (1.5, 1.5)  # long enough for 5 failing legacy polls, which would fail it
     batch, ids = enqueue(store, ["legacy down"])
     server.inject("status", *["nonjson"] * 8)
-    async with running(store, make_config(server.url), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     task = store.get(ids[0])
     assert (task.state, task.attempt) == ("success", 1)  # without the fallback: 5 failures, network
@@ -370,13 +372,13 @@ async def test_outputs_come_from_the_v2_query_when_legacy_outputs_keep_saying_ru
         server, store, data_dir) -> None:
     batch, ids = enqueue(store, ["lagging outputs"])
     server.inject("outputs", *[804] * 6)
-    async with running(store, make_config(server.url), data_dir) as sched:
+    async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     task = store.get(ids[0])
     assert task.state == "success"
     [path] = store.result(ids[0]).file_list
     assert Path(path).read_bytes().endswith(task.remote_id.encode())
-    assert "taken from the v2 query" in log_text(store, ids[0])
+    assert "taken from the v2 query" in task_log(store, ids[0])
 
 
 @pytest.mark.asyncio
@@ -421,8 +423,8 @@ async def test_create_that_returns_after_the_row_got_a_remote_id_is_cancelled_at
     server.inject("create", "slow:1.0")
     batch, ids = enqueue(store, ["raced"])
     with other_process(data_dir) as rival:
-        async with running(store, make_config(server.url), data_dir) as sched:
-            await until(lambda: server.stats()["calls"].get("create", 0) == 1)
+        async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
+            await wait_until(lambda: server.stats()["calls"].get("create", 0) == 1)
             rival.execute("UPDATE task SET remote_id = ? WHERE task_id = ? AND remote_id IS NULL", (other, ids[0]))
             await sched.wait_for_batches([batch])
     task = store.get(ids[0])
@@ -430,7 +432,7 @@ async def test_create_that_returns_after_the_row_got_a_remote_id_is_cancelled_at
     [extra] = [tid for tid in server.fake.tasks if tid != other]
     assert server.stats()["cancels"] == [extra]
     assert server.fake.tasks[extra].canceled_at is not None
-    logs = log_text(store, ids[0])
+    logs = task_log(store, ids[0])
     assert f"created RunningHub task {extra}, but the task already had remote id {other}" in logs
     assert "canceled it" in logs
 
@@ -444,15 +446,15 @@ async def test_remote_id_saved_while_waiting_at_the_gate_is_polled_not_created(s
         # Another process holds the create gate (it is creating) ...
         rival.execute("INSERT INTO gate (name, owner, expires_at, not_before) VALUES (?, 'rival', ?, 0)",
                       (f"create:{ROUTE}", store.now() + 60))
-        async with running(store, make_config(server.url), data_dir) as sched:
-            await until(lambda: store.get(ids[0]).state == "running")
+        async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
+            await wait_until(lambda: store.get(ids[0]).state == "running")
             # ... and saves this task's remote id before it lets go of the gate.
             rival.execute("UPDATE task SET remote_id = ? WHERE task_id = ?", (other, ids[0]))
             rival.execute("UPDATE gate SET owner = NULL, expires_at = 0 WHERE name = ?", (f"create:{ROUTE}",))
             await sched.wait_for_batches([batch])
     assert (store.get(ids[0]).state, store.get(ids[0]).remote_id) == ("success", other)
     assert server.stats()["calls"].get("create", 0) == 0 and server.stats()["cancels"] == []
-    assert "was created meanwhile; polling it, not creating" in log_text(store, ids[0])
+    assert "was created meanwhile; polling it, not creating" in task_log(store, ids[0])
 
 
 def test_status_shows_the_account_check_and_warns_about_the_limit(server, tmp_path) -> None:

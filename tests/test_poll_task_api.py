@@ -15,8 +15,9 @@ from mediaassist.core.errors import ConfigError
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
 from tests import poll_helpers
+from tests.harness import scheduler_running, task_log, wait_until
 from tests.media_helpers import first_frame_size
-from tests.poll_helpers import log_text, running, states, until
+from tests.poll_helpers import SPEED, states
 
 ROUTE = "poll:gateway"
 
@@ -66,7 +67,7 @@ async def test_openai_videos_fifo_under_job_limit_429_and_content_download(sora,
     prompts = [f"scene {n}" for n in range(6)]
     batch, ids = enqueue(store, prompts)
     config = config_for(sora.base_url, "openai-videos", defaults='defaults = { seconds = "4", size = "1280x720" }')
-    async with running(store, config, data_dir) as sched:
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     stats = sora.stats()
     assert states(store, ids) == ["success"] * 6
@@ -79,14 +80,14 @@ async def test_openai_videos_fifo_under_job_limit_429_and_content_download(sora,
         assert Path(path).name == "00_content.mp4"
         assert Path(path).read_bytes().endswith(task.remote_id.encode())  # fetched with the key
         assert first_frame_size(Path(path)) == (160, 90)  # a real clip, as the gallery shows it
-    assert "openai-videos is full (HTTP 429" in log_text(store, ids[2]) + log_text(store, ids[3])
+    assert "openai-videos is full (HTTP 429" in task_log(store, ids[2]) + task_log(store, ids[3])
 
 
 @pytest.mark.asyncio
 async def test_429_without_retry_after_backs_off_with_the_profile_delay(store, data_dir) -> None:
     with VideoTaskDemoServer("openai-videos", job_limit=1, retry_after=False, seed=4) as server:
         batch, ids = enqueue(store, ["one", "two", "three"])
-        async with running(store, config_for(server.base_url, "openai-videos"), data_dir) as sched:
+        async with scheduler_running(store, config_for(server.base_url, "openai-videos"), data_dir, SPEED) as sched:
             await sched.wait_for_batches([batch])
         assert states(store, ids) == ["success"] * 3
         assert server.stats()["rejects"]["429"] > 0 and server.stats()["max_in_flight"] == 1
@@ -96,7 +97,7 @@ async def test_429_without_retry_after_backs_off_with_the_profile_delay(store, d
 @pytest.mark.asyncio
 async def test_newapi_video_maps_every_status_word_and_downloads_without_the_key(newapi, store, data_dir) -> None:
     batch, ids = enqueue(store, [f"clip {n}" for n in range(4)], params={"duration": 5})
-    async with running(store, config_for(newapi.base_url, "newapi-video"), data_dir) as sched:
+    async with scheduler_running(store, config_for(newapi.base_url, "newapi-video"), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     assert states(store, ids) == ["success"] * 4
     stats = newapi.stats()
@@ -111,7 +112,7 @@ async def test_newapi_video_maps_every_status_word_and_downloads_without_the_key
 async def test_failed_canceled_and_expired_jobs_end_as_such(store, data_dir) -> None:
     with VideoTaskDemoServer("newapi-video", seed=6) as server:
         batch, ids = enqueue(store, ["bad #fail", "stopped #cancel", "late #expire", "fine"])
-        async with running(store, config_for(server.base_url, "newapi-video"), data_dir) as sched:
+        async with scheduler_running(store, config_for(server.base_url, "newapi-video"), data_dir, SPEED) as sched:
             await sched.wait_for_batches([batch])
     failed, canceled, expired, fine = (store.get(i) for i in ids)
     assert (failed.state, failed.error_kind, failed.attempt) == ("failed", "provider", 1)
@@ -126,8 +127,8 @@ async def cancel_a_running_job(profile: str, store: Store, data_dir: Path) -> tu
     """Start one long job on the profile's demo server, cancel it; (task id, server stats)."""
     with VideoTaskDemoServer(profile, run_s=(30.0, 30.0), seed=7) as server:
         batch, ids = enqueue(store, ["long one"])
-        async with running(store, config_for(server.base_url, profile), data_dir) as sched:
-            await until(lambda: store.get(ids[0]).remote_id is not None)
+        async with scheduler_running(store, config_for(server.base_url, profile), data_dir, SPEED) as sched:
+            await wait_until(lambda: store.get(ids[0]).remote_id is not None)
             store.cancel(ids)
             sched.wake()
             await sched.wait_for_batches([batch])
@@ -140,7 +141,7 @@ async def test_operator_cancel_deletes_the_job_and_verifies_it_is_gone(store, da
     task = store.get(task_id)
     assert (task.state, task.error) == ("canceled", "canceled by operator")
     assert stats["cancels"] == [task.remote_id]
-    assert "canceled remotely (verified)" in log_text(store, task_id)
+    assert "canceled remotely (verified)" in task_log(store, task_id)
 
 
 @pytest.mark.asyncio
@@ -155,8 +156,8 @@ async def test_cancel_on_a_profile_without_a_cancel_request_says_the_job_may_sti
 @pytest.mark.asyncio
 async def test_wrong_key_pauses_the_lane_after_one_create(sora, store, data_dir) -> None:
     batch, ids = enqueue(store, ["a", "b", "c"])
-    async with running(store, config_for(sora.base_url, "openai-videos", key="sk-wrong-0123456789"),
-                       data_dir) as sched:
+    config = config_for(sora.base_url, "openai-videos", key="sk-wrong-0123456789")
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     assert "API key rejected (HTTP 401 Incorrect API key provided.)" in store.paused_lanes()[ROUTE]
     assert states(store, ids) == ["pending"] * 3
@@ -166,7 +167,7 @@ async def test_wrong_key_pauses_the_lane_after_one_create(sora, store, data_dir)
 @pytest.mark.asyncio
 async def test_invalid_create_is_bad_input_with_the_service_message(sora, store, data_dir) -> None:
     batch, ids = enqueue(store, ["five seconds"], params={"seconds": "5"})
-    async with running(store, config_for(sora.base_url, "openai-videos"), data_dir) as sched:
+    async with scheduler_running(store, config_for(sora.base_url, "openai-videos"), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     task = store.get(ids[0])
     assert (task.state, task.error_kind, task.attempt) == ("failed", "bad_input", 1)
@@ -178,7 +179,7 @@ async def test_invalid_create_is_bad_input_with_the_service_message(sora, store,
 async def test_lost_create_reply_is_never_resubmitted(sora, store, data_dir) -> None:
     sora.inject("create", "lost")
     batch, ids = enqueue(store, ["lost", "next"])
-    async with running(store, config_for(sora.base_url, "openai-videos"), data_dir) as sched:
+    async with scheduler_running(store, config_for(sora.base_url, "openai-videos"), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     lost, nxt = store.get(ids[0]), store.get(ids[1])
     assert (lost.state, lost.error_kind) == ("failed", "network")
@@ -193,12 +194,12 @@ async def test_poll_faults_are_tolerated_and_progress_is_logged_in_steps(store, 
         server.inject("status", "http500", "reset", "nonjson", "429", "slow:0.3")
         server.inject("content", "http500")
         batch, ids = enqueue(store, ["bumpy"])
-        async with running(store, config_for(server.base_url, "openai-videos"), data_dir) as sched:
+        async with scheduler_running(store, config_for(server.base_url, "openai-videos"), data_dir, SPEED) as sched:
             await sched.wait_for_batches([batch])
         task = store.get(ids[0])
         assert (task.state, task.attempt) == ("success", 1)
         assert server.stats()["creates"] == {"bumpy": 1} and server.stats()["calls"]["content"] == 2
-        logs = log_text(store, ids[0])
+        logs = task_log(store, ids[0])
         assert "in_progress" in logs and "completed" in logs
         progress_lines = [line for line in logs.splitlines() if line.endswith(" %")]
         assert 1 <= len(progress_lines) <= 5  # in steps, not a store write per poll
@@ -208,9 +209,9 @@ async def test_poll_faults_are_tolerated_and_progress_is_logged_in_steps(store, 
 async def test_the_key_is_never_written_anywhere(sora, store, data_dir) -> None:
     sora.inject("create", "http500")  # a 5xx on create: the reply is unusable, not resubmitted
     batch, ids = enqueue(store, ["first", "second"])
-    async with running(store, config_for(sora.base_url, "openai-videos"), data_dir) as sched:
+    async with scheduler_running(store, config_for(sora.base_url, "openai-videos"), data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
-    written = "".join(log_text(store, i) + (store.get(i).error or "") + (store.result(i).text if store.result(i)
+    written = "".join(task_log(store, i) + (store.get(i).error or "") + (store.result(i).text if store.result(i)
                                                                           else "") for i in ids)
     assert DEMO_VIDEO_KEY not in written and DEMO_VIDEO_KEY[:12] not in written
     assert DEMO_VIDEO_KEY.encode() not in (data_dir / "mediaassist.sqlite3").read_bytes()

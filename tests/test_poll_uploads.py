@@ -27,8 +27,9 @@ from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubD
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
 from mediaassist.runtime import DB_NAME
 from tests import poll_helpers
+from tests.harness import scheduler_running, task_log, wait_until
 from tests.helpers import cli, cli_popen, write_config
-from tests.poll_helpers import log_text, running, states, until
+from tests.poll_helpers import SPEED, states
 
 FRAMES = RESOURCES / "examples" / "frames"
 
@@ -84,7 +85,7 @@ async def test_image_to_video_uploads_each_frame_once_and_sends_the_file_names(
         server, store, data_dir, batch_file, upload_api, route) -> None:
     config = rh_config(server.url, upload_api)
     batch, ids = import_batch(store, batch_file, config)
-    async with running(store, config, data_dir) as sched:
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     assert states(store, ids) == ["success"] * 3
     stats = server.stats()
@@ -97,7 +98,7 @@ async def test_image_to_video_uploads_each_frame_once_and_sends_the_file_names(
         assert set(frames) == {"39", "40"} and set(frames.values()) <= uploaded  # never a local path
     task = store.get(ids[0])
     assert len(task.uploads_dict) == 2
-    logs = log_text(store, ids[0])
+    logs = task_log(store, ids[0])
     assert logs.index("uploaded harbor-dawn.png as ") < logs.index("created RunningHub task")
 
 
@@ -108,12 +109,12 @@ async def test_a_retry_reuses_the_fresh_uploads_and_a_stale_one_is_uploaded_agai
     batch, ids = import_batch(store, batch_file, config)
     # The first task's create fails 4 times with "nothing created": its attempt ends, a retry follows.
     server.inject("create", 1005, 1005, 1005, 1005)
-    async with running(store, config, data_dir) as sched:
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     first = store.get(ids[0])
     assert (first.state, first.attempt) == ("success", 2)
     assert len(server.stats()["uploads"]) == 6  # the retry uploaded nothing again
-    assert "was uploaded as " in log_text(store, ids[0])
+    assert "was uploaded as " in task_log(store, ids[0])
 
     # Expire one of the saved uploads, then run that task again: only that frame goes up again.
     uploads = first.uploads_dict
@@ -121,7 +122,7 @@ async def test_a_retry_reuses_the_fresh_uploads_and_a_stale_one_is_uploaded_agai
     uploads[stale_key]["at"] -= UPLOAD_FRESH_S + 60
     Task.update(uploads=json.dumps(uploads)).where(Task.task_id == ids[0]).execute()
     assert store.retry([ids[0]]) == 1
-    async with running(store, config, data_dir) as sched:
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     assert store.get(ids[0]).state == "success"
     assert len(server.stats()["uploads"]) == 7
@@ -133,11 +134,11 @@ async def test_restart_while_backing_off_after_the_upload_never_uploads_again(
     config = rh_config(server.url)
     batch, ids = import_batch(store, batch_file, config)
     server.inject("create", *[421] * 50)  # "full": the head waits after its uploads
-    async with running(store, config, data_dir):
-        await until(lambda: len(store.get(ids[0]).uploads_dict) == 2 and server.stats()["rejects"].get("421"))
+    async with scheduler_running(store, config, data_dir, SPEED):
+        await wait_until(lambda: len(store.get(ids[0]).uploads_dict) == 2 and server.stats()["rejects"].get("421"))
     assert store.get(ids[0]).state == "pending" and store.get(ids[0]).remote_id is None
     server.fake.clear_faults()
-    async with running(store, config, data_dir) as sched:
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     assert states(store, ids) == ["success"] * 3
     assert len(server.stats()["uploads"]) == 6
@@ -149,7 +150,7 @@ async def test_a_frame_changed_after_import_fails_before_any_upload(server, stor
     batch, ids = import_batch(store, batch_file, config)
     frame = batch_file.parent / "frames" / "harbor-dawn.png"
     frame.write_bytes(frame.read_bytes() + b"edited")
-    async with running(store, config, data_dir) as sched:
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     task = store.get(ids[0])
     assert (task.state, task.error_kind) == ("failed", "bad_input")
@@ -166,13 +167,13 @@ async def test_upload_over_the_size_limit_is_bad_input_and_upload_full_backs_off
         server.inject("upload", 421)
         config = rh_config(server.url)
         batch, ids = import_batch(store, batch_file, config)
-        async with running(store, config, data_dir) as sched:
+        async with scheduler_running(store, config, data_dir, SPEED) as sched:
             await sched.wait_for_batches([batch])
         harbor, cat, city = (store.get(i) for i in ids)
         assert harbor.state == cat.state == "success"
         assert (city.state, city.error_kind) == ("failed", "bad_input")
         assert "upload of city-night.png: 1008 File size limit exceeded (too large for RunningHub)" in city.error
-        assert "RunningHub is full (upload: 421" in log_text(store, ids[0])
+        assert "RunningHub is full (upload: 421" in task_log(store, ids[0])
         assert server.stats()["creates"].keys() == {harbor.prompt, cat.prompt}
 
 
@@ -183,7 +184,7 @@ async def test_a_create_naming_a_local_path_is_refused_by_the_demo_server(server
     config.models[0].inputs = {}
     batch, ids = poll_helpers.enqueue(store, ["raw path"], route="poll:rh", model="demo-i2v", params={
         "node_info_list": [{"nodeId": "39", "fieldName": "image", "fieldValue": str(FRAMES / "cat-left.png")}]})
-    async with running(store, config, data_dir) as sched:
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
     task = store.get(ids[0])
     assert (task.state, task.error_kind) == ("failed", "bad_input") and "803" in task.error
@@ -215,7 +216,7 @@ inputs.last_frame = {{ required = false, field = "input_reference" }}
         report = read_task_file(path, config)
         assert report.errors == []
         ids, _ = store.enqueue("b1", report.tasks)
-        async with running(store, config, data_dir) as sched:
+        async with scheduler_running(store, config, data_dir, SPEED) as sched:
             await sched.wait_for_batches(["b1"])
         assert states(store, ids) == ["success"]
         size = (FRAMES / "harbor-dawn.png").stat().st_size

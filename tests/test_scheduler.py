@@ -15,37 +15,21 @@ from mediaassist.core.store import NewTask, Store, Task
 from mediaassist.providers.base import Provider, TaskContext, TaskResult
 from mediaassist.providers.registry import build_providers
 from mediaassist.providers.simulated import SimulatedProvider
+from tests.harness import make_scheduler, numbered_tasks, run_to_end, sim_api_tasks, sim_web_tasks, wait_until
 from tests.helpers import sim_config
 
 
-def _tasks(model: str, kind: str, route: str, n: int, prefix: str, **params) -> list[NewTask]:
-    return [NewTask(model=model, model_kind=kind, route=route, prompt=f"{prefix} {i}",
-                    task_id=f"{prefix}{i:03d}", params=dict(params)) for i in range(n)]
-
-
-def _api(n: int, prefix: str = "a", **params) -> list[NewTask]:
-    return _tasks("writer", "api", "api:sim-api", n, prefix, **params)
-
-
-def _web(n: int, prefix: str = "w", **params) -> list[NewTask]:
-    return _tasks("reasoner", "web", "web:simulated", n, prefix, **params)
-
-
-def _scheduler(store: Store, data_dir: Path, clock: Clock, api: Provider | None = None) -> Scheduler:
-    """The simulated config's scheduler; ``api`` replaces the API lane's provider."""
+def _scheduler(store: Store, data_dir: Path, clock: Clock, api: Provider | None = None,
+               poll_sweep_s: float | None = None) -> Scheduler:
+    """The simulated config's scheduler; ``api`` replaces the API lane's provider,
+    ``poll_sweep_s`` the poll lane's ``queue_check_interval_s``."""
     config = sim_config()
+    if poll_sweep_s is not None:
+        next(p for p in config.providers if p.kind == "poll").queue_check_interval_s = poll_sweep_s
     providers = build_providers(config, clock, data_dir)
     if api is not None:
         providers["api:sim-api"] = api
-    return Scheduler(store, config, providers, data_dir, clock)
-
-
-async def _run(sched: Scheduler, batch: str = "b", timeout: float = 60) -> None:
-    await sched.start()
-    try:
-        await asyncio.wait_for(sched.wait_for_batches([batch]), timeout)
-    finally:
-        await sched.stop()
+    return make_scheduler(store, config, data_dir, clock, providers)
 
 
 def _overlaps(tasks: list[Task]) -> bool:
@@ -56,9 +40,9 @@ def _overlaps(tasks: list[Task]) -> bool:
 @pytest.mark.asyncio
 async def test_lanes_hold_their_limits_and_finish_everything(store: Store, data_dir: Path) -> None:
     clock = Clock(speed=200)
-    store.enqueue("b", _api(20) + _web(8))
+    store.enqueue("b", sim_api_tasks(20) + sim_web_tasks(8))
     sched = _scheduler(store, data_dir, clock)
-    await _run(sched)
+    await run_to_end(sched, "b", 60)
     tasks = store.tasks(["b"])
     assert {t.state for t in tasks} == {"success"}
     assert sched.lanes["api:sim-api"].provider.max_in_flight == 3
@@ -81,9 +65,9 @@ async def test_web_lane_limit_is_not_a_setting(store: Store, data_dir: Path) -> 
 async def test_retryable_failure_retries_on_the_same_row_with_growing_delay(
         store: Store, data_dir: Path) -> None:
     clock = Clock(speed=400)
-    store.enqueue("b", _api(1, sim_fail="network", sim_duration_s=1))
+    store.enqueue("b", sim_api_tasks(1, sim_fail="network", sim_duration_s=1))
     sched = _scheduler(store, data_dir, clock)
-    await _run(sched)
+    await run_to_end(sched, "b", 60)
     (task,) = store.tasks(["b"])
     assert (task.state, task.attempt, task.error_kind) == ("failed", 3, "network")
     assert Task.select().count() == 1
@@ -94,8 +78,8 @@ async def test_retryable_failure_retries_on_the_same_row_with_growing_delay(
 
 @pytest.mark.asyncio
 async def test_bad_input_is_not_retried(store: Store, data_dir: Path) -> None:
-    store.enqueue("b", _api(1, sim_fail="bad_input", sim_duration_s=1))
-    await _run(_scheduler(store, data_dir, Clock(200)))
+    store.enqueue("b", sim_api_tasks(1, sim_fail="bad_input", sim_duration_s=1))
+    await run_to_end(_scheduler(store, data_dir, Clock(200)), "b", 60)
     (task,) = store.tasks(["b"])
     assert (task.state, task.attempt, task.error_kind) == ("failed", 1, "bad_input")
 
@@ -121,7 +105,7 @@ class _Recorder(SimulatedProvider):
 async def test_cancel_while_running_stops_the_work_and_ends_canceled(store: Store, data_dir: Path) -> None:
     clock = Clock(speed=100)
     recorder = _Recorder(clock)
-    store.enqueue("b", _api(2))
+    store.enqueue("b", sim_api_tasks(2))
     sched = _scheduler(store, data_dir, clock, api=recorder)
     await sched.start()
     await asyncio.wait_for(recorder.started.wait(), 10)
@@ -140,9 +124,9 @@ async def test_provider_pause_leaves_the_rest_of_the_lane_pending(store: Store, 
             raise TaskError(ErrorKind.QUOTA, "insufficient_quota", pause_lane="quota exhausted")
 
     clock = Clock(speed=100)
-    store.enqueue("b", _api(10))
+    store.enqueue("b", sim_api_tasks(10))
     sched = _scheduler(store, data_dir, clock, api=QuotaGone(clock, 1, 1))
-    await _run(sched)
+    await run_to_end(sched, "b", 60)
     states = [t.state for t in store.tasks(["b"])]
     assert states.count("failed") <= 3  # only those already in flight when it paused
     assert states.count("pending") >= 7
@@ -153,11 +137,11 @@ async def test_provider_pause_leaves_the_rest_of_the_lane_pending(store: Store, 
 @pytest.mark.asyncio
 async def test_stalled_heartbeat_is_reaped_and_retried(store: Store, data_dir: Path) -> None:
     clock = Clock(speed=100)
-    store.enqueue("b", _api(1, sim_duration_s=1))
+    store.enqueue("b", sim_api_tasks(1, sim_duration_s=1))
     # A row left running by a process on another machine that stopped beating 2 minutes ago.
     Task.update(state="running", owner="elsewhere:4242:1:x", started_at=store.now() - 200,
                 heartbeat_at=clock.ago(STALL_S + 30)).execute()
-    await _run(_scheduler(store, data_dir, clock))
+    await run_to_end(_scheduler(store, data_dir, clock), "b", 60)
     (task,) = store.tasks(["b"])
     assert (task.state, task.attempt) == ("success", 2)
     assert any("failed (stalled)" in entry.line for entry in store.logs(task.task_id))
@@ -166,7 +150,7 @@ async def test_stalled_heartbeat_is_reaped_and_retried(store: Store, data_dir: P
 @pytest.mark.asyncio
 async def test_fresh_heartbeat_of_a_live_foreign_owner_is_left_alone(store: Store, data_dir: Path) -> None:
     clock = Clock(speed=100)
-    store.enqueue("b", _api(1))
+    store.enqueue("b", sim_api_tasks(1))
     Task.update(state="running", owner="elsewhere:4242:1:x", heartbeat_at=store.now()).execute()
     sched = _scheduler(store, data_dir, clock)
     await sched.start()
@@ -179,10 +163,10 @@ async def test_fresh_heartbeat_of_a_live_foreign_owner_is_left_alone(store: Stor
 async def test_tasks_of_a_dead_local_process_are_recovered_at_start(store: Store, data_dir: Path) -> None:
     import socket
 
-    store.enqueue("b", _api(2, sim_duration_s=1))
+    store.enqueue("b", sim_api_tasks(2, sim_duration_s=1))
     dead_owner = f"{socket.gethostname()}:999999:12345:abc"  # no such pid
     Task.update(state="running", owner=dead_owner, heartbeat_at=store.now()).execute()
-    await _run(_scheduler(store, data_dir, Clock(100)))
+    await run_to_end(_scheduler(store, data_dir, Clock(100)), "b", 60)
     assert [(t.state, t.attempt) for t in store.tasks(["b"])] == [("success", 2), ("success", 2)]
 
 
@@ -194,8 +178,8 @@ async def test_disabled_account_takes_no_new_work(store: Store, data_dir: Path) 
     store.set_account_enabled("bob", False)
     pinned = NewTask(model="reasoner", model_kind="web", route="web:simulated", task_id="for-bob",
                      account="bob")
-    store.enqueue("b", [*_web(3), pinned])
-    await _run(sched)
+    store.enqueue("b", [*sim_web_tasks(3), pinned])
+    await run_to_end(sched, "b", 60)
     tasks = {t.task_id: t for t in store.tasks(["b"])}
     assert {tasks[f"w{i:03d}"].account for i in range(3)} == {"alice"}
     assert tasks["for-bob"].state == "pending"  # waits for bob; the run ends as blocked
@@ -206,7 +190,7 @@ async def test_disabled_account_takes_no_new_work(store: Store, data_dir: Path) 
 async def test_shutdown_hands_running_tasks_back_to_the_queue(store: Store, data_dir: Path) -> None:
     clock = Clock(speed=100)
     recorder = _Recorder(clock)
-    store.enqueue("b", _api(3))
+    store.enqueue("b", sim_api_tasks(3))
     sched = _scheduler(store, data_dir, clock, api=recorder)
     await sched.start()
     await asyncio.wait_for(recorder.started.wait(), 10)
@@ -218,18 +202,18 @@ async def test_shutdown_hands_running_tasks_back_to_the_queue(store: Store, data
 
 @pytest.mark.asyncio
 async def test_poll_lane_refills_a_freed_slot_at_once(store: Store, data_dir: Path) -> None:
-    clock = Clock(speed=50)
-    tasks = _tasks("video", "poll", "poll:sim-poll", 12, "v")
+    clock = Clock(speed=10)
+    tasks = numbered_tasks(12, "video", "poll", "poll:sim-poll", "v")
     for i, task in enumerate(tasks):
         task.params = {"sim_duration_s": 10 + i}
     store.enqueue("b", tasks)
-    sched = _scheduler(store, data_dir, clock)
-    await _run(sched)
+    # The sweep is put far off (600 s nominal, 60 s real), so only a refill at once can start
+    # a waiting task within 5 s nominal (0.5 s real) of a finish.
+    sched = _scheduler(store, data_dir, clock, poll_sweep_s=600)
+    await run_to_end(sched, "b", 60)
     done = sorted(store.tasks(["b"]), key=lambda t: t.started_at)
     assert sched.lanes["poll:sim-poll"].provider.max_in_flight == 4
     assert [t.task_id for t in done] == [f"v{i:03d}" for i in range(12)]  # FIFO
-    # Each task after the first four starts as soon as one finishes -- not at the next sweep
-    # (5 s nominal = 0.1 s real here).
     finishes = sorted(t.finished_at for t in done)
     for task, freed in zip(done[4:], finishes, strict=False):  # the last four finishes free no one
         assert task.started_at - freed < clock.real(5.0)
@@ -253,7 +237,7 @@ async def test_requeue_hands_the_task_back_without_using_an_attempt(store: Store
 
     clock = Clock(speed=200)
     gate = Gate(clock)
-    store.enqueue("b", _api(3))
+    store.enqueue("b", sim_api_tasks(3))
     sched = _scheduler(store, data_dir, clock, api=gate)
     await sched.start()
     await asyncio.wait_for(sched.wait_for_batches(["b"]), 10)  # ends: lane paused, all pending
@@ -278,7 +262,7 @@ async def test_a_cancel_whose_clean_up_raises_still_ends_canceled(store: Store, 
 
     clock = Clock(speed=100)
     messy = MessyCleanup(clock)
-    store.enqueue("b", _api(1))
+    store.enqueue("b", sim_api_tasks(1))
     sched = _scheduler(store, data_dir, clock, api=messy)
     await sched.start()
     await asyncio.wait_for(messy.started.wait(), 10)
@@ -292,7 +276,7 @@ async def test_a_cancel_whose_clean_up_raises_still_ends_canceled(store: Store, 
 @pytest.mark.asyncio
 async def test_stop_right_after_a_claim_does_not_wait_for_the_work(store: Store, data_dir: Path) -> None:
     clock = Clock(speed=1)  # real time: the simulated work would take 1000 s
-    store.enqueue("b", _api(2))
+    store.enqueue("b", sim_api_tasks(2))
     sched = _scheduler(store, data_dir, clock, api=_Recorder(clock))
     sched.assign()  # claimed; the attempts' first steps have not run yet
     await asyncio.wait_for(sched.stop(), 5)
@@ -309,24 +293,18 @@ async def test_a_lane_with_every_slot_taken_is_not_asked_to_claim_until_one_free
     claims: list[str] = []
     real_claim = store.claim
     monkeypatch.setattr(store, "claim", lambda route, *a, **k: claims.append(route) or real_claim(route, *a, **k))
-    store.enqueue("b", _tasks("video", "poll", "poll:sim-poll", 4, "v", sim_duration_s=40))
+    store.enqueue("b", numbered_tasks(4, "video", "poll", "poll:sim-poll", "v", sim_duration_s=40))
     sched = _scheduler(store, data_dir, clock)
     await sched.start()
     try:
-        await _until(lambda: len(sched.lanes["poll:sim-poll"].active) == 4)
+        await wait_until(lambda: len(sched.lanes["poll:sim-poll"].active) == 4)
         claimed_when_full = claims.count("poll:sim-poll")
         await asyncio.sleep(clock.real(20))  # 20 nominal s: ~80 checks, 4 sweeps, no finish
         assert claims.count("poll:sim-poll") == claimed_when_full
-        store.enqueue("c", _tasks("video", "poll", "poll:sim-poll", 1, "late", sim_duration_s=1))  # no wake
-        await _until(lambda: store.get("late000").state != "pending", timeout=clock.real(60) + 5)
+        store.enqueue("c", numbered_tasks(1, "video", "poll", "poll:sim-poll", "late", sim_duration_s=1))  # no wake
+        await wait_until(lambda: store.get("late000").state != "pending", timeout=clock.real(60) + 5)
         assert store.get("late000").started_at >= min(t.finished_at or 0 for t in store.tasks(["b"])
                                                       if t.finished_at) - 0.01
     finally:
         await sched.stop()
 
-
-async def _until(predicate, timeout: float = 20.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.01)

@@ -12,13 +12,12 @@ from pathlib import Path
 import pytest
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import AppConfig
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import AUTO_RETRIES, CRASH_RETRIES, NewTask, Store
-from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web.browser import profile_dir
+from tests.harness import make_scheduler, run_batch, scheduler_running, sim_api_tasks, task_log, wait_until
 from tests.helpers import sim_config
-from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, task_log, wait_until, web_config, web_task
+from tests.web_helpers import WEB_SPEED, demo_site, log_in, needs_chromium, web_config, web_task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,10 +42,8 @@ def _claimer(path: Path | str, mode: str) -> subprocess.Popen[str]:
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
-def _scheduler(store: Store, data_dir: Path, config: AppConfig | None = None) -> Scheduler:
-    config = config or sim_config()
-    clock = Clock(speed=100)
-    return Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
+def _scheduler(store: Store, data_dir: Path) -> Scheduler:
+    return make_scheduler(store, sim_config(), data_dir, Clock(speed=100))
 
 
 def _api_task() -> NewTask:
@@ -115,7 +112,7 @@ async def test_a_profile_held_by_another_process_requeues_and_leaves_the_login_a
                                   stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
         try:
             assert holder.stdout.readline().strip() == "held"  # type: ignore[union-attr]
-            tasks = await run_tasks(store, config, data_dir, [web_task(f"question {i}") for i in range(3)])
+            tasks = await run_batch(store, config, data_dir, [web_task(f"question {i}") for i in range(3)], WEB_SPEED)
         finally:
             holder.kill()
             holder.communicate(timeout=10)
@@ -128,15 +125,10 @@ async def test_a_profile_held_by_another_process_requeues_and_leaves_the_login_a
 @pytest.mark.asyncio
 async def test_drain_lets_started_tasks_finish_and_takes_no_new_ones(store: Store, data_dir: Path) -> None:
     """What ``run --all`` does at its end: nothing it started is handed back half-done."""
-    store.enqueue("late", [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt=f"p {i}",
-                                   task_id=f"late{i}") for i in range(6)])
-    sched = _scheduler(store, data_dir)
-    await sched.start()
-    try:
+    store.enqueue("late", sim_api_tasks(6, "late", id_digits=1, prompt="p"))
+    async with scheduler_running(store, sim_config(), data_dir, Clock(speed=100)) as sched:
         await wait_until(lambda: len(sched.lanes["api:sim-api"].active) == 3)
         await sched.drain()
-    finally:
-        await sched.stop()
     states = sorted(t.state for t in store.tasks())
     assert states == ["pending"] * 3 + ["success"] * 3
     assert all(t.attempt == 1 and t.started_at is None for t in store.tasks() if t.state == "pending")

@@ -9,7 +9,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,10 +28,17 @@ from mediaassist.core.location import (
     keyring_user,
     redact_url,
 )
-from mediaassist.core.scheduler import STALL_S, Scheduler
+from mediaassist.core.scheduler import STALL_S
 from mediaassist.core.secrets import KEYRING_SERVICE, redact
 from mediaassist.core.store import SCHEMA_VERSION, NewTask, Store, Task
-from mediaassist.providers.registry import build_providers
+from tests.harness import (
+    make_scheduler,
+    run_to_end,
+    scheduler_running,
+    sim_api_tasks,
+    sim_web_tasks,
+    wait_until_sync,
+)
 from tests.helpers import PG_URL, cli, cli_popen, sim_config_text, write_config, write_csv
 
 HOSTED_CONFIG = sim_config_text().replace('name = "alice"\nsite = "simulated"\n',
@@ -47,18 +53,12 @@ def _hosted_config() -> AppConfig:
     return parse_config(tomllib.loads(HOSTED_CONFIG))
 
 
-def _scheduler(store: Store, data_dir: Path, clock: Clock, config: AppConfig) -> Scheduler:
-    return Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
-
-
 def _web(n: int, prefix: str = "w", account: str | None = None) -> list[NewTask]:
-    return [NewTask(model="reasoner", model_kind="web", route="web:simulated", prompt=f"q{i}",
-                    task_id=f"{prefix}{i}", account=account, params={"sim_duration_s": 1}) for i in range(n)]
+    return sim_web_tasks(n, prefix, id_digits=1, prompt="q", account=account, sim_duration_s=1)
 
 
 def _api(n: int) -> list[NewTask]:
-    return [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt=f"p{i}", task_id=f"a{i}",
-                    params={"sim_duration_s": 1}) for i in range(n)]
+    return sim_api_tasks(n, id_digits=1, prompt="p", sim_duration_s=1)
 
 
 def _closed_port() -> int:
@@ -212,13 +212,9 @@ async def test_web_tasks_run_only_on_the_machine_of_their_account(
     config = _hosted_config()
     store.enqueue("b", _web(4) + _web(1, prefix="for-bob", account="bob"))
     monkeypatch.setenv(HOST_ID_ENV, "machine-a")
-    sched = _scheduler(store, data_dir, Clock(200), config)
-    await sched.start()
-    try:
+    async with scheduler_running(store, config, data_dir, Clock(200)) as sched:
         await asyncio.wait_for(sched.wait_for_batches(["b"]), 60)
         assert sched.blocked_lanes() == {"web:bob": "account lives on machine-b"}
-    finally:
-        await sched.stop()
     tasks = {t.task_id: t for t in store.tasks(["b"])}
     # The site's unpinned tasks went to the free account here; bob's waits for bob's machine.
     assert {(tasks[f"w{i}"].state, tasks[f"w{i}"].account, tasks[f"w{i}"].host) for i in range(4)} == \
@@ -226,12 +222,7 @@ async def test_web_tasks_run_only_on_the_machine_of_their_account(
     assert tasks["for-bob0"].state == "pending"
 
     monkeypatch.setenv(HOST_ID_ENV, "machine-b")
-    sched = _scheduler(store, data_dir, Clock(200), config)
-    await sched.start()
-    try:
-        await asyncio.wait_for(sched.wait_for_batches(["b"]), 60)
-    finally:
-        await sched.stop()
+    await run_to_end(make_scheduler(store, config, data_dir, Clock(200)), "b", 60)
     bobs = store.get("for-bob0")
     assert (bobs.state, bobs.account, bobs.host) == ("success", "bob", "machine-b")
 
@@ -275,7 +266,7 @@ def test_another_machines_owner_is_judged_by_heartbeat_age_only(
     live, silent = store.claim("api:sim-api", "machine-b:1:12345:abc", limit=2)
     store.save_remote_id(silent, "1904737800233889793")
     Task.update(heartbeat_at=store.now() - STALL_S - 5).where(Task.task_id == silent.task_id).execute()
-    sched = _scheduler(store, data_dir, Clock(1), _hosted_config())
+    sched = make_scheduler(store, _hosted_config(), data_dir, Clock(1))
     assert sched.recover_dead_owners() == 0  # no PID judgement across machines
     sched.reap_stalled()
     kept = store.get(live.task_id)
@@ -290,7 +281,7 @@ def test_a_dead_process_on_this_machine_is_found_at_once_under_the_host_id(
     monkeypatch.setenv(HOST_ID_ENV, "machine-a")
     store.enqueue("b", _api(1))
     store.claim("api:sim-api", "machine-a:999999:12345:abc")  # no such pid here
-    sched = _scheduler(store, data_dir, Clock(1), _hosted_config())
+    sched = make_scheduler(store, _hosted_config(), data_dir, Clock(1))
     assert sched.recover_dead_owners() == 1
     assert store.get("a0").state == "pending"
 
@@ -353,10 +344,8 @@ def test_run_stops_with_one_line_and_exit_2_when_the_server_goes_away(
     run = cli_popen("run", str(batch), "--config", str(config), "--data-dir", str(tmp_path / "data"),
                     "--store", url)
     store = Store(url)
-    deadline = time.monotonic() + 60
-    while not store.tasks() or {t.state for t in store.tasks()} == {"pending"}:
-        assert time.monotonic() < deadline, "the run never started a task"
-        time.sleep(0.1)
+    wait_until_sync(lambda: store.tasks() and {t.state for t in store.tasks()} != {"pending"}, 60,
+                    "a task started by the run")
     store.close()
     _cluster("stop", folder)
     _stdout, stderr = run.communicate(timeout=60)

@@ -17,29 +17,11 @@ import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import FAULT_FULL, StorageFault
-from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import NewTask, Store, Task
-from mediaassist.providers.registry import build_providers
+from tests.harness import scheduler_running, sim_api_tasks, wait_until, wait_until_sync
 from tests.helpers import cli, cli_popen, sim_config, sim_config_text, write_config, write_csv
 
 DB = "mediaassist.sqlite3"
-
-
-def _api(n: int, prefix: str = "a") -> list[NewTask]:
-    return [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt=f"p {i}",
-                    task_id=f"{prefix}{i:03d}") for i in range(n)]
-
-
-def _scheduler(store: Store, data_dir: Path, clock: Clock) -> Scheduler:
-    config = sim_config()
-    return Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
-
-
-async def _until(predicate, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
 
 
 def _states(store: Store) -> dict[str, int]:
@@ -57,27 +39,23 @@ async def test_sqlite_full_stops_claiming_hands_tasks_back_and_work_resumes_with
         store: Store, data_dir: Path) -> None:
     """``PRAGMA max_page_count`` makes SQLite itself answer SQLITE_FULL once the file would grow:
     the same error a full disk gives, without needing one."""
-    store.enqueue("b", _api(60))
-    sched = _scheduler(store, data_dir, Clock(speed=100))
+    store.enqueue("b", sim_api_tasks(60, prompt="p"))
     heard: list[StorageFault | None] = []
-    sched.add_fault_listener(heard.append)
-    await sched.start()
-    try:
-        await _until(lambda: _states(store).get("success", 0) >= 3)
+    async with scheduler_running(store, sim_config(), data_dir, Clock(speed=100)) as sched:
+        sched.add_fault_listener(heard.append)  # added before the store is limited: every fault is heard
+        await wait_until(lambda: _states(store).get("success", 0) >= 3)
         pages = store.db.execute_sql("PRAGMA page_count").fetchone()[0]
         store.db.execute_sql(f"PRAGMA max_page_count = {pages}")
-        await _until(lambda: sched.fault is not None)
+        await wait_until(lambda: sched.fault is not None)
         assert sched.fault.kind == FAULT_FULL and "disk full: free space on" in str(sched.fault)
-        await _until(lambda: not any(lane.active for lane in sched.lanes.values()))
+        await wait_until(lambda: not any(lane.active for lane in sched.lanes.values()))
         states = _states(store)
         assert "failed" not in states  # nothing is the tasks' fault
         assert [f.kind for f in heard] == [FAULT_FULL]  # told once, not per failed write
         store.db.execute_sql("PRAGMA max_page_count = 1073741823")  # space is back
-        await _until(lambda: sched.fault is None, timeout=30)
+        await wait_until(lambda: sched.fault is None, timeout=30)
         assert heard[-1] is None
         await asyncio.wait_for(sched.wait_for_batches(["b"]), 60)
-    finally:
-        await sched.stop()
     assert _states(store) == {"success": 60}
     assert {t.attempt for t in store.tasks()} == {1}  # handed back, never counted as attempts
 
@@ -105,14 +83,10 @@ class _FinishRaises(Store):
 async def test_an_exception_from_finish_success_ends_the_attempt_in_a_defined_state(
         data_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
     store = _FinishRaises(data_dir / DB)
-    store.enqueue("b", _api(2))
-    sched = _scheduler(store, data_dir, Clock(speed=100))
+    store.enqueue("b", sim_api_tasks(2, prompt="p"))
     caplog.set_level(logging.ERROR)
-    await sched.start()
-    try:
-        await _until(lambda: all(t.error_kind == "internal" for t in store.tasks()))
-    finally:
-        await sched.stop()
+    async with scheduler_running(store, sim_config(), data_dir, Clock(speed=100)):
+        await wait_until(lambda: all(t.error_kind == "internal" for t in store.tasks()))
     for task in store.tasks():
         assert task.state in ("pending", "failed") and "ending the attempt failed: RuntimeError" in task.error
     assert not any("never retrieved" in r.getMessage() for r in caplog.records)
@@ -124,7 +98,7 @@ async def test_an_exception_from_finish_success_ends_the_attempt_in_a_defined_st
 def _valid_db(path: Path, tasks: int = 0) -> Path:
     store = Store(path)
     if tasks:
-        store.enqueue("b", _api(tasks))
+        store.enqueue("b", sim_api_tasks(tasks, prompt="p"))
     store.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
     return path
@@ -186,10 +160,11 @@ def _run_until_successes(tmp_path: Path, data: Path, tasks: int, successes: int,
     config = write_config(tmp_path / "config.toml", sim_config_text(api_concurrency=api_concurrency, api_s=(4, 8)))
     task_file = write_csv(tmp_path / "t.csv", [{"model": "writer", "prompt": f"p {i}"} for i in range(tasks)])
     run = cli_popen("run", str(task_file), "--speed", "20", "--config", str(config), "--data-dir", str(data))
-    deadline = time.monotonic() + 60
-    while _count(data, "success") < successes:
-        assert run.poll() is None and time.monotonic() < deadline, run.communicate()[1]
-        time.sleep(0.05)
+
+    def stored_enough() -> bool:
+        assert run.poll() is None, run.communicate()[1]
+        return _count(data, "success") >= successes
+    wait_until_sync(stored_enough, 60, f"{successes} successes stored")
     return run, task_file, config
 
 

@@ -15,8 +15,9 @@ from mediaassist.core.media import check_local_input
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.chat_site import DEMO_SITE
 from mediaassist.providers.registry import build_providers
+from tests.harness import run_batch, task_log
 from tests.media_helpers import MAGIC, png_bytes
-from tests.web_helpers import demo_site, edit_profile, log_in, needs_chromium, run_tasks, task_log, web_config, web_task
+from tests.web_helpers import WEB_SPEED, demo_site, edit_profile, log_in, needs_chromium, web_config, web_task
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 VISION = "vision"
@@ -44,11 +45,11 @@ async def test_images_are_attached_through_the_page_and_a_refused_file_fails_cle
     with demo_site(data_dir) as site:
         await log_in(config, data_dir, site)
         (tmp_path / "d.png").write_bytes(png_bytes(width=9, shade=3))  # edited after import
-        tasks = await run_tasks(store, config, data_dir, [
+        tasks = await run_batch(store, config, data_dir, [
             web_task("describe both", model=VISION, inputs={"image": [first, second]}),
             web_task("a webp", model=VISION, inputs={"image": [webp]}),
             web_task("edited since import", model=VISION, inputs={"image": [changed]}),
-        ])
+        ], WEB_SPEED)
         gens = {g["prompt"]: g for g in site.snapshot()["generations"]}
     ok, refused, edited = tasks
 

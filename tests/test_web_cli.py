@@ -17,7 +17,8 @@ from mediaassist.core.store import Store
 from mediaassist.providers.web.browser import profile_dir
 from mediaassist.providers.web.procs import is_browser_main, profile_processes
 from mediaassist.runtime import DB_NAME
-from tests.web_helpers import MODEL, demo_site, log_in, needs_chromium, stored_result, wait_until
+from tests.harness import wait_until
+from tests.web_helpers import MODEL, demo_site, log_in, needs_chromium, stored_result
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 

@@ -18,17 +18,16 @@ from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web import check_site, login_account
 from mediaassist.providers.web.driver import SiteDriver
 from mediaassist.providers.web.provider import WebProvider
+from tests.harness import make_scheduler, run_batch, task_log, wait_until
 from tests.web_helpers import (
     PLAIN_MODEL,
+    WEB_SPEED,
     demo_site,
     log_in,
     needs_chromium,
-    run_tasks,
     slow_first_time,
     stored_account,
     stored_result,
-    task_log,
-    wait_until,
     web_config,
     web_task,
 )
@@ -42,7 +41,7 @@ async def test_two_accounts_run_in_parallel_never_two_generations_per_account(st
     config = web_config(("acct-a", "acct-b"))
     with demo_site(data_dir) as site:
         await log_in(config, data_dir, site)
-        tasks = await run_tasks(store, config, data_dir, [web_task(f"question {i}") for i in range(6)])
+        tasks = await run_batch(store, config, data_dir, [web_task(f"question {i}") for i in range(6)], WEB_SPEED)
         server = site.snapshot()
 
     assert [t.state for t in tasks] == ["success"] * 6
@@ -68,11 +67,11 @@ async def test_need_empty_prompt_sends_no_instructions_and_long_prompts_arrive_w
     long_prompt = "\n".join(f"第{i}行 line {i}: " + "x" * 180 for i in range(60))  # ~12k chars, 60 lines
     with demo_site(data_dir, default_instructions="Always answer in French.") as site:
         await log_in(config, data_dir, site)
-        tasks = await run_tasks(store, config, data_dir, [
+        tasks = await run_batch(store, config, data_dir, [
             web_task(long_prompt, system_prompt="Be terse."),
             web_task("plain model question", model=PLAIN_MODEL, system_prompt="Be terse."),
             web_task("plain model, page default", model=PLAIN_MODEL),
-        ])
+        ], WEB_SPEED)
         gens = {g["prompt"]: g for g in site.snapshot()["generations"]}
 
     assert [t.state for t in tasks] == ["success"] * 3
@@ -87,11 +86,11 @@ async def test_rate_limit_banner_is_quota_and_logged_out_is_login(store: Store, 
     config = web_config()
     with demo_site(data_dir, rate_limited=True) as site:
         await log_in(config, data_dir, site)
-        limited = await run_tasks(store, config, data_dir, [web_task("limited")])
+        limited = await run_batch(store, config, data_dir, [web_task("limited")], WEB_SPEED)
         paused = store.paused_lanes()
         site.control({"rate_limited": False, "log_out": "acct-a"})
         store.resume_lane("web:acct-a")
-        out = await run_tasks(store, config, data_dir, [web_task("first"), web_task("second")], batch="b2")
+        out = await run_batch(store, config, data_dir, [web_task("first"), web_task("second")], WEB_SPEED, batch="b2")
         assert site.snapshot()["generations"] == []
 
     assert (limited[0].state, limited[0].error_kind) == ("failed", "quota")
@@ -115,7 +114,8 @@ async def test_cancel_during_generation_stops_it_and_ends_canceled(store: Store,
             store.cancel(ids)
             sched.wake()
 
-        tasks = await run_tasks(store, config, data_dir, [web_task("a long answer")], during=cancel_once_streaming)
+        tasks = await run_batch(store, config, data_dir, [web_task("a long answer")], WEB_SPEED,
+                                during=cancel_once_streaming)
         gen = site.snapshot()["generations"][0]
 
     assert (tasks[0].state, tasks[0].error_kind) == ("canceled", "canceled")
@@ -129,7 +129,7 @@ async def test_browser_stays_warm_and_is_recycled_after_n_tasks(store: Store, da
     config = web_config(recycle_after=2)
     with demo_site(data_dir, duration_s=(0.2, 0.3), answer_words=5) as site:
         await log_in(config, data_dir, site)
-        tasks = await run_tasks(store, config, data_dir, [web_task(f"q{i} [image]") for i in range(3)])
+        tasks = await run_batch(store, config, data_dir, [web_task(f"q{i} [image]") for i in range(3)], WEB_SPEED)
 
     logs = [task_log(store, t.task_id) for t in tasks]
     assert [t.state for t in tasks] == ["success"] * 3
@@ -173,7 +173,8 @@ async def test_a_timed_out_answer_is_stopped_before_the_account_takes_its_next_t
     # 30 nominal s = 3 real s at speed 10: the 60 s answer times out, the 0.3 s ones do not
     with demo_site(data_dir, duration_fn=slow_first_time(), answer_timeout_s=30) as site:
         await log_in(config, data_dir, site)
-        tasks = await run_tasks(store, config, data_dir, [web_task("[slow] times out once"), web_task("next")])
+        tasks = await run_batch(store, config, data_dir, [web_task("[slow] times out once"), web_task("next")],
+                                WEB_SPEED)
         server = site.snapshot()
 
     assert server["violations"] == []  # nothing was sent while the timed-out answer was running
@@ -191,14 +192,14 @@ async def test_shutdown_stops_the_answer_so_the_resumed_task_finds_the_session_f
     clock = Clock(speed=10)
     with demo_site(data_dir, duration_fn=slow_first_time()) as site:
         await log_in(config, data_dir, site)
-        sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
+        sched = make_scheduler(store, config, data_dir, clock)
         await sched.start()
         store.enqueue("b1", [web_task("[slow] interrupted by a quit")])
         sched.wake()
         await wait_until(lambda: any(g["active"] for g in site.snapshot()["generations"]))
         await sched.stop()
         interrupted = site.snapshot()["generations"][0]
-        tasks = await run_tasks(store, config, data_dir, [], clock=clock)  # the next start resumes it
+        tasks = await run_batch(store, config, data_dir, [], clock)  # the next start resumes it
         server = site.snapshot()
 
     assert interrupted["stopped_at"] is not None and not interrupted["active"]
@@ -221,7 +222,7 @@ async def test_an_answer_left_running_by_a_crashed_run_is_stopped_after_the_page
         # stop button and all, to whoever opens the chat page of that session.
         status, _ = site.generate("acct-a", "[slow] left by a crashed run", "")
         assert status == 200
-        tasks = await run_tasks(store, config, data_dir, [web_task("next")], clock=clock)
+        tasks = await run_batch(store, config, data_dir, [web_task("next")], clock)
         server = site.snapshot()
 
     assert server["violations"] == []
@@ -248,7 +249,7 @@ async def test_an_answer_still_running_on_the_warm_page_is_stopped_before_compos
         await leftover.enter_prompt("[slow] left running")
         await leftover.send()
         await leftover.page.locator("#stop").wait_for(state="visible")
-        tasks = await run_tasks(store, config, data_dir, [web_task("next")], clock=clock, providers=providers)
+        tasks = await run_batch(store, config, data_dir, [web_task("next")], clock, providers=providers)
         server = site.snapshot()
 
     assert server["violations"] == []

@@ -13,7 +13,8 @@ from mediaassist.core.errors import ConfigError
 from mediaassist.core.store import Store
 from mediaassist.providers.web.learn import learn_site
 from mediaassist.providers.web.site import load_site
-from tests.web_helpers import demo_site, log_in, needs_chromium, run_tasks, stored_result, web_config
+from tests.harness import run_batch
+from tests.web_helpers import WEB_SPEED, demo_site, log_in, needs_chromium, stored_result, web_config
 from tests.webui_helpers import app_config, app_task
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -38,8 +39,8 @@ async def test_learned_profile_has_robust_selectors_and_runs_a_batch(store: Stor
         await log_in(config, data_dir, site)
         result = await learn_site("learned", f"{site.base_url}/chat", "acct-a", config, data_dir, headless=True,
                                   operator=demo_operator, say=lines.append)
-        tasks = await run_tasks(store, app_config("learned"), data_dir,
-                                [app_task("learned", f"question {i}") for i in range(2)])
+        tasks = await run_batch(store, app_config("learned"), data_dir,
+                                [app_task("learned", f"question {i}") for i in range(2)], WEB_SPEED)
         answers = {g["prompt"]: g["answer"] for g in site.snapshot()["generations"]}
 
     profile = load_site("learned", data_dir)

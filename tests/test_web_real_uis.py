@@ -21,7 +21,8 @@ from mediaassist.providers.web.learn import learn_site
 from mediaassist.providers.web.provider import WebProvider
 from mediaassist.providers.web.session import session_file
 from tests.fixtures.webui.answers import ERROR_MESSAGE, answer_for
-from tests.web_helpers import needs_chromium, run_tasks, stored_account, stored_result, task_log, wait_until
+from tests.harness import run_batch, task_log, wait_until
+from tests.web_helpers import WEB_SPEED, needs_chromium, stored_account, stored_result
 from tests.webui_helpers import ChatApp, app_config, app_task, chat_app, gradio_login, streamlit_login, write_profile
 
 pytestmark = [pytest.mark.browser, pytest.mark.webui, needs_chromium]
@@ -62,7 +63,7 @@ async def test_gradio_exact_markdown_answers_login_that_survives_a_relaunch(
     state_before = stored_account(store, "acct-a").login_state
     login = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,
                                 operator=gradio_login)
-    tasks = await run_tasks(store, config, data_dir, [app_task("gradio", p) for p in PROMPTS])
+    tasks = await run_batch(store, config, data_dir, [app_task("gradio", p) for p in PROMPTS], WEB_SPEED)
 
     assert (before.login_state, state_before) == ("needs_login", "needs_login")  # sites check records it
     assert login.ok, login.message  # including the check after a relaunch: session cookies kept
@@ -77,8 +78,8 @@ async def test_gradio_exact_markdown_answers_login_that_survives_a_relaunch(
 async def test_gradio_error_fails_the_task_and_the_stuck_page_is_recovered(
         gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
     config = await _logged_in_to(gradio_app, data_dir)
-    tasks = await run_tasks(store, config, data_dir, [app_task("gradio", "this fails [error]"),
-                                                      app_task("gradio", "after the error")])
+    tasks = await run_batch(store, config, data_dir, [app_task("gradio", "this fails [error]"),
+                                                      app_task("gradio", "after the error")], WEB_SPEED)
     by_prompt = {t.prompt: t for t in tasks}
     failed, after = by_prompt["this fails [error]"], by_prompt["after the error"]
 
@@ -100,8 +101,8 @@ async def test_gradio_server_killed_mid_answer_fails_never_succeeds(
                 line.line for t in store.tasks(["b1"]) for line in store.logs(t.task_id)), timeout=60)
             await asyncio.to_thread(app.kill)
 
-        tasks = await run_tasks(store, config, data_dir, [app_task("gradio", "cut off [slow]")],
-                                during=kill_while_streaming, clock=Clock(speed=50))
+        tasks = await run_batch(store, config, data_dir, [app_task("gradio", "cut off [slow]")], Clock(speed=50),
+                                during=kill_while_streaming)
 
     log = task_log(store, tasks[0].task_id)
     assert tasks[0].state == "failed" and tasks[0].error_kind in ("provider", "network"), log
@@ -130,8 +131,8 @@ async def test_streamlit_session_login_lasts_while_the_page_stays(
     await page.locator('[data-testid="stChatInput"]').wait_for()
     store.set_login_state("acct-a", "ok")  # what the operator says once logged in in that window
     prompts = [*PROMPTS, "boom [error]", "after the error"]
-    tasks = await run_tasks(store, config, data_dir, [app_task("streamlit", p) for p in prompts],
-                            clock=clock, providers=providers)
+    tasks = await run_batch(store, config, data_dir, [app_task("streamlit", p) for p in prompts], clock,
+                            providers=providers)
     by_prompt = {t.prompt: t for t in tasks}
 
     assert not relaunched.ok and "did not survive relaunching" in relaunched.message
@@ -166,8 +167,8 @@ async def test_gradio_sites_learn_writes_a_profile_that_runs_a_batch(
     result = await learn_site("learned-gradio", gradio_app.base_url + "/", "acct-a", config, data_dir,
                               headless=True, operator=gradio_operator, say=lambda line: None)
     prompts = ["learned one", "learned two"]
-    tasks = await run_tasks(store, app_config("learned-gradio"), data_dir,
-                            [app_task("learned-gradio", p) for p in prompts])
+    tasks = await run_batch(store, app_config("learned-gradio"), data_dir,
+                            [app_task("learned-gradio", p) for p in prompts], WEB_SPEED)
 
     assert result.check.usable, result.profile_text
     assert [t.state for t in tasks] == ["success"] * 2, result.profile_text

@@ -15,9 +15,7 @@ import psutil
 import pytest
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Store
-from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web import login_account
 from mediaassist.providers.web.browser import (
     BrowserRuntime,
@@ -29,17 +27,9 @@ from mediaassist.providers.web.browser import (
 )
 from mediaassist.providers.web.oslock import lock_path, user_hash
 from mediaassist.providers.web.procs import profile_processes
+from tests.harness import run_batch, scheduler_running, task_log, wait_until
 from tests.helpers import cli, write_config
-from tests.web_helpers import (
-    demo_site,
-    log_in,
-    needs_chromium,
-    run_tasks,
-    task_log,
-    wait_until,
-    web_config,
-    web_task,
-)
+from tests.web_helpers import WEB_SPEED, demo_site, log_in, needs_chromium, web_config, web_task
 
 # The browser is the subject here, not the store (test_store covers it on both back-ends).
 pytestmark = pytest.mark.sqlite_only
@@ -92,7 +82,7 @@ async def test_leftover_chromium_on_the_profile_is_reaped_before_launch(store: S
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             await wait_until(lambda: (profile / "SingletonLock").is_symlink(), timeout=20)
-            tasks = await run_tasks(store, config, data_dir, [web_task("after the leftover")])
+            tasks = await run_batch(store, config, data_dir, [web_task("after the leftover")], WEB_SPEED)
         finally:
             leftover.kill()
             leftover.wait()
@@ -123,14 +113,10 @@ async def test_profile_held_by_another_process_requeues_and_leaves_the_login_sta
         with demo_site(data_dir) as site:
             # The one account is busy elsewhere: the task goes back and waits (it is not failed),
             # so the scheduler is stopped once it has been handed back.
-            sched = Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
-            await sched.start()
-            try:
+            async with scheduler_running(store, config, data_dir, clock) as sched:
                 [task_id], _ = store.enqueue("b1", [web_task("refused")])
                 sched.wake()
                 await wait_until(lambda: "back in the queue" in task_log(store, task_id))
-            finally:
-                await sched.stop()
             assert site.snapshot()["generations"] == []
             # the operator's login tool cannot open the profile either, and records nothing
             assert not await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=5)

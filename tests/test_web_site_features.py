@@ -11,16 +11,15 @@ import pytest
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.chat_site import ERROR_TEXT
 from mediaassist.providers.web import login_account
+from tests.harness import run_batch, task_log, wait_until
 from tests.web_helpers import (
     PLAIN_MODEL,
+    WEB_SPEED,
     demo_site,
     edit_profile,
     log_in,
     needs_chromium,
-    run_tasks,
     stored_result,
-    task_log,
-    wait_until,
     web_config,
     web_task,
 )
@@ -35,8 +34,8 @@ async def test_an_error_in_the_turn_fails_the_task_and_the_stuck_page_is_reloade
     config = web_config()
     with demo_site(data_dir, duration_s=(0.5, 0.5)) as site:
         await log_in(config, data_dir, site)
-        tasks = await run_tasks(store, config, data_dir, [web_task("breaks [error]", model=PLAIN_MODEL),
-                                                          web_task("next one", model=PLAIN_MODEL)])
+        tasks = await run_batch(store, config, data_dir, [web_task("breaks [error]", model=PLAIN_MODEL),
+                                                          web_task("next one", model=PLAIN_MODEL)], WEB_SPEED)
         server = site.snapshot()
     failed, after = tasks
 
@@ -57,7 +56,7 @@ async def test_rich_text_editor_with_enter_to_send_gets_multi_line_and_long_prom
     with demo_site(data_dir, editor_bundle=EDITOR_BUNDLE) as site:
         edit_profile(data_dir, send='["Enter"]')
         await log_in(config, data_dir, site)
-        tasks = await run_tasks(store, config, data_dir, [web_task(p, model=PLAIN_MODEL) for p in prompts])
+        tasks = await run_batch(store, config, data_dir, [web_task(p, model=PLAIN_MODEL) for p in prompts], WEB_SPEED)
         sent = [g["prompt"] for g in site.snapshot()["generations"]]
 
     assert [t.state for t in tasks] == ["success"] * 3, [t.error for t in tasks]
@@ -69,9 +68,10 @@ async def test_pop_ups_are_dismissed_and_an_unknown_cover_is_named(store: Store,
     config = web_config()
     with demo_site(data_dir, whats_new=True) as site:
         await log_in(config, data_dir, site)
-        dismissed = await run_tasks(store, config, data_dir, [web_task("behind a modal", model=PLAIN_MODEL)])
+        dismissed = await run_batch(store, config, data_dir, [web_task("behind a modal", model=PLAIN_MODEL)], WEB_SPEED)
         edit_profile(data_dir, dismiss=None)
-        covered = await run_tasks(store, config, data_dir, [web_task("covered", model=PLAIN_MODEL)], batch="b2")
+        covered = await run_batch(store, config, data_dir, [web_task("covered", model=PLAIN_MODEL)], WEB_SPEED,
+                                  batch="b2")
 
     assert dismissed[0].state == "success"
     assert "dismissed 1 pop-up" in task_log(store, dismissed[0].task_id)
@@ -87,11 +87,12 @@ async def test_new_chat_and_stay_navigation_keep_the_page(store: Store, data_dir
         await log_in(config, data_dir, site)
         loads_at_start = site.snapshot()["page_loads"]
         edit_profile(data_dir, navigation='"new_chat"')
-        new_chat = await run_tasks(store, config, data_dir, [web_task(f"n{i}", model=PLAIN_MODEL) for i in range(3)])
+        new_chat = await run_batch(store, config, data_dir, [web_task(f"n{i}", model=PLAIN_MODEL) for i in range(3)],
+                                   WEB_SPEED)
         loads_new_chat = site.snapshot()["page_loads"] - loads_at_start
         edit_profile(data_dir, navigation='"stay"', answer_text='"attribute:data-raw"')
-        stay = await run_tasks(store, config, data_dir, [web_task(f"s{i}", model=PLAIN_MODEL) for i in range(3)],
-                               batch="b2")
+        stay = await run_batch(store, config, data_dir, [web_task(f"s{i}", model=PLAIN_MODEL) for i in range(3)],
+                               WEB_SPEED, batch="b2")
         server = site.snapshot()
     answers = {g["prompt"]: g["answer"] for g in server["generations"]}
 
@@ -109,7 +110,7 @@ async def test_a_session_cookie_login_survives_the_relaunch(store: Store, data_d
     with demo_site(data_dir, session_cookie=True) as site:
         result = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=15,
                                      login_url=f"{site.base_url}/login?user=acct-a")
-        tasks = await run_tasks(store, config, data_dir, [web_task("after relaunch", model=PLAIN_MODEL)])
+        tasks = await run_batch(store, config, data_dir, [web_task("after relaunch", model=PLAIN_MODEL)], WEB_SPEED)
 
     assert result.ok, result.message
     assert tasks[0].state == "success"
@@ -126,7 +127,7 @@ async def test_the_server_dying_mid_answer_fails_the_task(store: Store, data_dir
             await wait_until(lambda: any(g["active"] for g in site.snapshot()["generations"]))
             site.crash()
 
-        tasks = await run_tasks(store, config, data_dir, [web_task("cut off", model=PLAIN_MODEL)],
+        tasks = await run_batch(store, config, data_dir, [web_task("cut off", model=PLAIN_MODEL)], WEB_SPEED,
                                 during=kill_the_server)
 
     assert tasks[0].state == "failed" and tasks[0].error_kind in ("provider", "network")

@@ -1,25 +1,22 @@
-"""Shared set-up for the web-lane tests: the demo chat site, a config on it, logged-in accounts,
-and a helper that runs tasks through the real scheduler."""
+"""Shared set-up for the web-lane tests: the demo chat site, a config on it, logged-in accounts
+(the scheduler and waiting: tests/harness.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, AppSettings, ModelConfig
-from mediaassist.core.scheduler import Scheduler
-from mediaassist.core.store import Account, NewTask, Result, Store, Task
+from mediaassist.core.store import Account, NewTask, Result, Store
 from mediaassist.demo_servers.chat_site import DEMO_SITE, ChatSite, SiteState, write_site_profile
-from mediaassist.providers.base import Provider
-from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web import chromium_available, login_account
 
+WEB_SPEED = 10.0  # the web tests' clock: nominal answer time-outs and back-offs pass 10x faster
 MODEL = "reasoner"
 PLAIN_MODEL = "plain"
 needs_chromium = pytest.mark.skipif(not chromium_available(None), reason="no Chromium on this machine")
@@ -70,38 +67,6 @@ async def log_in(config: AppConfig, data_dir: Path, site: ChatSite) -> None:
 
 def web_task(prompt: str, model: str = MODEL, **extra: object) -> NewTask:
     return NewTask(model=model, model_kind="web", route=f"web:{DEMO_SITE}", prompt=prompt, **extra)  # type: ignore[arg-type]
-
-
-async def run_tasks(store: Store, config: AppConfig, data_dir: Path, tasks: list[NewTask],
-                    during: Callable[[Scheduler, list[str]], Awaitable[None]] | None = None,
-                    clock: Clock | None = None, batch: str = "b1",
-                    providers: dict[str, Provider] | None = None) -> list[Task]:
-    """Enqueue one batch, run the real scheduler until nothing more can run, stop it."""
-    clock = clock or Clock(speed=10)
-    providers = providers if providers is not None else build_providers(config, clock, data_dir)
-    sched = Scheduler(store, config, providers, data_dir, clock)
-    await sched.start()
-    try:
-        ids, _ = store.enqueue(batch, tasks)
-        sched.wake()
-        if during is not None:
-            await during(sched, ids)
-        await asyncio.wait_for(sched.wait_for_batches([batch]), 90)
-    finally:
-        await sched.stop()
-    return store.tasks([batch])
-
-
-def task_log(store: Store, task_id: str) -> str:
-    return "\n".join(line.line for line in store.logs(task_id))
-
-
-async def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.05)
 
 
 def stored_result(store: Store, task_id: str) -> Result:

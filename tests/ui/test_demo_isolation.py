@@ -12,13 +12,12 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.paths import demo_data_dir, is_demo_dir
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Store
-from mediaassist.providers.registry import build_providers
 from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.app import saved_data_dir, ui_settings
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.single_instance import SingleInstance, server_name
-
-from .conftest import simulated_config, wait_until
+from tests.harness import make_scheduler, wait_until
+from tests.helpers import sim_config
 
 
 def test_demo_dir_is_marked_and_recognised_with_its_sub_folders(tmp_path: Path) -> None:
@@ -53,8 +52,7 @@ def test_a_saved_demo_folder_is_not_used_as_the_real_data_dir(tmp_path: Path) ->
 
 @pytest.fixture
 def scheduler(store: Store, data_dir: Path) -> Scheduler:
-    config, clock = simulated_config(), Clock()
-    return Scheduler(store, config, build_providers(config, clock, data_dir), data_dir, clock)
+    return make_scheduler(store, sim_config(), data_dir, Clock())
 
 
 def test_settings_refuse_a_demo_folder_as_data_dir(qtbot: object, tmp_path: Path, scheduler: Scheduler,

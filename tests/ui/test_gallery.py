@@ -25,9 +25,10 @@ from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaActions, MediaModel, PreviewDialog
 from mediaassist.ui.opener import open_externally
+from tests.harness import wait_until
 
 from ..media_helpers import write_mp4
-from .conftest import api_tasks, wait_until
+from .conftest import api_tasks
 from .test_window import App, app, start_app, stop_app  # noqa: F401  (the app fixture)
 
 VIDEO_BYTES = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64  # an MP4's first box, and no video after it

@@ -6,10 +6,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.harness import wait_until_sync
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -22,11 +23,11 @@ def test_window_quits_in_order_on_a_signal(tmp_path: Path, sig: signal.Signals) 
         proc = subprocess.Popen([sys.executable, "-m", "mediaassist", "--demo", "--data-dir", str(tmp_path),
                                  "-v"], stderr=err, stdout=subprocess.DEVNULL, env=env)
     try:
-        deadline = time.monotonic() + 90
-        while "window open" not in log.read_text() and time.monotonic() < deadline:
+
+        def window_open() -> bool:
             assert proc.poll() is None, log.read_text()
-            time.sleep(0.1)
-        assert "window open" in log.read_text()
+            return "window open" in log.read_text()
+        wait_until_sync(window_open, 90, "the window to open")
         proc.send_signal(sig)
         code = proc.wait(timeout=60)
     finally:

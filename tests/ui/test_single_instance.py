@@ -8,8 +8,7 @@ import pytest
 from PySide6.QtCore import QDir
 
 from mediaassist.ui.single_instance import SingleInstance, server_name
-
-from .conftest import wait_until
+from tests.harness import wait_until
 
 
 def _unique_name() -> str:

@@ -10,9 +10,8 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from mediaassist.core.store import Store, faults_as_storage
+from tests.harness import wait_until
 from tests.ui.test_window import start_app, stop_app, writer_tasks
-
-from .conftest import wait_until
 
 
 class DiskFull:

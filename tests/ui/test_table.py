@@ -14,14 +14,15 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QColor, QImage, QPixmap
 
 from mediaassist.core.errors import ErrorKind
-from mediaassist.core.store import NewTask, Store
+from mediaassist.core.store import Store
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.import_dialog import PROMPT_COLUMN
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_model import COL, THUMB, TaskFilter, TaskTableModel, local_time
+from tests.harness import sim_web_tasks, wait_until
 from tests.helpers import write_csv
 
-from .conftest import api_tasks, wait_until
+from .conftest import api_tasks
 from .test_window import App, previewed, start_app, stop_app, writer_tasks
 
 DECORATION = Qt.ItemDataRole.DecorationRole
@@ -39,13 +40,8 @@ def cell(model: TaskTableModel, task_id: str, column: str, role: int = Qt.ItemDa
     return model.index(row, COL[column]).data(role)
 
 
-def web_tasks(n: int) -> list[NewTask]:
-    return [NewTask(model="reasoner", model_kind="web", route="web:simulated", prompt=f"ask {i}",
-                    task_id=f"w{i:03d}") for i in range(n)]
-
-
 def test_cells_show_reason_badge_lane_attempts_and_local_time(qtbot, store: Store) -> None:
-    store.enqueue("b1", api_tasks(3) + web_tasks(1))
+    store.enqueue("b1", api_tasks(3) + sim_web_tasks(1, prompt="ask"))
     first, _second = store.claim("api:sim-api", "me", 2)
     store.finish_failure(first, ErrorKind.PROVIDER, "quota of the day used up\nretry tomorrow", retry_at=None)
     model = TaskTableModel(store)
@@ -185,7 +181,7 @@ async def test_batch_progress_counts_cancelled_and_names_the_login_that_blocks(r
     label = window.batches._rows[0][0].text()
     assert "10 canceled" in label and "finished" in label
     window.store.set_login_state("acct-a", "needs_login")
-    running.enqueue(web_tasks(4), batch="web-batch")
+    running.enqueue(sim_web_tasks(4, prompt="ask"), batch="web-batch")
     window.lanes.toggle_pause_all()  # resumed: only the login blocks now
     window.refresh_stats()
     label = window.batches._rows[0][0].text()

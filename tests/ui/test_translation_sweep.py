@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 
 from mediaassist.core.location import host_id
 from mediaassist.core.store import NewTask
+from tests.harness import wait_until
 
-from .conftest import wait_until
 from .test_window import App, start_app, stop_app
 
 # Names that stay as they are in a Chinese UI.

@@ -8,8 +8,8 @@ import pytest
 
 from mediaassist.core.store import NewTask
 from mediaassist.ui.tray import FailureBursts, KindCounts, kind_counts
+from tests.harness import wait_until
 
-from .conftest import wait_until
 from .test_window import App, app, writer_tasks  # noqa: F401  (the app fixture)
 
 

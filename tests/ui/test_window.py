@@ -22,9 +22,8 @@ from mediaassist.ui.app import run_window
 from mediaassist.ui.import_dialog import ImportPreviewDialog
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_model import TaskFilter
+from tests.harness import wait_until
 from tests.helpers import sim_config_text
-
-from .conftest import wait_until
 
 
 class App:

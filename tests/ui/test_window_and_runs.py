@@ -18,10 +18,9 @@ from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubD
 from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
+from tests.harness import wait_until
 from tests.helpers import write_config
 from tests.test_multi_process import API_LIMIT, API_TASKS, CONFIG, OPENAI_KEY, POLL_LIMIT, POLL_TASKS, _task_file
-
-from .conftest import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,9 +12,9 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from mediaassist.ui.task_model import COL
+from tests.harness import wait_until
 from tests.helpers import PG_URL, fresh_pg_database, sim_config_text, write_config, write_csv
 
-from .conftest import wait_until
 from .test_window import start_app, stop_app, writer_tasks
 
 pytestmark = pytest.mark.skipif(not PG_URL, reason="set MEDIAASSIST_TEST_PG to a postgresql:// server URL")
