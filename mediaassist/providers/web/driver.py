@@ -406,7 +406,7 @@ class SiteDriver:
                     raise await self._ended_in_error("the turn ended without an answer")
                 if in_page:
                     if await self._settled_in_page(before, min(SETTLE_WAIT_MS, (deadline - loop.time()) * 1000)):
-                        await self._check_turn(baseline_errors)  # an error in its last moments still counts
+                        await self.check_errors(baseline_errors)  # an error in its last moments still counts
                         return
                 else:
                     now_text = "\n".join(await self.turn_texts(before))
