@@ -212,7 +212,7 @@ class SiteDriver:
         try:
             await self.page.goto(url, wait_until="domcontentloaded", timeout=NAV_TIMEOUT_MS)
         except PlaywrightError as exc:
-            raise TaskError(ErrorKind.NETWORK, f"could not open {url}: {_first_line(exc)}") from None
+            raise TaskError(ErrorKind.NETWORK, f"could not open {url}: {first_line(exc)}") from None
 
     async def login_state(self, timeout_s: float | None = None) -> str:
         """"ok" once the logged-in marker shows, "needs_login" on the logged-out one. A site with
@@ -519,7 +519,7 @@ class SiteDriver:
             try:
                 await found.nth(i).click(timeout=CLICK_TIMEOUT_MS)
             except PlaywrightError as exc:
-                self.log(f"copy button {i + 1} could not be clicked ({_first_line(exc)})")
+                self.log(f"copy button {i + 1} could not be clicked ({first_line(exc)})")
                 continue
             copied = await self.page.evaluate("() => window.__maCopied.splice(0)")
             texts += [t.strip() for t in copied[-1:] if t.strip()]
@@ -534,7 +534,7 @@ class SiteDriver:
                 try:
                     await button.first.click(timeout=2_000)
                 except PlaywrightError as exc:
-                    self.log(f"the stop button could not be clicked ({_first_line(exc)})")
+                    self.log(f"the stop button could not be clicked ({first_line(exc)})")
                     return False
                 return True
         return False
@@ -608,5 +608,5 @@ def _squash(text: str) -> str:
     return " ".join(word for word in text.split() if word not in ("×", "✕", "✖"))
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
