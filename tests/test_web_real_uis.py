@@ -13,9 +13,9 @@ from playwright.async_api import Page
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
+from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Store
 from mediaassist.providers.registry import build_providers
-from mediaassist.core.scheduler import Scheduler
 from mediaassist.providers.web import LoginResult, check_site, login_account
 from mediaassist.providers.web.browser import profile_dir
 from mediaassist.providers.web.learn import learn_site

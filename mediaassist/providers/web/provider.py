@@ -31,8 +31,8 @@ from mediaassist.providers.web.browser import (
 )
 from mediaassist.providers.web.driver import ClickIntercepted, SiteDriver, TurnMarks, first_line
 from mediaassist.providers.web.session import save_session
-from mediaassist.providers.web.tools import LoginResult, Operator, no_display_message, wait_for_login
 from mediaassist.providers.web.site import SiteProfile, feature_problems, load_site
+from mediaassist.providers.web.tools import LoginResult, Operator, no_display_message, wait_for_login
 
 if TYPE_CHECKING:
     from mediaassist.core.store import Store
