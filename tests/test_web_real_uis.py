@@ -13,9 +13,10 @@ from playwright.async_api import Page
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
+from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Store
 from mediaassist.providers.registry import build_providers
-from mediaassist.providers.web import check_site, login_account
+from mediaassist.providers.web import LoginResult, check_site, login_account
 from mediaassist.providers.web.browser import profile_dir
 from mediaassist.providers.web.learn import learn_site
 from mediaassist.providers.web.provider import WebProvider
@@ -110,7 +111,7 @@ async def test_gradio_server_killed_mid_answer_fails_never_succeeds(
 
 
 @pytest.mark.asyncio
-async def test_streamlit_session_login_lasts_while_the_page_stays(
+async def test_streamlit_session_login_done_inside_the_running_lane_lasts_while_the_page_stays(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
     write_profile(streamlit_app, data_dir)
     config = app_config("streamlit")
@@ -122,31 +123,38 @@ async def test_streamlit_session_login_lasts_while_the_page_stays(
     providers = build_providers(config, clock, data_dir)
     web = providers["web:streamlit"]
     assert isinstance(web, WebProvider)
-    # The login the gate keeps in the page session: done in the lane's own warm browser.
-    runtime = web.runtime("acct-a")
-    await runtime.open(await web.playwright.get(), lambda line: None)
-    page = await runtime.page()
-    await page.goto(streamlit_app.base_url + "/")
-    await streamlit_login(page)
-    await page.locator('[data-testid="stChatInput"]').wait_for()
-    store.set_login_state("acct-a", "ok")  # what the operator says once logged in in that window
+    in_lane: list[LoginResult] = []
+
+    async def operator_logs_in_when_asked(sched: Scheduler, _ids: list[str]) -> None:
+        # The account is flagged (its login did not survive a relaunch), so its lane waits; the
+        # operator logs in in the lane's own browser, opened headed (the suite runs on a virtual
+        # screen), and the lane carries on in that page.
+        await wait_until(lambda: "web:acct-a" in sched.blocked_lanes())
+        assert all(t.state == "pending" for t in store.tasks(["b1"]))  # none ran into the gate
+        in_lane.append(await web.log_in("acct-a", store, timeout_s=30, operator=streamlit_login))
+        sched.wake()
+
     prompts = [*PROMPTS, "boom [error]", "after the error"]
     tasks = await run_batch(store, config, data_dir, [app_task("streamlit", p) for p in prompts], clock,
-                            providers=providers)
+                            providers=providers, during=operator_logs_in_when_asked)
+    runtime = web.runtime("acct-a")
     by_prompt = {t.prompt: t for t in tasks}
 
     assert not relaunched.ok and "did not survive relaunching" in relaunched.message
     assert state_after_login == "needs_login"
+    assert in_lane[0].ok, in_lane[0].message
+    assert runtime.headless is False and stored_account(store, "acct-a").login_state == "ok"
     for prompt in [*PROMPTS, "after the error"]:
         task = by_prompt[prompt]
         assert task.state == "success", (prompt, task.error)
         assert stored_result(store, task.task_id).text == answer_for(prompt)
     failed = by_prompt["boom [error]"]
     assert failed.state == "failed" and store.result(failed.task_id) is None  # never the partial 'ECHO'
-    # The first attempt sees the exception box; a retry finds the same box already showing (Streamlit
-    # keeps it until the rerun reaches it), so a later attempt may end on the time-out instead.
-    assert (f"attempt 1 failed (provider): streamlit showed an error: RuntimeError: {ERROR_MESSAGE}"
-            in task_log(store, failed.task_id))
+    # Every attempt ends on the visible exception, the retries too (Streamlit's re-run shows the
+    # same box again, which is no longer "new"): never a time-out.
+    assert failed.error_kind == "provider", task_log(store, failed.task_id)
+    assert f"RuntimeError: {ERROR_MESSAGE}" in (failed.error or "")
+    assert failed.attempt > 1 and "(timeout)" not in task_log(store, failed.task_id)
 
 
 async def gradio_operator(step: str, page: Page) -> None:

@@ -74,12 +74,18 @@ class LanesController(QObject):
             self._changed()
             return
         try:
-            from mediaassist.providers.web import login_account
+            from mediaassist.providers.web import WebProvider, login_account
         except ImportError:
             self.message.emit(tr("Log in"), tr("Logging in is not available: the web lane is not installed."))
             return
         self.notice.emit(tr("Log in"), tr("Opening the browser for {name}…").format(name=name))
-        self.jobs.spawn(login_account(name, self.rt.config, self.rt.data_dir, self.store),
+        configured = self.rt.config.account(name)
+        lane = self.scheduler.lanes.get(configured.lane) if configured is not None else None
+        # The running lane's browser holds the profile: the login happens in it (and its page
+        # stays open for the account's tasks, so a login kept in the page session lasts).
+        login = (lane.provider.log_in(name, self.store) if lane is not None and isinstance(lane.provider, WebProvider)
+                 else login_account(name, self.rt.config, self.rt.data_dir, self.store))
+        self.jobs.spawn(login,
                         lambda exc: self.message.emit(tr("Log in failed"), f"{name}: {exc}"), finish_on_quit=False)
 
     def _changed(self) -> None:

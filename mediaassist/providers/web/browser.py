@@ -146,6 +146,7 @@ class BrowserRuntime:
         self.context: BrowserContext | None = None
         self.browser: psutil.Process | None = None
         self.tasks_since_launch = 0
+        self.headless = settings.headless  # as the open browser was launched
         self._gone_away = False
 
     @property
@@ -180,9 +181,9 @@ class BrowserRuntime:
         return context
 
     async def _launch(self, playwright: Playwright, executable: str, headless: bool | None) -> BrowserContext:
+        self.headless = self.settings.headless if headless is None else headless
         context = self.context = await playwright.chromium.launch_persistent_context(
-            user_data_dir=str(self.profile), executable_path=executable,
-            headless=self.settings.headless if headless is None else headless,
+            user_data_dir=str(self.profile), executable_path=executable, headless=self.headless,
             args=QUIET_ARGS, chromium_sandbox=not running_as_root(), viewport={"width": 1280, "height": 900},
         )
         self._gone_away = False

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import ErrorKind, TaskError
@@ -61,6 +62,7 @@ _WATCH_ANSWERS = """(selectors) => {
     return !!el && css.some((s) => el.closest(s)); };
   if (window.__maAnswerObserver) window.__maAnswerObserver.disconnect();
   window.__maAnswerChange = performance.now();
+  window.__maEndSince = null;
   window.__maAnswerObserver = new MutationObserver((records) => {
     if (records.some((r) => within(r.target) || [...r.addedNodes].some(within)))
       window.__maAnswerChange = performance.now();
@@ -68,7 +70,31 @@ _WATCH_ANSWERS = """(selectors) => {
   window.__maAnswerObserver.observe(document.body, {subtree: true, childList: true, characterData: true});
   return true;
 }"""
-_ANSWER_QUIET_MS = "() => window.__maAnswerObserver ? performance.now() - window.__maAnswerChange : null"
+# The completion rule evaluated in the page (Playwright re-runs it every few ms there), so the
+# time from the last change to the verdict does not depend on how busy our event loop is. The
+# same rule as the Python-side one: nothing generating and the done marker new, held for
+# ``holdMs``; new answer elements; none of them changed for ``stableMs``.
+_TURN_SETTLED = """(rule) => {
+  const all = (s) => [...document.querySelectorAll(s)];
+  const shown = (el) => { const box = el.getBoundingClientRect();  // Playwright's "visible"
+    return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden'; };
+  const firstNonEmpty = (selectors, keep) => {
+    for (const s of selectors) { const found = all(s).filter(keep); if (found.length) return found; }
+    return []; };
+  const generating = firstNonEmpty(rule.generating, shown).length > 0;
+  const doneSeen = !rule.done.length || firstNonEmpty(rule.done, () => true).length > rule.doneBefore;
+  const now = performance.now();
+  if (generating || !doneSeen) { window.__maEndSince = null; return false; }
+  if (window.__maEndSince === null || window.__maEndSince === undefined) window.__maEndSince = now;
+  const texts = firstNonEmpty(rule.answer, () => true).map((e) => e.innerText.trim());
+  let firstNew = 0;
+  while (firstNew < Math.min(texts.length, rule.before.length) && texts[firstNew] === rule.before[firstNew]) firstNew++;
+  firstNew = Math.max(firstNew, rule.before.length - 1, 0);
+  return texts.length > firstNew && now - window.__maEndSince >= rule.holdMs
+    && now - window.__maAnswerChange >= rule.stableMs;
+}"""
+SETTLE_WAIT_MS = 500  # how long one in-page wait runs before the page is checked for errors again
+SETTLE_POLL_MS = 25
 
 
 class ClickIntercepted(Exception):
@@ -186,7 +212,7 @@ class SiteDriver:
         try:
             await self.page.goto(url, wait_until="domcontentloaded", timeout=NAV_TIMEOUT_MS)
         except PlaywrightError as exc:
-            raise TaskError(ErrorKind.NETWORK, f"could not open {url}: {_first_line(exc)}") from None
+            raise TaskError(ErrorKind.NETWORK, f"could not open {url}: {first_line(exc)}") from None
 
     async def login_state(self, timeout_s: float | None = None) -> str:
         """"ok" once the logged-in marker shows, "needs_login" on the logged-out one. A site with
@@ -356,15 +382,11 @@ class SiteDriver:
         start_deadline = loop.time() + rule.start_timeout_s
         deadline = loop.time() + self.clock.real(rule.timeout_s)
         started = False
-        text, stable_since, done_polls = "", loop.time(), 0
+        text, stable_since, done_polls, ended_without_answer = "", loop.time(), 0, 0
         baseline_errors = before.errors.copy()  # narrowed in place by check_errors
-        watching = await self.page.evaluate(_WATCH_ANSWERS, self.site.selectors["answer"])
+        in_page = await self.page.evaluate(_WATCH_ANSWERS, self.site.selectors["answer"]) and self._css_only()
         while True:
-            await self.dismiss_popups()
-            await self.check_banners()
-            await self.check_errors(baseline_errors)
-            if await self.visible("logged_out"):
-                raise TaskError(ErrorKind.LOGIN, f"{self.site.name} logged the account out during the answer")
+            await self._check_turn(baseline_errors)
             generating = await self.visible("generating") > 0
             first_new, answers = await self.new_range(before)
             if not started:
@@ -373,23 +395,65 @@ class SiteDriver:
                     self.turn_pending = False
                     self.log("the answer started")
                 elif loop.time() > start_deadline:
-                    raise TaskError(ErrorKind.PROVIDER, f"the answer did not start within {rule.start_timeout_s:.0f} s "
-                                    "after send (the send may have been swallowed)")
+                    raise await self._ended_in_error(f"the answer did not start within {rule.start_timeout_s:.0f} s "
+                                                     "after send (the send may have been swallowed)")
             if started:
-                now_text = "\n".join(await self.turn_texts(before))
-                unchanged = now_text == text
-                if not unchanged:
-                    text, stable_since = now_text, loop.time()
-                done_polls = done_polls + 1 if not generating and await self._done_seen(before) else 0
-                stable_ms = (loop.time() - stable_since) * 1000
-                quiet_ms = await self.page.evaluate(_ANSWER_QUIET_MS) if watching else None
-                if quiet_ms is not None and unchanged:  # the page's own clock, since the last change
-                    stable_ms = max(stable_ms, quiet_ms)
-                if done_polls >= max(1, rule.done_polls) and stable_ms >= rule.stable_ms and answers > first_new:
-                    return
+                ended_without_answer = ended_without_answer + 1 if not generating and answers <= first_new else 0
+                if ended_without_answer >= max(2, rule.done_polls) and await self.error_texts():
+                    # The turn ran and ended with no new answer, the page showing an error: that
+                    # error is the verdict, even when it reads like the one before the send
+                    # (a page that re-runs a failed turn shows the same box again).
+                    raise await self._ended_in_error("the turn ended without an answer")
+                if in_page:
+                    if await self._settled_in_page(before, min(SETTLE_WAIT_MS, (deadline - loop.time()) * 1000)):
+                        await self.check_errors(baseline_errors)  # an error in its last moments still counts
+                        return
+                else:
+                    now_text = "\n".join(await self.turn_texts(before))
+                    if now_text != text:
+                        text, stable_since = now_text, loop.time()
+                    done_polls = done_polls + 1 if not generating and await self._done_seen(before) else 0
+                    stable_ms = (loop.time() - stable_since) * 1000
+                    if done_polls >= max(1, rule.done_polls) and stable_ms >= rule.stable_ms and answers > first_new:
+                        return
             if loop.time() > deadline:
                 raise TaskError(ErrorKind.TIMEOUT, f"no complete answer within {rule.timeout_s:.0f} s")
-            await asyncio.sleep(rule.poll_ms / 1000)
+            if not (started and in_page):  # the in-page wait was the pause
+                await asyncio.sleep(rule.poll_ms / 1000)
+
+    async def _check_turn(self, baseline_errors: Counter[str]) -> None:
+        """What fails a turn on any poll: pop-ups cleared first, then banners, new errors, a logout."""
+        await self.dismiss_popups()
+        await self.check_banners()
+        await self.check_errors(baseline_errors)
+        if await self.visible("logged_out"):
+            raise TaskError(ErrorKind.LOGIN, f"{self.site.name} logged the account out during the answer")
+
+    async def _ended_in_error(self, what: str) -> TaskError:
+        """A turn that ended without an answer: the page's visible error is the reason, if it shows one."""
+        shown = " | ".join(await self.error_texts())[:300]
+        if shown:
+            return TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {shown} ({what})")
+        return TaskError(ErrorKind.PROVIDER, what)
+
+    def _css_only(self) -> bool:
+        """The in-page rule reads the roles with querySelectorAll: Playwright-only selectors
+        (``text=``, ``:has-text``) keep the Python-side rule."""
+        roles = [self.site.generating_selectors, self.site.selectors.get("done", []), self.site.selectors["answer"]]
+        return all(_is_css(selector) for selectors in roles for selector in selectors)
+
+    async def _settled_in_page(self, before: TurnMarks, wait_ms: float) -> bool:
+        """Wait in the page, up to ``wait_ms``, for the completion rule to hold."""
+        rule = self.site.completion
+        arg = {"generating": self.site.generating_selectors, "done": self.site.selectors.get("done", []),
+               "answer": self.site.selectors["answer"], "doneBefore": before.done, "before": before.answer_texts,
+               "holdMs": max(0, rule.done_polls - 1) * rule.poll_ms, "stableMs": rule.stable_ms}
+        try:
+            await self.page.wait_for_function(_TURN_SETTLED, arg=arg, polling=SETTLE_POLL_MS,
+                                              timeout=max(1.0, wait_ms))
+        except PlaywrightTimeoutError:
+            return False
+        return True
 
     async def _done_seen(self, before: TurnMarks) -> bool:
         if not self.site.has("done"):
@@ -455,7 +519,7 @@ class SiteDriver:
             try:
                 await found.nth(i).click(timeout=CLICK_TIMEOUT_MS)
             except PlaywrightError as exc:
-                self.log(f"copy button {i + 1} could not be clicked ({_first_line(exc)})")
+                self.log(f"copy button {i + 1} could not be clicked ({first_line(exc)})")
                 continue
             copied = await self.page.evaluate("() => window.__maCopied.splice(0)")
             texts += [t.strip() for t in copied[-1:] if t.strip()]
@@ -470,7 +534,7 @@ class SiteDriver:
                 try:
                     await button.first.click(timeout=2_000)
                 except PlaywrightError as exc:
-                    self.log(f"the stop button could not be clicked ({_first_line(exc)})")
+                    self.log(f"the stop button could not be clicked ({first_line(exc)})")
                     return False
                 return True
         return False
@@ -534,10 +598,15 @@ def _same(landed: str, wanted: str, rich: bool = False) -> bool:
     return norm(landed) == norm(wanted)
 
 
+def _is_css(selector: str) -> bool:
+    """Playwright's own engines (``text=``, ``xpath=``, ``>>`` chains, ``:has-text``) are not CSS."""
+    return not re.search(r"^\w+=|>>|:has-text|:text|:visible|:nth-match", selector)
+
+
 def _squash(text: str) -> str:
     """A toast's text on one line, without its close mark."""
     return " ".join(word for word in text.split() if word not in ("×", "✕", "✖"))
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

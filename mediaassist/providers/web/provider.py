@@ -12,6 +12,7 @@ import asyncio
 import functools
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from playwright.async_api import Error as PlaywrightError
 
@@ -24,12 +25,17 @@ from mediaassist.providers.web.browser import (
     BrowserRuntime,
     LaunchSettings,
     PlaywrightHandle,
+    ProfileInUse,
     profile_dir,
     run_to_completion,
 )
-from mediaassist.providers.web.driver import ClickIntercepted, SiteDriver, TurnMarks
+from mediaassist.providers.web.driver import ClickIntercepted, SiteDriver, TurnMarks, first_line
 from mediaassist.providers.web.session import save_session
 from mediaassist.providers.web.site import SiteProfile, feature_problems, load_site
+from mediaassist.providers.web.tools import LoginResult, Operator, no_display_message, wait_for_login
+
+if TYPE_CHECKING:
+    from mediaassist.core.store import Store
 
 log = logging.getLogger("mediaassist.web")
 STOP_WAIT_S = 5.0  # real seconds for an answer to end after clicking stop
@@ -81,8 +87,7 @@ class WebProvider:
             return result
         except PlaywrightError as exc:
             # the page or browser broke mid-task; a browser that went away is relaunched next time
-            first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise TaskError(ErrorKind.PROVIDER, f"browser error: {first_line}") from None
+            raise TaskError(ErrorKind.PROVIDER, f"browser error: {first_line(exc)}") from None
         finally:
             # Whatever ended the attempt (cancel, shutdown, time-out, an error mid-answer),
             # its answer must end before the account is free: the next send would otherwise
@@ -92,6 +97,31 @@ class WebProvider:
                     and await run_to_completion(_stop_generation(driver, ctx)) != "idle_or_stopped"):
                 self.stuck.add(account)
             await run_to_completion(self._after_task(runtime, ctx))
+
+    async def log_in(self, account: str, store: Store | None, *, headless: bool = False, timeout_s: float = 600.0,
+                     operator: Operator | None = None) -> LoginResult:
+        """Log the account in inside this lane's own browser, relaunched headed for the operator
+        (the profile cannot open twice). The account takes no task meanwhile (its lock is held);
+        the browser then stays open for its tasks, so a login kept only in the page session (a
+        site with ``navigation = "stay"``) lasts as long as that page does. Records the result."""
+        if not headless and (blocked := no_display_message(account)) is not None:
+            return LoginResult(False, blocked)
+        runtime = self.runtime(account)
+        note = functools.partial(_log_for_account, account)
+        async with runtime.lock:
+            try:
+                if runtime.is_open and runtime.headless != headless:
+                    await runtime.close(note)
+                await runtime.open(await self.playwright.get(), note, headless=headless)
+                seen = await wait_for_login(self.site, runtime, await runtime.page(), None, operator, timeout_s)
+            except (PlaywrightError, TaskError, ProfileInUse) as exc:
+                result = LoginResult(False, first_line(exc))
+            else:
+                result = (LoginResult(True, "login ok (in the lane's own browser, kept open for its tasks)") if seen
+                          else LoginResult(False, "no login was seen before the window closed or the time ran out"))
+        if store is not None:
+            store.set_login_state(account, "ok" if result.ok else "needs_login", None if result.ok else result.message)
+        return result
 
     async def _after_task(self, runtime: BrowserRuntime, ctx: TaskContext) -> None:
         if runtime.is_open and runtime.context is not None:

@@ -26,7 +26,7 @@ from mediaassist.providers.web.browser import (
 )
 from mediaassist.providers.web.driver import SiteDriver
 from mediaassist.providers.web.session import save_session
-from mediaassist.providers.web.site import load_site
+from mediaassist.providers.web.site import SiteProfile, load_site
 
 if TYPE_CHECKING:
     from mediaassist.core.store import Store
@@ -160,19 +160,7 @@ async def login_account(account: str, config: AppConfig, data_dir: Path, store: 
     async def work(runtime: BrowserRuntime, page: Page) -> bool:
         nonlocal opened
         opened = True
-        driver = SiteDriver(site, page, Clock(), log.info)
-        await page.goto(login_url or site.login_url or site.start_url, wait_until="domcontentloaded")
-        if operator is not None:
-            await operator(page)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        while loop.time() < deadline and not page.is_closed():
-            if await driver.visible("logged_in") and not await driver.visible("logged_out"):
-                await save_session(runtime.context, runtime.profile)  # type: ignore[arg-type]
-                return True
-            await driver.dismiss_popups()
-            await asyncio.sleep(LOGIN_POLL_S if not headless else 0.1)
-        return False
+        return await wait_for_login(site, runtime, page, login_url, operator, timeout_s)
 
     try:
         result = LoginResult(True, "login ok")
@@ -193,6 +181,25 @@ async def login_account(account: str, config: AppConfig, data_dir: Path, store: 
     if store is not None and opened:
         store.set_login_state(account, "ok" if result.ok else "needs_login", None if result.ok else result.message)
     return result
+
+
+async def wait_for_login(site: SiteProfile, runtime: BrowserRuntime, page: Page, login_url: str | None,
+                         operator: Operator | None, timeout_s: float) -> bool:
+    """Open the login page and wait until the logged-in marker shows (the session cookies are then
+    saved), the window is closed, or ``timeout_s`` passes."""
+    driver = SiteDriver(site, page, Clock(), log.info)
+    await page.goto(login_url or site.login_url or site.start_url, wait_until="domcontentloaded")
+    if operator is not None:
+        await operator(page)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while loop.time() < deadline and not page.is_closed():
+        if await driver.visible("logged_in") and not await driver.visible("logged_out"):
+            await save_session(runtime.context, runtime.profile)  # type: ignore[arg-type]
+            return True
+        await driver.dismiss_popups()
+        await asyncio.sleep(LOGIN_POLL_S if not runtime.headless else 0.1)
+    return False
 
 
 async def _login_after_relaunch(account: str, config: AppConfig, data_dir: Path) -> str | None:
