@@ -12,8 +12,8 @@ from PySide6.QtCore import QSettings
 
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from mediaassist.ui.panels import LaneRow
+from tests.harness import wait_until
 
-from .conftest import wait_until
 from .test_window import App, start_app, stop_app
 
 ACCOUNT_LIMIT = 3  # what the demo key runs at once; the lane asks for more
