@@ -433,7 +433,8 @@ class SiteDriver:
         """A turn that ended without an answer: the page's visible error is the reason, if it shows one."""
         shown = " | ".join(await self.error_texts())[:300]
         if shown:
-            return TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {shown} ({what})")
+            detail = f"{shown} ({what})"  # the page's words, then ours
+            return TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {detail}")
         return TaskError(ErrorKind.PROVIDER, what)
 
     def _css_only(self) -> bool:
