@@ -44,19 +44,23 @@ def resolve_language(choice: str) -> str:
     return "zh_CN" if QLocale.system().language() == QLocale.Language.Chinese else "en"
 
 
+# The translators installed in the application. One list for the process, not one per
+# ``Translations``: the application is one, so switching language anywhere replaces them all.
+_installed: list[QTranslator] = []
+
+
 class Translations:
     """Installs (and swaps) the app's translator; English is the source text, so it needs none."""
 
     def __init__(self) -> None:
-        self._translators: list[QTranslator] = []
         self.language = "en"
 
     def apply(self, choice: str) -> str:
         app = QCoreApplication.instance()
         assert app is not None
-        for old in self._translators:
+        for old in _installed:
             app.removeTranslator(old)
-        self._translators.clear()
+        _installed.clear()
         for clear in _language_caches:
             clear()
         self.language = resolve_language(choice)
@@ -68,5 +72,5 @@ class Translations:
                 translator = QTranslator(app)
                 if translator.load(name, folder):
                     app.installTranslator(translator)
-                    self._translators.append(translator)
+                    _installed.append(translator)
         return self.language

@@ -8,7 +8,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +17,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from mediaassist.core.store import NewTask, Store
+from mediaassist.ui.i18n import Translations
 from tests.harness import sim_api_tasks
 
 # Offscreen/Xvfb platform noise, not our bugs (qt-app-notes §3).
@@ -35,6 +36,15 @@ def _qasync_loop() -> asyncio.AbstractEventLoop:
 def pytest_asyncio_loop_factories(config: pytest.Config,
                                    item: pytest.Item) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
     return {"qasync": _qasync_loop}
+
+
+@pytest.fixture(autouse=True)
+def english_after_each_test() -> Iterator[None]:
+    """A window started in Chinese leaves its translator in the one QApplication; the next test
+    starts in English whatever this one did (or where it failed)."""
+    yield
+    if QApplication.instance() is not None:
+        Translations().apply("en")
 
 
 def api_tasks(n: int, prefix: str = "t", **params: object) -> list[NewTask]:
