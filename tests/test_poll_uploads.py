@@ -49,16 +49,17 @@ def batch_file(tmp_path: Path) -> Path:
     return target
 
 
-def rh_config(url: str, upload_api: str = "v2", key: str = DEMO_API_KEY) -> AppConfig:
-    return parse_config(tomllib.loads(f"""
+def rh_config_text(url: str, upload_api: str | None = None, key: str = DEMO_API_KEY) -> str:
+    """The image-to-video test config on the demo RunningHub (``upload_api`` left at its default if None)."""
+    upload_line = f'upload_api = "{upload_api}"\n' if upload_api else ""
+    return f"""
 [[providers]]
 name = "rh"
 kind = "poll"
 type = "runninghub"
 base_url = "{url}"
 api_key = "{key}"
-upload_api = "{upload_api}"
-max_polling_tasks = 3
+{upload_line}max_polling_tasks = 3
 
 [[models]]
 name = "demo-i2v"
@@ -68,7 +69,11 @@ workflow_id = "1904136902449209347"
 prompt_node_id = "6"
 inputs.first_frame = {{ nodeId = "39", fieldName = "image" }}
 inputs.last_frame = {{ nodeId = "40", fieldName = "image" }}
-"""))
+"""
+
+
+def rh_config(url: str, upload_api: str = "v2", key: str = DEMO_API_KEY) -> AppConfig:
+    return parse_config(tomllib.loads(rh_config_text(url, upload_api, key)))
 
 
 def import_batch(store: Store, path: Path, config: AppConfig) -> tuple[str, list[str]]:
@@ -227,24 +232,7 @@ inputs.last_frame = {{ required = false, field = "input_reference" }}
 # --- kill -9 of a real `mediaassist run` inside the upload/create window ----------------------
 
 def _run_args(server: RunningHubDemoServer, batch_file: Path, tmp_path: Path) -> tuple[str, ...]:
-    config = write_config(tmp_path / "rh.toml", f"""
-[[providers]]
-name = "rh"
-kind = "poll"
-type = "runninghub"
-base_url = "{server.url}"
-api_key = "{DEMO_API_KEY}"
-max_polling_tasks = 3
-
-[[models]]
-name = "demo-i2v"
-kind = "poll"
-provider = "rh"
-workflow_id = "1904136902449209347"
-prompt_node_id = "6"
-inputs.first_frame = {{ nodeId = "39", fieldName = "image" }}
-inputs.last_frame = {{ nodeId = "40", fieldName = "image" }}
-""")
+    config = write_config(tmp_path / "rh.toml", rh_config_text(server.url))
     return ("run", str(batch_file), "--config", str(config), "--data-dir", str(tmp_path / "data"),
             "--speed", "50", "--json")
 
