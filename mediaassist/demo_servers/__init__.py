@@ -82,6 +82,15 @@ class DemoServer:
         finally:
             self._httpd.server_close()
 
+    def serve_until_interrupted(self, address: str) -> None:
+        """The stand-alone process: print where it serves (for whoever started it), then serve
+        until Ctrl-C."""
+        print(address, flush=True)
+        try:
+            self.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
     def stop(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()

@@ -636,11 +636,7 @@ def main(argv: list[str] | None = None) -> None:
     server = RunningHubDemoServer({args.api_key: args.limit}, queued_s=tuple(args.queued),
                                   run_s=tuple(args.run), speed=args.speed, port=args.port, seed=args.seed,
                                   max_upload_bytes=args.max_upload_bytes)
-    print(server.url, flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    server.serve_until_interrupted(server.url)
 
 
 if __name__ == "__main__":

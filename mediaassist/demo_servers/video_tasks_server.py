@@ -446,11 +446,7 @@ def main(argv: list[str] | None = None) -> None:
     server = VideoTaskDemoServer(args.flavour, api_key=args.api_key, models=tuple(args.model or ["sora-2"]),
                                  job_limit=args.limit, words=args.words, queued_s=tuple(args.queued),
                                  run_s=tuple(args.run), port=args.port, seed=args.seed)
-    print(server.base_url, flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    server.serve_until_interrupted(server.base_url)
 
 
 if __name__ == "__main__":
