@@ -14,7 +14,7 @@ import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.store import Store
-from tests.helpers import PG_URL, fresh_pg_database
+from tests.helpers import PG_URL, end_leftover_processes, fresh_pg_database
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
     not PG_URL, reason="set MEDIAASSIST_TEST_PG to a postgresql:// server URL to run these on PostgreSQL too"))]
@@ -43,6 +43,12 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEDIAASSIST_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_processes() -> Iterator[None]:
+    yield
+    end_leftover_processes()
 
 
 @pytest.fixture

@@ -116,9 +116,25 @@ def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> 
                           timeout=timeout, env={**os.environ, **(env or {})})
 
 
+_spawned: list[subprocess.Popen[str]] = []
+
+
 def cli_popen(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "mediaassist", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+    """A ``mediaassist`` process; one the test leaves running (it failed midway) is killed after it."""
+    process = subprocess.Popen([sys.executable, "-m", "mediaassist", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+    _spawned.append(process)
+    return process
+
+
+def end_leftover_processes() -> None:
+    """Kill what a test started with ``cli_popen`` and left running, and close its pipes: else it
+    works on in the next test and its Popen warns there, failing an unrelated test."""
+    while _spawned:
+        process = _spawned.pop()
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=30)
 
 
 def parse_json_output(stdout: str) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from mediaassist.core.location import (
 )
 from mediaassist.core.scheduler import STALL_S
 from mediaassist.core.secrets import KEYRING_SERVICE, redact
-from mediaassist.core.store import SCHEMA_VERSION, NewTask, Store, Task
+from mediaassist.core.store import SCHEMA_VERSION, NewTask, Presence, Store, Task
 from tests.harness import (
     make_scheduler,
     run_to_end,
@@ -225,6 +225,33 @@ async def test_web_tasks_run_only_on_the_machine_of_their_account(
     await run_to_end(make_scheduler(store, config, data_dir, Clock(200)), "b", 60)
     bobs = store.get("for-bob0")
     assert (bobs.state, bobs.account, bobs.host) == ("success", "bob", "machine-b")
+
+
+@pytest.mark.asyncio
+async def test_a_batch_waits_for_its_accounts_machine_only_while_that_machine_works_on_it(
+        store: Store, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.enqueue("b", _web(1, prefix="for-bob", account="bob"))
+    bobs_machine = "machine-b:4242:12345:abc"
+    monkeypatch.setenv(HOST_ID_ENV, "machine-a")
+    async with scheduler_running(store, _hosted_config(), data_dir, Clock(1)) as sched:
+        async def waits_on(owner_batches: list[str]) -> bool:
+            store.announce(bobs_machine, owner_batches)
+            waiting = asyncio.ensure_future(sched.wait_for_batches(["b"]))
+            await asyncio.sleep(1.0)  # four of its checks
+            still = not waiting.done()
+            waiting.cancel()
+            return still
+
+        assert "machine-a" in store.hosts_present(0.0, ["b"])  # this scheduler says it is at work
+        # Bob's machine takes this batch: the task will run there, so a `run` here waits.
+        assert await waits_on(["b"])
+        assert await waits_on(None)  # a window (every batch) counts too
+        assert not await waits_on(["another-batch"])  # at work, but never on this batch
+        Presence.update(beat_at=store.now() - STALL_S - 1).where(Presence.owner == bobs_machine).execute()
+        waiting = asyncio.ensure_future(sched.wait_for_batches(["b"]))
+        await asyncio.wait_for(waiting, 5)  # silent past the stall limit: gone, do not wait for it
+    # ... and withdrew when it stopped.
+    assert [p.host for p in Presence.select()] == ["machine-b"]
 
 
 def test_a_login_binds_an_unbound_account_to_its_machine(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,6 +26,7 @@ reason; running tasks are handed back; fault listeners (the window's banner, ``r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -197,6 +198,7 @@ class Scheduler:
         self.store.sync_accounts(self.config.accounts)
         for provider in _unique(self.providers.values()):
             await provider.start()
+        self.store.announce(self.owner, self.only_batches)
         self.recover_dead_owners()
         self._loop_task = asyncio.ensure_future(self._run_loop())
         self._beat_task = asyncio.ensure_future(self._beat_loop())
@@ -222,6 +224,8 @@ class Scheduler:
         except StorageFault:  # still refused: the next start finds this process gone and retries them
             log.info("%d running task(s) could not be handed back; the next start retries them",
                      len(self._unreleased))
+        with contextlib.suppress(StorageFault):  # its heartbeat ages out instead
+            self.store.withdraw(self.owner)
         for provider in _unique(self.providers.values()):
             try:
                 await provider.close()
@@ -359,10 +363,10 @@ class Scheduler:
         while not self._stopping:
             await self.clock.sleep(HEARTBEAT_S)
             ids = [tid for lane in self.lanes.values() for tid in lane.active]
-            if not ids:
-                continue
             try:
-                self.store.heartbeat(ids, self.owner)
+                self.store.announce(self.owner, self.only_batches)
+                if ids:
+                    self.store.heartbeat(ids, self.owner)
             except StorageFault as fault:
                 self._on_fault(fault)
             except Exception:  # the next beat tries again; the reaper allows 6 missed beats
@@ -590,16 +594,31 @@ class Scheduler:
             await asyncio.sleep(min(0.25, self.clock.real(1.0)))
 
     def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
+        """No task of the batches runs, and none pending can be taken here or by an account
+        that lives on another machine at work on the store now."""
         blocked = self.blocked_lanes()
         open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked]
         routes = {lane.route for lane in open_lanes}
         accounts_ok = {lane.account for lane in open_lanes}
+        for acct in self._accounts_on_other_hosts_present(batch_ids):
+            routes.add(f"web:{acct.site}")
+            accounts_ok.add(acct.name)
         for (route, account, pinned, state), _n in self.store.batch_counts(batch_ids).items():
             if state == "running":
                 return False
             if state == "pending" and route in routes and (not pinned or account in accounts_ok):
                 return False
         return True
+
+
+    def _accounts_on_other_hosts_present(self, batch_ids: list[str]) -> list[Account]:
+        """Usable accounts bound to another machine that has a process at work on the batches."""
+        elsewhere = [a for a in self.store.accounts() if a.host not in (None, host_id())
+                     and a.enabled and a.login_state != "needs_login"]
+        if not elsewhere:
+            return []
+        present = self.store.hosts_present(self.clock.ago(STALL_S), batch_ids)
+        return [a for a in elsewhere if a.host in present]
 
 
 def _account_blocked(acct: Account | None) -> str | None:

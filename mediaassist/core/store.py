@@ -223,7 +223,23 @@ class Gate(_Base):
         table_name = "gate"
 
 
-MODELS = (Task, Result, TaskLog, LaneState, Account, Gate)
+FORGET_ABSENT_S = 86400.0
+
+
+class Presence(_Base):
+    """One row per running scheduler, renewed with its heartbeat: which machines are at work on
+    the queue now. A ``run`` waits for tasks that only another machine's accounts can take only
+    while that machine is here."""
+    owner = pw.CharField(primary_key=True)
+    host = pw.CharField()
+    beat_at = pw.DoubleField()
+    batches = pw.TextField(null=True)  # JSON list of the batches it takes; None: all
+
+    class Meta:
+        table_name = "presence"
+
+
+MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence)
 # The schema's versions after the first (1: the tables from before schema_version existed):
 # version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
 # indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
@@ -871,6 +887,28 @@ class Store:
 
     def running_of_owner(self, owner: str) -> list[Task]:
         return list(Task.select().where((Task.state == RUNNING) & (Task.owner == owner)))
+
+    # --- presence: the processes at work on this store -------------------------------------
+    def announce(self, owner: str, batch_ids: Sequence[str] | None = None) -> None:
+        """``owner`` is at work now, on every batch or only on ``batch_ids`` (call it with every
+        heartbeat)."""
+        now = self.now()
+        # Rows of processes that died without withdrawing: kept a day for nothing but clutter.
+        Presence.delete().where(Presence.beat_at < now - FORGET_ABSENT_S).execute()
+        batches = None if batch_ids is None else json.dumps(sorted(batch_ids))
+        (Presence.insert(owner=owner, host=owner_host(owner) or host_id(), beat_at=now, batches=batches)
+         .on_conflict(conflict_target=[Presence.owner],
+                      update={Presence.beat_at: now, Presence.batches: batches}).execute())
+
+    def withdraw(self, owner: str) -> None:
+        Presence.delete().where(Presence.owner == owner).execute()
+
+    def hosts_present(self, cutoff: float, batch_ids: Iterable[str]) -> set[str]:
+        """Machines with a process that takes work of one of ``batch_ids`` and whose last
+        heartbeat is newer than ``cutoff``."""
+        wanted = set(batch_ids)
+        return {p.host for p in Presence.select().where(Presence.beat_at >= cutoff)
+                if p.batches is None or wanted & set(json.loads(p.batches))}
 
     # --- operator actions ------------------------------------------------------------------
     def cancel(self, task_ids: Iterable[str] | None = None, batch_id: str | None = None) -> dict[str, int]:
