@@ -32,7 +32,7 @@ from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
 from mediaassist.core.store import FINAL_STATES, Store, Task, classify_fault, iso
 from mediaassist.runtime import Runtime, RuntimeOptions, load_app_config, open_store
-from mediaassist.status import lane_status, poll_account_checks
+from mediaassist.status import lane_status, poll_account_checks, processes_at_work
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
@@ -466,18 +466,18 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     options.read_only = True  # status only looks: no demo logins, no login states written
     if options.demo:
         async with Runtime(options) as rt:
-            lanes = lane_status(rt.config, rt.store)
+            lanes, at_work = lane_status(rt.config, rt.store), processes_at_work(rt.store)
             checks = await poll_account_checks(rt.config)
     else:
         config = load_app_config(options)
         with _open_store(options) as store:
-            lanes = lane_status(config, store)
+            lanes, at_work = lane_status(config, store), processes_at_work(store)
         checks = await poll_account_checks(config)
     for lane in lanes:
         if lane["lane"] in checks:
             lane["account_check"] = checks[lane["lane"]]
     if args.json:
-        print(json.dumps({"lanes": lanes}, ensure_ascii=False, indent=1))
+        print(json.dumps({"lanes": lanes, "at_work": at_work}, ensure_ascii=False, indent=1))
         return EXIT_OK
     for lane in lanes:
         line = (f"{lane['lane']:<28} {lane['kind']:<5} running {lane['running']}/{lane['limit']}  "
@@ -501,6 +501,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if not lanes:
         where = options.config_path or default_config_path()
         print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo")
+    print("at work on this store: " + (", ".join(f"{host} ({_count(n, 'process', 'processes')})"
+                                                  for host, n in at_work.items()) or "no mediaassist process"))
     return EXIT_OK
 
 
@@ -539,8 +541,8 @@ def _unknown_ids(store: Store, task_ids: list[str]) -> bool:
     return bool(missing)
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.limiter import AUTO_START
-from mediaassist.core.scheduler import WEB_LANE_LIMIT
+from mediaassist.core.scheduler import STALL_S, WEB_LANE_LIMIT
 from mediaassist.core.store import STATES, Store
 
 
@@ -46,6 +46,11 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
     for entry in lanes:
         entry["paused"] = paused.get(entry["lane"])
     return lanes
+
+
+def processes_at_work(store: Store) -> dict[str, int]:
+    """{machine: processes} whose scheduler has beaten within the stall limit (real seconds)."""
+    return store.hosts_present(store.now() - STALL_S)
 
 
 def _entry(name: str, kind: str, limit: int, counts: dict[tuple[str, str | None, str], int],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import time
@@ -201,6 +202,8 @@ def test_cancel_from_another_process_while_running(tmp_path: Path) -> None:
     args, data = _writer_run(tmp_path, [f"c{i}" for i in range(5)], 600, 10)
     runner = cli_popen(*args, "--json")
     wait_until_sync(lambda: _count(data, 'running') == 3)
+    status = cli("status", "--data-dir", str(data))
+    assert status.stdout.splitlines()[-1] == f"at work on this store: {socket.gethostname()} (1 process)"
     batch = _db_rows(data, "select distinct batch_id from task")[0][0]
     canceled = cli("cancel", "--batch", batch, "--data-dir", str(data))
     assert canceled.returncode == 0
@@ -210,6 +213,8 @@ def test_cancel_from_another_process_while_running(tmp_path: Path) -> None:
     out = json.loads(stdout)
     assert out["canceled"] == 5 and out["success"] == 0
     assert _db_rows(data, "select count(*) from result") == [(0,)]
+    status = cli("status", "--data-dir", str(data))
+    assert status.stdout.splitlines()[-1] == "at work on this store: no mediaassist process"
 
 
 def test_status_json_reports_each_lane_and_the_poll_pool(tmp_path: Path) -> None:

@@ -903,12 +903,15 @@ class Store:
     def withdraw(self, owner: str) -> None:
         Presence.delete().where(Presence.owner == owner).execute()
 
-    def hosts_present(self, cutoff: float, batch_ids: Iterable[str]) -> set[str]:
-        """Machines with a process that takes work of one of ``batch_ids`` and whose last
-        heartbeat is newer than ``cutoff``."""
-        wanted = set(batch_ids)
-        return {p.host for p in Presence.select().where(Presence.beat_at >= cutoff)
-                if p.batches is None or wanted & set(json.loads(p.batches))}
+    def hosts_present(self, cutoff: float, batch_ids: Iterable[str] | None = None) -> dict[str, int]:
+        """{machine: processes} with a heartbeat newer than ``cutoff`` -- only the processes that
+        take work of one of ``batch_ids``, when given."""
+        wanted = None if batch_ids is None else set(batch_ids)
+        present: dict[str, int] = {}
+        for row in Presence.select().where(Presence.beat_at >= cutoff).order_by(Presence.host):
+            if wanted is None or row.batches is None or wanted & set(json.loads(row.batches)):
+                present[row.host] = present.get(row.host, 0) + 1
+        return present
 
     # --- operator actions ------------------------------------------------------------------
     def cancel(self, task_ids: Iterable[str] | None = None, batch_id: str | None = None) -> dict[str, int]:
