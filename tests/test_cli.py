@@ -293,7 +293,7 @@ def test_the_same_prompts_for_another_model_are_new_tasks(tmp_path: Path) -> Non
 @pytest.mark.slow
 def test_the_demo_resumes_remote_tasks_after_ctrl_c(tmp_path: Path) -> None:
     data = tmp_path / "d"
-    args = ("run", str(RESOURCES / "examples" / "video-batch.csv"), "--demo", "--speed", "20",
+    args = ("run", str(RESOURCES / "examples" / "video-batch.csv"), "--demo", "--speed", "60",
             "--data-dir", str(data))
     first = cli_popen(*args)
     demo = data / "demo"
