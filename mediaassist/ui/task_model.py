@@ -550,12 +550,15 @@ class TaskTableModel(QAbstractTableModel):
         return None
 
     def _thumbnail(self, row: TaskRow) -> Any:
-        image = next((f for f in row.files if is_image(f)), None)
-        if image is None:
-            return video_icon() if any(is_video(f) for f in row.files) else None
-        pixmap = self.thumbnails.get(image)
+        """The first image's thumbnail, else the first video's first frame (the generic video
+        mark while it is decoded, or when it cannot be)."""
+        media = next((f for f in row.files if is_image(f)), None) or next((f for f in row.files if is_video(f)), None)
+        if media is None:
+            return None
+        pixmap = self.thumbnails.get(media)
         if pixmap is None:
-            self._thumb_rows[image] = row.seq
+            self._thumb_rows[media] = row.seq
+            return video_icon() if is_video(media) else None
         return pixmap
 
     @staticmethod
