@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QPlainTextEdit, QWidget
 from mediaassist.core.media_items import task_media
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
-from mediaassist.ui.core_texts import translated
+from mediaassist.ui.core_texts import translated, translated_result
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import tr
@@ -96,7 +96,7 @@ class DetailPane(QWidget):
             attempt=task.attempt, created=local_time(task.created_at)))
         _set_box(self.prompt, redact(task.prompt))
         result = self.store.result(task.task_id)
-        _set_box(self.result, redact(result.text or "") if result else "")
+        _set_box(self.result, redact(translated_result(result.text or "")) if result else "")
         kind = error_kind_labels().get(task.error_kind or "", task.error_kind or "")
         _set_label(self.error, f"{kind}: {translated(redact(task.error))}" if task.error else "")
         self.media.set_items(task_media(task, result))

@@ -24,7 +24,7 @@ from PySide6.QtGui import QColor
 from mediaassist.core.queries import OffLoopReader, Queries, TaskFilter, TaskOrder, TaskRow
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
-from mediaassist.ui.core_texts import translated
+from mediaassist.ui.core_texts import translated, translated_result
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.labels import error_kind_labels, format_seconds, state_labels
 from mediaassist.ui.marks import kind_badge, state_icon, video_icon
@@ -128,7 +128,7 @@ def one_line(text: str | None) -> str:
 
 def result_text(row: TaskRow) -> str:
     if row.result_text:
-        return one_line(row.result_text)
+        return one_line(translated_result(row.result_text))
     if row.files:
         return tr("{n} files").format(n=len(row.files)) if len(row.files) > 1 else row.files[0].rsplit("/", 1)[-1]
     return ""
@@ -566,7 +566,7 @@ class TaskTableModel(QAbstractTableModel):
         if key == "prompt":
             return redact(row.prompt) or None
         if key == "result":
-            return "\n".join([redact(row.result_text or ""), *row.files]).strip() or None
+            return "\n".join([redact(translated_result(row.result_text or "")), *row.files]).strip() or None
         if key == "output":
             return "\n".join(row.files) or None
         if key == "error" and row.error_kind:

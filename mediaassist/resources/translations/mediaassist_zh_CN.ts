@@ -928,6 +928,10 @@
       <translation>{service} 作业 {remote_id} 已完成，但没有结果 URL</translation>
     </message>
     <message>
+      <source>{service} task {remote_id}</source>
+      <translation>{service} 任务 {remote_id}</translation>
+    </message>
+    <message>
       <source>disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued and running tasks stay queued and resume when there is room</source>
       <translation>磁盘已满：{folder} 的可用空间为 {free}（写入 {path} 时{reason}）；请释放一些空间——排队和运行中的任务会保留在队列中，有空间后继续</translation>
     </message>
@@ -954,6 +958,78 @@
     <message>
       <source>cannot read or write {path} ({reason}); check the disk and the file, then start again</source>
       <translation>无法读写 {path}（{reason}）；请检查磁盘和文件，然后重新启动</translation>
+    </message>
+    <message>
+      <source>{service} job {remote_id}: {n} output(s)</source>
+      <translation>{service} 作业 {remote_id}：{n} 个输出</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins</source>
+      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{coins} 个币</translation>
+    </message>
+    <message>
+      <source>[{model}] {prompt} ({seconds} s)</source>
+      <translation>[{model}] {prompt}（{seconds} 秒）</translation>
+    </message>
+    <message>
+      <source>queued</source>
+      <translation>排队中</translation>
+    </message>
+    <message>
+      <source>submitted</source>
+      <translation>已提交</translation>
+    </message>
+    <message>
+      <source>pending</source>
+      <translation>等待中</translation>
+    </message>
+    <message>
+      <source>not_start</source>
+      <translation>未开始</translation>
+    </message>
+    <message>
+      <source>create</source>
+      <translation>已创建</translation>
+    </message>
+    <message>
+      <source>in_progress</source>
+      <translation>进行中</translation>
+    </message>
+    <message>
+      <source>processing</source>
+      <translation>处理中</translation>
+    </message>
+    <message>
+      <source>running</source>
+      <translation>运行中</translation>
+    </message>
+    <message>
+      <source>completed</source>
+      <translation>已完成</translation>
+    </message>
+    <message>
+      <source>succeeded</source>
+      <translation>成功</translation>
+    </message>
+    <message>
+      <source>failed</source>
+      <translation>失败</translation>
+    </message>
+    <message>
+      <source>failure</source>
+      <translation>失败</translation>
+    </message>
+    <message>
+      <source>expired</source>
+      <translation>已过期</translation>
+    </message>
+    <message>
+      <source>cancelled</source>
+      <translation>已取消</translation>
+    </message>
+    <message>
+      <source>cancel</source>
+      <translation>已取消</translation>
     </message>
     <message>
       <source>an image</source>
@@ -1218,18 +1294,6 @@
     <message>
       <source>Import failed</source>
       <translation>导入失败</translation>
-    </message>
-    <message>
-      <source>pending</source>
-      <translation>等待中</translation>
-    </message>
-    <message>
-      <source>running</source>
-      <translation>运行中</translation>
-    </message>
-    <message>
-      <source>failed</source>
-      <translation>失败</translation>
     </message>
     <message>
       <source>login</source>
