@@ -7,7 +7,7 @@ from PySide6.QtCore import QObject, Signal
 from mediaassist.providers.registry import SIMULATED_SITE
 from mediaassist.runtime import Runtime
 from mediaassist.ui.background import BackgroundJobs
-from mediaassist.ui.i18n import tr, tr_noop
+from mediaassist.ui.i18n import labelled, tr, tr_noop
 
 # Stored in English like every lane reason (the CLI and other windows read it); shown translated.
 OPERATOR_PAUSE = tr_noop("paused by operator")
@@ -86,7 +86,7 @@ class LanesController(QObject):
         login = (lane.provider.log_in(name, self.store) if lane is not None and isinstance(lane.provider, WebProvider)
                  else login_account(name, self.rt.config, self.rt.data_dir, self.store))
         self.jobs.spawn(login,
-                        lambda exc: self.message.emit(tr("Log in failed"), f"{name}: {exc}"), finish_on_quit=False)
+                        lambda exc: self.message.emit(tr("Log in failed"), labelled(name, str(exc))), finish_on_quit=False)
 
     def _changed(self) -> None:
         self.scheduler.wake()

@@ -25,7 +25,7 @@ from mediaassist.core.queries import OffLoopReader, Queries, TaskFilter, TaskOrd
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
 from mediaassist.ui.core_texts import translated, translated_result
-from mediaassist.ui.i18n import tr
+from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import error_kind_labels, format_seconds, state_labels
 from mediaassist.ui.marks import kind_badge, state_icon, video_icon
 from mediaassist.ui.thumbnails import ThumbnailCache, is_image, is_video
@@ -67,7 +67,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("prompt", "prompt", 300, stretch=True),
     Column("result", None, 200, stretch=True),
     Column("output", None, 40),
-    Column("error", "error", 170, volatile=True),
+    Column("error", "error", 170, volatile=True, stretch=True),  # the reason, read beside the prompt
     Column("model", "model", 90),
     Column("lane", "lane", 100, volatile=True),
     # Which machine ran it: news on a team's shared store, noise on one desktop (hidden there).
@@ -570,7 +570,7 @@ class TaskTableModel(QAbstractTableModel):
         if key == "output":
             return "\n".join(row.files) or None
         if key == "error" and row.error_kind:
-            return f"{error_kind_labels().get(row.error_kind, row.error_kind)}: {translated(redact(row.error or ''))}"
+            return labelled(error_kind_labels().get(row.error_kind, row.error_kind), translated(redact(row.error or "")))
         if key == "lane":
             return row.route if row.account is None else f"{row.route} · {row.account}"
         if key == "created":

@@ -10,6 +10,7 @@ also refreshes the two README pictures in docs/.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -162,7 +163,9 @@ async def shoot_previews(window: MainWindow, language: str) -> None:
 
 
 def main() -> int:
-    docs = "--docs" in sys.argv
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", action="store_true", help="also refresh the README's two pictures in docs/")
+    docs = parser.parse_args().docs
     OUT.mkdir(exist_ok=True)
     DOCS.mkdir(exist_ok=True)
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -21,7 +21,7 @@ from mediaassist.core.errors import ImportFileError
 from mediaassist.core.media import MediaInputError, check_input_value, split_cell
 from mediaassist.core.store import fault_message
 from mediaassist.ui.core_texts import RESULT_TEMPLATES, TEMPLATES, translated, translated_reasons, translated_result
-from mediaassist.ui.i18n import Translations
+from mediaassist.ui.i18n import Translations, labelled
 
 from ..media_helpers import MAGIC
 
@@ -250,3 +250,8 @@ def test_every_storage_fault_reads_in_chinese_on_the_banner(chinese: None, tmp_p
     shown = translated(english)
     assert str(path) in shown and shown != english
     assert not re.search(r"\b(?:the|and|move|choose|start|free|queued)\b", shown), shown
+
+
+def test_a_label_and_its_text_are_joined_with_the_languages_colon(chinese: None) -> None:
+    """The detail pane's error, the status-bar notices and the lane reasons of a blocked batch."""
+    assert labelled("输入有误", translated("model retired is not in the config")) == "输入有误：配置中没有模型 retired"

@@ -17,6 +17,7 @@ from mediaassist.core.errors import ErrorKind
 from mediaassist.core.store import Store
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.import_dialog import PROMPT_COLUMN
+from mediaassist.ui.labels import format_seconds
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_model import COL, THUMB, TaskFilter, TaskTableModel, local_time
 from tests.harness import sim_web_tasks, wait_until
@@ -70,6 +71,11 @@ def test_created_times_are_short_enough_for_a_narrow_column() -> None:
     expected = other_day.replace(hour=9, minute=5).strftime("%m-%d 09:05")
     assert local_time(other_day.replace(hour=9, minute=5).timestamp()) == expected  # this year: month-day time
     assert local_time(datetime(now.year - 1, 3, 4, 5, 6).timestamp()) == f"{now.year - 1}-03-04"
+
+
+def test_a_duration_never_wraps_between_its_number_and_unit(qtbot) -> None:
+    assert [" " in format_seconds(s) for s in (9, 1342, 7300)] == [False, False, False]
+    assert format_seconds(1342).split() == ["22", "min", "22", "s"]  # still words apart, to read
 
 
 def test_prompt_comes_before_ids_and_the_result_column_previews_text(qtbot, store: Store) -> None:

@@ -1192,6 +1192,10 @@
       <translation>此视频没有可显示的画面。</translation>
     </message>
     <message>
+      <source>{label}: {text}</source>
+      <translation>{label}：{text}</translation>
+    </message>
+    <message>
       <source>(from the file)</source>
       <translation>（按文件）</translation>
     </message>
