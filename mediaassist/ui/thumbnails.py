@@ -95,6 +95,11 @@ class ThumbnailCache(QObject):
         self._loading: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbnails")
 
+    @property
+    def loading(self) -> bool:
+        """Some thumbnail asked for is still being made."""
+        return bool(self._loading)
+
     def get(self, path: str) -> QPixmap | None:
         if path in self._pixmaps:
             self._pixmaps.move_to_end(path)

@@ -98,6 +98,9 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     window.scheduler.wake()
     await asyncio.sleep(8)
     window.refresh_stats()
+    window.table.viewport().repaint()  # paints the output cells: their thumbnails are asked for
+    await until(lambda: not window.model.thumbnails.loading)
+    window.table.viewport().repaint()
     save(window, f"{language}-busy")
     if docs and language == "en":
         save_small(window, DOCS / "table-en.png")

@@ -124,7 +124,9 @@ async def test_a_video_output_shows_its_first_frame_made_off_the_loop(store: Sto
     model.thumbnails.ready.connect(ready.append)
     assert isinstance(cell(model, "t00000", "output", DECORATION), QIcon)  # the video mark while it decodes
     assert isinstance(cell(model, "t00001", "output", DECORATION), QIcon)
+    assert model.thumbnails.loading
     await wait_until(lambda: set(ready) == {str(clip), str(broken)})
+    assert not model.thumbnails.loading
     thumb = cell(model, "t00000", "output", DECORATION)
     assert isinstance(thumb, QPixmap) and (thumb.width(), thumb.height()) == (THUMB, THUMB * 180 // 320)
     frame = thumb.toImage()
