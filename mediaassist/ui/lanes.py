@@ -85,8 +85,8 @@ class LanesController(QObject):
         # stays open for the account's tasks, so a login kept in the page session lasts).
         login = (lane.provider.log_in(name, self.store) if lane is not None and isinstance(lane.provider, WebProvider)
                  else login_account(name, self.rt.config, self.rt.data_dir, self.store))
-        self.jobs.spawn(login,
-                        lambda exc: self.message.emit(tr("Log in failed"), labelled(name, str(exc))), finish_on_quit=False)
+        self.jobs.spawn(login, lambda exc: self.message.emit(tr("Log in failed"), labelled(name, str(exc))),
+                        finish_on_quit=False)
 
     def _changed(self) -> None:
         self.scheduler.wake()

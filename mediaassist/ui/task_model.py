@@ -570,7 +570,8 @@ class TaskTableModel(QAbstractTableModel):
         if key == "output":
             return "\n".join(row.files) or None
         if key == "error" and row.error_kind:
-            return labelled(error_kind_labels().get(row.error_kind, row.error_kind), translated(redact(row.error or "")))
+            kind = error_kind_labels().get(row.error_kind, row.error_kind)
+            return labelled(kind, translated(redact(row.error or "")))
         if key == "lane":
             return row.route if row.account is None else f"{row.route} · {row.account}"
         if key == "created":
