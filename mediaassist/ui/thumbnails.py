@@ -21,6 +21,7 @@ IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp"}
 VIDEO_SUFFIXES = {".mp4", ".webm", ".mov", ".mkv", ".avi"}
 CACHE_LIMIT = 2000  # pixmaps kept (a 32 px thumbnail is ~4 KiB)
 PLAY_MARK = QColor(0, 0, 0, 150)
+MIN_MARK_RADIUS = 6.0
 
 
 def is_image(name: str) -> bool:
@@ -55,7 +56,8 @@ def with_play_mark(image: QImage) -> QImage:
     """A dark disc with a white triangle in the middle: this tile is a clip, not a picture."""
     painter = QPainter(image)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    radius = min(image.width(), image.height()) / 6
+    side = min(image.width(), image.height())
+    radius = min(max(side / 6, MIN_MARK_RADIUS), side / 2)  # a table cell's 18 px frame still shows it
     centre = QPointF(image.width() / 2, image.height() / 2)
     painter.setPen(Qt.PenStyle.NoPen)
     painter.setBrush(PLAY_MARK)
