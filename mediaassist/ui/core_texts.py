@@ -269,6 +269,12 @@ TEMPLATES = (
     tr_noop("{service} job {remote_id}: HTTP 404 {detail} (unknown to the service, or expired)"),
     tr_noop("{service} job {remote_id} completed without a result URL"),
     tr_noop("{service} task {remote_id}"),  # inside "{task} failed: {reason}" and "... canceled remotely"
+    # web lane: a login from the Accounts tab or ``accounts login`` that did not happen
+    tr_noop("no login was seen before the window closed or the time ran out"),
+    tr_noop("no display to open the login window on (DISPLAY is not set); log in from a desktop session, or on a "
+            "virtual screen: xvfb-run -a mediaassist accounts login {account}"),
+    tr_noop("the login did not survive relaunching the browser (the site may keep it only in the open page, or the "
+            "session expired at once); tasks on this account would find it logged out"),
     # the store: a storage fault (the window's banner and the tray notice)
     tr_noop("disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued "
             "and running tasks stay queued and resume when there is room"),

@@ -78,3 +78,29 @@ async def test_log_in_from_the_accounts_panel_runs_in_the_lane_and_the_waiting_t
             assert window.accounts.table.item(account_row(window, ACCOUNT), LOGIN_STATE_COLUMN).text() == "logged in"
         finally:
             await stop_app(app)
+
+
+@pytest.mark.asyncio
+async def test_a_log_in_that_cannot_open_a_window_says_why_in_the_windows_language(
+        tmp_path: Path, ui_settings: QSettings, monkeypatch: pytest.MonkeyPatch) -> None:
+    ui_settings.setValue("app/language", "zh_CN")
+    with demo_site(tmp_path / "data"):
+        app = await start_app(tmp_path, ui_settings, extra_config=WEB_CONFIG)
+        window = app.window
+        try:
+            window.store.set_login_state(ACCOUNT, "needs_login", "logged out of the demo site")
+            told: list[tuple[str, str]] = []
+            window.lanes.message.connect(lambda title, text: told.append((title, text)))
+            # Qt keeps its connection to the X server; a browser window could not open now
+            monkeypatch.delenv("DISPLAY", raising=False)
+            monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+            login_button(window, ACCOUNT).click()
+            await wait_until(lambda: told != [], timeout=15)
+            why = ("没有可打开登录窗口的显示器（未设置 DISPLAY）；请在桌面会话中登录，或在虚拟屏幕上登录："
+                   f"xvfb-run -a mediaassist accounts login {ACCOUNT}")
+            assert told == [("登录失败", f"{ACCOUNT}：{why}")]
+            assert not window.scheduler.lanes[f"web:{ACCOUNT}"].provider.runtime(ACCOUNT).is_open
+            assert stored_account(window.store, ACCOUNT).login_state == "needs_login"
+        finally:
+            window.translations.apply("en")
+            await stop_app(app)

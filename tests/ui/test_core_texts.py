@@ -63,7 +63,7 @@ def written_texts(path: Path) -> Iterator[tuple[str, int]]:
 
 
 def written_calls(path: Path) -> Iterator[tuple[str, int, str]]:
-    """The message argument of ctx.log / store.log, TaskError, Requeue and pause_lane calls, of
+    """The message argument of ctx.log / store.log, TaskError, Requeue, pause_lane and failed LoginResult calls, of
     the import's errors and of the reasons an import row collects."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Call):
@@ -78,6 +78,8 @@ def written_calls(path: Path) -> Iterator[tuple[str, int, str]]:
             args = [node.args[0]]
         elif name == "pause_lane" and len(node.args) >= 2:
             args = [node.args[1]]
+        elif name == "LoginResult" and len(node.args) >= 2 and getattr(node.args[0], "value", None) is False:
+            args = [node.args[1]]  # why a login did not happen: the account's last error, the window's message
         elif name in IMPORT_ERRORS and node.args:
             args = [node.args[0]]
         elif name == "append" and isinstance(node.func, ast.Attribute) and node.args and (

@@ -932,6 +932,18 @@
       <translation>{service} 任务 {remote_id}</translation>
     </message>
     <message>
+      <source>no login was seen before the window closed or the time ran out</source>
+      <translation>在窗口关闭或时间用完之前没有看到登录</translation>
+    </message>
+    <message>
+      <source>no display to open the login window on (DISPLAY is not set); log in from a desktop session, or on a virtual screen: xvfb-run -a mediaassist accounts login {account}</source>
+      <translation>没有可打开登录窗口的显示器（未设置 DISPLAY）；请在桌面会话中登录，或在虚拟屏幕上登录：xvfb-run -a mediaassist accounts login {account}</translation>
+    </message>
+    <message>
+      <source>the login did not survive relaunching the browser (the site may keep it only in the open page, or the session expired at once); tasks on this account would find it logged out</source>
+      <translation>重新启动浏览器后登录没有保留（网站可能只在打开的页面中保持登录，或会话立即过期）；此账号的任务会发现它已退出登录</translation>
+    </message>
+    <message>
       <source>disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued and running tasks stay queued and resume when there is room</source>
       <translation>磁盘已满：{folder} 的可用空间为 {free}（写入 {path} 时{reason}）；请释放一些空间——排队和运行中的任务会保留在队列中，有空间后继续</translation>
     </message>
@@ -1356,16 +1368,16 @@
       <translation>轮询通道</translation>
     </message>
     <message>
+      <source>Log in failed</source>
+      <translation>登录失败</translation>
+    </message>
+    <message>
       <source>Logging in is not available: the web lane is not installed.</source>
       <translation>无法登录：未安装网页通道。</translation>
     </message>
     <message>
       <source>Opening the browser for {name}…</source>
       <translation>正在为 {name} 打开浏览器…</translation>
-    </message>
-    <message>
-      <source>Log in failed</source>
-      <translation>登录失败</translation>
     </message>
     <message>
       <source>{name} is a simulated account; it needs no login.</source>
