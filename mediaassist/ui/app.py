@@ -70,17 +70,19 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
             log.warning("saved setting ignored: %s", refused)
         await rt.scheduler.start()
         window = MainWindow(rt, settings, translations, use_tray=use_tray)
-        if instance is not None:
-            instance.files_received.connect(window.open_files)
-        window.show()
-        log.info("window open on %s", rt.data_dir)
-        if files:
-            window.open_files(files)
-        if callable(on_window):
-            on_window(window)
         decided = window.quit_requested
+        # Before "window open" is logged: a signal sent on reading it must find our handlers
+        # (it came between the log line and the handlers under load: a KeyboardInterrupt instead).
         signals = QuitOnSignals(decided)
         try:
+            if instance is not None:
+                instance.files_received.connect(window.open_files)
+            window.show()
+            log.info("window open on %s", rt.data_dir)
+            if files:
+                window.open_files(files)
+            if callable(on_window):
+                on_window(window)
             await decided
         finally:
             signals.close()

@@ -268,6 +268,13 @@ TEMPLATES = (
     tr_noop("create answered HTTP {status} without a job id at {path}; check {where} before retrying"),
     tr_noop("{service} job {remote_id}: HTTP 404 {detail} (unknown to the service, or expired)"),
     tr_noop("{service} job {remote_id} completed without a result URL"),
+    tr_noop("{service} task {remote_id}"),  # inside "{task} failed: {reason}" and "... canceled remotely"
+    # web lane: a login from the Accounts tab or ``accounts login`` that did not happen
+    tr_noop("no login was seen before the window closed or the time ran out"),
+    tr_noop("no display to open the login window on (DISPLAY is not set); log in from a desktop session, or on a "
+            "virtual screen: xvfb-run -a mediaassist accounts login {account}"),
+    tr_noop("the login did not survive relaunching the browser (the site may keep it only in the open page, or the "
+            "session expired at once); tasks on this account would find it logged out"),
     # the store: a storage fault (the window's banner and the tray notice)
     tr_noop("disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued "
             "and running tasks stay queued and resume when there is room"),
@@ -284,8 +291,27 @@ TEMPLATES = (
     tr_noop("cannot read or write {path} ({reason}); check the disk and the file, then start again"),
 )
 
+# A finished task's result text as the providers write it (when it is not the answer itself).
+# Kept apart from TEMPLATES: an answer is matched against these few shapes only, so a chat
+# answer that happens to read "success" stays the model's words.
+RESULT_TEMPLATES = (
+    tr_noop("{service} job {remote_id}: {n} output(s)"),
+    tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins"),
+    tr_noop("[{model}] {prompt} ({seconds} s)"),  # the simulated providers
+)
+
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 MEDIA_PLACEHOLDERS = ("media", "kinds")  # their values are media.py's phrases, not texts of their own
+OPERATOR_PLACEHOLDERS = ("prompt",)  # the operator's own words: shown as written
+# A service's own status words (the task-API profiles' [status.states], RunningHub's taskStatus,
+# matched in lower case) in "{service} task {remote_id}: {status}"; an unknown word stays as sent.
+REMOTE_STATUS_WORDS = frozenset((
+    tr_noop("queued"), tr_noop("submitted"), tr_noop("pending"), tr_noop("not_start"), tr_noop("create"),
+    tr_noop("in_progress"), tr_noop("processing"), tr_noop("running"),
+    tr_noop("completed"), tr_noop("succeeded"), tr_noop("success"),
+    tr_noop("failed"), tr_noop("failure"), tr_noop("expired"),
+    tr_noop("cancelled"), tr_noop("canceled"), tr_noop("cancel"),
+))
 
 
 def _media_phrases() -> dict[str, str]:
@@ -312,10 +338,10 @@ def _literal_length(template: str) -> int:
     return len(_PLACEHOLDER.sub("", template))
 
 
-@lru_cache(maxsize=1)
-def _catalogue() -> tuple[tuple[re.Pattern[str], str], ...]:
+@lru_cache(maxsize=2)
+def _catalogue(templates: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
     """Compiled once; the most specific template (most fixed text) is tried first."""
-    ordered = sorted(TEMPLATES, key=_literal_length, reverse=True)
+    ordered = sorted(templates, key=_literal_length, reverse=True)
     return tuple((_pattern(t), t) for t in ordered)
 
 
@@ -331,16 +357,36 @@ def translated(text: str) -> str:
 
     Cached: the detail pane and the lane panels show the same lines every tick. The cache is
     cleared on a language switch."""
+    return _translated_by(TEMPLATES, text)
+
+
+@lru_cache(maxsize=4096)
+def translated_result(text: str) -> str:
+    """A result text in the window's language when a provider wrote it, else (an answer) unchanged."""
+    return _translated_by(RESULT_TEMPLATES, text)
+
+
+def _translated_by(templates: tuple[str, ...], text: str) -> str:
     if not text:
         return text
     kinds = error_kind_labels()
-    for pattern, template in _catalogue():
+    for pattern, template in _catalogue(templates):
         match = pattern.fullmatch(text)
         if match is not None:
-            values = {name: translated_media(value) if name in MEDIA_PLACEHOLDERS
-                      else kinds.get(value) or translated(value) for name, value in match.groupdict().items()}
+            values = {name: _translated_value(name, value, kinds) for name, value in match.groupdict().items()}
             return tr(template).format(**values)
     return text
 
 
+def _translated_value(name: str, value: str, kinds: dict[str, str]) -> str:
+    if name in OPERATOR_PLACEHOLDERS:
+        return value
+    if name in MEDIA_PLACEHOLDERS:
+        return translated_media(value)
+    if name == "status" and value.lower() in REMOTE_STATUS_WORDS:
+        return tr(value.lower())
+    return kinds.get(value) or translated(value)
+
+
 clear_on_language_change(translated.cache_clear)
+clear_on_language_change(translated_result.cache_clear)

@@ -10,13 +10,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QPlainTextEdit, QWidget
 
-from mediaassist.core.media_items import task_media
+from mediaassist.core.media_items import MediaItem, task_media
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
-from mediaassist.ui.core_texts import translated
+from mediaassist.ui.core_texts import translated, translated_result
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
-from mediaassist.ui.i18n import tr
+from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import error_kind_labels, state_labels
 from mediaassist.ui.task_model import local_time, precise_local_time
 
@@ -57,7 +57,7 @@ class DetailPane(QWidget):
         self.store = store
         self.task_id: str | None = None
         self._log_lines = 0  # log entries of task_id already shown
-        form = QFormLayout(self)
+        form = self.form = QFormLayout(self)
         self.header = _plain_label()
         font = self.header.font()
         font.setBold(True)
@@ -89,18 +89,23 @@ class DetailPane(QWidget):
             for box in (self.prompt, self.result, self.log):
                 _set_box(box, "")
             _set_label(self.error, "")
-            self.media.set_items([])
+            self._show_media([])
             return
         _set_label(self.header, tr("{id} · {state} · {lane} · attempt {attempt} · created {created}").format(
             id=task.task_id, state=state_labels().get(task.state, task.state), lane=task.lane,
             attempt=task.attempt, created=local_time(task.created_at)))
         _set_box(self.prompt, redact(task.prompt))
         result = self.store.result(task.task_id)
-        _set_box(self.result, redact(result.text or "") if result else "")
+        _set_box(self.result, redact(translated_result(result.text or "")) if result else "")
         kind = error_kind_labels().get(task.error_kind or "", task.error_kind or "")
-        _set_label(self.error, f"{kind}: {translated(redact(task.error))}" if task.error else "")
-        self.media.set_items(task_media(task, result))
+        _set_label(self.error, labelled(kind, translated(redact(task.error))) if task.error else "")
+        self._show_media(task_media(task, result))
         self._show_log(task.task_id)
+
+    def _show_media(self, items: list[MediaItem]) -> None:
+        """A task without inputs or outputs gets no empty box: its log has the room."""
+        self.media.set_items(items)
+        self.form.setRowVisible(self.media, bool(items))
 
     def _show_log(self, task_id: str) -> None:
         entries = self.store.logs(task_id)

@@ -23,14 +23,13 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from PySide6.QtCore import QPointF, QSize, Qt
-from PySide6.QtGui import QColor, QImage, QImageReader, QPainter, QPolygonF
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QImage, QImageReader, QPainter
 
-from mediaassist.ui.thumbnails import is_video
+from mediaassist.ui.thumbnails import first_frame, is_video, with_play_mark
 
 THUMB_PX = 160
 PREVIEW_PX = 4096  # a preview never decodes more than this per side
-PLAY_MARK = QColor(0, 0, 0, 150)
 
 
 def read_scaled(path: Path, box: int) -> QImage | None:
@@ -47,42 +46,6 @@ def read_image(path: Path, box: int) -> QImage | None:
         reader.setScaledSize(size.scaled(QSize(box, box), Qt.AspectRatioMode.KeepAspectRatio))
     image = reader.read()
     return None if image.isNull() else image
-
-
-def first_frame(path: Path, box: int) -> QImage | None:
-    """A video's first frame scaled to fit ``box``; None when it has no decodable picture."""
-    import av  # 80 ms and FFmpeg's libraries: only a process that decodes a video pays for them
-
-    try:
-        with av.open(str(path)) as container:
-            for frame in container.decode(video=0):
-                size = QSize(frame.width, frame.height)
-                if size.width() > box or size.height() > box:
-                    size = size.scaled(QSize(box, box), Qt.AspectRatioMode.KeepAspectRatio)
-                rgb = frame.reformat(width=max(size.width(), 1), height=max(size.height(), 1), format="rgb24")
-                plane = rgb.planes[0]
-                # copy(): the QImage must own its pixels, the frame's buffer goes with the frame
-                return QImage(bytes(plane), rgb.width, rgb.height, plane.line_size,
-                              QImage.Format.Format_RGB888).copy()
-    except (av.FFmpegError, OSError, ValueError):  # not a video, truncated, no video stream
-        return None
-    return None  # a video stream without a single frame
-
-
-def with_play_mark(image: QImage) -> QImage:
-    """A dark disc with a white triangle in the middle: this tile is a clip, not a picture."""
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    radius = min(image.width(), image.height()) / 6
-    centre = QPointF(image.width() / 2, image.height() / 2)
-    painter.setPen(Qt.PenStyle.NoPen)
-    painter.setBrush(PLAY_MARK)
-    painter.drawEllipse(centre, radius, radius)
-    painter.setBrush(QColor("white"))
-    corners = (QPointF(-radius / 3, -radius / 2), QPointF(-radius / 3, radius / 2), QPointF(radius / 2, 0))
-    painter.drawPolygon(QPolygonF([centre + corner for corner in corners]))
-    painter.end()
-    return image
 
 
 def centred_in_square(image: QImage, box: int) -> QImage:

@@ -307,7 +307,9 @@ def _media_list(model: MediaModel, icon_px: int, actions: MediaActions) -> QList
     view.setUniformItemSizes(True)
     view.setIconSize(QSize(icon_px, icon_px))
     view.setGridSize(QSize(icon_px + 24, icon_px + 34))
-    view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    # A long caption loses its head: the tasks of one batch share their id's start, so the end of
+    # the id and the file name are what tell two cells apart (the tooltip has it all).
+    view.setTextElideMode(Qt.TextElideMode.ElideLeft)
     view.setWordWrap(False)
     view.setLayoutMode(QListView.LayoutMode.Batched)  # thousands of cells lay out in steps
     view.setBatchSize(200)

@@ -31,6 +31,11 @@ def tr(text: str) -> str:
     return QCoreApplication.translate(CONTEXT, text)
 
 
+def labelled(label: str, text: str) -> str:
+    """``label: text`` with the language's own colon (Chinese uses the full-width ``：``)."""
+    return tr("{label}: {text}").format(label=label, text=text)
+
+
 def tr_noop(text: str) -> str:
     """Marks a text for the translation files without translating it now (it is stored, or
     matched, in English and translated where it is shown: ``tr(text)``)."""

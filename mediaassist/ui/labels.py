@@ -10,6 +10,8 @@ from functools import lru_cache
 
 from mediaassist.ui.i18n import clear_on_language_change, tr
 
+NO_BREAK_SPACE = "\u00a0"
+
 
 @lru_cache(maxsize=1)
 def state_labels() -> dict[str, str]:
@@ -41,7 +43,10 @@ clear_on_language_change(clear_label_cache)
 
 @lru_cache(maxsize=1)
 def _duration_formats() -> tuple[str, str, str]:
-    return tr("{s} s"), tr("{m} min {s:02d} s"), tr("{h} h {m:02d} min")
+    """No-break spaces: a narrow label wraps around "ETA 9 s", never between the 9 and the s."""
+    formats = tr("{s} s"), tr("{m} min {s:02d} s"), tr("{h} h {m:02d} min")
+    short, medium, long = (f.replace(" ", NO_BREAK_SPACE) for f in formats)
+    return short, medium, long
 
 
 def format_seconds(seconds: float | None) -> str:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Signal
 
 from mediaassist.providers.registry import SIMULATED_SITE
 from mediaassist.runtime import Runtime
 from mediaassist.ui.background import BackgroundJobs
-from mediaassist.ui.i18n import tr, tr_noop
+from mediaassist.ui.core_texts import translated
+from mediaassist.ui.i18n import labelled, tr, tr_noop
+
+if TYPE_CHECKING:  # the web lane is optional: imported where a login starts
+    from mediaassist.providers.web import LoginResult
 
 # Stored in English like every lane reason (the CLI and other windows read it); shown translated.
 OPERATOR_PAUSE = tr_noop("paused by operator")
@@ -85,8 +92,17 @@ class LanesController(QObject):
         # stays open for the account's tasks, so a login kept in the page session lasts).
         login = (lane.provider.log_in(name, self.store) if lane is not None and isinstance(lane.provider, WebProvider)
                  else login_account(name, self.rt.config, self.rt.data_dir, self.store))
-        self.jobs.spawn(login,
-                        lambda exc: self.message.emit(tr("Log in failed"), f"{name}: {exc}"), finish_on_quit=False)
+        self.jobs.spawn(self._after_login(name, login),
+                        lambda exc: self.message.emit(tr("Log in failed"), labelled(name, str(exc))),
+                        finish_on_quit=False)
+
+    async def _after_login(self, name: str, login: Awaitable[LoginResult]) -> None:
+        """The account's tasks go as soon as it is logged in; a login that did not happen says why
+        (no display, the window closed, the profile held elsewhere), not only in the Accounts tab."""
+        result = await login
+        if not result.ok:
+            self.message.emit(tr("Log in failed"), labelled(name, translated(result.message)))
+        self._changed()
 
     def _changed(self) -> None:
         self.scheduler.wake()

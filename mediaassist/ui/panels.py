@@ -26,7 +26,7 @@ from mediaassist.core.queries import Snapshot
 from mediaassist.core.scheduler import Lane
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.fit import ElidedLabel, scrollable
-from mediaassist.ui.i18n import tr
+from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import format_seconds
 
 
@@ -229,7 +229,7 @@ def blocked_text(blocked: Blocked) -> str:
         else:
             # the lane's own row shows the whole reason (in its tooltip); here it must wrap in a
             # narrow panel, and one long token (an error code) cannot
-            whys.append(html.escape(f"{lane}: {elide_end(translated(reason), REASON_CHARS)}"))
-    why = "; ".join(whys) or html.escape(tr("no lane in the config takes them"))
+            whys.append(html.escape(labelled(lane, elide_end(translated(reason), REASON_CHARS))))
+    why = tr("; ").join(whys) or html.escape(tr("no lane in the config takes them"))
     head = html.escape(tr("{n} {kind} tasks wait:").format(n=blocked.waiting, kind=kind_label(blocked.route)))
     return f"<span style='color:#c62828'>{head} {why}</span>{fix}"

@@ -13,7 +13,7 @@ from mediaassist.core.queries import OffLoopReader, Queries, Snapshot
 from mediaassist.core.store import Task
 from mediaassist.runtime import Runtime
 from mediaassist.ui.core_texts import translated
-from mediaassist.ui.i18n import tr
+from mediaassist.ui.i18n import labelled, tr
 
 STATS_MS = 1000
 STATS_BUDGET = 20  # the stats period is at least this many times what one refresh costs
@@ -124,7 +124,7 @@ class StatsController(QObject):
         if event == "paused":
             paused = self.store.paused_lanes()
             reason = paused.get(task.lane) or paused.get(task.route, "")
-            self.notice.emit(tr("Lane paused"), f"{task.lane}: {translated(reason)}")
+            self.notice.emit(tr("Lane paused"), labelled(task.lane, translated(reason)))
 
     def _notify_finished_batches(self, previous: StatsView, now: StatsView) -> None:
         for batch in previous.snap.batch_routes:

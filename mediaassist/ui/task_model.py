@@ -24,8 +24,8 @@ from PySide6.QtGui import QColor
 from mediaassist.core.queries import OffLoopReader, Queries, TaskFilter, TaskOrder, TaskRow
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
-from mediaassist.ui.core_texts import translated
-from mediaassist.ui.i18n import tr
+from mediaassist.ui.core_texts import translated, translated_result
+from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import error_kind_labels, format_seconds, state_labels
 from mediaassist.ui.marks import kind_badge, state_icon, video_icon
 from mediaassist.ui.thumbnails import ThumbnailCache, is_image, is_video
@@ -67,7 +67,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("prompt", "prompt", 300, stretch=True),
     Column("result", None, 200, stretch=True),
     Column("output", None, 40),
-    Column("error", "error", 170, volatile=True),
+    Column("error", "error", 170, volatile=True, stretch=True),  # the reason, read beside the prompt
     Column("model", "model", 90),
     Column("lane", "lane", 100, volatile=True),
     # Which machine ran it: news on a team's shared store, noise on one desktop (hidden there).
@@ -128,7 +128,7 @@ def one_line(text: str | None) -> str:
 
 def result_text(row: TaskRow) -> str:
     if row.result_text:
-        return one_line(row.result_text)
+        return one_line(translated_result(row.result_text))
     if row.files:
         return tr("{n} files").format(n=len(row.files)) if len(row.files) > 1 else row.files[0].rsplit("/", 1)[-1]
     return ""
@@ -550,12 +550,15 @@ class TaskTableModel(QAbstractTableModel):
         return None
 
     def _thumbnail(self, row: TaskRow) -> Any:
-        image = next((f for f in row.files if is_image(f)), None)
-        if image is None:
-            return video_icon() if any(is_video(f) for f in row.files) else None
-        pixmap = self.thumbnails.get(image)
+        """The first image's thumbnail, else the first video's first frame (the generic video
+        mark while it is decoded, or when it cannot be)."""
+        media = next((f for f in row.files if is_image(f)), None) or next((f for f in row.files if is_video(f)), None)
+        if media is None:
+            return None
+        pixmap = self.thumbnails.get(media)
         if pixmap is None:
-            self._thumb_rows[image] = row.seq
+            self._thumb_rows[media] = row.seq
+            return video_icon() if is_video(media) else None
         return pixmap
 
     @staticmethod
@@ -563,11 +566,12 @@ class TaskTableModel(QAbstractTableModel):
         if key == "prompt":
             return redact(row.prompt) or None
         if key == "result":
-            return "\n".join([redact(row.result_text or ""), *row.files]).strip() or None
+            return "\n".join([redact(translated_result(row.result_text or "")), *row.files]).strip() or None
         if key == "output":
             return "\n".join(row.files) or None
         if key == "error" and row.error_kind:
-            return f"{error_kind_labels().get(row.error_kind, row.error_kind)}: {translated(redact(row.error or ''))}"
+            kind = error_kind_labels().get(row.error_kind, row.error_kind)
+            return labelled(kind, translated(redact(row.error or "")))
         if key == "lane":
             return row.route if row.account is None else f"{row.route} · {row.account}"
         if key == "created":

@@ -1,7 +1,9 @@
-"""Small pictures of output images, decoded and scaled off the loop and kept in a bounded cache.
+"""Small pictures of output images and videos, decoded and scaled off the loop and kept in a
+bounded cache.
 
 A ``QImage`` may be built in any thread (a ``QPixmap`` only in the GUI thread), so a worker
 thread loads and scales, and the loop turns the result into a pixmap and says ``ready(path)``.
+A video's picture is its first frame (PyAV's FFmpeg decodes without the GIL) with a play mark.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtCore import QObject, QPointF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QPainter, QPixmap, QPolygonF
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp"}
 VIDEO_SUFFIXES = {".mp4", ".webm", ".mov", ".mkv", ".avi"}
 CACHE_LIMIT = 2000  # pixmaps kept (a 32 px thumbnail is ~4 KiB)
+PLAY_MARK = QColor(0, 0, 0, 150)
+MIN_MARK_RADIUS = 6.0
 
 
 def is_image(name: str) -> bool:
@@ -28,8 +32,48 @@ def is_video(name: str) -> bool:
     return Path(name).suffix.lower() in VIDEO_SUFFIXES
 
 
+def first_frame(path: Path, box: int) -> QImage | None:
+    """A video's first frame scaled to fit ``box``; None when it has no decodable picture."""
+    import av  # 80 ms and FFmpeg's libraries: only a process that decodes a video pays for them
+
+    try:
+        with av.open(str(path)) as container:
+            for frame in container.decode(video=0):
+                size = QSize(frame.width, frame.height)
+                if size.width() > box or size.height() > box:
+                    size = size.scaled(QSize(box, box), Qt.AspectRatioMode.KeepAspectRatio)
+                rgb = frame.reformat(width=max(size.width(), 1), height=max(size.height(), 1), format="rgb24")
+                plane = rgb.planes[0]
+                # copy(): the QImage must own its pixels, the frame's buffer goes with the frame
+                return QImage(bytes(plane), rgb.width, rgb.height, plane.line_size,
+                              QImage.Format.Format_RGB888).copy()
+    except (av.FFmpegError, OSError, ValueError):  # not a video, truncated, no video stream
+        return None
+    return None  # a video stream without a single frame
+
+
+def with_play_mark(image: QImage) -> QImage:
+    """A dark disc with a white triangle in the middle: this tile is a clip, not a picture."""
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    side = min(image.width(), image.height())
+    radius = min(max(side / 6, MIN_MARK_RADIUS), side / 2)  # a table cell's 18 px frame still shows it
+    centre = QPointF(image.width() / 2, image.height() / 2)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(PLAY_MARK)
+    painter.drawEllipse(centre, radius, radius)
+    painter.setBrush(QColor("white"))
+    corners = (QPointF(-radius / 3, -radius / 2), QPointF(-radius / 3, radius / 2), QPointF(radius / 2, 0))
+    painter.drawPolygon(QPolygonF([centre + corner for corner in corners]))
+    painter.end()
+    return image
+
+
 def _scaled(path: str, size: QSize) -> QImage | None:
-    """Runs in the worker thread: decode and scale, nothing else."""
+    """Runs in the worker thread: decode and scale (a video: its first frame, marked), nothing else."""
+    if is_video(path):
+        frame = first_frame(Path(path), max(size.width(), size.height()))
+        return None if frame is None else with_play_mark(frame)
     image = QImage()
     if not image.load(path):
         return None
@@ -52,6 +96,11 @@ class ThumbnailCache(QObject):
         self._pixmaps: OrderedDict[str, QPixmap | None] = OrderedDict()
         self._loading: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbnails")
+
+    @property
+    def loading(self) -> bool:
+        """Some thumbnail asked for is still being made."""
+        return bool(self._loading)
 
     def get(self, path: str) -> QPixmap | None:
         if path in self._pixmaps:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMainWindow, QMenu, QSystemTrayIcon
 
-from mediaassist.ui.i18n import tr
+from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import error_kind_labels, lane_kind_label
 
 NOTICE_MS = 8000
@@ -154,7 +154,7 @@ class Tray:
     def notify(self, title: str, text: str) -> None:
         self.notices.append(Notice(title, text))
         del self.notices[:-MAX_NOTICES]
-        self.window.statusBar().showMessage(f"{title}: {text}", NOTICE_MS)
+        self.window.statusBar().showMessage(labelled(title, text), NOTICE_MS)
         if self.icon is not None:
             self.icon.showMessage(title, text, QSystemTrayIcon.MessageIcon.Information, NOTICE_MS)
 

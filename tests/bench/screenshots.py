@@ -10,6 +10,7 @@ also refreshes the two README pictures in docs/.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -97,6 +98,9 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     window.scheduler.wake()
     await asyncio.sleep(8)
     window.refresh_stats()
+    window.table.viewport().repaint()  # paints the output cells: their thumbnails are asked for
+    await until(lambda: not window.model.thumbnails.loading)
+    window.table.viewport().repaint()
     save(window, f"{language}-busy")
     if docs and language == "en":
         save_small(window, DOCS / "table-en.png")
@@ -162,7 +166,9 @@ async def shoot_previews(window: MainWindow, language: str) -> None:
 
 
 def main() -> int:
-    docs = "--docs" in sys.argv
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", action="store_true", help="also refresh the README's two pictures in docs/")
+    docs = parser.parse_args().docs
     OUT.mkdir(exist_ok=True)
     DOCS.mkdir(exist_ok=True)
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -20,8 +20,8 @@ from mediaassist.core.encoding import decode_task_text
 from mediaassist.core.errors import ImportFileError
 from mediaassist.core.media import MediaInputError, check_input_value, split_cell
 from mediaassist.core.store import fault_message
-from mediaassist.ui.core_texts import TEMPLATES, translated, translated_reasons
-from mediaassist.ui.i18n import Translations
+from mediaassist.ui.core_texts import RESULT_TEMPLATES, TEMPLATES, translated, translated_reasons, translated_result
+from mediaassist.ui.i18n import Translations, labelled
 
 from ..media_helpers import MAGIC
 
@@ -63,7 +63,7 @@ def written_texts(path: Path) -> Iterator[tuple[str, int]]:
 
 
 def written_calls(path: Path) -> Iterator[tuple[str, int, str]]:
-    """The message argument of ctx.log / store.log, TaskError, Requeue and pause_lane calls, of
+    """The message argument of ctx.log / store.log, TaskError, Requeue, pause_lane and failed LoginResult calls, of
     the import's errors and of the reasons an import row collects."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Call):
@@ -78,6 +78,8 @@ def written_calls(path: Path) -> Iterator[tuple[str, int, str]]:
             args = [node.args[0]]
         elif name == "pause_lane" and len(node.args) >= 2:
             args = [node.args[1]]
+        elif name == "LoginResult" and len(node.args) >= 2 and getattr(node.args[0], "value", None) is False:
+            args = [node.args[1]]  # why a login did not happen: the account's last error, the window's message
         elif name in IMPORT_ERRORS and node.args:
             args = [node.args[0]]
         elif name == "append" and isinstance(node.func, ast.Attribute) and node.args and (
@@ -89,6 +91,35 @@ def written_calls(path: Path) -> Iterator[tuple[str, int, str]]:
             text = normalized(arg)
             if text is not None and text.strip("{}"):
                 yield text, node.lineno, name
+
+
+# A poll adapter's ``results`` returns (outputs, the result text), made here or by a helper.
+RESULT_WRITERS = ("results", "_summary")
+
+
+def result_texts(path: Path) -> Iterator[tuple[str, int]]:
+    """The result texts a provider writes: ``TaskResult(text=...)`` and what ``results`` returns."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "TaskResult":
+            values = [k.value for k in node.keywords if k.arg == "text"]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in RESULT_WRITERS:
+            values = [r.value.elts[-1] if isinstance(r.value, ast.Tuple) else r.value
+                      for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
+        else:
+            continue
+        for value in values:
+            text = normalized(value)
+            if text is not None and text.strip("{}"):
+                yield text, value.lineno
+
+
+def test_every_result_text_a_provider_writes_has_a_template() -> None:
+    shapes = {shape(t) for t in RESULT_TEMPLATES}
+    written = [(path, text, line) for path in WRITERS for text, line in result_texts(path)]
+    assert len(written) >= 3  # the task-API and RunningHub summaries, the simulated providers' text
+    missing = [f"{path.relative_to(PACKAGE)}:{line}: {text!r}" for path, text, line in written if text not in shapes]
+    assert missing == [], "add these to RESULT_TEMPLATES in mediaassist/ui/core_texts.py and translate them"
 
 
 def source_corpus() -> set[str]:
@@ -122,7 +153,7 @@ def test_no_row_reason_holds_the_separator_of_a_rows_reasons() -> None:
 
 def test_every_template_is_still_written_somewhere() -> None:
     corpus = source_corpus() | COMPOSED
-    assert [t for t in TEMPLATES if shape(t) not in corpus] == []
+    assert [t for t in TEMPLATES + RESULT_TEMPLATES if shape(t) not in corpus] == []
 
 
 @pytest.fixture
@@ -139,6 +170,24 @@ def test_texts_are_translated_with_their_values_put_back(chinese: None) -> None:
     assert translated("attempt 1 started on web:demo-a") == "第 1 次尝试已在 web:demo-a 上开始"
     assert translated("back in the queue: paused by operator") == "回到队列：已被操作员暂停"
     assert translated("an operator's own words") == "an operator's own words"  # not a core text
+
+
+def test_result_texts_of_providers_are_translated_and_answers_are_not(chinese: None) -> None:
+    assert translated_result("openai-videos job video_68d7: 1 output(s)") == "openai-videos 作业 video_68d7：1 个输出"
+    assert translated_result("RunningHub task 19: 2 output(s), 31 s, 12 coins") == (
+        "RunningHub 任务 19：2 个输出，用时 31 秒，12 个币")
+    assert translated_result("[video] success (12 s)") == "[video] success（12 秒）"  # the prompt stays as written
+    assert translated_result("success") == "success"  # a chat answer is the model's words
+    assert translated("openai-videos task video_1 failed: generation failed (demo)") == (
+        "openai-videos 任务 video_1 失败：generation failed (demo)")  # the service's words stay its own
+
+
+def test_a_services_status_words_are_translated_and_unknown_ones_kept(chinese: None) -> None:
+    assert translated("openai-videos task video_1: in_progress") == "openai-videos 任务 video_1：进行中"
+    assert translated("RunningHub task 19: QUEUED") == "RunningHub 任务 19：排队中"
+    assert translated("created newapi task 7 (not_start)") == "已创建 newapi 任务 7（未开始）"
+    assert translated("newapi task 7: warming_up") == "newapi 任务 7：warming_up"
+    assert translated("HTTP 503: busy") == "HTTP 503：busy"  # a status code is no status word
 
 
 def test_import_reasons_are_translated_one_by_one(chinese: None) -> None:
@@ -203,3 +252,8 @@ def test_every_storage_fault_reads_in_chinese_on_the_banner(chinese: None, tmp_p
     shown = translated(english)
     assert str(path) in shown and shown != english
     assert not re.search(r"\b(?:the|and|move|choose|start|free|queued)\b", shown), shown
+
+
+def test_a_label_and_its_text_are_joined_with_the_languages_colon(chinese: None) -> None:
+    """The detail pane's error, the status-bar notices and the lane reasons of a blocked batch."""
+    assert labelled("输入有误", translated("model retired is not in the config")) == "输入有误：配置中没有模型 retired"

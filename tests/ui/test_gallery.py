@@ -321,12 +321,14 @@ async def test_gallery_tab_and_detail_pane_show_inputs_beside_outputs(app: App, 
     await preview.loaded
     assert preview.image is not None and preview.image.width() == 200
     preview.reject()
-    # The detail pane of one task: its inputs, then its outputs.
+    # The detail pane of one task: its inputs, then its outputs (no empty media box before).
     window.tabs.setCurrentIndex(0)
+    assert not window.detail.media.isVisibleTo(window.detail)
     window.table.selectionModel().select(window.model.index(0, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
                                          | QItemSelectionModel.SelectionFlag.Rows)
     strip = window.detail.media.model
     assert [i.role for i in strip.items] == ["input", "input", "output", "output"]
+    assert window.detail.media.isVisibleTo(window.detail)
 
 
 @pytest.mark.asyncio

@@ -11,16 +11,18 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QColor, QImage, QPixmap
+from PySide6.QtGui import QColor, QIcon, QImage, QPixmap
 
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.store import Store
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.import_dialog import PROMPT_COLUMN
+from mediaassist.ui.labels import format_seconds
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_model import COL, THUMB, TaskFilter, TaskTableModel, local_time
 from tests.harness import sim_web_tasks, wait_until
 from tests.helpers import write_csv
+from tests.media_helpers import write_mp4
 
 from .conftest import api_tasks
 from .test_window import App, previewed, start_app, stop_app, writer_tasks
@@ -71,6 +73,11 @@ def test_created_times_are_short_enough_for_a_narrow_column() -> None:
     assert local_time(datetime(now.year - 1, 3, 4, 5, 6).timestamp()) == f"{now.year - 1}-03-04"
 
 
+def test_a_duration_never_wraps_between_its_number_and_unit(qtbot) -> None:
+    assert [" " in format_seconds(s) for s in (9, 1342, 7300)] == [False, False, False]
+    assert format_seconds(1342).split() == ["22", "min", "22", "s"]  # still words apart, to read
+
+
 def test_prompt_comes_before_ids_and_the_result_column_previews_text(qtbot, store: Store) -> None:
     store.enqueue("b1", api_tasks(1))
     task = store.claim("api:sim-api", "me", 1)[0]
@@ -87,10 +94,8 @@ async def test_output_thumbnail_is_scaled_off_the_loop_and_cached(store: Store, 
     image.fill(QColor("#2e7d32"))
     picture = tmp_path / "out.png"
     assert image.save(str(picture))
-    store.enqueue("b1", api_tasks(2))
-    first, second = store.claim("api:sim-api", "me", 2)
-    store.finish_success(first, None, [str(picture)])
-    store.finish_success(second, None, [str(tmp_path / "clip.mp4")])
+    store.enqueue("b1", api_tasks(1))
+    store.finish_success(store.claim("api:sim-api", "me", 1)[0], None, [str(picture)])
     model = TaskTableModel(store)
     ready: list[str] = []
     model.thumbnails.ready.connect(ready.append)
@@ -101,8 +106,35 @@ async def test_output_thumbnail_is_scaled_off_the_loop_and_cached(store: Store, 
     assert COL["output"] in changed  # the row is told to repaint
     thumb = cell(model, "t00000", "output", DECORATION)
     assert isinstance(thumb, QPixmap) and thumb.width() == THUMB and thumb.height() == THUMB // 2
-    assert cell(model, "t00001", "output", DECORATION) is not None  # a video gets a mark
     assert cell(model, "t00000", "result") == "out.png"
+    model.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_video_output_shows_its_first_frame_made_off_the_loop(store: Store, tmp_path: Path) -> None:
+    clip = write_mp4(tmp_path / "clip.mp4", (21, 101, 192), width=320, height=180)
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(clip.read_bytes()[:300])
+    store.enqueue("b1", api_tasks(2))
+    first, second = store.claim("api:sim-api", "me", 2)
+    store.finish_success(first, None, [str(clip)])
+    store.finish_success(second, None, [str(broken)])
+    model = TaskTableModel(store)
+    ready: list[str] = []
+    model.thumbnails.ready.connect(ready.append)
+    assert isinstance(cell(model, "t00000", "output", DECORATION), QIcon)  # the video mark while it decodes
+    assert isinstance(cell(model, "t00001", "output", DECORATION), QIcon)
+    assert model.thumbnails.loading
+    await wait_until(lambda: set(ready) == {str(clip), str(broken)})
+    assert not model.thumbnails.loading
+    thumb = cell(model, "t00000", "output", DECORATION)
+    assert isinstance(thumb, QPixmap) and (thumb.width(), thumb.height()) == (THUMB, THUMB * 180 // 320)
+    frame = thumb.toImage()
+    corner = frame.pixelColor(1, 1)  # the clip's colour (H.264 rounds it a little) ...
+    assert abs(corner.red() - 21) < 12 and abs(corner.green() - 101) < 12 and abs(corner.blue() - 192) < 12
+    middle = frame.pixelColor(thumb.width() // 2 - 1, thumb.height() // 2)
+    assert middle.lightness() > 200  # ... and the white play triangle in the middle
+    assert isinstance(cell(model, "t00001", "output", DECORATION), QIcon)  # undecodable: the mark stays
     model.stop()
 
 

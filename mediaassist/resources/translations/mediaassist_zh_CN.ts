@@ -928,6 +928,22 @@
       <translation>{service} 作业 {remote_id} 已完成，但没有结果 URL</translation>
     </message>
     <message>
+      <source>{service} task {remote_id}</source>
+      <translation>{service} 任务 {remote_id}</translation>
+    </message>
+    <message>
+      <source>no login was seen before the window closed or the time ran out</source>
+      <translation>在窗口关闭或时间用完之前没有看到登录</translation>
+    </message>
+    <message>
+      <source>no display to open the login window on (DISPLAY is not set); log in from a desktop session, or on a virtual screen: xvfb-run -a mediaassist accounts login {account}</source>
+      <translation>没有可打开登录窗口的显示器（未设置 DISPLAY）；请在桌面会话中登录，或在虚拟屏幕上登录：xvfb-run -a mediaassist accounts login {account}</translation>
+    </message>
+    <message>
+      <source>the login did not survive relaunching the browser (the site may keep it only in the open page, or the session expired at once); tasks on this account would find it logged out</source>
+      <translation>重新启动浏览器后登录没有保留（网站可能只在打开的页面中保持登录，或会话立即过期）；此账号的任务会发现它已退出登录</translation>
+    </message>
+    <message>
       <source>disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued and running tasks stay queued and resume when there is room</source>
       <translation>磁盘已满：{folder} 的可用空间为 {free}（写入 {path} 时{reason}）；请释放一些空间——排队和运行中的任务会保留在队列中，有空间后继续</translation>
     </message>
@@ -954,6 +970,78 @@
     <message>
       <source>cannot read or write {path} ({reason}); check the disk and the file, then start again</source>
       <translation>无法读写 {path}（{reason}）；请检查磁盘和文件，然后重新启动</translation>
+    </message>
+    <message>
+      <source>{service} job {remote_id}: {n} output(s)</source>
+      <translation>{service} 作业 {remote_id}：{n} 个输出</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins</source>
+      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{coins} 个币</translation>
+    </message>
+    <message>
+      <source>[{model}] {prompt} ({seconds} s)</source>
+      <translation>[{model}] {prompt}（{seconds} 秒）</translation>
+    </message>
+    <message>
+      <source>queued</source>
+      <translation>排队中</translation>
+    </message>
+    <message>
+      <source>submitted</source>
+      <translation>已提交</translation>
+    </message>
+    <message>
+      <source>pending</source>
+      <translation>等待中</translation>
+    </message>
+    <message>
+      <source>not_start</source>
+      <translation>未开始</translation>
+    </message>
+    <message>
+      <source>create</source>
+      <translation>已创建</translation>
+    </message>
+    <message>
+      <source>in_progress</source>
+      <translation>进行中</translation>
+    </message>
+    <message>
+      <source>processing</source>
+      <translation>处理中</translation>
+    </message>
+    <message>
+      <source>running</source>
+      <translation>运行中</translation>
+    </message>
+    <message>
+      <source>completed</source>
+      <translation>已完成</translation>
+    </message>
+    <message>
+      <source>succeeded</source>
+      <translation>成功</translation>
+    </message>
+    <message>
+      <source>failed</source>
+      <translation>失败</translation>
+    </message>
+    <message>
+      <source>failure</source>
+      <translation>失败</translation>
+    </message>
+    <message>
+      <source>expired</source>
+      <translation>已过期</translation>
+    </message>
+    <message>
+      <source>cancelled</source>
+      <translation>已取消</translation>
+    </message>
+    <message>
+      <source>cancel</source>
+      <translation>已取消</translation>
     </message>
     <message>
       <source>an image</source>
@@ -1116,6 +1204,10 @@
       <translation>此视频没有可显示的画面。</translation>
     </message>
     <message>
+      <source>{label}: {text}</source>
+      <translation>{label}：{text}</translation>
+    </message>
+    <message>
       <source>(from the file)</source>
       <translation>（按文件）</translation>
     </message>
@@ -1220,18 +1312,6 @@
       <translation>导入失败</translation>
     </message>
     <message>
-      <source>pending</source>
-      <translation>等待中</translation>
-    </message>
-    <message>
-      <source>running</source>
-      <translation>运行中</translation>
-    </message>
-    <message>
-      <source>failed</source>
-      <translation>失败</translation>
-    </message>
-    <message>
       <source>login</source>
       <translation>需登录</translation>
     </message>
@@ -1288,16 +1368,16 @@
       <translation>轮询通道</translation>
     </message>
     <message>
+      <source>Log in failed</source>
+      <translation>登录失败</translation>
+    </message>
+    <message>
       <source>Logging in is not available: the web lane is not installed.</source>
       <translation>无法登录：未安装网页通道。</translation>
     </message>
     <message>
       <source>Opening the browser for {name}…</source>
       <translation>正在为 {name} 打开浏览器…</translation>
-    </message>
-    <message>
-      <source>Log in failed</source>
-      <translation>登录失败</translation>
     </message>
     <message>
       <source>{name} is a simulated account; it needs no login.</source>
