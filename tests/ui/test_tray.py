@@ -61,7 +61,9 @@ async def test_menu_and_tooltip_show_counts_per_kind_and_pause_resume_all(app: A
 async def test_a_failure_burst_reaches_the_operator_once(app: App) -> None:  # noqa: F811
     window = app.window
     app.enqueue(writer_tasks(8, sim_fail="provider", sim_duration_s=0.1))
-    await wait_until(lambda: sum(t.state == "failed" for t in window.store.tasks()) == 8, timeout=30)
+    # Three attempts each, 0.5 s and 1.5 s apart at speed 20: seconds on a quiet box, far more on
+    # a loaded one, where the window's loop shares two cores with the rest of the suite.
+    await wait_until(lambda: sum(t.state == "failed" for t in window.store.tasks()) == 8, timeout=90)
     bursts = [n for n in window.tray.notices if n.title == "Failures"]
     assert len(bursts) == 1
     assert "5 tasks failed within a minute (provider 5)" in bursts[0].text
