@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import gc
 import os
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -95,6 +97,47 @@ class GcPauses:
         return ", ".join(parts) or "none"
 
 
+class StallStacks:
+    """What the loop's thread was doing whenever the loop was late by more than ``threshold_ms``:
+    a watchdog thread samples the loop thread's stack while a 5 ms heartbeat is overdue, so
+    a step that holds the loop shows up by where it is, not only by how long."""
+
+    def __init__(self, threshold_ms: float) -> None:
+        self.threshold_s = threshold_ms / 1000
+        self.stacks: collections.Counter[str] = collections.Counter()
+        self._beat = time.perf_counter()
+        self._loop_thread = threading.main_thread().ident
+        asyncio.ensure_future(self._heartbeat())
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    async def _heartbeat(self) -> None:
+        while True:
+            self._beat = time.perf_counter()
+            await asyncio.sleep(0.005)
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(0.005)
+            if time.perf_counter() - self._beat > self.threshold_s:
+                frame = sys._current_frames().get(self._loop_thread)
+                if frame is not None:
+                    self.stacks[self._describe(frame)] += 1
+
+    @staticmethod
+    def _describe(frame) -> str:  # type: ignore[no-untyped-def]
+        lines = []
+        while frame is not None and len(lines) < 12:
+            code = frame.f_code
+            lines.append(f"{Path(code.co_filename).name}:{frame.f_lineno} {code.co_name}")
+            frame = frame.f_back
+        return " <- ".join(lines)
+
+    def report(self) -> None:
+        print(f"loop stalls over {self.threshold_s * 1000:.0f} ms, by stack (5 ms samples):")
+        for stack, count in self.stacks.most_common(15):
+            print(f"  {count:5d}  {stack}")
+
+
 def p99(samples: list[float]) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
@@ -113,8 +156,10 @@ def timed(label: str, action) -> float:
     return took
 
 
-async def drive(window: MainWindow, seconds: float, export: bool = True) -> None:
+async def drive(window: MainWindow, seconds: float, export: bool = True, stalls_ms: float = 0,
+                imports_only: bool = False) -> None:
     window.resize(1400, 900)
+    stalls = StallStacks(stalls_ms) if stalls_ms else None
     gc_pauses = GcPauses()
     window.lanes.toggle_pause_all()
     idle = await lag_samples(3.0)
@@ -132,6 +177,17 @@ async def drive(window: MainWindow, seconds: float, export: bool = True) -> None
     print(f"loop lag under load:       {summary(busy)}")
     print(f"p99 ratio load/idle: {p99(busy) / max(0.1, p99(idle)):.1f}x")
     print(f"GC pauses idle: {idle_gc}; under load: {busy_gc}; objects frozen at start-up: {gc.get_freeze_count():,}")
+    if not imports_only:
+        await table_steps(window, export)
+    for rows in (10_000, 100_000):
+        await import_lag(window, rows, p99(idle))
+    if stalls is not None:
+        stalls.report()
+    window.quit_requested.set_result(False)
+
+
+async def table_steps(window: MainWindow, export: bool) -> None:
+    """Sorting, filtering, select-all and the exports of the whole table, while tasks run."""
     model = window.model
     await sort_lag(window, "sort by state (reader thread, layoutChanged)", COL["state"], Qt.SortOrder.AscendingOrder)
     await sort_lag(window, "sort by duration descending", COL["duration"], Qt.SortOrder.DescendingOrder)
@@ -156,9 +212,6 @@ async def drive(window: MainWindow, seconds: float, export: bool = True) -> None
             for name in ("all.xlsx", "all.csv"):
                 await export_lag(window, Path(out) / name)
         window.lanes.toggle_pause_all()  # tasks run again while files are dropped
-    for rows in (10_000, 100_000):
-        await import_lag(window, rows, p99(idle))
-    window.quit_requested.set_result(False)
 
 
 async def until(predicate, timeout: float = 600.0) -> None:
@@ -288,6 +341,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--no-export", action="store_true", help="skip the XLSX/CSV export step")
     parser.add_argument("--gallery", type=int, metavar="N", help="measure the gallery of N images instead")
+    parser.add_argument("--stalls", type=float, metavar="MS", default=0,
+                        help="print where the loop's thread was whenever the loop was MS late")
+    parser.add_argument("--imports-only", action="store_true",
+                        help="skip sorting, filtering and exports: only the previews and imports")
     args = parser.parse_args()
     if args.gallery:
         return gallery_main(args.gallery)
@@ -307,7 +364,8 @@ def main() -> int:
         runs: list[asyncio.Future[None]] = []
 
         def on_window(window: MainWindow) -> None:
-            runs.append(asyncio.ensure_future(drive(window, args.seconds, export=not args.no_export)))
+            runs.append(asyncio.ensure_future(drive(window, args.seconds, export=not args.no_export,
+                                                    stalls_ms=args.stalls, imports_only=args.imports_only)))
 
         started = time.perf_counter()
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
