@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -69,3 +71,41 @@ async def test_no_items_no_step() -> None:
     calls: list[Sequence[int]] = []
     await in_budgeted_steps([], calls.append)
     assert calls == []
+
+
+@pytest.mark.asyncio
+async def test_steps_run_through_a_worker_thread_while_the_loop_keeps_running() -> None:
+    """The window's import steps run in a worker thread (its own store connection): the loop
+    runs *during* a step, not only between steps."""
+    loop_thread = threading.get_ident()
+    ticks = 0
+    step_threads: set[int] = set()
+    ticks_during: list[int] = []
+    seen: list[int] = []
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.001)
+
+    def step(chunk: Sequence[int]) -> None:
+        step_threads.add(threading.get_ident())
+        before = ticks
+        deadline = time.monotonic() + 30
+        while ticks < before + 3 and time.monotonic() < deadline:  # until the loop has ticked meanwhile
+            time.sleep(0.001)
+        ticks_during.append(ticks - before)
+        seen.extend(chunk)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        async def run(call: Callable[..., float], *args: object) -> float:
+            return await asyncio.get_running_loop().run_in_executor(pool, call, *args)
+
+        running = asyncio.ensure_future(ticker())
+        items = list(range(FIRST + 2 * FEWEST))
+        await in_budgeted_steps(items, step, run)
+        running.cancel()
+    assert seen == items
+    assert loop_thread not in step_threads and len(step_threads) == 1
+    assert all(during >= 3 for during in ticks_during)
