@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import itertools
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
