@@ -165,6 +165,8 @@ class TaskActions(QObject):
     async def export_to(self, path: Path) -> int:
         if path.suffix.lower() not in (".csv", ".xlsx"):
             path = path.with_suffix(".xlsx")
-        written = await export_tasks(self.model.queries, self.model.matching_task_ids(), path)
+        # Every matching id (a read over the whole view) in the table's reader thread, not here.
+        ids = await self.model.reader.run(self.model.queries.task_ids, self.model.filter, self.model.order)
+        written = await export_tasks(self.model.queries, ids, path)
         self.notice.emit(tr("Exported"), tr("{n} tasks written to {path}").format(n=written, path=path))
         return written
