@@ -112,6 +112,7 @@ class StallStacks:
     def __init__(self, threshold_ms: float) -> None:
         self.threshold_s = threshold_ms / 1000
         self.stacks: collections.Counter[str] = collections.Counter()
+        self.slow_callbacks: collections.Counter[str] = collections.Counter()
         self._beat = time.perf_counter()
         self._loop_thread = threading.main_thread().ident
         self._loop_stat = Path(f"/proc/self/task/{threading.main_thread().native_id}/stat")
@@ -150,7 +151,7 @@ class StallStacks:
     def count_slow_callbacks(self) -> None:
         """Also note every asyncio callback that took more than the threshold of the loop
         thread's CPU, by the coroutine it ran."""
-        slow = self.slow_callbacks = collections.Counter()
+        slow = self.slow_callbacks
         run = asyncio.events.Handle._run
         threshold = self.threshold_s
 
@@ -167,11 +168,15 @@ class StallStacks:
         asyncio.events.Handle._run = timed_run  # type: ignore[method-assign]
 
     def report(self) -> None:
-        for where, count in getattr(self, "slow_callbacks", collections.Counter()).most_common(20):
+        for where, count in self.slow_callbacks.most_common(10):
             print(f"  slow callback {count:4d}x  {where}")
         print(f"loop stalls over {self.threshold_s * 1000:.0f} ms, by stack (5 ms samples):")
-        for stack, count in self.stacks.most_common(15):
+        for stack, count in self.stacks.most_common(8):
             print(f"  {count:5d}  {stack}")
+        self.stacks.clear()
+        self.slow_callbacks.clear()
+
+    def stop(self) -> None:
         self._beating.cancel()
 
 
@@ -220,9 +225,9 @@ async def drive(window: MainWindow, seconds: float, export: bool = True, stalls_
     if not imports_only:
         await table_steps(window, export)
     for rows in (10_000, 100_000):
-        await import_lag(window, rows, p99(idle), profile_imports and rows == 100_000)
+        await import_lag(window, rows, p99(idle), profile_imports and rows == 100_000, stalls)
     if stalls is not None:
-        stalls.report()
+        stalls.stop()
     window.quit_requested.set_result(False)
 
 
@@ -270,9 +275,10 @@ def profiled(profile: cProfile.Profile | None, label: str) -> None:
         pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
 
 
-async def import_lag(window: MainWindow, rows: int, idle_p99: float, profile: bool = False) -> None:
+async def import_lag(window: MainWindow, rows: int, idle_p99: float, profile: bool = False,
+                     stalls: StallStacks | None = None) -> None:
     """Drop a CSV of ``rows`` new tasks while the poll lane runs: preview, then import
-    (``profile``: cProfile the loop's thread in each)."""
+    (``profile``: cProfile the loop's thread in each; ``stalls``: where it was when late, in each)."""
     with tempfile.TemporaryDirectory() as out:
         path = Path(out) / f"import-{rows}.csv"
         path.write_text("task_id,model,prompt\n" + "".join(
@@ -288,6 +294,9 @@ async def import_lag(window: MainWindow, rows: int, idle_p99: float, profile: bo
         await until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
         preview_s = time.perf_counter() - started
         profiled(previewing, f"preview of {rows:,} rows")
+        if stalls is not None:
+            print(f"--- while {rows:,} rows were previewed:")
+            stalls.report()
         preview_lag, preview_cpu = list(samples), list(cpu)
         dialog = window.importer.dialog
         importing_profile = cProfile.Profile() if profile else None
@@ -298,6 +307,9 @@ async def import_lag(window: MainWindow, rows: int, idle_p99: float, profile: bo
         await until(lambda: len(window.jobs) == 0)
         import_s = time.perf_counter() - started
         profiled(importing_profile, f"import of {rows:,} rows")
+        if stalls is not None:
+            print(f"--- while {rows:,} rows were imported:")
+            stalls.report()
         probe.cancel()
     importing, importing_cpu = samples[len(preview_lag):], cpu[len(preview_cpu):]
     print(f"preview {rows:,} rows: {preview_s:5.2f} s until shown; loop lag {summary(preview_lag)}"
