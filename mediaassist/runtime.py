@@ -11,7 +11,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +24,7 @@ from mediaassist.core.importer import ImportReport, new_batch_id, read_task_file
 from mediaassist.core.location import choose_store_url
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import default_config_path
+from mediaassist.core.queries import OffLoopReader
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import NewTask, Store
 from mediaassist.providers.registry import build_providers
@@ -33,9 +34,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mediaassist")
 DB_NAME = "mediaassist.sqlite3"
-# The window imports in loop steps sized to a CPU budget: a fixed 500 rows cost ~15 ms on a
-# 100k-task store and ~10x that once the store's pages are cold or the box is loaded.
-IMPORT_STEP_BUDGET_S = 0.005  # CPU of one step: what it adds to the loop lag
+# The window imports in steps sized to a CPU budget, in a worker thread: a fixed 500 rows cost
+# ~15 ms on a 100k-task store and ~10x that once the store's pages are cold or the box is loaded,
+# and each step holds the write lock the loop's own writes (the scheduler's) wait for.
+IMPORT_STEP_BUDGET_S = 0.005  # CPU of one step
 IMPORT_STEP_ROWS = (50, 100, 2000)  # fewest, first and most rows per step
 T = TypeVar("T")
 
@@ -116,20 +118,34 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-async def in_budgeted_steps(items: Sequence[T], step: Callable[[Sequence[T]], object]) -> None:
+StepRunner = Callable[..., Awaitable[float]]  # OffLoopReader.run: a call in another thread, awaited
+
+
+async def in_budgeted_steps(items: Sequence[T], step: Callable[[Sequence[T]], object],
+                            run: StepRunner | None = None) -> None:
     """``step`` over slices of ``items``, yielding to the loop after each; every slice is sized
     from the CPU the last one took per item (thread time: waiting for a core on a loaded machine
-    is no cost of ours) so that one step stays near IMPORT_STEP_BUDGET_S."""
+    is no cost of ours) so that one step stays near IMPORT_STEP_BUDGET_S.
+
+    ``run``: the steps run through it in a worker thread with its own store connection (the
+    loop runs *during* each step too, not only between them); the budget then bounds how long
+    one step holds the store's write lock, which the loop's own writes wait for."""
     fewest, size, most = IMPORT_STEP_ROWS
     start = 0
     while start < len(items):
-        began = time.thread_time()
         chunk = items[start:start + size]
-        step(chunk)
+        spent = _cpu_of(step, chunk) if run is None else await run(_cpu_of, step, chunk)
         start += len(chunk)
-        per_item = (time.thread_time() - began) / len(chunk)
+        per_item = spent / len(chunk)
         size = most if per_item <= 0 else max(fewest, min(most, int(IMPORT_STEP_BUDGET_S / per_item)))
         await asyncio.sleep(0)
+
+
+def _cpu_of(step: Callable[[Sequence[T]], object], chunk: Sequence[T]) -> float:
+    """The CPU seconds ``step(chunk)`` takes of the thread it runs in."""
+    began = time.thread_time()
+    step(chunk)
+    return time.thread_time() - began
 
 
 class Runtime:
@@ -192,8 +208,18 @@ class Runtime:
         _derive_missing_ids(report)
         ids = [task.task_id for task in report.tasks if task.task_id]
         missing: list[str] = []
-        await in_budgeted_steps(ids, lambda chunk: missing.extend(self.store.missing(list(chunk))))
+        with self._store_worker() as worker:
+            await in_budgeted_steps(ids, lambda chunk: missing.extend(self.store.missing(list(chunk))), worker.run)
         return len(ids) - len(missing)
+
+    @contextmanager
+    def _store_worker(self) -> Iterator[OffLoopReader]:
+        """A worker thread with its own store connection, for one import's steps."""
+        worker = OffLoopReader(self.store)
+        try:
+            yield worker
+        finally:
+            worker.close()  # waits for a step still under way (a cancelled preview): one budget
 
     async def enqueue_report_in_steps(self, report: ImportReport) -> ImportOutcome:
         """``enqueue_report`` for the window: one transaction per budgeted step, so the loop
@@ -201,15 +227,17 @@ class Runtime:
         outcome = ImportOutcome(report=report, batch_id=new_batch_id(report.source))
         _derive_missing_ids(report)
         created_at = self.store.now()
+        loop = asyncio.get_running_loop()
 
-        def step(chunk: Sequence[NewTask]) -> None:
+        def step(chunk: Sequence[NewTask]) -> None:  # in the worker thread
             inserted, skipped = self.store.enqueue(outcome.batch_id, list(chunk), created_at=created_at)
             if not outcome.inserted and not outcome.skipped:
-                self.scheduler.wake()  # the first tasks may run while the rest arrive
+                loop.call_soon_threadsafe(self.scheduler.wake)  # the first tasks may run while the rest arrive
             outcome.inserted += inserted
             outcome.skipped += skipped
 
-        await in_budgeted_steps(report.tasks, step)
+        with self._store_worker() as worker:
+            await in_budgeted_steps(report.tasks, step, worker.run)
         return outcome
 
     def enqueue_report(self, report: ImportReport) -> ImportOutcome:

@@ -45,6 +45,31 @@ def _export_hostile_results(data_dir: Path, name: str) -> Path:
     return out
 
 
+@pytest.mark.parametrize("name", ["cancelled.xlsx", "cancelled.csv"])
+def test_a_cancelled_export_stops_its_worker_and_leaves_no_file(data_dir: Path, name: str) -> None:
+    """The export runs in a worker thread: a cancelled await (the window quitting) must still
+    stop it and leave no partial file behind."""
+    store = Store(data_dir / "s.sqlite3")
+    try:
+        ids = [f"t{i:05d}" for i in range(3000)]
+        store.enqueue("b", [NewTask(model="writer", model_kind="api", route="api:sim", prompt=f"p {i}",
+                                    task_id=task_id) for i, task_id in enumerate(ids)])
+        out = data_dir / name
+
+        async def cancel_it() -> None:
+            export = asyncio.ensure_future(export_tasks(Queries(store), ids, out))
+            await asyncio.sleep(0)  # it has started: the worker has its first chunk
+            export.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await export
+
+        asyncio.run(cancel_it())
+        assert not out.exists()
+        assert asyncio.run(export_tasks(Queries(store), ids, out)) == 3000  # and a whole one still works
+    finally:
+        store.close()
+
+
 def test_csv_export_writes_formula_starts_as_text_and_survives_control_characters(data_dir: Path) -> None:
     with _export_hostile_results(data_dir, "export.csv").open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.DictReader(handle))

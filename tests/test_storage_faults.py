@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.errors import FAULT_FULL, StorageFault
-from mediaassist.core.store import NewTask, Store, Task
+from mediaassist.core.errors import FAULT_FULL, FAULT_LOCKED, StorageFault
+from mediaassist.core.store import BUSY_TIMEOUT_S, PROBE_BUSY_TIMEOUT_MS, NewTask, Store, Task
 from tests.harness import scheduler_running, sim_api_tasks, wait_until, wait_until_sync
 from tests.helpers import cli, cli_popen, sim_config, sim_config_text, write_config, write_csv
 
@@ -58,6 +58,43 @@ async def test_sqlite_full_stops_claiming_hands_tasks_back_and_work_resumes_with
         await asyncio.wait_for(sched.wait_for_batches(["b"]), 60)
     assert _states(store) == {"success": 60}
     assert {t.attempt for t in store.tasks()} == {1}  # handed back, never counted as attempts
+
+
+@pytest.mark.asyncio
+@pytest.mark.sqlite_only  # SQLite's write lock and its busy timeout
+async def test_the_fault_probe_under_a_held_lock_gives_up_at_once_and_work_resumes_when_it_is_free(
+        store: Store, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process stopped mid-write keeps SQLite's write lock. The scheduler probes the store every
+    few seconds on the loop the window runs on: the probe's write waits PROBE_BUSY_TIMEOUT_MS for
+    the lock, not BUSY_TIMEOUT_S, and the store's other writes keep their long wait."""
+    store.enqueue("b", sim_api_tasks(30, prompt="p"))
+    probe_waits: list[int] = []  # the busy timeout each probe's write ran with, in ms
+    gate_write = store.set_gate_not_before
+
+    def recorded(name: str, at: float) -> None:
+        probe_waits.append(store.db.execute_sql("PRAGMA busy_timeout").fetchone()[0])
+        gate_write(name, at)
+
+    monkeypatch.setattr(store, "set_gate_not_before", recorded)
+    async with scheduler_running(store, sim_config(), data_dir, Clock(speed=100)) as sched:
+        await wait_until(lambda: _states(store).get("success", 0) >= 3)
+        store.db.execute_sql("PRAGMA busy_timeout = 200")  # the write that meets the lock: not 10 s here
+        holder = sqlite3.connect(store.path, isolation_level=None)
+        try:
+            holder.execute("BEGIN IMMEDIATE")  # as a process stopped mid-write holds it
+            await wait_until(lambda: sched.fault is not None)
+            assert sched.fault.kind == FAULT_LOCKED
+            await wait_until(lambda: probe_waits, timeout=30)
+            assert sched.fault is not None and sched.fault.kind == FAULT_LOCKED  # the probe gave up
+            assert probe_waits == [PROBE_BUSY_TIMEOUT_MS]
+            assert store.db.execute_sql("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_S * 1000
+            assert "failed" not in _states(store)
+        finally:
+            holder.rollback()
+            holder.close()
+        await wait_until(lambda: sched.fault is None, timeout=30)
+        await asyncio.wait_for(sched.wait_for_batches(["b"]), 60)
+    assert _states(store) == {"success": 30}
 
 
 @pytest.mark.sqlite_only  # SQLite's own max_page_count stands in for the full disk

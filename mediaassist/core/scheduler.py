@@ -362,6 +362,10 @@ class Scheduler:
     async def _beat_loop(self) -> None:
         while not self._stopping:
             await self.clock.sleep(HEARTBEAT_S)
+            if self.fault is not None:
+                # Nothing runs, and a store locked by a stopped process would hold this beat's
+                # write -- and the loop -- for BUSY_TIMEOUT_S; the fault probe alone asks it.
+                continue
             ids = [tid for lane in self.lanes.values() for tid in lane.active]
             try:
                 self.store.announce(self.owner, self.only_batches)

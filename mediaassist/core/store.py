@@ -279,6 +279,7 @@ def iso(ts: float | None) -> str | None:
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 10  # how long a statement waits for another process's write lock
+PROBE_BUSY_TIMEOUT_MS = 50  # how long the fault probe waits for it: the next probe comes in seconds
 _FAULT_WORDS = (("database or disk is full", FAULT_FULL), ("readonly database", FAULT_READ_ONLY),
                 ("unable to open database file", FAULT_READ_ONLY), ("file is not a database", FAULT_NOT_DATABASE),
                 ("malformed", FAULT_CORRUPT), ("disk i/o error", FAULT_IO), ("database is locked", FAULT_LOCKED))
@@ -579,12 +580,29 @@ class Store:
         """One small real write; raises ``StorageFault`` while the store still refuses writes.
 
         A small write alone proves little: an update in place fits in pages (or WAL frames) the
-        file already has while the disk stays full. So the probe also wants room to grow."""
+        file already has while the disk stays full. So the probe also wants room to grow.
+
+        While another process holds the write lock (stopped mid-write) the probe gives up after
+        ``PROBE_BUSY_TIMEOUT_MS``, not the ``BUSY_TIMEOUT_S`` every other write waits: it is
+        repeated every few seconds for as long as the lock is held."""
         self.check_file()
         if isinstance(self.db, pw.SqliteDatabase) and not self._has_room_to_grow():
             raise StorageFault(FAULT_FULL, str(self.path),
                                fault_message(FAULT_FULL, self.path, "no room to grow"))
-        self.set_gate_not_before(PROBE_GATE, self.now())
+        with self._busy_timeout_ms(PROBE_BUSY_TIMEOUT_MS):
+            self.set_gate_not_before(PROBE_GATE, self.now())
+
+    @contextlib.contextmanager
+    def _busy_timeout_ms(self, ms: int) -> Iterator[None]:
+        """This thread's connection waits ``ms`` for another process's write lock, then the usual."""
+        if not isinstance(self.db, pw.SqliteDatabase):  # PostgreSQL has no such wait here
+            yield
+            return
+        self.db.execute_sql(f"PRAGMA busy_timeout = {int(ms)}")
+        try:
+            yield
+        finally:
+            self.db.execute_sql(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
 
     def _has_room_to_grow(self) -> bool:
         """Room for ``PROBE_HEADROOM_PAGES`` more pages: on the disk, and under SQLite's own

@@ -60,7 +60,7 @@ from mediaassist.ui.lanes import LanesController
 from mediaassist.ui.panels import BatchList, QueuePanel
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
-from mediaassist.ui.task_actions import ACTION_SHORTCUTS, TaskActions, action_label
+from mediaassist.ui.task_actions import ACTION_SHORTCUTS, ID_CHUNK, TaskActions, action_label
 from mediaassist.ui.task_model import COLUMNS, THUMB, TaskTableModel, column_label
 from mediaassist.ui.tray import Tray
 
@@ -91,6 +91,7 @@ class MainWindow(QMainWindow):
         self.quit_box: QMessageBox | None = None
         self.settings_dialog: SettingsDialog | None = None
         self._closing = False
+        self._offering: asyncio.Future[None] | None = None  # the actions of a large selection, being read
         self._built_language = translations.language
         self.jobs = BackgroundJobs()
         self.model = TaskTableModel(self.store, self)
@@ -420,7 +421,19 @@ class MainWindow(QMainWindow):
         return self.tasks.selected_tasks()
 
     def _update_selection_actions(self) -> None:
-        offered, seqs = self.tasks.offered()
+        if self._offering is not None:
+            self._offering.cancel()  # a newer selection supersedes one still being read
+            self._offering = None
+        seqs = self._selected_seqs()
+        if len(seqs) <= ID_CHUNK:
+            self._show_offered(*self.tasks.offered(seqs))
+        else:  # a large selection's states are read off the loop
+            self._offering = asyncio.ensure_future(self._offer_off_loop(seqs))
+
+    async def _offer_off_loop(self, seqs: list[int]) -> None:
+        self._show_offered(*await self.tasks.offered_off_loop(seqs))
+
+    def _show_offered(self, offered: list[TaskAction], seqs: list[int]) -> None:
         for action, qaction in self.task_actions.items():
             qaction.setEnabled(action in offered)
         if hasattr(self, "detail"):
@@ -546,6 +559,10 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> None:
         """Stop the timers and save the view; the caller then stops the scheduler."""
         self.stats.stop()
+        # No more reads of the selection's actions: the model's reader thread ends next.
+        self.table.selectionModel().selectionChanged.disconnect(self._update_selection_actions)
+        if self._offering is not None:
+            self._offering.cancel()
         self.model.stop()
         self._close_media()
         self.thumbnails.close()

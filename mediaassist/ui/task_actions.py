@@ -66,12 +66,21 @@ class TaskActions(QObject):
     def selected_tasks(self) -> list[tuple[str, str]]:
         return self.model.tasks_of(self.selected_seqs())
 
-    def offered(self) -> tuple[list[TaskAction], list[int]]:
-        seqs = self.selected_seqs()
-        offered = actions_for(self.model.states_of(seqs), selected=len(seqs))
+    def offered(self, seqs: list[int] | None = None) -> tuple[list[TaskAction], list[int]]:
+        """The actions for the selection (or the rows ``seqs``), and its row keys."""
+        seqs = self.selected_seqs() if seqs is None else seqs
+        return self._offered_for(seqs, self.model.states_of(seqs)), seqs
+
+    async def offered_off_loop(self, seqs: list[int]) -> tuple[list[TaskAction], list[int]]:
+        """``offered`` with the states read in the table's reader thread: for a large selection
+        (a shift-click over 50,000 rows is a read of 50,000 states)."""
+        return self._offered_for(seqs, await self.model.reader.run(self.model.states_of, seqs)), seqs
+
+    def _offered_for(self, seqs: list[int], states: set[str]) -> list[TaskAction]:
+        offered = actions_for(states, selected=len(seqs))
         if TaskAction.OPEN_FOLDER in offered and not self._has_outputs(seqs):
             offered.remove(TaskAction.OPEN_FOLDER)  # "Open folder" only where files exist
-        return offered, seqs
+        return offered
 
     def _has_outputs(self, seqs: list[int]) -> bool:
         folder = self._output_folder(self.model.tasks_of(seqs)[0][0]) if seqs else None
@@ -83,7 +92,17 @@ class TaskActions(QObject):
 
     # --- doing it ----------------------------------------------------------------------------
     def run_on_selection(self, action: TaskAction) -> asyncio.Future[None] | None:
-        return self.run(action, self.selected_tasks())
+        seqs = self.selected_seqs()
+        if len(seqs) <= ID_CHUNK:
+            return self.run(action, self.model.tasks_of(seqs))
+        # A large selection's (id, state) pairs are read in the table's reader thread first.
+        return self.jobs.spawn(self._run_read_off_loop(action, seqs),
+                               lambda exc: self.message.emit(tr("Action failed"), str(exc)), finish_on_quit=False)
+
+    async def _run_read_off_loop(self, action: TaskAction, seqs: list[int]) -> None:
+        job = self.run(action, await self.model.reader.run(self.model.tasks_of, seqs))
+        if job is not None:
+            await job
 
     def run(self, action: TaskAction, tasks: list[tuple[str, str]]) -> asyncio.Future[None] | None:
         """Act on the tasks the action applies to; bulk verbs return the job doing it."""
@@ -165,6 +184,8 @@ class TaskActions(QObject):
     async def export_to(self, path: Path) -> int:
         if path.suffix.lower() not in (".csv", ".xlsx"):
             path = path.with_suffix(".xlsx")
-        written = await export_tasks(self.model.queries, self.model.matching_task_ids(), path)
+        # Every matching id (a read over the whole view) in the table's reader thread, not here.
+        ids = await self.model.reader.run(self.model.queries.task_ids, self.model.filter, self.model.order)
+        written = await export_tasks(self.model.queries, ids, path)
         self.notice.emit(tr("Exported"), tr("{n} tasks written to {path}").format(n=written, path=path))
         return written

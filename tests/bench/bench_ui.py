@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
+import cProfile
 import gc
 import os
+import pstats
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -56,14 +60,19 @@ provider = "bench-poll"
 PROBE_S = 0.01
 
 
-async def lag_samples(seconds: float, samples: list[float] | None = None) -> list[float]:
-    """How late a 10 ms sleep wakes up, in ms: the loop's responsiveness as the operator feels it."""
+async def lag_samples(seconds: float, samples: list[float] | None = None,
+                      cpu: list[float] | None = None) -> list[float]:
+    """How late a 10 ms sleep wakes up, in ms: the loop's responsiveness as the operator feels it.
+    ``cpu``: the loop thread's own CPU over each sleep, in ms -- what the loop's work costs on
+    any box, while the lag also counts waiting for a core on a loaded one."""
     samples = [] if samples is None else samples
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         await asyncio.sleep(PROBE_S)
         samples.append((time.perf_counter() - start - PROBE_S) * 1000)
+        if cpu is not None:
+            cpu.append((time.thread_time() - start_cpu) * 1000)
     return samples
 
 
@@ -95,6 +104,82 @@ class GcPauses:
         return ", ".join(parts) or "none"
 
 
+class StallStacks:
+    """What the loop's thread was doing whenever the loop was late by more than ``threshold_ms``:
+    a watchdog thread samples the loop thread's stack while a 5 ms heartbeat is overdue, so
+    a step that holds the loop shows up by where it is, not only by how long."""
+
+    def __init__(self, threshold_ms: float) -> None:
+        self.threshold_s = threshold_ms / 1000
+        self.stacks: collections.Counter[str] = collections.Counter()
+        self.slow_callbacks: collections.Counter[str] = collections.Counter()
+        self._beat = time.perf_counter()
+        self._loop_thread = threading.main_thread().ident
+        self._loop_stat = Path(f"/proc/self/task/{threading.main_thread().native_id}/stat")
+        self._beating = asyncio.ensure_future(self._heartbeat())
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    async def _heartbeat(self) -> None:
+        while True:
+            self._beat = time.perf_counter()
+            await asyncio.sleep(0.005)
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(0.005)
+            if time.perf_counter() - self._beat > self.threshold_s:
+                frame = sys._current_frames().get(self._loop_thread)
+                if frame is not None:
+                    self.stacks[f"[{self._thread_state()}] {self._describe(frame)}"] += 1
+
+    def _thread_state(self) -> str:
+        """R: on a core or waiting for one; S: asleep (the GIL, a lock, I/O); D: disk wait."""
+        try:
+            return self._loop_stat.read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return "?"
+
+    @staticmethod
+    def _describe(frame) -> str:  # type: ignore[no-untyped-def]
+        lines = []
+        while frame is not None and len(lines) < 12:
+            code = frame.f_code
+            lines.append(f"{Path(code.co_filename).name}:{frame.f_lineno} {code.co_name}")
+            frame = frame.f_back
+        return " <- ".join(lines)
+
+    def count_slow_callbacks(self) -> None:
+        """Also note every asyncio callback that took more than the threshold of the loop
+        thread's CPU, by the coroutine it ran."""
+        slow = self.slow_callbacks
+        run = asyncio.events.Handle._run
+        threshold = self.threshold_s
+
+        def timed_run(handle: asyncio.events.Handle) -> None:
+            began = time.thread_time()
+            run(handle)
+            took = time.thread_time() - began
+            if took > threshold:
+                callback = getattr(handle._callback, "__self__", None)
+                coro = callback.get_coro() if isinstance(callback, asyncio.Task) else None
+                where = coro.cr_code.co_qualname if coro is not None and hasattr(coro, "cr_code") else repr(handle)
+                slow[f"{where} ({took * 1000 // 20 * 20:.0f}+ ms)"] += 1
+
+        asyncio.events.Handle._run = timed_run  # type: ignore[method-assign]
+
+    def report(self) -> None:
+        for where, count in self.slow_callbacks.most_common(10):
+            print(f"  slow callback {count:4d}x  {where}")
+        print(f"loop stalls over {self.threshold_s * 1000:.0f} ms, by stack (5 ms samples):")
+        for stack, count in self.stacks.most_common(8):
+            print(f"  {count:5d}  {stack}")
+        self.stacks.clear()
+        self.slow_callbacks.clear()
+
+    def stop(self) -> None:
+        self._beating.cancel()
+
+
 def p99(samples: list[float]) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
@@ -113,11 +198,16 @@ def timed(label: str, action) -> float:
     return took
 
 
-async def drive(window: MainWindow, seconds: float, export: bool = True) -> None:
+async def drive(window: MainWindow, seconds: float, export: bool = True, stalls_ms: float = 0,
+                imports_only: bool = False, profile_imports: bool = False) -> None:
     window.resize(1400, 900)
+    stalls = StallStacks(stalls_ms) if stalls_ms else None
+    if stalls is not None:
+        stalls.count_slow_callbacks()
     gc_pauses = GcPauses()
     window.lanes.toggle_pause_all()
-    idle = await lag_samples(3.0)
+    idle_cpu: list[float] = []
+    idle = await lag_samples(3.0, cpu=idle_cpu)
     idle_gc = gc_pauses.take()
     window.lanes.toggle_pause_all()
     done_before = window.store.db.execute_sql("SELECT COUNT(*) FROM task WHERE state='success'").fetchone()[0]
@@ -128,10 +218,21 @@ async def drive(window: MainWindow, seconds: float, export: bool = True) -> None
     done = window.store.db.execute_sql("SELECT COUNT(*) FROM task WHERE state='success'").fetchone()[0] - done_before
     print(f"rows in table: {window.model.rowCount():,}")
     print(f"state changes under load: {2 * done / elapsed:,.0f} per second ({done / elapsed:.0f} finished/s)")
-    print(f"loop lag idle (baseline):  {summary(idle)}")
+    print(f"loop lag idle (baseline):  {summary(idle)}; loop CPU per tick {summary(idle_cpu)}")
     print(f"loop lag under load:       {summary(busy)}")
     print(f"p99 ratio load/idle: {p99(busy) / max(0.1, p99(idle)):.1f}x")
     print(f"GC pauses idle: {idle_gc}; under load: {busy_gc}; objects frozen at start-up: {gc.get_freeze_count():,}")
+    if not imports_only:
+        await table_steps(window, export)
+    for rows in (10_000, 100_000):
+        await import_lag(window, rows, p99(idle), profile_imports and rows == 100_000, stalls)
+    if stalls is not None:
+        stalls.stop()
+    window.quit_requested.set_result(False)
+
+
+async def table_steps(window: MainWindow, export: bool) -> None:
+    """Sorting, filtering, select-all and the exports of the whole table, while tasks run."""
     model = window.model
     await sort_lag(window, "sort by state (reader thread, layoutChanged)", COL["state"], Qt.SortOrder.AscendingOrder)
     await sort_lag(window, "sort by duration descending", COL["duration"], Qt.SortOrder.DescendingOrder)
@@ -156,9 +257,6 @@ async def drive(window: MainWindow, seconds: float, export: bool = True) -> None
             for name in ("all.xlsx", "all.csv"):
                 await export_lag(window, Path(out) / name)
         window.lanes.toggle_pause_all()  # tasks run again while files are dropped
-    for rows in (10_000, 100_000):
-        await import_lag(window, rows, p99(idle))
-    window.quit_requested.set_result(False)
 
 
 async def until(predicate, timeout: float = 600.0) -> None:
@@ -169,30 +267,55 @@ async def until(predicate, timeout: float = 600.0) -> None:
         await asyncio.sleep(0.01)
 
 
-async def import_lag(window: MainWindow, rows: int, idle_p99: float) -> None:
-    """Drop a CSV of ``rows`` new tasks while the poll lane runs: preview, then import."""
+def profiled(profile: cProfile.Profile | None, label: str) -> None:
+    if profile is not None:
+        profile.disable()
+        print(f"--- cProfile of the loop's thread: {label}")
+        pstats.Stats(profile).sort_stats("tottime").print_stats(20)
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+
+
+async def import_lag(window: MainWindow, rows: int, idle_p99: float, profile: bool = False,
+                     stalls: StallStacks | None = None) -> None:
+    """Drop a CSV of ``rows`` new tasks while the poll lane runs: preview, then import
+    (``profile``: cProfile the loop's thread in each; ``stalls``: where it was when late, in each)."""
     with tempfile.TemporaryDirectory() as out:
         path = Path(out) / f"import-{rows}.csv"
         path.write_text("task_id,model,prompt\n" + "".join(
             f"imp{rows}-{i:06d},bench-video,imported prompt {i}\n" for i in range(rows)), encoding="utf-8")
         samples: list[float] = []
-        probe = asyncio.ensure_future(lag_samples(3600, samples))
+        cpu: list[float] = []
+        probe = asyncio.ensure_future(lag_samples(3600, samples, cpu))
+        previewing = cProfile.Profile() if profile else None
+        if previewing is not None:
+            previewing.enable()
         started = time.perf_counter()
         window.open_files([path])
         await until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
         preview_s = time.perf_counter() - started
-        preview_lag = list(samples)
+        profiled(previewing, f"preview of {rows:,} rows")
+        if stalls is not None:
+            print(f"--- while {rows:,} rows were previewed:")
+            stalls.report()
+        preview_lag, preview_cpu = list(samples), list(cpu)
         dialog = window.importer.dialog
+        importing_profile = cProfile.Profile() if profile else None
+        if importing_profile is not None:
+            importing_profile.enable()
         started = time.perf_counter()
         dialog.import_button.click()
         await until(lambda: len(window.jobs) == 0)
         import_s = time.perf_counter() - started
+        profiled(importing_profile, f"import of {rows:,} rows")
+        if stalls is not None:
+            print(f"--- while {rows:,} rows were imported:")
+            stalls.report()
         probe.cancel()
-    importing = samples[len(preview_lag):]
+    importing, importing_cpu = samples[len(preview_lag):], cpu[len(preview_cpu):]
     print(f"preview {rows:,} rows: {preview_s:5.2f} s until shown; loop lag {summary(preview_lag)}"
-          f"  p99/idle {p99(preview_lag) / max(0.1, idle_p99):.1f}x")
+          f"  p99/idle {p99(preview_lag) / max(0.1, idle_p99):.1f}x; loop CPU per tick {summary(preview_cpu)}")
     print(f"import  {rows:,} rows: {import_s:5.2f} s in steps;     loop lag {summary(importing)}"
-          f"  p99/idle {p99(importing) / max(0.1, idle_p99):.1f}x")
+          f"  p99/idle {p99(importing) / max(0.1, idle_p99):.1f}x; loop CPU per tick {summary(importing_cpu)}")
 
 
 async def sort_lag(window: MainWindow, label: str, column: int, order: Qt.SortOrder) -> None:
@@ -288,6 +411,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--no-export", action="store_true", help="skip the XLSX/CSV export step")
     parser.add_argument("--gallery", type=int, metavar="N", help="measure the gallery of N images instead")
+    parser.add_argument("--stalls", type=float, metavar="MS", default=0,
+                        help="print where the loop's thread was whenever the loop was MS late")
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile the loop's thread while the 100,000-row file is previewed and imported")
+    parser.add_argument("--imports-only", action="store_true",
+                        help="skip sorting, filtering and exports: only the previews and imports")
     args = parser.parse_args()
     if args.gallery:
         return gallery_main(args.gallery)
@@ -307,7 +436,9 @@ def main() -> int:
         runs: list[asyncio.Future[None]] = []
 
         def on_window(window: MainWindow) -> None:
-            runs.append(asyncio.ensure_future(drive(window, args.seconds, export=not args.no_export)))
+            runs.append(asyncio.ensure_future(drive(window, args.seconds, export=not args.no_export,
+                                                    stalls_ms=args.stalls, imports_only=args.imports_only,
+                                                    profile_imports=args.profile)))
 
         started = time.perf_counter()
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
 from openpyxl import Workbook, load_workbook
-from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
+from PySide6.QtCore import QItemSelectionModel, QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
@@ -21,6 +23,7 @@ from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.app import run_window
 from mediaassist.ui.import_dialog import ImportPreviewDialog
 from mediaassist.ui.main_window import MainWindow
+from mediaassist.ui.task_actions import ID_CHUNK
 from mediaassist.ui.task_model import TaskFilter
 from tests.harness import wait_until
 from tests.helpers import sim_config_text
@@ -487,3 +490,34 @@ async def test_quit_finishes_a_running_export_and_cancels_a_login(tmp_path: Path
     assert len(rows) == 301
     assert job.cancelled()
     assert any("Finishing the export" in n.text for n in window.tray.notices)
+
+
+@pytest.mark.asyncio
+async def test_a_large_selection_is_read_off_the_loop_for_its_actions_and_its_bulk_action(app: App) -> None:
+    """Over ID_CHUNK selected rows the selection's states (which actions apply) and its
+    (id, state) pairs (what a bulk action acts on) are read in the table's reader thread."""
+    window = app.window
+    window.lanes.toggle_pause_all()
+    app.enqueue(writer_tasks(ID_CHUNK + 100))
+    await wait_until(lambda: window.model.rowCount() == ID_CHUNK + 100)
+    left_out = window.model.tasks_of(window.model.seqs_in([(0, 0)]))[0][0]  # row 0, deselected below
+    readers: set[int] = set()
+    for name in ("states_of", "tasks_of"):
+        original = getattr(window.model, name)
+
+        def recorded(seqs: list[int], original: Callable[[list[int]], Any] = original) -> Any:
+            readers.add(threading.get_ident())
+            return original(seqs)
+
+        setattr(window.model, name, recorded)
+    window.table.selectAll()
+    window.table.selectionModel().select(window.model.index(0, 0), QItemSelectionModel.SelectionFlag.Deselect
+                                         | QItemSelectionModel.SelectionFlag.Rows)  # not "everything in view"
+    await wait_until(lambda: window.task_actions[TaskAction.CANCEL].isEnabled())
+    assert not window.task_actions[TaskAction.RETRY].isEnabled()
+    job = window.tasks.run_on_selection(TaskAction.CANCEL)
+    assert job is not None
+    await asyncio.wait_for(job, 30)
+    assert {t.state for t in window.store.tasks() if t.task_id != left_out} == {"canceled"}
+    assert window.store.get(left_out).state == "pending"  # the row left out of the selection
+    assert readers and threading.get_ident() not in readers
