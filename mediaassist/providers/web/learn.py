@@ -33,7 +33,7 @@ from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ErrorKind, TaskError
 from mediaassist.providers.web.browser import BrowserRuntime
 from mediaassist.providers.web.site import parse_site
-from mediaassist.providers.web.tools import SiteCheckReport, _with_browser, check_site, no_display_message
+from mediaassist.providers.web.tools import SiteCheckReport, with_browser, check_site, no_display_message
 
 # A prompt that asks for a long answer (~1,000 characters, on any site): a turn that ends within
 # half a second may show no indicator at all -- Streamlit shows its "running" widget only once
@@ -47,7 +47,7 @@ STEPS = {"prompt": "click the prompt box (log in first if the site asks)",
          "send": "click the send button (this sends a short test prompt)",
          "answer": "when the answer has finished, click on the answer text"}
 Operator = Callable[[str, Page], Awaitable[None]]
-Chain = list[dict[str, Any]]  # the clicked element, then its ancestors: {tag, selectors, editable}
+Chain = list[dict[str, Any]]  # the clicked element, then its ancestors: {tag, selectors, editable, control}
 
 # In the page: remember what the operator clicks, and describe elements by robust selectors.
 PASSWORD_BOX = 'input[type="password"]'
@@ -109,7 +109,9 @@ _PAGE_SCRIPT = r"""() => {
     // the clicked element and its ancestors, each with its selectors (the bubble may be a parent)
     describe: (el) => { const chain = []; for (let e = el; e && e !== document.body; e = e.parentElement)
       chain.push({tag: e.tagName.toLowerCase(), selectors: candidates(e), editable: e.isContentEditable ||
-                  e.tagName === 'TEXTAREA' || e.tagName === 'INPUT'}); return chain; },
+                  e.tagName === 'TEXTAREA' || e.tagName === 'INPUT',
+                  control: ['BUTTON', 'A'].includes(e.tagName) || e.getAttribute('role') === 'button' ||
+                  (e.tagName === 'INPUT' && ['submit', 'button'].includes(e.type))}); return chain; },
     census: () => { const counts = {}; for (const el of document.body.querySelectorAll('*')) {
       if (!visible(el)) continue;
       for (const s of candidates(el, false)) counts[s] = (counts[s] || 0) + 1; } return counts; },
@@ -156,12 +158,12 @@ class Watch:
 
     def generating(self) -> tuple[list[str], float]:
         """The indicators: elements that showed after the send and were gone by the end, by a
-        selector never visible while idle -- the first to show, then each one that outlasted
-        the ones before (a status widget while the app runs, then a skeleton while the answer
-        renders); and when the last of them went."""
+        selector never visible while idle -- the longest-lived one (a stop button, a status
+        widget), then each one still showing after those before it went (a skeleton while the
+        answer renders); and when the last of them went."""
         chain: list[str] = []
         ended = 0.0
-        for element in sorted((e for e in self.shown if e.gone), key=lambda e: e.first):
+        for element in sorted((e for e in self.shown if e.gone), key=lambda e: e.first - e.last):
             selector = next((s for s in element.selectors if self._idle_hidden(s)), None)
             if selector is None or selector in chain or (chain and element.last <= ended):
                 continue
@@ -200,7 +202,7 @@ async def learn_site(name: str, url: str, account: str, config: AppConfig, data_
         await page.goto(url, wait_until="domcontentloaded")
         return await _learn_on_page(name, url, page, operator, say)
 
-    text = await _with_browser(account, config, data_dir, headless, work)
+    text = await with_browser(account, config, data_dir, headless, work)
     parse_site(_toml_loads(text), target)  # what was learned must be a valid profile
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
@@ -234,7 +236,7 @@ async def _learn_on_page(name: str, url: str, page: Page, operator: Operator | N
     generating, ended = watch.generating()
     done = await _done_selector(page, watch, ended, answer) if generating else None
     stays = await _login_lost_on_reload(page, prompt)
-    return _profile_text(name, url, prompt, _choose(send_chain), answer, generating, done,
+    return _profile_text(name, url, prompt, _choose(send_chain, control=True), answer, generating, done,
                          has_login=has_login, stay=stays)
 
 
@@ -276,8 +278,12 @@ async def _pick(page: Page, step: str, operator: Operator | None, say: Callable[
     raise TaskError(ErrorKind.TIMEOUT, f"no click for the {step} within {CLICK_WAIT_S:.0f} s", retry=False)
 
 
-def _choose(chain: Chain, editable: bool = False) -> str:
-    """The most robust selector of the clicked element, or of the nearest ancestor that has one."""
+def _choose(chain: Chain, editable: bool = False, control: bool = False) -> str:
+    """The most robust selector of the clicked element, or of the nearest ancestor that has one.
+    ``control``: a click inside a button (on its icon, say) means the button itself."""
+    controls = [item for item in chain if item["control"] and item["selectors"]] if control else []
+    if controls:
+        return str(controls[0]["selectors"][0])
     for item in chain:
         if editable and not item["editable"]:
             continue
