@@ -80,12 +80,11 @@ async def test_streamlit_session_login_done_inside_the_running_lane_lasts_while_
 @pytest.mark.asyncio
 async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
-    config = app_config("streamlit")
-    result = await learn_site("learned-streamlit", streamlit_app.base_url + "/", "acct-a", config, data_dir,
-                              headless=True, operator=streamlit_learn_operator, say=lambda line: None)
-    profile = load_site("learned-streamlit", data_dir)
     learned = app_config("learned-streamlit")
     store.sync_accounts(learned.accounts)
+    result = await learn_site("learned-streamlit", streamlit_app.base_url + "/", "acct-a", learned, data_dir,
+                              headless=True, operator=streamlit_learn_operator, say=lambda line: None, store=store)
+    profile = load_site("learned-streamlit", data_dir)
     providers, web = _lane("learned-streamlit", data_dir)
     in_lane: list[LoginResult] = []
     prompts = ["learned one", "learned two"]
@@ -98,6 +97,7 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
     assert profile.navigation == "stay" and profile.login_url  # the gate's login is lost on a reload
     assert profile.selectors["logged_out"] == ['input[type="password"]']
     assert result.check.login_state == "needs_login"  # a fresh browser finds the gate, as a task would
+    assert stored_account(store, "acct-a").login_state == "ok"  # logged in again in the lane's page
     assert in_lane[0].ok, in_lane[0].message
     assert [t.state for t in tasks] == ["success"] * 2, result.profile_text
     for task, prompt in zip(tasks, prompts, strict=True):  # the rendered text (a learned profile reads text)

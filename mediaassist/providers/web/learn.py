@@ -21,9 +21,9 @@ import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Page
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
@@ -33,7 +33,10 @@ from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ErrorKind, TaskError
 from mediaassist.providers.web.browser import BrowserRuntime
 from mediaassist.providers.web.site import parse_site
-from mediaassist.providers.web.tools import SiteCheckReport, with_browser, check_site, no_display_message
+from mediaassist.providers.web.tools import SiteCheckReport, check_site, no_display_message, with_browser
+
+if TYPE_CHECKING:
+    from mediaassist.core.store import Store
 
 # A prompt that asks for a long answer (~1,000 characters, on any site): a turn that ends within
 # half a second may show no indicator at all -- Streamlit shows its "running" widget only once
@@ -44,7 +47,7 @@ CLICK_WAIT_S = 300.0
 WATCH_POLL_S = 0.1
 MAX_GENERATING = 3
 STEPS = {"prompt": "click the prompt box (log in first if the site asks)",
-         "send": "click the send button (this sends a short test prompt)",
+         "send": "click the send button (this sends a test prompt asking for a long answer)",
          "answer": "when the answer has finished, click on the answer text"}
 Operator = Callable[[str, Page], Awaitable[None]]
 Chain = list[dict[str, Any]]  # the clicked element, then its ancestors: {tag, selectors, editable, control}
@@ -188,8 +191,9 @@ class LearnResult:
 
 async def learn_site(name: str, url: str, account: str, config: AppConfig, data_dir: Path, *,
                      headless: bool = False, operator: Operator | None = None, force: bool = False,
-                     say: Callable[[str], None] = print) -> LearnResult:
-    """Learn a profile for the chat page at ``url`` and save it as ``<config dir>/sites/<name>.toml``."""
+                     say: Callable[[str], None] = print, store: Store | None = None) -> LearnResult:
+    """Learn a profile for the chat page at ``url`` and save it as ``<config dir>/sites/<name>.toml``;
+    the login state its check sees is recorded on the account (when a store is given)."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise ConfigError(f"site name {name!r}: letters, digits, '.', '_' and '-' only")
     target = paths.config_dir() / "sites" / f"{name}.toml"
@@ -207,7 +211,7 @@ async def learn_site(name: str, url: str, account: str, config: AppConfig, data_
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     say(f"wrote {target}; checking it now")
-    report = await check_site(name, account, config, data_dir)
+    report = await check_site(name, account, config, data_dir, store)
     return LearnResult(target, text, report)
 
 
