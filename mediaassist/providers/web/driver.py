@@ -124,6 +124,7 @@ class SiteDriver:
         self.clock = clock
         self.log = log
         self.turn_pending = False  # sent, and neither its start nor a verdict seen yet
+        self.failed_on_page_error = False  # the attempt ended on an error the page showed
 
     # --- selectors ------------------------------------------------------------------------
     def _selectors(self, role: str) -> list[str]:
@@ -273,6 +274,7 @@ class SiteDriver:
         new = now - before
         if new:
             message = " | ".join(new)[:300]
+            self.failed_on_page_error = True
             raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {message}")
 
     # --- composing ------------------------------------------------------------------------
@@ -434,6 +436,7 @@ class SiteDriver:
         shown = " | ".join(await self.error_texts())[:300]
         if shown:
             detail = f"{shown} ({what})"  # the page's words, then ours
+            self.failed_on_page_error = True
             return TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {detail}")
         return TaskError(ErrorKind.PROVIDER, what)
 
