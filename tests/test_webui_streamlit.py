@@ -93,7 +93,7 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
 
     # The "running" widget shows only while the script runs (and only after ~0.5 s of it): the
     # observer installed before the send sees it every time, where polling the page missed it.
-    assert profile.selectors["generating"][0] == 'div[data-testid="stStatusWidget"]', result.profile_text
+    assert 'div[data-testid="stStatusWidget"]' in profile.selectors["generating"], result.profile_text
     assert profile.navigation == "stay" and profile.login_url  # the gate's login is lost on a reload
     assert profile.selectors["logged_out"] == ['input[type="password"]']
     assert result.check.login_state == "needs_login"  # a fresh browser finds the gate, as a task would

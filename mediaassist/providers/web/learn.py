@@ -46,6 +46,7 @@ TEST_PROMPT = ("Please repeat this list back, one item per line: "
 CLICK_WAIT_S = 300.0
 WATCH_POLL_S = 0.1
 MAX_GENERATING = 3
+MIN_EXTENSION_S = 0.25  # a flicker just before or after the main indicator adds nothing
 STEPS = {"prompt": "click the prompt box (log in first if the site asks)",
          "send": "click the send button (this sends a test prompt asking for a long answer)",
          "answer": "when the answer has finished, click on the answer text"}
@@ -161,20 +162,23 @@ class Watch:
 
     def generating(self) -> tuple[list[str], float]:
         """The indicators: elements that showed after the send and were gone by the end, by a
-        selector never visible while idle -- the longest-lived one (a stop button, a status
-        widget), then each one still showing after those before it went (a skeleton while the
-        answer renders); and when the last of them went."""
+        selector never visible while idle -- the longest-lived one first (a stop button, a status
+        widget), then each one that covers a part of the turn the ones before did not (a skeleton
+        while the answer renders after the app finished; under load it may outlive the widget);
+        and when the last of them went."""
         chain: list[str] = []
-        ended = 0.0
+        start, end = 0.0, 0.0
         for element in sorted((e for e in self.shown if e.gone), key=lambda e: e.first - e.last):
             selector = next((s for s in element.selectors if self._idle_hidden(s)), None)
-            if selector is None or selector in chain or (chain and element.last <= ended):
+            covers_more = max(start - element.first, element.last - end) >= MIN_EXTENSION_S
+            if selector is None or selector in chain or (chain and not covers_more):
                 continue
+            start, end = (element.first, element.last) if not chain else (min(start, element.first),
+                                                                          max(end, element.last))
             chain.append(selector)
-            ended = element.last
             if len(chain) == MAX_GENERATING:
                 break
-        return chain, ended
+        return chain, end
 
     def arrived_late(self, after: float) -> list[str]:
         """Selectors of elements that showed once the turn was ending (``after``) and stayed."""
