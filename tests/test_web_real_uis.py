@@ -13,7 +13,7 @@ import pytest
 from mediaassist.core.clock import Clock
 from mediaassist.core.store import Store
 from mediaassist.providers.registry import build_providers
-from mediaassist.providers.web import LoginResult, login_account
+from mediaassist.providers.web import LoginResult, check_site, login_account
 from mediaassist.providers.web.provider import WebProvider
 from tests.fixtures.webui.answers import answer_for
 from tests.harness import run_batch, task_log, wait_until
@@ -51,6 +51,7 @@ async def test_streamlit_long_prompt_arrives_whole_and_its_answer_is_exact(
     write_profile(streamlit_app, data_dir)
     config = app_config("streamlit")
     store.sync_accounts(config.accounts)
+    assert (await check_site("streamlit", "acct-a", config, data_dir, store)).login_state == "needs_login"
     providers = build_providers(config, Clock(speed=50), data_dir)
     web = providers["web:streamlit"]
     assert isinstance(web, WebProvider)
