@@ -591,8 +591,10 @@ async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int
     from mediaassist.providers.web.learn import learn_site
 
     async with Runtime(options) as rt:
+        rt.store.sync_accounts(rt.config.accounts)
         try:
-            result = await learn_site(args.name, args.url, args.account, rt.config, rt.data_dir, force=args.force)
+            result = await learn_site(args.name, args.url, args.account, rt.config, rt.data_dir, force=args.force,
+                                      store=rt.store)
         except TaskError as exc:
             print(f"mediaassist: sites learn: {exc.message}", file=sys.stderr)
             return EXIT_FAILED

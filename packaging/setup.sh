@@ -56,9 +56,10 @@ case "${1:-}" in
     echo "setup: tests run on SQLite and on PostgreSQL at $MEDIAASSIST_TEST_PG" >&2
     # timeout: pytest-timeout cannot interrupt a hang inside Qt's loop on its own.
     # No exec: the trap must stop the cluster when pytest ends.
-    # With no arguments: everything but the real third-party chat UIs (marker webui, ~7 min of
-    # Gradio and Streamlit servers), which would push CI past its 25 minutes; run them with
-    # `packaging/setup.sh --test -m webui`.
+    # With no arguments: everything but the long remainder on the real third-party chat UIs
+    # (marker webui: ~3,000-character prompts, a server killed mid-answer), which would push CI
+    # past its 25 minutes; their core set (tests/test_webui_*.py, ~3 min) runs here. Run the
+    # remainder with `packaging/setup.sh --test -m webui`.
     [ $# -gt 0 ] || set -- -m "not webui"
     timeout 1380 xvfb-run -a .venv/bin/python -m pytest "$@" ;;
 esac

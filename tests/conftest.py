@@ -15,6 +15,7 @@ import pytest
 from mediaassist.core.clock import Clock
 from mediaassist.core.store import Store
 from tests.helpers import PG_URL, end_leftover_processes, fresh_pg_database
+from tests.webui_helpers import ChatApp, chat_app
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
     not PG_URL, reason="set MEDIAASSIST_TEST_PG to a postgresql:// server URL to run these on PostgreSQL too"))]
@@ -79,3 +80,16 @@ def store(store_location: str) -> Iterator[Store]:
 def fast_clock() -> Clock:
     """Scaled time: 90 s of heartbeat limit pass in 0.9 s."""
     return Clock(speed=100)
+
+
+# One real chat-UI server per test module that asks for it (each takes seconds to start).
+@pytest.fixture(scope="module")
+def gradio_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatApp]:
+    with chat_app("gradio", tmp_path_factory.mktemp("gradio")) as app:
+        yield app
+
+
+@pytest.fixture(scope="module")
+def streamlit_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatApp]:
+    with chat_app("streamlit", tmp_path_factory.mktemp("streamlit")) as app:
+        yield app

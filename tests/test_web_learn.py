@@ -11,7 +11,7 @@ from playwright.async_api import Page
 from mediaassist.core import paths
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.store import Store
-from mediaassist.providers.web.learn import learn_site
+from mediaassist.providers.web.learn import Shown, Watch, learn_site
 from mediaassist.providers.web.site import load_site
 from tests.harness import run_batch
 from tests.web_helpers import WEB_SPEED, demo_site, log_in, needs_chromium, stored_result, web_config
@@ -66,3 +66,22 @@ async def test_learn_refuses_to_overwrite_and_bad_names(data_dir: Path) -> None:
         await learn_site("taken", "http://127.0.0.1:1/", "acct-a", config, data_dir, headless=True)
     with pytest.raises(ConfigError, match="letters, digits"):
         await learn_site("../evil", "http://127.0.0.1:1/", "acct-a", config, data_dir, headless=True)
+
+
+def test_generating_is_the_longest_lived_indicator_then_what_covers_more_of_the_turn() -> None:
+    # A progress bar that flickers first, a stop button for the whole turn, a skeleton still
+    # rendering after it, and a tooltip whose selector also matches a button shown while idle.
+    shown = [Shown(0.1, 0.3, True, ["div.eta-bar"]),
+             Shown(0.2, 2.0, True, ["button#stop"]),
+             Shown(1.8, 2.6, True, ["div.skeleton"]),
+             Shown(0.2, 0.4, True, ["button.header"]),
+             Shown(1.0, 2.6, False, ["div.answer"])]
+    watch = Watch({"button.header": 1}, {"button.header": 1, "div.answer": 1}, shown)
+    # Under load a skeleton may outlive a short status widget: both are kept, the longer first.
+    slow_render = Watch({}, {}, [Shown(0.6, 1.5, True, ["div.status"]), Shown(1.2, 3.0, True, ["div.skeleton"])])
+
+    assert watch.generating() == (["button#stop", "div.skeleton"], 2.6)
+    assert slow_render.generating() == (["div.skeleton", "div.status"], 3.0)
+    assert watch.arrived_late(1.0) == ["div.answer"]
+    assert Watch({}, {}, [Shown(0.2, 0.5, True, ["button.header"])]).generating() == (["button.header"], 0.5)
+    assert Watch({"button.header": 1}, {}, [Shown(0.2, 0.5, True, ["button.header"])]).generating() == ([], 0.0)

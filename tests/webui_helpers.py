@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +20,13 @@ from playwright.async_api import Page
 
 from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig
 from mediaassist.core.paths import RESOURCES, make_private_dir
-from mediaassist.core.store import NewTask
+from mediaassist.core.scheduler import Scheduler
+from mediaassist.core.store import NewTask, Store
+from mediaassist.providers.web import LoginResult
+from mediaassist.providers.web.browser import BrowserRuntime
+from mediaassist.providers.web.provider import WebProvider
+from mediaassist.providers.web.tools import with_browser
+from tests.harness import wait_until
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webui"
 USER, PASSWORD = "alice", "s3cret-pw"
@@ -120,3 +126,50 @@ async def streamlit_login(page: Page) -> None:
     """What a person does on the app's password gate."""
     await page.locator('input[type="password"]').fill(PASSWORD)
     await page.keyboard.press("Enter")
+
+
+async def log_out_of_gradio(app: ChatApp, account: str, config: AppConfig, data_dir: Path) -> None:
+    """The account logs out in its own browser, as a person would: Gradio's /logout ends every
+    token the user had on the server, so the cookies the profile keeps no longer log it in."""
+    async def visit_logout(_runtime: BrowserRuntime, page: Page) -> None:
+        await page.goto(app.base_url + "/logout", wait_until="domcontentloaded")
+
+    await with_browser(account, config, data_dir, True, visit_logout)
+
+
+def logs_in_when_the_lane_waits(web: WebProvider, store: Store,
+                                outcome: list[LoginResult]) -> Callable[[Scheduler, list[str]], Awaitable[None]]:
+    """``during`` for a batch on Streamlit: the account is flagged (its login never survives a
+    relaunch), so its lane waits; the operator logs in in the lane's own browser, opened headed
+    (the suite runs on a virtual screen), and the lane carries on in that page."""
+    async def log_in(sched: Scheduler, ids: list[str]) -> None:
+        await wait_until(lambda: "web:acct-a" in sched.blocked_lanes())
+        assert all(t.state == "pending" for t in store.tasks(["b1"]))  # none ran into the gate
+        outcome.append(await web.log_in("acct-a", store, timeout_s=30, operator=streamlit_login))
+        sched.wake()
+    return log_in
+
+
+async def streamlit_learn_operator(step: str, page: Page) -> None:
+    """The operator's clicks for ``sites learn`` on the Streamlit app: log in on the gate, then
+    the prompt box, the send button, and the answer once its code block has rendered."""
+    if step == "prompt":
+        await streamlit_login(page)
+        await page.click('textarea[data-testid="stChatInputTextArea"]')
+    elif step == "send":
+        await page.click('button[data-testid="stChatInputSubmitButton"]')
+    else:
+        answer = page.locator('[data-testid="stChatMessage"]').nth(1)
+        await answer.locator('[data-testid="stCode"]').wait_for()
+        await answer.locator("p").first.click()
+
+
+async def gradio_learn_operator(step: str, page: Page) -> None:
+    """The operator's three clicks on the Gradio chat."""
+    if step == "prompt":
+        await page.click('textarea[data-testid="textbox"]')
+    elif step == "send":
+        await page.click("button.submit-button")
+    else:
+        await page.locator('button[data-testid="stop-button"]').wait_for(state="hidden")
+        await page.locator('[data-testid="bot"] p').last.click()

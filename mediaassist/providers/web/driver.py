@@ -93,6 +93,25 @@ _TURN_SETTLED = """(rule) => {
   return texts.length > firstNew && now - window.__maEndSince >= rule.holdMs
     && now - window.__maAnswerChange >= rule.stableMs;
 }"""
+# Read in one round trip to the page, not one per selector: after the verdict, each round trip
+# waits its turn on a busy event loop. null when a selector is not CSS (the Python-side reads).
+_PAGE_ERROR_TEXTS = """([errors, banners]) => {
+  const shown = (el) => { const box = el.getBoundingClientRect();  // Playwright's "visible"
+    return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden'; };
+  const texts = (s) => [...document.querySelectorAll(s)].filter(shown).map((e) => e.innerText.trim());
+  try {
+    let first = [];
+    for (const s of errors) { const found = texts(s); if (found.length) { first = found; break; } }
+    return {errors: first, banners: banners.flatMap(texts).filter((t) => t)};
+  } catch (e) { return null; }
+}"""
+_PAGE_BUBBLE_TEXTS = """(selectors) => {
+  try {
+    for (const s of selectors) { const found = document.querySelectorAll(s);
+      if (found.length) return [...found].map((e) => e.innerText.trim()); }
+    return [];
+  } catch (e) { return null; }
+}"""
 SETTLE_WAIT_MS = 500  # how long one in-page wait runs before the page is checked for errors again
 SETTLE_POLL_MS = 25
 
@@ -124,6 +143,7 @@ class SiteDriver:
         self.clock = clock
         self.log = log
         self.turn_pending = False  # sent, and neither its start nor a verdict seen yet
+        self.failed_on_page_error = False  # the attempt ended on an error the page showed
 
     # --- selectors ------------------------------------------------------------------------
     def _selectors(self, role: str) -> list[str]:
@@ -258,10 +278,16 @@ class SiteDriver:
     async def error_texts(self) -> Counter[str]:
         """What the page shows as an error: ``error`` elements, and banners or toasts carrying
         one of the ``error_texts``."""
-        found = Counter(_squash(t) or "(an error with no text)" for t in await self.visible_texts("error"))
-        if self.site.error_texts:
-            found.update(_squash(t) for t in await self.banner_texts()
-                         if any(marker in t.lower() for marker in self.site.error_texts))
+        banner_selectors = self.site.selectors.get("banner", DEFAULT_BANNERS) if self.site.error_texts else []
+        selectors = [*self._selectors("error"), *banner_selectors]
+        seen = (await self.page.evaluate(_PAGE_ERROR_TEXTS, [self._selectors("error"), banner_selectors])
+                if all(_is_css(s) for s in selectors) else None)
+        if seen is None:
+            seen = {"errors": await self.visible_texts("error"),
+                    "banners": await self.banner_texts() if banner_selectors else []}
+        found = Counter(_squash(t) or "(an error with no text)" for t in seen["errors"])
+        found.update(_squash(t) for t in seen["banners"]
+                     if any(marker in t.lower() for marker in self.site.error_texts))
         return found
 
     async def check_errors(self, before: Counter[str]) -> None:
@@ -273,6 +299,7 @@ class SiteDriver:
         new = now - before
         if new:
             message = " | ".join(new)[:300]
+            self.failed_on_page_error = True
             raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {message}")
 
     # --- composing ------------------------------------------------------------------------
@@ -434,6 +461,7 @@ class SiteDriver:
         shown = " | ".join(await self.error_texts())[:300]
         if shown:
             detail = f"{shown} ({what})"  # the page's words, then ours
+            self.failed_on_page_error = True
             return TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {detail}")
         return TaskError(ErrorKind.PROVIDER, what)
 
@@ -462,6 +490,11 @@ class SiteDriver:
         return await self.count("done") > before.done
 
     async def bubble_texts(self) -> list[str]:
+        answer = self.site.selectors["answer"]
+        texts: list[str] | None = (await self.page.evaluate(_PAGE_BUBBLE_TEXTS, answer)
+                                   if all(_is_css(s) for s in answer) else None)
+        if texts is not None:
+            return texts
         found = await self.first("answer")
         if found is None:
             return []

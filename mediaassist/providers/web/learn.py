@@ -4,10 +4,14 @@ The page opens headed in an account's profile. The operator clicks the prompt bo
 is typed into it), then the send button (which sends it), then the finished answer. Every click
 is captured in the page and turned into robust selectors -- ``data-testid``, ``aria-label``, a
 stable id, ``role``/``name``/``placeholder``, then stable classes; never positional chains or
-generated class names. While the test turn runs, the visible elements are counted every 100 ms:
-one that appears after the send and is gone when the answer is done is the generating indicator
-(a stop button when it is a button), one that appears as the answer ends and stays is the done
-marker. The profile is written, then checked with ``sites check``. ``operator`` plays the
+generated class names. A MutationObserver installed before the send records every element that
+shows during the test turn, with when it showed and whether it was gone at the end: polling the
+page missed indicators that show for a fraction of a second (Streamlit's "running" widget while
+its script re-runs). What came after the send and was gone when the answer was done is the
+generating indicator (a stop button when it is one); what appeared as the answer ended and
+stayed is the done marker. A password box seen before the prompt was clicked means the site has
+a login; a reload that loses it (a login kept in the page session) means ``navigation =
+"stay"``. The profile is written, then checked with ``sites check``. ``operator`` plays the
 person in tests (the clicks are then driven by Playwright).
 """
 
@@ -17,29 +21,40 @@ import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Page
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from mediaassist.core import paths
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ErrorKind, TaskError
 from mediaassist.providers.web.browser import BrowserRuntime
 from mediaassist.providers.web.site import parse_site
-from mediaassist.providers.web.tools import SiteCheckReport, _with_browser, check_site, no_display_message
+from mediaassist.providers.web.tools import SiteCheckReport, check_site, no_display_message, with_browser
 
-TEST_PROMPT = "Please reply with one short sentence."
+if TYPE_CHECKING:
+    from mediaassist.core.store import Store
+
+# A prompt that asks for a long answer (~1,000 characters, on any site): a turn that ends within
+# half a second may show no indicator at all -- Streamlit shows its "running" widget only once
+# the script has run for about 0.5 s, so a one-line answer caught it one run in two.
+TEST_PROMPT = ("Please repeat this list back, one item per line: "
+               + ", ".join(f"item {number}" for number in range(1, 121)))
 CLICK_WAIT_S = 300.0
 WATCH_POLL_S = 0.1
+MAX_GENERATING = 3
+MIN_EXTENSION_S = 0.25  # a flicker just before or after the main indicator adds nothing
 STEPS = {"prompt": "click the prompt box (log in first if the site asks)",
-         "send": "click the send button (this sends a short test prompt)",
+         "send": "click the send button (this sends a test prompt asking for a long answer)",
          "answer": "when the answer has finished, click on the answer text"}
 Operator = Callable[[str, Page], Awaitable[None]]
-Chain = list[dict[str, Any]]  # the clicked element, then its ancestors: {tag, selectors, editable}
+Chain = list[dict[str, Any]]  # the clicked element, then its ancestors: {tag, selectors, editable, control}
 
 # In the page: remember what the operator clicks, and describe elements by robust selectors.
+PASSWORD_BOX = 'input[type="password"]'
 _PAGE_SCRIPT = r"""() => {
   if (window.__maLearn) return;
   const q = (v) => JSON.stringify(v);
@@ -60,49 +75,115 @@ _PAGE_SCRIPT = r"""() => {
     return out.filter(matches);
   };
   const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+  const passwordShown = () => [...document.querySelectorAll(PASSWORD_BOX)].some(visible);
+  // Every element that shows after track(): when it first showed, when it was last seen showing,
+  // and whether it is gone; checked on each batch of mutations (and every 50 ms, for changes
+  // made by style sheets alone), so an indicator shown briefly between two polls is not missed.
+  const track = () => {
+    const t0 = performance.now(), seen = new Map(), live = new Set();
+    const note = (el) => { if (el.nodeType !== 1 || seen.has(el)) return;
+      seen.set(el, {first: null, last: null, gone: false, selectors: []}); live.add(el); };
+    const scan = () => {
+      const now = performance.now() - t0;
+      for (const el of live) {
+        const rec = seen.get(el), shows = el.isConnected && visible(el);
+        if (shows) { if (rec.first === null) { rec.first = now; rec.selectors = candidates(el); }
+                     rec.last = now; rec.gone = false; }
+        else if (rec.first !== null) { rec.gone = true; if (!el.isConnected) live.delete(el); }
+      }
+    };
+    const noteTree = (el) => { note(el); if (el.querySelectorAll)
+      [...el.querySelectorAll('*')].slice(0, 3000).forEach(note); };
+    let lastChange = performance.now();
+    const observer = new MutationObserver((records) => {
+      lastChange = performance.now();
+      for (const r of records) { noteTree(r.target); r.addedNodes.forEach(noteTree); }
+      scan(); });
+    observer.observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+    const timer = setInterval(scan, 50);
+    window.__maLearn.quietMs = () => performance.now() - lastChange;
+    window.__maLearn.turn = () => { scan(); observer.disconnect(); clearInterval(timer);
+      return [...seen.values()].filter((r) => r.first !== null); };
+  };
   window.__maLearn = {
     picked: null,
+    loginSeen: false,
+    track,
     candidates,
     // the clicked element and its ancestors, each with its selectors (the bubble may be a parent)
     describe: (el) => { const chain = []; for (let e = el; e && e !== document.body; e = e.parentElement)
       chain.push({tag: e.tagName.toLowerCase(), selectors: candidates(e), editable: e.isContentEditable ||
-                  e.tagName === 'TEXTAREA' || e.tagName === 'INPUT'}); return chain; },
+                  e.tagName === 'TEXTAREA' || e.tagName === 'INPUT',
+                  control: ['BUTTON', 'A'].includes(e.tagName) || e.getAttribute('role') === 'button' ||
+                  (e.tagName === 'INPUT' && ['submit', 'button'].includes(e.type))}); return chain; },
     census: () => { const counts = {}; for (const el of document.body.querySelectorAll('*')) {
       if (!visible(el)) continue;
       for (const s of candidates(el, false)) counts[s] = (counts[s] || 0) + 1; } return counts; },
   };
+  setInterval(() => { window.__maLearn.loginSeen ||= passwordShown(); }, 100);
   document.addEventListener('pointerdown', (e) => {
     window.__maLearn.picked = window.__maLearn.describe(e.target);
     window.__maLearn.pickedElement = e.target;
   }, true);
-}"""
+}""".replace("PASSWORD_BOX", json.dumps(PASSWORD_BOX))
+RELOAD_CHECK_MS = 15_000
+QUIET_MS = 1_000
+SETTLE_LIMIT_S = 10.0
+
+
+@dataclass
+class Shown:
+    """An element that showed during the test turn (times in seconds after the tracking began)."""
+
+    first: float
+    last: float
+    gone: bool
+    selectors: list[str]
 
 
 @dataclass
 class Watch:
-    """What appeared on the page during the test turn, and when (seconds after the send)."""
+    """The test turn: visible-element counts per selector before the send and at the end, and
+    every element that showed in between."""
 
     baseline: dict[str, int]
-    first_seen: dict[str, float] = field(default_factory=dict)
-    last_seen: dict[str, float] = field(default_factory=dict)
-    at_end: dict[str, int] = field(default_factory=dict)
+    at_end: dict[str, int]
+    shown: list[Shown]
 
-    def record(self, counts: dict[str, int], at: float) -> None:
-        for selector, count in counts.items():
-            if count > self.baseline.get(selector, 0):
-                self.first_seen.setdefault(selector, at)
-                self.last_seen[selector] = at
-        self.at_end = counts
+    def gained(self, selector: str) -> int:
+        return self.at_end.get(selector, 0) - self.baseline.get(selector, 0)
 
-    def transient(self) -> list[str]:
-        """Appeared after the send, gone again by the end: longest-lived first."""
-        gone = [s for s in self.first_seen if self.at_end.get(s, 0) <= self.baseline.get(s, 0)]
-        return sorted(gone, key=lambda s: self.first_seen[s] - self.last_seen[s])
+    def appeared(self, selector: str) -> bool:
+        return self.gained(selector) > 0 or any(selector in e.selectors for e in self.shown)
+
+    def _idle_hidden(self, selector: str) -> bool:
+        """Shown neither before the send nor at the end: fit to say "generating"."""
+        return not self.baseline.get(selector, 0) and not self.at_end.get(selector, 0)
+
+    def generating(self) -> tuple[list[str], float]:
+        """The indicators: elements that showed after the send and were gone by the end, by a
+        selector never visible while idle -- the longest-lived one first (a stop button, a status
+        widget), then each one that covers a part of the turn the ones before did not (a skeleton
+        while the answer renders after the app finished; under load it may outlive the widget);
+        and when the last of them went."""
+        chain: list[str] = []
+        start, end = 0.0, 0.0
+        for element in sorted((e for e in self.shown if e.gone), key=lambda e: e.first - e.last):
+            selector = next((s for s in element.selectors if self._idle_hidden(s)), None)
+            covers_more = max(start - element.first, element.last - end) >= MIN_EXTENSION_S
+            if selector is None or selector in chain or (chain and not covers_more):
+                continue
+            start, end = (element.first, element.last) if not chain else (min(start, element.first),
+                                                                          max(end, element.last))
+            chain.append(selector)
+            if len(chain) == MAX_GENERATING:
+                break
+        return chain, end
 
     def arrived_late(self, after: float) -> list[str]:
-        """Appeared once the turn was ending (``after``) and still there."""
-        return [s for s, t in self.first_seen.items()
-                if t >= after and self.at_end.get(s, 0) > self.baseline.get(s, 0)]
+        """Selectors of elements that showed once the turn was ending (``after``) and stayed."""
+        late = [s for e in self.shown if e.first >= after and not e.gone for s in e.selectors if self.gained(s) > 0]
+        return list(dict.fromkeys(late))
 
 
 @dataclass
@@ -114,8 +195,9 @@ class LearnResult:
 
 async def learn_site(name: str, url: str, account: str, config: AppConfig, data_dir: Path, *,
                      headless: bool = False, operator: Operator | None = None, force: bool = False,
-                     say: Callable[[str], None] = print) -> LearnResult:
-    """Learn a profile for the chat page at ``url`` and save it as ``<config dir>/sites/<name>.toml``."""
+                     say: Callable[[str], None] = print, store: Store | None = None) -> LearnResult:
+    """Learn a profile for the chat page at ``url`` and save it as ``<config dir>/sites/<name>.toml``;
+    the login state its check sees is recorded on the account (when a store is given)."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise ConfigError(f"site name {name!r}: letters, digits, '.', '_' and '-' only")
     target = paths.config_dir() / "sites" / f"{name}.toml"
@@ -128,12 +210,12 @@ async def learn_site(name: str, url: str, account: str, config: AppConfig, data_
         await page.goto(url, wait_until="domcontentloaded")
         return await _learn_on_page(name, url, page, operator, say)
 
-    text = await _with_browser(account, config, data_dir, headless, work)
+    text = await with_browser(account, config, data_dir, headless, work)
     parse_site(_toml_loads(text), target)  # what was learned must be a valid profile
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     say(f"wrote {target}; checking it now")
-    report = await check_site(name, account, config, data_dir)
+    report = await check_site(name, account, config, data_dir, store)
     return LearnResult(target, text, report)
 
 
@@ -146,28 +228,46 @@ async def _learn_on_page(name: str, url: str, page: Page, operator: Operator | N
                          say: Callable[[str], None]) -> str:
     await page.evaluate(_PAGE_SCRIPT)
     prompt_chain = await _pick(page, "prompt", operator, say)
+    has_login = bool(await page.evaluate("() => window.__maLearn.loginSeen"))
     prompt = _choose(prompt_chain, editable=True)
     await page.locator(prompt).first.click()
     await page.keyboard.insert_text(TEST_PROMPT)
-    watch = Watch(await page.evaluate("() => window.__maLearn.census()"))
-    loop = asyncio.get_running_loop()
-    sent_at = loop.time()
-    send_task = asyncio.ensure_future(_pick(page, "send", operator, say))
-    answer_task: asyncio.Future[Chain] | None = None
-    while True:
-        watch.record(await page.evaluate("() => window.__maLearn.census()"), loop.time() - sent_at)
-        if answer_task is None and send_task.done():
-            send_chain = send_task.result()
-            answer_task = asyncio.ensure_future(_pick(page, "answer", operator, say))
-        if answer_task is not None and answer_task.done():
-            break
-        await asyncio.sleep(WATCH_POLL_S)
-    answer_chain = answer_task.result()
+    baseline = await page.evaluate("() => window.__maLearn.census()")
+    await page.evaluate("() => window.__maLearn.track()")
+    send_chain = await _pick(page, "send", operator, say)
+    answer_chain = await _pick(page, "answer", operator, say)
+    await _settle(page)
+    shown = [Shown(e["first"] / 1000, e["last"] / 1000, e["gone"], e["selectors"])
+             for e in await page.evaluate("() => window.__maLearn.turn()")]
+    watch = Watch(baseline, await page.evaluate("() => window.__maLearn.census()"), shown)
     answer = await _answer_selector(page, answer_chain, watch)
-    generating = next(iter(watch.transient()), None)
-    ended = watch.last_seen.get(generating, 0.0) if generating else 0.0
+    generating, ended = watch.generating()
     done = await _done_selector(page, watch, ended, answer) if generating else None
-    return _profile_text(name, url, prompt, _choose(send_chain), answer, generating, done)
+    stays = await _login_lost_on_reload(page, prompt)
+    return _profile_text(name, url, prompt, _choose(send_chain, control=True), answer, generating, done,
+                         has_login=has_login, stay=stays)
+
+
+async def _settle(page: Page) -> None:
+    """Wait until the page has not changed for a moment (up to a limit: some pages animate for
+    ever): the answer may be clicked while it still renders -- an indicator still showing then
+    would not count as one that went."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLE_LIMIT_S
+    while loop.time() < deadline and await page.evaluate("() => window.__maLearn.quietMs()") < QUIET_MS:
+        await asyncio.sleep(WATCH_POLL_S)
+
+
+async def _login_lost_on_reload(page: Page, prompt: str) -> bool:
+    """Reload the page: True when the prompt box does not come back (a password box or nothing
+    instead) -- the site keeps the login in the page session, so tasks must not reload."""
+    await page.reload(wait_until="domcontentloaded")
+    either = page.locator(f"{prompt}, {PASSWORD_BOX}").filter(visible=True)
+    try:
+        await either.first.wait_for(timeout=RELOAD_CHECK_MS)
+    except PlaywrightTimeoutError:
+        return True
+    return not await page.locator(prompt).filter(visible=True).count()
 
 
 async def _pick(page: Page, step: str, operator: Operator | None, say: Callable[[str], None]) -> Chain:
@@ -186,8 +286,12 @@ async def _pick(page: Page, step: str, operator: Operator | None, say: Callable[
     raise TaskError(ErrorKind.TIMEOUT, f"no click for the {step} within {CLICK_WAIT_S:.0f} s", retry=False)
 
 
-def _choose(chain: Chain, editable: bool = False) -> str:
-    """The most robust selector of the clicked element, or of the nearest ancestor that has one."""
+def _choose(chain: Chain, editable: bool = False, control: bool = False) -> str:
+    """The most robust selector of the clicked element, or of the nearest ancestor that has one.
+    ``control``: a click inside a button (on its icon, say) means the button itself."""
+    controls = [item for item in chain if item["control"] and item["selectors"]] if control else []
+    if controls:
+        return str(controls[0]["selectors"][0])
     for item in chain:
         if editable and not item["editable"]:
             continue
@@ -201,8 +305,8 @@ async def _answer_selector(page: Page, chain: Chain, watch: Watch) -> str:
     """The answer bubble: the clicked element or the nearest ancestor whose selector appeared
     with the test turn (so it matches every answer, not one paragraph of one) -- once: a
     selector that gained two matches also matches the prompt's own bubble."""
-    appeared = [s for item in chain for s in item["selectors"] if s in watch.first_seen]
-    once = [s for s in appeared if watch.at_end.get(s, 0) - watch.baseline.get(s, 0) == 1]
+    appeared = [s for item in chain for s in item["selectors"] if watch.appeared(s)]
+    once = [s for s in appeared if watch.gained(s) == 1]
     return str((once or appeared or [_choose(chain)])[0])
 
 
@@ -219,19 +323,24 @@ async def _done_selector(page: Page, watch: Watch, ended: float, answer: str) ->
     return None
 
 
-def _profile_text(name: str, url: str, prompt: str, send: str, answer: str, generating: str | None,
-                  done: str | None) -> str:
-    def line(role: str, selector: str | None, note: str) -> str:
-        return f"{role} = [{json.dumps(selector, ensure_ascii=False)}]  # {note}\n" if selector else ""
-    is_button = generating is not None and re.match(r"(button|#|\[)", generating) is not None
+def _profile_text(name: str, url: str, prompt: str, send: str, answer: str, generating: list[str],
+                  done: str | None, *, has_login: bool, stay: bool) -> str:
+    def line(role: str, selectors: list[str], note: str) -> str:
+        return f"{role} = {json.dumps(selectors, ensure_ascii=False)}  # {note}\n" if selectors else ""
+    stop = [s for s in generating[:1] if re.match(r"(button|#|\[)", s) and "stop" in s.lower()]
+    top = f"name = {json.dumps(name)}\nstart_url = {json.dumps(url)}\n"
+    if has_login:
+        top += f"login_url = {json.dumps(url)}  # a password box showed before the prompt box\n"
+    if stay:
+        top += 'navigation = "stay"  # a reload lost the login (kept in the page session)\n'
     return (f"# Learned by `mediaassist sites learn` from three clicks on {url}.\n"
             "# Review it: add logged_out, error, dismiss and banner selectors the test turn could not show.\n"
-            f"name = {json.dumps(name)}\nstart_url = {json.dumps(url)}\n\n[selectors]\n"
-            + line("prompt", prompt, "clicked as the prompt box")
-            + line("send", send, "clicked as the send button")
-            + line("answer", answer, "every answer bubble; the new turn's ones are read")
+            f"{top}\n[selectors]\n"
+            + line("prompt", [prompt], "clicked as the prompt box")
+            + line("send", [send], "clicked as the send button")
+            + line("answer", [answer], "every answer bubble; the new turn's ones are read")
             + line("generating", generating, "shown while the test answer was written")
-            + line("stop", generating if is_button and generating and "stop" in generating.lower() else None,
-                   "clicked to end an answer")
-            + line("done", done, "appeared when the test answer ended")
-            + line("logged_in", prompt, "the prompt box shows once logged in"))
+            + line("stop", stop, "clicked to end an answer")
+            + line("done", [done] if done else [], "appeared when the test answer ended")
+            + line("logged_in", [prompt], "the prompt box shows once logged in")
+            + line("logged_out", [PASSWORD_BOX] if has_login else [], "the login form's password box"))

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mediaassist.web")
 STOP_WAIT_S = 5.0  # real seconds for an answer to end after clicking stop
+# After the page showed the turn's error its answer is over, whatever a stop control still shows
+# (Gradio leaves its stop button up): a short wait, then the page is reloaded before the next task.
+STOP_WAIT_AFTER_ERROR_S = 1.0
 
 
 class WebProvider:
@@ -225,15 +228,16 @@ async def _stop_generation(driver: SiteDriver, ctx: TaskContext) -> str:
     """Click stop and wait for the answer to end. On shutdown too: the task reruns from the
     queue on the next start, and would find the session busy. Returns "idle_or_stopped" when
     the page ends up with nothing running."""
+    wait_s = STOP_WAIT_AFTER_ERROR_S if driver.failed_on_page_error else STOP_WAIT_S
     try:
-        outcome = await asyncio.wait_for(driver.stop_and_wait(STOP_WAIT_S), STOP_WAIT_S + 3)
+        outcome = await asyncio.wait_for(driver.stop_and_wait(wait_s), wait_s + 3)
     except (TimeoutError, PlaywrightError) as exc:
         ctx.log(f"stopping the generation failed ({type(exc).__name__})")
         return "unknown"
     if outcome == "stopped":
         ctx.log("clicked stop on the page; the answer ended")
     elif outcome == "still_generating":
-        ctx.log(f"clicked stop on the page, but the answer was still being generated {STOP_WAIT_S:.0f} s "
+        ctx.log(f"clicked stop on the page, but the answer was still being generated {wait_s:.0f} s "
                 "later; the page is reloaded before the next task")
         return outcome
     elif ctx.stop_reason is not None:

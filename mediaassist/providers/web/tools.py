@@ -75,7 +75,7 @@ def _account_site(account: str, config: AppConfig) -> str:
     return acct.site
 
 
-async def _with_browser(account: str, config: AppConfig, data_dir: Path, headless: bool | None,
+async def with_browser(account: str, config: AppConfig, data_dir: Path, headless: bool | None,
                         work: Callable[[BrowserRuntime, Page], Awaitable[Any]]) -> Any:
     """Run ``work(runtime, page)`` in the account's browser, then close it whatever happens."""
     handle = PlaywrightHandle()
@@ -116,7 +116,7 @@ async def check_site(site: str, account: str, config: AppConfig, data_dir: Path,
             report.notes.append("send/generating/answer/done/error selectors may match only during or after an answer")
         return report
 
-    report: SiteCheckReport = await _with_browser(account, config, data_dir, None, work)
+    report: SiteCheckReport = await with_browser(account, config, data_dir, None, work)
     if store is not None and report.login_state != "unknown":
         error = None if report.login_state == "ok" else f"sites check saw the site logged out ({site})"
         store.set_login_state(account, report.login_state, error)
@@ -164,7 +164,7 @@ async def login_account(account: str, config: AppConfig, data_dir: Path, store: 
 
     try:
         result = LoginResult(True, "login ok")
-        if not await _with_browser(account, config, data_dir, headless, work):
+        if not await with_browser(account, config, data_dir, headless, work):
             result = LoginResult(False, "no login was seen before the window closed or the time ran out")
         elif (lost := await _login_after_relaunch(account, config, data_dir)) is not None:
             result = LoginResult(False, lost)
@@ -210,7 +210,7 @@ async def _login_after_relaunch(account: str, config: AppConfig, data_dir: Path)
     async def work(runtime: BrowserRuntime, page: Page) -> str:
         return await SiteDriver(site, page, Clock(), log.info).open_chat(fresh=True)
 
-    state = await _with_browser(account, config, data_dir, True, work)
+    state = await with_browser(account, config, data_dir, True, work)
     if state == "ok":
         return None
     return ("the login did not survive relaunching the browser (the site may keep it only in the open "

@@ -1,0 +1,104 @@
+"""The core of the web lane on a Streamlit chat app behind a password gate kept in the page
+session (a server nobody here wrote, one per module), driven by its shipped site profile, then by
+a learned one: a login that cannot survive a relaunch flags the account, the operator logs in in
+the lane's own page and the lane carries on there; an error fails its task, never a success;
+``sites learn`` works out the indicators and the "stay" navigation and writes a profile that runs
+a batch. Short answers: the long case is in test_web_real_uis.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.store import Store
+from mediaassist.providers.base import Provider
+from mediaassist.providers.registry import build_providers
+from mediaassist.providers.web import LoginResult, login_account
+from mediaassist.providers.web.learn import learn_site
+from mediaassist.providers.web.provider import WebProvider
+from mediaassist.providers.web.site import load_site
+from tests.fixtures.webui.answers import ERROR_MESSAGE, answer_for
+from tests.harness import run_batch, task_log
+from tests.web_helpers import needs_chromium, stored_account, stored_result
+from tests.webui_helpers import (
+    ChatApp,
+    app_config,
+    app_task,
+    logs_in_when_the_lane_waits,
+    streamlit_learn_operator,
+    streamlit_login,
+    write_profile,
+)
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+MULTI_LINE = "第一行\n第二行 with `code`\n\nthird line after a blank one"
+
+
+def _lane(site: str, data_dir: Path) -> tuple[dict[str, Provider], WebProvider]:
+    providers = build_providers(app_config(site), Clock(speed=50), data_dir)  # errors are retried: short back-offs
+    web = providers[f"web:{site}"]
+    assert isinstance(web, WebProvider)
+    return providers, web
+
+
+@pytest.mark.asyncio
+async def test_streamlit_session_login_done_inside_the_running_lane_lasts_while_the_page_stays(
+        streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
+    write_profile(streamlit_app, data_dir)
+    config = app_config("streamlit")
+    store.sync_accounts(config.accounts)
+    relaunched = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,
+                                     operator=streamlit_login)
+    state_after_login = stored_account(store, "acct-a").login_state
+    providers, web = _lane("streamlit", data_dir)
+    in_lane: list[LoginResult] = []
+    prompts = [MULTI_LINE, "boom [error]", "after the error"]
+    tasks = await run_batch(store, config, data_dir, [app_task("streamlit", p) for p in prompts], web.clock,
+                            providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
+    by_prompt = {t.prompt: t for t in tasks}
+
+    assert not relaunched.ok and "did not survive relaunching" in relaunched.message
+    assert state_after_login == "needs_login"
+    assert in_lane[0].ok, in_lane[0].message
+    assert web.runtime("acct-a").headless is False and stored_account(store, "acct-a").login_state == "ok"
+    for prompt in (MULTI_LINE, "after the error"):
+        task = by_prompt[prompt]
+        assert task.state == "success", (prompt, task.error)
+        assert stored_result(store, task.task_id).text == answer_for(prompt)
+    failed = by_prompt["boom [error]"]
+    assert failed.state == "failed" and store.result(failed.task_id) is None  # never the partial 'ECHO'
+    # Every attempt ends on the visible exception, the retries too (Streamlit's re-run shows the
+    # same box again, which is no longer "new"): never a time-out.
+    assert failed.error_kind == "provider", task_log(store, failed.task_id)
+    assert f"RuntimeError: {ERROR_MESSAGE}" in (failed.error or "")
+    assert failed.attempt > 1 and "(timeout)" not in task_log(store, failed.task_id)
+
+
+@pytest.mark.asyncio
+async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
+        streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
+    learned = app_config("learned-streamlit")
+    store.sync_accounts(learned.accounts)
+    result = await learn_site("learned-streamlit", streamlit_app.base_url + "/", "acct-a", learned, data_dir,
+                              headless=True, operator=streamlit_learn_operator, say=lambda line: None, store=store)
+    profile = load_site("learned-streamlit", data_dir)
+    providers, web = _lane("learned-streamlit", data_dir)
+    in_lane: list[LoginResult] = []
+    prompts = ["learned one", "learned two"]
+    tasks = await run_batch(store, learned, data_dir, [app_task("learned-streamlit", p) for p in prompts],
+                            web.clock, providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
+
+    # The "running" widget shows only while the script runs (and only after ~0.5 s of it): the
+    # observer installed before the send sees it every time, where polling the page missed it.
+    assert 'div[data-testid="stStatusWidget"]' in profile.selectors["generating"], result.profile_text
+    assert profile.navigation == "stay" and profile.login_url  # the gate's login is lost on a reload
+    assert profile.selectors["logged_out"] == ['input[type="password"]']
+    assert result.check.login_state == "needs_login"  # a fresh browser finds the gate, as a task would
+    assert stored_account(store, "acct-a").login_state == "ok"  # logged in again in the lane's page
+    assert in_lane[0].ok, in_lane[0].message
+    assert [t.state for t in tasks] == ["success"] * 2, result.profile_text
+    for task, prompt in zip(tasks, prompts, strict=True):  # the rendered text (a learned profile reads text)
+        assert (stored_result(store, task.task_id).text or "").startswith(f"Echo of {len(prompt)} characters:")
