@@ -60,6 +60,6 @@ case "${1:-}" in
     # (marker webui: ~3,000-character prompts, a server killed mid-answer), which would push CI
     # past its 25 minutes; their core set (tests/test_webui_*.py, ~3 min) runs here. Run the
     # remainder with `packaging/setup.sh --test -m webui`.
-    [ $# -gt 0 ] || set -- -m "not webui"
+    [ $# -gt 0 ] || set -- -m "not webui" --durations=25
     timeout 1380 xvfb-run -a .venv/bin/python -m pytest "$@" ;;
 esac
