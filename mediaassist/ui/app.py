@@ -31,8 +31,10 @@ DEMO_SETTINGS = "ui.ini"
 # The window reads in threads (the table's keys, the counts, import files). A thread doing Python
 # work keeps the GIL for up to the switch interval (5 ms by default) each time the loop's thread
 # asks for it back -- after every SQLite call and stat() -- so a scheduler pass of ~20 such calls
-# waited ~100 ms while a 100k-row sort was read. Handing the GIL over sooner bounds that wait.
-GIL_SWITCH_INTERVAL_S = 0.0005
+# waited ~100 ms while a 100k-row sort was read. Handing the GIL over sooner bounds that wait:
+# 0.5 ms took that pass to ~17 ms; 0.1 ms roughly halved the lag while a 100,000-row file is
+# previewed (p99 249-420 -> 103-174 ms in bench_ui.py A/B runs; README).
+GIL_SWITCH_INTERVAL_S = 0.0001
 
 
 def ui_settings(options: RuntimeOptions) -> QSettings:
