@@ -9,6 +9,7 @@ import logging
 import os
 import sqlite3
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import FAULT_FULL, FAULT_LOCKED, StorageFault
-from mediaassist.core.store import BUSY_TIMEOUT_S, PROBE_BUSY_TIMEOUT_MS, NewTask, Store, Task
+from mediaassist.core.store import BUSY_TIMEOUT_S, PROBE_BUSY_TIMEOUT_MS, NewTask, Store, Task, check_sqlite_file
 from tests.harness import scheduler_running, sim_api_tasks, wait_until, wait_until_sync
 from tests.helpers import cli, cli_popen, sim_config, sim_config_text, write_config, write_csv
 
@@ -173,6 +174,29 @@ def test_an_unusable_database_is_one_line_and_exit_2_for_run_and_status(tmp_path
         assert "Traceback" not in proc.stderr
         lines = [line for line in proc.stderr.splitlines() if str(data / DB) in line]
         assert len(lines) == 1 and says in lines[0], proc.stderr
+
+
+def test_a_file_another_process_is_checkpointing_opens_and_a_cut_one_beside_a_wal_is_still_refused(
+        tmp_path: Path) -> None:
+    """A checkpoint writes page 1 (the new page count) before the pages that extend the file: for
+    a moment a healthy store looks cut short. With its -wal beside it, that is looked at again."""
+    path = tmp_path / DB
+    _valid_db(path, tasks=2000)
+    whole = path.read_bytes()
+    path.write_bytes(whole[:len(whole) // 2])  # the header says more pages than the file has
+    (tmp_path / f"{DB}-wal").write_bytes(b"")
+    with pytest.raises(StorageFault, match="is damaged"):  # the -wal alone proves nothing
+        check_sqlite_file(path)
+    restore = threading.Timer(0.3, lambda: path.write_bytes(whole))  # the checkpoint completes
+    restore.start()
+    try:
+        check_sqlite_file(path)
+    finally:
+        restore.join()
+    (tmp_path / f"{DB}-wal").unlink()
+    path.write_bytes(whole[:len(whole) // 2])
+    with pytest.raises(StorageFault, match="is damaged"):  # no -wal: nobody is checkpointing
+        check_sqlite_file(path)
 
 
 # --- real small file systems (need mount: root in CI) ---------------------------------------------

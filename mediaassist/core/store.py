@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import sqlite3
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -279,6 +280,7 @@ def iso(ts: float | None) -> str | None:
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 10  # how long a statement waits for another process's write lock
+CHECKPOINT_GRACE_S = 2.0  # how long a file another process is checkpointing may look cut short
 PROBE_BUSY_TIMEOUT_MS = 50  # how long the fault probe waits for it: the next probe comes in seconds
 _FAULT_WORDS = (("database or disk is full", FAULT_FULL), ("readonly database", FAULT_READ_ONLY),
                 ("unable to open database file", FAULT_READ_ONLY), ("file is not a database", FAULT_NOT_DATABASE),
@@ -359,7 +361,27 @@ class faults_as_storage:
 
 def check_sqlite_file(path: Path) -> None:
     """Refuse, before SQLite sees it, a file that is not an SQLite database or is cut short
-    (SQLite would open both and fail later, on some page, mid-run)."""
+    (SQLite would open both and fail later, on some page, mid-run).
+
+    A checkpoint by another process writes page 1 (with the new page count) before the pages
+    that extend the file, so while a -wal file exists a short file is looked at again for a
+    moment before it counts as cut short."""
+    deadline = time.monotonic() + CHECKPOINT_GRACE_S
+    while True:
+        try:
+            _check_sqlite_header(path)
+            return
+        except StorageFault as fault:
+            if fault.kind != FAULT_CORRUPT or time.monotonic() >= deadline or not _wal_of(path).exists():
+                raise
+        time.sleep(0.05)
+
+
+def _wal_of(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def _check_sqlite_header(path: Path) -> None:
     try:
         size = path.stat().st_size
         if size == 0:
@@ -524,8 +546,6 @@ class Store:
         Raises ``StorageFault`` (one line naming the file and what to do) when the file cannot
         be used: read-only, not a database, damaged, disk full; ``StoreUnavailable`` (one of
         them) when a server cannot be reached or the schema is newer than this program knows."""
-        import time
-
         if isinstance(location, os.PathLike):
             refuse_url_as_path(location, "store location")
         self._now = now or time.time
