@@ -614,7 +614,6 @@ class Scheduler:
                 return False
         return True
 
-
     def _accounts_on_other_hosts_present(self, batch_ids: list[str]) -> list[Account]:
         """Usable accounts bound to another machine that has a process at work on the batches."""
         elsewhere = [a for a in self.store.accounts() if a.host not in (None, host_id())
