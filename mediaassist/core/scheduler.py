@@ -198,6 +198,7 @@ class Scheduler:
         self.store.sync_accounts(self.config.accounts)
         for provider in _unique(self.providers.values()):
             await provider.start()
+        self.store.forget_long_absent()
         self.store.announce(self.owner, self.only_batches)
         self.recover_dead_owners()
         self._loop_task = asyncio.ensure_future(self._run_loop())

@@ -931,8 +931,6 @@ class Store:
         """``owner`` is at work now, on every batch or only on ``batch_ids`` (call it with every
         heartbeat)."""
         now = self.now()
-        # Rows of processes that died without withdrawing: kept a day for nothing but clutter.
-        Presence.delete().where(Presence.beat_at < now - FORGET_ABSENT_S).execute()
         batches = None if batch_ids is None else json.dumps(sorted(batch_ids))
         (Presence.insert(owner=owner, host=owner_host(owner) or host_id(), beat_at=now, batches=batches)
          .on_conflict(conflict_target=[Presence.owner],
@@ -940,6 +938,10 @@ class Store:
 
     def withdraw(self, owner: str) -> None:
         Presence.delete().where(Presence.owner == owner).execute()
+
+    def forget_long_absent(self) -> None:
+        """Drop the rows of processes that died without withdrawing, a day on: only clutter."""
+        Presence.delete().where(Presence.beat_at < self.now() - FORGET_ABSENT_S).execute()
 
     def hosts_present(self, cutoff: float, batch_ids: Iterable[str] | None = None) -> dict[str, int]:
         """{machine: processes} with a heartbeat newer than ``cutoff`` -- only the processes that
