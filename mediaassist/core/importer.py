@@ -12,6 +12,7 @@ content and size (see ``core/media.py``).
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
@@ -82,6 +83,22 @@ def new_batch_id(source: Path) -> str:
     stem = re.sub(r"[^\w.-]+", "-", source.stem).strip("-")[:40] or "batch"
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{stem}-{stamp}-{secrets.token_hex(4)}"
+
+
+def derive_missing_ids(report: ImportReport) -> None:
+    """Rows without a task_id get one derived from the file's bytes, their model and their
+    position, so running the same file again (say, after a crash) resumes it instead of
+    duplicating it -- while the same prompts sent to another model are new tasks."""
+    if all(task.task_id for task in report.tasks):
+        return
+    content = report.source.read_bytes()
+    stem = "".join(c for c in report.source.stem if c.isalnum() or c in "-_")[:24] or "task"
+    digests: dict[str, str] = {}  # per model: hashing the whole file per row is quadratic
+    for position, task in enumerate(report.tasks, start=1):
+        if not task.task_id:
+            if task.model not in digests:
+                digests[task.model] = hashlib.sha1(content + b"\0" + task.model.encode()).hexdigest()[:10]
+            task.task_id = f"{stem}-{digests[task.model]}-{position:05d}"
 
 
 def read_task_file(path: Path, config: AppConfig, default_model: str | None = None,

@@ -1,8 +1,9 @@
 """The import preview: what a task file holds before anything is enqueued.
 
-The file is read in a worker thread and the stored ids are counted a chunk at a time, so a
-100,000-row file never stalls the loop that runs the scheduler and the window. Until the
-preview is ready the dialog says "Reading…" and Import is disabled.
+A child process reads the file and counts the ids the store already has (see
+``core/import_process.py``), so a 100,000-row file never stalls the loop that runs the scheduler
+and the window; on Import the same child enqueues it. Until the preview is ready the dialog says
+"Reading…" and Import is disabled.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mediaassist.core.errors import ImportFileError
-from mediaassist.core.importer import FORMATS, ImportReport
+from mediaassist.core.import_process import ImportFailed, ImportPreview, ImportReading
+from mediaassist.core.importer import FORMATS
 from mediaassist.core.media_items import input_items
 from mediaassist.core.secrets import redact
 from mediaassist.runtime import Runtime
@@ -40,7 +41,6 @@ from mediaassist.ui.labels import lane_kind_label
 
 log = logging.getLogger("mediaassist.ui")
 
-MAX_ROWS_SHOWN = 200  # per tab: a preview, not a copy of the file
 INPUTS_COLUMN, PROMPT_COLUMN = 2, 3  # model, account, inputs (hidden when none), prompt
 PROMPT_CHARS = 160
 
@@ -74,7 +74,8 @@ def _fill(table: QTableWidget, rows: list[tuple[str, ...]]) -> None:
 
 
 class ImportPreviewDialog(QDialog):
-    """Reads the file (again whenever the default model changes); Import enqueues ``report``.
+    """Reads the file (again whenever the default model changes); on Import the controller
+    takes the reading (``take_reading``) and enqueues through it.
 
     Signals:
         previewed(): a reading finished and the dialog shows its outcome (or its error).
@@ -87,7 +88,8 @@ class ImportPreviewDialog(QDialog):
         super().__init__(parent)
         self.path = path
         self.rt = rt
-        self.report: ImportReport | None = None
+        self.preview: ImportPreview | None = None
+        self._child: ImportReading | None = None
         self._reading: asyncio.Task[None] | None = None
         self.setWindowTitle(tr("Import {name}").format(name=path.name))
         self.resize(720, 460)
@@ -132,12 +134,11 @@ class ImportPreviewDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
         self.model_box.currentIndexChanged.connect(self.reread)
-        self.finished.connect(self._stop_reading)
         self.reread()
 
     def _show_inputs(self, row: int) -> None:
-        tasks = self.report.tasks if self.report is not None else []
-        task = tasks[row] if 0 <= row < min(len(tasks), MAX_ROWS_SHOWN) else None
+        tasks = self.preview.tasks if self.preview is not None else []
+        task = tasks[row] if 0 <= row < len(tasks) else None
         items = input_items(task.task_id or "", task.inputs) if task is not None else []
         self.inputs.set_items(items)
         self.inputs.setVisible(bool(items))
@@ -156,59 +157,70 @@ class ImportPreviewDialog(QDialog):
 
     def reread(self) -> None:
         """Start (again) reading the file; a reading still under way is abandoned."""
-        self._stop_reading()
-        self.report = None
+        self.close_reading()
+        self.preview = None
         self.import_button.setEnabled(False)
         self.summary.setText(html.escape(tr("Reading {name}…").format(name=self.path.name)))
         self._reading = asyncio.ensure_future(self._read(self.default_model))
 
-    def _stop_reading(self) -> None:
+    def take_reading(self) -> ImportReading | None:
+        """The child that read the file, now the caller's to enqueue through or to close."""
+        child, self._child = self._child, None
+        return child
+
+    def close_reading(self) -> None:
+        """Abandon a reading under way and end its child, unless it was taken."""
         if self._reading is not None:
-            self._reading.cancel()  # the worker thread finishes on its own; its result is dropped
+            self._reading.cancel()
+        child = self.take_reading()
+        if child is not None:
+            child.close()
 
     async def _read(self, default_model: str | None) -> None:
         try:
-            report = await asyncio.to_thread(self.rt.read_import, self.path, default_model)
-            stored = await self.rt.count_stored(report)
-        except ImportFileError as exc:
-            self._show_error(str(exc))
-        except OSError as exc:  # unreadable: permissions, a folder, a file gone since the drop
+            self._child = self.rt.start_import(self.path, default_model)
+            preview = await self._child.preview()
+        except ImportFailed as exc:
+            self._show_error(self._failure_text(exc))
+        except OSError as exc:  # no child process could be started
             self._show_error(tr("Cannot read {path}: {reason}").format(path=self.path, reason=exc.strerror or exc))
-        except Exception as exc:  # a reader bug must not escape from a drop or a hand-over
-            log.exception("reading %s failed", self.path)
-            self._show_error(tr("Cannot read {path}: {reason}").format(
-                path=self.path, reason=f"{type(exc).__name__}: {exc}"))
         else:
-            self._show(report, stored)
+            self._show(preview)
         self.previewed.emit()
 
+    def _failure_text(self, exc: ImportFailed) -> str:
+        if exc.kind in ("file", "store"):
+            return str(exc)  # the importer's or the store's own line, naming the file
+        if exc.detail:
+            log.error("reading %s failed:\n%s", self.path, exc.detail)
+        return tr("Cannot read {path}: {reason}").format(path=self.path, reason=str(exc))
+
     def _show_error(self, text: str) -> None:
-        self.report = None
+        self.preview = None
         self.summary.setText(f"<span style='color:#c62828'>{html.escape(translated(text))}</span>")
         _fill(self.good_rows, [])
         self._show_inputs(-1)
         _fill(self.bad_rows, [])
         self.import_button.setEnabled(False)
 
-    def _show(self, report: ImportReport, stored: int) -> None:
-        self.report = report
+    def _show(self, preview: ImportPreview) -> None:
+        self.preview = preview
         text = tr("{good} of {total} rows are good and will be enqueued as one batch; {bad} rows have errors.").format(
-            good=len(report.tasks), total=report.total_rows, bad=len(report.errors))
-        if stored:
+            good=preview.task_count, total=preview.total_rows, bad=preview.error_count)
+        if preview.stored:
             text += "<br>" + tr("{n} of them are already in the store (an earlier import of this file) "
-                                "and will be skipped, not run twice.").format(n=stored)
-        for warning in report.warnings:
+                                "and will be skipped, not run twice.").format(n=preview.stored)
+        for warning in preview.warnings:
             text += "<br>" + tr("Note: {w}").format(w=html.escape(translated(warning)))
         self.summary.setText(text)
         _fill(self.good_rows, [(task.model, task.account or "", inputs_text(task.inputs),
                                 redact(task.prompt)[:PROMPT_CHARS].replace("\n", " "))
-                               for task in report.tasks[:MAX_ROWS_SHOWN]])
-        self.good_rows.setColumnHidden(INPUTS_COLUMN, not any(task.inputs for task in report.tasks))
-        self._show_inputs(0 if report.tasks else -1)
-        _fill(self.bad_rows, [(str(error.row), translated_reasons(error.reason))
-                              for error in report.errors[:MAX_ROWS_SHOWN]])
-        self.tabs.setTabText(0, tr("Tasks ({n})").format(n=len(report.tasks)))
-        self.tabs.setTabText(1, tr("Errors ({n})").format(n=len(report.errors)))
-        self.tabs.setCurrentIndex(1 if report.errors else 0)  # rows to fix come first
-        self.import_button.setEnabled(bool(report.tasks))
-        self.import_button.setText(tr("Import {n} tasks").format(n=len(report.tasks)))
+                               for task in preview.tasks])
+        self.good_rows.setColumnHidden(INPUTS_COLUMN, not preview.any_inputs)
+        self._show_inputs(0 if preview.tasks else -1)
+        _fill(self.bad_rows, [(str(error.row), translated_reasons(error.reason)) for error in preview.errors])
+        self.tabs.setTabText(0, tr("Tasks ({n})").format(n=preview.task_count))
+        self.tabs.setTabText(1, tr("Errors ({n})").format(n=preview.error_count))
+        self.tabs.setCurrentIndex(1 if preview.errors else 0)  # rows to fix come first
+        self.import_button.setEnabled(bool(preview.task_count))
+        self.import_button.setText(tr("Import {n} tasks").format(n=preview.task_count))

@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QSettings, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from mediaassist.core.importer import ImportReport
+from mediaassist.core.import_process import ImportReading
 from mediaassist.runtime import Runtime
 from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.core_texts import translated
@@ -62,20 +62,26 @@ class ImportController(QObject):
 
     def _finished(self, dialog: ImportPreviewDialog, result: int) -> None:
         self.dialog = None
-        report = dialog.report
-        if result == ImportPreviewDialog.DialogCode.Accepted and report and report.tasks:
+        preview = dialog.preview
+        accepted = result == ImportPreviewDialog.DialogCode.Accepted and preview is not None and preview.task_count
+        reading = dialog.take_reading() if accepted else None
+        dialog.close_reading()
+        if reading is not None:
             if dialog.default_model:
                 self.settings.setValue("import/default_model", dialog.default_model)
-            self.jobs.spawn(self._enqueue(report),
+            self.jobs.spawn(self._enqueue(reading),
                             lambda exc: self.message.emit(tr("Import failed"), translated(str(exc))),
                             finish_on_quit=True)
         dialog.deleteLater()
         self._next()
 
-    async def _enqueue(self, report: ImportReport) -> None:
-        outcome = await self.rt.enqueue_report_in_steps(report)
-        message = tr("{n} tasks enqueued as {batch}").format(n=len(outcome.inserted), batch=outcome.batch_id)
-        if outcome.skipped:
-            message += tr("; {n} task ids were already in the queue and were skipped").format(n=len(outcome.skipped))
+    async def _enqueue(self, reading: ImportReading) -> None:
+        try:  # the scheduler looks at once: the first tasks may run while the rest arrive
+            batch = await reading.enqueue(lambda _inserted: self.rt.scheduler.wake())
+        finally:
+            reading.close()
+        message = tr("{n} tasks enqueued as {batch}").format(n=batch.inserted, batch=batch.batch_id)
+        if batch.skipped:
+            message += tr("; {n} task ids were already in the queue and were skipped").format(n=batch.skipped)
         self.notice.emit(tr("Imported"), message)
-        self.imported.emit(outcome.batch_id, len(outcome.inserted))
+        self.imported.emit(batch.batch_id, batch.inserted)

@@ -291,7 +291,7 @@ async def import_lag(window: MainWindow, rows: int, idle_p99: float, profile: bo
             previewing.enable()
         started = time.perf_counter()
         window.open_files([path])
-        await until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+        await until(lambda: window.importer.dialog is not None and window.importer.dialog.preview is not None)
         preview_s = time.perf_counter() - started
         profiled(previewing, f"preview of {rows:,} rows")
         if stalls is not None:

@@ -79,7 +79,7 @@ async def accept_import(window: MainWindow, path: Path, model: str | None = None
     dialog = window.importer.dialog
     if model is not None:
         dialog.model_box.setCurrentIndex(dialog.model_box.findData(model))
-        await until(lambda: dialog.report is not None and dialog.import_button.isEnabled())
+        await until(lambda: dialog.preview is not None and dialog.import_button.isEnabled())
     dialog.import_button.click()
     await until(lambda: window.importer.dialog is None)
 
@@ -131,13 +131,13 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     save(window, f"{language}-accounts")
     window.tabs.setCurrentIndex(0)
     window.open_files([EXAMPLES / "image-to-video.csv"])
-    await until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+    await until(lambda: window.importer.dialog is not None and window.importer.dialog.preview is not None)
     await asyncio.sleep(0.8)
     save(window.importer.dialog, f"{language}-import")
     window.importer.dialog.reject()
     await until(lambda: window.importer.dialog is None)
     window.open_files([EXAMPLES / "bad-rows.csv"])
-    await until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+    await until(lambda: window.importer.dialog is not None and window.importer.dialog.preview is not None)
     await asyncio.sleep(0.3)
     save(window.importer.dialog, f"{language}-import-errors")
     window.importer.dialog.reject()

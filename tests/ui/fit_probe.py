@@ -104,7 +104,7 @@ class Probe:
         await self.dialog("settings", window.settings_dialog)
         window.open_files([write_batch(self.workdir)])
         for _ in range(200):
-            if window.importer.dialog is not None and window.importer.dialog.report is not None:
+            if window.importer.dialog is not None and window.importer.dialog.preview is not None:
                 break
             await asyncio.sleep(0.05)
         await self.dialog("import preview", window.importer.dialog)

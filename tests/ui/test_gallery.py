@@ -388,7 +388,7 @@ async def test_import_preview_shows_input_thumbnails_and_file_errors_by_row(tmp_
                          "i2v,gone,frames/missing.png,frames/day.png\n"
                          "i2v,text,frames/notes.png,https://example.com/last.png\n")
         window.open_files([batch])
-        await wait_until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+        await wait_until(lambda: window.importer.dialog is not None and window.importer.dialog.preview is not None)
         dialog = window.importer.dialog
         assert dialog.good_rows.rowCount() == 1 and not dialog.good_rows.isColumnHidden(2)
         assert dialog.good_rows.item(0, 2).text() == "first_frame: dawn.png · last_frame: day.png"

@@ -243,7 +243,7 @@ async def test_a_10000_row_file_previews_and_imports_while_the_loop_runs(running
     at_open = ticks
     dialog = await previewed(window)
     assert ticks > at_open  # the loop ran while the file was read
-    assert dialog.report is not None and len(dialog.report.tasks) == 10_000
+    assert dialog.preview is not None and dialog.preview.task_count == 10_000
     assert dialog.good_rows.rowCount() == 200 and dialog.good_rows.item(0, PROMPT_COLUMN).text() == "p 0"
     dialog.import_button.click()
     at_click = ticks

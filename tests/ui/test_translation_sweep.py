@@ -208,7 +208,7 @@ async def sweep_every_state(app: App, tmp_path: Path) -> None:
     batch = tmp_path / "batch.csv"
     batch.write_text("model,prompt\nwriter,写点什么\nnosuchmodel,写点什么\nwriter,\n", encoding="utf-8")
     window.open_files([batch])
-    await wait_until(lambda: window.importer.dialog is not None and window.importer.dialog.report is not None)
+    await wait_until(lambda: window.importer.dialog is not None and window.importer.dialog.preview is not None)
     dialog = window.importer.dialog
     for tab in range(dialog.tabs.count()):
         dialog.tabs.setCurrentIndex(tab)

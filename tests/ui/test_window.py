@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 import pytest_asyncio
 from openpyxl import Workbook, load_workbook
@@ -133,8 +134,8 @@ async def test_drop_each_format_previews_then_enqueues_good_rows(app: App, tmp_p
     app.window.lanes.toggle_pause_all()  # keep rows pending so the counts below are stable
     assert drop(app.window, path)
     dialog = await previewed(app.window)
-    assert dialog.report is not None
-    assert (len(dialog.report.tasks), len(dialog.report.errors)) == (good, 0 if bad_row is None else 1)
+    assert dialog.preview is not None, dialog.summary.text()
+    assert (dialog.preview.task_count, dialog.preview.error_count) == (good, 0 if bad_row is None else 1)
     if bad_row is not None:
         assert dialog.bad_rows.item(0, 0).text() == str(bad_row)
         assert "nosuchmodel" in dialog.bad_rows.item(0, 1).text()
@@ -168,11 +169,11 @@ async def test_txt_needs_a_model_and_the_choice_rereads(app: App, tmp_path: Path
     dialog.model_box.setCurrentIndex(0)  # "(from the file)": a TXT file has none
     assert not dialog.import_button.isEnabled()  # until the new reading is done, and after
     dialog = await previewed(app.window)
-    assert dialog.report is None and not dialog.import_button.isEnabled()
+    assert dialog.preview is None and not dialog.import_button.isEnabled()
     assert "TXT" in dialog.summary.text()
     dialog.model_box.setCurrentIndex(dialog.model_box.findData("video"))
     dialog = await previewed(app.window)
-    assert {t.model for t in dialog.report.tasks} == {"video"}
+    assert dialog.preview is not None and {t.model for t in dialog.preview.tasks} == {"video"}
     dialog.reject()
 
 
@@ -458,20 +459,26 @@ async def test_detail_shows_markup_in_ids_and_errors_as_text(app: App) -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_reader_crash_shows_as_an_error_in_the_preview(
-        app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def crash(*_args: object) -> None:  # a reader bug, not a bad file: the drop must survive it
-        raise RecursionError("maximum recursion depth exceeded")
-
-    monkeypatch.setattr("mediaassist.runtime.read_task_file", crash)
-    tasks = tmp_path / "tasks.json"
-    tasks.write_text('[{"model": "writer", "prompt": "x"}]')
+async def test_a_reader_process_that_dies_shows_as_an_error_and_the_window_goes_on(app: App, tmp_path: Path) -> None:
+    """The file is read by a child process; one killed mid-read (the OOM killer, say) is an
+    error in the preview, not a hang, and the next drop reads again."""
+    tasks = tmp_path / "big.csv"
+    tasks.write_text("model,prompt\n" + "".join(f"writer,prompt {i}\n" for i in range(300_000)))
     assert drop(app.window, tasks)
+    await wait_until(lambda: bool(psutil.Process().children()))
+    for child in psutil.Process().children():
+        child.kill()
     dialog = await previewed(app.window)
-    assert dialog.report is None
-    assert "Cannot read" in dialog.summary.text() and "RecursionError" in dialog.summary.text()
-    assert not dialog.import_button.isEnabled()
+    assert dialog.preview is None and not dialog.import_button.isEnabled()
+    assert "Cannot read" in dialog.summary.text() and "ended early" in dialog.summary.text()
     dialog.reject()
+    small = tmp_path / "small.csv"
+    small.write_text("model,prompt\nwriter,one\n")
+    assert drop(app.window, small)
+    dialog = await previewed(app.window)
+    assert dialog.preview is not None and dialog.preview.task_count == 1
+    dialog.reject()
+    await wait_until(lambda: not psutil.Process().children())  # a closed preview leaves no process
 
 
 @pytest.mark.asyncio

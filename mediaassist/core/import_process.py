@@ -1,0 +1,280 @@
+"""A task file read, and then enqueued, by a child process: the window's import.
+
+Parsing and validating 100,000 rows is seconds of Python. In a thread of the window's process it
+competes for the GIL with the loop, and every call from Qt into Python (each cell a view paints,
+each timer) waits for its turn: the loop lagged 100-400 ms however the work was cut up. A child
+process has a GIL of its own.
+
+Only what the preview shows comes back (counts, the first rows and errors): a pickled
+100,000-task report takes ~0.8 s to unpickle, all of it holding the GIL. So the child that read
+the file is also the one that enqueues it, one short transaction at a time, pausing after each
+as long as it held the store's write lock, so the window's own writes get their turn.
+
+The protocol: pickled messages; the request, then at most one "enqueue", on the child's stdin;
+replies on its stdout. End of stdin ends a child that is not enqueuing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Literal, TypeVar
+
+from mediaassist.core.config import AppConfig
+from mediaassist.core.errors import ImportFileError, StorageFault
+from mediaassist.core.importer import ImportReport, RowError, derive_missing_ids, new_batch_id, read_task_file
+from mediaassist.core.secrets import redact
+from mediaassist.core.store import NewTask, Store
+
+PREVIEW_ROWS = 200  # the good rows and the bad rows a preview shows: a preview, not a copy
+# One step's CPU, and the fewest, first and most rows of a step: a fixed 500 rows cost ~15 ms
+# on a 100k-task store and ~10x that once its pages are cold or the box is loaded.
+STEP_BUDGET_S = 0.005
+STEP_ROWS = (50, 100, 2000)
+ENQUEUE = "enqueue"
+# Not ``-m``: run as __main__, the child's replies would unpickle as classes of __main__.
+_CHILD_MAIN = "from mediaassist.core.import_process import main; raise SystemExit(main())"
+T = TypeVar("T")
+
+FailureKind = Literal["file", "unreadable", "store", "bug"]
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    path: Path
+    config: AppConfig
+    store_location: Path | str  # the store the window uses: the stored ids are skipped
+    default_model: str | None = None
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    total_rows: int
+    task_count: int
+    error_count: int
+    tasks: list[NewTask]  # the first PREVIEW_ROWS good rows
+    errors: list[RowError]  # the first PREVIEW_ROWS bad rows
+    warnings: list[str]
+    any_inputs: bool  # some good row names input files
+    stored: int  # good rows the store already has: skipped, not run twice
+
+
+@dataclass(frozen=True)
+class ImportedBatch:
+    batch_id: str
+    inserted: int
+    skipped: int
+
+
+@dataclass(frozen=True)
+class Progress:
+    inserted: int  # so far
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The child's reply for an ``ImportFailed`` (an exception with its own arguments does not
+    survive pickling)."""
+
+    kind: FailureKind
+    text: str
+    detail: str = ""
+
+
+class ImportFailed(Exception):
+    """Reading or enqueuing stopped. ``kind``: "file" (the file cannot be imported; the text is
+    the importer's), "unreadable" (the OS refused it; the text is its reason), "store" (the
+    store refused; its one-line fault) or "bug" (anything else, the text is its type and message)."""
+
+    def __init__(self, kind: FailureKind, text: str, detail: str = "") -> None:
+        super().__init__(text)
+        self.kind = kind
+        self.detail = detail  # a bug's traceback, for the log
+
+
+# --- the window's side ------------------------------------------------------------------------
+
+class ImportReading:
+    """One child process reading one file: ``await preview()``, then ``await enqueue()`` or
+    ``close()``. ``close`` ends a child that is still reading; one that is enqueuing finishes."""
+
+    def __init__(self, request: ReadRequest) -> None:
+        self._request = request
+        self._child = subprocess.Popen([sys.executable, "-c", _CHILD_MAIN], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, close_fds=True)
+        assert self._child.stdin is not None and self._child.stdout is not None
+        self._requests, self._replies = self._child.stdin, self._child.stdout
+        self._enqueuing = False
+
+    async def preview(self) -> ImportPreview:
+        # In a thread: a config bigger than the pipe's buffer waits for the child to start reading.
+        await asyncio.to_thread(self._send, self._request)
+        reply = await self._reply()
+        if not isinstance(reply, ImportPreview):
+            raise ImportFailed("bug", f"unexpected reply {type(reply).__name__}")
+        return reply
+
+    async def enqueue(self, on_progress: Callable[[int], object]) -> ImportedBatch:
+        """Enqueue the read tasks as one batch; ``on_progress(inserted so far)`` after each step."""
+        self._enqueuing = True
+        self._send(ENQUEUE)
+        try:
+            while isinstance(reply := await self._reply(), Progress):
+                on_progress(reply.inserted)
+        finally:
+            self._enqueuing = False
+        if not isinstance(reply, ImportedBatch):
+            raise ImportFailed("bug", f"unexpected reply {type(reply).__name__}")
+        return reply
+
+    def close(self) -> None:
+        """End the child unless it is enqueuing (the operator asked for that batch); reaped in a
+        thread, so closing never waits."""
+        with contextlib.suppress(OSError):
+            self._requests.close()
+        if not self._enqueuing and self._child.poll() is None:
+            self._child.kill()
+        threading.Thread(target=self._reap, name="import-reaper", daemon=True).start()
+
+    def _reap(self) -> None:
+        self._child.wait()
+        self._replies.close()
+
+    def _send(self, message: object) -> None:
+        try:
+            pickle.dump(message, self._requests)
+            self._requests.flush()
+        except OSError:
+            pass  # the child has ended: the next reply says how
+
+    async def _reply(self) -> object:
+        try:
+            reply = await asyncio.to_thread(pickle.load, self._replies)
+        except (EOFError, OSError, ValueError):  # ValueError: our side was closed
+            code = await asyncio.to_thread(self._child.wait)
+            raise ImportFailed("bug", f"the import process ended early (exit code {code})") from None
+        except Exception as exc:  # a reply cut short or not ours
+            raise ImportFailed("bug", f"unreadable reply from the import process ({type(exc).__name__}: {exc})",
+                               traceback.format_exc()) from None
+        if isinstance(reply, Failure):  # the child knows no key: they are masked here
+            raise ImportFailed(reply.kind, redact(reply.text), redact(reply.detail))
+        return reply
+
+
+# --- the child's side -------------------------------------------------------------------------
+
+def in_budgeted_steps(items: Sequence[T], step: Callable[[Sequence[T]], object],
+                      pause: Callable[[float], object] = time.sleep) -> None:
+    """``step`` over slices of ``items``, each sized from the CPU the last one took per item
+    (thread time: waiting for a core on a loaded box is no cost of ours) so that a step stays
+    near STEP_BUDGET_S; after each, ``pause(seconds the step took)`` -- the write lock is then
+    free as long as it was held."""
+    fewest, size, most = STEP_ROWS
+    start = 0
+    while start < len(items):
+        chunk = items[start:start + size]
+        began, began_cpu = time.perf_counter(), time.thread_time()
+        step(chunk)
+        spent = time.thread_time() - began_cpu
+        start += len(chunk)
+        per_item = spent / len(chunk)
+        size = most if per_item <= 0 else max(fewest, min(most, int(STEP_BUDGET_S / per_item)))
+        pause(time.perf_counter() - began)
+
+
+def stored_count(store: Store, report: ImportReport) -> int:
+    """How many of the report's tasks the store already has."""
+    ids = [task.task_id for task in report.tasks if task.task_id]
+    missing: list[str] = []
+    in_budgeted_steps(ids, lambda chunk: missing.extend(store.missing(list(chunk))), pause=lambda _s: None)
+    return len(ids) - len(missing)
+
+
+def enqueue_in_steps(store: Store, report: ImportReport, on_progress: Callable[[int], object]) -> ImportedBatch:
+    """The report's tasks as one batch with one creation time, a short transaction at a time."""
+    batch_id = new_batch_id(report.source)
+    created_at = store.now()
+    counts = [0, 0]
+
+    def step(chunk: Sequence[NewTask]) -> None:
+        inserted, skipped = store.enqueue(batch_id, chunk, created_at=created_at)
+        counts[0] += len(inserted)
+        counts[1] += len(skipped)
+        on_progress(counts[0])
+
+    in_budgeted_steps(report.tasks, step)
+    return ImportedBatch(batch_id, counts[0], counts[1])
+
+
+def preview_of(report: ImportReport, stored: int) -> ImportPreview:
+    return ImportPreview(
+        total_rows=report.total_rows, task_count=len(report.tasks), error_count=len(report.errors),
+        tasks=report.tasks[:PREVIEW_ROWS], errors=report.errors[:PREVIEW_ROWS], warnings=report.warnings,
+        any_inputs=any(task.inputs for task in report.tasks), stored=stored)
+
+
+def _failure(exc: Exception) -> Failure:
+    if isinstance(exc, ImportFileError):
+        return Failure("file", str(exc))
+    if isinstance(exc, StorageFault):  # a full disk, a read-only or unreachable store
+        return Failure("store", str(exc))
+    if isinstance(exc, OSError):
+        return Failure("unreadable", str(exc.strerror or exc))
+    return Failure("bug", f"{type(exc).__name__}: {exc}", "".join(traceback.format_exception(exc)))
+
+
+class _Replies:
+    """Pickled replies to the window; once it has gone, the rest are dropped (an import under
+    way still finishes: the operator asked for that batch)."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out: IO[bytes] | None = out
+
+    def send(self, message: object) -> None:
+        if self.out is None:
+            return
+        try:
+            pickle.dump(message, self.out)
+            self.out.flush()
+        except OSError:
+            self.out = None
+
+
+def serve(requests: IO[bytes], replies: _Replies) -> None:
+    request: ReadRequest = pickle.load(requests)
+    try:
+        report = read_task_file(request.path, request.config, request.default_model)
+        derive_missing_ids(report)
+        store = Store(request.store_location)
+    except Exception as exc:
+        replies.send(_failure(exc))
+        return
+    try:
+        replies.send(preview_of(report, stored_count(store, report)))
+        try:
+            command: Any = pickle.load(requests)
+        except EOFError:
+            return  # closed without importing
+        if command == ENQUEUE:
+            replies.send(enqueue_in_steps(store, report, lambda n: replies.send(Progress(n))))
+    except Exception as exc:
+        replies.send(_failure(exc))
+    finally:
+        store.close()
+
+
+def main() -> int:
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print must not corrupt the replies
+    serve(sys.stdin.buffer, _Replies(replies))
+    return 0
