@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import threading
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,8 +11,6 @@ from mediaassist.core.errors import ErrorKind
 from mediaassist.core.progress import BatchProgress, EtaSmoother, ServiceTimes, estimate
 from mediaassist.core.queries import Queries, TaskFilter, TaskOrder
 from mediaassist.core.store import NewTask, Store
-from mediaassist.runtime import Runtime, RuntimeOptions
-from tests.helpers import sim_config_text, write_config, write_csv
 
 
 @dataclass
@@ -118,30 +112,3 @@ def test_text_filter_treats_wildcards_as_text(store: Store) -> None:
     queries = Queries(store)
     assert queries.task_ids(TaskFilter(text="pct_"), TaskOrder()) == ["pct_000", "pct_001"]
     assert queries.task_ids(TaskFilter(text="%"), TaskOrder()) == []
-
-
-@pytest.mark.asyncio
-async def test_window_import_in_steps_is_one_batch_with_one_creation_time(tmp_path: Path) -> None:
-    config = write_config(tmp_path / "config.toml", sim_config_text())
-    csv_path = write_csv(tmp_path / "many.csv", [{"task_id": f"r{i:05d}", "model": "writer", "prompt": f"p {i}"}
-                                                  for i in range(1234)])
-    async with Runtime(RuntimeOptions(config_path=config, data_dir=tmp_path / "data")) as rt:
-        writers: set[int] = set()  # the threads the store's writes of the import ran in
-        enqueue = rt.store.enqueue
-
-        def recorded(*args: Any, **kwargs: Any) -> tuple[list[str], list[str]]:
-            writers.add(threading.get_ident())
-            return enqueue(*args, **kwargs)
-
-        rt.store.enqueue = recorded  # type: ignore[method-assign]
-        report = await asyncio.to_thread(rt.read_import, csv_path, None)
-        assert await rt.count_stored(report) == 0
-        outcome = await rt.enqueue_report_in_steps(report)
-        assert len(outcome.inserted) == 1234 and outcome.skipped == []
-        assert writers and threading.get_ident() not in writers  # off the loop the window runs on
-        tasks = rt.store.tasks()
-        assert {t.batch_id for t in tasks} == {outcome.batch_id} and len({t.created_at for t in tasks}) == 1
-        again = await asyncio.to_thread(rt.read_import, csv_path, None)
-        assert await rt.count_stored(again) == 1234
-        second = await rt.enqueue_report_in_steps(again)
-        assert second.inserted == [] and len(second.skipped) == 1234

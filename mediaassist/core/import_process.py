@@ -10,8 +10,13 @@ Only what the preview shows comes back (counts, the first rows and errors): a pi
 the file is also the one that enqueues it, one short transaction at a time, pausing after each
 as long as it held the store's write lock, so the window's own writes get their turn.
 
-The protocol: pickled messages; the request, then at most one "enqueue", on the child's stdin;
-replies on its stdout. End of stdin ends a child that is not enqueuing.
+Enqueuing goes in lockstep with the window's loop, as it did in a thread: after each step the
+child waits for the window's go, which the loop sends once it has had a turn -- so the
+scheduler's writes find the write lock free between steps instead of meeting the next one.
+
+The protocol: pickled messages; the request, then at most one "enqueue" and the "next" after
+each step, on the child's stdin; replies on its stdout. End of stdin ends a child that is not
+enqueuing; one that is enqueuing goes on alone, pausing after each step as long as it took.
 """
 
 from __future__ import annotations
@@ -42,11 +47,14 @@ PREVIEW_ROWS = 200  # the good rows and the bad rows a preview shows: a preview,
 STEP_BUDGET_S = 0.005
 STEP_ROWS = (50, 100, 2000)
 ENQUEUE = "enqueue"
+NEXT_STEP = "next"  # the window's go for the next step, sent after its loop has had a turn
 # Not ``-m``: run as __main__, the child's replies would unpickle as classes of __main__.
 _CHILD_MAIN = "from mediaassist.core.import_process import main; raise SystemExit(main())"
+# Where this mediaassist was imported from: the child imports the very same one.
+_IMPORT_ROOT = str(Path(__file__).resolve().parents[2])
 T = TypeVar("T")
 
-FailureKind = Literal["file", "unreadable", "store", "bug"]
+FailureKind = Literal["file", "store", "bug"]
 
 
 @dataclass(frozen=True)
@@ -92,9 +100,9 @@ class Failure:
 
 
 class ImportFailed(Exception):
-    """Reading or enqueuing stopped. ``kind``: "file" (the file cannot be imported; the text is
-    the importer's), "unreadable" (the OS refused it; the text is its reason), "store" (the
-    store refused; its one-line fault) or "bug" (anything else, the text is its type and message)."""
+    """Reading or enqueuing stopped. ``kind``: "file" (the file cannot be imported; the text,
+    the importer's, names it), "store" (the store refused; its one-line fault) or "bug"
+    (anything else: the text is its type and message)."""
 
     def __init__(self, kind: FailureKind, text: str, detail: str = "") -> None:
         super().__init__(text)
@@ -110,11 +118,15 @@ class ImportReading:
 
     def __init__(self, request: ReadRequest) -> None:
         self._request = request
-        self._child = subprocess.Popen([sys.executable, "-c", _CHILD_MAIN], stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, close_fds=True)
+        # -P: not the current folder first on the child's path, where a folder named
+        # "mediaassist" (an old checkout, say) would be imported instead.
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [_IMPORT_ROOT, os.environ.get("PYTHONPATH")])))
+        self._child = subprocess.Popen([sys.executable, "-P", "-c", _CHILD_MAIN], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, close_fds=True, env=env)
         assert self._child.stdin is not None and self._child.stdout is not None
         self._requests, self._replies = self._child.stdin, self._child.stdout
         self._enqueuing = False
+        self._closed = False
 
     async def preview(self) -> ImportPreview:
         # In a thread: a config bigger than the pipe's buffer waits for the child to start reading.
@@ -131,31 +143,40 @@ class ImportReading:
         try:
             while isinstance(reply := await self._reply(), Progress):
                 on_progress(reply.inserted)
+                await asyncio.sleep(0)  # the loop's turn (its own writes) before the next step
+                self._send(NEXT_STEP)
         finally:
             self._enqueuing = False
+            if self._closed:
+                self._end()
         if not isinstance(reply, ImportedBatch):
             raise ImportFailed("bug", f"unexpected reply {type(reply).__name__}")
         return reply
 
     def close(self) -> None:
-        """End the child unless it is enqueuing (the operator asked for that batch); reaped in a
-        thread, so closing never waits."""
+        """End the child, unless it is enqueuing: the operator asked for that batch, so it goes
+        on alone, and ``enqueue`` ends it once it is done. Never waits."""
+        self._closed = True
         with contextlib.suppress(OSError):
             self._requests.close()
-        if not self._enqueuing and self._child.poll() is None:
+        if not self._enqueuing:
+            self._end()
+
+    def _end(self) -> None:
+        if self._child.poll() is None:
             self._child.kill()
         threading.Thread(target=self._reap, name="import-reaper", daemon=True).start()
 
     def _reap(self) -> None:
         self._child.wait()
-        self._replies.close()
+        self._replies.close()  # after the child's end: a reader thread still waiting gets EOF first
 
     def _send(self, message: object) -> None:
         try:
             pickle.dump(message, self._requests)
             self._requests.flush()
-        except OSError:
-            pass  # the child has ended: the next reply says how
+        except (OSError, ValueError):  # ValueError: closed on our side
+            pass  # the child has ended, or goes on alone: the next reply says how
 
     async def _reply(self) -> object:
         try:
@@ -174,11 +195,10 @@ class ImportReading:
 # --- the child's side -------------------------------------------------------------------------
 
 def in_budgeted_steps(items: Sequence[T], step: Callable[[Sequence[T]], object],
-                      pause: Callable[[float], object] = time.sleep) -> None:
+                      between: Callable[[float], object] = lambda _took: None) -> None:
     """``step`` over slices of ``items``, each sized from the CPU the last one took per item
     (thread time: waiting for a core on a loaded box is no cost of ours) so that a step stays
-    near STEP_BUDGET_S; after each, ``pause(seconds the step took)`` -- the write lock is then
-    free as long as it was held."""
+    near STEP_BUDGET_S; after each but the last, ``between(seconds the step took)``."""
     fewest, size, most = STEP_ROWS
     start = 0
     while start < len(items):
@@ -189,19 +209,22 @@ def in_budgeted_steps(items: Sequence[T], step: Callable[[Sequence[T]], object],
         start += len(chunk)
         per_item = spent / len(chunk)
         size = most if per_item <= 0 else max(fewest, min(most, int(STEP_BUDGET_S / per_item)))
-        pause(time.perf_counter() - began)
+        if start < len(items):
+            between(time.perf_counter() - began)
 
 
 def stored_count(store: Store, report: ImportReport) -> int:
     """How many of the report's tasks the store already has."""
     ids = [task.task_id for task in report.tasks if task.task_id]
     missing: list[str] = []
-    in_budgeted_steps(ids, lambda chunk: missing.extend(store.missing(list(chunk))), pause=lambda _s: None)
+    in_budgeted_steps(ids, lambda chunk: missing.extend(store.missing(list(chunk))))
     return len(ids) - len(missing)
 
 
-def enqueue_in_steps(store: Store, report: ImportReport, on_progress: Callable[[int], object]) -> ImportedBatch:
-    """The report's tasks as one batch with one creation time, a short transaction at a time."""
+def enqueue_in_steps(store: Store, report: ImportReport, on_progress: Callable[[int], object],
+                     between: Callable[[float], object]) -> ImportedBatch:
+    """The report's tasks as one batch with one creation time, a short transaction at a time:
+    ``on_progress(inserted so far)`` after each, then ``between(seconds it took)``."""
     batch_id = new_batch_id(report.source)
     created_at = store.now()
     counts = [0, 0]
@@ -212,7 +235,7 @@ def enqueue_in_steps(store: Store, report: ImportReport, on_progress: Callable[[
         counts[1] += len(skipped)
         on_progress(counts[0])
 
-    in_budgeted_steps(report.tasks, step)
+    in_budgeted_steps(report.tasks, step, between)
     return ImportedBatch(batch_id, counts[0], counts[1])
 
 
@@ -228,47 +251,65 @@ def _failure(exc: Exception) -> Failure:
         return Failure("file", str(exc))
     if isinstance(exc, StorageFault):  # a full disk, a read-only or unreachable store
         return Failure("store", str(exc))
-    if isinstance(exc, OSError):
-        return Failure("unreadable", str(exc.strerror or exc))
+    if isinstance(exc, OSError):  # the file, gone or changed since the importer read it
+        return Failure("file", f"{getattr(exc, 'filename', None) or ''}: cannot read the file "
+                               f"({exc.strerror or exc})".lstrip(": "))
     return Failure("bug", f"{type(exc).__name__}: {exc}", "".join(traceback.format_exception(exc)))
 
 
-class _Replies:
-    """Pickled replies to the window; once it has gone, the rest are dropped (an import under
-    way still finishes: the operator asked for that batch)."""
+class _Window:
+    """The child's link to the window. Once the window has closed its side, steps no longer wait
+    for its go, and once it has gone, replies are dropped: an import under way still finishes
+    (the operator asked for it)."""
 
-    def __init__(self, out: IO[bytes]) -> None:
-        self.out: IO[bytes] | None = out
+    def __init__(self, requests: IO[bytes], replies: IO[bytes]) -> None:
+        self.requests = requests
+        self.replies: IO[bytes] | None = replies
+        self.alone = False
+
+    def receive(self) -> Any:
+        """The window's next message; EOFError once it has gone."""
+        return pickle.load(self.requests)
 
     def send(self, message: object) -> None:
-        if self.out is None:
+        if self.replies is None:
             return
         try:
-            pickle.dump(message, self.out)
-            self.out.flush()
+            pickle.dump(message, self.replies)
+            self.replies.flush()
         except OSError:
-            self.out = None
+            self.replies = None
+
+    def wait_for_next_step(self, took: float) -> None:
+        if not self.alone:
+            try:
+                if self.receive() == NEXT_STEP:
+                    return
+            except EOFError:
+                self.alone = True
+        time.sleep(took)  # alone: the lock is free as long as it was held
 
 
-def serve(requests: IO[bytes], replies: _Replies) -> None:
-    request: ReadRequest = pickle.load(requests)
+def serve(window: _Window) -> None:
+    request: ReadRequest = window.receive()
     try:
         report = read_task_file(request.path, request.config, request.default_model)
         derive_missing_ids(report)
         store = Store(request.store_location)
     except Exception as exc:
-        replies.send(_failure(exc))
+        window.send(_failure(exc))
         return
     try:
-        replies.send(preview_of(report, stored_count(store, report)))
+        window.send(preview_of(report, stored_count(store, report)))
         try:
-            command: Any = pickle.load(requests)
+            command = window.receive()
         except EOFError:
             return  # closed without importing
         if command == ENQUEUE:
-            replies.send(enqueue_in_steps(store, report, lambda n: replies.send(Progress(n))))
+            window.send(enqueue_in_steps(store, report, lambda n: window.send(Progress(n)),
+                                         window.wait_for_next_step))
     except Exception as exc:
-        replies.send(_failure(exc))
+        window.send(_failure(exc))
     finally:
         store.close()
 
@@ -276,5 +317,5 @@ def serve(requests: IO[bytes], replies: _Replies) -> None:
 def main() -> int:
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print must not corrupt the replies
-    serve(sys.stdin.buffer, _Replies(replies))
+    serve(_Window(sys.stdin.buffer, replies))
     return 0
