@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 os.environ.setdefault("QT_API", "pyside6")  # qasync picks its binding from this (qasync #23)
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import QApplication
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import is_demo_dir
 from mediaassist.runtime import Runtime, RuntimeOptions
+from mediaassist.ui.core_texts import compile_catalogues
 from mediaassist.ui.i18n import Translations
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.settings import apply_saved
@@ -28,12 +30,13 @@ log = logging.getLogger("mediaassist.ui")
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
 
 DEMO_SETTINGS = "ui.ini"
-# The window reads in threads (the table's keys, the counts, import files). A thread doing Python
+# The window reads in threads (the table's keys, the counts, exports). A thread doing Python
 # work keeps the GIL for up to the switch interval (5 ms by default) each time the loop's thread
 # asks for it back -- after every SQLite call and stat() -- so a scheduler pass of ~20 such calls
 # waited ~100 ms while a 100k-row sort was read. Handing the GIL over sooner bounds that wait:
-# 0.5 ms took that pass to ~17 ms; 0.1 ms roughly halved the lag while a 100,000-row file is
-# previewed (p99 249-420 -> 103-174 ms in bench_ui.py A/B runs; README).
+# 0.5 ms took that pass to ~17 ms; 0.1 ms roughly halved the lag while a 100,000-row file was
+# previewed in a thread (p99 249-420 -> 103-174 ms in bench_ui.py A/B runs; README), before
+# import files went to a child process of their own.
 GIL_SWITCH_INTERVAL_S = 0.0001
 
 
@@ -64,6 +67,7 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
 
     ``on_window(window)`` is called once the window shows (tests and the screenshot script)."""
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    threading.Thread(target=compile_catalogues, name="catalogues", daemon=True).start()
     translations = Translations()
     async with Runtime(options) as rt:
         # The window's own choice (settings dialog) wins; else the config's [app] language.
