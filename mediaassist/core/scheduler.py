@@ -572,12 +572,13 @@ class Scheduler:
         return None
 
     # --- waiting for batches ---------------------------------------------------------------
-    def blocked_lanes(self) -> dict[str, str]:
-        """Lanes that cannot take work right now, with the reason (paused, disabled, login)."""
+    def blocked_lanes(self, accounts: list[Account] | None = None) -> dict[str, str]:
+        """Lanes that cannot take work right now, with the reason (paused, disabled, login).
+        ``accounts``: the store's, when the caller has just read them."""
         blocked = dict(self.store.paused_lanes())
-        accounts = {a.name: a for a in self.store.accounts()}
+        by_name = {a.name: a for a in (self.store.accounts() if accounts is None else accounts)}
         for lane in self.lanes.values():
-            why = _account_blocked(accounts.get(lane.account or ""))
+            why = _account_blocked(by_name.get(lane.account or ""))
             if lane.account is not None and why:
                 blocked.setdefault(lane.name, why)
         return {name: why for name, why in blocked.items() if name in self.lanes}
@@ -601,11 +602,12 @@ class Scheduler:
     def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
         """No task of the batches runs, and none pending can be taken here or by an account
         that lives on another machine at work on the store now."""
-        blocked = self.blocked_lanes()
+        accounts = self.store.accounts()  # one read for both questions, every tick of a wait
+        blocked = self.blocked_lanes(accounts)
         open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked]
         routes = {lane.route for lane in open_lanes}
         accounts_ok = {lane.account for lane in open_lanes}
-        for acct in self._accounts_on_other_hosts_present(batch_ids):
+        for acct in self._accounts_on_other_hosts_present(accounts, batch_ids):
             routes.add(f"web:{acct.site}")
             accounts_ok.add(acct.name)
         for (route, account, pinned, state), _n in self.store.batch_counts(batch_ids).items():
@@ -615,9 +617,9 @@ class Scheduler:
                 return False
         return True
 
-    def _accounts_on_other_hosts_present(self, batch_ids: list[str]) -> list[Account]:
+    def _accounts_on_other_hosts_present(self, accounts: list[Account], batch_ids: list[str]) -> list[Account]:
         """Usable accounts bound to another machine that has a process at work on the batches."""
-        elsewhere = [a for a in self.store.accounts() if a.host not in (None, host_id())
+        elsewhere = [a for a in accounts if a.host not in (None, host_id())
                      and a.enabled and a.login_state != "needs_login"]
         if not elsewhere:
             return []
