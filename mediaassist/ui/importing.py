@@ -19,11 +19,13 @@ from mediaassist.ui.import_dialog import ImportPreviewDialog
 class ImportController(QObject):
     """Signals:
         imported(str, int): a batch id and how many of its tasks were new.
+        progress(str): a line for the status bar while a batch is enqueued.
         notice(str, str): a title and a line for the tray / status bar.
         message(str, str): a title and a text the operator must read.
     """
 
     imported = Signal(str, int)
+    progress = Signal(str)
     notice = Signal(str, str)
     message = Signal(str, str)
 
@@ -69,15 +71,20 @@ class ImportController(QObject):
         if reading is not None:
             if dialog.default_model:
                 self.settings.setValue("import/default_model", dialog.default_model)
-            self.jobs.spawn(self._enqueue(reading),
+            self.jobs.spawn(self._enqueue(reading, dialog.path.name, preview.task_count),
                             lambda exc: self.message.emit(tr("Import failed"), translated(str(exc))),
                             finish_on_quit=True)
         dialog.deleteLater()
         self._next()
 
-    async def _enqueue(self, reading: ImportReading) -> None:
-        try:  # the scheduler looks at once: the first tasks may run while the rest arrive
-            batch = await reading.enqueue(lambda _inserted: self.rt.scheduler.wake())
+    async def _enqueue(self, reading: ImportReading, name: str, total: int) -> None:
+        def on_progress(inserted: int) -> None:
+            self.rt.scheduler.wake()  # it looks at once: the first tasks may run while the rest arrive
+            self.progress.emit(tr("Importing {name}: {n} of {total} tasks…").format(name=name, n=inserted,
+                                                                                      total=total))
+
+        try:
+            batch = await reading.enqueue(on_progress)
         finally:
             reading.close()
         message = tr("{n} tasks enqueued as {batch}").format(n=batch.inserted, batch=batch.batch_id)

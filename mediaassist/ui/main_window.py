@@ -62,7 +62,7 @@ from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
 from mediaassist.ui.task_actions import ACTION_SHORTCUTS, ID_CHUNK, TaskActions, action_label
 from mediaassist.ui.task_model import COLUMNS, THUMB, TaskTableModel, column_label
-from mediaassist.ui.tray import Tray
+from mediaassist.ui.tray import NOTICE_MS, Tray
 
 FILTER_DELAY_MS = 300
 ROW_HEIGHT = THUMB + 4
@@ -121,6 +121,7 @@ class MainWindow(QMainWindow):
             controller.message.connect(self._message)
         self.tasks.changed.connect(self.stats.refresh_soon)
         self.importer.imported.connect(lambda _batch, _n: self._rows_added())
+        self.importer.progress.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
         self.lanes.changed.connect(self.stats.refresh_soon)
         self.stats.refreshed.connect(self._show_stats)
 

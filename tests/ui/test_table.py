@@ -245,11 +245,14 @@ async def test_a_10000_row_file_previews_and_imports_while_the_loop_runs(running
     assert ticks > at_open  # the loop ran while the file was read
     assert dialog.preview is not None and dialog.preview.task_count == 10_000
     assert dialog.good_rows.rowCount() == 200 and dialog.good_rows.item(0, PROMPT_COLUMN).text() == "p 0"
+    progress: list[str] = []
+    window.importer.progress.connect(progress.append)
     dialog.import_button.click()
     at_click = ticks
     await wait_until(lambda: len(window.jobs) == 0, timeout=60)
     ticker.cancel()
     assert ticks > at_click  # and while it was enqueued in steps
+    assert len(progress) > 1 and progress[-1] == "Importing big.csv: 10000 of 10000 tasks…"  # in the status bar
     assert len(window.store.tasks()) == 10_000
     await wait_until(lambda: window.model.rowCount() == 10_000)
     window.model.set_filter(TaskFilter(text="big0000"))

@@ -1244,6 +1244,10 @@
       <translation>原因</translation>
     </message>
     <message>
+      <source>Cannot read {path}: {reason}</source>
+      <translation>无法读取 {path}：{reason}</translation>
+    </message>
+    <message>
       <source>{good} of {total} rows are good and will be enqueued as one batch; {bad} rows have errors.</source>
       <translation>{total} 行中有 {good} 行有效，将作为一个批次加入队列；{bad} 行有错误。</translation>
     </message>
@@ -1284,10 +1288,6 @@
       <translation>注意：{w}</translation>
     </message>
     <message>
-      <source>Cannot read {path}: {reason}</source>
-      <translation>无法读取 {path}：{reason}</translation>
-    </message>
-    <message>
       <source>Import task file</source>
       <translation>导入任务文件</translation>
     </message>
@@ -1310,6 +1310,10 @@
     <message>
       <source>Import failed</source>
       <translation>导入失败</translation>
+    </message>
+    <message>
+      <source>Importing {name}: {n} of {total} tasks…</source>
+      <translation>正在导入 {name}：已加入 {n} / {total} 个任务…</translation>
     </message>
     <message>
       <source>login</source>
