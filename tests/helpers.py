@@ -139,3 +139,19 @@ def end_leftover_processes() -> None:
 
 def parse_json_output(stdout: str) -> dict[str, Any]:
     return json.loads(stdout)
+
+
+def import_children() -> list[Any]:
+    """This process's import children (``core/import_process.py``), alive or not yet reaped --
+    not the other processes a test may have started."""
+    import psutil
+
+    found = []
+    for child in psutil.Process().children():
+        try:
+            if any("mediaassist.core.import_process" in part for part in child.cmdline()):
+                found.append(child)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            pass  # gone meanwhile, or a zombie (its command line is no longer readable)
+    return found
+

@@ -9,7 +9,6 @@ import pickle
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from mediaassist.core import import_process
@@ -27,7 +26,7 @@ from mediaassist.core.import_process import (
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.store import Store
 from tests.harness import wait_until
-from tests.helpers import sim_config, write_csv
+from tests.helpers import import_children, sim_config, write_csv
 
 FEWEST, FIRST, MOST = STEP_ROWS
 
@@ -40,10 +39,6 @@ def rows_csv(path: Path, n: int, bad_every: int = 0) -> Path:
     return write_csv(path, [{"task_id": f"r{i:06d}", "prompt": f"p {i}",
                              "model": "nosuchmodel" if bad_every and i % bad_every == 0 else "writer"}
                             for i in range(n)])
-
-
-def children() -> list[psutil.Process]:
-    return psutil.Process().children()
 
 
 @pytest.mark.asyncio
@@ -102,11 +97,11 @@ async def test_closing_a_reading_ends_its_child_and_an_enqueuing_child_finishes_
     big = rows_csv(tmp_path / "big.csv", 200_000)
     abandoned = reading(big, store_location)
     preview = asyncio.ensure_future(abandoned.preview())
-    await wait_until(lambda: bool(children()))
+    await wait_until(lambda: bool(import_children()))
     abandoned.close()  # the operator changed the default model, or closed the dialog
     with pytest.raises(ImportFailed, match="ended early"):
         await preview
-    await wait_until(lambda: not children())
+    await wait_until(lambda: not import_children())
 
     path = rows_csv(tmp_path / "some.csv", 5000)
     child = reading(path, store_location)
@@ -115,7 +110,7 @@ async def test_closing_a_reading_ends_its_child_and_an_enqueuing_child_finishes_
     # window's go and still reports, and it ends once the batch is whole.
     batch = await child.enqueue(lambda _inserted: child.close())
     assert (batch.inserted, batch.skipped) == (5000, 0)
-    await wait_until(lambda: not children())
+    await wait_until(lambda: not import_children())
     store = Store(store_location)
     assert sum(store.counts().values()) == 5000
     store.close()
@@ -126,8 +121,8 @@ async def test_closing_a_reading_ends_its_child_and_an_enqueuing_child_finishes_
 async def test_a_child_killed_mid_read_is_an_error_not_a_hang(tmp_path: Path, store_location: str) -> None:
     child = reading(rows_csv(tmp_path / "big.csv", 200_000), store_location)
     preview = asyncio.ensure_future(child.preview())
-    await wait_until(lambda: bool(children()))
-    for process in children():
+    await wait_until(lambda: bool(import_children()))
+    for process in import_children():
         process.kill()
     with pytest.raises(ImportFailed, match=r"ended early \(exit code -9\)") as failed:
         await preview

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 import pytest_asyncio
 from openpyxl import Workbook, load_workbook
@@ -27,7 +26,7 @@ from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_actions import ID_CHUNK
 from mediaassist.ui.task_model import TaskFilter
 from tests.harness import wait_until
-from tests.helpers import sim_config_text
+from tests.helpers import import_children, sim_config_text
 
 
 class App:
@@ -463,10 +462,10 @@ async def test_a_reader_process_that_dies_shows_as_an_error_and_the_window_goes_
     """The file is read by a child process; one killed mid-read (the OOM killer, say) is an
     error in the preview, not a hang, and the next drop reads again."""
     tasks = tmp_path / "big.csv"
-    tasks.write_text("model,prompt\n" + "".join(f"writer,prompt {i}\n" for i in range(300_000)))
+    tasks.write_text("model,prompt\n" + "".join(f"writer,prompt {i}\n" for i in range(200_000)))
     assert drop(app.window, tasks)
-    await wait_until(lambda: bool(psutil.Process().children()))
-    for child in psutil.Process().children():
+    await wait_until(lambda: bool(import_children()))
+    for child in import_children():
         child.kill()
     dialog = await previewed(app.window)
     assert dialog.preview is None and not dialog.import_button.isEnabled()
@@ -478,7 +477,7 @@ async def test_a_reader_process_that_dies_shows_as_an_error_and_the_window_goes_
     dialog = await previewed(app.window)
     assert dialog.preview is not None and dialog.preview.task_count == 1
     dialog.reject()
-    await wait_until(lambda: not psutil.Process().children())  # a closed preview leaves no process
+    await wait_until(lambda: not import_children())  # a closed preview leaves no process
 
 
 @pytest.mark.asyncio
