@@ -65,10 +65,10 @@ class ImportController(QObject):
     def _finished(self, dialog: ImportPreviewDialog, result: int) -> None:
         self.dialog = None
         preview = dialog.preview
-        accepted = result == ImportPreviewDialog.DialogCode.Accepted and preview is not None and preview.task_count
-        reading = dialog.take_reading() if accepted else None
+        accepted = result == ImportPreviewDialog.DialogCode.Accepted
+        reading = dialog.take_reading() if accepted and preview is not None and preview.task_count else None
         dialog.close_reading()
-        if reading is not None:
+        if reading is not None and preview is not None:
             if dialog.default_model:
                 self.settings.setValue("import/default_model", dialog.default_model)
             self.jobs.spawn(self._enqueue(reading, dialog.path.name, preview.task_count),
