@@ -314,7 +314,12 @@ def serve(window: _Window) -> None:
         store.close()
 
 
+CHILD_NICENESS = 10  # background work: on a 2-core box the window's threads come first
+
+
 def main() -> int:
+    if hasattr(os, "nice"):
+        os.nice(CHILD_NICENESS)
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print must not corrupt the replies
     serve(_Window(sys.stdin.buffer, replies))
