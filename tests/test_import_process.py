@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import pickle
 import time
 from pathlib import Path
@@ -202,3 +203,15 @@ async def test_the_child_imports_this_mediaassist_not_a_folder_of_that_name_wher
     child = reading(rows_csv(tmp_path / "a.csv", 3), store_location)
     assert (await child.preview()).task_count == 3
     child.close()
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.asyncio
+async def test_a_bug_in_the_child_is_an_error_here_with_its_traceback_in_the_log(
+        tmp_path: Path, store_location: str, caplog: pytest.LogCaptureFixture) -> None:
+    child = ImportReading(ReadRequest(rows_csv(tmp_path / "a.csv", 3), None, store_location))  # type: ignore[arg-type]
+    with caplog.at_level(logging.ERROR, logger="mediaassist.import"), pytest.raises(ImportFailed) as failed:
+        await child.preview()
+    child.close()
+    assert failed.value.kind == "bug" and str(failed.value).startswith("AttributeError: ")
+    assert "the import process failed" in caplog.text and "Traceback" in caplog.text

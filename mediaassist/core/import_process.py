@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import pickle
 import subprocess
@@ -53,6 +54,8 @@ _CHILD_MAIN = "from mediaassist.core.import_process import main; raise SystemExi
 # Where this mediaassist was imported from: the child imports the very same one.
 _IMPORT_ROOT = str(Path(__file__).resolve().parents[2])
 T = TypeVar("T")
+R = TypeVar("R")
+log = logging.getLogger("mediaassist.import")  # SecretFilter masks keys in its records
 
 FailureKind = Literal["file", "store", "bug"]
 
@@ -104,10 +107,9 @@ class ImportFailed(Exception):
     the importer's, names it), "store" (the store refused; its one-line fault) or "bug"
     (anything else: the text is its type and message)."""
 
-    def __init__(self, kind: FailureKind, text: str, detail: str = "") -> None:
+    def __init__(self, kind: FailureKind, text: str) -> None:
         super().__init__(text)
         self.kind = kind
-        self.detail = detail  # a bug's traceback, for the log
 
 
 # --- the window's side ------------------------------------------------------------------------
@@ -131,10 +133,7 @@ class ImportReading:
     async def preview(self) -> ImportPreview:
         # In a thread: a config bigger than the pipe's buffer waits for the child to start reading.
         await asyncio.to_thread(self._send, self._request)
-        reply = await self._reply()
-        if not isinstance(reply, ImportPreview):
-            raise ImportFailed("bug", f"unexpected reply {type(reply).__name__}")
-        return reply
+        return _expected(await self._reply(), ImportPreview)
 
     async def enqueue(self, on_progress: Callable[[int], object]) -> ImportedBatch:
         """Enqueue the read tasks as one batch; ``on_progress(inserted so far)`` after each step."""
@@ -149,9 +148,7 @@ class ImportReading:
             self._enqueuing = False
             if self._closed:
                 self._end()
-        if not isinstance(reply, ImportedBatch):
-            raise ImportFailed("bug", f"unexpected reply {type(reply).__name__}")
-        return reply
+        return _expected(reply, ImportedBatch)
 
     def close(self) -> None:
         """End the child, unless it is enqueuing: the operator asked for that batch, so it goes
@@ -185,11 +182,20 @@ class ImportReading:
             code = await asyncio.to_thread(self._child.wait)
             raise ImportFailed("bug", f"the import process ended early (exit code {code})") from None
         except Exception as exc:  # a reply cut short or not ours
-            raise ImportFailed("bug", f"unreadable reply from the import process ({type(exc).__name__}: {exc})",
-                               traceback.format_exc()) from None
-        if isinstance(reply, Failure):  # the child knows no key: they are masked here
-            raise ImportFailed(reply.kind, redact(reply.text), redact(reply.detail))
+            log.exception("unreadable reply from the import process")
+            text = f"unreadable reply from the import process ({type(exc).__name__}: {exc})"
+            raise ImportFailed("bug", text) from None
+        if isinstance(reply, Failure):
+            if reply.detail:  # a bug in the child: its traceback, for whoever fixes it
+                log.error("the import process failed:\n%s", reply.detail)
+            raise ImportFailed(reply.kind, redact(reply.text))  # the child knows no key: masked here
         return reply
+
+
+def _expected(reply: object, kind: type[R]) -> R:
+    if not isinstance(reply, kind):
+        raise ImportFailed("bug", f"unexpected reply from the import process: {type(reply).__name__}")
+    return reply
 
 
 # --- the child's side -------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +37,6 @@ from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.labels import lane_kind_label
-
-log = logging.getLogger("mediaassist.ui")
 
 INPUTS_COLUMN, PROMPT_COLUMN = 2, 3  # model, account, inputs (hidden when none), prompt
 PROMPT_CHARS = 160
@@ -191,8 +188,6 @@ class ImportPreviewDialog(QDialog):
     def _failure_text(self, exc: ImportFailed) -> str:
         if exc.kind in ("file", "store"):
             return str(exc)  # the importer's or the store's own line, naming the file
-        if exc.detail:
-            log.error("reading %s failed:\n%s", self.path, exc.detail)
         return tr("Cannot read {path}: {reason}").format(path=self.path, reason=str(exc))
 
     def _show_error(self, text: str) -> None:
