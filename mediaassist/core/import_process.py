@@ -220,11 +220,9 @@ def in_budgeted_steps(items: Sequence[T], step: Callable[[Sequence[T]], object],
 
 
 def stored_count(store: Store, report: ImportReport) -> int:
-    """How many of the report's tasks the store already has."""
+    """How many of the report's tasks the store already has (one read: no loop waits on it here)."""
     ids = [task.task_id for task in report.tasks if task.task_id]
-    missing: list[str] = []
-    in_budgeted_steps(ids, lambda chunk: missing.extend(store.missing(list(chunk))))
-    return len(ids) - len(missing)
+    return len(ids) - len(store.missing(ids))
 
 
 def enqueue_in_steps(store: Store, report: ImportReport, on_progress: Callable[[int], object],
