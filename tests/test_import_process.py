@@ -167,7 +167,8 @@ def test_a_reader_bug_is_reported_with_its_traceback(tmp_path: Path, store_locat
     replies.seek(0)
     failure = pickle.load(replies)
     assert isinstance(failure, Failure) and failure.kind == "bug"
-    assert failure.text == "KeyError: 'column lookup went wrong'" and "in crash" in failure.detail
+    assert failure.text == "the import process failed: KeyError: 'column lookup went wrong'"
+    assert "in crash" in failure.detail
 
 
 @pytest.mark.sqlite_only
@@ -213,5 +214,5 @@ async def test_a_bug_in_the_child_is_an_error_here_with_its_traceback_in_the_log
     with caplog.at_level(logging.ERROR, logger="mediaassist.import"), pytest.raises(ImportFailed) as failed:
         await child.preview()
     child.close()
-    assert failed.value.kind == "bug" and str(failed.value).startswith("AttributeError: ")
+    assert failed.value.kind == "bug" and str(failed.value).startswith("the import process failed: AttributeError: ")
     assert "the import process failed" in caplog.text and "Traceback" in caplog.text

@@ -183,8 +183,8 @@ class ImportReading:
             raise ImportFailed("bug", f"the import process ended early (exit code {code})") from None
         except Exception as exc:  # a reply cut short or not ours
             log.exception("unreadable reply from the import process")
-            text = f"unreadable reply from the import process ({type(exc).__name__}: {exc})"
-            raise ImportFailed("bug", text) from None
+            raise ImportFailed("bug", f"unreadable reply from the import process ({type(exc).__name__}: "
+                                      f"{exc})") from None
         if isinstance(reply, Failure):
             if reply.detail:  # a bug in the child: its traceback, for whoever fixes it
                 log.error("the import process failed:\n%s", reply.detail)
@@ -258,7 +258,8 @@ def _failure(exc: Exception) -> Failure:
     if isinstance(exc, OSError):  # the file, gone or changed since the importer read it
         return Failure("file", f"{getattr(exc, 'filename', None) or ''}: cannot read the file "
                                f"({exc.strerror or exc})".lstrip(": "))
-    return Failure("bug", f"{type(exc).__name__}: {exc}", "".join(traceback.format_exception(exc)))
+    return Failure("bug", f"the import process failed: {type(exc).__name__}: {exc}",
+                   "".join(traceback.format_exception(exc)))
 
 
 class _Window:

@@ -118,6 +118,11 @@ TEMPLATES = (
     tr_noop("{path}: old .xls workbooks are not supported; save it as .xlsx or CSV"),
     tr_noop("{path}: unsupported file type {suffix} (supported: {formats})"),
     tr_noop("{path}: cannot read the file ({reason})"),
+    # why the window's import process stopped (core/import_process.py)
+    tr_noop("the import process ended early (exit code {code})"),
+    tr_noop("the import process failed: {error}: {detail}"),
+    tr_noop("unexpected reply from the import process: {reply}"),
+    tr_noop("unreadable reply from the import process ({error}: {detail})"),
     tr_noop("{path}: not readable as text (it holds NUL bytes); save it as UTF-8"),
     tr_noop("{path}: not a valid CSV file (line {line}: {detail})"),
     tr_noop("{path}: not a readable XLSX workbook ({detail})"),

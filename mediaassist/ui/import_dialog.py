@@ -188,7 +188,7 @@ class ImportPreviewDialog(QDialog):
     def _failure_text(self, exc: ImportFailed) -> str:
         if exc.kind in ("file", "store"):
             return str(exc)  # the importer's or the store's own line, naming the file
-        return tr("Cannot read {path}: {reason}").format(path=self.path, reason=str(exc))
+        return tr("Cannot read {path}: {reason}").format(path=self.path, reason=translated(str(exc)))
 
     def _show_error(self, text: str) -> None:
         self.preview = None

@@ -55,6 +55,7 @@ def normalized(node: ast.AST) -> str | None:
 FAULT_KINDS = {value for name, value in vars(errors).items() if name.startswith("FAULT_")}
 # The import's texts the window shows: a row's reasons, a whole file's error, a file's encoding note.
 IMPORT_ERRORS = ("MediaInputError", "ImportFileError")
+IMPORT_FAILURES = ("ImportFailed", "Failure")
 
 
 def written_texts(path: Path) -> Iterator[tuple[str, int]]:
@@ -64,7 +65,7 @@ def written_texts(path: Path) -> Iterator[tuple[str, int]]:
 
 def written_calls(path: Path) -> Iterator[tuple[str, int, str]]:
     """The message argument of ctx.log / store.log, TaskError, Requeue, pause_lane and failed LoginResult calls, of
-    the import's errors and of the reasons an import row collects."""
+    the import's errors (and of its process's failures) and of the reasons an import row collects."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Call):
             continue
@@ -82,6 +83,8 @@ def written_calls(path: Path) -> Iterator[tuple[str, int, str]]:
             args = [node.args[1]]  # why a login did not happen: the account's last error, the window's message
         elif name in IMPORT_ERRORS and node.args:
             args = [node.args[0]]
+        elif name in IMPORT_FAILURES and len(node.args) >= 2:
+            args = [node.args[1]]  # (kind, text): why the window's import process stopped
         elif name == "append" and isinstance(node.func, ast.Attribute) and node.args and (
                 getattr(node.func.value, "id", None) == "reasons"
                 or getattr(node.func.value, "attr", None) == "warnings"):
@@ -169,6 +172,7 @@ def test_texts_are_translated_with_their_values_put_back(chinese: None) -> None:
     assert line == "第 2 次尝试失败（服务方错误）：模拟失败；将重试"
     assert translated("attempt 1 started on web:demo-a") == "第 1 次尝试已在 web:demo-a 上开始"
     assert translated("back in the queue: paused by operator") == "回到队列：已被操作员暂停"
+    assert translated("the import process ended early (exit code -9)") == "导入进程意外结束（退出码 -9）"
     assert translated("an operator's own words") == "an operator's own words"  # not a core text
 
 

@@ -416,6 +416,22 @@
       <translation>{path}：无法读取文件（{reason}）</translation>
     </message>
     <message>
+      <source>the import process ended early (exit code {code})</source>
+      <translation>导入进程意外结束（退出码 {code}）</translation>
+    </message>
+    <message>
+      <source>the import process failed: {error}: {detail}</source>
+      <translation>导入进程出错：{error}：{detail}</translation>
+    </message>
+    <message>
+      <source>unexpected reply from the import process: {reply}</source>
+      <translation>导入进程的回复不符合预期：{reply}</translation>
+    </message>
+    <message>
+      <source>unreadable reply from the import process ({error}: {detail})</source>
+      <translation>无法读取导入进程的回复（{error}：{detail}）</translation>
+    </message>
+    <message>
       <source>{path}: not readable as text (it holds NUL bytes); save it as UTF-8</source>
       <translation>{path}：无法作为文本读取（含 NUL 字节）；请另存为 UTF-8</translation>
     </message>
