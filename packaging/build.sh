@@ -24,7 +24,7 @@ echo "build: $app ($(du -sh "$root/dist/mediaassist" | cut -f1))"
 case "${1:-}" in
   --smoke)
     work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-    cp mediaassist/resources/examples/seed-batch.csv "$work/"
+    cp resources/examples/seed-batch.csv "$work/"
     cd "$work"  # away from the checkout: only the build's own files are used
     "$app" --version
     "$app" run seed-batch.csv --demo --speed 60 --data-dir "$work/data" --json > "$work/run.json"

@@ -8,7 +8,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 exec_path="$(readlink -f "${1:?usage: install_desktop.sh EXECUTABLE}")"
 [ -x "$exec_path" ] || { echo "install_desktop: $exec_path is not an executable" >&2; exit 2; }
 share="${XDG_DATA_HOME:-$HOME/.local/share}"
-icons="$here/../mediaassist/resources/icons"
+icons="$here/../resources/icons"
 install -Dm644 "$icons/mediaassist.png" "$share/icons/hicolor/64x64/apps/mediaassist.png"
 install -Dm644 "$icons/mediaassist.svg" "$share/icons/hicolor/scalable/apps/mediaassist.svg"
 mkdir -p "$share/applications"

@@ -9,8 +9,23 @@ from pathlib import Path
 import platformdirs
 
 APP_NAME = "mediaassist"
-# Shipped inside the package, so a wheel, pipx or a frozen build finds them as a checkout does.
-RESOURCES = Path(str(files("mediaassist") / "resources"))
+
+
+def resources_dir() -> Path:
+    """The shipped resources (sites, task-API profiles, translations, icons, examples, demo media).
+
+    They live at the checkout's top level (``resources/``); building a wheel places them inside the
+    package (``mediaassist/resources``, by ``setup.py``), where a wheel, pipx or a frozen build finds
+    them. One lookup serves both, the package's own copy first.
+    """
+    package = Path(str(files("mediaassist")))
+    for candidate in (package / "resources", package.parent / "resources"):
+        if (candidate / "sites").is_dir():
+            return candidate
+    raise FileNotFoundError(f"mediaassist's resources are missing beside {package}")
+
+
+RESOURCES = resources_dir()
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:

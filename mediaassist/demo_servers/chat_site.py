@@ -561,7 +561,7 @@ $('stop').addEventListener('click', () => { if (current) post('/api/stop', {gen:
 """
 
 
-TEMPLATE_ORIGIN = "http://127.0.0.1:8765"  # the origin written in mediaassist/resources/sites/demochat.toml
+TEMPLATE_ORIGIN = "http://127.0.0.1:8765"  # the origin written in resources/sites/demochat.toml
 
 
 def write_site_profile(base_url: str, folder: Path, site: str = DEMO_SITE) -> Path:

@@ -1,7 +1,7 @@
 """Qt translations: every UI string goes through ``tr()`` (one context), compiled .qm per language.
 Texts stored in English and translated where shown are marked with ``tr_noop()``.
 
-``mediaassist/resources/translations/build_translations.py`` extracts the ``tr("...")`` literals into the .ts
+``resources/translations/build_translations.py`` extracts the ``tr("...")`` literals into the .ts
 files and compiles them with ``pyside6-lrelease``; the compiled .qm files are shipped.
 """
 

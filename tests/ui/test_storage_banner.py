@@ -17,7 +17,7 @@ from tests.ui.test_window import start_app, stop_app, writer_tasks
 class DiskFull:
     """While ``on``, the store's writes fail as a full disk makes them fail (SQLite's
     SQLITE_FULL, classified by the store): an injected fault at the store layer, since filling
-    a real disk is not possible here (tests/test_storage_faults.py does it with a tmpfs where
+    a real disk is not possible here (tests/integration/test_storage_faults.py does it with a tmpfs where
     mounting is allowed, and with SQLite's own max_page_count)."""
 
     def __init__(self, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

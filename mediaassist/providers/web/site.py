@@ -3,7 +3,7 @@
 A profile is a TOML file named ``<site>.toml``. Every selector is an ordered fallback list (the
 first one that matches anything wins; prefer ``data-testid``/ARIA ones first). Looked up, first
 hit wins, in: the data dir's ``sites/`` (written by ``--demo``), the operator's config dir
-``sites/``, then the shipped ``mediaassist/resources/sites/``.
+``sites/``, then the shipped ``resources/sites/``.
 """
 
 from __future__ import annotations

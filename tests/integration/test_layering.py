@@ -11,7 +11,7 @@ from pathlib import Path
 
 import mediaassist
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def loaded_after_importing(modules: list[str], prefixes: tuple[str, ...]) -> list[str]:

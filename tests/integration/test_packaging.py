@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers import write_csv
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(900)]
 
 
@@ -40,12 +40,12 @@ def _clean_env() -> dict[str, str]:
     return env
 
 
-SEED_ROWS = 10  # web and API rows, multi-line and Chinese prompts: tests/test_cli.py runs all 40
+SEED_ROWS = 10  # web and API rows, multi-line and Chinese prompts: tests/integration/test_cli.py runs all 40
 
 
 def test_wheel_runs_the_demo_batch_from_another_folder(installed: Path, tmp_path: Path) -> None:
     seed = tmp_path / "seed-batch.csv"
-    with (ROOT / "mediaassist" / "resources" / "examples" / "seed-batch.csv").open(encoding="utf-8") as full:
+    with (ROOT / "resources" / "examples" / "seed-batch.csv").open(encoding="utf-8") as full:
         rows = list(csv.DictReader(full))[:SEED_ROWS]
     write_csv(seed, rows)
     version = subprocess.run([str(installed / "mediaassist"), "--version"], cwd=tmp_path, env=_clean_env(),

@@ -8,7 +8,7 @@ batch (first start to last finish) and the claim's latency (one ``Store.claim`` 
 work: count + claim in one transaction) p50/p99, over all processes; and how long enqueueing
 the batch took (one process, before the run).
 
-    python tests/bench/bench_pg.py [--tasks 3000]
+    python bench/bench_pg.py [--tasks 3000]
 
 Uses the server in MEDIAASSIST_TEST_PG, or starts a throw-away one with
 packaging/pg_test_cluster.sh (Debian's postgresql package).
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mediaassist.core.clock import Clock  # noqa: E402

@@ -1,7 +1,7 @@
 """Refresh the .ts files from the ``tr("...")`` and ``tr_noop("...")`` literals in mediaassist/ui
 and compile the .qm.
 
-    python mediaassist/resources/translations/build_translations.py
+    python resources/translations/build_translations.py
 
 Translations already in a .ts file are kept; new strings are added as unfinished, strings no longer
 used are dropped. Compiling uses ``pyside6-lrelease`` (shipped in PySide6-Essentials). The .qm
@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-UI = HERE.parents[1] / "ui"
+UI = HERE.parents[1] / "mediaassist" / "ui"
 LANGUAGES = ("zh_CN",)
 CONTEXT = "mediaassist"
 MARKERS = ("tr", "tr_noop")  # tr_noop: stored in English, translated where shown

@@ -14,7 +14,7 @@ from mediaassist.core.errors import ErrorKind
 from mediaassist.core.owners import Owner, new_owner, owner_is_dead
 from mediaassist.core.store import CRASH_RETRIES, SCHEMA_COLUMNS, NewTask, Store, Task
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _python(code: str) -> subprocess.Popen[str]:

@@ -19,7 +19,7 @@ from tests.harness import make_scheduler, run_batch, scheduler_running, sim_api_
 from tests.helpers import sim_config
 from tests.web_helpers import WEB_SPEED, demo_site, log_in, needs_chromium, web_config, web_task
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # Claims the one task as this process's scheduler would, then dies (or stays alive on "live").
 CLAIM_AND_DIE = """

@@ -315,7 +315,7 @@ def test_a_dead_process_on_this_machine_is_found_at_once_under_the_host_id(
 
 # --- a server that goes away -------------------------------------------------------------------
 
-CLUSTER = Path(__file__).resolve().parents[1] / "packaging" / "pg_test_cluster.sh"
+CLUSTER = Path(__file__).resolve().parents[2] / "packaging" / "pg_test_cluster.sh"
 needs_pg = pytest.mark.skipif(not PG_URL, reason="needs PostgreSQL's binaries (CI: MEDIAASSIST_TEST_PG is set)")
 
 

@@ -25,7 +25,7 @@ from tests.web_helpers import (
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]
-EDITOR_BUNDLE = Path(__file__).parent / "fixtures" / "editor" / "tiptap-bundle.js"
+EDITOR_BUNDLE = Path(__file__).parents[1] / "fixtures" / "editor" / "tiptap-bundle.js"
 
 
 @pytest.mark.asyncio

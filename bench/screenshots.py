@@ -1,6 +1,6 @@
 """Screenshots for review on a 1366×768 laptop screen, the demo running, English and Chinese.
 
-    .venv/bin/python tests/bench/screenshots.py [--docs]
+    .venv/bin/python bench/screenshots.py [--docs]
 
 Runs offscreen on a simulated 1366×768 screen (Qt's offscreen platform with a screen config), so
 the result does not depend on the X server's size. Saves screenshots/{en,zh_CN}-{first-start,
@@ -41,7 +41,7 @@ _screens.write_text(json.dumps({"screens": [{"name": "laptop", "x": 0, "y": 0, "
                                              "dpr": 1}]}))
 os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screens}"
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "screenshots"
 DOCS = ROOT / "docs"
 EXAMPLES = RESOURCES / "examples"

@@ -1,7 +1,7 @@
 """The long remainder on the real third-party chat UIs (marker ``webui``, run with
 ``packaging/setup.sh --test -m webui``): ~3,000-character prompts on both apps, and a Gradio
 server killed mid-answer. The core set (errors, recovery, logins, logout, ``sites learn``) runs
-in every CI run: tests/test_webui_gradio.py and tests/test_webui_streamlit.py."""
+in every CI run: tests/integration/test_webui_gradio.py and tests/integration/test_webui_streamlit.py."""
 
 from __future__ import annotations
 
