@@ -5,6 +5,7 @@ with the shipped site profile pointed at it."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -98,9 +99,12 @@ def _wait_serving(app: ChatApp) -> None:
     raise RuntimeError(f"{app.site} did not serve within {START_TIMEOUT_S:.0f} s:\n{app.log_text()[-2000:]}")
 
 
-def write_profile(app: ChatApp, data_dir: Path) -> Path:
-    """The shipped profile of the app's kind, pointed at the running app."""
+def write_profile(app: ChatApp, data_dir: Path, without: tuple[str, ...] = ()) -> Path:
+    """The shipped profile of the app's kind, pointed at the running app; ``without``: keys
+    (top-level or selector roles) left out, as an operator's profile may lack them."""
     text = (RESOURCES / "sites" / f"{app.site}.toml").read_text(encoding="utf-8")
+    for key in without:
+        text = re.sub(rf"(?m)^{re.escape(key)} = .*\n", "", text)
     path = make_private_dir(data_dir / "sites") / f"{app.site}.toml"
     path.write_text(text.replace(TEMPLATE_ORIGINS[app.site], app.base_url), encoding="utf-8")
     return path

@@ -34,9 +34,10 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 MULTI_LINE = "第一行\n第二行 with `code`\n\nthird line after a blank one"
 
 
-async def _logged_in_to(app: ChatApp, data_dir: Path) -> AppConfig:
-    """The Gradio profile pointed at ``app``, and acct-a logged in there as a person would."""
-    write_profile(app, data_dir)
+async def _logged_in_to(app: ChatApp, data_dir: Path, without: tuple[str, ...] = ()) -> AppConfig:
+    """The Gradio profile pointed at ``app`` (less the keys ``without``), and acct-a logged in
+    there as a person would."""
+    write_profile(app, data_dir, without)
     config = app_config("gradio")
     assert await login_account("acct-a", config, data_dir, None, headless=True, timeout_s=30,
                                operator=gradio_login)
@@ -91,3 +92,18 @@ async def test_gradio_sites_learn_writes_a_profile_that_runs_a_batch(
     assert [t.state for t in tasks] == ["success"] * 2, result.profile_text
     for task, prompt in zip(tasks, prompts, strict=True):  # the rendered text (a learned profile reads text)
         assert (stored_result(store, task.task_id).text or "").startswith(f"Echo of {len(prompt)} characters:")
+
+
+@pytest.mark.asyncio
+async def test_gradio_without_an_error_role_a_partial_answer_then_the_error_toast_fails(
+        gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
+    # The profile as a learned one is: no error role, no error_texts, the default banners.
+    config = await _logged_in_to(gradio_app, data_dir, without=("error", "error_texts", "banner"))
+    prompts = ["this fails [error]", "what does error 500 mean? it failed again"]
+    tasks = await run_batch(store, config, data_dir, [app_task("gradio", p) for p in prompts], WEB_SPEED)
+    failed, answered = tasks
+
+    assert (failed.state, failed.error_kind) == ("failed", "provider"), task_log(store, failed.task_id)
+    assert ERROR_MESSAGE in (failed.error or "") and store.result(failed.task_id) is None  # never 'ECHO'
+    assert answered.state == "success", task_log(store, answered.task_id)  # its own words are no error
+    assert stored_result(store, answered.task_id).text == answer_for(prompts[1])
