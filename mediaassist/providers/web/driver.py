@@ -521,6 +521,11 @@ class SiteDriver:
             if line:
                 await self.page.keyboard.insert_text(line)
 
+    async def clear_prompt(self) -> None:
+        found = await self.first("prompt")
+        if found is not None:
+            await self._clear(found.first)
+
     async def _clear(self, box: Locator) -> None:
         await box.focus()
         await self.page.keyboard.press("ControlOrMeta+a")
