@@ -166,9 +166,17 @@ TEMPLATES = (
     tr_noop("{size} MiB ({n} bytes)"),
     # web lane
     tr_noop("no Chromium executable found ({detail}); set app.chromium_path"),
-    tr_noop("prompt read-back differs ({landed} of {total} characters); inserting again"),
+    tr_noop("prompt entered by {way} ({detail})"),
+    # sites learn: the learned profile checked before it is saved
+    tr_noop("the learned profile's own test turn read an empty answer; redo the click on the answer "
+            "(on its text, once it has finished)"),
+    tr_noop("the prompt box's selector no longer matches once text is typed ({selector}); redo the click on "
+            "the prompt box"),
+    tr_noop("the page shows it is logged out"),
+    tr_noop("the learned profile's own test turn failed: {reason}; run sites learn again (click the prompt box "
+            "itself, the send button, then the finished answer's text)"),
     tr_noop("{site}: prompt box not found"),
-    tr_noop("the prompt did not arrive whole in the page ({landed} of {total} characters landed)"),
+    tr_noop("{site}: the prompt cannot be entered verbatim, not sent ({detail}); try another prompt_entry ({ways})"),
     tr_noop("could not open {url}: {detail}"),
     tr_noop("{site} shows a rate-limit banner: {detail}"),
     tr_noop("{site} refused: {detail}"),

@@ -572,16 +572,32 @@
       <translation>找不到 Chromium 可执行文件（{detail}）；请设置 app.chromium_path</translation>
     </message>
     <message>
-      <source>prompt read-back differs ({landed} of {total} characters); inserting again</source>
-      <translation>提示词回读不一致（{total} 个字符中有 {landed} 个）；重新输入</translation>
+      <source>prompt entered by {way} ({detail})</source>
+      <translation>提示词已通过 {way} 方式输入（{detail}）</translation>
+    </message>
+    <message>
+      <source>the learned profile's own test turn read an empty answer; redo the click on the answer (on its text, once it has finished)</source>
+      <translation>学习到的配置自己的测试轮读到的回答为空；请重新点击回答（在它完成后点击其文字）</translation>
+    </message>
+    <message>
+      <source>the prompt box's selector no longer matches once text is typed ({selector}); redo the click on the prompt box</source>
+      <translation>输入文字后提示词框的选择器不再匹配（{selector}）；请重新点击提示词框</translation>
+    </message>
+    <message>
+      <source>the page shows it is logged out</source>
+      <translation>页面显示已退出登录</translation>
+    </message>
+    <message>
+      <source>the learned profile's own test turn failed: {reason}; run sites learn again (click the prompt box itself, the send button, then the finished answer's text)</source>
+      <translation>学习到的配置自己的测试轮失败：{reason}；请重新运行 sites learn（点击提示词框本身、发送按钮，然后点击已完成回答的文字）</translation>
     </message>
     <message>
       <source>{site}: prompt box not found</source>
       <translation>{site}：找不到提示词输入框</translation>
     </message>
     <message>
-      <source>the prompt did not arrive whole in the page ({landed} of {total} characters landed)</source>
-      <translation>提示词没有完整进入页面（{total} 个字符中只有 {landed} 个）</translation>
+      <source>{site}: the prompt cannot be entered verbatim, not sent ({detail}); try another prompt_entry ({ways})</source>
+      <translation>{site}：提示词无法原样输入，未发送（{detail}）；请换一种 prompt_entry（{ways}）</translation>
     </message>
     <message>
       <source>could not open {url}: {detail}</source>
