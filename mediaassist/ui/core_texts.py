@@ -198,6 +198,8 @@ TEMPLATES = (
     tr_noop("stopping the generation failed ({error})"),
     tr_noop("browser error: {detail}"),
     tr_noop("recycling the browser after {n} tasks"),
+    tr_noop("not recycling the browser after {n} tasks: the login of {site} lives in the open page "
+            "(navigation = \"stay\"), which is kept"),
     tr_noop("no generation was showing; nothing to stop"),
     # added with the streaming chat, media inputs, web attachments and the generic poll lane
     tr_noop("handed back to the queue after a storage fault"),

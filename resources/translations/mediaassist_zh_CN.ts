@@ -684,6 +684,10 @@
       <translation>已运行 {n} 个任务，重启浏览器</translation>
     </message>
     <message>
+      <source>not recycling the browser after {n} tasks: the login of {site} lives in the open page (navigation = "stay"), which is kept</source>
+      <translation>已运行 {n} 个任务，但不重启浏览器：{site} 的登录保存在打开的页面中（navigation = "stay"），保留该页面</translation>
+    </message>
+    <message>
       <source>no generation was showing; nothing to stop</source>
       <translation>页面上没有正在进行的生成；无需停止</translation>
     </message>

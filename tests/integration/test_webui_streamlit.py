@@ -125,3 +125,26 @@ async def test_streamlit_without_an_error_role_a_partial_answer_then_the_excepti
     assert ERROR_MESSAGE in (failed.error or "") and store.result(failed.task_id) is None  # never 'ECHO'
     assert answered.state == "success", task_log(store, answered.task_id)
     assert stored_result(store, answered.task_id).text == answer_for(prompts[1])
+
+
+@pytest.mark.asyncio
+async def test_streamlit_page_session_login_survives_the_browser_recycle_count(
+        streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
+    write_profile(streamlit_app, data_dir)
+    config = app_config("streamlit")
+    config.app.browser_recycle_after = 1  # a recycle would be due after every task
+    store.sync_accounts(config.accounts)
+    assert (await check_site("streamlit", "acct-a", config, data_dir, store)).login_state == "needs_login"
+    providers = build_providers(config, Clock(speed=50), data_dir)
+    web = providers["web:streamlit"]
+    assert isinstance(web, WebProvider)
+    in_lane: list[LoginResult] = []
+    prompts = ["one", "two", "three"]
+    tasks = await run_batch(store, config, data_dir, [app_task("streamlit", p) for p in prompts], web.clock,
+                            providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
+
+    assert in_lane[0].ok, in_lane[0].message
+    assert [t.state for t in tasks] == ["success"] * 3, [task_log(store, t.task_id) for t in tasks]
+    logs = "".join(task_log(store, t.task_id) for t in tasks)
+    assert "not recycling the browser after 1 tasks" in logs and "recycling the browser after" not in logs.replace(
+        "not recycling the browser after", "")

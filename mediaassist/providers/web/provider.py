@@ -133,7 +133,13 @@ class WebProvider:
             except (PlaywrightError, OSError) as exc:
                 ctx.log(f"the session cookies could not be saved ({type(exc).__name__})")
             runtime.tasks_since_launch += 1
-        if runtime.needs_recycle:
+        if runtime.needs_recycle and self.site.navigation == "stay":
+            # The login lives in this page (a page-session gate): a new browser would lose it,
+            # so the page is kept (said once, when the count is reached).
+            if runtime.tasks_since_launch == runtime.settings.recycle_after:
+                ctx.log(f"not recycling the browser after {runtime.tasks_since_launch} tasks: the login of "
+                        f"{self.site.name} lives in the open page (navigation = \"stay\"), which is kept")
+        elif runtime.needs_recycle:
             ctx.log(f"recycling the browser after {runtime.tasks_since_launch} tasks")
             await runtime.close(ctx.log)
 
