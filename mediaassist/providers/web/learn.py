@@ -359,7 +359,8 @@ async def _second_turn(profile: SiteProfile, page: Page, say: Callable[[str], No
     driver = SiteDriver(profile, page, Clock(), lambda _line: None)
     seen_generating = False
     try:
-        if await driver.open_chat() != "ok":
+        await driver.dismiss_popups()  # on the page as the first turn left it: a reload may log out
+        if await driver.login_state() != "ok":
             raise TaskError(ErrorKind.LOGIN, "the page shows it is logged out", retry=False)
         await driver.enter_prompt(SECOND_PROMPT)
         before = await driver.marks()
