@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
@@ -70,20 +70,26 @@ class LanesController(QObject):
         self.store.set_account_enabled(name, enabled)
         self._changed()
 
-    def log_in(self, name: str) -> None:
-        """Open the account's profile headed so the operator can log in (the web lane's job)."""
+    def log_in(self, name: str, reply: Callable[[bool, str], None] | None = None) -> None:
+        """Open the account's profile headed so the operator can log in (the web lane's job).
+        ``reply(ok, message)``: the answer to ``mediaassist accounts login`` run from another
+        process, which handed the login to this window (its lane's browser holds the profile)."""
+        answer = reply or (lambda _ok, _message: None)
         acct = self.store.account(name)
         if acct is None:
+            answer(False, f"no account named {name!r}")
             return
         if acct.site == SIMULATED_SITE:
             self.store.set_login_state(name, "ok")
             self.notice.emit(tr("Log in"), tr("{name} is a simulated account; it needs no login.").format(name=name))
             self._changed()
+            answer(True, "a simulated account needs no login")
             return
         try:
             from mediaassist.providers.web import WebProvider, login_account
         except ImportError:
             self.message.emit(tr("Log in"), tr("Logging in is not available: the web lane is not installed."))
+            answer(False, "the web lane is not installed")
             return
         self.notice.emit(tr("Log in"), tr("Opening the browser for {name}…").format(name=name))
         configured = self.rt.config.account(name)
@@ -92,14 +98,17 @@ class LanesController(QObject):
         # stays open for the account's tasks, so a login kept in the page session lasts).
         login = (lane.provider.log_in(name, self.store) if lane is not None and isinstance(lane.provider, WebProvider)
                  else login_account(name, self.rt.config, self.rt.data_dir, self.store))
-        self.jobs.spawn(self._after_login(name, login),
-                        lambda exc: self.message.emit(tr("Log in failed"), labelled(name, str(exc))),
-                        finish_on_quit=False)
+        def failed(exc: BaseException) -> None:
+            self.message.emit(tr("Log in failed"), labelled(name, str(exc)))
+            answer(False, str(exc))
+        self.jobs.spawn(self._after_login(name, login, answer), failed, finish_on_quit=False)
 
-    async def _after_login(self, name: str, login: Awaitable[LoginResult]) -> None:
+    async def _after_login(self, name: str, login: Awaitable[LoginResult],
+                           answer: Callable[[bool, str], None]) -> None:
         """The account's tasks go as soon as it is logged in; a login that did not happen says why
         (no display, the window closed, the profile held elsewhere), not only in the Accounts tab."""
         result = await login
+        answer(result.ok, result.message)
         if not result.ok:
             self.message.emit(tr("Log in failed"), labelled(name, translated(result.message)))
         self._changed()
