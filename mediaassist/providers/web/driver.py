@@ -400,10 +400,15 @@ class SiteDriver:
     def errors_of(self, signals: PageSignals) -> Counter[str]:
         """``error`` elements, and banners or toasts carrying one of the ``error_texts``; with no
         ``error`` role, also every alert or toast, and error-like texts (see ``check_errors``)."""
-        found = Counter(_squash(t) or "(an error with no text)" for t in signals.errors)
-        found.update(_squash(t) for t in signals.banners if any(m in t.lower() for m in self.site.error_texts))
+        found = self._named_errors(signals)
         found.update(self._alerts(signals))
         found.update(self._errorish(signals))
+        return found
+
+    def _named_errors(self, signals: PageSignals) -> Counter[str]:
+        """The errors the profile names: ``error`` elements, banners with one of ``error_texts``."""
+        found = Counter(_squash(t) or "(an error with no text)" for t in signals.errors)
+        found.update(_squash(t) for t in signals.banners if any(m in t.lower() for m in self.site.error_texts))
         return found
 
     def _alerts(self, signals: PageSignals) -> list[str]:
@@ -579,14 +584,14 @@ class SiteDriver:
                     self.log("the answer started")
                 elif loop.time() > start_deadline:
                     raise await self._ended_in_error(f"the answer did not start within {rule.start_timeout_s:.0f} s "
-                                                     "after send (the send may have been swallowed)")
+                                                     "after send (the send may have been swallowed)", before)
             if started:
                 ended_without_answer = ended_without_answer + 1 if not generating and answers <= first_new else 0
-                if ended_without_answer >= max(2, rule.done_polls) and await self.error_texts():
+                if ended_without_answer >= max(2, rule.done_polls) and await self._ended_errors(before):
                     # The turn ran and ended with no new answer, the page showing an error: that
                     # error is the verdict, even when it reads like the one before the send
                     # (a page that re-runs a failed turn shows the same box again).
-                    raise await self._ended_in_error("the turn ended without an answer")
+                    raise await self._ended_in_error("the turn ended without an answer", before)
                 if in_page:
                     if await self._settled_in_page(before, min(SETTLE_WAIT_MS, (deadline - loop.time()) * 1000)):
                         # an error in its last moments, or drawn in the answer, still counts
@@ -618,9 +623,17 @@ class SiteDriver:
         if await self.visible("logged_out"):
             raise TaskError(ErrorKind.LOGIN, f"{self.site.name} logged the account out during the answer")
 
-    async def _ended_in_error(self, what: str) -> TaskError:
+    async def _ended_errors(self, before: TurnMarks) -> Counter[str]:
+        """The errors a turn that ended without an answer shows: every one the profile names (a
+        page that re-runs a failed turn shows the same box again), but of the generic rule's only
+        the new ones (a sidebar entry that reads like an error is not this turn's)."""
+        signals = await self.signals()
+        named = self._named_errors(signals)
+        return named + (self.errors_of(signals) - named - before.errors)
+
+    async def _ended_in_error(self, what: str, before: TurnMarks) -> TaskError:
         """A turn that ended without an answer: the page's visible error is the reason, if it shows one."""
-        shown = " | ".join(await self.error_texts())[:300]
+        shown = " | ".join(await self._ended_errors(before))[:300]
         if shown:
             detail = f"{shown} ({what})"  # the page's words, then ours
             self.failed_on_page_error = True
