@@ -202,7 +202,8 @@ async def learned_vs_hand(site: ChatSite, data_dir: Path, repeats: int) -> dict[
         text = await _learn_on_page("learned", hand.start_url, page, _demo_operator, _quiet, None)
         profiles: dict[str, SiteProfile] = {"learned": parse_site(tomllib.loads(text)), "hand-written": hand}
         for i in range(repeats):
-            for name, profile in profiles.items():
+            order = list(profiles.items())
+            for name, profile in order if i % 2 else reversed(order):  # each goes first half the time
                 driver = SiteDriver(profile, page, Clock(), _quiet)
                 for phase, seconds in (await _one_task(driver, f"task {i}\nsecond line")).items():
                     samples[name].setdefault(phase, []).append(seconds)
