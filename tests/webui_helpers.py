@@ -197,7 +197,9 @@ async def tiptap_learn_operator(step: str, page: Page) -> None:
     if step == "prompt":
         await tiptap_login(page)
         await page.locator(".modal-close").click()
-        await page.locator("#prompt-textarea p").click()
+        empty_paragraph = page.locator("#prompt-textarea p")
+        assert "is-editor-empty" in (await empty_paragraph.get_attribute("class") or "")  # the trap is set
+        await empty_paragraph.click()
     elif step == "send":
         await page.locator('[data-testid="send-button"]').click()
     else:
