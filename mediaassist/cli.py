@@ -500,7 +500,7 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             print(f"    {check}")
     if not lanes:
         where = options.config_path or default_config_path()
-        print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo")
+        print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see docs/configuration.md), or try --demo")
     print("at work on this store: " + (", ".join(f"{host} ({_count(n, 'process', 'processes')})"
                                                   for host, n in at_work.items()) or "no mediaassist process"))
     return EXIT_OK

@@ -35,7 +35,7 @@ DEMO_SETTINGS = "ui.ini"
 # asks for it back -- after every SQLite call and stat() -- so a scheduler pass of ~20 such calls
 # waited ~100 ms while a 100k-row sort was read. Handing the GIL over sooner bounds that wait:
 # 0.5 ms took that pass to ~17 ms; 0.1 ms roughly halved the lag while a 100,000-row file was
-# previewed in a thread (p99 249-420 -> 103-174 ms in bench_ui.py A/B runs; README), before
+# previewed in a thread (p99 249-420 -> 103-174 ms in bench_ui.py A/B runs; docs/performance.md), before
 # import files went to a child process of their own.
 GIL_SWITCH_INTERVAL_S = 0.0001
 
