@@ -70,7 +70,10 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
 _ACCOUNT_KEYS = {"name", "site", "enabled", "host"}
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
-_TOP_KEYS = {"app", "store", "providers", "models", "accounts"}
+_NOTIFY_KEYS = {"name", "url", "url_env", "format", "events"}
+NOTIFY_FORMATS = ("json", "wecom", "feishu", "dingtalk")
+NOTICE_KINDS = ("batch_finished", "needs_login", "lane_paused")
+_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify"}
 
 DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
 
@@ -159,12 +162,27 @@ class AppSettings:
 
 
 @dataclass
+class NotifyConfig:
+    """One ``[[notify]]`` webhook: where notices go, in which message format, for which events."""
+
+    name: str
+    url: str | None = field(default=None, repr=False)  # a webhook URL carries its key: never shown
+    url_env: str | None = None
+    format: str = "json"
+    events: tuple[str, ...] = NOTICE_KINDS
+
+    def resolved_url(self) -> str | None:
+        return self.url or (os.environ.get(self.url_env) if self.url_env else None)
+
+
+@dataclass
 class AppConfig:
     providers: list[ProviderConfig] = field(default_factory=list)
     models: list[ModelConfig] = field(default_factory=list)
     accounts: list[AccountConfig] = field(default_factory=list)
     app: AppSettings = field(default_factory=AppSettings)
     store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
+    notify: list[NotifyConfig] = field(default_factory=list)
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -217,8 +235,36 @@ def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfi
         config.accounts.append(_parse_account(item, f"accounts[{i}]"))
     for i, item in enumerate(_array(data, "models")):
         config.models.append(_parse_model(item, f"models[{i}]", config))
+    for i, item in enumerate(_array(data, "notify")):
+        config.notify.append(_parse_notify(item, f"notify[{i}]"))
     _reject_duplicates(config)
     return config
+
+
+def _parse_notify(item: dict[str, Any], where: str) -> NotifyConfig:
+    item = _table(item, where)
+    _reject_unknown(item, _NOTIFY_KEYS, where)
+    if ("url" in item) == ("url_env" in item):
+        raise ConfigError(f"{where}: give the webhook as url = \"https://...\" or url_env = \"ENV_VAR\" (one of them)")
+    hook = NotifyConfig(name=_str(item, "name", where) if "name" in item else where)
+    if "url" in item:
+        hook.url = _str(item, "url", where)
+        if urlsplit(hook.url).scheme not in ("http", "https") or not urlsplit(hook.url).hostname:
+            raise ConfigError(f"{where}.url: not an http(s) URL (e.g. https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=...)")
+    else:
+        hook.url_env = _str(item, "url_env", where)
+    if "format" in item:
+        hook.format = _choice(item, "format", NOTIFY_FORMATS, where)
+    if "events" in item:
+        events = item["events"]
+        if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
+            raise ConfigError(f"{where}.events: a non-empty list of event names (allowed: {', '.join(NOTICE_KINDS)})")
+        unknown = [e for e in events if e not in NOTICE_KINDS]
+        if unknown:
+            raise ConfigError(f"{where}.events: {', '.join(map(repr, unknown))} is not an event "
+                              f"(allowed: {', '.join(NOTICE_KINDS)})")
+        hook.events = tuple(events)
+    return hook
 
 
 def _parse_app(item: dict[str, Any]) -> AppSettings:

@@ -240,7 +240,23 @@ class Presence(_Base):
         table_name = "presence"
 
 
-MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence)
+class Notice(_Base):
+    """One notice (a batch finished, an account needs login, a lane paused). Its key names the
+    event, so every process that sees the event records the same row once; the process that
+    claims the row sends it (``core/notices.py``)."""
+    key = pw.CharField(primary_key=True)
+    kind = pw.CharField()
+    created_at = pw.DoubleField()
+    payload = pw.TextField()  # JSON: title, text and the event's data
+    owner = pw.CharField(null=True)  # the process sending it
+    claimed_at = pw.DoubleField(default=0.0)
+    sent_at = pw.DoubleField(null=True)
+
+    class Meta:
+        table_name = "notice"
+
+
+MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence, Notice)
 # The schema's versions after the first (1: the tables from before schema_version existed):
 # version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
 # indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
