@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.location import check_store_url
+from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
 API_CONCURRENCY_RANGE = (1, 5)
@@ -56,6 +57,8 @@ _PROVIDER_KEYS = {
     "upload_api",
     # the largest media input this provider accepts (default: per media kind, see core/media.py)
     "max_upload_bytes",
+    # an HTTP(S) or SOCKS5 proxy for every request to this provider
+    "proxy",
 }
 _MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
@@ -67,7 +70,8 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
-_ACCOUNT_KEYS = {"name", "site", "enabled", "host"}
+_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy"}
+PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
 _NOTIFY_KEYS = {"name", "url", "url_env", "format", "events"}
@@ -101,6 +105,7 @@ class ProviderConfig:
     upload_api: str = "v2"  # RunningHub: "v2" (/openapi/v2/media/upload/binary) or "legacy"
     task_profile: TaskApiProfile | None = field(default=None, repr=False)
     max_upload_bytes: int | None = None
+    proxy: str | None = field(default=None, repr=False)  # may carry a user and password
 
     @property
     def lane(self) -> str:
@@ -147,6 +152,7 @@ class AccountConfig:
     site: str
     enabled: bool = True
     host: str | None = None  # the machine whose profile holds the login (None: set by login)
+    proxy: str | None = field(default=None, repr=False)  # the browser's proxy; may carry a password
 
     @property
     def lane(self) -> str:
@@ -296,6 +302,8 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = No
     )
     if ptype != "simulated":
         provider.base_url = _base_url(item, where)
+    if "proxy" in item:
+        provider.proxy = _parse_proxy(item, where)
     for key in ("api_key", "api_key_env"):
         if key in item:
             setattr(provider, key, _str(item, key, where))
@@ -376,7 +384,37 @@ def _parse_account(item: dict[str, Any], where: str) -> AccountConfig:
         account.enabled = _bool(item, "enabled", where)
     if "host" in item:
         account.host = _str(item, "host", where)
+    if "proxy" in item:
+        account.proxy = _parse_proxy(item, where)
     return account
+
+
+def _parse_proxy(item: dict[str, Any], where: str) -> str:
+    """A proxy URL with scheme, host and port; its password is masked in every log from now on."""
+    value = _str(item, "proxy", where)
+    parts = urlsplit(value)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in PROXY_SCHEMES or not parts.hostname or port is None:
+        raise ConfigError(f"{where}.proxy: {proxy_label(value)!r} is not a proxy URL (allowed: "
+                          f"{', '.join(s + '://' for s in PROXY_SCHEMES)} with a host and a port, "
+                          "e.g. http://127.0.0.1:7890 or socks5://user:password@10.0.0.2:1080)")
+    if parts.password:
+        register_secret(parts.password)
+    return value
+
+
+def proxy_label(url: str) -> str:
+    """How messages name a proxy: scheme, host and port, never its user or password."""
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}" if parts.scheme else host + port
 
 
 def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelConfig:
