@@ -27,6 +27,7 @@ from mediaassist import __version__
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault, TaskError
 from mediaassist.core.importer import ImportReport, read_task_file
+from mediaassist.core.lanes import lane_names
 from mediaassist.core.location import refuse_url_as_path
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
@@ -639,7 +640,7 @@ def _lanes(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> i
 def _known_lanes(options: RuntimeOptions, store: Store) -> set[str]:
     """Lanes of the config, plus any the store has seen (the demo's, a config since edited)."""
     config = load_app_config(options) if not options.demo else None
-    names = {p.lane for p in config.providers} | {a.lane for a in config.accounts} if config else set()
+    names = lane_names(config) if config else set()
     names |= {route for (route, _account, _state) in store.counts() if not route.startswith("web:")}
     names |= {f"web:{acct.name}" for acct in store.accounts()}
     return names | set(store.paused_lanes())

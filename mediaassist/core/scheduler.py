@@ -39,6 +39,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
 from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
+from mediaassist.core.lanes import DEFAULT_SWEEP_S, WEB_LANE_LIMIT, LaneSpec, lane_specs
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.location import host_id
 from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
@@ -49,14 +50,9 @@ log = logging.getLogger("mediaassist.scheduler")
 
 HEARTBEAT_S = 15.0
 STALL_S = 90.0
-DEFAULT_SWEEP_S = 5.0
 CHECK_EVERY_S = 0.25  # real seconds between looks for cancel flags and stalled rows (less at high --speed)
 DEAD_OWNER_CHECK_S = 2.0  # real seconds between looks for rows of processes that died
 FAULT_PROBE_S = 5.0  # real seconds between checks whether a storage fault has cleared
-# A web account is one logged-in browser session: the site errors (or silently mixes up the
-# conversation) if a second generation starts before the first has ended. So a web lane runs
-# exactly one task, always. This is a property of the resource, not a tunable -- never a setting.
-WEB_LANE_LIMIT = 1
 
 
 def retry_delay_s(attempt: int) -> float:
@@ -95,6 +91,11 @@ class Lane:
 
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
+
+    @classmethod
+    def of(cls, spec: LaneSpec, provider: Provider) -> Lane:
+        return cls(name=spec.name, kind=spec.kind, route=spec.route, limit=spec.limit, provider=provider,
+                   account=spec.account, sweep_s=spec.sweep_s, adaptive=spec.adaptive)
 
     def current_limit(self) -> int:
         """How many tasks the lane may run at once, across every process on the store. The one
@@ -150,21 +151,9 @@ class Scheduler:
 
     # --- wiring ----------------------------------------------------------------------------
     def _build_lanes(self) -> dict[str, Lane]:
-        lanes: dict[str, Lane] = {}
-        for prov in self.config.providers:
-            lanes[prov.lane] = Lane(
-                name=prov.lane, kind=prov.kind, route=prov.lane, limit=prov.limit,
-                provider=self.providers[prov.lane],
-                sweep_s=prov.queue_check_interval_s if prov.kind == "poll" else DEFAULT_SWEEP_S,
-                adaptive=prov.adaptive,
-            )
-        for acct in self.config.accounts:
-            route = f"web:{acct.site}"
-            if route not in self.providers:
-                continue
-            lanes[acct.lane] = Lane(name=acct.lane, kind="web", route=route, limit=WEB_LANE_LIMIT,
-                                    provider=self.providers[route], account=acct.name)
-        return lanes
+        """The config's lanes whose provider exists (an account of a site with no provider is left out)."""
+        return {spec.name: Lane.of(spec, self.providers[spec.route])
+                for spec in lane_specs(self.config) if spec.route in self.providers}
 
     def add_listener(self, callback: Callable[[str, Task], None]) -> None:
         """``callback(event, task)`` on started/success/failed/retry/canceled/released."""
