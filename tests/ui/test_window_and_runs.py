@@ -20,7 +20,15 @@ from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
 from tests.harness import wait_until
 from tests.helpers import write_config
-from tests.integration.test_multi_process import API_LIMIT, API_TASKS, CONFIG, OPENAI_KEY, POLL_LIMIT, POLL_TASKS, _task_file
+from tests.integration.test_multi_process import (
+    API_LIMIT,
+    API_TASKS,
+    CONFIG,
+    OPENAI_KEY,
+    POLL_LIMIT,
+    POLL_TASKS,
+    _task_file,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
