@@ -14,7 +14,8 @@ Web sites also appear without an account: a web model names its site, and its pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from mediaassist.core.config import AppConfig
 
@@ -37,6 +38,26 @@ class LaneSpec:
     site: str | None = None  # web lanes: the account's site
     sweep_s: float = DEFAULT_SWEEP_S
     adaptive: bool = False  # concurrency = "auto"
+
+
+@dataclass(frozen=True)
+class AccountView:
+    """A web account as the store holds it (the operator's toggle, the login, the machine)."""
+
+    name: str
+    site: str = ""
+    enabled: bool = True
+    login_state: str = "unknown"  # unknown | ok | needs_login
+    host: str | None = None  # the machine whose browser profile holds the login; None: any
+
+
+@dataclass(frozen=True)
+class LaneConditions:
+    """What one read of the store says about the lanes: pauses, learned limits, accounts."""
+
+    paused: Mapping[str, str] = field(default_factory=dict)  # lane -> reason
+    learned: Mapping[str, int] = field(default_factory=dict)  # lane -> learned limit (concurrency "auto")
+    accounts: Mapping[str, AccountView] = field(default_factory=dict)
 
 
 def lane_specs(config: AppConfig) -> list[LaneSpec]:
