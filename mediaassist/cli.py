@@ -360,14 +360,15 @@ def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[
         for error in report.errors:
             print(f"{report.source}: {error}", file=sys.stderr)
         bad_rows += len(report.errors)
-        outcome = rt.enqueue_report(report)
-        task_ids += outcome.inserted + outcome.skipped
-        batch_ids += sorted({t.batch_id for t in _tasks_by_id(rt.store, outcome.inserted + outcome.skipped)})
-        queued = (f"{_count(len(outcome.inserted), 'task')} queued as batch {outcome.batch_id}"
-                  if outcome.inserted else "nothing new queued")
+        batch = rt.enqueue(report)
+        ids = [task.task_id for task in report.tasks if task.task_id]  # every row has one once enqueued
+        task_ids += ids
+        batch_ids += sorted({t.batch_id for t in _tasks_by_id(rt.store, ids)})
+        queued = (f"{_count(batch.inserted, 'task')} queued as batch {batch.batch_id}"
+                  if batch.inserted else "nothing new queued")
         print(f"{report.source}: {queued}"
-              + (f", {_count(len(outcome.skipped), 'task')} already in the store (resumed as they are)"
-                 if outcome.skipped else "")
+              + (f", {_count(batch.skipped, 'task')} already in the store (resumed as they are)"
+                 if batch.skipped else "")
               + (f", {_count(len(report.errors), 'bad row')} skipped" if report.errors else ""), file=sys.stderr)
     return task_ids, sorted(set(batch_ids)), bad_rows
 

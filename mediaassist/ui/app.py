@@ -72,9 +72,9 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
     async with Runtime(options) as rt:
         # The window's own choice (settings dialog) wins; else the config's [app] language.
         translations.apply(str(settings.value("app/language", rt.config.app.language)))
-        for refused in apply_saved(settings, rt.scheduler):
+        for refused in apply_saved(settings, rt):
             log.warning("saved setting ignored: %s", refused)
-        await rt.scheduler.start()
+        await rt.start()
         window = MainWindow(rt, settings, translations, use_tray=use_tray)
         decided = window.quit_requested
         # Before "window open" is logged: a signal sent on reading it must find our handlers
@@ -97,7 +97,7 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
             # Running tasks end as canceled, or go back to pending to resume next start; either
             # way the rows are written and the providers (browsers) are closed before we return.
             stop_running = decided.done() and not decided.cancelled() and decided.result()
-            await rt.scheduler.stop(cancel_running=stop_running)
+            await rt.stop(cancel_running=stop_running)
             settings.sync()
             window.close_for_good()
     return 0 if signals.received is None else EXIT_INTERRUPTED
