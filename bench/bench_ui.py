@@ -37,8 +37,8 @@ import qasync
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
+from mediaassist.core.options import DB_NAME, RuntimeOptions
 from mediaassist.core.store import NewTask, Store
-from mediaassist.runtime import DB_NAME, RuntimeOptions
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_model import COL, TaskFilter

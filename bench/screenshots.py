@@ -26,9 +26,9 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QWidget
 
 from mediaassist.core.media_items import OUTPUT, MediaItem
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import NewTask
-from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.app import run_window
 from mediaassist.ui.gallery import PreviewDialog
 from mediaassist.ui.main_window import MainWindow
@@ -114,7 +114,8 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     save(window, f"{language}-error")
     window.text_filter.setText("")
     window.apply_filter()
-    await until(lambda: any(t.state == "success" and t.model == "demo-illustrator" for t in window.rt.store.tasks()), 60)
+    await until(lambda: any(t.state == "success" and t.model == "demo-illustrator"
+                            for t in window.rt.store.tasks()), 60)
     # the video services' clips too: the gallery shows their first frames
     await until(lambda: any(t.state == "success" and t.model in ("demo-sora", "demo-kling")
                             for t in window.rt.store.tasks()), 90)

@@ -16,13 +16,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import AppConfig, check_setting, load_config
+from mediaassist.core.config import AppConfig, check_setting
 from mediaassist.core.errors import StorageFault
 from mediaassist.core.import_process import ImportedBatch, ImportReading, ReadRequest, enqueue_in_steps
 from mediaassist.core.importer import ImportReport, derive_missing_ids
-from mediaassist.core.location import choose_store_url
+from mediaassist.core.options import RuntimeOptions, load_app_config, store_location
 from mediaassist.core.paths import data_dir as resolve_data_dir
-from mediaassist.core.paths import default_config_path, output_dir
+from mediaassist.core.paths import output_dir
 from mediaassist.core.queries import OffLoopReader, Queries
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Account, Result, Store, Task, TaskLog
@@ -33,19 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mediaassist")
 Changed = TypeVar("Changed")
-DB_NAME = "mediaassist.sqlite3"
-
-
-@dataclass
-class RuntimeOptions:
-    config_path: Path | None = None
-    data_dir: Path | None = None
-    demo: bool = False
-    speed: float = 1.0
-    store_url: str | None = None  # --store: wins over MEDIAASSIST_STORE_URL and [store] url
-    # status and other commands that only look: demo accounts are not logged in, nothing about
-    # logins is written (another process may be using those accounts right now).
-    read_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,24 +47,6 @@ class LaneView:
     current_limit: int  # what it may run now (the learned limit for "auto")
     running: int  # this process's attempts on it
     notes: tuple[str, ...] = ()  # the provider's account check (a poll lane's pre-flight)
-
-
-def load_app_config(options: RuntimeOptions) -> AppConfig:
-    """The operator's config; a missing default file is an empty config, not an error."""
-    path = options.config_path or default_config_path()
-    if options.config_path is None and not path.exists():
-        return AppConfig()
-    return load_config(path)
-
-
-def store_location(options: RuntimeOptions, config: AppConfig, data_dir: Path) -> Path | str:
-    """The store this run uses: a shared PostgreSQL one if --store, the environment or the
-    config names one, else the SQLite file in the data dir."""
-    return choose_store_url(options.store_url, config.store_url) or data_dir / DB_NAME
-
-
-def open_store(options: RuntimeOptions, config: AppConfig, data_dir: Path) -> Store:
-    return Store(store_location(options, config, data_dir))
 
 
 class Runtime:

@@ -78,9 +78,11 @@ def _pool(store: Store, route: str, limit: int, pending: int) -> dict[str, Any]:
 async def poll_account_checks(config: AppConfig) -> dict[str, list[str]]:
     """Each real poll provider's pre-flight, read-only: balance, tasks running, the key's
     concurrent limit, and a warning when ``max_polling_tasks`` is above it. By lane."""
-    from mediaassist.providers.poll import build_poll_provider
-
     provs = [p for p in config.providers if p.kind == "poll" and p.type != "simulated"]
+    if not provs:
+        return {}
+    from mediaassist.providers.poll import build_poll_provider  # its HTTP client, only when there is one to ask
+
     checks = await asyncio.gather(*(_account_check(build_poll_provider(p, Clock())) for p in provs))
     return {prov.lane: lines for prov, lines in zip(provs, checks, strict=True)}
 

@@ -17,9 +17,10 @@ import qasync
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import is_demo_dir
-from mediaassist.runtime import Runtime, RuntimeOptions
+from mediaassist.runtime import Runtime
 from mediaassist.ui.core_texts import compile_catalogues
 from mediaassist.ui.i18n import Translations
 from mediaassist.ui.main_window import MainWindow

@@ -25,8 +25,8 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QLabel, QSizePolicy, QWidget
 
 from mediaassist.core.media_items import OUTPUT, MediaItem
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.store import NewTask
-from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow

@@ -9,9 +9,10 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from mediaassist.core.clock import Clock
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import demo_data_dir, is_demo_dir
 from mediaassist.core.store import Store
-from mediaassist.runtime import Runtime, RuntimeOptions
+from mediaassist.runtime import Runtime
 from mediaassist.ui.app import saved_data_dir, ui_settings
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.single_instance import SingleInstance, server_name

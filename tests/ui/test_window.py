@@ -16,9 +16,9 @@ from PySide6.QtCore import QItemSelectionModel, QMimeData, QPoint, QPointF, QSet
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.store import NewTask, Store
-from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.app import run_window
 from mediaassist.ui.import_dialog import ImportPreviewDialog

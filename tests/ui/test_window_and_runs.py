@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.store import NewTask
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
-from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
 from tests.harness import wait_until
