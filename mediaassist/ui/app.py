@@ -17,9 +17,10 @@ import qasync
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import is_demo_dir
-from mediaassist.runtime import Runtime, RuntimeOptions
+from mediaassist.runtime import Runtime
 from mediaassist.ui.core_texts import compile_catalogues
 from mediaassist.ui.i18n import Translations
 from mediaassist.ui.main_window import MainWindow
@@ -72,9 +73,9 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
     async with Runtime(options) as rt:
         # The window's own choice (settings dialog) wins; else the config's [app] language.
         translations.apply(str(settings.value("app/language", rt.config.app.language)))
-        for refused in apply_saved(settings, rt.scheduler):
+        for refused in apply_saved(settings, rt):
             log.warning("saved setting ignored: %s", refused)
-        await rt.scheduler.start()
+        await rt.start()
         window = MainWindow(rt, settings, translations, use_tray=use_tray)
         decided = window.quit_requested
         # Before "window open" is logged: a signal sent on reading it must find our handlers
@@ -97,7 +98,7 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
             # Running tasks end as canceled, or go back to pending to resume next start; either
             # way the rows are written and the providers (browsers) are closed before we return.
             stop_running = decided.done() and not decided.cancelled() and decided.result()
-            await rt.scheduler.stop(cancel_running=stop_running)
+            await rt.stop(cancel_running=stop_running)
             settings.sync()
             window.close_for_good()
     return 0 if signals.received is None else EXIT_INTERRUPTED

@@ -23,7 +23,6 @@ from PySide6.QtGui import QColor
 
 from mediaassist.core.queries import OffLoopReader, Queries, TaskFilter, TaskOrder, TaskRow
 from mediaassist.core.secrets import redact
-from mediaassist.core.store import Store
 from mediaassist.ui.core_texts import translated, translated_result
 from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import error_kind_labels, format_seconds, state_labels
@@ -137,11 +136,11 @@ def result_text(row: TaskRow) -> str:
 
 
 class TaskTableModel(QAbstractTableModel):
-    def __init__(self, store: Store, parent: Any = None) -> None:
+    def __init__(self, queries: Queries, reader: OffLoopReader, parent: Any = None) -> None:
+        """``queries`` on the loop, ``reader`` (its own connection) in a worker thread."""
         super().__init__(parent)
-        self.store = store
-        self.queries = Queries(store)
-        self.reader = OffLoopReader(store)
+        self.queries = queries
+        self.reader = reader
         self._reading: asyncio.Future[None] | None = None
         self._generation = 0  # bumped by every row-set change made on the loop
         self.filter = TaskFilter()

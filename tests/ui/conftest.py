@@ -62,3 +62,4 @@ def ui_settings(tmp_path: Path) -> QSettings:
 def filled_store(store: Store) -> Store:
     store.enqueue("b1", api_tasks(300))
     return store
+
