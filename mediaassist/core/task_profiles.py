@@ -364,9 +364,9 @@ def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str
 def _request(item: dict[str, Any], where: str, default_method: str, allowed: tuple[str, ...]) -> Request:
     method = _choice(item, "method", METHODS, where, default_method)
     path = _str(item, "path", where)
-    if not path.startswith("/"):
+    if not path.startswith("/") and not ("create_path" in allowed and path.startswith("{create_path}")):
         raise ConfigError(f"{where}.path: {path!r} must start with / (it is joined to base_url)")
-    if "id" in allowed and "{id}" not in path:
+    if where in ("status", "cancel") and "{id}" not in path:
         raise ConfigError(f"{where}.path: {path!r} must contain {{id}} (the remote id)")
     for name in PLACEHOLDER.findall(path):
         if name not in allowed:

@@ -6,7 +6,8 @@ lists -- whose strings may hold placeholders ``{prompt}``, ``{remote_model}``, `
 ...: a string that is exactly one placeholder becomes the value itself (a number stays a number,
 a list a list); a placeholder inside a longer string is written as text. A value whose
 placeholder has nothing to fill it (an image-to-video field on a text-only task) is left out:
-the table key or list element disappears, nothing else does.
+the table key or list element disappears -- and so does a table none of whose placeholders
+could be filled (``{type = "image_url", image_url = {url = "{input.image}"}}`` as a whole).
 """
 
 from __future__ import annotations
@@ -124,6 +125,9 @@ def render(template: Any, lookup: Callable[[str], Any]) -> Any:
         rendered = PLACEHOLDER.sub(text, template)
         return MISSING if missing else rendered
     if isinstance(template, dict):
+        names = placeholders(template)
+        if names and all(lookup(name) is MISSING for name in names):
+            return MISSING
         table = {key: render(value, lookup) for key, value in template.items()}
         return {key: value for key, value in table.items() if value is not MISSING}
     if isinstance(template, list):

@@ -162,7 +162,15 @@ class TaskApiAdapter(HttpAdapter):
         return Created(str(remote_id), str(label) if label is not MISSING else "")
 
     def _lookup(self, ctx: TaskContext, remote_model: str) -> Callable[[str], Any]:
+        """The placeholders' values; each worked out once (a file is read and encoded once)."""
+        known: dict[str, Any] = {}
+
         def value(name: str) -> Any:
+            if name not in known:
+                known[name] = fill(name)
+            return known[name]
+
+        def fill(name: str) -> Any:
             if name == "prompt":
                 return ctx.task.prompt
             if name == "remote_model":
@@ -367,6 +375,8 @@ class TaskApiAdapter(HttpAdapter):
             code = dig(response.json(), self.profile.error_code)
         except ValueError:
             return None
+        if isinstance(code, list) and code:  # a path with [*]: the first one found
+            code = code[0]
         return str(code) if code is not MISSING and not isinstance(code, (dict, list)) else None
 
     def _error_text(self, response: httpx.Response | LeanResponse) -> str:
@@ -413,14 +423,19 @@ def describe_requests(profile: TaskApiProfile, base_url: str) -> list[str]:
         if body is not None:
             lines.append(json.dumps(body, ensure_ascii=False, indent=2))
 
-    def sample(name: str) -> Any:
-        if name in ("prompt", "remote_model"):
-            return f"<{name}>"
-        _, input_name, *form = name.split(".")
-        return f"<input {input_name}: {form[0] if form else 'url_or_data_uri'}>"
+    templates = [profile.create_fields, *(v.fields for v in profile.variants)]
+    names = {v.input for v in profile.variants} | {p.split(".")[1] for t in templates for p in placeholders(t)
+                                                   if p.startswith("input.")}
+    cases = [("text only", set[str]())] + ([(f"with inputs {', '.join(sorted(names))}", names)] if names else [])
+    for title, inputs in cases:
 
-    variants = [("text only", set[str]())] + [(f"with input {v.input}", {v.input}) for v in profile.variants]
-    for title, inputs in variants:
+        def sample(name: str, inputs: set[str] = inputs) -> Any:
+            if name in ("prompt", "remote_model"):
+                return f"<{name}>"
+            _, input_name, *form = name.split(".")
+            return f"<input {input_name}: {form[0] if form else 'url_or_data_uri'}>" if input_name in inputs \
+                else MISSING
+
         path, template = chosen_create(profile, inputs)
         body = create_body(profile, template, sample, {"<param>": "<the model's defaults and the task's params>"})
         show(f"create ({title})", profile.create.method, fill_path(path, {"remote_model": "<remote_model>"}),
