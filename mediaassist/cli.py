@@ -35,7 +35,7 @@ from mediaassist.runtime import Runtime, RuntimeOptions, load_app_config, open_s
 from mediaassist.status import lane_status, poll_account_checks, processes_at_work
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
+COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites", "profiles")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,6 +199,17 @@ def _command_parser() -> argparse.ArgumentParser:
                        help="whose browser profile to use (log in there first if the site asks)")
     learn.add_argument("--force", action="store_true", help="replace an existing profile of that name")
 
+    profiles = sub.add_parser("profiles", help="task-API profiles: show the requests a task would make")
+    profiles_sub = profiles.add_subparsers(dest="action", required=True)
+    show = profiles_sub.add_parser("check", help="show the requests a task on profile NAME would make "
+                                   "(nothing is sent; secrets masked)",
+                                   description="Read a task-API profile (a shipped name or a .toml path) and "
+                                   "show the create, status, result and cancel requests a task would make "
+                                   "against a base URL, with the key and secrets masked. Nothing is sent.")
+    show.add_argument("name", metavar="NAME", help="a shipped profile (kling, runway, ...) or a .toml path")
+    show.add_argument("--base-url", metavar="URL", help="the service's address (default: the profile's base_url)")
+    _common(show, speed=False)
+
     lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
     lane_sub = lanes.add_subparsers(dest="action", required=True)
     for action, summary in (("pause", "the lane takes no new work until resumed"),
@@ -230,6 +241,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _run_with_signals(args, options)
     if args.command == "status":
         return asyncio.run(_status(args, options))
+    if args.command == "profiles":
+        return _profiles_check(args)
     if args.command == "sites":
         return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
@@ -576,6 +589,20 @@ async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int
             return _profile_busy("sites check", exc)
     print(report.format())
     return EXIT_OK if report.usable else EXIT_FAILED
+
+
+def _profiles_check(args: argparse.Namespace) -> int:
+    """The requests a task on the profile would make; a bad profile is a config error naming its key."""
+    from mediaassist.core.task_profiles import load_profile
+    from mediaassist.providers.poll.task_api import describe_requests
+
+    profile = load_profile(args.name, "profiles check", Path.cwd())
+    base_url = (args.base_url or profile.base_url or "").rstrip("/")
+    if not base_url:
+        raise ConfigError(f"profiles check: {profile.name} has no base_url; give --base-url URL (the service's "
+                          "address, e.g. https://api.example.com/v1)")
+    print("\n".join(describe_requests(profile, base_url)))
+    return EXIT_OK
 
 
 def _profile_busy(command: str, busy: Any) -> int:

@@ -60,8 +60,14 @@ def dig_one(body: Any, path: JsonPath) -> Any:
         if part is None:
             if not isinstance(value, list):
                 return MISSING
-            found = [dig_one(item, path[position + 1:]) for item in value]
-            kept = [v for v in found if v is not MISSING]
+            rest = path[position + 1:]
+            kept: list[Any] = []
+            for item in value:
+                found = dig_one(item, rest)
+                if found is MISSING:
+                    continue
+                # a further [*] gives a list per element: one flat list of what they all hold
+                kept.extend(found if None in rest else [found])
             return kept or MISSING
         if isinstance(part, int):
             if not isinstance(value, list) or part >= len(value):
