@@ -439,3 +439,16 @@ def test_profiles_check_names_the_key_of_a_broken_profile(tmp_path) -> None:
     shown = cli("profiles", "check", str(tmp_path / "broken.toml"))
     assert shown.returncode == 2
     assert "errors.codes.no-credit: 'pause' is not allowed (allowed: backoff, quota, login, refused" in shown.stderr
+
+
+# --- --demo -----------------------------------------------------------------------------------------------
+
+@pytest.mark.timeout(300)
+def test_the_demo_runs_every_native_profile_end_to_end(tmp_path) -> None:
+    examples = Path(__file__).resolve().parents[2] / "resources" / "examples"
+    proc = cli("run", str(examples / "native-video-services.csv"), "--demo", "--speed", "200", "--json",
+               "--data-dir", str(tmp_path / "d"), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["total"], out["success"]) == (7, 7)
+    assert {t["model"] for t in out["tasks"]} == {f"demo-native-{s}" for s in SERVICES}
