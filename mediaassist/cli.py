@@ -16,6 +16,7 @@ import json
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mediaassist.core.config import AppConfig
@@ -24,6 +25,7 @@ from mediaassist.core.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    ConfigError,
     StorageFault,
     TaskError,
 )
@@ -46,6 +48,8 @@ def run_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
         return _run_with_signals(args, options)
     if args.command == "status":
         return asyncio.run(_status(args, options))
+    if args.command == "profiles":
+        return _profiles_check(args)
     if args.command == "sites":
         return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
@@ -381,6 +385,20 @@ async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int
             return _profile_busy("sites check", exc)
     print(report.format())
     return EXIT_OK if report.usable else EXIT_FAILED
+
+
+def _profiles_check(args: argparse.Namespace) -> int:
+    """The requests a task on the profile would make; a bad profile is a config error naming its key."""
+    from mediaassist.core.task_profiles import load_profile
+    from mediaassist.providers.poll.task_api import describe_requests
+
+    profile = load_profile(args.name, "profiles check", Path.cwd())
+    base_url = (args.base_url or profile.base_url or "").rstrip("/")
+    if not base_url:
+        raise ConfigError(f"profiles check: {profile.name} has no base_url; give --base-url URL (the service's "
+                          "address, e.g. https://api.example.com/v1)")
+    print("\n".join(describe_requests(profile, base_url)))
+    return EXIT_OK
 
 
 def _profile_busy(command: str, busy: Any) -> int:

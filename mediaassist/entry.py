@@ -37,7 +37,7 @@ from mediaassist.core.errors import (
 if TYPE_CHECKING:
     from mediaassist.core.options import RuntimeOptions
 
-COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
+COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites", "profiles")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -234,6 +234,17 @@ def _command_parser() -> argparse.ArgumentParser:
     learn.add_argument("--account", required=True, metavar="NAME",
                        help="whose browser profile to use (log in there first if the site asks)")
     learn.add_argument("--force", action="store_true", help="replace an existing profile of that name")
+
+    profiles = sub.add_parser("profiles", help="task-API profiles: show the requests a task would make")
+    profiles_sub = profiles.add_subparsers(dest="action", required=True)
+    show = profiles_sub.add_parser("check", help="show the requests a task on profile NAME would make "
+                                   "(nothing is sent; secrets masked)",
+                                   description="Read a task-API profile (a shipped name or a .toml path) and "
+                                   "show the create, status, result and cancel requests a task would make "
+                                   "against a base URL, with the key and secrets masked. Nothing is sent.")
+    show.add_argument("name", metavar="NAME", help="a shipped profile (kling, runway, ...) or a .toml path")
+    show.add_argument("--base-url", metavar="URL", help="the service's address (default: the profile's base_url)")
+    _common(show, speed=False)
 
     lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
     lane_sub = lanes.add_subparsers(dest="action", required=True)

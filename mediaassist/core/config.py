@@ -51,8 +51,9 @@ _PROVIDER_KEYS = {
     "min_duration_s", "max_duration_s",
     # poll providers: back-off for tasks that stay queued remotely, spacing between creates
     "queued_poll_max_s", "min_create_interval_s",
-    # task_api providers: the profile (a shipped name or a TOML path)
-    "profile",
+    # task_api providers: the profile (a shipped name or a TOML path), and the second secret of a
+    # profile that signs its requests (jwt_hs256: the secret key; the access key is the api key)
+    "profile", "secret_key_env",
     # runninghub providers: which upload route the key uses
     "upload_api",
     # the largest media input this provider accepts (default: per media kind, see core/media.py)
@@ -104,6 +105,9 @@ class ProviderConfig:
     profile: str | None = None
     upload_api: str = "v2"  # RunningHub: "v2" (/openapi/v2/media/upload/binary) or "legacy"
     task_profile: TaskApiProfile | None = field(default=None, repr=False)
+    secret_key_env: str | None = None
+    # Not a config key (secrets come from the environment or the keyring): set by the demo.
+    secret_key: str | None = field(default=None, repr=False)
     max_upload_bytes: int | None = None
     proxy: str | None = field(default=None, repr=False)  # may carry a user and password
 
@@ -300,8 +304,12 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = No
     provider = ProviderConfig(
         name=_str(item, "name", where), kind=kind, type=ptype, timeout_s=DEFAULT_TIMEOUT_S[kind]
     )
+    if ptype == "task_api":
+        provider.profile = _str(item, "profile", where)
+        provider.task_profile = load_profile(provider.profile, f"{where}.profile", base_dir)
     if ptype != "simulated":
-        provider.base_url = _base_url(item, where)
+        default = provider.task_profile.base_url if provider.task_profile is not None else None
+        provider.base_url = _base_url(item, where) if "base_url" in item or default is None else default
     if "proxy" in item:
         provider.proxy = _parse_proxy(item, where)
     for key in ("api_key", "api_key_env"):
@@ -321,11 +329,12 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = No
             if key in ("queued_poll_max_s", "min_create_interval_s") and kind != "poll":
                 raise ConfigError(f"{where}.{key}: only for kind = \"poll\"")
             setattr(provider, key, _float(item, key, INTERVAL_RANGE, where))
-    if ptype == "task_api":
-        provider.profile = _str(item, "profile", where)
-        provider.task_profile = load_profile(provider.profile, f"{where}.profile", base_dir)
-    elif "profile" in item:
-        raise ConfigError(f"{where}.profile: only for type = \"task_api\"")
+    if ptype != "task_api":
+        for key in ("profile", "secret_key_env"):
+            if key in item:
+                raise ConfigError(f"{where}.{key}: only for type = \"task_api\"")
+    elif "secret_key_env" in item:
+        provider.secret_key_env = _str(item, "secret_key_env", where)
     if "upload_api" in item:
         if ptype != "runninghub":
             raise ConfigError(f"{where}.upload_api: only for type = \"runninghub\"")
