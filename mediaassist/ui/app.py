@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import is_demo_dir
 from mediaassist.runtime import Runtime, RuntimeOptions
+from mediaassist.ui.config_problems import options_after_config_problems
 from mediaassist.ui.core_texts import compile_catalogues
 from mediaassist.ui.i18n import Translations
 from mediaassist.ui.main_window import MainWindow
@@ -28,6 +29,7 @@ from mediaassist.ui.single_instance import SingleInstance, server_name
 
 log = logging.getLogger("mediaassist.ui")
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
+EXIT_BAD_CONFIG = 2  # the CLI's code for bad input or config
 
 DEMO_SETTINGS = "ui.ini"
 # The window reads in threads (the table's keys, the counts, exports). A thread doing Python
@@ -148,6 +150,12 @@ def run_gui(files: list[Path], options: RuntimeOptions) -> int:
     app.setApplicationName("mediaassist")
     app.setOrganizationName("mediaassist")
     app.setQuitOnLastWindowClosed(False)
+    # A config the window cannot start with is shown in a dialog (in the operator's language).
+    Translations().apply(str(ui_settings(options).value("app/language", "auto")))
+    chosen = options_after_config_problems(options)
+    if chosen is None:
+        return EXIT_BAD_CONFIG
+    options = chosen
     settings = ui_settings(options)
     if options.data_dir is None:
         options.data_dir = saved_data_dir(settings)
