@@ -14,6 +14,7 @@ import tomllib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -241,17 +242,17 @@ def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfi
                                                                       problems)))
     providers = problems.read(lambda: _array(data, "providers")) or []
     for i, item in enumerate(providers):
-        provider = problems.read(lambda item=item, i=i: _parse_provider(item, f"providers[{i}]", base_dir, problems))
+        provider = problems.read(partial(_parse_provider, item, f"providers[{i}]", base_dir, problems))
         if provider is not None:
             config.providers.append(provider)
     for i, item in enumerate(problems.read(lambda: _array(data, "accounts")) or []):
-        account = problems.read(lambda item=item, i=i: _parse_account(item, f"accounts[{i}]", problems))
+        account = problems.read(partial(_parse_account, item, f"accounts[{i}]", problems))
         if account is not None:
             config.accounts.append(account)
     # A model naming a provider whose own table has a problem is not told again.
     declared = {item.get("name") for item in providers if isinstance(item, dict)}
     for i, item in enumerate(problems.read(lambda: _array(data, "models")) or []):
-        model = problems.read(lambda item=item, i=i: _parse_model(item, f"models[{i}]", config, problems, declared))
+        model = problems.read(partial(_parse_model, item, f"models[{i}]", config, problems, declared))
         if model is not None:
             config.models.append(model)
     problems.read(lambda: _reject_duplicates(config))
