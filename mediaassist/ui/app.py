@@ -85,7 +85,7 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
         try:
             if instance is not None:
                 instance.files_received.connect(window.open_files)
-            window.show()
+            window.show_in_place()
             log.info("window open on %s", rt.data_dir)
             if files:
                 window.open_files(files)
