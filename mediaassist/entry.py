@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_command(args, options)
     except ConfigError as exc:
-        print(f"mediaassist: config error: {exc}", file=sys.stderr)
+        for problem in exc.problems:  # every problem, one a line: all typos are fixed in one go
+            print(f"mediaassist: config error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ImportFileError as exc:
         print(f"mediaassist: cannot import: {exc}", file=sys.stderr)

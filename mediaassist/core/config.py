@@ -6,6 +6,7 @@ unknown key is an error rather than a silent typo.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
@@ -13,8 +14,9 @@ import tomllib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
@@ -217,7 +219,7 @@ def load_config(path: Path) -> AppConfig:
     try:
         config = parse_config(data, path.parent)
     except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+        raise ConfigError(*(f"{path}: {problem}" for problem in exc.problems)) from None
     config.source = path
     if any(p.api_key for p in config.providers):
         _warn_if_readable_by_others(path)
@@ -234,26 +236,66 @@ def _warn_if_readable_by_others(path: Path) -> None:
         )
 
 
+class _Problems:
+    """Every problem of a config, gathered so one start reports them all: an unknown key is
+    noted and its table still read; a bad value ends its own table, the other tables go on."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def unknown_keys(self, item: dict[str, Any], allowed: set[str], where: str) -> None:
+        self.found.extend(unknown_key_problems(item, allowed, where))
+
+    def read(self, parse: Callable[[], _T]) -> _T | None:
+        """``parse()``, or None with its problems noted."""
+        try:
+            return parse()
+        except ConfigError as exc:
+            self.found.extend(exc.problems)
+            return None
+
+
+_T = TypeVar("_T")
+
+
 def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfig:
-    """``base_dir``: the config file's folder (relative profile paths are found from there)."""
-    _reject_unknown(data, _TOP_KEYS, "")
-    config = AppConfig(app=_parse_app(_table(data.get("app", {}), "app")),
-                       store_url=_parse_store(_table(data.get("store", {}), "store")))
-    for i, item in enumerate(_array(data, "providers")):
-        config.providers.append(_parse_provider(item, f"providers[{i}]", base_dir))
-    for i, item in enumerate(_array(data, "accounts")):
-        config.accounts.append(_parse_account(item, f"accounts[{i}]"))
-    for i, item in enumerate(_array(data, "models")):
-        config.models.append(_parse_model(item, f"models[{i}]", config))
-    for i, item in enumerate(_array(data, "notify")):
-        config.notify.append(_parse_notify(item, f"notify[{i}]"))
-    _reject_duplicates(config)
+    """``base_dir``: the config file's folder (relative profile paths are found from there).
+
+    Raises one ConfigError holding every problem found."""
+    problems = _Problems()
+    problems.unknown_keys(data, _TOP_KEYS, "")
+    config = AppConfig(app=problems.read(lambda: _parse_app(_table(data.get("app", {}), "app"), problems))
+                       or AppSettings(),
+                       store_url=problems.read(lambda: _parse_store(_table(data.get("store", {}), "store"),
+                                                                      problems)))
+    providers = problems.read(lambda: _array(data, "providers")) or []
+    for i, item in enumerate(providers):
+        provider = problems.read(partial(_parse_provider, item, f"providers[{i}]", base_dir, problems))
+        if provider is not None:
+            config.providers.append(provider)
+    for i, item in enumerate(problems.read(lambda: _array(data, "accounts")) or []):
+        account = problems.read(partial(_parse_account, item, f"accounts[{i}]", problems))
+        if account is not None:
+            config.accounts.append(account)
+    # A model naming a provider whose own table has a problem is not told again.
+    declared = {item.get("name") for item in providers if isinstance(item, dict)}
+    for i, item in enumerate(problems.read(lambda: _array(data, "models")) or []):
+        model = problems.read(partial(_parse_model, item, f"models[{i}]", config, problems, declared))
+        if model is not None:
+            config.models.append(model)
+    for i, item in enumerate(problems.read(lambda: _array(data, "notify")) or []):
+        hook = problems.read(partial(_parse_notify, item, f"notify[{i}]", problems))
+        if hook is not None:
+            config.notify.append(hook)
+    problems.read(lambda: _reject_duplicates(config))
+    if problems.found:
+        raise ConfigError(*problems.found)
     return config
 
 
-def _parse_notify(item: dict[str, Any], where: str) -> NotifyConfig:
+def _parse_notify(item: dict[str, Any], where: str, problems: _Problems) -> NotifyConfig:
     item = _table(item, where)
-    _reject_unknown(item, _NOTIFY_KEYS, where)
+    problems.unknown_keys(item, _NOTIFY_KEYS, where)
     if ("url" in item) == ("url_env" in item):
         raise ConfigError(f"{where}: give the webhook as url = \"https://...\" or url_env = \"ENV_VAR\" (one of them)")
     hook = NotifyConfig(name=_str(item, "name", where) if "name" in item else where)
@@ -277,8 +319,8 @@ def _parse_notify(item: dict[str, Any], where: str) -> NotifyConfig:
     return hook
 
 
-def _parse_app(item: dict[str, Any]) -> AppSettings:
-    _reject_unknown(item, _APP_KEYS, "app")
+def _parse_app(item: dict[str, Any], problems: _Problems) -> AppSettings:
+    problems.unknown_keys(item, _APP_KEYS, "app")
     settings = AppSettings()
     if "language" in item:
         settings.language = _choice(item, "language", LANGUAGES, "app")
@@ -291,14 +333,14 @@ def _parse_app(item: dict[str, Any]) -> AppSettings:
     return settings
 
 
-def _parse_store(item: dict[str, Any]) -> str | None:
-    _reject_unknown(item, _STORE_KEYS, "store")
+def _parse_store(item: dict[str, Any], problems: _Problems) -> str | None:
+    problems.unknown_keys(item, _STORE_KEYS, "store")
     return check_store_url(_str(item, "url", "store"), "store.url") if "url" in item else None
 
 
-def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = None) -> ProviderConfig:
+def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, problems: _Problems) -> ProviderConfig:
     item = _table(item, where)
-    _reject_unknown(item, _PROVIDER_KEYS, where)
+    problems.unknown_keys(item, _PROVIDER_KEYS, where)
     kind = _choice(item, "kind", tuple(PROVIDER_KINDS), where)
     ptype = _choice(item, "type", tuple(sorted(PROVIDER_KINDS[kind])), where)
     provider = ProviderConfig(
@@ -385,9 +427,9 @@ def _base_url(item: dict[str, Any], where: str) -> str:
     return url
 
 
-def _parse_account(item: dict[str, Any], where: str) -> AccountConfig:
+def _parse_account(item: dict[str, Any], where: str, problems: _Problems) -> AccountConfig:
     item = _table(item, where)
-    _reject_unknown(item, _ACCOUNT_KEYS, where)
+    problems.unknown_keys(item, _ACCOUNT_KEYS, where)
     account = AccountConfig(name=_str(item, "name", where), site=_str(item, "site", where))
     if "enabled" in item:
         account.enabled = _bool(item, "enabled", where)
@@ -426,7 +468,8 @@ def proxy_label(url: str) -> str:
     return f"{parts.scheme}://{host}{port}" if parts.scheme else host + port
 
 
-def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelConfig:
+def _parse_model(item: dict[str, Any], where: str, config: AppConfig, problems: _Problems,
+                 declared: set[Any]) -> ModelConfig:
     item = _table(item, where)
     kind = _choice(item, "kind", ("web", "api", "poll"), where)
     model = ModelConfig(name=_str(item, "name", where), kind=kind)
@@ -436,6 +479,8 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
     else:
         model.provider = _str(item, "provider", where)
         provider = config.provider(model.provider)
+        if provider is None and model.provider in declared:
+            raise ConfigError()  # its provider's own problems are told already
         if provider is None:
             names = ", ".join(p.name for p in config.providers) or "none defined"
             raise ConfigError(f"{where}.provider: no provider named {model.provider!r} (have: {names})")
@@ -444,7 +489,7 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
                 f"{where}.provider: {model.provider!r} is a {provider.kind} provider, model kind is {kind}"
             )
         ptype = provider.type
-    _reject_unknown(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
+    problems.unknown_keys(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
     if kind == "web" and "provider" in item:
         raise ConfigError(f"{where}.provider: web models name a site, not a provider")
     if kind != "web" and "site" in item:
@@ -529,11 +574,16 @@ def _reject_duplicates(config: AppConfig) -> None:
 
 # --- typed getters: each names the key and the allowed values -------------------------------
 
-def _reject_unknown(item: dict[str, Any], allowed: set[str], where: str) -> None:
-    for key in item:
-        if key not in allowed:
-            prefix = f"{where}." if where else ""
-            raise ConfigError(f"{prefix}{key}: unknown key (allowed: {', '.join(sorted(allowed))})")
+def did_you_mean(word: str, allowed: Sequence[str] | set[str]) -> str:
+    """'; did you mean "concurrency"?' for a likely typo, else ''."""
+    close = difflib.get_close_matches(word, sorted(allowed), n=1, cutoff=0.6)
+    return f'; did you mean "{close[0]}"?' if close else ""
+
+
+def unknown_key_problems(item: dict[str, Any], allowed: set[str], where: str) -> list[str]:
+    prefix = f"{where}." if where else ""
+    return [f"{prefix}{key}: unknown key{did_you_mean(key, allowed)} (allowed: {', '.join(sorted(allowed))})"
+            for key in item if key not in allowed]
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:
@@ -572,7 +622,8 @@ def _bool(item: dict[str, Any], key: str, where: str) -> bool:
 def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
     value = _required(item, key, where)
     if not isinstance(value, str) or value not in allowed:  # (allowed holds only strings)
-        raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: {', '.join(allowed)})")
+        typo = did_you_mean(value, allowed) if isinstance(value, str) else ""
+        raise ConfigError(f"{where}.{key}: {value!r} is not allowed{typo} (allowed: {', '.join(allowed)})")
     return value
 
 
