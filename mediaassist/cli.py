@@ -297,6 +297,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             line += f"  (auto: learned limit {lane['limit']}, max {lane['max_concurrency']})"
         if lane.get("paused"):
             line += f"  PAUSED: {lane['paused']}"
+        elif lane.get("closed"):
+            line += f"  RESTING: {lane['closed']}"
         if lane.get("enabled") is False:
             line += "  DISABLED"
         if lane["kind"] == "web" and "host" in lane:

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.hours import Hours, parse_hours
 from mediaassist.core.location import check_store_url
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
@@ -62,6 +63,8 @@ _PROVIDER_KEYS = {
     "max_upload_bytes",
     # an HTTP(S) or SOCKS5 proxy for every request to this provider
     "proxy",
+    # the local hours it may run in ("23:00-07:00", or a list of ranges)
+    "hours",
 }
 _MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
@@ -73,7 +76,7 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
-_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy"}
+_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours"}
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
@@ -112,6 +115,7 @@ class ProviderConfig:
     secret_key: str | None = field(default=None, repr=False)
     max_upload_bytes: int | None = None
     proxy: str | None = field(default=None, repr=False)  # may carry a user and password
+    hours: Hours = ()  # local hours it may run in; () = any time
 
     @property
     def lane(self) -> str:
@@ -159,6 +163,7 @@ class AccountConfig:
     enabled: bool = True
     host: str | None = None  # the machine whose profile holds the login (None: set by login)
     proxy: str | None = field(default=None, repr=False)  # the browser's proxy; may carry a password
+    hours: Hours = ()  # local hours it may run in; () = any time
 
     @property
     def lane(self) -> str:
@@ -354,6 +359,8 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
         provider.base_url = _base_url(item, where) if "base_url" in item or default is None else default
     if "proxy" in item:
         provider.proxy = _parse_proxy(item, where)
+    if "hours" in item:
+        provider.hours = parse_hours(item["hours"], where)
     for key in ("api_key", "api_key_env"):
         if key in item:
             setattr(provider, key, _str(item, key, where))
@@ -437,6 +444,8 @@ def _parse_account(item: dict[str, Any], where: str, problems: _Problems) -> Acc
         account.host = _str(item, "host", where)
     if "proxy" in item:
         account.proxy = _parse_proxy(item, where)
+    if "hours" in item:
+        account.hours = parse_hours(item["hours"], where)
     return account
 
 
