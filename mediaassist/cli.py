@@ -97,6 +97,9 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     async with Runtime(options) as rt:
         reports = [read_task_file(path, rt.config, args.model, args.encoding)
                    for path in args.files]  # all or nothing
+        if args.not_before is not None:
+            for task in (task for report in reports for task in report.tasks if not task.not_before):
+                task.not_before = args.not_before
         task_ids, batch_ids, bad_rows = _enqueue(rt, reports)
         if args.all:
             batch_ids = sorted(set(batch_ids) | set(rt.store.open_batches()))

@@ -285,6 +285,7 @@ class NewTask:
     params: dict[str, Any] = field(default_factory=dict)
     priority: int = 0
     inputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    not_before: float = 0.0  # epoch seconds before which it is not started (0: at once)
 
 
 def iso(ts: float | None) -> str | None:
@@ -707,7 +708,7 @@ class Store:
                 "account_pinned": item.account is not None, "prompt": item.prompt,
                 "system_prompt": item.system_prompt,
                 "params": json.dumps(item.params, ensure_ascii=False), "priority": item.priority,
-                "inputs": json.dumps(item.inputs, ensure_ascii=False),
+                "inputs": json.dumps(item.inputs, ensure_ascii=False), "not_before": item.not_before,
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids: list[str] = [r["task_id"] for r in rows]
