@@ -1,11 +1,6 @@
-"""The headless commands (``mediaassist run|status|cancel|retry|accounts|lanes|sites``); the
-entry point (mediaassist/entry.py) parses the arguments and calls ``run_command``.
-
-Exit codes: 0 all succeeded, 1 something failed, was canceled or could not run, 2 bad input or
-config (a bad row is reported with its row number; the good rows still run) or a store that
-cannot be used (a database file read-only, damaged, not a database, deleted or replaced while
-running; a shared server out of reach; a schema newer than this program), 3 the disk is full
-(queued and running tasks stay queued), 130 interrupted.
+"""The headless commands (``mediaassist run|status|cancel|retry|accounts|lanes|sites|profiles``); the
+entry point (mediaassist/entry.py) parses the arguments, calls ``run_command`` and documents the
+exit codes.
 """
 
 from __future__ import annotations
