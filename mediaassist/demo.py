@@ -16,9 +16,9 @@ from types import TracebackType
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
 from mediaassist.core.task_profiles import load_profile
+from mediaassist.demo_servers.native_video_server import DEFAULT_MODELS, SERVICES, NativeVideoDemoServer
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import RunningHubDemoServer, RunningHubFake
-from mediaassist.demo_servers.native_video_server import DEFAULT_MODELS, SERVICES, NativeVideoDemoServer
 from mediaassist.demo_servers.video_tasks_server import VideoTaskDemoServer
 from mediaassist.providers.registry import SIMULATED_SITE
 
