@@ -9,6 +9,7 @@ import pytest
 
 from mediaassist.core.config import parse_config
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.paths import RESOURCES
 from mediaassist.core.task_profiles import load_profile, parse_profile
 
 BASE = """
@@ -107,6 +108,14 @@ def test_the_service_specific_needs_are_data() -> None:
     assert runway.headers == {"X-Runway-Version": "2024-11-06"} and runway.progress_scale == 1.0
     assert veo.result_with_key and veo.state_when_absent == "running"
     assert veo.action_for("GenerateRequestsPerDayPerProjectPerModel") == "quota"
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_the_docs_show_each_native_profile_as_shipped(name: str) -> None:
+    page = (RESOURCES.parent / "docs" / "task-api-profiles.md").read_text(encoding="utf-8")
+    shipped = (RESOURCES / "task_api" / f"{name}.toml").read_text(encoding="utf-8").rstrip()
+    assert f"```toml\n{shipped}\n```" in page  # the commented example is the file itself, not a copy that drifts
+    assert f"Service documentation: <{load_profile(name, 't').docs}>" in page
 
 
 def provider(extra: str, profile: str = "kling", ptype: str = "task_api") -> str:
