@@ -60,7 +60,7 @@ type = "task_api"
 profile = "{service}"
 base_url = "{server.base_url}"
 api_key_env = "NATIVE_KEY"
-secret_key_env = "NATIVE_SECRET"
+{'secret_key_env = "NATIVE_SECRET"' if service == "kling" else ""}
 max_polling_tasks = {limit}
 poll_interval_s = 5
 

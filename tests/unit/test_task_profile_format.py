@@ -138,5 +138,8 @@ def test_a_provider_may_leave_base_url_to_the_profile_and_names_its_secret_by_en
 def test_secret_key_env_is_only_for_task_api_and_no_secret_is_taken_from_the_file() -> None:
     with pytest.raises(ConfigError, match=r'providers\[0\]\.secret_key_env: only for type = "task_api"'):
         parse_config(tomllib.loads(provider('secret_key_env = "X"', ptype="runninghub")))
+    with pytest.raises(ConfigError, match=r"providers\[0\]\.secret_key_env: profile runway does not sign its "
+                                          r"requests \(auth.scheme = \"bearer\"\); leave it out"):
+        parse_config(tomllib.loads(provider('secret_key_env = "X"', profile="runway")))
     with pytest.raises(ConfigError, match=r"providers\[0\]\.secret_key: unknown key"):
         parse_config(tomllib.loads(provider('secret_key = "sk-in-the-file"')))
