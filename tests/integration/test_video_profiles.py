@@ -177,6 +177,17 @@ async def test_a_throttle_answer_waits_and_retries(service, server, store, data_
 
 
 @pytest.mark.asyncio
+async def test_past_the_services_job_limit_the_head_waits_and_the_order_holds(service, store, data_dir) -> None:
+    with NativeVideoDemoServer(service, api_key=KEY, secret_key=SECRET, job_limit=1, seed=6) as server:
+        prompts = ["first", "second", "third"]
+        batch, ids = enqueue(store, prompts)
+        await run(store, config_for(server, service, limit=3), data_dir, [batch])
+        assert states(store, ids) == ["success"] * 3
+        assert list(server.stats()["creates"]) == prompts and set(server.stats()["creates"].values()) == {1}
+        assert server.stats()["calls"]["create"] > 3  # the busy answers, waited out in order
+
+
+@pytest.mark.asyncio
 async def test_a_quota_answer_pauses_the_lane(service, server, store, data_dir) -> None:
     server.inject("create", "quota")
     batch, ids = enqueue(store, ["one", "two"])
