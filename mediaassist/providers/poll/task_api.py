@@ -30,7 +30,7 @@ from mediaassist.core.media import verify_unchanged
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.core.task_profiles import Request, TaskApiProfile, path_text
 from mediaassist.core.task_templates import MISSING, Several, dig, placeholders, plain, render
-from mediaassist.providers.openai_api import parse_retry_after
+from mediaassist.providers.base import parse_retry_after
 from mediaassist.providers.poll.adapter import (
     TERMINAL_STATES,
     Busy,
