@@ -274,7 +274,7 @@ async def test_kling_token_not_yet_valid_pauses_the_lane_naming_the_clock(store,
 async def test_kling_without_a_secret_key_pauses_the_lane_naming_the_setting(store, data_dir, monkeypatch) -> None:
     monkeypatch.delenv("NATIVE_SECRET")
     with NativeVideoDemoServer("kling", api_key=KEY, secret_key=SECRET, seed=3) as server:
-        batch, _ids = enqueue(store, ["no secret"])
+        batch, ids = enqueue(store, ["no secret"])
         await run(store, config_for(server, "kling"), data_dir, [batch])
         assert "secret_key_env = 'NATIVE_SECRET' is empty" in store.paused_lanes()[ROUTE]
         assert states(store, ids) == ["pending"]
