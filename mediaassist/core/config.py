@@ -384,6 +384,10 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
                 raise ConfigError(f"{where}.{key}: only for type = \"task_api\"")
     elif "secret_key_env" in item:
         provider.secret_key_env = _str(item, "secret_key_env", where)
+        assert provider.task_profile is not None
+        if not provider.task_profile.auth.needs_secret:
+            raise ConfigError(f"{where}.secret_key_env: profile {provider.profile} does not sign its requests "
+                              f"(auth.scheme = \"{provider.task_profile.auth.scheme}\"); leave it out")
     if "upload_api" in item:
         if ptype != "runninghub":
             raise ConfigError(f"{where}.upload_api: only for type = \"runninghub\"")

@@ -329,15 +329,26 @@ class PollProvider:
                 # Not retried: a retry would only poll the same failed remote task again.
                 raise TaskError(ErrorKind.PROVIDER, f"{name} failed: {status.error or 'no reason given'}",
                                 retry=False)
-            outputs, text = await self.adapter.results(ctx, remote_id, status)
+            outputs, text = await self._results(ctx, remote_id, status)
         except PauseLane as pause:
             raise self._pause(ctx, pause) from None
-        except Unusable as exc:  # a result request that failed: a retry polls again, never creates
-            raise TaskError(ErrorKind.NETWORK, f"{self.adapter.service} task {remote_id} succeeded but its "
-                                               f"results could not be fetched ({exc}); a retry asks again, the "
-                                               "task is not resubmitted") from None
         files = await self._download_all(ctx, remote_id, outputs)
         return TaskResult(text=text, files=files, usage=status.usage)
+
+    async def _results(self, ctx: TaskContext, remote_id: str, status: RemoteStatus) -> tuple[list[RemoteOutput], str]:
+        """The adapter's results, asked again a few times when a further request of it fails."""
+        for attempt in range(1, DOWNLOAD_TRIES + 1):
+            try:
+                return await self.adapter.results(ctx, remote_id, status)
+            except Unusable as exc:
+                if attempt == DOWNLOAD_TRIES:  # a retry polls again and asks again, never creates
+                    raise TaskError(ErrorKind.NETWORK, f"{self.adapter.service} task {remote_id} succeeded but "
+                                                       f"its results could not be fetched ({exc}); a retry asks "
+                                                       "again, the task is not resubmitted") from None
+                ctx.log(f"results of {self.adapter.service} task {remote_id} could not be fetched ({exc}); "
+                        f"try {attempt + 1} soon")
+                await ctx.clock.sleep(DOWNLOAD_RETRY_S * attempt)
+        raise AssertionError("unreachable")
 
     async def _poll_until_done(self, ctx: TaskContext, remote_id: str) -> RemoteStatus:
         interval = self.prov.poll_interval_s
