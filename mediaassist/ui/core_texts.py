@@ -283,6 +283,15 @@ TEMPLATES = (
     tr_noop("create answered HTTP {status} without a job id at {path}; check {where} before retrying"),
     tr_noop("{service} job {remote_id}: HTTP 404 {detail} (unknown to the service, or expired)"),
     tr_noop("{service} job {remote_id} completed without a result URL"),
+    tr_noop("{service} job {remote_id} completed without a result URL: {reason}"),
+    tr_noop("{service} refused the task: {detail}"),
+    tr_noop("create answered a job id that cannot be polled safely ({remote_id}); check {where}"),
+    tr_noop("input {name}: {service} takes the file's bytes here; give a local file, not the URL {url}"),
+    tr_noop("input {name}: {service} takes only URLs here, not the local file {path}"),
+    tr_noop("{service} job {remote_id} succeeded without {path} to ask for its result"),
+    tr_noop("{service} task {remote_id} succeeded but its results could not be fetched ({problem}); a retry "
+            "asks again, the task is not resubmitted"),
+    tr_noop("results of {service} task {remote_id} could not be fetched ({problem}); try {n} soon"),
     tr_noop("{service} task {remote_id}"),  # inside "{task} failed: {reason}" and "... canceled remotely"
     # web lane: a login from the Accounts tab or ``accounts login`` that did not happen
     tr_noop("no login was seen before the window closed or the time ran out"),
@@ -311,6 +320,7 @@ TEMPLATES = (
 # answer that happens to read "success" stays the model's words.
 RESULT_TEMPLATES = (
     tr_noop("{service} job {remote_id}: {n} output(s)"),
+    tr_noop("{service} job {remote_id}: {n} output(s); {figures}"),
     tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins"),
     tr_noop("[{model}] {prompt} ({seconds} s)"),  # the simulated providers
 )

@@ -48,6 +48,30 @@
       <translation>任意（尚未绑定）</translation>
     </message>
     <message>
+      <source>mediaassist cannot start</source>
+      <translation>mediaassist 无法启动</translation>
+    </message>
+    <message>
+      <source>Open the config file</source>
+      <translation>打开配置文件</translation>
+    </message>
+    <message>
+      <source>Try again</source>
+      <translation>重试</translation>
+    </message>
+    <message>
+      <source>Start with the demo providers</source>
+      <translation>使用演示服务启动</translation>
+    </message>
+    <message>
+      <source>Quit</source>
+      <translation>退出</translation>
+    </message>
+    <message>
+      <source>The config file {path} has {n} problems. Fix them and try again, or start with the demo providers.</source>
+      <translation>配置文件 {path} 有 {n} 个问题。请修正后重试，或使用演示服务启动。</translation>
+    </message>
+    <message>
       <source>attempt {attempt} started on {lane}</source>
       <translation>第 {attempt} 次尝试已在 {lane} 上开始</translation>
     </message>
@@ -964,6 +988,38 @@
       <translation>{service} 作业 {remote_id} 已完成，但没有结果 URL</translation>
     </message>
     <message>
+      <source>{service} job {remote_id} completed without a result URL: {reason}</source>
+      <translation>{service} 作业 {remote_id} 已完成，但没有结果 URL：{reason}</translation>
+    </message>
+    <message>
+      <source>{service} refused the task: {detail}</source>
+      <translation>{service} 拒绝了该任务：{detail}</translation>
+    </message>
+    <message>
+      <source>create answered a job id that cannot be polled safely ({remote_id}); check {where}</source>
+      <translation>创建请求返回的作业 ID 无法安全地用于查询（{remote_id}）；请检查 {where}</translation>
+    </message>
+    <message>
+      <source>input {name}: {service} takes the file's bytes here; give a local file, not the URL {url}</source>
+      <translation>输入 {name}：{service} 此处需要文件内容本身；请提供本地文件，而不是 URL {url}</translation>
+    </message>
+    <message>
+      <source>input {name}: {service} takes only URLs here, not the local file {path}</source>
+      <translation>输入 {name}：{service} 此处只接受 URL，不接受本地文件 {path}</translation>
+    </message>
+    <message>
+      <source>{service} job {remote_id} succeeded without {path} to ask for its result</source>
+      <translation>{service} 作业 {remote_id} 已成功，但没有可用于获取结果的 {path}</translation>
+    </message>
+    <message>
+      <source>{service} task {remote_id} succeeded but its results could not be fetched ({problem}); a retry asks again, the task is not resubmitted</source>
+      <translation>{service} 任务 {remote_id} 已成功，但无法获取其结果（{problem}）；重试会再次获取，任务不会重新提交</translation>
+    </message>
+    <message>
+      <source>results of {service} task {remote_id} could not be fetched ({problem}); try {n} soon</source>
+      <translation>无法获取 {service} 任务 {remote_id} 的结果（{problem}）；稍后进行第 {n} 次尝试</translation>
+    </message>
+    <message>
       <source>{service} task {remote_id}</source>
       <translation>{service} 任务 {remote_id}</translation>
     </message>
@@ -1010,6 +1066,10 @@
     <message>
       <source>{service} job {remote_id}: {n} output(s)</source>
       <translation>{service} 作业 {remote_id}：{n} 个输出</translation>
+    </message>
+    <message>
+      <source>{service} job {remote_id}: {n} output(s); {figures}</source>
+      <translation>{service} 作业 {remote_id}：{n} 个输出；{figures}</translation>
     </message>
     <message>
       <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins</source>
@@ -1854,10 +1914,6 @@
     <message>
       <source>Resume all</source>
       <translation>全部继续</translation>
-    </message>
-    <message>
-      <source>Quit</source>
-      <translation>退出</translation>
     </message>
     <message>
       <source>mediaassist: {running} running, {waiting} waiting, {failed} failed</source>
