@@ -432,11 +432,6 @@ async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> i
     from mediaassist.providers.web import login_account
     from mediaassist.providers.web.tools import no_display_message
 
-    handed = _login_in_running_window(options, args.name, args.timeout)  # its own display, not ours
-    if handed is not None:
-        ok, message = handed
-        print(f"{args.name}: {message} (in the running window's lane)", file=sys.stdout if ok else sys.stderr)
-        return EXIT_OK if ok else EXIT_FAILED
     if (blocked := no_display_message(args.name)) is not None:
         print(f"mediaassist: {blocked}", file=sys.stderr)
         return EXIT_FAILED
@@ -451,16 +446,6 @@ async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> i
         return EXIT_OK
     print(f"{args.name}: login not confirmed: {result.message}", file=sys.stderr)
     return EXIT_FAILED
-
-
-def _login_in_running_window(options: RuntimeOptions, account: str, timeout_s: float) -> tuple[bool, str] | None:
-    """The window running on this data dir holds the account's profile in its lane's browser:
-    the login is handed to it (its single-instance channel). None when none runs (or no Qt)."""
-    try:
-        from mediaassist.ui.app import hand_login_to_window
-    except ImportError:
-        return None
-    return hand_login_to_window(options, account, timeout_s)
 
 
 def _lanes(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> int:

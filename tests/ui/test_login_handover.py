@@ -5,6 +5,7 @@ a simulated account, which needs none), and the command prints the window's answ
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 from pathlib import Path
@@ -24,6 +25,9 @@ from tests.helpers import sim_config_text
 @pytest.mark.asyncio
 async def test_accounts_login_in_a_shell_is_done_by_the_running_windows_lanes(
         tmp_path: Path, ui_settings: QSettings) -> None:
+    # Qt objects earlier tests left in reference cycles are freed here, on this thread: collected
+    # later on the thread asyncio waits for the child process on, they warn about their timers.
+    gc.collect()
     config = tmp_path / "config.toml"
     config.write_text(sim_config_text(accounts=("acct-a",)))
     options = RuntimeOptions(config_path=config, data_dir=tmp_path / "data", speed=20.0)
@@ -44,6 +48,7 @@ async def test_accounts_login_in_a_shell_is_done_by_the_running_windows_lanes(
             shown[0].quit_requested.set_result(False)
         await asyncio.wait_for(runner, 30)
         instance.close()
+        instance.deleteLater()  # in this thread: a garbage collection elsewhere would warn about its timers
 
     assert command.returncode == 0, err.decode()
     assert "acct-a: a simulated account needs no login (in the running window's lane)" in out.decode()
