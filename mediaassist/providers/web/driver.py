@@ -5,7 +5,10 @@ pop-ups, check the login state, refuse on a rate-limit banner, attach files, ent
 read it back, send, see the turn start, then wait until the generating indicator is gone, the done
 marker has been seen in the new turn for several polls and the turn's text has settled -- "stop
 gone + text stable" alone would accept a settled preamble. An error the page shows during or
-after the turn fails the attempt: it is never an answer.
+after the turn fails the attempt: it is never an answer -- with no ``error`` role too, by the
+generic rule (a new alert or toast; error-like words once the answer stops growing), searching
+open shadow roots. The prompt goes in the profile's way (``prompt_entry``) and is read back
+exactly; one the page cannot hold verbatim is never sent.
 """
 
 from __future__ import annotations
