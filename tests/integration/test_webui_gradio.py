@@ -32,6 +32,8 @@ from tests.webui_helpers import (
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 MULTI_LINE = "第一行\n第二行 with `code`\n\nthird line after a blank one"
+# The learned profile's batch: the app echoes each prompt's length as it arrived (blank line and all).
+LEARNED_BATCH = ["learned one", MULTI_LINE, "请用一句话介绍你自己。", "emoji 😀🎉 and ümlauts", "y" * 1990 + " end."]
 
 
 async def _logged_in_to(app: ChatApp, data_dir: Path, without: tuple[str, ...] = ()) -> AppConfig:
@@ -82,14 +84,14 @@ async def test_gradio_sites_learn_writes_a_profile_that_runs_a_batch(
     config = await _logged_in_to(gradio_app, data_dir)
     result = await learn_site("learned-gradio", gradio_app.base_url + "/", "acct-a", config, data_dir,
                               headless=True, operator=gradio_learn_operator, say=lambda line: None)
-    prompts = ["learned one", "learned two"]
+    prompts = LEARNED_BATCH
     tasks = await run_batch(store, app_config("learned-gradio"), data_dir,
                             [app_task("learned-gradio", p) for p in prompts], WEB_SPEED)
 
     assert result.check.usable, result.profile_text
     assert 'generating = ["button[data-testid=\\"stop-button\\"]"' in result.profile_text, result.profile_text
     assert "navigation" not in result.profile_text  # the login (cookies) survives a reload
-    assert [t.state for t in tasks] == ["success"] * 2, result.profile_text
+    assert [t.state for t in tasks] == ["success"] * len(prompts), result.profile_text
     for task, prompt in zip(tasks, prompts, strict=True):  # the rendered text (a learned profile reads text)
         assert (stored_result(store, task.task_id).text or "").startswith(f"Echo of {len(prompt)} characters:")
 

@@ -35,6 +35,8 @@ from tests.webui_helpers import (
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 MULTI_LINE = "第一行\n第二行 with `code`\n\nthird line after a blank one"
+# The learned profile's batch: the app echoes each prompt's length as it arrived (blank line and all).
+LEARNED_BATCH = ["learned one", MULTI_LINE, "请用一句话介绍你自己。", "emoji 😀🎉 and ümlauts", "y" * 1990 + " end."]
 
 
 def _lane(site: str, data_dir: Path) -> tuple[dict[str, Provider], WebProvider]:
@@ -87,7 +89,7 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
     profile = load_site("learned-streamlit", data_dir)
     providers, web = _lane("learned-streamlit", data_dir)
     in_lane: list[LoginResult] = []
-    prompts = ["learned one", "learned two"]
+    prompts = LEARNED_BATCH
     tasks = await run_batch(store, learned, data_dir, [app_task("learned-streamlit", p) for p in prompts],
                             web.clock, providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
 
@@ -99,7 +101,7 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
     assert result.check.login_state == "needs_login"  # a fresh browser finds the gate, as a task would
     assert stored_account(store, "acct-a").login_state == "ok"  # logged in again in the lane's page
     assert in_lane[0].ok, in_lane[0].message
-    assert [t.state for t in tasks] == ["success"] * 2, result.profile_text
+    assert [t.state for t in tasks] == ["success"] * len(prompts), result.profile_text
     for task, prompt in zip(tasks, prompts, strict=True):  # the rendered text (a learned profile reads text)
         assert (stored_result(store, task.task_id).text or "").startswith(f"Echo of {len(prompt)} characters:")
 
