@@ -30,7 +30,7 @@ PG_MODULES = frozenset({
     "tests.integration.test_scheduler_procs", "tests.integration.test_storage_faults",
     "tests.integration.test_queries_progress", "tests.integration.test_media",
     "tests.integration.test_api_adaptive", "tests.integration.test_import_process",
-    "tests.ui.test_task_model", "tests.ui.test_table",
+    "tests.integration.test_process_edges", "tests.ui.test_task_model", "tests.ui.test_table",
 })
 
 

@@ -28,7 +28,7 @@ import shutil
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,6 +59,7 @@ from mediaassist.core.location import (
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact
+from mediaassist.core.store_clock import ServerClock
 
 PENDING, RUNNING, SUCCESS, FAILED, CANCELED = "pending", "running", "success", "failed", "canceled"
 FINAL_STATES = (SUCCESS, FAILED, CANCELED)
@@ -548,13 +549,15 @@ class Store:
         them) when a server cannot be reached or the schema is newer than this program knows."""
         if isinstance(location, os.PathLike):
             refuse_url_as_path(location, "store location")
-        self._now = now or time.time
         self.shared = is_pg_url(location)
         self.where = describe(location)  # for messages: never a password
         self.path = Path(location)
         with faults_as_storage(self.path):
             self.db: _StoreDatabase = self._connect(str(location))
             database_proxy.initialize(self.db)
+            # Times that every process judges (heartbeats, leases, back-offs) come from one
+            # clock: a shared store's server's, or this machine's for the local file.
+            self._now: Callable[[], float] = now or (ServerClock(self._server_time, self.where).now if self.shared else time.time)
             try:
                 ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where)
             except BaseException:
@@ -590,6 +593,9 @@ class Store:
         os.chmod(path, 0o600)
         db.remember_identity()
         return db
+
+    def _server_time(self) -> float:
+        return float(self.db.execute_sql("SELECT extract(epoch from clock_timestamp())").fetchone()[0])
 
     def check_file(self) -> None:
         """Raise ``StorageFault`` if the database file was deleted or replaced since it was opened."""
@@ -935,6 +941,15 @@ class Store:
         (Presence.insert(owner=owner, host=owner_host(owner) or host_id(), beat_at=now, batches=batches)
          .on_conflict(conflict_target=[Presence.owner],
                       update={Presence.beat_at: now, Presence.batches: batches}).execute())
+
+    def silent_owners(self, owners: Iterable[str], cutoff: float) -> set[str]:
+        """Those of ``owners`` whose presence row was last renewed before ``cutoff`` (a process
+        that withdrew, or never announced, has no row and is not among them)."""
+        wanted = list(owners)
+        if not wanted:
+            return set()
+        query = Presence.select(Presence.owner).where(Presence.owner.in_(wanted) & (Presence.beat_at < cutoff))
+        return {row.owner for row in query}
 
     def withdraw(self, owner: str) -> None:
         Presence.delete().where(Presence.owner == owner).execute()

@@ -1,0 +1,136 @@
+"""Promises that hold at the edges (issue 22): other clocks, crashed owners, orphaned remote tasks,
+shared back-offs. Real ``mediaassist run`` processes on a real SQLite file or PostgreSQL database,
+against the demo servers, which count what really reached them."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mediaassist.core.clock import Clock
+from mediaassist.core.config import parse_config
+from mediaassist.core.store import AUTO_RETRIES, CRASH_RETRIES, NewTask, Store
+from mediaassist.demo_servers.openai_server import DemoOpenAIServer
+from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
+from tests.harness import make_scheduler, wait_until_sync
+from tests.helpers import PG_URL, cli_popen, fresh_pg_database, write_config, write_csv
+
+OPENAI_KEY = "sk-process-edges-test-key-0001"
+API_LIMIT, POLL_LIMIT = 3, 3
+SHIFT_S = 120.0
+
+CONFIG = """
+[[providers]]
+name = "acme"
+kind = "api"
+type = "openai"
+base_url = "{openai}"
+api_key_env = "ACME_API_KEY"
+concurrency = {api_limit}
+
+[[providers]]
+name = "rh"
+kind = "poll"
+type = "runninghub"
+base_url = "{runninghub}"
+api_key_env = "RH_API_KEY"
+max_polling_tasks = {poll_limit}
+
+[[models]]
+name = "writer"
+kind = "api"
+provider = "acme"
+endpoint = "chat"
+
+[[models]]
+name = "video"
+kind = "poll"
+provider = "rh"
+workflow_id = "1904136902449209346"
+prompt_node_id = "6"
+prompt_field_name = "text"
+"""
+ENV = {"ACME_API_KEY": OPENAI_KEY, "RH_API_KEY": DEMO_API_KEY}
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
+    not PG_URL, reason="set MEDIAASSIST_TEST_PG to a postgresql:// server URL"))])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where the processes keep the queue: an SQLite file, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "data" / "mediaassist.sqlite3")
+        return
+    with fresh_pg_database(PG_URL) as url:  # type: ignore[arg-type]
+        yield url
+
+
+def _store_args(location: str, data: Path) -> list[str]:
+    return ["--data-dir", str(data)] + (["--store", location] if "://" in location else [])
+
+
+def _config(tmp_path: Path, openai: DemoOpenAIServer, runninghub: RunningHubDemoServer) -> Path:
+    return write_config(tmp_path / "config.toml", CONFIG.format(
+        openai=openai.base_url, runninghub=runninghub.url, api_limit=API_LIMIT, poll_limit=POLL_LIMIT))
+
+
+def _task_file(folder: Path, name: str, api: int, poll: int) -> Path:
+    rows = ([{"model": "writer", "prompt": f"ad copy {name}-{n}"} for n in range(api)]
+            + [{"model": "video", "prompt": f"video {name}-{n}"} for n in range(poll)])
+    return write_csv(folder / f"{name}.csv", rows)
+
+
+def _shifted_clock_env(folder: Path, shift_s: float) -> dict[str, str]:
+    """The environment of a child whose wall clock (``time.time``) is ``shift_s`` off: a
+    ``sitecustomize`` on its path only, as a machine with a wrong clock would be."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(textwrap.dedent(f"""
+        import time
+        _real_time = time.time
+        time.time = lambda: _real_time() + {shift_s!r}
+    """), encoding="utf-8")
+    return {"PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
+# --- 1. one clock --------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_process_with_its_clock_two_minutes_ahead_reaps_no_live_task(tmp_path: Path, location: str) -> None:
+    shared = "://" in location
+    with DemoOpenAIServer(api_key=OPENAI_KEY, latency_s=(0.4, 0.8), models=("writer",)) as openai, \
+            RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.1, 0.2), run_s=(1.0, 2.0), seed=5) as runninghub:
+        config, data = _config(tmp_path, openai, runninghub), tmp_path / "data"
+        # On PostgreSQL they stand in for two machines (judged by heartbeats, not pids); on the
+        # local file they are two processes of this machine.
+        hosts = ({"MEDIAASSIST_HOST_ID": "machine-on-time"}, {"MEDIAASSIST_HOST_ID": "machine-ahead"}) \
+            if shared else ({}, {})
+        on_time = cli_popen("run", str(_task_file(tmp_path, "on-time", 15, 4)), "--json", "--speed", "20",
+                            "--config", str(config), *_store_args(location, data), env={**ENV, **hosts[0]})
+        ahead = cli_popen("run", str(_task_file(tmp_path, "ahead", 15, 4)), "--json", "--speed", "20",
+                          "--config", str(config), *_store_args(location, data),
+                          env={**ENV, **hosts[1], **_shifted_clock_env(tmp_path / "ahead-site", SHIFT_S)})
+        outputs = [run.communicate(timeout=240) for run in (on_time, ahead)]
+    for run, (stdout, stderr) in zip((on_time, ahead), outputs, strict=True):
+        assert run.returncode == 0, stderr
+        assert json.loads(stdout)["success"] == 19
+        assert "stalled" not in stderr and "died" not in stderr
+    if shared:  # told once that its clock is off; the store's clock is the one that counts
+        assert outputs[1][1].count("s ahead of the clock of the shared store") == 1, outputs[1][1]
+        assert "ahead of the clock" not in outputs[0][1]
+    # Nothing reaped, nothing billed twice: one request per API task, one create per video.
+    assert len(openai.api_requests()) == 30
+    assert len(runninghub.fake.creates) == 8 and set(runninghub.fake.creates.values()) == {1}
+    assert openai.max_in_flight <= API_LIMIT and runninghub.fake.max_in_flight <= POLL_LIMIT
+    store = Store(location)
+    try:
+        assert {(t.state, t.attempt) for t in store.tasks()} == {("success", 1)}
+    finally:
+        store.close()
