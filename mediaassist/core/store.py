@@ -6,8 +6,8 @@ never overwrite a newer truth, and a result is never written twice (it is upsert
 inside the same transaction that ends the attempt).
 
 Limits are held here, not in any process's memory: a claim counts the lane's running rows and
-takes at most ``lane_limit - running`` in the same transaction, so every process sharing the store
-stays inside one API concurrency, one polling cap and one running task per web account. Gates
+its remote tasks still at the service, and takes at most ``lane_limit`` minus those in the same
+transaction, so every process sharing the store stays inside one API concurrency, one polling cap and one running task per web account. Gates
 (``try_gate``) serialise one kind of step (a poll provider's creates) across processes.
 
 Faults of the file itself (disk full, read-only, corrupt, replaced) come out of every statement
@@ -742,7 +742,9 @@ class Store:
         Order: higher priority first, then FIFO. For web routes ``account`` is the free account;
         tasks pinned to another account are not taken. ``batch_ids`` restricts the claim to those
         batches. With ``lane_limit`` the route's running rows -- whichever process runs them --
-        are counted in the same transaction, and at most ``lane_limit - running`` are taken.
+        and its pending rows with a remote id (a remote task still at the service) are counted in
+        the same transaction, and at most ``lane_limit`` minus those new tasks are taken; pending
+        rows with a remote id are taken first, from any batch.
         """
         if limit <= 0:
             return []
@@ -751,12 +753,20 @@ class Store:
         with self._lane_lock(route):
             # Plain SQL: peewee's query building would cost more than the count itself.
             mark = self.db.param
-            running = self.db.execute_sql(f'SELECT COUNT(*) FROM "task" WHERE route = {mark} AND state = {mark}',
-                                          (route, RUNNING)).fetchone()[0]
-            return self._claim(route, owner, min(limit, lane_limit - running), account, batch_ids)
+            holding = self.db.execute_sql(
+                f'SELECT COUNT(*) FROM "task" WHERE route = {mark} AND (state = {mark} '
+                f'OR (state = {mark} AND remote_id IS NOT NULL))', (route, RUNNING, PENDING)).fetchone()[0]
+            # A remote task whose process died or stopped runs on at the service: its row holds
+            # its slot until it ends, and any process may take it (its slot is counted already),
+            # whichever batch it belongs to. New work gets only what the limit leaves.
+            resumed = self._claim(route, owner, limit, account, None, remote=True)
+            fresh = self._claim(route, owner, min(limit - len(resumed), lane_limit - holding), account,
+                                batch_ids, remote=False)
+            return resumed + fresh
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
-               batch_ids: Sequence[str] | None) -> list[Task]:
+               batch_ids: Sequence[str] | None, remote: bool | None = None) -> list[Task]:
+        """``remote``: only rows with a saved remote id (True), only rows without one (False)."""
         if limit <= 0:
             return []
         now = self.now()
@@ -765,6 +775,8 @@ class Store:
         due = (Task.route == route) & (Task.state == PENDING) & ((Task.not_before + 0) <= now)
         if batch_ids is not None:
             due &= Task.batch_id.in_(list(batch_ids))
+        if remote is not None:
+            due &= Task.remote_id.is_null(not remote)
         if account is not None:
             due &= Task.account.is_null() | (Task.account == account)
             busy = Task.alias("busy")

@@ -134,3 +134,65 @@ def test_a_process_with_its_clock_two_minutes_ahead_reaps_no_live_task(tmp_path:
         assert {(t.state, t.attempt) for t in store.tasks()} == {("success", 1)}
     finally:
         store.close()
+
+
+# --- 2. a remote task holds its slot until it ends -------------------------------------------------
+
+def _rows(location: str, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:
+    """``sql``'s rows; ``?`` marks its parameters on either back-end."""
+    store = Store(location)
+    try:
+        return list(store.db.execute_sql(sql.replace("?", store.db.param), params).fetchall())
+    finally:
+        store.close()
+
+
+def _run_file(task_file: Path, config: Path, location: str, data: Path) -> subprocess.Popen[str]:
+    return cli_popen("run", str(task_file), "--json", "--speed", "20", "--config", str(config),
+                     *_store_args(location, data), env=ENV)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_kill_9_and_restart_of_three_runs_never_exceeds_the_polling_limit(tmp_path: Path, location: str) -> None:
+    # The service would take 100 at once: only our limit of 3 holds the line, and it counts.
+    with RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.2, 0.4), run_s=(3.0, 5.0), seed=11) as runninghub, \
+            DemoOpenAIServer(api_key=OPENAI_KEY, models=("writer",)) as openai:
+        config, data = _config(tmp_path, openai, runninghub), tmp_path / "data"
+        files = [_task_file(tmp_path, f"file{i}", 0, 6) for i in range(3)]
+        runs = [_run_file(f, config, location, data) for f in files]
+        for round_ in range(4):
+            victim = round_ % 3
+            batch = _batch_of(location, files[victim])
+            # Killed while it polls a remote task: that task runs on at the service.
+            wait_until_sync(lambda: _rows(location, "SELECT COUNT(*) FROM task WHERE batch_id = ? AND "
+                                                    "state = 'running' AND remote_id IS NOT NULL", (batch,))[0][0]
+                            or runs[victim].poll() is not None, 120, f"a remote task of {files[victim].name}")
+            if runs[victim].poll() is not None:
+                continue  # its file is done already
+            pid = runs[victim].pid
+            runs[victim].send_signal(signal.SIGKILL)
+            runs[victim].communicate(timeout=30)
+            # The others find it dead and carry on; only then does it come back.
+            wait_until_sync(lambda: not _rows(location, "SELECT COUNT(*) FROM task WHERE state = 'running' AND "
+                                                        "owner LIKE ?", (f"%:{pid}:%",))[0][0], 60, "its rows recovered")
+            runs[victim] = _run_file(files[victim], config, location, data)
+        for run in runs:
+            stdout, stderr = run.communicate(timeout=240)
+            assert run.returncode == 0, stderr
+    assert runninghub.fake.max_in_flight <= POLL_LIMIT, runninghub.fake.max_in_flight
+    assert len(runninghub.fake.creates) == 18 and set(runninghub.fake.creates.values()) == {1}  # none twice
+    assert {state for (state,) in _rows(location, "SELECT DISTINCT state FROM task")} == {"success"}
+
+
+def _batch_of(location: str, task_file: Path) -> str:
+    """The batch ``run FILE`` made of a file (wait until it is enqueued)."""
+    found: list[str] = []
+
+    def enqueued() -> bool:
+        rows = _rows(location, "SELECT DISTINCT batch_id FROM task WHERE prompt LIKE ?", (f"%{task_file.stem}-%",))
+        found[:] = [r[0] for r in rows]
+        return bool(found)
+
+    wait_until_sync(enqueued, 60, f"{task_file.name} enqueued")
+    return found[0]
