@@ -25,12 +25,10 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
 # uploads and learned limits kept in it -- run on both back-ends; the lanes' own tests (HTTP,
 # browsers) use the store only as a place to keep rows and stay on SQLite, which keeps CI short.
 PG_MODULES = frozenset({
-    "tests.integration.test_store", "tests.integration.test_store_procs",
-    "tests.integration.test_shared_store", "tests.integration.test_scheduler",
-    "tests.integration.test_scheduler_procs", "tests.integration.test_storage_faults",
-    "tests.integration.test_queries_progress", "tests.integration.test_media",
-    "tests.integration.test_api_adaptive", "tests.integration.test_import_process",
-    "tests.integration.test_process_edges", "tests.ui.test_task_model", "tests.ui.test_table",
+    *(f"tests.integration.test_{name}" for name in (
+        "store", "store_procs", "shared_store", "scheduler", "scheduler_procs", "storage_faults",
+        "queries_progress", "media", "api_adaptive", "import_process", "process_edges")),
+    "tests.ui.test_task_model", "tests.ui.test_table",
 })
 
 

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.location import check_store_url
+from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
 API_CONCURRENCY_RANGE = (1, 5)
@@ -56,6 +57,8 @@ _PROVIDER_KEYS = {
     "upload_api",
     # the largest media input this provider accepts (default: per media kind, see core/media.py)
     "max_upload_bytes",
+    # an HTTP(S) or SOCKS5 proxy for every request to this provider
+    "proxy",
 }
 _MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
@@ -67,10 +70,14 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
-_ACCOUNT_KEYS = {"name", "site", "enabled", "host"}
+_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy"}
+PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
-_TOP_KEYS = {"app", "store", "providers", "models", "accounts"}
+_NOTIFY_KEYS = {"name", "url", "url_env", "format", "events"}
+NOTIFY_FORMATS = ("json", "wecom", "feishu", "dingtalk")
+NOTICE_KINDS = ("batch_finished", "needs_login", "lane_paused")
+_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify"}
 
 DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
 
@@ -98,6 +105,7 @@ class ProviderConfig:
     upload_api: str = "v2"  # RunningHub: "v2" (/openapi/v2/media/upload/binary) or "legacy"
     task_profile: TaskApiProfile | None = field(default=None, repr=False)
     max_upload_bytes: int | None = None
+    proxy: str | None = field(default=None, repr=False)  # may carry a user and password
 
     @property
     def lane(self) -> str:
@@ -144,6 +152,7 @@ class AccountConfig:
     site: str
     enabled: bool = True
     host: str | None = None  # the machine whose profile holds the login (None: set by login)
+    proxy: str | None = field(default=None, repr=False)  # the browser's proxy; may carry a password
 
     @property
     def lane(self) -> str:
@@ -159,12 +168,27 @@ class AppSettings:
 
 
 @dataclass
+class NotifyConfig:
+    """One ``[[notify]]`` webhook: where notices go, in which message format, for which events."""
+
+    name: str
+    url: str | None = field(default=None, repr=False)  # a webhook URL carries its key: never shown
+    url_env: str | None = None
+    format: str = "json"
+    events: tuple[str, ...] = NOTICE_KINDS
+
+    def resolved_url(self) -> str | None:
+        return self.url or (os.environ.get(self.url_env) if self.url_env else None)
+
+
+@dataclass
 class AppConfig:
     providers: list[ProviderConfig] = field(default_factory=list)
     models: list[ModelConfig] = field(default_factory=list)
     accounts: list[AccountConfig] = field(default_factory=list)
     app: AppSettings = field(default_factory=AppSettings)
     store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
+    notify: list[NotifyConfig] = field(default_factory=list)
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -217,8 +241,36 @@ def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfi
         config.accounts.append(_parse_account(item, f"accounts[{i}]"))
     for i, item in enumerate(_array(data, "models")):
         config.models.append(_parse_model(item, f"models[{i}]", config))
+    for i, item in enumerate(_array(data, "notify")):
+        config.notify.append(_parse_notify(item, f"notify[{i}]"))
     _reject_duplicates(config)
     return config
+
+
+def _parse_notify(item: dict[str, Any], where: str) -> NotifyConfig:
+    item = _table(item, where)
+    _reject_unknown(item, _NOTIFY_KEYS, where)
+    if ("url" in item) == ("url_env" in item):
+        raise ConfigError(f"{where}: give the webhook as url = \"https://...\" or url_env = \"ENV_VAR\" (one of them)")
+    hook = NotifyConfig(name=_str(item, "name", where) if "name" in item else where)
+    if "url" in item:
+        hook.url = _str(item, "url", where)
+        if urlsplit(hook.url).scheme not in ("http", "https") or not urlsplit(hook.url).hostname:
+            raise ConfigError(f"{where}.url: not an http(s) URL (e.g. https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=...)")
+    else:
+        hook.url_env = _str(item, "url_env", where)
+    if "format" in item:
+        hook.format = _choice(item, "format", NOTIFY_FORMATS, where)
+    if "events" in item:
+        events = item["events"]
+        if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
+            raise ConfigError(f"{where}.events: a non-empty list of event names (allowed: {', '.join(NOTICE_KINDS)})")
+        unknown = [e for e in events if e not in NOTICE_KINDS]
+        if unknown:
+            raise ConfigError(f"{where}.events: {', '.join(map(repr, unknown))} is not an event "
+                              f"(allowed: {', '.join(NOTICE_KINDS)})")
+        hook.events = tuple(events)
+    return hook
 
 
 def _parse_app(item: dict[str, Any]) -> AppSettings:
@@ -250,6 +302,8 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = No
     )
     if ptype != "simulated":
         provider.base_url = _base_url(item, where)
+    if "proxy" in item:
+        provider.proxy = _parse_proxy(item, where)
     for key in ("api_key", "api_key_env"):
         if key in item:
             setattr(provider, key, _str(item, key, where))
@@ -330,7 +384,37 @@ def _parse_account(item: dict[str, Any], where: str) -> AccountConfig:
         account.enabled = _bool(item, "enabled", where)
     if "host" in item:
         account.host = _str(item, "host", where)
+    if "proxy" in item:
+        account.proxy = _parse_proxy(item, where)
     return account
+
+
+def _parse_proxy(item: dict[str, Any], where: str) -> str:
+    """A proxy URL with scheme, host and port; its password is masked in every log from now on."""
+    value = _str(item, "proxy", where)
+    parts = urlsplit(value)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in PROXY_SCHEMES or not parts.hostname or port is None:
+        raise ConfigError(f"{where}.proxy: {proxy_label(value)!r} is not a proxy URL (allowed: "
+                          f"{', '.join(s + '://' for s in PROXY_SCHEMES)} with a host and a port, "
+                          "e.g. http://127.0.0.1:7890 or socks5://user:password@10.0.0.2:1080)")
+    if parts.password:
+        register_secret(parts.password)
+    return value
+
+
+def proxy_label(url: str) -> str:
+    """How messages name a proxy: scheme, host and port, never its user or password."""
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}" if parts.scheme else host + port
 
 
 def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelConfig:

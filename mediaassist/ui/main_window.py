@@ -82,7 +82,6 @@ class MainWindow(QMainWindow):
                  use_tray: bool = True) -> None:
         super().__init__()
         self.rt = rt
-        self.store, self.scheduler = rt.store, rt.scheduler
         self.settings = settings
         self.demo = rt.options.demo  # a demo window never writes the operator's settings
         self.translations = translations
@@ -94,15 +93,15 @@ class MainWindow(QMainWindow):
         self._offering: asyncio.Future[None] | None = None  # the actions of a large selection, being read
         self._built_language = translations.language
         self.jobs = BackgroundJobs()
-        self.model = TaskTableModel(self.store, self)
+        self.model = TaskTableModel(rt.queries(), rt.off_loop_reader(), self)
         self.thumbnails = DiskThumbnails(self.rt.data_dir / "thumbnails")
-        self.scheduler.add_listener(self._on_event)
+        rt.add_listener(self._on_event)
         self.tasks = TaskActions(rt, self.model, self._selected_seqs, self._confirm, self.jobs, self)
         self.importer = ImportController(rt, settings, self.jobs, self, self.thumbnails)
         self.lanes = LanesController(rt, self.jobs, self)
         self.stats = StatsController(rt, self)
-        self._storage_fault: StorageFault | None = self.scheduler.fault
-        self.scheduler.add_fault_listener(self._on_storage_fault)
+        self._storage_fault: StorageFault | None = rt.storage_fault
+        rt.add_fault_listener(self._on_storage_fault)
         self.setAcceptDrops(True)
         self.setWindowIcon(QIcon(str(ICON_PATH)))
         self.tray = Tray(self, QIcon(str(ICON_PATH)), self.lanes.pause_all, self.lanes.resume_all, self.request_quit,
@@ -142,7 +141,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.tabs = QTabWidget()
         self.tabs.addTab(self._build_queue_tab(), tr("Queue"))
-        self.accounts = AccountsPanel(self.store, self.lanes.set_account_enabled, self.lanes.log_in)
+        self.accounts = AccountsPanel(self.rt.accounts, self.lanes.set_account_enabled, self.lanes.log_in)
         self.tabs.addTab(self.accounts, tr("Accounts"))
         self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids)
         self.tabs.addTab(self.gallery, tr("Gallery"))
@@ -205,7 +204,7 @@ class MainWindow(QMainWindow):
             self.resize(int(screen.width() * 0.85), int(screen.height() * 0.85))
 
     def _build_queue_tab(self) -> QWidget:
-        lanes = list(self.scheduler.lanes.values())
+        lanes = self.rt.lane_views()
         config_path = str(self.rt.config.source or self.rt.options.config_path or default_config_path())
         self.web_panel = QueuePanel(tr("Web"), [lane for lane in lanes if lane.kind == "web"], self.lanes.toggle_lane,
                                     config_path)
@@ -217,7 +216,7 @@ class MainWindow(QMainWindow):
             top.addWidget(scrollable(panel))  # more lanes than room: they scroll
         top.addWidget(self.batches)  # its rows scroll under its title
         self.table = self._build_table()
-        self.detail = DetailPane(self.store, self.thumbnails)
+        self.detail = DetailPane(self.rt, self.thumbnails)
         lower = QSplitter(Qt.Orientation.Horizontal)
         table_box = QWidget()
         table_layout = QVBoxLayout(table_box)
@@ -286,7 +285,7 @@ class MainWindow(QMainWindow):
         for state in STATES:
             self.state_filter.addItem(state_labels()[state], state)
         self.lane_filter.addItem(tr("All lanes"), None)
-        for name in self.scheduler.lanes:
+        for name in self.rt.lane_names():
             self.lane_filter.addItem(name, name)
         self.batch_filter.addItem(tr("All batches"), None)
         self._filter_delay = self._single_shot(FILTER_DELAY_MS, self.apply_filter)
@@ -346,7 +345,7 @@ class MainWindow(QMainWindow):
     def _hidden_columns(self) -> set[str]:
         saved = self.settings.value(HIDDEN_KEY)
         if saved is None:
-            return {c.key for c in COLUMNS if not c.shown} | (set() if self.store.shared else {"machine"})
+            return {c.key for c in COLUMNS if not c.shown} | (set() if self.rt.shared_store else {"machine"})
         return {str(key) for key in (saved if isinstance(saved, list) else [saved]) if key}
 
     def column_chooser(self) -> QMenu:
@@ -385,8 +384,8 @@ class MainWindow(QMainWindow):
         self.stats.refresh()
 
     def _show_stats(self, view: StatsView) -> None:
-        self.web_panel.show_snapshot(view.snap, view.paused, view.blocked)
-        self.api_panel.show_snapshot(view.snap, view.paused, view.blocked)
+        self.web_panel.show_snapshot(view.snap, view.lanes, view.paused, view.blocked)
+        self.api_panel.show_snapshot(view.snap, view.lanes, view.paused, view.blocked)
         self.batches.show_snapshot(view.snap, self.stats.eta)
         totals = view.snap.totals()
         self.tray.update(view.snap.totals_by_kind(), view.all_paused, bool(view.paused))
@@ -481,7 +480,7 @@ class MainWindow(QMainWindow):
 
     # --- settings ------------------------------------------------------------------------------
     def open_settings(self) -> None:
-        dialog = SettingsDialog(self.scheduler, self.settings, str(self.rt.data_dir), self.demo, self)
+        dialog = SettingsDialog(self.rt, self.settings, str(self.rt.data_dir), self.demo, self)
         dialog.applied.connect(lambda _edits: self._settings_applied())
         dialog.finished.connect(lambda _r: setattr(self, "settings_dialog", None))
         self.settings_dialog = dialog
@@ -514,7 +513,7 @@ class MainWindow(QMainWindow):
 
     # --- quitting ------------------------------------------------------------------------------
     def running_count(self) -> int:
-        return sum(len(lane.active) for lane in self.scheduler.lanes.values())
+        return self.rt.running_count()
 
     def request_quit(self) -> None:
         """Ask (without blocking) whether running tasks stop or resume next time, then quit."""

@@ -42,6 +42,7 @@ from mediaassist.providers.poll.adapter import (
 )
 from mediaassist.providers.poll.gate import CreateGate, StoreCreateGate
 from mediaassist.providers.poll.lean_http import LeanClient, proxy_configured
+from mediaassist.providers.proxy import http_client
 
 BACKOFF_GROWTH = 1.5
 BACKOFF_CAP_S = 120.0
@@ -76,8 +77,10 @@ class PollProvider:
         self._api_key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
         # Created here so the client and the gate belong to the running (qasync) loop. No
         # default headers: the key must not travel to the CDN hosts of the output files.
-        self._client = httpx.AsyncClient(base_url=self.prov.base_url, timeout=HTTP_TIMEOUT)
-        self._poll_client = None if proxy_configured() else LeanClient(self.prov.base_url)
+        self._client = http_client(self.prov.proxy, base_url=self.prov.base_url, timeout=HTTP_TIMEOUT)
+        # The lean client speaks no proxy: through one, polls go on httpx too.
+        proxied = self.prov.proxy is not None or proxy_configured()
+        self._poll_client = None if proxied else LeanClient(self.prov.base_url)
         self.adapter.open(self._client, self._poll_client, self._api_key)
         if self._api_key:
             self.preflight_lines = await self.preflight()

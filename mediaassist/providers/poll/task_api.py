@@ -22,7 +22,7 @@ from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.media import verify_unchanged
 from mediaassist.core.secrets import redact
 from mediaassist.core.task_profiles import Request, TaskApiProfile
-from mediaassist.providers.openai_api import parse_retry_after
+from mediaassist.providers.base import parse_retry_after
 from mediaassist.providers.poll.adapter import (
     Busy,
     Created,
