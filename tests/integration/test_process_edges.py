@@ -10,18 +10,22 @@ import signal
 import subprocess
 import sys
 import textwrap
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import parse_config
-from mediaassist.core.store import AUTO_RETRIES, CRASH_RETRIES, NewTask, Store
+from mediaassist.core.location import HOST_ID_ENV
+from mediaassist.core.scheduler import STALL_S, Scheduler
+from mediaassist.core.store import AUTO_RETRIES, CRASH_RETRIES, NewTask, Presence, Store
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from tests.harness import make_scheduler, wait_until_sync
-from tests.helpers import PG_URL, cli_popen, fresh_pg_database, write_config, write_csv
+from tests.helpers import PG_URL, cli_popen, fresh_pg_database, sim_config_text, write_config, write_csv
 
 OPENAI_KEY = "sk-process-edges-test-key-0001"
 API_LIMIT, POLL_LIMIT = 3, 3
@@ -196,3 +200,63 @@ def _batch_of(location: str, task_file: Path) -> str:
 
     wait_until_sync(enqueued, 60, f"{task_file.name} enqueued")
     return found[0]
+
+
+# --- 3. dead is dead -----------------------------------------------------------------------------
+
+# Claims the one task as a scheduler of this process would, then waits (until it is killed).
+CLAIM_AND_WAIT = """
+    import sys
+    from mediaassist.core.owners import new_owner
+    from mediaassist.core.store import Store
+    store = Store(sys.argv[1])
+    print(len(store.claim("api:sim-api", str(new_owner()), limit=1, lane_limit=3)), flush=True)
+    sys.stdin.readline()
+"""
+
+
+def _one_api_task(store: Store) -> None:
+    store.enqueue("b", [NewTask(model="writer", model_kind="api", route="api:sim-api", prompt="p", task_id="t1")])
+
+
+def _scheduler(store: Store, data_dir: Path) -> Scheduler:
+    return make_scheduler(store, parse_config(tomllib.loads(sim_config_text())), data_dir, Clock(speed=100))
+
+
+def test_a_killed_owner_its_parent_has_not_reaped_yet_is_dead_at_once(
+        store: Store, store_location: str, data_dir: Path) -> None:
+    _one_api_task(store)
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(CLAIM_AND_WAIT), store_location],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "1"
+        sched = _scheduler(store, data_dir)
+        assert sched.recover_dead_owners() == 0  # alive: left alone
+        os.kill(child.pid, signal.SIGKILL)  # and not waited for: a zombie until this process reaps it
+        wait_until_sync(lambda: psutil.Process(child.pid).status() == psutil.STATUS_ZOMBIE, 10, "a zombie")
+        assert sched.recover_dead_owners() == 1
+    finally:
+        child.kill()
+        child.communicate(timeout=10)
+    row = store.get("t1")
+    # Lost to a crash: the crash budget pays, the task's own retries are untouched.
+    assert (row.state, row.attempt, row.retries_left, row.crash_retries_left) == (
+        "pending", 2, AUTO_RETRIES, CRASH_RETRIES - 1)
+    assert f"process {child.pid} on" in row.error and "died" in row.error
+
+
+def test_an_owner_whose_presence_went_silent_by_the_store_clock_is_dead_at_once(
+        store: Store, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(HOST_ID_ENV, "machine-a")
+    _one_api_task(store)
+    elsewhere = "machine-b:4242:12345:abc"  # its pid means nothing here
+    store.announce(elsewhere)
+    store.claim("api:sim-api", elsewhere, limit=1)
+    sched = _scheduler(store, data_dir)
+    assert sched.recover_dead_owners() == 0  # present: alive
+    # Its presence row stopped being renewed (the task's own heartbeat is still fresh).
+    Presence.update(beat_at=store.now() - STALL_S - 1).where(Presence.owner == elsewhere).execute()
+    assert sched.recover_dead_owners() == 1
+    row = store.get("t1")
+    assert (row.state, row.retries_left, row.crash_retries_left) == ("pending", AUTO_RETRIES, CRASH_RETRIES - 1)
+    assert "stopped renewing its presence" in row.error
