@@ -6,8 +6,9 @@ An owner is ``host:pid:start:token``: the host (``location.host_id``: the host n
 two schedulers of one process, or a scheduler restarted in the same process, are told apart).
 
 A process on *this* host is judged by the OS: it is dead when its pid is gone, belongs to a
-process that started at another time, or is a zombie (exited, not yet reaped by its parent). A process on *another* host is never judged by its pid
-(that pid means nothing here): only by how old the heartbeat of its rows is.
+process that started at another time, or is a zombie (exited, not yet reaped by its parent). A
+process on *another* host is never judged by its pid (that pid means nothing here): only by
+how old the heartbeat of its rows, or of its presence row, is on the store's clock.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ inside the same transaction that ends the attempt).
 
 Limits are held here, not in any process's memory: a claim counts the lane's running rows and
 its remote tasks still at the service, and takes at most ``lane_limit`` minus those in the same
-transaction, so every process sharing the store stays inside one API concurrency, one polling cap and one running task per web account. Gates
-(``try_gate``) serialise one kind of step (a poll provider's creates) across processes.
+transaction, so every process sharing the store stays inside one API concurrency, one polling
+cap and one running task per web account. Gates (``try_gate``) serialise one kind of step (a
+poll provider's creates) across processes.
 
 Faults of the file itself (disk full, read-only, corrupt, replaced) come out of every statement
 as one ``StorageFault`` naming the file and what to do, never as a bare sqlite3 error.
@@ -574,7 +575,8 @@ class Store:
             database_proxy.initialize(self.db)
             # Times that every process judges (heartbeats, leases, back-offs) come from one
             # clock: a shared store's server's, or this machine's for the local file.
-            self._now: Callable[[], float] = now or (ServerClock(self._server_time, self.where).now if self.shared else time.time)
+            self._now: Callable[[], float] = now or (
+                ServerClock(self._server_time, self.where).now if self.shared else time.time)
             try:
                 ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where)
             except BaseException:

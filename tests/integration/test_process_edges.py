@@ -167,26 +167,32 @@ def test_kill_9_and_restart_of_three_runs_never_exceeds_the_polling_limit(tmp_pa
         runs = [_run_file(f, config, location, data) for f in files]
         for round_ in range(4):
             victim = round_ % 3
-            batch = _batch_of(location, files[victim])
-            # Killed while it polls a remote task: that task runs on at the service.
-            wait_until_sync(lambda: _rows(location, "SELECT COUNT(*) FROM task WHERE batch_id = ? AND "
-                                                    "state = 'running' AND remote_id IS NOT NULL", (batch,))[0][0]
-                            or runs[victim].poll() is not None, 120, f"a remote task of {files[victim].name}")
-            if runs[victim].poll() is not None:
-                continue  # its file is done already
-            pid = runs[victim].pid
-            runs[victim].send_signal(signal.SIGKILL)
-            runs[victim].communicate(timeout=30)
-            # The others find it dead and carry on; only then does it come back.
-            wait_until_sync(lambda: not _rows(location, "SELECT COUNT(*) FROM task WHERE state = 'running' AND "
-                                                        "owner LIKE ?", (f"%:{pid}:%",))[0][0], 60, "its rows recovered")
-            runs[victim] = _run_file(files[victim], config, location, data)
+            if _kill_while_it_polls(runs[victim], location, _batch_of(location, files[victim])):
+                runs[victim] = _run_file(files[victim], config, location, data)
         for run in runs:
-            stdout, stderr = run.communicate(timeout=240)
+            _stdout, stderr = run.communicate(timeout=240)
             assert run.returncode == 0, stderr
     assert runninghub.fake.max_in_flight <= POLL_LIMIT, runninghub.fake.max_in_flight
     assert len(runninghub.fake.creates) == 18 and set(runninghub.fake.creates.values()) == {1}  # none twice
     assert {state for (state,) in _rows(location, "SELECT DISTINCT state FROM task")} == {"success"}
+
+
+def _kill_while_it_polls(run: subprocess.Popen[str], location: str, batch: str) -> bool:
+    """kill -9 the run while it polls a remote task of its batch (that task runs on at the service),
+    and wait until the others found it dead; False when its file was done before that."""
+    def polling() -> bool:
+        return bool(_rows(location, "SELECT COUNT(*) FROM task WHERE batch_id = ? AND state = 'running' "
+                                    "AND remote_id IS NOT NULL", (batch,))[0][0])
+
+    wait_until_sync(lambda: polling() or run.poll() is not None, 120, f"a remote task of {batch} polled")
+    if run.poll() is not None:
+        return False
+    run.send_signal(signal.SIGKILL)
+    run.communicate(timeout=30)
+    owned = f"%:{run.pid}:%"
+    wait_until_sync(lambda: not _rows(location, "SELECT COUNT(*) FROM task WHERE state = 'running' AND owner LIKE ?",
+                                      (owned,))[0][0], 60, "its rows recovered")
+    return True
 
 
 def _batch_of(location: str, task_file: Path) -> str:
