@@ -1099,6 +1099,13 @@ class Store:
         (Gate.insert(name=name, not_before=at)
          .on_conflict(conflict_target=[Gate.name], update={Gate.not_before: at}).execute())
 
+    def defer_gate(self, name: str, at: float) -> None:
+        """Nobody should pass the gate before ``at`` (store clock); a later back-off already
+        there stands: two processes told different waits both get theirs."""
+        later = pw.Case(None, [(Gate.not_before < at, at)], Gate.not_before)
+        (Gate.insert(name=name, not_before=at)
+         .on_conflict(conflict_target=[Gate.name], update={Gate.not_before: later}).execute())
+
     def gate_not_before(self, name: str) -> float:
         gate = Gate.get_or_none(Gate.name == name)
         return gate.not_before if gate is not None else 0.0

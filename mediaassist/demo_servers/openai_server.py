@@ -39,6 +39,7 @@ import binascii
 import hashlib
 import itertools
 import json
+import math
 import random
 import select
 import socket
@@ -80,6 +81,9 @@ ROLES = {"system", "developer", "user", "assistant", "tool"}
 IMAGE_SIZES = ("256x256", "512x512", "1024x1024", "1536x1024", "1024x1536", "1792x1024", "1024x1792")
 MAX_N = {"chat": 8, "images": 10}
 IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a")
+# A request this long after the first Retry-After of a closed window is "early": the client (or
+# another process sharing its key) had been told, and had time to hear it.
+EARLY_GRACE_S = 0.25
 DEFAULT_WINDOW = (10_000, 60.0)  # requests per window when no ``rpm`` is set: ample, but counted
 STREAM_PIECES = 8  # content chunks per choice in a stream
 MAX_BODY = 64 << 20
@@ -149,6 +153,7 @@ class DemoOpenAIServer:
                  model_latency: dict[str, tuple[float, float]] | None = None, speed: float = 1.0,
                  models: Iterable[str] | None = None, concurrency_limit: int | None = None,
                  rpm: tuple[int, float] | None = None, rpm_retry_after: bool = True,
+                 ratelimit_headers: bool = True,
                  host: str = "127.0.0.1", port: int = 0) -> None:
         self.api_key = api_key
         self.latency_s = latency_s
@@ -158,11 +163,14 @@ class DemoOpenAIServer:
         self.concurrency_limit = concurrency_limit
         self.rpm = rpm  # (requests, window seconds as sent, not scaled)
         self.rpm_retry_after = rpm_retry_after
+        self.ratelimit_headers = ratelimit_headers  # x-ratelimit-*: many gateways send none
         self.in_flight = 0
         self.max_in_flight = 0
         self.requests: list[RequestRecord] = []
         self._window_start = time.monotonic()
         self._window_used = 0
+        self._told_at: float | None = None  # when this window's first Retry-After went out
+        self.early = 0  # requests that came while the window was closed, after a client was told so
         self._faults: list[Fault] = []
         self._images: dict[str, bytes] = {}
         self._seq = itertools.count(1)
@@ -233,7 +241,7 @@ class DemoOpenAIServer:
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
-            return {"in_flight": self.in_flight, "max_in_flight": self.max_in_flight,
+            return {"in_flight": self.in_flight, "max_in_flight": self.max_in_flight, "early": self.early,
                     "requests": [asdict(r) for r in self.requests]}
 
     def api_requests(self) -> list[RequestRecord]:
@@ -275,15 +283,19 @@ class DemoOpenAIServer:
         with self._lock:
             now = time.monotonic()
             if now - self._window_start >= window:
-                self._window_start, self._window_used = now, 0
+                self._window_start, self._window_used, self._told_at = now, 0, None
             allowed = self._window_used < limit
             self._window_used += allowed
+            if not allowed and self._told_at is not None and now - self._told_at > EARLY_GRACE_S:
+                self.early += 1  # a client was told when to come back, and came before
+            elif not allowed and self.rpm_retry_after and self._told_at is None:
+                self._told_at = now
             reset = max(0.0, window - (now - self._window_start))
             remaining = limit - self._window_used
         headers = {"x-ratelimit-limit-requests": str(limit), "x-ratelimit-remaining-requests": str(remaining),
-                   "x-ratelimit-reset-requests": f"{reset:.3f}s"}
+                   "x-ratelimit-reset-requests": f"{reset:.3f}s"} if self.ratelimit_headers else {}
         if not allowed and self.rpm_retry_after:
-            headers["Retry-After"] = f"{max(1, round(reset))}"
+            headers["Retry-After"] = f"{max(1, math.ceil(reset))}"  # never before the window reopens
         return allowed, headers
 
     def take_fault(self, model: str | None, target: str = "api") -> Fault | None:

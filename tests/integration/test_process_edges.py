@@ -266,3 +266,26 @@ def test_an_owner_whose_presence_went_silent_by_the_store_clock_is_dead_at_once(
     row = store.get("t1")
     assert (row.state, row.retries_left, row.crash_retries_left) == ("pending", AUTO_RETRIES, CRASH_RETRIES - 1)
     assert "stopped renewing its presence" in row.error
+
+
+# --- 4. shared back-offs -------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_retry_after_told_to_one_process_holds_for_all_three(tmp_path: Path, location: str) -> None:
+    # 4 requests per 3-second window for the key all three share; past it, 429 with Retry-After
+    # (and no x-ratelimit-* headers, as many gateways): only a refused request learns the wait.
+    # Answers take a while, so a process may have had none refused when another is told to wait.
+    with DemoOpenAIServer(api_key=OPENAI_KEY, latency_s=(0.6, 1.0), models=("writer",), rpm=(4, 3.0),
+                          ratelimit_headers=False) as openai, \
+            RunningHubDemoServer({DEMO_API_KEY: 100}) as runninghub:
+        config, data = _config(tmp_path, openai, runninghub), tmp_path / "data"
+        runs = [_run_file(_task_file(tmp_path, f"file{i}", 6, 0), config, location, data) for i in range(3)]
+        for run in runs:
+            _stdout, stderr = run.communicate(timeout=240)
+            assert run.returncode == 0, stderr
+    served = [r for r in openai.api_requests() if r.status == 200]
+    assert len(served) == 18  # every task, once
+    assert any(r.status == 429 for r in openai.api_requests())  # the window really closed
+    # Once one process was told when the window reopens, no process came back before it.
+    assert openai.early == 0
