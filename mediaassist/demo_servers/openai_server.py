@@ -153,7 +153,7 @@ class DemoOpenAIServer:
                  model_latency: dict[str, tuple[float, float]] | None = None, speed: float = 1.0,
                  models: Iterable[str] | None = None, concurrency_limit: int | None = None,
                  rpm: tuple[int, float] | None = None, rpm_retry_after: bool = True,
-                 ratelimit_headers: bool = True,
+                 ratelimit_headers: bool = True, echo_key: bool = False,
                  host: str = "127.0.0.1", port: int = 0) -> None:
         self.api_key = api_key
         self.latency_s = latency_s
@@ -164,6 +164,7 @@ class DemoOpenAIServer:
         self.rpm = rpm  # (requests, window seconds as sent, not scaled)
         self.rpm_retry_after = rpm_retry_after
         self.ratelimit_headers = ratelimit_headers  # x-ratelimit-*: many gateways send none
+        self.echo_key = echo_key  # a 401 shows the whole key, as some gateways do (else masked, as OpenAI)
         self.in_flight = 0
         self.max_in_flight = 0
         self.requests: list[RequestRecord] = []
@@ -400,7 +401,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _models(self, model_id: str) -> None:
         if self.demo.api_key is not None and self.headers.get("Authorization") != f"Bearer {self.demo.api_key}":
-            self._send_json(401, _unauthorized(self.headers.get("Authorization")))
+            self._send_json(401, _unauthorized(self.headers.get("Authorization"), self.demo.echo_key))
         elif not model_id:
             self._send_json(200, {"object": "list", "data": [_model(m) for m in self.demo.models]})
         elif model_id in self.demo.models:
@@ -434,7 +435,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, record: RequestRecord, body: dict[str, Any], problem: BadRequest | None) -> None:
         if not record.auth_ok:
-            return self._reply(record, 401, _unauthorized(self.headers.get("Authorization")))
+            return self._reply(record, 401, _unauthorized(self.headers.get("Authorization"), self.demo.echo_key))
         if self.demo.over_hidden_limit(record):  # no header at all, as gateways answer it
             return self._reply(record, 429, _error("Too many concurrent requests for this key.",
                                                    "rate_limit_exceeded", "requests"))
@@ -513,7 +514,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers["retry-after-ms"] = f"{fault.retry_after_ms:g}"
         if fault.should_retry is not None:
             headers["x-should-retry"] = "true" if fault.should_retry else "false"
-        body = (_unauthorized(self.headers.get("Authorization")) if fault.kind == "unauthorized"
+        body = (_unauthorized(self.headers.get("Authorization"), self.demo.echo_key) if fault.kind == "unauthorized"
                 else _FAULT_BODIES[fault.kind])
         return self._reply(record, fault.status or FAULT_STATUS[fault.kind], body, headers=headers)
 
@@ -777,7 +778,8 @@ def _form_value(name: str, text: str) -> Any:
 
 
 # --- answers ---------------------------------------------------------------------------------
-def _error(message: str, code: str, kind: str = "invalid_request_error", param: str | None = None) -> dict[str, Any]:
+def _error(message: str, code: str | None, kind: str = "invalid_request_error",
+           param: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
@@ -796,10 +798,28 @@ _FAULT_BODIES: dict[str, Any] = {
 }
 
 
-def _unauthorized(authorization: str | None) -> dict[str, Any]:
-    # Echoes the key in full, as some gateways do: the worst case for our redaction.
-    presented = (authorization or "").removeprefix("Bearer ")
-    return _error(f"Incorrect API key provided: {presented or '(none)'}.", "invalid_api_key")
+def _unauthorized(authorization: str | None, echo_key: bool) -> dict[str, Any]:
+    """OpenAI's 401: the presented key masked (``sk-abc***…wjh3``), or a different text when no
+    key came at all. ``echo_key``: the whole key, as some gateways do (the worst case for our
+    redaction)."""
+    presented = (authorization or "").removeprefix("Bearer ").strip()
+    if not presented:
+        return _error("You didn't provide an API key. You need to provide your API key in an Authorization "
+                      "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field "
+                      "(with blank username) if you're accessing the API from your browser and are prompted for "
+                      "a username. You can obtain an API key from https://platform.openai.com/account/api-keys.",
+                      None)
+    shown = presented if echo_key else mask_key(presented)
+    return _error(f"Incorrect API key provided: {shown}. You can find your API key at "
+                  "https://platform.openai.com/account/api-keys.", "invalid_api_key")
+
+
+def mask_key(key: str) -> str:
+    """As OpenAI shows a key it refused: the first 6 and the last 4 characters, stars between
+    (a short key is all stars: there is nothing to show without showing it)."""
+    if len(key) < 14:
+        return "*" * len(key)
+    return f"{key[:6]}{'*' * (len(key) - 10)}{key[-4:]}"
 
 
 def _model_not_found(model: str) -> dict[str, Any]:
