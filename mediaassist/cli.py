@@ -26,7 +26,7 @@ from mediaassist.core.errors import (
 )
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.lanes import lane_names
-from mediaassist.core.options import RuntimeOptions, load_app_config, open_store
+from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.store import FINAL_STATES, Store, Task, iso
 from mediaassist.status import lane_status, poll_account_checks, processes_at_work
@@ -45,6 +45,8 @@ def run_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
         return asyncio.run(_status(args, options))
     if args.command == "profiles":
         return _profiles_check(args)
+    if args.command == "doctor":
+        return _doctor(options)
     if args.command == "sites":
         return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
@@ -72,6 +74,41 @@ class _open_store:
 
     def __exit__(self, *exc: object) -> None:
         self.store.close()
+
+
+# --- doctor -----------------------------------------------------------------------------------
+
+def _doctor(options: RuntimeOptions) -> int:
+    from mediaassist.core.doctor import examine
+    from mediaassist.core.options import DB_NAME
+    from mediaassist.core.paths import data_dir
+
+    config = load_app_config(options) if not options.demo else AppConfig()
+    path = data_dir(options.data_dir) / DB_NAME
+    if store_location(options, config, path.parent) != path:
+        print("mediaassist doctor: the store is a shared PostgreSQL database; its server looks after it "
+              "(pg_dump for a backup)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not path.is_file():
+        print(f"mediaassist doctor: there is no store file at {path}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        report = examine(path, path.parent / "backups")
+    except OSError as exc:
+        print(f"mediaassist doctor: could not back up {path} first ({exc.strerror or exc}); nothing was "
+              "changed -- free some space and run it again", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"backed up to {report.backup}")
+    if report.healthy:
+        print(f"{path}: PRAGMA integrity_check ok; "
+              + ("its -wal is written back" if report.checkpointed else "another process is using it now"))
+        return EXIT_OK
+    print(f"{path} is damaged: " + "; ".join(report.problems))
+    if report.recovered_file is not None and report.recovered:
+        saved = ", ".join(f"{table} {n}" for table, n in report.recovered.items())
+        print(f"rows that could be read are saved in {report.recovered_file} ({saved}); to use them, move "
+              f"{path.name} and its -wal and -shm files aside and put that file in its place")
+    return EXIT_FAILED
 
 
 # --- run --------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from mediaassist.core.errors import (
 if TYPE_CHECKING:
     from mediaassist.core.options import RuntimeOptions
 
-COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites", "profiles")
+COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites", "profiles", "doctor")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -206,6 +206,11 @@ def _command_parser() -> argparse.ArgumentParser:
     status = command("status", "per lane: limit, running, pending, success, failed, canceled "
                      "(and the polling pool)", speed=False)
     status.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+    command("doctor", "look after the local store file: back it up (with its -wal and -shm), check it "
+            "(PRAGMA integrity_check), write a healthy one's -wal back, and save the rows a damaged one "
+            "can still read into a new file beside it; the file itself is never changed or moved",
+            speed=False)
 
     cancel = command("cancel", "cancel tasks: pending ones at once, running ones at their next checkpoint",
                      speed=False)

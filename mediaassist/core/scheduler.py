@@ -44,7 +44,7 @@ from mediaassist.core.hours import Hours, next_opening
 from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
-from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
+from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead, owner_is_running_here
 from mediaassist.core.paths import output_dir
 from mediaassist.core.policy import (
     End,
@@ -243,15 +243,23 @@ class Scheduler:
                 log.exception("closing a provider failed")
 
     def recover_dead_owners(self) -> int:
-        """Tasks left running by a process on this host that no longer exists: retry them now,
-        on the crash budget (the task did nothing wrong). Another host's rows are left to the
+        """Tasks left running by a process that is gone: retry them now, on the crash budget
+        (the task did nothing wrong). Gone is a process on this host the OS says has exited
+        (a zombie too), or one anywhere whose presence row has not been renewed for ``STALL_S``
+        by the store's clock; another host's rows without a presence row are left to the
         heartbeat reaper."""
         recovered = 0
-        for owner in self.store.running_owners():
-            if owner == self.owner or not owner_is_dead(owner):
+        owners = self.store.running_owners() - {self.owner}
+        silent = self.store.silent_owners(owners, self._stall_cutoff())
+        for owner in owners:
+            if owner_is_dead(owner):
+                why = "died"
+            elif owner in silent and not owner_is_running_here(owner):
+                why = f"stopped renewing its presence for over {self.clock.real(STALL_S):.0f} s"
+            else:
                 continue
             for task in self.store.running_of_owner(owner):
-                message = f"the process running it ({describe_owner(owner)}) died; attempt {task.attempt} lost"
+                message = f"the process running it ({describe_owner(owner)}) {why}; attempt {task.attempt} lost"
                 self._fail(task, ErrorKind.STALLED, message, retry=True, immediate=True, crashed=True)
                 recovered += 1
         return recovered
@@ -302,7 +310,7 @@ class Scheduler:
     def _check_running(self) -> bool:
         """Reap and honour cancels, each only when the one cheap query says there is work for
         it. True when it found some (a reaped row's retry changes what assign may take)."""
-        flagged, any_stalled = self.store.running_needing_attention(self.clock.ago(STALL_S))
+        flagged, any_stalled = self.store.running_needing_attention(self._stall_cutoff())
         if any_stalled:
             self.reap_stalled()
         if flagged:
@@ -391,8 +399,22 @@ class Scheduler:
             except Exception:  # the next beat tries again; the reaper allows 6 missed beats
                 log.exception("heartbeat failed")
 
+    def _stall_cutoff(self) -> float:
+        """A heartbeat older than this, on the store's clock, is stalled."""
+        return self.store.now() - self.clock.real(STALL_S)
+
+    def _beats_for_itself(self, task: Task) -> bool:
+        """The row is an attempt this scheduler runs, or its owner is a process on this machine
+        that the OS says runs: its heartbeat's age proves nothing (a wall-clock step -- NTP, a
+        laptop waking -- moves it), and a live process beats for its own rows."""
+        if task.owner == self.owner:
+            return self._find_attempt(task.task_id) is not None
+        return owner_is_running_here(task.owner or "")
+
     def reap_stalled(self) -> None:
-        for task in self.store.stalled(self.clock.ago(STALL_S)):
+        for task in self.store.stalled(self._stall_cutoff()):
+            if self._beats_for_itself(task):
+                continue
             attempt = self._find_attempt(task.task_id)
             if attempt is not None and attempt.task.attempt == task.attempt:
                 attempt.ctx.log("heartbeat stalled; abandoning this attempt")
@@ -556,7 +578,7 @@ class Scheduler:
         if decision is Retry.NOW:
             retry_at = self.store.now()
         elif decision is Retry.LATER:
-            retry_at = self.clock.after(retry_delay_s(task.attempt))
+            retry_at = self.store.now() + self.clock.real(retry_delay_s(task.attempt))
         elif decision is Retry.NO_CRASH_BUDGET:
             message += (f"; the process running this task died {CRASH_RETRIES + 1} times, so the task itself "
                         "may be what kills it: failed without another try (retry it once the cause is fixed)")
@@ -642,7 +664,7 @@ class Scheduler:
                      and a.enabled and a.login_state != "needs_login"]
         if not elsewhere:
             return []
-        present = self.store.hosts_present(self.clock.ago(STALL_S), batch_ids)
+        present = self.store.hosts_present(self._stall_cutoff(), batch_ids)
         return [a for a in elsewhere if a.host in present]
 
 def _outcome_of(exc: Exception) -> Outcome:

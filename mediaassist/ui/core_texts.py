@@ -290,12 +290,15 @@ TEMPLATES = (
     tr_noop("the login did not survive relaunching the browser (the site may keep it only in the open page, or the "
             "session expired at once); tasks on this account would find it logged out"),
     # the store: a storage fault (the window's banner and the tray notice)
-    tr_noop("disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued "
-            "and running tasks stay queued and resume when there is room"),
+    tr_noop("disk full: the filesystem {filesystem} holding {path} has {free} free ({reason}); free some space -- "
+            "queued and running tasks stay queued and resume when there is room"),
     tr_noop("cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both "
             "writable by you (e.g. chmod u+w), or choose another --data-dir"),
-    tr_noop("{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start with an "
+    tr_noop("{path} is damaged ({reason}); first keep what it holds: 'mediaassist doctor' backs it up and saves "
+            "the rows it can still read; then move it aside together with its -wal and -shm files to start with an "
             "empty queue, or restore a backup"),
+    tr_noop("{path} reports damage ({reason}); nothing is lost yet: run 'mediaassist doctor' -- it backs the file "
+            "up first, then checks it -- before moving anything"),
     tr_noop("{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir"),
     tr_noop("{path} stays locked by another process ({reason} for {seconds} s): a mediaassist process that is "
             "stopped (Ctrl-Z, a debugger) or hung holds its write lock; resume or end it -- queued and running "

@@ -1016,16 +1016,20 @@
       <translation>重新启动浏览器后登录没有保留（网站可能只在打开的页面中保持登录，或会话立即过期）；此账号的任务会发现它已退出登录</translation>
     </message>
     <message>
-      <source>disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued and running tasks stay queued and resume when there is room</source>
-      <translation>磁盘已满：{folder} 的可用空间为 {free}（写入 {path} 时{reason}）；请释放一些空间——排队和运行中的任务会保留在队列中，有空间后继续</translation>
+      <source>disk full: the filesystem {filesystem} holding {path} has {free} free ({reason}); free some space -- queued and running tasks stay queued and resume when there is room</source>
+      <translation>磁盘已满：存放 {path} 的文件系统 {filesystem} 的可用空间为 {free}（{reason}）；请释放一些空间——排队和运行中的任务会保留在队列中，有空间后继续</translation>
     </message>
     <message>
       <source>cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both writable by you (e.g. chmod u+w), or choose another --data-dir</source>
       <translation>无法写入 {path}（{reason}）：文件或其所在文件夹是只读的或不属于你；请让两者对你可写（例如 chmod u+w），或选择另一个 --data-dir</translation>
     </message>
     <message>
-      <source>{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start with an empty queue, or restore a backup</source>
-      <translation>{path} 已损坏（{reason}）；请把它连同 -wal 和 -shm 文件一起移走，以空队列重新开始，或恢复备份</translation>
+      <source>{path} is damaged ({reason}); first keep what it holds: 'mediaassist doctor' backs it up and saves the rows it can still read; then move it aside together with its -wal and -shm files to start with an empty queue, or restore a backup</source>
+      <translation>{path} 已损坏（{reason}）；请先保留其中的内容：'mediaassist doctor' 会备份它并保存仍可读取的行；然后再把它连同 -wal 和 -shm 文件一起移走，以空队列重新开始，或恢复备份</translation>
+    </message>
+    <message>
+      <source>{path} reports damage ({reason}); nothing is lost yet: run 'mediaassist doctor' -- it backs the file up first, then checks it -- before moving anything</source>
+      <translation>{path} 报告了损坏（{reason}）；目前没有丢失任何内容：在移动任何文件之前，请先运行 'mediaassist doctor'——它会先备份文件，再检查它</translation>
     </message>
     <message>
       <source>{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir</source>
