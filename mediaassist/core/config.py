@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.location import check_store_url
+from mediaassist.core.naming import Template, parse_template
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
 API_CONCURRENCY_RANGE = (1, 5)
@@ -32,7 +33,7 @@ UPLOAD_BYTES_RANGE = (1, 1 << 34)  # up to 16 GiB
 PORT_RANGE = (1, 65535)
 
 # The fixed task-file columns; a model's input names are columns too, so they may not clash.
-TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority")
+TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority", "models")
 MEDIA_KINDS = ("image", "video", "audio")
 _INPUT_FLAG_KEYS = {"media", "multiple", "required"}
 # Input names are task-file column names, which the importer matches lowercased.
@@ -70,7 +71,8 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
 _ACCOUNT_KEYS = {"name", "site", "enabled", "host"}
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
-_TOP_KEYS = {"app", "store", "providers", "models", "accounts"}
+_OUTPUTS_KEYS = {"folder", "naming", "models"}
+_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "outputs"}
 
 DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
 
@@ -159,12 +161,28 @@ class AppSettings:
 
 
 @dataclass
+class OutputsConfig:
+    """``[outputs]``: where output files go and what they are called (``core/naming.py``)."""
+
+    folder: Path | None = None  # None: DATA_DIR/outputs
+    naming: Template | None = None  # None: the provider's names, one folder per task
+    model_naming: dict[str, Template] = field(default_factory=dict)  # [outputs.models] per-model overrides
+
+    @property
+    def columns(self) -> frozenset[str]:
+        """The task-file columns the templates name ({col:NAME}): the importer keeps their cells."""
+        templates = [t for t in (self.naming, *self.model_naming.values()) if t is not None]
+        return frozenset(c for t in templates for c in t.columns)
+
+
+@dataclass
 class AppConfig:
     providers: list[ProviderConfig] = field(default_factory=list)
     models: list[ModelConfig] = field(default_factory=list)
     accounts: list[AccountConfig] = field(default_factory=list)
     app: AppSettings = field(default_factory=AppSettings)
     store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
+    outputs: OutputsConfig = field(default_factory=OutputsConfig)
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -218,7 +236,28 @@ def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfi
     for i, item in enumerate(_array(data, "models")):
         config.models.append(_parse_model(item, f"models[{i}]", config))
     _reject_duplicates(config)
+    config.outputs = parse_outputs(_table(data.get("outputs", {}), "outputs"), base_dir, config)
     return config
+
+
+def parse_outputs(item: dict[str, Any], base_dir: Path | None, config: AppConfig) -> OutputsConfig:
+    """``[outputs]`` with ``folder``, ``naming`` and ``[outputs.models]`` (model name = template)."""
+    _reject_unknown(item, _OUTPUTS_KEYS, "outputs")
+    outputs = OutputsConfig()
+    if "folder" in item:
+        folder = Path(os.path.expanduser(_str(item, "folder", "outputs")))
+        outputs.folder = folder if folder.is_absolute() or base_dir is None else base_dir / folder
+    if "naming" in item:
+        outputs.naming = parse_template(item["naming"], "outputs.naming")
+    for name, text in _table(item.get("models", {}), "outputs.models").items():
+        if config.model(name) is None:
+            raise ConfigError(f"outputs.models.{name}: no model named {name!r} ({_model_names(config)})")
+        outputs.model_naming[name] = parse_template(text, f"outputs.models.{name}")
+    return outputs
+
+
+def _model_names(config: AppConfig) -> str:
+    return "models: " + (", ".join(m.name for m in config.models) or "none defined")
 
 
 def _parse_app(item: dict[str, Any]) -> AppSettings:

@@ -13,7 +13,6 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
-from mediaassist.core.paths import output_dir
 from mediaassist.core.queries import chunks
 from mediaassist.core.secrets import redact
 from mediaassist.runtime import Runtime
@@ -87,8 +86,7 @@ class TaskActions(QObject):
         return folder is not None and folder.is_dir() and any(folder.iterdir())
 
     def _output_folder(self, task_id: str) -> Path | None:
-        task = self.store.get(task_id)
-        return output_dir(self.rt.data_dir, task.batch_id, task.task_id) if task is not None else None
+        return self.rt.output_folder(task_id)
 
     # --- doing it ----------------------------------------------------------------------------
     def run_on_selection(self, action: TaskAction) -> asyncio.Future[None] | None:
