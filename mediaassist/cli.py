@@ -25,6 +25,9 @@ from typing import Any
 
 from mediaassist import __version__
 from mediaassist.core.config import AppConfig
+from mediaassist.core.delivery import DeliveryError
+from mediaassist.core.manifest import file_entry
+from mediaassist.core.outputs import batch_folder
 from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault, TaskError
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.location import refuse_url_as_path
@@ -35,7 +38,7 @@ from mediaassist.runtime import Runtime, RuntimeOptions, load_app_config, open_s
 from mediaassist.status import lane_status, poll_account_checks, processes_at_work
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
+COMMANDS = ("run", "status", "cancel", "retry", "rerun", "outputs", "accounts", "lanes", "sites")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,6 +115,25 @@ def _data_dir(text: str) -> Path:
     return Path(text)
 
 
+def _model_list(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one model: --models a,b")
+    return names
+
+
+def _param(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE``: the value as JSON when it reads as JSON (8, true, "x"), else as text."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: write KEY=VALUE, e.g. --param seconds=8")
+    try:
+        value: Any = json.loads(raw)
+    except ValueError:
+        value = raw
+    return key.strip(), value
+
+
 def _positive_float(text: str) -> float:
     value = float(text)
     if not 0 < value <= 10000:
@@ -147,6 +169,9 @@ def _command_parser() -> argparse.ArgumentParser:
     run.add_argument("--all", action="store_true",
                      help="also run every other task queued on the lanes (with no FILE: the whole queue)")
     run.add_argument("--model", help="model for TXT files (and rows without one)")
+    run.add_argument("--models", type=_model_list, metavar="A,B",
+                     help="run every row on each of these models (one task per model, sharing the row's group); "
+                          "a row's own 'models' cell (a|b) wins")
     run.add_argument("--encoding", metavar="NAME",
                      help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
                           "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
@@ -166,6 +191,36 @@ def _command_parser() -> argparse.ArgumentParser:
     retry.add_argument("task_ids", nargs="*", metavar="TASK_ID")
     retry.add_argument("--failed", action="store_true", help="every failed task")
     retry.add_argument("--batch", metavar="ID", help="the failed and canceled tasks of the batch")
+
+    rerun = command("rerun", "queue an edited copy of a finished task as its child (parent_id); the old "
+                    "task and its files stay", speed=False)
+    rerun.add_argument("task_id", metavar="TASK_ID")
+    rerun.add_argument("--prompt", help="the new prompt (default: the old one)")
+    rerun.add_argument("--model", help="another model (default: the same)")
+    rerun.add_argument("--param", action="append", default=[], type=_param, metavar="KEY=VALUE",
+                       help="set one param (a JSON value, else text); repeat for more")
+    rerun.add_argument("--remix", action="store_true",
+                       help="a /v1/videos model: remake the parent's video with the service's remix route "
+                            "(no new create)")
+
+    outputs = sub.add_parser("outputs", help="output files: manifest, pick, deliver",
+                             description="output files").add_subparsers(dest="action", required=True)
+    manifest = outputs.add_parser("manifest", help="write the batch's manifest.json and manifest.csv now")
+    manifest.add_argument("batch", metavar="BATCH")
+    _common(manifest, speed=False)
+    pick = outputs.add_parser("pick", help="mark a task's outputs as picked (for deliver --picked)")
+    pick.add_argument("task_id", metavar="TASK_ID")
+    pick.add_argument("--n", type=int, metavar="N", help="only output N (1-based; default: all of the task's)")
+    pick.add_argument("--unpick", action="store_true", help="remove the mark instead")
+    _common(pick, speed=False)
+    deliver = outputs.add_parser("deliver", help="copy a batch's files, under their template names, to a "
+                                 "folder with a manifest of only those files")
+    deliver.add_argument("batch", metavar="BATCH")
+    deliver.add_argument("--to", required=True, type=Path, metavar="DIR", help="the folder to deliver to")
+    deliver.add_argument("--picked", action="store_true", help="only the picked outputs")
+    deliver.add_argument("--task", action="append", dest="tasks", metavar="TASK_ID",
+                         help="only these tasks' outputs (repeat for more)")
+    _common(deliver, speed=False)
 
     accounts = sub.add_parser("accounts", help="web accounts: list, enable, disable, log in",
                               description="web accounts").add_subparsers(dest="action", required=True)
@@ -234,6 +289,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
         return asyncio.run(_account_login(args, options))
+    if args.command in ("rerun", "outputs"):
+        return asyncio.run(_outputs_command(args, options))
     with _open_store(options) as store:
         if args.command == "cancel":
             return _cancel(args, store)
@@ -290,7 +347,7 @@ def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
 
 async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     async with Runtime(options) as rt:
-        reports = [read_task_file(path, rt.config, args.model, args.encoding)
+        reports = [read_task_file(path, rt.config, args.model, args.encoding, args.models)
                    for path in args.files]  # all or nothing
         task_ids, batch_ids, bad_rows = _enqueue(rt, reports)
         if args.all:
@@ -318,7 +375,7 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if not interrupted.is_set():
             _report_blocked(rt, tasks)
         if args.json:
-            print(json.dumps(_run_summary(rt.store, batch_ids, tasks), ensure_ascii=False, indent=1))
+            print(json.dumps(_run_summary(rt, batch_ids, tasks), ensure_ascii=False, indent=1))
         if interrupted.is_set():
             print("mediaassist: interrupted; unfinished tasks stay queued and resume on the next run",
                   file=sys.stderr)
@@ -401,14 +458,23 @@ def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:
         print("  no lane in the config can run their model", file=sys.stderr)
 
 
-def _run_summary(store: Store, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
+def _run_summary(rt: Runtime, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
     counts = {state: sum(1 for t in tasks if t.state == state) for state in FINAL_STATES}
+    outputs = rt.store.outputs_of(t.task_id for t in tasks)
     return {
         "batch_ids": batch_ids, "total": len(tasks), "success": counts["success"],
         "failed": counts["failed"], "canceled": counts["canceled"],
         "pending": sum(1 for t in tasks if t.state not in FINAL_STATES),
-        "tasks": [task_json(store, t) for t in tasks],
+        "tasks": [{**task_json(rt.store, t), "files": _files_json(rt, t, outputs.get(t.task_id, []))}
+                  for t in tasks],
     }
+
+
+def _files_json(rt: Runtime, task: Task, outputs: list[Any]) -> list[dict[str, Any]]:
+    """The task's files with the manifest's fields (``file`` relative to the batch's manifest) and
+    ``path``, absolute."""
+    folder = batch_folder(rt.outputs_root, task.batch_id)
+    return [{**file_entry(rt.config, task, output, folder), "path": output.path} for output in outputs]
 
 
 def task_json(store: Store, task: Task) -> dict[str, Any]:
@@ -504,6 +570,42 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     print("at work on this store: " + (", ".join(f"{host} ({_count(n, 'process', 'processes')})"
                                                   for host, n in at_work.items()) or "no mediaassist process"))
     return EXIT_OK
+
+
+async def _outputs_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    """rerun, outputs manifest|pick|deliver: on the config (or the demo's) and the store."""
+    options.read_only = True  # no demo logins: nothing runs here
+    async with Runtime(options) as rt:
+        try:
+            return _outputs_action(args, rt)
+        except DeliveryError as exc:
+            print(f"mediaassist: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+
+def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
+    if args.command == "rerun":
+        new_id = rt.rerun(args.task_id, prompt=args.prompt, model=args.model, params=dict(args.param),
+                          remix=args.remix)
+        print(f"{new_id} queued as a rerun of {args.task_id}; it runs while the app is open, or with "
+              "`mediaassist run --all`")
+        return EXIT_OK
+    if args.action == "manifest":
+        path, count = rt.rebuild_manifest(args.batch)
+        print(f"{path}: {_count(count, 'file')}")
+        return EXIT_OK
+    if args.action == "pick":
+        if _unknown_ids(rt.store, [args.task_id]):
+            return EXIT_BAD_INPUT
+        changed = rt.set_picked(args.task_id, args.n, not args.unpick)
+        print(f"{args.task_id}: {_count(changed, 'output')} {'unpicked' if args.unpick else 'picked'}")
+        return EXIT_OK if changed else EXIT_FAILED
+    delivery = rt.deliver(args.batch, args.to, args.picked, args.tasks)
+    for path in delivery.missing:
+        print(f"mediaassist: {path} is gone from disk; not delivered", file=sys.stderr)
+    print(f"{_count(len(delivery.files), 'file')} delivered to {delivery.folder} (with manifest.json and "
+          "manifest.csv)")
+    return EXIT_FAILED if delivery.missing else EXIT_OK
 
 
 def _cancel(args: argparse.Namespace, store: Store) -> int:

@@ -13,10 +13,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import AppConfig, load_config
+from mediaassist.core.config import AppConfig, load_config, load_outputs_section
+from mediaassist.core.delivery import Delivery, deliver, rebuild_manifest, rerun
 from mediaassist.core.import_process import ImportReading, ReadRequest
 from mediaassist.core.importer import ImportReport, derive_missing_ids, new_batch_id
 from mediaassist.core.location import choose_store_url
+from mediaassist.core.outputs import outputs_root, task_folder
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.scheduler import Scheduler
@@ -93,6 +95,8 @@ class Runtime:
             demo = self._demo_environment() if self.options.demo else None
             if demo is not None:
                 self.config = await self._stack.enter_async_context(demo)
+                if self.options.config_path is not None:
+                    load_outputs_section(self.options.config_path, self.config)
             else:
                 self.config = load_app_config(self.options)
             self.store_location = store_location(self.options, self.config, self.data_dir)
@@ -128,3 +132,37 @@ class Runtime:
             outcome.inserted, outcome.skipped = self.store.enqueue(outcome.batch_id, report.tasks)
             self.scheduler.wake()
         return outcome
+
+    # --- outputs: the same operations for the window and the headless commands -----------------
+    @property
+    def outputs_root(self) -> Path:
+        return outputs_root(self.config, self.data_dir)
+
+    def output_folder(self, task_id: str) -> Path | None:
+        """The folder of the task's first output file (where the template put it), else its own."""
+        task = self.store.get(task_id)
+        if task is None:
+            return None
+        placed = self.store.outputs_of([task_id]).get(task_id)
+        return Path(placed[0].path).parent if placed else task_folder(self.outputs_root, task.batch_id, task_id)
+
+    def set_picked(self, task_id: str, n: int | None, picked: bool) -> int:
+        """Pick (or unpick) output ``n`` of a task (all of them for None); the manifest follows."""
+        changed = self.store.set_picked(task_id, n, picked)
+        task = self.store.get(task_id)
+        if changed and task is not None:
+            rebuild_manifest(self.store, self.config, self.outputs_root, task.batch_id)
+        return changed
+
+    def rebuild_manifest(self, batch_id: str) -> tuple[Path, int]:
+        return rebuild_manifest(self.store, self.config, self.outputs_root, batch_id)
+
+    def deliver(self, batch_id: str, to: Path, picked_only: bool, task_ids: list[str] | None = None) -> Delivery:
+        return deliver(self.store, self.config, self.outputs_root, batch_id, to, picked_only, task_ids)
+
+    def rerun(self, task_id: str, *, prompt: str | None = None, model: str | None = None,
+              params: dict[str, object] | None = None, remix: bool = False) -> str:
+        """Queue an edited copy of ``task_id`` as its child; the new task's id."""
+        new_id = rerun(self.store, self.config, task_id, prompt=prompt, model=model, params=params, remix=remix)
+        self.scheduler.wake()
+        return new_id

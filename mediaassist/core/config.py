@@ -214,6 +214,21 @@ def load_config(path: Path) -> AppConfig:
     return config
 
 
+def load_outputs_section(path: Path, config: AppConfig) -> None:
+    """Only the ``[outputs]`` of the config file at ``path``, into ``config`` (``--demo`` with
+    ``--config``: try naming and delivery on the demo providers); its model names are ``config``'s."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        config.outputs = parse_outputs(_table(data.get("outputs", {}), "outputs"), path.parent, config)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
 def _warn_if_readable_by_others(path: Path) -> None:
     mode = path.stat().st_mode
     if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):

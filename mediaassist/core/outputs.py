@@ -101,7 +101,7 @@ def place_outputs(files: list[str], folder: Path, template: Template, values: Na
     for n, name in enumerate(files, start=1):
         source = Path(name)
         relative = render(template, values.for_file(n, source), values.cells)
-        target = _move_unique(source, folder / relative)
+        target = move_unique(source, folder / relative)
         placed.append(describe_output(n, target))
     for source_dir in {Path(f).parent for f in files}:
         with contextlib.suppress(OSError):  # left only when it still holds something
@@ -109,7 +109,7 @@ def place_outputs(files: list[str], folder: Path, template: Template, values: Na
     return placed
 
 
-def _move_unique(source: Path, target: Path) -> Path:
+def move_unique(source: Path, target: Path) -> Path:
     """``source`` moved to ``target`` (or ``target-2`` ...): a taken name is never overwritten,
     even by another process placing files at the same moment."""
     target.parent.mkdir(parents=True, exist_ok=True)

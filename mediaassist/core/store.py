@@ -117,6 +117,7 @@ class Task(_Base):
     source_row = pw.IntegerField(null=True)  # the task file's row number as the spreadsheet shows it
     group_key = pw.CharField(null=True)  # the tasks made from one row (fan-out) and their reruns
     parent_id = pw.CharField(null=True)  # the task this one was edited and run again from
+    remix_of = pw.CharField(null=True)  # a remix: the parent's remote video, remade instead of created anew
     # The task-file cells the naming templates name ({col:NAME}): {column: text}
     cells = pw.TextField(default="{}")
 
@@ -285,7 +286,7 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
         ("result", "usage", "TEXT"), ("lane_state", "learned_limit", "INTEGER")],
     # outputs by template, fan-out and reruns (core/outputs.py; the output table is new)
     3: [("task", "source_row", "INTEGER"), ("task", "group_key", "VARCHAR(255)"), ("task", "parent_id", "VARCHAR(255)"),
-        ("task", "cells", "TEXT NOT NULL DEFAULT '{}'")],
+        ("task", "remix_of", "VARCHAR(255)"), ("task", "cells", "TEXT NOT NULL DEFAULT '{}'")],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
@@ -305,6 +306,7 @@ class NewTask:
     row: int | None = None  # the task file's row number
     group: str | None = None  # shared by the tasks of one row (fan-out) and their reruns
     parent_id: str | None = None  # a rerun's original
+    remix_of: str | None = None  # a remix: the parent's remote id
     cells: dict[str, str] = field(default_factory=dict)  # task-file cells the naming templates name
 
 
@@ -730,6 +732,7 @@ class Store:
                 "params": json.dumps(item.params, ensure_ascii=False), "priority": item.priority,
                 "inputs": json.dumps(item.inputs, ensure_ascii=False),
                 "source_row": item.row, "group_key": item.group, "parent_id": item.parent_id,
+                "remix_of": item.remix_of,
                 "cells": json.dumps(item.cells, ensure_ascii=False),
                 "state": PENDING, "created_at": now, "updated_at": now,
             })

@@ -25,11 +25,12 @@ METHODS = ("GET", "POST", "DELETE", "PUT")
 # Placeholders a create field's value may be: replaced by the task's own values.
 PLACEHOLDERS = ("{prompt}", "{remote_model}")
 
-_TOP_KEYS = {"name", "description", "create", "status", "result", "cancel", "errors"}
+_TOP_KEYS = {"name", "description", "create", "status", "result", "cancel", "remix", "errors"}
 _CREATE_KEYS = {"method", "path", "body", "fields", "params_into", "input_mode", "remote_id"}
 _STATUS_KEYS = {"method", "path", "state", "progress", "error", "states"}
-_RESULT_KEYS = {"urls", "content_path", "suffix"}
+_RESULT_KEYS = {"urls", "content_path", "suffix", "expires_at"}
 _CANCEL_KEYS = {"method", "path"}
+_REMIX_KEYS = {"method", "path", "fields"}
 _ERROR_KEYS = {"message", "code", "backoff_status", "backoff_codes", "backoff_s", "login_status",
                "quota_status", "quota_codes", "job_limit"}
 
@@ -58,6 +59,7 @@ class TaskApiProfile:
     result_urls: tuple[str, ...]
     content_path: str | None
     result_suffix: str
+    result_expires_at: tuple[str, ...]  # where the answer says until when the result can be fetched (epoch s)
     cancel: Request | None
     error_message: tuple[str, ...]
     error_code: tuple[str, ...]
@@ -68,6 +70,9 @@ class TaskApiProfile:
     quota_status: frozenset[int]
     quota_codes: frozenset[str]
     job_limit: int | None = None  # the service's documented jobs-at-once, for the max_polling_tasks warning
+    # A new job made from a finished one ("{id}": the parent's remote id), answered like a create.
+    remix: Request | None = None
+    remix_fields: dict[str, Any] | None = None
 
 
 def shipped_profiles() -> list[str]:
@@ -111,6 +116,7 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
     result = _section(data, "result", where, _RESULT_KEYS)
     errors = _section(data, "errors", where, _ERROR_KEYS, required=False)
     cancel = _section(data, "cancel", where, _CANCEL_KEYS, required=False)
+    remix = _section(data, "remix", where, _REMIX_KEYS, required=False)
     urls, content = _paths(result, "urls", "result", ()), _opt_str(result, "content_path", "result")
     if not urls and content is None:
         raise ConfigError("result: needs urls (where result URLs are) or content_path (a download route)")
@@ -129,6 +135,7 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
         states=_states(status, "status"),
         result_urls=urls, content_path=content,
         result_suffix=_opt_str(result, "suffix", "result") or "",
+        result_expires_at=_paths(result, "expires_at", "result", ()),
         cancel=_request(cancel, "cancel", "POST") if cancel else None,
         error_message=_paths(errors, "message", "errors", ("error.message", "message", "error")),
         error_code=_paths(errors, "code", "errors", ("error.code", "code")),
@@ -139,6 +146,8 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
         quota_status=_ints(errors, "quota_status", "errors", (402,)),
         quota_codes=_strs(errors, "quota_codes", "errors"),
         job_limit=_opt_int(errors, "job_limit", "errors"),
+        remix=_request(remix, "remix", "POST") if remix else None,
+        remix_fields=(_fields(remix, "remix") or {"prompt": "{prompt}"}) if remix else None,
     )
 
 
@@ -189,7 +198,7 @@ def _request(item: dict[str, Any], where: str, default_method: str) -> Request:
     path = _str(item, "path", where)
     if not path.startswith("/"):
         raise ConfigError(f"{where}.path: {path!r} must start with / (it is joined to base_url)")
-    if where.endswith(("status", "cancel")) and "{id}" not in path:
+    if where.endswith(("status", "cancel", "remix")) and "{id}" not in path:
         raise ConfigError(f"{where}.path: {path!r} must contain {{id}} (the remote id)")
     return Request(method, path)
 

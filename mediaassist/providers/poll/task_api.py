@@ -55,6 +55,12 @@ def dig(body: Any, paths: tuple[str, ...]) -> Any:
     return MISSING
 
 
+def _filled(fields: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
+    """A profile's request fields with their placeholders replaced by the task's values."""
+    values = {"{prompt}": ctx.task.prompt, "{remote_model}": ctx.model.options.get("remote_model", ctx.model.name)}
+    return {name: values.get(v, v) if isinstance(v, str) else v for name, v in fields.items()}
+
+
 class TaskApiAdapter(HttpAdapter):
     def __init__(self, prov: ProviderConfig, profile: TaskApiProfile) -> None:
         super().__init__(prov)
@@ -76,6 +82,8 @@ class TaskApiAdapter(HttpAdapter):
 
     # --- create ----------------------------------------------------------------------------
     async def create(self, ctx: TaskContext, uploads: dict[str, list[str]]) -> Created:
+        if ctx.task.remix_of and self.profile.remix is not None:
+            return await self._remix(ctx, ctx.task.remix_of)
         fields = self._create_fields(ctx)
         files = self._input_parts(ctx, fields)
         if files or self.profile.create_body == "multipart":
@@ -84,6 +92,10 @@ class TaskApiAdapter(HttpAdapter):
             response = await self._send(self.profile.create, None, content=body, headers=body.headers)
         else:
             response = await self._send(self.profile.create, None, json=fields)
+        return self._created(response)
+
+    def _created(self, response: httpx.Response | LeanResponse) -> Created:
+        """The job a create (or remix) answered with."""
         self._raise_for_answer(response, creating=True)
         body = self._json(response)
         remote_id = dig(body, self.profile.remote_id)
@@ -94,12 +106,16 @@ class TaskApiAdapter(HttpAdapter):
         label = dig(body, self.profile.state_path)
         return Created(str(remote_id), str(label) if label is not MISSING else "")
 
+    async def _remix(self, ctx: TaskContext, source_id: str) -> Created:
+        """A new job made from ``source_id`` by the service's remix route (no new create)."""
+        assert self.profile.remix is not None and self.profile.remix_fields is not None
+        response = await self._send(self.profile.remix, source_id, json=_filled(self.profile.remix_fields, ctx))
+        ctx.log(f"remixing {self.service} video {source_id}")
+        return self._created(response)
+
     def _create_fields(self, ctx: TaskContext) -> dict[str, Any]:
-        options = ctx.model.options
-        values = {"{prompt}": ctx.task.prompt, "{remote_model}": options.get("remote_model", ctx.model.name)}
-        fields = {name: values.get(v, v) if isinstance(v, str) else v
-                  for name, v in self.profile.create_fields.items()}
-        params = {**options.get("defaults", {}), **ctx.task.params_dict}
+        fields = _filled(self.profile.create_fields, ctx)
+        params = {**ctx.model.options.get("defaults", {}), **ctx.task.params_dict}
         if self.profile.params_into:
             if params:
                 fields[self.profile.params_into] = params
@@ -153,13 +169,16 @@ class TaskApiAdapter(HttpAdapter):
             outputs=self._outputs(body, remote_id) if state == RemoteState.SUCCESS else None)
 
     def _outputs(self, body: Any, remote_id: str) -> list[RemoteOutput]:
+        expires = dig(body, self.profile.result_expires_at) if self.profile.result_expires_at else MISSING
+        expires_at = float(expires) if isinstance(expires, (int, float)) and not isinstance(expires, bool) else None
         found = dig(body, self.profile.result_urls) if self.profile.result_urls else MISSING
         if found is not MISSING:
             urls = found if isinstance(found, list) else [found]
-            return [RemoteOutput(str(u), suffix=self.profile.result_suffix) for u in urls if isinstance(u, str)]
+            return [RemoteOutput(str(u), suffix=self.profile.result_suffix, expires_at=expires_at)
+                    for u in urls if isinstance(u, str)]
         if self.profile.content_path is not None:
             return [RemoteOutput(self.profile.content_path.replace("{id}", remote_id), with_key=True,
-                                 suffix=self.profile.result_suffix)]
+                                 suffix=self.profile.result_suffix, expires_at=expires_at)]
         return []
 
     async def results(self, ctx: TaskContext, remote_id: str,
