@@ -26,11 +26,11 @@ from typing import Any
 from mediaassist import __version__
 from mediaassist.core.config import AppConfig
 from mediaassist.core.delivery import DeliveryError
-from mediaassist.core.manifest import file_entry
-from mediaassist.core.outputs import batch_folder
 from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault, TaskError
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.location import refuse_url_as_path
+from mediaassist.core.manifest import file_entry
+from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
 from mediaassist.core.store import FINAL_STATES, Store, Task, classify_fault, iso
@@ -601,8 +601,8 @@ def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
         print(f"{args.task_id}: {_count(changed, 'output')} {'unpicked' if args.unpick else 'picked'}")
         return EXIT_OK if changed else EXIT_FAILED
     delivery = rt.deliver(args.batch, args.to, args.picked, args.tasks)
-    for path in delivery.missing:
-        print(f"mediaassist: {path} is gone from disk; not delivered", file=sys.stderr)
+    for gone in delivery.missing:
+        print(f"mediaassist: {gone} is gone from disk; not delivered", file=sys.stderr)
     print(f"{_count(len(delivery.files), 'file')} delivered to {delivery.folder} (with manifest.json and "
           "manifest.csv)")
     return EXIT_FAILED if delivery.missing else EXIT_OK

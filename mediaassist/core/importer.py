@@ -413,7 +413,7 @@ class _Validator:
         """Each of the model's inputs checked; a filled input column the model lacks is an error
         too (the operator meant that file to be used)."""
         for name in values:
-            if name not in COLUMNS and name not in model.inputs:
+            if name not in COLUMNS and name not in model.inputs and name not in self.config.outputs.columns:
                 takes = ", ".join(model.inputs) or "none"
                 reasons.append(f"column {name}: model {model.name!r} takes no input {name!r} (its inputs: {takes})")
         provider = self.config.provider(model.provider) if model.provider else None

@@ -95,12 +95,14 @@ def render(template: Template, values: dict[str, Any], cells: dict[str, str]) ->
         parts.extend(chunks[1:])
         if name is None:
             continue
-        if name == "col":
-            value = str(cells.get((spec or "").strip().lower(), ""))
-        else:
-            value = format(values[name], spec or "")
-        parts[-1] += _UNSAFE.sub("_", value)  # a value never makes a folder
+        parts[-1] += _UNSAFE.sub("_", _value(name, spec or "", values, cells))  # a value never makes a folder
     return "/".join(safe_part(part) for part in parts)
+
+
+def _value(name: str, spec: str, values: dict[str, Any], cells: dict[str, str]) -> str:
+    if name == "col":
+        return str(cells.get(spec.strip().lower(), ""))
+    return format(values[name], spec)
 
 
 def safe_part(name: str) -> str:

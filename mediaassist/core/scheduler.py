@@ -41,7 +41,6 @@ from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
 from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.location import host_id
-from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
 from mediaassist.core.manifest import batch_entries, write_manifest
 from mediaassist.core.outputs import (
     NamingValues,
@@ -52,6 +51,7 @@ from mediaassist.core.outputs import (
     place_outputs,
     task_folder,
 )
+from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
 from mediaassist.core.store import CRASH_RETRIES, Account, Store, Task
 
 log = logging.getLogger("mediaassist.scheduler")

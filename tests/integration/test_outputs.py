@@ -228,6 +228,7 @@ async def test_pick_and_deliver_copy_only_the_picked_files_with_their_own_manife
     assert [p.name for p in first.files + second.files] == ["03_k2.mp4", "03_k2-2.mp4"]  # never over a file
     entries, rows = manifest(tmp_path / "to")
     assert [e["file"] for e in entries] == ["03_k2-2.mp4"] and rows[0]["picked"] == "True"
-    assert entries[0]["sha256"] == sha256(tmp_path / "to" / "03_k2-2.mp4") == sha256(Path(store.result("k2").file_list[0]))
+    delivered = sha256(tmp_path / "to" / "03_k2-2.mp4")
+    assert entries[0]["sha256"] == delivered == sha256(Path(store.result("k2").file_list[0]))
     with pytest.raises(DeliveryError, match="no batch 'nope'"):
         deliver(store, config, root, "nope", tmp_path / "to", picked_only=False)
