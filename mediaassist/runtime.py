@@ -144,7 +144,11 @@ class Runtime:
         if task is None:
             return None
         placed = self.store.outputs_of([task_id]).get(task_id)
-        return Path(placed[0].path).parent if placed else task_folder(self.outputs_root, task.batch_id, task_id)
+        if placed:
+            return Path(placed[0].path).parent
+        result = self.store.result(task_id)
+        files = result.file_list if result is not None else []
+        return Path(files[0]).parent if files else task_folder(self.outputs_root, task.batch_id, task_id)
 
     def set_picked(self, task_id: str, n: int | None, picked: bool) -> int:
         """Pick (or unpick) output ``n`` of a task (all of them for None); the manifest follows."""

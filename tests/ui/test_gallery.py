@@ -339,7 +339,7 @@ async def test_open_folder_is_offered_only_with_outputs_and_a_missing_file_manag
     app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id=f"v{i}") for i in range(2)])
     claimed = {t.task_id: t for t in window.store.claim("poll:sim-poll", "test", limit=2)}
     window.store.finish_success(claimed["v0"], "no files", [])
-    folder = output_dir(window.rt.data_dir, "b1", "v1")
+    folder = output_dir(window.rt.outputs_root, "b1", "v1")
     window.store.finish_success(claimed["v1"], None, [str(write_png(folder / "frame.png"))])
     window.model.refresh_membership()
     window.model.flush()
