@@ -32,8 +32,8 @@ class DeliveryError(ValueError):
 def known_batch(store: Store, batch_id: str) -> list[Task]:
     tasks = store.tasks([batch_id])
     if not tasks:
-        raise DeliveryError(f"no batch {batch_id!r} (mediaassist status lists the lanes; a batch id looks "
-                            "like tasks-20260101T120000Z-0a1b2c3d)")
+        raise DeliveryError(f"no batch {batch_id!r} (mediaassist status lists the lanes; a batch id looks like "
+                            "tasks-20260101T120000Z-0a1b2c3d)")
     return tasks
 
 
@@ -62,10 +62,11 @@ def deliver(store: Store, config: AppConfig, root: Path, batch_id: str, to: Path
     chosen = [(task, output) for task, output, _entry in batch_entries(store, config, batch_id, source_folder,
                                                                        picked_only)
               if wanted is None or task.task_id in wanted]
+    if not chosen and picked_only:
+        raise DeliveryError(f"batch {batch_id} has no picked outputs to deliver (pick some first: mediaassist "
+                            "outputs pick TASK_ID)")
     if not chosen:
-        what = "picked outputs" if picked_only else "outputs"
-        raise DeliveryError(f"batch {batch_id} has no {what} to deliver"
-                            + (" (pick some first: mediaassist outputs pick TASK_ID)" if picked_only else ""))
+        raise DeliveryError(f"batch {batch_id} has no outputs to deliver")
     delivery = Delivery(to)
     entries: list[dict[str, Any]] = []
     to.mkdir(parents=True, exist_ok=True)

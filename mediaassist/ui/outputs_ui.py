@@ -33,6 +33,7 @@ from mediaassist.core.delivery import Delivery, DeliveryError
 from mediaassist.core.media_items import MediaItem, group_outputs
 from mediaassist.core.store import SUCCESS
 from mediaassist.runtime import Runtime
+from mediaassist.ui.core_texts import translated
 from mediaassist.ui.gallery import caption
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.player import MediaPlayer, playback_available
@@ -122,7 +123,7 @@ class RerunDialog(QDialog):
             new_id = self.rt.rerun(self.task_id, prompt=self.prompt.toPlainText(), model=self.model.currentText(),
                                    params=params, remix=self.remix.isChecked() and self.remix.isEnabled())
         except DeliveryError as exc:
-            self.problem.setText(str(exc))
+            self.problem.setText(translated(str(exc)))
             return None
         self.queued.emit(new_id)
         self.accept()
@@ -267,7 +268,7 @@ class OutputsController(QObject):
         try:
             dialog = RerunDialog(self.rt, task_id, self.window)
         except DeliveryError as exc:
-            self.message.emit(tr("Cannot run again"), str(exc))
+            self.message.emit(tr("Cannot run again"), translated(str(exc)))
             return None
         dialog.queued.connect(lambda new_id: self.notice.emit(
             tr("Queued again"), tr("{new} queued as a rerun of {old}").format(new=new_id, old=task_id)))
@@ -297,7 +298,7 @@ class OutputsController(QObject):
         try:
             deliveries = deliver_picked(self.rt, self.view_task_ids(), folder)
         except (DeliveryError, OSError) as exc:
-            self.message.emit(tr("Nothing delivered"), str(exc))
+            self.message.emit(tr("Nothing delivered"), translated(str(exc)))
             return []
         files = sum(len(d.files) for d in deliveries)
         missing = [path for d in deliveries for path in d.missing]
