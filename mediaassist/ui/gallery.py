@@ -20,7 +20,9 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractListModel,
+    QEvent,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QPoint,
     QPointF,
@@ -32,12 +34,11 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QGuiApplication,
-    QKeySequence,
+    QKeyEvent,
     QPainter,
     QPixmap,
     QPolygonF,
     QResizeEvent,
-    QShortcut,
 )
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -419,7 +420,7 @@ class GalleryView(QWidget):
         self.pick_button.setToolTip(tr("Pick or unpick the selected outputs (key P)"))
         self.pick_button.clicked.connect(self.toggle_pick_selected)
         self.pick_button.setVisible(pick is not None)
-        QShortcut(QKeySequence("P"), self.view, self.toggle_pick_selected, Qt.ShortcutContext.WidgetShortcut)
+        self.view.installEventFilter(self)  # the P key picks (a filter: the list view has its own keys)
         reload_button = QPushButton(tr("Reload"))
         reload_button.clicked.connect(self.reload)
         top = QHBoxLayout()
@@ -462,6 +463,13 @@ class GalleryView(QWidget):
             text = tr("No images or videos in the current view yet: outputs appear here as tasks finish.")
         self.summary.setText(text)
         self.summary.setToolTip(text)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (watched is self.view and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
+                and event.key() == Qt.Key.Key_P and not event.modifiers() and self.pick is not None):
+            self.toggle_pick_selected()
+            return True
+        return super().eventFilter(watched, event)
 
     # --- pick, compare, run again --------------------------------------------------------------
     def toggle_pick_selected(self) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QKeySequence, QPixmap, QShortcut
+from PySide6.QtGui import QKeyEvent, QPixmap
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -213,8 +213,13 @@ class CompareDialog(QDialog):
         layout.addWidget(buttons)
         for tile in self.tiles:
             tile.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        QShortcut(QKeySequence("P"), self, self._pick_focused)
         self.resize(1100, 620)  # inside a 1366x768 screen with its task bar
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_P and not event.modifiers():
+            self._pick_focused()
+            return
+        super().keyPressEvent(event)
 
     def _pick_focused(self) -> None:
         focused = self.focusWidget()

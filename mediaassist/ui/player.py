@@ -15,20 +15,23 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVB
 
 from mediaassist.ui.i18n import tr
 
-# Qt Multimedia reports, as warnings, every hardware decoder library it does not find (VA-API,
-# PipeWire): normal on most machines, and noise in the operator's log.
-_QUIET = "qt.multimedia.symbolsresolver=false\nqt.multimedia.ffmpeg=false\nqt.multimedia.playbackengine.codec=false"
+# Qt Multimedia reports, as warnings, every hardware decoder and sound server it does not find
+# (VA-API, PipeWire, PulseAudio on a box without sound): normal on many machines, and noise in
+# the operator's log. Playback errors still reach the player's own errorOccurred.
+_QUIET = "\n".join(f"{category}=false" for category in (
+    "qt.multimedia.symbolsresolver", "qt.multimedia.ffmpeg*", "qt.multimedia.playbackengine*",
+    "qt.multimedia.pipewire*", "qt.multimedia.pulseaudio*"))
 
 
 @cache
 def playback_available() -> bool:
     """Qt Multimedia is installed and has a backend that can play (FFmpeg in the wheels)."""
+    QLoggingCategory.setFilterRules(_QUIET)  # before the import: it looks for PipeWire at once
     try:
-        from PySide6.QtMultimedia import QMediaDevices, QMediaFormat  # noqa: F401
+        from PySide6.QtMultimedia import QMediaFormat
         from PySide6.QtMultimediaWidgets import QVideoWidget  # noqa: F401
     except ImportError:
         return False
-    QLoggingCategory.setFilterRules(_QUIET)
     return bool(QMediaFormat().supportedFileFormats(QMediaFormat.ConversionMode.Decode))
 
 
