@@ -105,7 +105,8 @@ async def test_pick_with_p_then_deliver_picked_from_the_window(video_app: VideoA
     assert [p.name for d in deliveries for p in d.files] == ["03_clip_1.mp4"]
     delivered = json.loads((tmp_path / "client" / "manifest.json").read_text(encoding="utf-8"))["files"]
     assert [e["task_id"] for e in delivered] == ["c2"]
-    assert (tmp_path / "client" / "03_clip_1.mp4").read_bytes() == Path(window.store.result("c2").file_list[0]).read_bytes()
+    original = Path(window.store.result("c2").file_list[0])
+    assert (tmp_path / "client" / "03_clip_1.mp4").read_bytes() == original.read_bytes()
 
     window.store.set_picked("c2", None, False)
     messages: list[tuple[str, str]] = []
@@ -145,7 +146,8 @@ async def test_edit_and_run_again_then_compare_the_row_side_by_side(video_app: V
     compare = window.outputs.dialog
     assert isinstance(compare, CompareDialog)
     assert [t.item.task_id for t in compare.tiles] == ["k1", "k1-r2"]
-    assert [t.label.text() for t in compare.tiles] == ["row 4 · clip · a lighthouse", "row 4 · clip · a lighthouse in a storm"]
+    assert [t.label.text() for t in compare.tiles] == ["row 4 · clip · a lighthouse",
+                                                       "row 4 · clip · a lighthouse in a storm"]
     qtbot.mouseClick(compare.tiles[1].star, Qt.MouseButton.LeftButton)
     assert compare.tiles[1].star.text() == "★"
     assert [o.picked for o in window.store.outputs_of(["k1-r2"])["k1-r2"]] == [True]
