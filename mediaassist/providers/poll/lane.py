@@ -458,9 +458,9 @@ def _announced_size(response: httpx.Response) -> int | None:
 
 
 def _duration(seconds: float) -> str:
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+    """``h:mm:ss``: read the same in every language."""
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
 def safe_name(index: int, output: RemoteOutput) -> str:
