@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.config import AppConfig
-from mediaassist.core.media import file_sha256, sniff_media
+from mediaassist.core.media import file_sha256, sniff_bytes, sniff_media
 from mediaassist.core.naming import DEFAULT_NAMING, Template, numbered, render
 from mediaassist.core.paths import output_dir, safe_name
 
@@ -189,12 +189,32 @@ def verify_download(path: Path, announced: int | None, expected_media: str | Non
     media, mime = sniffed
     if mime in ("video/mp4", "video/quicktime", "audio/mp4"):
         _check_iso_boxes(path, size)
-    elif mime == "image/png":
-        _check_tail(path, b"IEND\xaeB`\x82", "PNG without its end (IEND)")
-    elif mime == "image/jpeg":
-        _check_tail(path, b"\xff\xd9", "JPEG without its end marker")
+    elif mime in _END_MARKERS:
+        with path.open("rb") as handle:
+            handle.seek(max(0, size - 64))
+            problem = _end_problem(mime, handle.read())
+        if problem is not None:
+            raise BrokenDownload(problem)
     if media in ("video", "audio"):
         _check_decodes(path, media)
+
+
+# How a whole PNG and a whole JPEG end (trailing zero padding aside).
+_END_MARKERS = {"image/png": (b"IEND\xaeB`\x82", "PNG without its end (IEND)"),
+                "image/jpeg": (b"\xff\xd9", "JPEG without its end marker")}
+
+
+def _end_problem(mime: str, tail: bytes) -> str | None:
+    marker, problem = _END_MARKERS[mime]
+    return None if tail.rstrip(b"\0").endswith(marker) else problem
+
+
+def image_problem(data: bytes) -> str | None:
+    """Why downloaded bytes are not a whole image, or None when they are."""
+    sniffed = sniff_bytes(data[:64])
+    if sniffed is None or sniffed[0] != "image":
+        return "not an image by its content"
+    return _end_problem(sniffed[1], data[-64:]) if sniffed[1] in _END_MARKERS else None
 
 
 def _check_iso_boxes(path: Path, size: int) -> None:
@@ -216,14 +236,6 @@ def _check_iso_boxes(path: Path, size: int) -> None:
                 raise BrokenDownload(f"cut short: the {kind.decode('latin-1')!r} box needs "
                                      f"{position + box_size:,} bytes, the file has {size:,}")
             position += box_size
-
-
-def _check_tail(path: Path, marker: bytes, problem: str) -> None:
-    with path.open("rb") as handle:
-        handle.seek(max(0, path.stat().st_size - 64))
-        tail = handle.read().rstrip(b"\0")
-    if not tail.endswith(marker):
-        raise BrokenDownload(problem)
 
 
 def _check_decodes(path: Path, media: str) -> None:
