@@ -232,3 +232,23 @@ async def test_pick_and_deliver_copy_only_the_picked_files_with_their_own_manife
     assert entries[0]["sha256"] == delivered == sha256(Path(store.result("k2").file_list[0]))
     with pytest.raises(DeliveryError, match="no batch 'nope'"):
         deliver(store, config, root, "nope", tmp_path / "to", picked_only=False)
+
+
+def test_a_version_2_store_gets_the_outputs_columns_and_table(store_location: str) -> None:
+    old = Store(store_location)
+    old.enqueue("b", [video_task("before", "o1", 2)])
+    for column in ("source_row", "group_key", "parent_id", "remix_of", "cells"):  # as the previous release made it
+        old.db.execute_sql(f'ALTER TABLE "task" DROP COLUMN "{column}"')
+    old.db.execute_sql('DROP TABLE "output"')
+    old.db.execute_sql("UPDATE schema_version SET version = 2")
+    old.close()
+    store = Store(store_location)
+    try:
+        task = store.get("o1")
+        assert (task.source_row, task.group_key, task.parent_id, task.cells_dict) == (None, None, None, {})
+        [claimed] = store.claim(ROUTE, "test", 1)
+        assert store.finish_success(claimed, None, ["/x/a.mp4"], None, [])
+        assert store.outputs_of(["o1"]) == {} and store.set_picked("o1", None, True) == 0
+        assert store.db.execute_sql("SELECT version FROM schema_version").fetchone()[0] == 3
+    finally:
+        store.close()
