@@ -414,6 +414,10 @@ class GalleryView(QWidget):
                             (tr("Sounds"), "audio")):
             self.kinds.addItem(label, kind)
         self.kinds.currentIndexChanged.connect(lambda _i: self.reload())
+        self.grouping = QComboBox()
+        self.grouping.addItem(tr("In the table's order"), False)
+        self.grouping.addItem(tr("By batch and row"), True)  # a row's fan-out and reruns side by side
+        self.grouping.currentIndexChanged.connect(lambda _i: self.reload())
         self.picked_only = QCheckBox(tr("Picked only"))
         self.picked_only.toggled.connect(lambda _on: self.reload())
         self.pick_button = QPushButton(tr("★ Pick (P)"))
@@ -425,7 +429,7 @@ class GalleryView(QWidget):
         reload_button.clicked.connect(self.reload)
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
-        for widget in (self.roles, self.kinds, self.picked_only, self.pick_button, reload_button):
+        for widget in (self.roles, self.kinds, self.grouping, self.picked_only, self.pick_button, reload_button):
             top.addWidget(widget)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -452,6 +456,8 @@ class GalleryView(QWidget):
                 break
             await asyncio.sleep(0)
         shown = items[:MAX_GALLERY_ITEMS]
+        if self.grouping.currentData():
+            shown.sort(key=_batch_and_row)  # stable: the table's order within a row
         self.model.set_items(shown)
         # it says plainly that it follows the table's filter, and what it adds of its own
         text = tr("{n} media files of {tasks} tasks in the current view").format(n=len(shown), tasks=len(task_ids))
@@ -510,6 +516,10 @@ class GalleryView(QWidget):
             self._loading.cancel()
         self.model.close()
         self.media_actions.close()
+
+
+def _batch_and_row(item: MediaItem) -> tuple[str, int, str]:
+    return item.batch_id, item.row if item.row is not None else 1 << 30, item.group or item.task_id
 
 
 class PreviewDialog(QDialog):

@@ -1188,6 +1188,14 @@
       <translation>复制位置</translation>
     </message>
     <message>
+      <source>In the table's order</source>
+      <translation>按表格顺序</translation>
+    </message>
+    <message>
+      <source>By batch and row</source>
+      <translation>按批次和行分组</translation>
+    </message>
+    <message>
       <source>Picked only</source>
       <translation>只看已选</translation>
     </message>

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from PySide6.QtCore import QItemSelectionModel, QSettings, Qt
+from PySide6.QtCore import QEvent, QItemSelectionModel, QSettings, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QApplication, QWidget
 
 from mediaassist.core.media_items import OUTPUT, MediaItem
 from mediaassist.core.paths import RESOURCES
@@ -19,6 +21,7 @@ from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTas
 from mediaassist.ui.gallery import MediaActions, PreviewDialog
 from mediaassist.ui.outputs_ui import CompareDialog, RerunDialog
 from mediaassist.ui.player import playback_available
+from mediaassist.ui.task_model import COL
 from tests.harness import wait_until
 
 from .test_window import App, start_app, stop_app
@@ -65,6 +68,12 @@ def clip_task(task_id: str, row: int, prompt: str) -> NewTask:
                    group=f"row-{row}")
 
 
+def press_p(widget: QWidget) -> None:
+    """The P key, delivered at once (qtbot's clicks would run Qt's events inside this coroutine)."""
+    for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+        QApplication.sendEvent(widget, QKeyEvent(kind, Qt.Key.Key_P, Qt.KeyboardModifier.NoModifier, "p"))
+
+
 async def finished(app: App, ids: list[str]) -> None:
     await wait_until(lambda: all(app.window.store.get(i).state == "success" for i in ids), timeout=60,
                      what=f"{ids} succeeded")
@@ -80,7 +89,7 @@ async def gallery_of_outputs(app: App) -> None:
 
 
 @pytest.mark.asyncio
-async def test_pick_with_p_then_deliver_picked_from_the_window(video_app: VideoApp, qtbot, tmp_path: Path) -> None:
+async def test_pick_with_p_then_deliver_picked_from_the_window(video_app: VideoApp, tmp_path: Path) -> None:
     window = video_app.window
     video_app.enqueue([clip_task("c1", 2, "a red kite over the sea"), clip_task("c2", 3, "两只猫在雨中")])
     await finished(video_app, ["c1", "c2"])
@@ -90,12 +99,23 @@ async def test_pick_with_p_then_deliver_picked_from_the_window(video_app: VideoA
     captions = [gallery.model.data(gallery.model.index(r), Qt.ItemDataRole.DisplayRole) for r in range(2)]
     assert captions == ["row 2 · clip · a red kite over the sea", "row 3 · clip · 两只猫在雨中"]
     gallery.view.selectionModel().select(gallery.model.index(1), QItemSelectionModel.SelectionFlag.ClearAndSelect)
-    qtbot.keyClick(gallery.view, Qt.Key.Key_P)
+    press_p(gallery.view)
     assert gallery.model.data(gallery.model.index(1), Qt.ItemDataRole.DisplayRole).startswith("★ row 3")
     assert [o.picked for o in window.store.outputs_of(["c2"])["c2"]] == [True]
+    window.model.mark_changed_since(0)
+    window.model.flush()
+    await wait_until(lambda: window.model.data(window.model.index(window.model.rows_of(
+        [window.store.get("c2").seq])[0], COL["prompt"])) == "★ 两只猫在雨中", what="the table's star")
     folder = Path(window.store.result("c2").file_list[0]).parent
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["files"]
     assert [(e["task_id"], e["picked"]) for e in manifest] == [("c1", False), ("c2", True)]
+    window.model.sort(COL["task_id"], Qt.SortOrder.DescendingOrder)
+    await window.model.sorting
+    await gallery.reload()
+    assert [i.row for i in gallery.model.items] == [3, 2]  # the gallery follows the table's order...
+    gallery.grouping.setCurrentIndex(1)
+    await gallery.reload()
+    assert [i.row for i in gallery.model.items] == [2, 3]  # ...or groups by batch and row
     gallery.picked_only.setChecked(True)
     await gallery.reload()
     assert [i.task_id for i in gallery.model.items] == ["c2"] and "filtered here too" in gallery.summary.text()
@@ -116,7 +136,7 @@ async def test_pick_with_p_then_deliver_picked_from_the_window(video_app: VideoA
 
 
 @pytest.mark.asyncio
-async def test_edit_and_run_again_then_compare_the_row_side_by_side(video_app: VideoApp, qtbot) -> None:
+async def test_edit_and_run_again_then_compare_the_row_side_by_side(video_app: VideoApp) -> None:
     window = video_app.window
     video_app.enqueue([clip_task("k1", 4, "a lighthouse")])
     await finished(video_app, ["k1"])
@@ -148,11 +168,11 @@ async def test_edit_and_run_again_then_compare_the_row_side_by_side(video_app: V
     assert [t.item.task_id for t in compare.tiles] == ["k1", "k1-r2"]
     assert [t.label.text() for t in compare.tiles] == ["row 4 · clip · a lighthouse",
                                                        "row 4 · clip · a lighthouse in a storm"]
-    qtbot.mouseClick(compare.tiles[1].star, Qt.MouseButton.LeftButton)
+    compare.tiles[1].star.click()
     assert compare.tiles[1].star.text() == "★"
     assert [o.picked for o in window.store.outputs_of(["k1-r2"])["k1-r2"]] == [True]
     compare.tiles[0].setFocus()
-    qtbot.keyClick(compare, Qt.Key.Key_P)
+    press_p(compare)
     assert [o.picked for o in window.store.outputs_of(["k1"])["k1"]] == [True]
     compare.close()
 
@@ -163,8 +183,6 @@ async def test_the_demo_clip_plays_inside_the_window(qtbot, tmp_path: Path) -> N
         pytest.skip("Qt Multimedia has no playback backend on this machine (PySide6-Addons missing or no FFmpeg)")
     clip = shutil.copy(RESOURCES / "media" / "demo-clip.mp4", tmp_path / "clip.mp4")
     item = MediaItem("t1", OUTPUT, "video", "clip.mp4", path=str(clip))
-    from PySide6.QtWidgets import QWidget
-
     host = QWidget()
     qtbot.addWidget(host)
     preview = PreviewDialog(item, MediaActions(host, None), host)  # type: ignore[arg-type]  # no thumbnails needed
