@@ -38,7 +38,7 @@ class MediaItem:
     name: str  # the input's column name, or the output's file name
     path: str | None = None
     url: str | None = None
-    # what the gallery's captions, compare view and pick mark need (outputs; inputs keep the defaults)
+    # what the gallery's captions, filters, compare view and pick mark need (the task's, for both roles)
     n: int | None = None  # the output's 1-based index within its task
     row: int | None = None
     model: str = ""
@@ -75,9 +75,9 @@ def task_media(task: Task, result: Result | None, placed: list[Output] | None = 
                              Path(o.path).name, path=o.path, n=o.n, picked=bool(o.picked)) for o in placed]
     else:
         outputs = output_items(task.task_id, result.file_list if result else [])
-    outputs = [replace(item, row=task.source_row, model=task.model, prompt=task.prompt, batch_id=task.batch_id,
-                       group=task.group_key or task.task_id) for item in outputs]
-    return input_items(task.task_id, task.inputs_dict) + outputs
+    return [replace(item, row=task.source_row, model=task.model, prompt=task.prompt, batch_id=task.batch_id,
+                    group=task.group_key or task.task_id)
+            for item in input_items(task.task_id, task.inputs_dict) + outputs]
 
 
 def iter_media(task_ids: list[str], roles: tuple[str, ...] = (INPUT, OUTPUT),

@@ -418,6 +418,13 @@ class GalleryView(QWidget):
         self.grouping.addItem(tr("In the table's order"), False)
         self.grouping.addItem(tr("By batch and row"), True)  # a row's fan-out and reruns side by side
         self.grouping.currentIndexChanged.connect(lambda _i: self.reload())
+        self.models = QComboBox()
+        self.models.addItem(tr("All models"), "")
+        self.batches = QComboBox()
+        self.batches.addItem(tr("All batches"), "")
+        self.batches.setMaximumWidth(220)  # batch ids are long; the list shows them whole
+        for choice in (self.models, self.batches):
+            choice.currentIndexChanged.connect(lambda _i: self.reload())
         self.picked_only = QCheckBox(tr("Picked only"))
         self.picked_only.toggled.connect(lambda _on: self.reload())
         self.pick_button = QPushButton(tr("★ Pick (P)"))
@@ -429,7 +436,8 @@ class GalleryView(QWidget):
         reload_button.clicked.connect(self.reload)
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
-        for widget in (self.roles, self.kinds, self.grouping, self.picked_only, self.pick_button, reload_button):
+        for widget in (self.roles, self.kinds, self.models, self.batches, self.grouping, self.picked_only,
+                       self.pick_button, reload_button):
             top.addWidget(widget)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -444,24 +452,46 @@ class GalleryView(QWidget):
         return self._loading
 
     def _wanted(self, item: MediaItem) -> bool:
-        kind = self.kinds.currentData()
-        return (not kind or item.media == kind) and (not self.picked_only.isChecked() or item.picked)
+        kind, model, batch = self.kinds.currentData(), self.models.currentData(), self.batches.currentData()
+        return ((not kind or item.media == kind) and (not model or item.model == model)
+                and (not batch or item.batch_id == batch) and (not self.picked_only.isChecked() or item.picked))
+
+    def _own_filter_on(self) -> bool:
+        return bool(self.kinds.currentData() or self.models.currentData() or self.batches.currentData()
+                    or self.picked_only.isChecked())
+
+    def _offer(self, choice: QComboBox, values: set[str]) -> None:
+        """The models or batches of the view as choices, the current one kept."""
+        current = choice.currentData()
+        choice.blockSignals(True)
+        while choice.count() > 1:
+            choice.removeItem(1)
+        for value in sorted(values | ({current} if current else set())):
+            choice.addItem(value, value)
+        choice.setCurrentIndex(max(0, choice.findData(current)))
+        choice.blockSignals(False)
 
     async def _load(self, task_ids: list[str], roles: tuple[str, ...]) -> None:
         self.summary.setText(tr("Reading the media of {n} tasks…").format(n=len(task_ids)))
         items: list[MediaItem] = []
+        models: set[str] = set()
+        batches: set[str] = set()
         for chunk in iter_media(task_ids, roles, READ_CHUNK):
+            models.update(item.model for item in chunk)
+            batches.update(item.batch_id for item in chunk)
             items.extend(item for item in chunk if self._wanted(item))
             if len(items) >= MAX_GALLERY_ITEMS:
                 break
             await asyncio.sleep(0)
+        self._offer(self.models, models - {""})
+        self._offer(self.batches, batches - {""})
         shown = items[:MAX_GALLERY_ITEMS]
         if self.grouping.currentData():
             shown.sort(key=_batch_and_row)  # stable: the table's order within a row
         self.model.set_items(shown)
         # it says plainly that it follows the table's filter, and what it adds of its own
         text = tr("{n} media files of {tasks} tasks in the current view").format(n=len(shown), tasks=len(task_ids))
-        if self.kinds.currentData() or self.picked_only.isChecked():
+        if self._own_filter_on():
             text += " · " + tr("filtered here too")
         if len(items) > len(shown):
             text += " · " + tr("showing the first {n}").format(n=len(shown))

@@ -103,7 +103,7 @@ class MainWindow(QMainWindow):
         self.importer = ImportController(rt, settings, self.jobs, self, self.thumbnails)
         self.lanes = LanesController(rt, self.jobs, self)
         self.stats = StatsController(rt, self)
-        self.outputs = OutputsController(rt, self.model.matching_task_ids, self)
+        self.outputs = OutputsController(rt, self._selected_or_view_task_ids, self)
         self._storage_fault: StorageFault | None = self.scheduler.fault
         self.scheduler.add_fault_listener(self._on_storage_fault)
         self.setAcceptDrops(True)
@@ -463,6 +463,11 @@ class MainWindow(QMainWindow):
             menu.addSeparator()
             menu.addActions([a for a in (self.rerun_action, self.compare_action) if a.isEnabled()])
         return menu
+
+    def _selected_or_view_task_ids(self) -> list[str]:
+        """What "Deliver picked…" takes: the selected tasks, else every task of the current view."""
+        return [task_id for task_id, _state in self.model.tasks_of(self._selected_seqs())] \
+            or self.model.matching_task_ids()
 
     def _selected_task_id(self) -> str | None:
         seqs = self._selected_seqs()

@@ -58,7 +58,7 @@ def deliver_picked(rt: Runtime, task_ids: list[str], folder: Path) -> list[Deliv
             target = folder if len(batches) == 1 else folder / batch_id
             deliveries.append(rt.deliver(batch_id, target, picked_only=True, task_ids=chosen))
     if not deliveries:
-        raise DeliveryError(tr("Nothing picked in the current view: pick outputs with P or the star first."))
+        raise DeliveryError(tr("Nothing picked among these tasks: pick outputs with P or the star first."))
     return deliveries
 
 
@@ -299,7 +299,7 @@ class OutputsController(QObject):
         return dialog
 
     def deliver_picked_to(self, folder: Path) -> list[Delivery]:
-        """The picked outputs of the table's current view, delivered to ``folder``."""
+        """The picked outputs of the selected tasks (else of the table's current view), delivered to ``folder``."""
         try:
             deliveries = deliver_picked(self.rt, self.view_task_ids(), folder)
         except (DeliveryError, OSError) as exc:

@@ -1196,6 +1196,14 @@
       <translation>按批次和行分组</translation>
     </message>
     <message>
+      <source>All models</source>
+      <translation>全部模型</translation>
+    </message>
+    <message>
+      <source>All batches</source>
+      <translation>全部批次</translation>
+    </message>
+    <message>
       <source>Picked only</source>
       <translation>只看已选</translation>
     </message>
@@ -1588,10 +1596,6 @@
       <translation>全部通道</translation>
     </message>
     <message>
-      <source>All batches</source>
-      <translation>全部批次</translation>
-    </message>
-    <message>
       <source>Export tasks</source>
       <translation>导出任务</translation>
     </message>
@@ -1680,8 +1684,8 @@
       <translation>找不到可以打开 {path} 的程序：未安装 xdg-open（软件包 xdg-utils）。</translation>
     </message>
     <message>
-      <source>Nothing picked in the current view: pick outputs with P or the star first.</source>
-      <translation>当前视图中没有已选的输出：请先按 P 键或点星标选中。</translation>
+      <source>Nothing picked among these tasks: pick outputs with P or the star first.</source>
+      <translation>这些任务中没有已选的输出：请先按 P 键或点星标选中。</translation>
     </message>
     <message>
       <source>Remix the finished video (the service's remix route; no new create)</source>

@@ -119,6 +119,13 @@ async def test_pick_with_p_then_deliver_picked_from_the_window(video_app: VideoA
     gallery.picked_only.setChecked(True)
     await gallery.reload()
     assert [i.task_id for i in gallery.model.items] == ["c2"] and "filtered here too" in gallery.summary.text()
+    gallery.picked_only.setChecked(False)
+    await gallery.reload()
+    assert [gallery.models.itemData(i) for i in range(gallery.models.count())] == ["", "clip"]
+    gallery.kinds.setCurrentIndex(gallery.kinds.findData("image"))
+    await gallery.reload()
+    assert gallery.model.items == [] and gallery.models.currentData() == ""  # no pictures: the clips are videos
+    gallery.kinds.setCurrentIndex(0)
 
     assert window.deliver_action.text() == "Deliver picked…"
     deliveries = window.outputs.deliver_picked_to(tmp_path / "client")
@@ -132,7 +139,7 @@ async def test_pick_with_p_then_deliver_picked_from_the_window(video_app: VideoA
     messages: list[tuple[str, str]] = []
     window.outputs.message.connect(lambda title, text: messages.append((title, text)))
     assert window.outputs.deliver_picked_to(tmp_path / "again") == []
-    assert messages and "Nothing picked in the current view" in messages[0][1]
+    assert messages and "Nothing picked among these tasks" in messages[0][1]
 
 
 @pytest.mark.asyncio
