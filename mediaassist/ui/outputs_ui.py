@@ -46,11 +46,10 @@ def deliver_picked(rt: Runtime, task_ids: list[str], folder: Path) -> list[Deliv
     they come from several batches, so every delivery keeps its own manifest."""
     batches: dict[str, list[str]] = {}
     for task_id in task_ids:
-        task = rt.store.get(task_id)
+        task = rt.task(task_id)
         if task is not None:
             batches.setdefault(task.batch_id, []).append(task_id)
-    picked = {task_id for task_id, outputs in rt.store.outputs_of(task_ids).items()
-              if any(o.picked for o in outputs)}
+    picked = rt.tasks_with_picks(task_ids)
     deliveries = []
     for batch_id, ids in batches.items():
         chosen = [i for i in ids if i in picked]
@@ -71,7 +70,7 @@ class RerunDialog(QDialog):
         super().__init__(parent)
         self.rt = rt
         self.task_id = task_id
-        task = rt.store.get(task_id)
+        task = rt.task(task_id)
         if task is None:
             raise DeliveryError(tr("The task is gone."))
         self.setWindowTitle(tr("Edit and run again: {id}").format(id=task_id))

@@ -75,7 +75,7 @@ def press_p(widget: QWidget) -> None:
 
 
 async def finished(app: App, ids: list[str]) -> None:
-    await wait_until(lambda: all(app.window.store.get(i).state == "success" for i in ids), timeout=60,
+    await wait_until(lambda: all(app.window.rt.store.get(i).state == "success" for i in ids), timeout=60,
                      what=f"{ids} succeeded")
 
 
@@ -101,12 +101,12 @@ async def test_pick_with_p_then_deliver_picked_from_the_window(video_app: VideoA
     gallery.view.selectionModel().select(gallery.model.index(1), QItemSelectionModel.SelectionFlag.ClearAndSelect)
     press_p(gallery.view)
     assert gallery.model.data(gallery.model.index(1), Qt.ItemDataRole.DisplayRole).startswith("★ row 3")
-    assert [o.picked for o in window.store.outputs_of(["c2"])["c2"]] == [True]
+    assert [o.picked for o in window.rt.store.outputs_of(["c2"])["c2"]] == [True]
     window.model.mark_changed_since(0)
     window.model.flush()
     await wait_until(lambda: window.model.data(window.model.index(window.model.rows_of(
-        [window.store.get("c2").seq])[0], COL["prompt"])) == "★ 两只猫在雨中", what="the table's star")
-    folder = Path(window.store.result("c2").file_list[0]).parent
+        [window.rt.store.get("c2").seq])[0], COL["prompt"])) == "★ 两只猫在雨中", what="the table's star")
+    folder = Path(window.rt.store.result("c2").file_list[0]).parent
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["files"]
     assert [(e["task_id"], e["picked"]) for e in manifest] == [("c1", False), ("c2", True)]
     window.model.sort(COL["task_id"], Qt.SortOrder.DescendingOrder)
@@ -132,10 +132,10 @@ async def test_pick_with_p_then_deliver_picked_from_the_window(video_app: VideoA
     assert [p.name for d in deliveries for p in d.files] == ["03_clip_1.mp4"]
     delivered = json.loads((tmp_path / "client" / "manifest.json").read_text(encoding="utf-8"))["files"]
     assert [e["task_id"] for e in delivered] == ["c2"]
-    original = Path(window.store.result("c2").file_list[0])
+    original = Path(window.rt.store.result("c2").file_list[0])
     assert (tmp_path / "client" / "03_clip_1.mp4").read_bytes() == original.read_bytes()
 
-    window.store.set_picked("c2", None, False)
+    window.rt.store.set_picked("c2", None, False)
     messages: list[tuple[str, str]] = []
     window.outputs.message.connect(lambda title, text: messages.append((title, text)))
     assert window.outputs.deliver_picked_to(tmp_path / "again") == []
@@ -148,7 +148,7 @@ async def test_edit_and_run_again_then_compare_the_row_side_by_side(video_app: V
     video_app.enqueue([clip_task("k1", 4, "a lighthouse")])
     await finished(video_app, ["k1"])
     window.model.flush()
-    row = window.model.rows_of([window.store.get("k1").seq])[0]
+    row = window.model.rows_of([window.rt.store.get("k1").seq])[0]
     window.table.selectionModel().select(window.model.index(row, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
                                          | QItemSelectionModel.SelectionFlag.Rows)
     assert window.rerun_action.isEnabled()
@@ -164,9 +164,9 @@ async def test_edit_and_run_again_then_compare_the_row_side_by_side(video_app: V
     new_id = dialog.run_again()
     assert new_id == "k1-r2"
     await finished(video_app, ["k1-r2"])
-    child = window.store.get("k1-r2")
+    child = window.rt.store.get("k1-r2")
     assert (child.parent_id, child.group_key, child.prompt) == ("k1", "row-4", "a lighthouse in a storm")
-    assert video_app.server.stats()["remixes"] == [window.store.get("k1").remote_id]
+    assert video_app.server.stats()["remixes"] == [window.rt.store.get("k1").remote_id]
     assert video_app.server.stats()["creates"] == {"a lighthouse": 1}
 
     window.compare_action.trigger()
@@ -177,10 +177,10 @@ async def test_edit_and_run_again_then_compare_the_row_side_by_side(video_app: V
                                                        "row 4 · clip · a lighthouse in a storm"]
     compare.tiles[1].star.click()
     assert compare.tiles[1].star.text() == "★"
-    assert [o.picked for o in window.store.outputs_of(["k1-r2"])["k1-r2"]] == [True]
+    assert [o.picked for o in window.rt.store.outputs_of(["k1-r2"])["k1-r2"]] == [True]
     compare.tiles[0].setFocus()
     press_p(compare)
-    assert [o.picked for o in window.store.outputs_of(["k1"])["k1"]] == [True]
+    assert [o.picked for o in window.rt.store.outputs_of(["k1"])["k1"]] == [True]
     compare.close()
 
 
