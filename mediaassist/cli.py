@@ -330,6 +330,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
 
 async def _outputs_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
     """rerun, outputs manifest|pick|deliver: on the config (or the demo's) and the store."""
+    from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
+
     options.read_only = True  # no demo logins: nothing runs here
     async with Runtime(options) as rt:
         try:
