@@ -92,10 +92,26 @@ TEMPLATES = (
     tr_noop("model {model} names neither workflow_id nor webapp_id"),
     tr_noop("create answered code 0 without a taskId; check {where} before retrying"),
     tr_noop("{path} for {remote_id}: {detail}"),
-    tr_noop("download of {url} failed ({problem}); try {n} soon"),
+    tr_noop("download of {url} failed ({problem}); fetching it again (try {n} of {tries})"),
+    tr_noop("warning: the result of {service} task {remote_id} expires in {left}; fetching it now"),
+    tr_noop("the result of {service} task {remote_id} expired {ago} ago and can no longer be fetched; run the "
+            "task again to generate it anew"),
+    tr_noop("remixing {service} video {remote_id}"),
+    # outputs: delivery and reruns (core/delivery.py), shown by the window's dialogs
+    tr_noop("no batch {batch} (mediaassist status lists the lanes; a batch id looks like "
+            "tasks-20260101T120000Z-0a1b2c3d)"),
+    tr_noop("batch {batch} has no outputs to deliver"),
+    tr_noop("batch {batch} has no picked outputs to deliver (pick some first: mediaassist outputs pick TASK_ID)"),
+    tr_noop("no task {task}"),
+    tr_noop("no model {model} in the config (models: {names})"),
+    tr_noop("--remix needs a task-API model whose profile has a [remix] route (like openai-videos); {model} has "
+            "none"),
+    tr_noop("--remix keeps the model: a video is remixed by the service that made it"),
+    tr_noop("task {task} is {state}; only a succeeded video can be remixed"),
     # importer: row reasons (several in one row are joined with "; ") and whole-file errors
     tr_noop("column {column}: {reason}"),
     tr_noop("column {column}: required by model {model} (a file path or URL)"),
+    tr_noop("models names no model (write them as a|b|c)"),
     tr_noop("column {column}: model {model} takes no input {name} (its inputs: {inputs})"),
     tr_noop("file not found: {path}"),
     tr_noop("cannot read {path}: {reason}"),
@@ -249,8 +265,8 @@ TEMPLATES = (
     tr_noop("{file} was uploaded as {name} already; not uploading it again"),
     tr_noop("{task} was canceled remotely ({reason})"),
     tr_noop("{task} failed: {reason}"),
-    tr_noop("{failed} of {total} downloads of {service} task {remote_id} failed ({error}: {detail}); a retry "
-            "downloads them again, the task is not resubmitted"),
+    tr_noop("{failed} of {total} downloads of {service} task {remote_id} failed after {tries} tries ({error}: "
+            "{detail}); its remote id is kept: a retry fetches the result again without generating it"),
     tr_noop("resuming {service} task {remote_id} (a task is never created twice)"),
     tr_noop("remote cancel of {service} task {remote_id} failed ({problem}); trying again"),
     tr_noop("create was sent but its reply was lost ({problem}); {service} may have created the task, so it "
