@@ -13,12 +13,14 @@ import tomllib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.location import check_store_url
+from mediaassist.core.money import BudgetConfig, Price, parse_amounts, parse_budget, parse_price
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
 API_CONCURRENCY_RANGE = (1, 5)
@@ -56,8 +58,11 @@ _PROVIDER_KEYS = {
     "upload_api",
     # the largest media input this provider accepts (default: per media kind, see core/media.py)
     "max_upload_bytes",
+    # what its models cost (core/money.py; a model's own price table overrides it) and the most
+    # it may spend in a budget day, per currency
+    "price", "daily_budget",
 }
-_MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs"}
+_MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs", "price"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
 MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "openai": {"remote_model", "endpoint", "system_prompt", "defaults"},
@@ -70,7 +75,7 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
 _ACCOUNT_KEYS = {"name", "site", "enabled", "host"}
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
-_TOP_KEYS = {"app", "store", "providers", "models", "accounts"}
+_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "budget"}
 
 DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
 
@@ -98,6 +103,8 @@ class ProviderConfig:
     upload_api: str = "v2"  # RunningHub: "v2" (/openapi/v2/media/upload/binary) or "legacy"
     task_profile: TaskApiProfile | None = field(default=None, repr=False)
     max_upload_bytes: int | None = None
+    price: Price | None = None
+    daily_budget: dict[str, Decimal] = field(default_factory=dict)  # by currency
 
     @property
     def lane(self) -> str:
@@ -131,6 +138,7 @@ class ModelConfig:
     need_empty_prompt: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, InputSpec] = field(default_factory=dict)
+    price: Price | None = None  # its own table over its provider's (inherited)
 
     @property
     def route(self) -> str:
@@ -165,6 +173,7 @@ class AppConfig:
     accounts: list[AccountConfig] = field(default_factory=list)
     app: AppSettings = field(default_factory=AppSettings)
     store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -210,7 +219,8 @@ def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfi
     """``base_dir``: the config file's folder (relative profile paths are found from there)."""
     _reject_unknown(data, _TOP_KEYS, "")
     config = AppConfig(app=_parse_app(_table(data.get("app", {}), "app")),
-                       store_url=_parse_store(_table(data.get("store", {}), "store")))
+                       store_url=_parse_store(_table(data.get("store", {}), "store")),
+                       budget=parse_budget(data.get("budget", {})))
     for i, item in enumerate(_array(data, "providers")):
         config.providers.append(_parse_provider(item, f"providers[{i}]", base_dir))
     for i, item in enumerate(_array(data, "accounts")):
@@ -283,6 +293,10 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = No
                           f"{provider.max_duration_s} (allowed: min_duration_s <= max_duration_s)")
     if "max_upload_bytes" in item:
         provider.max_upload_bytes = _int(item, "max_upload_bytes", UPLOAD_BYTES_RANGE, where)
+    if "price" in item:
+        provider.price = parse_price(item["price"], f"{where}.price")
+    if "daily_budget" in item:
+        provider.daily_budget = parse_amounts(item["daily_budget"], f"{where}.daily_budget")
     return provider
 
 
@@ -351,6 +365,7 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
                 f"{where}.provider: {model.provider!r} is a {provider.kind} provider, model kind is {kind}"
             )
         ptype = provider.type
+        model.price = provider.price
     _reject_unknown(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
     if kind == "web" and "provider" in item:
         raise ConfigError(f"{where}.provider: web models name a site, not a provider")
@@ -366,6 +381,8 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
         _node_info_list(item["node_info_list"], f"{where}.node_info_list")
     if "inputs" in item:
         model.inputs = _parse_inputs(item["inputs"], f"{where}.inputs")
+    if "price" in item:
+        model.price = parse_price(item["price"], f"{where}.price", inherited=model.price)
     model.options = {k: v for k, v in item.items() if k not in _MODEL_COMMON_KEYS}
     return model
 
