@@ -246,7 +246,7 @@ def estimate_produced(prompt: str, params: Mapping[str, Any], history: History |
     images = _first_number(params, COUNT_PARAMS)
     count = int(images) if images is not None else int(_rounded(history.images) or 1)
     seconds = _first_number(params, SECONDS_PARAMS)
-    megapixels = _megapixels(params.get("size"))
+    megapixels = megapixels_of(params.get("size"))
     output = _first_number(params, ("max_tokens", "max_completion_tokens"))
     return Produced(
         input_tokens=prompt_tokens(prompt),
@@ -287,7 +287,8 @@ def _first_number(params: Mapping[str, Any], names: Iterable[str]) -> Decimal | 
     return None
 
 
-def _megapixels(size: Any) -> Decimal | None:
+def megapixels_of(size: Any) -> Decimal | None:
+    """``"1024x1024"`` → 1.048576; None when ``size`` is not WIDTHxHEIGHT."""
     match = re.fullmatch(r"\s*(\d{1,5})\s*[x*×]\s*(\d{1,5})\s*", str(size)) if size is not None else None
     return Decimal(int(match.group(1)) * int(match.group(2))) / _MICROS if match else None
 

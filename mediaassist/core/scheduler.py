@@ -35,12 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mediaassist.core.budget import Budgeter, is_budget_pause
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
-from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
+from mediaassist.core.lane_api import AccountChecked, BalanceReported, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.location import host_id
+from mediaassist.core.money import format_money
 from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
 from mediaassist.core.paths import output_dir
 from mediaassist.core.store import CRASH_RETRIES, Account, Store, Task
@@ -135,6 +137,7 @@ class Scheduler:
         self.data_dir = data_dir
         self.clock = clock or Clock()
         self.owner = str(new_owner())
+        self.budget = Budgeter(store, config)
         self.lanes = self._build_lanes()
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
@@ -198,6 +201,7 @@ class Scheduler:
         self.store.sync_accounts(self.config.accounts)
         for provider in _unique(self.providers.values()):
             await provider.start()
+        self.budget.take_balances(self.providers.items())
         self.store.forget_long_absent()
         self.store.announce(self.owner, self.only_batches)
         self.recover_dead_owners()
@@ -306,6 +310,7 @@ class Scheduler:
         while self._unreleased:
             task = self._unreleased[0]
             if self.store.release(task):
+                self.budget.released(task)
                 self.store.log(task.task_id, "handed back to the queue after a storage fault")
             self._unreleased.pop(0)
 
@@ -400,21 +405,39 @@ class Scheduler:
                 self._stop_attempt(attempt, StopReason.CANCEL)
 
     def assign(self) -> None:
-        """Fill free slots from the head of each lane's queue. Synchronous on purpose."""
+        """Fill free slots from the head of each lane's queue. Synchronous on purpose.
+
+        A lane the budget paused is still tried: the claim resumes it once its head fits."""
         paused = self.store.paused_lanes()
         accounts = {a.name: a for a in self.store.accounts()}
         self.refresh_learned_limits()
+        self.budget.forget_history()
         for lane in self.lanes.values():
+            budget_paused = is_budget_pause(paused.get(lane.name))
             if (self._stopping or self._draining or self.fault is not None or lane.free <= 0
-                    or lane.name in paused or lane.resting):
+                    or (lane.name in paused and not budget_paused) or lane.resting):
                 continue
             if lane.account is not None and _account_blocked(accounts.get(lane.account)):
                 continue
             # A web lane is one account: the claim's own guard holds its one running task.
             lane_limit = None if lane.kind == "web" else lane.current_limit()
-            for task in self.store.claim(lane.route, self.owner, lane.free, lane.account,
-                                         batch_ids=self.only_batches, lane_limit=lane_limit):
+            tasks, stop = self.budget.claim(lane.route, self.owner, lane.free, lane.account,
+                                            self.only_batches, lane_limit)
+            if stop is not None and stop != paused.get(lane.name):
+                self.store.pause_lane(lane.name, stop)
+                lane.logger.warning("paused: %s", stop)
+            elif stop is None and budget_paused:
+                self.store.resume_lane(lane.name)
+                lane.logger.info("budget allows its next task again; resumed")
+            for task in tasks:
                 self._start_attempt(lane, task)
+
+    async def refresh_balances(self) -> None:
+        """Read each reporting provider's balance again (after a batch), for the next claims."""
+        for provider in _unique(self.providers.values()):
+            if isinstance(provider, BalanceReported):
+                await provider.read_balance()
+        self.budget.take_balances(self.providers.items())
 
     def refresh_learned_limits(self) -> None:
         if any(lane.adaptive for lane in self.lanes.values()):
@@ -477,6 +500,9 @@ class Scheduler:
                 ctx.log("finished after being reaped; result dropped (the retry owns the row)")
             elif self.store.finish_success(task, result.text, result.files, result.usage):
                 ctx.log("success")
+                cost = self.budget.settle(task, result)
+                if cost is not None:
+                    ctx.log(f"cost {format_money(cost.money)} ({cost.source})")
                 self._emit("success", task)
             else:
                 ctx.log("finished, but the row was no longer this attempt's; result not written")
@@ -493,6 +519,7 @@ class Scheduler:
             if exc.wait_s is not None:
                 lane.resting_until = time.monotonic() + self.clock.real(exc.wait_s)
             if self.store.release(task):
+                self.budget.released(task)
                 attempt.ctx.log(f"back in the queue: {exc}")
                 self._emit("released", task)
         elif isinstance(exc, TaskError):
@@ -510,9 +537,11 @@ class Scheduler:
         task, reason = attempt.task, attempt.ctx.stop_reason
         note = attempt.ctx.cancel_note or "canceled by operator"  # e.g. "remote cancel failed"
         if reason == StopReason.CANCEL and self.store.finish_canceled(task, note):
+            self.budget.ended_unfinished(task)
             attempt.ctx.log("canceled")
             self._emit("canceled", task)
         elif reason == StopReason.SHUTDOWN and self.store.release(task):
+            self.budget.released(task)
             attempt.ctx.log("app stopped; task goes back to the queue to resume on the next start")
             self._emit("released", task)
 
@@ -520,6 +549,7 @@ class Scheduler:
         if exc.kind is ErrorKind.CANCELED:
             # Canceled elsewhere (e.g. on the service's website): an end, not a failure.
             if self.store.finish_canceled(task, exc.message):
+                self.budget.ended_unfinished(task)
                 self.store.log(task.task_id, f"canceled: {exc.message}")
                 self._emit("canceled", task)
             return
@@ -548,6 +578,7 @@ class Scheduler:
         state = self.store.finish_failure(task, kind, message, retry_at, crashed=crashed)
         if state is None:
             return
+        self.budget.ended_unfinished(task)
         self.store.log(task.task_id, f"attempt {task.attempt} failed ({kind.value}): {message}"
                        + ("; will retry" if state == "pending" else ""))
         logging.getLogger("mediaassist.lane").log(

@@ -28,7 +28,7 @@ PLACEHOLDERS = ("{prompt}", "{remote_model}")
 _TOP_KEYS = {"name", "description", "create", "status", "result", "cancel", "errors"}
 _CREATE_KEYS = {"method", "path", "body", "fields", "params_into", "input_mode", "remote_id"}
 _STATUS_KEYS = {"method", "path", "state", "progress", "error", "states"}
-_RESULT_KEYS = {"urls", "content_path", "suffix"}
+_RESULT_KEYS = {"urls", "content_path", "suffix", "billed_seconds"}
 _CANCEL_KEYS = {"method", "path"}
 _ERROR_KEYS = {"message", "code", "backoff_status", "backoff_codes", "backoff_s", "login_status",
                "quota_status", "quota_codes", "job_limit"}
@@ -58,6 +58,7 @@ class TaskApiProfile:
     result_urls: tuple[str, ...]
     content_path: str | None
     result_suffix: str
+    billed_seconds: tuple[str, ...]  # where a finished job says how many seconds were billed
     cancel: Request | None
     error_message: tuple[str, ...]
     error_code: tuple[str, ...]
@@ -129,6 +130,7 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
         states=_states(status, "status"),
         result_urls=urls, content_path=content,
         result_suffix=_opt_str(result, "suffix", "result") or "",
+        billed_seconds=_paths(result, "billed_seconds", "result", ()),
         cancel=_request(cancel, "cancel", "POST") if cancel else None,
         error_message=_paths(errors, "message", "errors", ("error.message", "message", "error")),
         error_code=_paths(errors, "code", "errors", ("error.code", "code")),

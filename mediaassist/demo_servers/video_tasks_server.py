@@ -59,6 +59,7 @@ class Job:
     run_s: float
     outcome: str  # success | failed | canceled | expired
     deleted: bool = False
+    seconds: int = 4  # the video's length as asked for: what the service bills
 
     def phase(self, now: float) -> str:
         elapsed = now - self.created
@@ -129,7 +130,8 @@ class VideoTaskFake:
             outcome = next((o for marker, o in (("#fail", "failed"), ("#cancel", "canceled"),
                                                 ("#expire", "expired")) if marker in prompt), "success")
             job = Job(f"{prefix}{self.rng.getrandbits(96):024x}", model, prompt, now,
-                      self.rng.uniform(*self.queued_s), self.rng.uniform(*self.run_s), outcome)
+                      self.rng.uniform(*self.queued_s), self.rng.uniform(*self.run_s), outcome,
+                      seconds=_billed_seconds(self.flavour, body))
             self.jobs[job.job_id] = job
             self.creates[prompt] += 1
             self.create_order.append(prompt)
@@ -150,8 +152,8 @@ class VideoTaskFake:
         phase = job.phase(now)
         status = {"queued": "queued", "running": "in_progress", "success": "completed"}.get(phase, "failed")
         obj: dict[str, Any] = {"id": job.job_id, "object": "video", "model": job.model, "status": status,
-                               "progress": job.progress(now), "created_at": int(job.created), "seconds": "4",
-                               "size": "720x1280"}
+                               "progress": job.progress(now), "created_at": int(job.created),
+                               "seconds": str(job.seconds), "size": "720x1280"}
         if status == "completed":
             obj.update(completed_at=int(job.created + job.queued_s + job.run_s), expires_at=int(now) + 3600)
         if status == "failed":
@@ -167,13 +169,21 @@ class VideoTaskFake:
         if phase == "success":
             if self.words_name == "huawei":
                 obj["content"] = {"result_url": url}
-                obj["usage"] = {"duration": 5}
             else:
                 obj["url"] = url
+            obj["usage"] = {"duration": job.seconds}  # the seconds billed (Huawei MaaS, New API)
         if phase in ("failed", "expired"):
             obj["error"] = {"code": "generation_failed" if phase == "failed" else "expired",
                             "message": "generation failed (demo)" if phase == "failed" else "the task expired"}
         return obj
+
+
+def _billed_seconds(flavour: str, body: dict[str, Any]) -> int:
+    """The length a create asked for (already validated), or the service's default."""
+    if flavour == "openai-videos":
+        return int(str(body.get("seconds", "4")))
+    duration = body.get("duration")
+    return duration if isinstance(duration, int) and not isinstance(duration, bool) else 5
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.media import verify_unchanged
+from mediaassist.core.money import Money, Produced
 from mediaassist.core.secrets import redact
 from mediaassist.core.task_profiles import Request, TaskApiProfile
 from mediaassist.providers.openai_api import parse_retry_after
@@ -148,9 +150,21 @@ class TaskApiAdapter(HttpAdapter):
         error = dig(body, self.profile.error_path) if state in (RemoteState.FAILED, RemoteState.CANCELED) else MISSING
         return RemoteStatus(
             state, str(label), progress=float(progress) if isinstance(progress, (int, float)) else None,
+            produced=self._billed(body) if state == RemoteState.SUCCESS else None,
             error=redact(error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)[:300])
             if error is not MISSING else None,
             outputs=self._outputs(body, remote_id) if state == RemoteState.SUCCESS else None)
+
+    def _billed(self, body: Any) -> Produced | None:
+        """The billed length the answer states (``[result] billed_seconds``), if any."""
+        seconds = dig(body, self.profile.billed_seconds) if self.profile.billed_seconds else MISSING
+        try:
+            return Produced(seconds=Decimal(str(seconds))) if seconds is not MISSING else None
+        except InvalidOperation:
+            return None
+
+    async def read_balance(self) -> Money | None:
+        return None  # none of the task-API shapes has a balance route
 
     def _outputs(self, body: Any, remote_id: str) -> list[RemoteOutput]:
         found = dig(body, self.profile.result_urls) if self.profile.result_urls else MISSING
