@@ -24,18 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist import __version__
+from mediaassist.core.budget import Budgeter, estimate_batch, is_budget_pause
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault, TaskError
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.location import refuse_url_as_path
+from mediaassist.core.money import format_money, format_totals, from_micros
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
-from mediaassist.core.store import FINAL_STATES, Store, Task, classify_fault, iso
+from mediaassist.core.store import FINAL_STATES, SPEND_SETTLED, Spend, Store, Task, classify_fault, iso
 from mediaassist.runtime import Runtime, RuntimeOptions, load_app_config, open_store
-from mediaassist.status import lane_status, poll_account_checks, processes_at_work
+from mediaassist.status import lane_status, poll_account_checks, processes_at_work, spent_today
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
+COMMANDS = ("run", "estimate", "status", "cancel", "retry", "accounts", "lanes", "sites")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,6 +154,13 @@ def _command_parser() -> argparse.ArgumentParser:
                           "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
     run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
 
+    estimate = command("estimate", "what task files would cost, per model and in total (per currency), "
+                       "from the config's price tables and the models' record; nothing is queued", speed=False)
+    estimate.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    estimate.add_argument("--model", help="model for TXT files (and rows without one)")
+    estimate.add_argument("--encoding", metavar="NAME", help="text encoding of the task files")
+    estimate.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
     status = command("status", "per lane: limit, running, pending, success, failed, canceled "
                      "(and the polling pool)", speed=False)
     status.add_argument("--json", action="store_true", help="one JSON object on stdout")
@@ -230,6 +239,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _run_with_signals(args, options)
     if args.command == "status":
         return asyncio.run(_status(args, options))
+    if args.command == "estimate":
+        return asyncio.run(_estimate(args, options))
     if args.command == "sites":
         return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
@@ -309,12 +320,15 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if args.all and fault is None and not any(event.is_set() for event in stop_events):
             # --all may have started tasks of batches queued after it began: finish those too.
             fault = _fault_of(await _until_done_or(rt.scheduler.drain(), stop_events))
+        if rt.scheduler.fault is None and fault is None:
+            await rt.scheduler.refresh_balances()  # after the batch: what the accounts have left
         await rt.scheduler.stop(cancel_running=False)
         fault = rt.scheduler.fault or fault
         if fault is not None:  # nothing below could be read or trusted: stop with the one line
             raise fault
         progress.finish()
         tasks = _tasks_by_id(rt.store, task_ids)
+        _report_cost(rt, batch_ids)
         if not interrupted.is_set():
             _report_blocked(rt, tasks)
         if args.json:
@@ -395,24 +409,42 @@ def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:
     blocked = rt.scheduler.blocked_lanes()
     print(f"mediaassist: {_count(len(left), 'task')} could not run and stay queued:", file=sys.stderr)
     for lane, reason in sorted(blocked.items()):
-        hint = "" if lane.startswith("web:") else f"; resume with: mediaassist lanes resume {lane}"
+        if is_budget_pause(reason):
+            hint = "; raise the budget in the config (or top up), or wait for the budget day to turn"
+        else:
+            hint = "" if lane.startswith("web:") else f"; resume with: mediaassist lanes resume {lane}"
         print(f"  {lane}: {reason}{hint}", file=sys.stderr)
     if not blocked:
         print("  no lane in the config can run their model", file=sys.stderr)
 
 
+def _report_cost(rt: Runtime, batch_ids: list[str]) -> None:
+    """The batch's estimate beside what it cost, and each provider's balance where known."""
+    actual = rt.store.spend_totals(batch_ids=batch_ids, settled_only=True)
+    estimate = rt.store.batch_estimates(batch_ids)
+    if actual or estimate:
+        print(f"cost: {format_totals(actual)} (estimated {format_totals(estimate)})", file=sys.stderr)
+    for route, (balance, _read_at) in sorted(rt.scheduler.budget.balances.items()):
+        print(f"balance: {route}: {format_money(balance)} left", file=sys.stderr)
+
+
 def _run_summary(store: Store, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
     counts = {state: sum(1 for t in tasks if t.state == state) for state in FINAL_STATES}
+    spend = store.task_spend([t.task_id for t in tasks])
     return {
         "batch_ids": batch_ids, "total": len(tasks), "success": counts["success"],
         "failed": counts["failed"], "canceled": counts["canceled"],
         "pending": sum(1 for t in tasks if t.state not in FINAL_STATES),
-        "tasks": [task_json(store, t) for t in tasks],
+        "cost": store.spend_totals(batch_ids=batch_ids, settled_only=True).to_json(),
+        "estimate": store.batch_estimates(batch_ids).to_json(),
+        "tasks": [task_json(store, t, spend.get(t.task_id, [])) for t in tasks],
     }
 
 
-def task_json(store: Store, task: Task) -> dict[str, Any]:
+def task_json(store: Store, task: Task, spend: list[Spend] | None = None) -> dict[str, Any]:
+    """One task as ``run --json`` prints it; ``spend``: its spend rows (read here when None)."""
     result = store.result(task.task_id) if task.state == "success" else None
+    rows = store.task_spend([task.task_id]).get(task.task_id, []) if spend is None else spend
     return {
         "task_id": task.task_id, "batch_id": task.batch_id, "model": task.model,
         "model_kind": task.model_kind, "account": task.account, "lane": task.lane,
@@ -422,6 +454,10 @@ def task_json(store: Store, task: Task) -> dict[str, Any]:
         "output_files": result.file_list if result else [],
         "created_at": iso(task.created_at), "started_at": iso(task.started_at),
         "finished_at": iso(task.finished_at),
+        "cost": [{"amount": str(r.money.amount), "currency": r.currency, "source": r.source, "attempt": r.attempt}
+                 for r in rows if r.state == SPEND_SETTLED],
+        "estimate": [{"amount": str(from_micros(r.estimate)), "currency": r.currency, "attempt": r.attempt}
+                     for r in rows if r.estimate is not None],
     }
 
 
@@ -467,17 +503,20 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if options.demo:
         async with Runtime(options) as rt:
             lanes, at_work = lane_status(rt.config, rt.store), processes_at_work(rt.store)
+            spent = spent_today(rt.config, rt.store)
             checks = await poll_account_checks(rt.config)
     else:
         config = load_app_config(options)
         with _open_store(options) as store:
             lanes, at_work = lane_status(config, store), processes_at_work(store)
+            spent = spent_today(config, store)
         checks = await poll_account_checks(config)
     for lane in lanes:
         if lane["lane"] in checks:
             lane["account_check"] = checks[lane["lane"]]
     if args.json:
-        print(json.dumps({"lanes": lanes, "at_work": at_work}, ensure_ascii=False, indent=1))
+        print(json.dumps({"lanes": lanes, "at_work": at_work, "spent_today": spent.to_json()},
+                         ensure_ascii=False, indent=1))
         return EXIT_OK
     for lane in lanes:
         line = (f"{lane['lane']:<28} {lane['kind']:<5} running {lane['running']}/{lane['limit']}  "
@@ -495,15 +534,41 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             line += f"  on {lane['host'] or 'any machine'}"
         if lane.get("login_state") == "needs_login":
             line += f"  NEEDS LOGIN (mediaassist accounts login {lane['lane'].split(':', 1)[1]})"
+        if lane["lane"] in spent.by_lane:
+            line += f"  spent today {format_totals(spent.by_lane[lane['lane']])}"
         print(line)
         for check in lane.get("account_check", []):
             print(f"    {check}")
     if not lanes:
         where = options.config_path or default_config_path()
         print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo")
+    print(f"spent today ({spent.day}): {format_totals(spent.total)}")
     print("at work on this store: " + (", ".join(f"{host} ({_count(n, 'process', 'processes')})"
                                                   for host, n in at_work.items()) or "no mediaassist process"))
     return EXIT_OK
+
+
+async def _estimate(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    options.read_only = True
+    if options.demo:
+        async with Runtime(options) as rt:
+            return _print_estimate(args, rt.config, rt.store)
+    config = load_app_config(options)
+    with _open_store(options) as store:
+        return _print_estimate(args, config, store)
+
+
+def _print_estimate(args: argparse.Namespace, config: AppConfig, store: Store) -> int:
+    reports = [read_task_file(path, config, args.model, args.encoding) for path in args.files]
+    for report in reports:
+        for error in report.errors:
+            print(f"{report.source}: {error}", file=sys.stderr)
+    estimate = estimate_batch(Budgeter(store, config), [t for r in reports for t in r.tasks])
+    if args.json:
+        print(json.dumps(estimate.to_json(), ensure_ascii=False, indent=1))
+    else:
+        print("\n".join(estimate.lines()))
+    return EXIT_BAD_INPUT if any(r.errors for r in reports) else EXIT_OK
 
 
 def _cancel(args: argparse.Namespace, store: Store) -> int:

@@ -10,11 +10,13 @@ import asyncio
 import secrets
 import uuid
 from contextlib import AsyncExitStack
+from decimal import Decimal
 from pathlib import Path
 from types import TracebackType
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
+from mediaassist.core.money import Price
 from mediaassist.core.task_profiles import load_profile
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import RunningHubDemoServer, RunningHubFake
@@ -30,12 +32,23 @@ DEMO_TASK_API_MODELS = (("demo-sora", "openai-videos", "sora-2"), ("demo-kling",
 DEMO_I2V_MODEL = "demo-i2v"  # image-to-video: first and last frame (examples/image-to-video.csv)
 DEMO_ACCOUNTS = ("demo-a", "demo-b")
 DEMO_POLL_LIMIT = 100
+# Example prices, so the demo shows estimates, costs and budgets (a --config given with --demo
+# replaces them model by model, and adds its [budget]). RunningHub reports its own charge in
+# coins; its table is deliberately a little off, so the record's correction can be seen.
+DEMO_PRICES = {
+    DEMO_API_MODEL: Price("CNY", per_1k_input_tokens=Decimal("0.002"), per_1k_output_tokens=Decimal("0.008")),
+    DEMO_IMAGE_MODEL: Price("USD", per_image=Decimal("0.04")),
+    DEMO_POLL_MODEL: Price("coins", per_task=Decimal(20)),
+    DEMO_I2V_MODEL: Price("coins", per_task=Decimal(20)),
+    "demo-sora": Price("USD", per_second=Decimal("0.10")),
+    "demo-kling": Price("CNY", per_second=Decimal("0.50")),
+}
 
 
 class DemoEnvironment:
     """``async with DemoEnvironment(clock, data_dir) as config:`` -- servers run inside."""
 
-    def __init__(self, clock: Clock, data_dir: Path, log_in: bool = True) -> None:
+    def __init__(self, clock: Clock, data_dir: Path, log_in: bool = True, given: AppConfig | None = None) -> None:
         self.clock = clock
         self.data_dir = data_dir
         self.log_in = log_in  # False for commands that only look (status)
@@ -44,6 +57,8 @@ class DemoEnvironment:
         # Demo accounts log themselves in at start; the runtime records the outcome in the
         # store, replacing a "needs login" left there by an earlier demo run.
         self.logins: dict[str, bool] = {}
+        self.given = given  # the operator's --config: its [budget] and prices apply to the demo
+
 
     async def __aenter__(self) -> AppConfig:
         await self._stack.__aenter__()
@@ -55,7 +70,25 @@ class DemoEnvironment:
         except BaseException:
             await self._stack.aclose()
             raise
+        self._apply_prices()
         return self.config
+
+    def _apply_prices(self) -> None:
+        """The example prices, then the given config's: its [budget], and the price tables and
+        daily budgets of its models and providers named like the demo's."""
+        for model in self.config.models:
+            model.price = DEMO_PRICES.get(model.name)
+        if self.given is None:
+            return
+        self.config.budget = self.given.budget
+        for provider in self.config.providers:
+            theirs = self.given.provider(provider.name)
+            if theirs is not None:
+                provider.daily_budget = theirs.daily_budget
+        for model in self.config.models:
+            theirs_model = self.given.model(model.name)
+            if theirs_model is not None and theirs_model.price is not None:
+                model.price = theirs_model.price
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:

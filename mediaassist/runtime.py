@@ -85,7 +85,8 @@ class Runtime:
         # Imported only when --demo asks: the demo servers are no part of a real run.
         from mediaassist.demo import DemoEnvironment
 
-        return DemoEnvironment(self.clock, self.data_dir, log_in=not self.options.read_only)
+        given = load_config(self.options.config_path) if self.options.config_path is not None else None
+        return DemoEnvironment(self.clock, self.data_dir, log_in=not self.options.read_only, given=given)
 
     async def __aenter__(self) -> Runtime:
         await self._stack.__aenter__()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.limiter import AUTO_START
+from mediaassist.core.money import Totals, budget_day
 from mediaassist.core.scheduler import STALL_S, WEB_LANE_LIMIT
 from mediaassist.core.store import STATES, Store
 
@@ -46,6 +48,26 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
     for entry in lanes:
         entry["paused"] = paused.get(entry["lane"])
     return lanes
+
+
+@dataclass
+class SpentToday:
+    day: str
+    total: Totals
+    by_lane: dict[str, Totals]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"day": self.day, "total": self.total.to_json(),
+                "by_lane": {lane: totals.to_json() for lane, totals in sorted(self.by_lane.items())}}
+
+
+def spent_today(config: AppConfig, store: Store) -> SpentToday:
+    """The budget day's spend (reserved for running attempts, and settled), per provider lane
+    and in total, each per currency."""
+    day = budget_day(store.now(), config.budget.daily_reset)
+    by_route = store.spend_by_route(day)
+    total = Totals(money for totals in by_route.values() for money in totals.monies())
+    return SpentToday(day, total, by_route)
 
 
 def processes_at_work(store: Store) -> dict[str, int]:

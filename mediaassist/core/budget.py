@@ -15,7 +15,7 @@ machine on it; this object only decides what to reserve and writes reasons.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mediaassist.core.config import AppConfig, ModelConfig
@@ -26,21 +26,42 @@ from mediaassist.core.money import (
     History,
     Money,
     Produced,
+    Totals,
     actual_cost,
     budget_day,
     estimate_cost,
     estimate_produced,
     format_money,
+    format_totals,
     tokens_from_usage,
 )
-from mediaassist.core.store import BudgetStop, Limit, Reservation, Store, Task
+from mediaassist.core.store import BudgetStop, Limit, NewTask, Reservation, Store, Task
 
 # How a lane's pause reason says the budget (not the operator) paused it: it resumes by itself.
 BUDGET_REASONS = ("budget: ", "balance: ")
 
 
+BATCH_PAUSE = "batch:"  # a batch its budget stopped is paused under this name (lane_state)
+
+
 def is_budget_pause(reason: str | None) -> bool:
     return reason is not None and reason.startswith(BUDGET_REASONS)
+
+
+def batch_pause_name(batch_id: str) -> str:
+    return f"{BATCH_PAUSE}{batch_id}"
+
+
+def paused_batches(paused: dict[str, str]) -> dict[str, str]:
+    """{batch id: reason} among the store's pauses (``Store.paused_lanes``)."""
+    return {name.removeprefix(BATCH_PAUSE): reason for name, reason in paused.items() if name.startswith(BATCH_PAUSE)}
+
+
+@dataclass
+class Claimed:
+    tasks: list[Task]
+    lane_stop: str | None = None  # why the lane takes no more (a budget over the whole lane)
+    batch_stops: dict[str, str] = field(default_factory=dict)  # batch id → why it takes no more
 
 
 class Budgeter:
@@ -107,19 +128,20 @@ class Budgeter:
 
     # --- claim, settle, release ----------------------------------------------------------------
     def claim(self, route: str, owner: str, limit: int, account: str | None, batch_ids: Sequence[str] | None,
-              lane_limit: int | None) -> tuple[list[Task], str | None]:
-        """Claim and reserve; (the tasks, why the next one was not started -- or None)."""
+              lane_limit: int | None) -> Claimed:
+        """Claim and reserve: the tasks, and why the lane or a batch stopped, if one did."""
         day = self.day()
         if self.has_limits:
-            tasks, stop = self.store.claim_within_budget(route, owner, limit, account, batch_ids, lane_limit,
-                                                         self.plan, day)
-            return tasks, stop_reason(stop) if stop is not None else None
+            tasks, stop, batch_stops = self.store.claim_within_budget(route, owner, limit, account, batch_ids,
+                                                                      lane_limit, self.plan, day)
+            return Claimed(tasks, stop_reason(stop) if stop is not None else None,
+                           {batch: stop_reason(s) for batch, s in batch_stops.items()})
         tasks = self.store.claim(route, owner, limit, account, batch_ids=batch_ids, lane_limit=lane_limit)
         for task in tasks:
             reservation = self.plan(task)
             if reservation is not None:  # the estimate, kept beside the actual cost
                 self.store.reserve(task, reservation, day)
-        return tasks, None
+        return Claimed(tasks)
 
     def settle(self, task: Task, result: TaskResult) -> Cost | None:
         """The attempt succeeded: its actual cost replaces its reservation. Returns the cost."""
@@ -167,3 +189,66 @@ def stop_reason(stop: BudgetStop) -> str:
         return f"balance: {format_money(left)} left on {limit.label}, the next task needs about " \
                f"{format_money(stop.needed)}"
     return f"budget: {spent} of {cap} spent today"
+
+
+# --- a batch's estimate before it is queued --------------------------------------------------
+
+@dataclass
+class ModelEstimate:
+    model: str
+    tasks: int = 0
+    unknown: int = 0  # tasks whose cost cannot be told (no price table and no record)
+    total: Totals = field(default_factory=Totals)
+    basis: str = ""  # where the estimate comes from, for the operator
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "tasks": self.tasks, "unknown": self.unknown,
+                "total": self.total.to_json(), "basis": self.basis}
+
+
+@dataclass
+class BatchEstimate:
+    models: list[ModelEstimate] = field(default_factory=list)
+    total: Totals = field(default_factory=Totals)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"models": [m.to_json() for m in self.models], "total": self.total.to_json(),
+                "unknown": sum(m.unknown for m in self.models)}
+
+    def lines(self, locale: str = "en") -> list[str]:
+        lines = [f"{m.model}: {m.tasks} task(s), about {format_totals(m.total, locale)} ({m.basis})"
+                 + (f", {m.unknown} with no price" if m.unknown else "") for m in self.models]
+        return [*lines, f"total: about {format_totals(self.total, locale)}"]
+
+
+def estimate_batch(budgeter: Budgeter, tasks: Iterable[NewTask]) -> BatchEstimate:
+    """What these tasks will probably cost, per model and in total (per currency), as the
+    claims would reserve it."""
+    by_model: dict[str, ModelEstimate] = {}
+    for task in tasks:
+        entry = by_model.setdefault(task.model, ModelEstimate(task.model))
+        entry.tasks += 1
+        model = budgeter.config.model(task.model)
+        estimate = None
+        if model is not None:
+            estimate, _table = budgeter.estimate(model, task.prompt + (task.system_prompt or ""), task.params)
+        if estimate is None:
+            entry.unknown += 1
+        else:
+            entry.total.add(estimate)
+    result = BatchEstimate()
+    for name, entry in sorted(by_model.items()):
+        entry.basis = _basis(budgeter.config.model(name), budgeter.history(name))
+        result.models.append(entry)
+        for money in entry.total.monies():
+            result.total.add(money)
+    return result
+
+
+def _basis(model: ModelConfig | None, history: History) -> str:
+    if model is None:
+        return "model not in the config"
+    if model.price is not None:
+        return (f"price table, corrected by the record of {history.tasks} task(s)" if history.correction
+                else f"price table and {history.tasks} task(s) of record" if history.tasks else "price table")
+    return f"average of {history.tasks} task(s) of record" if history.actual_per_task else "no price table"

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mediaassist.core.budget import Budgeter, is_budget_pause
+from mediaassist.core.budget import Budgeter, Claimed, batch_pause_name, is_budget_pause, paused_batches
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
@@ -421,16 +421,29 @@ class Scheduler:
                 continue
             # A web lane is one account: the claim's own guard holds its one running task.
             lane_limit = None if lane.kind == "web" else lane.current_limit()
-            tasks, stop = self.budget.claim(lane.route, self.owner, lane.free, lane.account,
-                                            self.only_batches, lane_limit)
-            if stop is not None and stop != paused.get(lane.name):
-                self.store.pause_lane(lane.name, stop)
-                lane.logger.warning("paused: %s", stop)
-            elif stop is None and budget_paused:
-                self.store.resume_lane(lane.name)
-                lane.logger.info("budget allows its next task again; resumed")
-            for task in tasks:
+            claimed = self.budget.claim(lane.route, self.owner, lane.free, lane.account,
+                                        self.only_batches, lane_limit)
+            self._note_budget_stops(lane, claimed, paused)
+            for task in claimed.tasks:
                 self._start_attempt(lane, task)
+
+    def _note_budget_stops(self, lane: Lane, claimed: Claimed, paused: dict[str, str]) -> None:
+        """Pause what the budget stopped (the lane, or batches), with the reason; resume what it
+        paused before and now lets through."""
+        stops = {lane.name: claimed.lane_stop} if claimed.lane_stop else {}
+        stops.update({batch_pause_name(batch): why for batch, why in claimed.batch_stops.items()})
+        for name, why in stops.items():
+            if paused.get(name) != why:
+                self.store.pause_lane(name, why)
+                paused[name] = why
+                lane.logger.warning("paused %s: %s", name, why)
+        cleared = {lane.name} if claimed.lane_stop is None else set()
+        cleared |= {batch_pause_name(task.batch_id) for task in claimed.tasks}
+        for name in cleared:
+            if is_budget_pause(paused.get(name)) and name not in stops:
+                self.store.resume_lane(name)
+                del paused[name]
+                lane.logger.info("budget allows %s again; resumed", name)
 
     async def refresh_balances(self) -> None:
         """Read each reporting provider's balance again (after a batch), for the next claims."""
@@ -632,7 +645,8 @@ class Scheduler:
 
     def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
         """No task of the batches runs, and none pending can be taken here or by an account
-        that lives on another machine at work on the store now."""
+        that lives on another machine at work on the store now (nor is in a batch its budget
+        stopped)."""
         accounts = self.store.accounts()  # one read for both questions, every tick of a wait
         blocked = self.blocked_lanes(accounts)
         open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked]
@@ -641,7 +655,13 @@ class Scheduler:
         for acct in self._accounts_on_other_hosts_present(accounts, batch_ids):
             routes.add(f"web:{acct.site}")
             accounts_ok.add(acct.name)
-        for (route, account, pinned, state), _n in self.store.batch_counts(batch_ids).items():
+        stopped = paused_batches(self.store.paused_lanes())
+        live = [batch for batch in batch_ids if batch not in stopped]
+        counts = self.store.batch_counts(batch_ids)
+        if stopped and live != batch_ids:
+            counts = {key: n for key, n in counts.items() if key[3] == "running"}
+            counts.update({key: n for key, n in self.store.batch_counts(live).items() if key[3] == "pending"})
+        for (route, account, pinned, state), _n in counts.items():
             if state == "running":
                 return False
             if state == "pending" and route in routes and (not pinned or account in accounts_ok):

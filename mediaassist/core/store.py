@@ -806,27 +806,29 @@ class Store:
 
     # --- claim and run ---------------------------------------------------------------------
     def claim(self, route: str, owner: str, limit: int = 1, account: str | None = None,
-              batch_ids: Sequence[str] | None = None, lane_limit: int | None = None) -> list[Task]:
+              batch_ids: Sequence[str] | None = None, lane_limit: int | None = None,
+              skip_batches: Sequence[str] = ()) -> list[Task]:
         """Atomically move up to ``limit`` due pending tasks of a route to running.
 
         Order: higher priority first, then FIFO. For web routes ``account`` is the free account;
         tasks pinned to another account are not taken. ``batch_ids`` restricts the claim to those
-        batches. With ``lane_limit`` the route's running rows -- whichever process runs them --
-        are counted in the same transaction, and at most ``lane_limit - running`` are taken.
+        batches, ``skip_batches`` leaves those out. With ``lane_limit`` the route's running rows --
+        whichever process runs them -- are counted in the same transaction, and at most
+        ``lane_limit - running`` are taken.
         """
         if limit <= 0:
             return []
         if lane_limit is None:
-            return self._claim(route, owner, limit, account, batch_ids)
+            return self._claim(route, owner, limit, account, batch_ids, skip_batches)
         with self._lane_lock(route):
             # Plain SQL: peewee's query building would cost more than the count itself.
             mark = self.db.param
             running = self.db.execute_sql(f'SELECT COUNT(*) FROM "task" WHERE route = {mark} AND state = {mark}',
                                           (route, RUNNING)).fetchone()[0]
-            return self._claim(route, owner, min(limit, lane_limit - running), account, batch_ids)
+            return self._claim(route, owner, min(limit, lane_limit - running), account, batch_ids, skip_batches)
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
-               batch_ids: Sequence[str] | None) -> list[Task]:
+               batch_ids: Sequence[str] | None, skip_batches: Sequence[str] = ()) -> list[Task]:
         if limit <= 0:
             return []
         now = self.now()
@@ -835,6 +837,8 @@ class Store:
         due = (Task.route == route) & (Task.state == PENDING) & ((Task.not_before + 0) <= now)
         if batch_ids is not None:
             due &= Task.batch_id.in_(list(batch_ids))
+        if skip_batches:
+            due &= Task.batch_id.not_in(list(skip_batches))
         if account is not None:
             due &= Task.account.is_null() | (Task.account == account)
             busy = Task.alias("busy")
@@ -864,30 +868,49 @@ class Store:
     def claim_within_budget(self, route: str, owner: str, limit: int, account: str | None,
                             batch_ids: Sequence[str] | None, lane_limit: int | None,
                             plan: Callable[[Task], Reservation | None],
-                            day: str) -> tuple[list[Task], BudgetStop | None]:
+                            day: str) -> tuple[list[Task], BudgetStop | None, dict[str, BudgetStop]]:
         """``claim``, and in the same transaction each claimed attempt's estimate reserved
         against every budget that covers it (``plan`` says which). The first task that does
-        not fit goes back to the head of its queue with those behind it, and its ``BudgetStop``
-        is returned. Budgets are summed from the spend rows under one store-wide lock (SQLite's
+        not fit goes back to the head of its queue with those behind it. When it broke its
+        batch's budget, that batch is left out and the claim goes on with the others (the
+        batch's stop is returned by batch id); any other budget stops the lane (its stop is
+        returned). Budgets are summed from the spend rows under one store-wide lock (SQLite's
         write lock; a PostgreSQL advisory lock), so two processes or machines never both spend
-        the last of a budget."""
+        the last of a budget. Returns (the tasks claimed, the lane's stop, the batches' stops)."""
+        taken: list[Task] = []
+        batch_stops: dict[str, BudgetStop] = {}
+        spent: dict[Limit, Decimal] = {}
         with self._budget_lock():
-            claimed = self.claim(route, owner, limit, account, batch_ids, lane_limit)
-            spent: dict[Limit, Decimal] = {}
-            for index, task in enumerate(claimed):
-                reservation = plan(task)
-                if reservation is None:
-                    continue
-                stop = self._exceeded(reservation, spent)
-                if stop is not None:
-                    for back in claimed[index:]:
-                        self.release(back)
-                    return claimed[:index], stop
-                self._reserve(task, reservation, day)
-                for covered in reservation.limits:
-                    if covered.cap.currency == reservation.estimate.currency:
-                        spent[covered] += reservation.estimate.amount
-            return claimed, None
+            while len(taken) < limit:
+                claimed = self.claim(route, owner, limit - len(taken), account, batch_ids,
+                                     None if lane_limit is None else lane_limit, skip_batches=list(batch_stops))
+                stop, fitted = self._reserve_in_turn(claimed, plan, day, spent)
+                taken += fitted
+                if stop is None:
+                    return taken, None, batch_stops
+                if stop.limit.scope != "batch":
+                    return taken, stop, batch_stops
+                batch_stops[stop.limit.key] = stop
+        return taken, None, batch_stops
+
+    def _reserve_in_turn(self, claimed: list[Task], plan: Callable[[Task], Reservation | None], day: str,
+                         spent: dict[Limit, Decimal]) -> tuple[BudgetStop | None, list[Task]]:
+        """Reserve for each claimed task in order; the first that does not fit goes back to the
+        queue with the tasks behind it. (its stop or None, the tasks that fitted)"""
+        for index, task in enumerate(claimed):
+            reservation = plan(task)
+            if reservation is None:
+                continue
+            stop = self._exceeded(reservation, spent)
+            if stop is not None:
+                for back in claimed[index:]:
+                    self.release(back)
+                return stop, claimed[:index]
+            self._reserve(task, reservation, day)
+            for covered in reservation.limits:
+                if covered.cap.currency == reservation.estimate.currency:
+                    spent[covered] += reservation.estimate.amount
+        return None, claimed
 
     @contextlib.contextmanager
     def _budget_lock(self) -> Iterator[None]:
