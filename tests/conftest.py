@@ -28,7 +28,7 @@ PG_MODULES = frozenset({
     "tests.test_store", "tests.test_store_procs", "tests.test_shared_store", "tests.test_scheduler",
     "tests.test_scheduler_procs", "tests.test_storage_faults", "tests.test_queries_progress",
     "tests.test_media", "tests.test_api_adaptive", "tests.test_import_process", "tests.ui.test_task_model",
-    "tests.ui.test_table",
+    "tests.ui.test_table", "tests.integration.test_money",
 })
 
 
