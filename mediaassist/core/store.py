@@ -968,6 +968,8 @@ class Store:
         produced_json = json.dumps(produced.to_json()) if produced is not None else None
         mine = (Spend.task_id == task.task_id) & (Spend.attempt == task.attempt) & (Spend.state == SPEND_RESERVED)
         with self.db.atomic():
+            # The window's change sweep reads task.updated_at: the row shows its cost at once.
+            Task.update(updated_at=now).where(Task.task_id == task.task_id).execute()
             if cost is None:
                 Spend.update(state=SPEND_SETTLED, settled_at=now, produced=produced_json).where(mine).execute()
                 return

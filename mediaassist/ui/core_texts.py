@@ -42,6 +42,15 @@ TEMPLATES = (
     tr_noop("input file {path} changed since import (size/hash differ); import the task again to send the new file"),
     tr_noop("simulated failure"),
     tr_noop("lane paused ({reason}); waits at the head of the queue until it is resumed"),
+    # money (core/budget.py, core/money.py): a task's cost, and why a budget stopped a lane or batch
+    tr_noop("cost {cost} ({source})"),
+    tr_noop("price table"),
+    tr_noop("estimate"),
+    tr_noop("coins"),
+    tr_noop("budget: {spent} of {cap} spent today"),
+    tr_noop("budget: {spent} of {cap} spent on batch {batch}"),
+    tr_noop("budget: {spent} of {cap} spent today on {provider}"),
+    tr_noop("balance: {left} left on {provider}, the next task needs about {needed}"),
     # poll lane: the account check at lane start (the window's lane row shows it)
     tr_noop("account: {plan}, balance {balance} {currency}, {running} task(s) running"),
     tr_noop("queue: the key runs {limit} task(s) at once"),
@@ -301,7 +310,8 @@ TEMPLATES = (
 # answer that happens to read "success" stays the model's words.
 RESULT_TEMPLATES = (
     tr_noop("{service} job {remote_id}: {n} output(s)"),
-    tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins"),
+    tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount} {currency}"),
+    tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported"),
     tr_noop("[{model}] {prompt} ({seconds} s)"),  # the simulated providers
 )
 

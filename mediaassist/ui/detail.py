@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QPlainTextEdit, QWidget
 
 from mediaassist.core.media_items import MediaItem, task_media
+from mediaassist.core.queries import TaskMoney
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import Store
 from mediaassist.ui.core_texts import translated, translated_result
@@ -18,7 +19,7 @@ from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import error_kind_labels, state_labels
-from mediaassist.ui.task_model import local_time, precise_local_time
+from mediaassist.ui.task_model import cost_tooltip, local_time, precise_local_time
 
 
 def _text_box(lines: int) -> QPlainTextEdit:
@@ -72,6 +73,8 @@ class DetailPane(QWidget):
         form.addRow(tr("Result"), self.result)
         form.addRow(tr("Media"), self.media)
         form.addRow(tr("Error"), self.error)
+        self.cost = _plain_label()
+        form.addRow(tr("Cost"), self.cost)
         form.addRow(tr("Log"), self.log)
         self.refresh()
 
@@ -100,6 +103,9 @@ class DetailPane(QWidget):
         kind = error_kind_labels().get(task.error_kind or "", task.error_kind or "")
         _set_label(self.error, labelled(kind, translated(redact(task.error))) if task.error else "")
         self._show_media(task_media(task, result))
+        spend = self.store.task_spend([task.task_id]).get(task.task_id)
+        _set_label(self.cost, cost_tooltip(TaskMoney.of(spend)).replace("\n", " · ") if spend else "")
+        self.form.setRowVisible(self.cost, bool(spend))
         self._show_log(task.task_id)
 
     def _show_media(self, items: list[MediaItem]) -> None:

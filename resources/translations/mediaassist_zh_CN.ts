@@ -144,6 +144,38 @@
       <translation>通道已暂停（{reason}）；在队首等待，直到通道恢复</translation>
     </message>
     <message>
+      <source>cost {cost} ({source})</source>
+      <translation>费用 {cost}（{source}）</translation>
+    </message>
+    <message>
+      <source>price table</source>
+      <translation>价格表</translation>
+    </message>
+    <message>
+      <source>estimate</source>
+      <translation>估算</translation>
+    </message>
+    <message>
+      <source>coins</source>
+      <translation>个币</translation>
+    </message>
+    <message>
+      <source>budget: {spent} of {cap} spent today</source>
+      <translation>预算：今日已花费 {spent}，上限 {cap}</translation>
+    </message>
+    <message>
+      <source>budget: {spent} of {cap} spent on batch {batch}</source>
+      <translation>预算：批次 {batch} 已花费 {spent}，上限 {cap}</translation>
+    </message>
+    <message>
+      <source>budget: {spent} of {cap} spent today on {provider}</source>
+      <translation>预算：{provider} 今日已花费 {spent}，上限 {cap}</translation>
+    </message>
+    <message>
+      <source>balance: {left} left on {provider}, the next task needs about {needed}</source>
+      <translation>余额：{provider} 仅剩 {left}，下一个任务约需 {needed}</translation>
+    </message>
+    <message>
       <source>account: {plan}, balance {balance} {currency}, {running} task(s) running</source>
       <translation>账户：{plan}，余额 {balance} {currency}，正在运行 {running} 个任务</translation>
     </message>
@@ -992,8 +1024,12 @@
       <translation>{service} 作业 {remote_id}：{n} 个输出</translation>
     </message>
     <message>
-      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins</source>
-      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{coins} 个币</translation>
+      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount} {currency}</source>
+      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{amount} {currency}</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported</source>
+      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，未报告扣费</translation>
     </message>
     <message>
       <source>[{model}] {prompt} ({seconds} s)</source>
@@ -1094,6 +1130,10 @@
     <message>
       <source>Error</source>
       <translation>错误</translation>
+    </message>
+    <message>
+      <source>Cost</source>
+      <translation>费用</translation>
     </message>
     <message>
       <source>Log</source>
@@ -1376,6 +1416,10 @@
       <translation>{h} 小时 {m:02d} 分</translation>
     </message>
     <message>
+      <source>reported by the provider</source>
+      <translation>服务方报告</translation>
+    </message>
+    <message>
       <source>Web</source>
       <translation>网页通道</translation>
     </message>
@@ -1612,8 +1656,20 @@
       <translation>预计时间：测算中（还没有{kind}任务完成）</translation>
     </message>
     <message>
+      <source>balance {balance}</source>
+      <translation>余额 {balance}</translation>
+    </message>
+    <message>
       <source>No lanes of this kind yet. Add them to {config} (see the README), or start with: mediaassist --demo</source>
       <translation>尚未配置这类通道。请在 {config} 中添加（见 README），或用演示模式启动：mediaassist --demo</translation>
+    </message>
+    <message>
+      <source>spent {spent} of estimated {estimate}</source>
+      <translation>已花费 {spent}，估算 {estimate}</translation>
+    </message>
+    <message>
+      <source>budget left {left}</source>
+      <translation>预算剩余 {left}</translation>
     </message>
     <message>
       <source>account {name} needs login</source>
@@ -1814,6 +1870,18 @@
     <message>
       <source>{n} files</source>
       <translation>{n} 个文件</translation>
+    </message>
+    <message>
+      <source>Cost: {cost} ({source})</source>
+      <translation>费用：{cost}（{source}）</translation>
+    </message>
+    <message>
+      <source>Estimated: {estimate}</source>
+      <translation>估算：{estimate}</translation>
+    </message>
+    <message>
+      <source>, </source>
+      <translation>、</translation>
     </message>
     <message>
       <source>{kind}: {running} running · {waiting} waiting · {failed} failed</source>

@@ -413,8 +413,10 @@ class RunningHubAdapter(HttpAdapter):
     def _summary(remote_id: str, produced: Produced, items: list[dict[str, Any]]) -> str:
         cost = max((float(i.get("taskCostTime") or 0) for i in items), default=0.0)
         charged = produced.reported
-        spent = f"{charged.amount.normalize():f} {charged.currency}" if charged is not None else "no charge reported"
-        return f"RunningHub task {remote_id}: {len(items)} output(s), {cost:.0f} s, {spent}"
+        if charged is None:
+            return f"RunningHub task {remote_id}: {len(items)} output(s), {cost:.0f} s, no charge reported"
+        return (f"RunningHub task {remote_id}: {len(items)} output(s), {cost:.0f} s, "
+                f"{charged.amount.normalize():f} {charged.currency}")
 
     async def _call_tolerant(self, ctx: TaskContext, path: str, remote_id: str) -> Reply | None:
         try:
