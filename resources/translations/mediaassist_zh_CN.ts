@@ -1284,6 +1284,14 @@
       <translation>导入</translation>
     </message>
     <message>
+      <source>Estimated cost: about {total}</source>
+      <translation>估算费用：约 {total}</translation>
+    </message>
+    <message>
+      <source>{model}: {n} task(s), about {cost}</source>
+      <translation>{model}：{n} 个任务，约 {cost}</translation>
+    </message>
+    <message>
       <source>Default model</source>
       <translation>默认模型</translation>
     </message>
@@ -1326,6 +1334,10 @@
     <message>
       <source>Import {n} tasks</source>
       <translation>导入 {n} 个任务</translation>
+    </message>
+    <message>
+      <source>{n} with no price</source>
+      <translation>{n} 个无价格</translation>
     </message>
     <message>
       <source>Input files of task {n}:</source>
