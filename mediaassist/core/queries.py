@@ -44,8 +44,9 @@ def _duration(now: float) -> pw.Node:
 def _cost(now: float) -> pw.Node:
     """A task's largest settled charge: an order, not a sum (a sum could mix currencies)."""
     charge = Spend.alias("charge")
-    return (charge.select(pw.fn.MAX(charge.amount))
-            .where((charge.task_id == Task.task_id) & (charge.state == SPEND_SETTLED)))
+    largest = (charge.select(pw.fn.MAX(charge.amount))
+               .where((charge.task_id == Task.task_id) & (charge.state == SPEND_SETTLED)))
+    return pw.fn.COALESCE(largest, -1)  # no charge sorts below every charge on both databases
 
 
 # Sortable columns of the table, by key; the value builds the ORDER BY term (some need "now").
