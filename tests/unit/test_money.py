@@ -36,7 +36,8 @@ OPENAI = {"name": "oa", "kind": "api", "type": "openai", "base_url": "https://ap
 
 def _config(provider_price: Any = None, model_price: Any = None, **top: Any):
     provider = {**OPENAI, **({"price": provider_price} if provider_price is not None else {})}
-    model = {"name": "m", "kind": "api", "provider": "oa", **({"price": model_price} if model_price is not None else {})}
+    model = {"name": "m", "kind": "api", "provider": "oa",
+             **({"price": model_price} if model_price is not None else {})}
     return parse_config({"providers": [provider], "models": [model], **top})
 
 
