@@ -14,6 +14,7 @@ machine on it; this object only decides what to reserve and writes reasons.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -37,6 +38,7 @@ from mediaassist.core.money import (
 )
 from mediaassist.core.store import BudgetStop, Limit, NewTask, Reservation, Store, Task
 
+HISTORY_TTL_S = 10.0  # real seconds a model's record is reused for estimates
 # How a lane's pause reason says the budget (not the operator) paused it: it resumes by itself.
 BUDGET_REASONS = ("budget: ", "balance: ")
 
@@ -69,7 +71,7 @@ class Budgeter:
         self.store = store
         self.config = config
         self.balances: dict[str, tuple[Money, float]] = {}  # route → (balance, when it was read)
-        self._history: dict[str, History] = {}
+        self._history: dict[str, tuple[History, float]] = {}  # model → (its record, monotonic read time)
 
     def day(self) -> str:
         return budget_day(self.store.now(), self.config.budget.daily_reset)
@@ -82,13 +84,12 @@ class Budgeter:
 
     # --- estimates ---------------------------------------------------------------------------
     def history(self, model: str) -> History:
-        """The model's record, read once per assign pass (``forget_history`` starts a new one)."""
-        if model not in self._history:
-            self._history[model] = self.store.model_history(model)
-        return self._history[model]
-
-    def forget_history(self) -> None:
-        self._history.clear()
+        """The model's record, read again at most every ``HISTORY_TTL_S``: a busy lane claims
+        once per finished task, and the record moves slowly."""
+        cached = self._history.get(model)
+        if cached is None or time.monotonic() - cached[1] > HISTORY_TTL_S:
+            cached = self._history[model] = (self.store.model_history(model), time.monotonic())
+        return cached[0]
 
     def estimate(self, model: ModelConfig, prompt: str, params: dict[str, Any]) -> tuple[Money | None, Money | None]:
         """(the estimate, the price table's part of it before the record's correction)."""
@@ -153,7 +154,6 @@ class Budgeter:
         cost = actual_cost(model.price if model is not None else None, produced)
         self.store.settle_spend(task, cost.money if cost else None, cost.source if cost else SOURCE_ESTIMATE,
                                 produced, self.day())
-        self._history.pop(task.model, None)
         return cost
 
     def ended_unfinished(self, task: Task) -> None:

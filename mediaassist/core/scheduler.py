@@ -411,7 +411,6 @@ class Scheduler:
         paused = self.store.paused_lanes()
         accounts = {a.name: a for a in self.store.accounts()}
         self.refresh_learned_limits()
-        self.budget.forget_history()
         for lane in self.lanes.values():
             budget_paused = is_budget_pause(paused.get(lane.name))
             if (self._stopping or self._draining or self.fault is not None or lane.free <= 0

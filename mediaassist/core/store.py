@@ -287,6 +287,26 @@ class Spend(_Base):
     def money(self) -> Money:
         return Money(from_micros(self.amount), self.currency)
 
+    @property
+    def total_names(self) -> tuple[str, str, str]:
+        """The running totals this row counts in: its batch's, its day's, its provider's day."""
+        return (total_name("batch", self.batch_id, self.currency), total_name("day", self.day, self.currency),
+                total_name("provider", f"{self.route}|{self.day}", self.currency))
+
+
+class SpendTotal(_Base):
+    """Running sums of the spend rows (micro-units) per budget scope and currency, kept in the
+    same transaction as the rows: a budget check reads one row, not every spend of the day."""
+    name = pw.CharField(primary_key=True)  # total_name(scope, key, currency)
+    amount = pw.BigIntegerField(default=0)
+
+    class Meta:
+        table_name = "spend_total"
+
+
+def total_name(scope: str, key: str, currency: str) -> str:
+    return f"{scope}|{key}|{currency}"
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -316,7 +336,7 @@ class BudgetStop:
     needed: Money
 
 
-MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence, Spend)
+MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence, Spend, SpendTotal)
 # The schema's versions after the first (1: the tables from before schema_version existed):
 # version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
 # indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
@@ -934,27 +954,38 @@ class Store:
         return None
 
     def _spent_in(self, covered: Limit) -> Decimal:
-        """What the spend rows in a budget's scope add up to (reserved and settled)."""
-        where = Spend.currency == covered.cap.currency
-        if covered.scope == "batch":
-            where &= Spend.batch_id == covered.key
-        elif covered.scope == "day":
-            where &= Spend.day == covered.key
-        elif covered.scope == "provider":
-            where &= (Spend.route == covered.key) & (Spend.day == covered.day)
-        else:  # balance: what was spent on the route since its balance was read
-            where &= (Spend.route == covered.key) & (Spend.created_at >= covered.since)
-        micros = Spend.select(pw.fn.COALESCE(pw.fn.SUM(Spend.amount), 0)).where(where).scalar()
-        return from_micros(int(micros))
+        """What is spent (reserved and settled) in a budget's scope: its running total; for a
+        balance, the route's spend since the balance was read."""
+        currency = covered.cap.currency
+        if covered.scope == "balance":
+            where = ((Spend.route == covered.key) & (Spend.currency == currency)
+                     & (Spend.created_at >= covered.since))
+            micros = Spend.select(pw.fn.COALESCE(pw.fn.SUM(Spend.amount), 0)).where(where).scalar()
+        else:
+            key = f"{covered.key}|{covered.day}" if covered.scope == "provider" else covered.key
+            micros = (SpendTotal.select(SpendTotal.amount)
+                      .where(SpendTotal.name == total_name(covered.scope, key, currency)).scalar())
+        return from_micros(int(micros or 0))
+
+    def _count(self, row: Spend, delta: int) -> None:
+        """Add ``delta`` micro-units to the running totals ``row`` counts in."""
+        if not delta:
+            return
+        for name in row.total_names:
+            (SpendTotal.insert(name=name, amount=delta)
+             .on_conflict(conflict_target=[SpendTotal.name], update={SpendTotal.amount: SpendTotal.amount + delta})
+             .execute())
 
     def _reserve(self, task: Task, reservation: Reservation, day: str) -> None:
         table = reservation.table_estimate
-        Spend.insert(task_id=task.task_id, attempt=task.attempt, batch_id=task.batch_id, route=task.route,
-                     model=task.model, day=day, currency=reservation.estimate.currency,
-                     amount=to_micros(reservation.estimate.amount),
-                     estimate=to_micros(reservation.estimate.amount),
-                     table_estimate=to_micros(table.amount) if table is not None else None,
-                     state=SPEND_RESERVED, source=SOURCE_ESTIMATE, created_at=self.now()).execute()
+        micros = to_micros(reservation.estimate.amount)
+        row = Spend(task_id=task.task_id, attempt=task.attempt, batch_id=task.batch_id, route=task.route,
+                    model=task.model, day=day, currency=reservation.estimate.currency, amount=micros,
+                    estimate=micros, table_estimate=to_micros(table.amount) if table is not None else None,
+                    state=SPEND_RESERVED, source=SOURCE_ESTIMATE, created_at=self.now())
+        with self.db.atomic():
+            row.save(force_insert=True)
+            self._count(row, micros)
 
     def reserve(self, task: Task, reservation: Reservation, day: str) -> None:
         """Record an attempt's estimate with no budget to check (no lock needed)."""
@@ -966,27 +997,39 @@ class Store:
         its cost). Replaces the attempt's reservation; with none, records the cost alone."""
         now = self.now()
         produced_json = json.dumps(produced.to_json()) if produced is not None else None
-        mine = (Spend.task_id == task.task_id) & (Spend.attempt == task.attempt) & (Spend.state == SPEND_RESERVED)
         with self.db.atomic():
             # The window's change sweep reads task.updated_at: the row shows its cost at once.
             Task.update(updated_at=now).where(Task.task_id == task.task_id).execute()
-            if cost is None:
-                Spend.update(state=SPEND_SETTLED, settled_at=now, produced=produced_json).where(mine).execute()
-                return
-            updated = (Spend.update(state=SPEND_SETTLED, amount=to_micros(cost.amount), source=source,
-                                    produced=produced_json, settled_at=now)
-                       .where(mine & (Spend.currency == cost.currency)).execute())
-            Spend.delete().where(mine).execute()  # a reservation in another currency than the cost
-            if not updated:
-                Spend.insert(task_id=task.task_id, attempt=task.attempt, batch_id=task.batch_id, route=task.route,
-                             model=task.model, day=day, currency=cost.currency, amount=to_micros(cost.amount),
-                             state=SPEND_SETTLED, source=source, produced=produced_json, created_at=now,
-                             settled_at=now).execute()
+            reserved = self._reserved_rows(task)
+            same = next((r for r in reserved if cost is None or r.currency == cost.currency), None)
+            for other in reserved:
+                if other is not same:  # reserved in another currency than the cost came in
+                    self._drop(other)
+            row = same or Spend(task_id=task.task_id, attempt=task.attempt, batch_id=task.batch_id,
+                                route=task.route, model=task.model, day=day, currency=cost.currency if cost else "",
+                                amount=0, created_at=now)
+            if cost is None and same is None:
+                return  # nothing reserved, nothing known: nothing to record
+            new_micros = to_micros(cost.amount) if cost is not None else row.amount
+            self._count(row, new_micros - row.amount)
+            row.amount, row.state, row.settled_at, row.produced = new_micros, SPEND_SETTLED, now, produced_json
+            if cost is not None:
+                row.source = source
+            row.save(force_insert=same is None)
+
+    def _reserved_rows(self, task: Task) -> list[Spend]:
+        return list(Spend.select().where((Spend.task_id == task.task_id) & (Spend.attempt == task.attempt)
+                                         & (Spend.state == SPEND_RESERVED)))
+
+    def _drop(self, row: Spend) -> None:
+        self._count(row, -row.amount)
+        Spend.delete().where(Spend.id == row.id).execute()
 
     def release_spend(self, task: Task) -> None:
         """The attempt spent nothing (it failed or went back to the queue before any charge)."""
-        (Spend.delete().where((Spend.task_id == task.task_id) & (Spend.attempt == task.attempt)
-                              & (Spend.state == SPEND_RESERVED)).execute())
+        with self.db.atomic():
+            for row in self._reserved_rows(task):
+                self._drop(row)
 
     def spend_totals(self, day: str | None = None, batch_ids: Iterable[str] | None = None,
                      route: str | None = None, settled_only: bool = False) -> Totals:

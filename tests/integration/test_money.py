@@ -15,7 +15,7 @@ import pytest
 from mediaassist.core.budget import Budgeter, estimate_batch
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.money import SOURCE_PROVIDER, SOURCE_TABLE, Money, budget_day
-from mediaassist.core.store import SPEND_SETTLED, NewTask, Store
+from mediaassist.core.store import SPEND_SETTLED, NewTask, Spend, SpendTotal, Store
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
@@ -28,6 +28,16 @@ KEY = "sk-money-test-0123456789"
 
 def _config(text: str) -> AppConfig:
     return parse_config(tomllib.loads(text))
+
+
+def assert_totals_agree() -> None:
+    """The running totals budgets read equal the spend rows they sum (every reservation,
+    settlement and release kept them in step)."""
+    sums: dict[str, int] = {}
+    for row in Spend.select():
+        for name in row.total_names:
+            sums[name] = sums.get(name, 0) + row.amount
+    assert {t.name: t.amount for t in SpendTotal.select() if t.amount or t.name in sums} == sums
 
 
 def _settled(store: Store, task_id: str) -> list[Any]:
@@ -137,6 +147,7 @@ async def test_runninghub_coins_are_the_cost_and_the_record_corrects_the_next_es
     assert estimate.total.by_currency["coins"] == Decimal(68)  # 4 x 17: corrected by the record
     assert "corrected by the record of 3 task(s)" in estimate.models[0].basis
     second = await run_batch(store, config, data_dir, _rh_tasks(4, "s"), SPEED, batch="b2")
+    assert_totals_agree()  # reserved 20 or 17, settled 17: the totals followed each change
     actual = store.spend_totals(batch_ids=["b2"], settled_only=True).by_currency["coins"]
     assert [t.state for t in second] == ["success"] * 4
     assert abs(store.batch_estimates(["b2"]).by_currency["coins"] - actual) <= actual / 100
@@ -205,6 +216,7 @@ async def test_a_per_batch_budget_stops_the_batch_between_tasks(store, data_dir,
     assert [t.state for t in other] == ["success", "success", "pending"]
     assert [t.state for t in store.tasks(["b1"])] == ["success"] * 2 + ["pending"] * 3
     assert set(store.paused_lanes()) == {"batch:b1", "batch:b2"}
+    assert_totals_agree()
 
 
 @pytest.mark.asyncio
@@ -236,3 +248,4 @@ async def test_a_failed_attempt_that_spent_nothing_releases_its_reservation(stor
     assert [(t.state, t.attempt) for t in done] == [("failed", 3), ("success", 1), ("success", 1)]
     assert not store.task_spend(["f0"])
     assert [r.source for r in store.task_spend(["a000"])["a000"]] == [SOURCE_TABLE]
+    assert_totals_agree()
