@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist import __version__
-from mediaassist.core.budget import Budgeter, estimate_batch, is_budget_pause
+from mediaassist.core.budget import Budgeter, estimate_batch, is_budget_pause, paused_batches
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault, TaskError
 from mediaassist.core.importer import ImportReport, read_task_file
@@ -407,14 +407,19 @@ def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:
     if not left:
         return
     blocked = rt.scheduler.blocked_lanes()
+    stopped = {batch: why for batch, why in paused_batches(rt.store.paused_lanes()).items()
+               if batch in {t.batch_id for t in left}}
     print(f"mediaassist: {_count(len(left), 'task')} could not run and stay queued:", file=sys.stderr)
+    for batch, reason in sorted(stopped.items()):
+        print(f"  batch {batch}: {reason}; raise [budget] per_batch in the config, then run the file again",
+              file=sys.stderr)
     for lane, reason in sorted(blocked.items()):
         if is_budget_pause(reason):
             hint = "; raise the budget in the config (or top up), or wait for the budget day to turn"
         else:
             hint = "" if lane.startswith("web:") else f"; resume with: mediaassist lanes resume {lane}"
         print(f"  {lane}: {reason}{hint}", file=sys.stderr)
-    if not blocked:
+    if not blocked and not stopped:
         print("  no lane in the config can run their model", file=sys.stderr)
 
 
@@ -503,20 +508,20 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if options.demo:
         async with Runtime(options) as rt:
             lanes, at_work = lane_status(rt.config, rt.store), processes_at_work(rt.store)
-            spent = spent_today(rt.config, rt.store)
+            spent, stopped = spent_today(rt.config, rt.store), paused_batches(rt.store.paused_lanes())
             checks = await poll_account_checks(rt.config)
     else:
         config = load_app_config(options)
         with _open_store(options) as store:
             lanes, at_work = lane_status(config, store), processes_at_work(store)
-            spent = spent_today(config, store)
+            spent, stopped = spent_today(config, store), paused_batches(store.paused_lanes())
         checks = await poll_account_checks(config)
     for lane in lanes:
         if lane["lane"] in checks:
             lane["account_check"] = checks[lane["lane"]]
     if args.json:
-        print(json.dumps({"lanes": lanes, "at_work": at_work, "spent_today": spent.to_json()},
-                         ensure_ascii=False, indent=1))
+        print(json.dumps({"lanes": lanes, "at_work": at_work, "spent_today": spent.to_json(),
+                          "stopped_batches": stopped}, ensure_ascii=False, indent=1))
         return EXIT_OK
     for lane in lanes:
         line = (f"{lane['lane']:<28} {lane['kind']:<5} running {lane['running']}/{lane['limit']}  "
@@ -543,6 +548,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
         where = options.config_path or default_config_path()
         print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo")
     print(f"spent today ({spent.day}): {format_totals(spent.total)}")
+    for batch, reason in sorted(stopped.items()):
+        print(f"batch {batch} STOPPED: {reason}")
     print("at work on this store: " + (", ".join(f"{host} ({_count(n, 'process', 'processes')})"
                                                   for host, n in at_work.items()) or "no mediaassist process"))
     return EXIT_OK

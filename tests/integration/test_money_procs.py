@@ -114,3 +114,19 @@ def test_estimate_status_and_a_raised_budget_on_the_command_line(tmp_path: Path)
     again = cli("run", "--config", str(raised), "--data-dir", str(data), "--speed", "20", str(tasks))
     assert again.returncode == 0, again.stderr
     assert "PAUSED" not in cli("status", "--config", str(raised), "--data-dir", str(data)).stdout
+
+
+def test_run_stops_a_batch_at_its_budget_exits_1_and_keeps_the_rest_queued(tmp_path: Path) -> None:
+    text = _config_text(daily=Decimal(100)).replace("[budget]\n", '[budget]\nper_batch = { CNY = "2.50" }\n')
+    config = write_config(tmp_path / "config.toml", text)
+    data = tmp_path / "data"
+    tasks = _tasks_file(tmp_path / "tasks.csv", "t", 4)
+    run = cli("run", "--config", str(config), "--data-dir", str(data), "--speed", "20", "--json", str(tasks))
+    assert run.returncode == 1
+    summary = json.loads(run.stdout)
+    assert (summary["success"], summary["pending"], summary["cost"]) == (2, 2, {"CNY": "2"})
+    [batch] = summary["batch_ids"]
+    assert f"batch {batch}: budget: ¥2.00 of ¥2.50 spent on batch {batch}; raise [budget] per_batch" in run.stderr
+    status = cli("status", "--config", str(config), "--data-dir", str(data), "--json")
+    assert json.loads(status.stdout)["stopped_batches"] == {batch: f"budget: ¥2.00 of ¥2.50 spent on batch {batch}"}
+    assert "PAUSED" not in cli("status", "--config", str(config), "--data-dir", str(data)).stdout  # the lane runs on
