@@ -902,8 +902,8 @@ class Store:
         spent: dict[Limit, Decimal] = {}
         with self._budget_lock():
             while len(taken) < limit:
-                claimed = self.claim(route, owner, limit - len(taken), account, batch_ids,
-                                     None if lane_limit is None else lane_limit, skip_batches=list(batch_stops))
+                claimed = self.claim(route, owner, limit - len(taken), account, batch_ids, lane_limit,
+                                     skip_batches=list(batch_stops))
                 stop, fitted = self._reserve_in_turn(claimed, plan, day, spent)
                 taken += fitted
                 if stop is None:

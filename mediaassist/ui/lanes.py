@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
+from mediaassist.core.budget import is_budget_pause
 from mediaassist.providers.registry import SIMULATED_SITE
 from mediaassist.runtime import Runtime
 from mediaassist.ui.background import BackgroundJobs
@@ -57,7 +58,8 @@ class LanesController(QObject):
     def pause_all(self) -> None:
         paused = self.store.paused_lanes()
         for name in self.scheduler.lanes:
-            if name not in paused:
+            # A budget's pause lifts by itself when the budget allows: the operator's must not.
+            if name not in paused or is_budget_pause(paused[name]):
                 self.store.pause_lane(name, OPERATOR_PAUSE)
         self._changed()
 
