@@ -18,6 +18,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
 from mediaassist.core.money import Price
 from mediaassist.core.task_profiles import load_profile
+from mediaassist.demo_servers.native_video_server import DEFAULT_MODELS, SERVICES, NativeVideoDemoServer
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import RunningHubDemoServer, RunningHubFake
 from mediaassist.demo_servers.video_tasks_server import VideoTaskDemoServer
@@ -29,6 +30,8 @@ DEMO_IMAGE_MODEL = "demo-illustrator"
 DEMO_POLL_MODEL = "demo-video"
 # A demo video model on each shipped task-API profile: (model, profile, remote model).
 DEMO_TASK_API_MODELS = (("demo-sora", "openai-videos", "sora-2"), ("demo-kling", "newapi-video", "kling-v2"))
+# The makers' own APIs, each on its demo format: a model demo-native-<profile> per shipped profile.
+DEMO_NATIVE_PREFIX = "demo-native-"
 DEMO_I2V_MODEL = "demo-i2v"  # image-to-video: first and last frame (examples/image-to-video.csv)
 DEMO_ACCOUNTS = ("demo-a", "demo-b")
 DEMO_POLL_LIMIT = 100
@@ -48,7 +51,7 @@ DEMO_PRICES = {
 class DemoEnvironment:
     """``async with DemoEnvironment(clock, data_dir) as config:`` -- servers run inside."""
 
-    def __init__(self, clock: Clock, data_dir: Path, log_in: bool = True, given: AppConfig | None = None) -> None:
+    def __init__(self, clock: Clock, data_dir: Path, log_in: bool = True) -> None:
         self.clock = clock
         self.data_dir = data_dir
         self.log_in = log_in  # False for commands that only look (status)
@@ -57,8 +60,6 @@ class DemoEnvironment:
         # Demo accounts log themselves in at start; the runtime records the outcome in the
         # store, replacing a "needs login" left there by an earlier demo run.
         self.logins: dict[str, bool] = {}
-        self.given = given  # the operator's --config: its [budget] and prices apply to the demo
-
 
     async def __aenter__(self) -> AppConfig:
         await self._stack.__aenter__()
@@ -66,29 +67,14 @@ class DemoEnvironment:
             await self._add_api()
             await self._add_poll()
             self._add_task_apis()
+            self._add_native_video_apis()
             await self._add_web()
         except BaseException:
             await self._stack.aclose()
             raise
-        self._apply_prices()
-        return self.config
-
-    def _apply_prices(self) -> None:
-        """The example prices, then the given config's: its [budget], and the price tables and
-        daily budgets of its models and providers named like the demo's."""
-        for model in self.config.models:
+        for model in self.config.models:  # a given --config may replace them (runtime.py)
             model.price = DEMO_PRICES.get(model.name)
-        if self.given is None:
-            return
-        self.config.budget = self.given.budget
-        for provider in self.config.providers:
-            theirs = self.given.provider(provider.name)
-            if theirs is not None:
-                provider.daily_budget = theirs.daily_budget
-        for model in self.config.models:
-            theirs_model = self.given.model(model.name)
-            if theirs_model is not None and theirs_model.price is not None:
-                model.price = theirs_model.price
+        return self.config
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
@@ -149,6 +135,25 @@ class DemoEnvironment:
                 task_profile=load_profile(profile, f"demo provider {name}")))
             self.config.models.append(ModelConfig(name=model, kind="poll", provider=name,
                                                   options={"remote_model": remote_model}))
+
+    def _add_native_video_apis(self) -> None:
+        """Kling, Seedance, Hailuo, Wan, Vidu, Runway and Veo in their own shapes (Kling's JWT from a
+        fresh access key and secret key), results on a storage host of their own; jobs take the
+        same scaled 60-250 s (+ up to 20 s queued), 10 at once per key."""
+        speed = self.clock.speed
+        for service in SERVICES:
+            key, secret = f"demo-{secrets.token_urlsafe(18)}", f"demo-{secrets.token_urlsafe(18)}"
+            server = NativeVideoDemoServer(service, api_key=key, secret_key=secret, job_limit=10,
+                                           queued_s=(2.0 / speed, 20.0 / speed), run_s=(60.0 / speed, 250.0 / speed))
+            server.start()
+            self._stack.callback(server.stop)
+            name = f"demo-{service}"
+            self.config.providers.append(ProviderConfig(
+                name=name, kind="poll", type="task_api", base_url=server.base_url, api_key=key, secret_key=secret,
+                max_polling_tasks=10, timeout_s=1800.0, profile=service,
+                task_profile=load_profile(service, f"demo provider {name}")))
+            self.config.models.append(ModelConfig(name=DEMO_NATIVE_PREFIX + service, kind="poll", provider=name,
+                                                  options={"remote_model": DEFAULT_MODELS[service][0]}))
 
     async def _add_web(self) -> None:
         """The demo chat site, driven in a real Chromium. Each demo account logs in the way an

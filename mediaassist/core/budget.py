@@ -15,7 +15,7 @@ machine on it; this object only decides what to reserve and writes reasons.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -54,7 +54,7 @@ def batch_pause_name(batch_id: str) -> str:
     return f"{BATCH_PAUSE}{batch_id}"
 
 
-def paused_batches(paused: dict[str, str]) -> dict[str, str]:
+def paused_batches(paused: Mapping[str, str]) -> dict[str, str]:
     """{batch id: reason} among the store's pauses (``Store.paused_lanes``)."""
     return {name.removeprefix(BATCH_PAUSE): reason for name, reason in paused.items() if name.startswith(BATCH_PAUSE)}
 

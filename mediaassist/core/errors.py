@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import enum
 
+# The process exit codes (mediaassist/entry.py lists what each means).
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
 
 # Not enum.StrEnum: that would change str(kind) from "ErrorKind.LOGIN" to "login" (a behaviour change).
 class ErrorKind(str, enum.Enum):  # noqa: UP042
@@ -66,7 +69,13 @@ class Requeue(Exception):
 
 
 class ConfigError(Exception):
-    """A config file problem; the message names the key and what is allowed."""
+    """Config file problems; each names the key and what is allowed. ``problems`` holds them
+    all (a config is checked whole, so two typos take one start to find); ``str()`` is one a line.
+    No problems at all means "already reported" (a model naming a provider whose own table failed)."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
 
 
 class ImportFileError(Exception):

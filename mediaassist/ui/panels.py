@@ -6,7 +6,7 @@ The numbers come from ``core.queries.Snapshot`` and ``core.progress``; this modu
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -23,11 +23,10 @@ from PySide6.QtWidgets import (
 )
 
 from mediaassist.core.budget import batch_pause_name
-from mediaassist.core.lane_api import BalanceReported
 from mediaassist.core.money import Money
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
-from mediaassist.core.scheduler import Lane
+from mediaassist.runtime import LaneView
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.fit import ElidedLabel, scrollable
 from mediaassist.ui.i18n import labelled, tr
@@ -43,7 +42,7 @@ class LaneGauge:
     failed: int
 
 
-def lane_gauge(lane: Lane, snap: Snapshot) -> LaneGauge:
+def lane_gauge(lane: LaneView, snap: Snapshot) -> LaneGauge:
     """Running comes from the scheduler (live); the rest from the store snapshot.
 
     A web lane's pending count is its site's shared queue (any free account takes from it)."""
@@ -53,7 +52,7 @@ def lane_gauge(lane: Lane, snap: Snapshot) -> LaneGauge:
     else:
         done = snap.by_route[(lane.route, "success")]
         failed = snap.by_route[(lane.route, "failed")]
-    return LaneGauge(running=len(lane.active), limit=lane.current_limit(),
+    return LaneGauge(running=lane.running, limit=lane.current_limit,
                      pending=snap.by_route[(lane.route, "pending")], done=done, failed=failed)
 
 
@@ -64,7 +63,7 @@ class LaneRow:
     """One lane's two lines in a panel: name, gauge bar and pause/resume; then its counts and
     the reason it is blocked (both elided to the panel's width, whole in their tooltips)."""
 
-    def __init__(self, grid: QGridLayout, row: int, lane: Lane, on_toggle: Callable[[str], None]) -> None:
+    def __init__(self, grid: QGridLayout, row: int, lane: LaneView, on_toggle: Callable[[str], None]) -> None:
         self.lane = lane
         self.name = ElidedLabel(lane.name)
         bold = self.name.font()
@@ -85,7 +84,8 @@ class LaneRow:
         details.addWidget(self.status, 1)
         grid.addLayout(details, 2 * row + 1, 0, 1, 3)
 
-    def update(self, gauge: LaneGauge, paused: bool, blocked: str | None) -> None:
+    def update(self, lane: LaneView, gauge: LaneGauge, paused: bool, blocked: str | None) -> None:
+        self.lane = lane
         self.gauge.setMaximum(max(1, gauge.limit))
         self.gauge.setValue(min(gauge.running, gauge.limit))
         if self.lane.kind == "poll":
@@ -100,11 +100,10 @@ class LaneRow:
             self.gauge.setFormat(tr("running %v/%m"))
             text = tr("pending {pending} · done {done} · failed {failed}")
         text = text.format(pending=gauge.pending, done=gauge.done, failed=gauge.failed)
-        balance = self.lane.provider.balance if isinstance(self.lane.provider, BalanceReported) else None
-        if balance is not None:  # what the account had left when last read (start, after a batch)
-            text += " · " + tr("balance {balance}").format(balance=money_text([balance]))
+        if self.lane.balance is not None:  # what the account had left when last read (start, after a batch)
+            text += " · " + tr("balance {balance}").format(balance=money_text([self.lane.balance]))
         self.counts.setText(text)
-        lines = self.lane.account_notes()
+        lines = self.lane.notes
         warnings = [translated(line) for line in lines if line.startswith("warning:")]
         # A blocked lane's reason matters most; else the account check's first warning.
         self.status.setText(translated(blocked) if blocked else (warnings[0] if warnings else ""))
@@ -115,7 +114,7 @@ class LaneRow:
 
 
 class QueuePanel(QGroupBox):
-    def __init__(self, title: str, lanes: list[Lane], on_toggle: Callable[[str], None],
+    def __init__(self, title: str, lanes: list[LaneView], on_toggle: Callable[[str], None],
                  config_path: str) -> None:
         super().__init__(title)
         grid = QGridLayout(self)
@@ -129,9 +128,12 @@ class QueuePanel(QGroupBox):
             hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             grid.addWidget(hint, 0, 0, 1, 3)
 
-    def show_snapshot(self, snap: Snapshot, paused: dict[str, str], blocked: dict[str, str]) -> None:
+    def show_snapshot(self, snap: Snapshot, lanes: Mapping[str, LaneView], paused: dict[str, str],
+                      blocked: dict[str, str]) -> None:
+        """``lanes``: the runtime's views at this refresh (running counts and limits are live)."""
         for row in self.rows:
-            row.update(lane_gauge(row.lane, snap), row.lane.name in paused, blocked.get(row.lane.name))
+            lane = lanes.get(row.lane.name, row.lane)
+            row.update(lane, lane_gauge(lane, snap), lane.name in paused, blocked.get(lane.name))
 
 
 class BatchList(QGroupBox):

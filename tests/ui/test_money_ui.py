@@ -19,12 +19,11 @@ from mediaassist.core.progress import Estimate
 from mediaassist.core.queries import Queries, TaskFilter, TaskOrder
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.core_texts import translated
-from mediaassist.ui.detail import DetailPane
-from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.i18n import Translations
 from mediaassist.ui.import_dialog import estimate_html
 from mediaassist.ui.panels import BatchList
 from mediaassist.ui.task_model import COL, COLUMNS, TaskTableModel
+from tests.ui.ui_helpers import table_model
 
 pytestmark = pytest.mark.usefixtures("qapp")
 
@@ -89,7 +88,7 @@ def _cost_cells(model: TaskTableModel) -> dict[str, str]:
 
 def test_the_cost_column_shows_actuals_and_estimates_and_sorts(store: Store, config: AppConfig) -> None:
     _spent_batch(store, config)
-    model = TaskTableModel(store)
+    model = table_model(store)
     assert _cost_cells(model) == {"w0": "¥0.40", "w1": "¥0.40", "w2": "≈ ¥0.40", "w3": "", "p0": "$1,234.50"}
     tooltip = model.index(0, COL["cost"]).data(Qt.ItemDataRole.ToolTipRole)
     assert "Cost: " in tooltip and "(price table)" in tooltip and "Estimated: " in tooltip
@@ -100,7 +99,7 @@ def test_the_cost_column_shows_actuals_and_estimates_and_sorts(store: Store, con
 
 def test_amounts_and_reasons_in_chinese(store: Store, config: AppConfig, chinese: None) -> None:
     _spent_batch(store, config)
-    model = TaskTableModel(store)
+    model = table_model(store)
     assert _cost_cells(model)["p0"] == "US$1,234.50"
     assert model.headerData(COL["cost"], Qt.Orientation.Horizontal) == "费用"
     assert translated("budget: ¥48.20 of ¥50.00 spent today") == "预算：今日已花费 ¥48.20，上限 ¥50.00"
@@ -108,17 +107,6 @@ def test_amounts_and_reasons_in_chinese(store: Store, config: AppConfig, chinese
     assert translated("balance: 6 coins left on rh, the next task needs about 17 coins") == \
         "余额：rh 仅剩 6 coins，下一个任务约需 17 coins"
     assert translated("cost ¥0.40 (price table)") == "费用 ¥0.40（价格表）"
-
-
-def test_the_detail_pane_shows_the_cost_beside_the_estimate(store: Store, config: AppConfig, tmp_path) -> None:
-    _spent_batch(store, config)
-    pane = DetailPane(store, DiskThumbnails(tmp_path / "thumbs"))
-    pane.show_task("w0")
-    assert pane.cost.text() == "Cost: ¥0.40 (price table) · Estimated: ¥0.40"
-    pane.show_task("w2")
-    assert pane.cost.text() == "Estimated: ¥0.40"
-    pane.show_task("w3")
-    assert not pane.form.isRowVisible(pane.cost)
 
 
 def test_the_batch_panel_shows_spent_estimated_budget_left_and_the_stop(store: Store, config: AppConfig,
