@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from mediaassist.core.config import AppConfig, ModelConfig
@@ -34,7 +34,7 @@ from mediaassist.core.money import (
     estimate_produced,
     format_money,
     format_totals,
-    tokens_from_usage,
+    with_usage,
 )
 from mediaassist.core.store import BudgetStop, Limit, NewTask, Reservation, Store, Task
 
@@ -147,10 +147,7 @@ class Budgeter:
     def settle(self, task: Task, result: TaskResult) -> Cost | None:
         """The attempt succeeded: its actual cost replaces its reservation. Returns the cost."""
         model = self.config.model(task.model)
-        produced = result.produced or Produced()
-        if not (produced.input_tokens or produced.output_tokens):
-            tokens = tokens_from_usage(result.usage)
-            produced = replace(produced, input_tokens=tokens[0], output_tokens=tokens[1])
+        produced = with_usage(result.produced or Produced(), result.usage)
         cost = actual_cost(model.price if model is not None else None, produced)
         self.store.settle_spend(task, cost.money if cost else None, cost.source if cost else SOURCE_ESTIMATE,
                                 produced, self.day())

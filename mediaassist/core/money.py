@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
@@ -117,18 +117,29 @@ def actual_cost(price: Price | None, produced: Produced) -> Cost | None:
     return Cost(price.apply(produced), SOURCE_TABLE)
 
 
-def tokens_from_usage(usage: Mapping[str, Any] | None) -> tuple[int, int]:
-    """(input, output) tokens of a provider's ``usage`` in either OpenAI spelling."""
+# The figures of a provider's ``usage`` (an OpenAI answer's, a task-API profile's [result.usage])
+# that a price table multiplies, under the names services give them; and those that are a charge.
+INPUT_TOKEN_FIGURES = ("prompt_tokens", "input_tokens")
+OUTPUT_TOKEN_FIGURES = ("completion_tokens", "output_tokens")
+SECONDS_FIGURES = ("seconds", "duration", "video_duration")
+CHARGE_FIGURES = ("credits",)  # reported in the service's own unit of that name
+
+
+def with_usage(produced: Produced, usage: Mapping[str, Any] | None) -> Produced:
+    """``produced`` completed from the provider's usage figures, where it says nothing itself."""
     usage = usage or {}
 
-    def count(*names: str) -> int:
-        for name in names:
-            value = usage.get(name)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-        return 0
+    def figure(names: tuple[str, ...]) -> int | None:
+        found = (usage.get(name) for name in names)
+        return next((v for v in found if isinstance(v, int) and not isinstance(v, bool)), None)
 
-    return count("prompt_tokens", "input_tokens"), count("completion_tokens", "output_tokens")
+    charge = next(((name, usage[name]) for name in CHARGE_FIGURES if figure((name,)) is not None), None)
+    return replace(
+        produced,
+        input_tokens=produced.input_tokens or figure(INPUT_TOKEN_FIGURES) or 0,
+        output_tokens=produced.output_tokens or figure(OUTPUT_TOKEN_FIGURES) or 0,
+        seconds=produced.seconds or Decimal(figure(SECONDS_FIGURES) or 0),
+        reported=produced.reported or (Money(Decimal(charge[1]), charge[0]) if charge else None))
 
 
 # --- the config's tables -----------------------------------------------------------------

@@ -29,6 +29,7 @@ from mediaassist.core.money import (
     parse_price,
     prompt_tokens,
     to_micros,
+    with_usage,
 )
 
 OPENAI = {"name": "oa", "kind": "api", "type": "openai", "base_url": "https://api.example.com/v1"}
@@ -164,3 +165,13 @@ def test_amounts_are_written_as_the_locale_writes_them(money: Money, locale: str
 def test_parse_price_directly_names_where() -> None:
     with pytest.raises(ConfigError, match=r"models\[2\].price.per_image"):
         parse_price({"currency": "CNY", "per_image": -1}, "models[2].price")
+
+
+def test_usage_figures_complete_what_a_provider_produced() -> None:
+    openai = with_usage(Produced(images=2), {"input_tokens": 12, "output_tokens": 544, "total_tokens": 556})
+    assert (openai.input_tokens, openai.output_tokens, openai.images) == (12, 544, 2)
+    assert with_usage(Produced(), {"seconds": 8}).seconds == Decimal(8)
+    assert with_usage(Produced(), {"video_duration": 5, "video_count": 1}).seconds == Decimal(5)
+    assert with_usage(Produced(), {"credits": 40}).reported == Money(Decimal(40), "credits")
+    reported = Money(Decimal(17), "coins")
+    assert with_usage(Produced(reported=reported), {"credits": 40}).reported == reported  # the provider's own wins
