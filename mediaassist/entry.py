@@ -149,6 +149,17 @@ def _data_dir(text: str) -> Path:
     return Path(text)
 
 
+def _not_before(text: str) -> float:
+    from datetime import datetime
+
+    from mediaassist.core.hours import parse_not_before
+
+    try:
+        return parse_not_before(text, datetime.now()).timestamp()
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive_float(text: str) -> float:
     value = float(text)
     if not 0 < value <= 10000:
@@ -188,6 +199,9 @@ def _command_parser() -> argparse.ArgumentParser:
                      help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
                           "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
     run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
+    run.add_argument("--not-before", type=_not_before, metavar="WHEN",
+                     help="start no task before WHEN (local time: 23:00, 2026-12-03 23:00, or ISO 8601 with "
+                          "an offset); a task file's not_before column wins for its rows")
 
     estimate = command("estimate", "what task files would cost, per model and in total (per currency), "
                        "from the config's price tables and the models' record; nothing is queued", speed=False)

@@ -76,6 +76,24 @@ def closed_reason(hours: Hours, moment: datetime) -> str | None:
     return f"outside its hours {describe(hours)}; opens at {_clock(_seconds_of_day(opens))}{day}"
 
 
+def parse_not_before(text: str, now: datetime) -> datetime:
+    """When a task may start at the earliest: ``2026-12-03 23:00`` (local time, seconds optional),
+    an ISO 8601 time with its offset, or ``23:00`` (the next time the clock shows it).
+    Raises ``ValueError`` saying what is allowed."""
+    text = text.strip()
+    time_only = re.fullmatch(_TIME, text)
+    if time_only is not None:
+        hour, minute, second = (int(part or 0) for part in time_only.groups())
+        moment = now.replace(hour=hour, minute=minute, second=second, microsecond=0)
+        return (moment if moment > now else moment + timedelta(days=1)).astimezone()
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a time (allowed: 2026-12-03 23:00, 2026-12-03T23:00:00+08:00, "
+                         "or 23:00 for the next time the clock shows it)") from None
+    return moment if moment.tzinfo is not None else moment.astimezone()
+
+
 def _clock(seconds: int) -> str:
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)

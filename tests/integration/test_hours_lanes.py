@@ -61,3 +61,22 @@ def test_run_waits_for_the_hours_and_status_says_why(tmp_path: Path) -> None:
     assert summary["success"] == 2
     assert all(datetime.fromisoformat(t["started_at"]).timestamp() >= opens_at.timestamp() - 0.001
                for t in summary["tasks"])
+
+
+def test_run_not_before_holds_the_files_tasks_until_then(tmp_path: Path) -> None:
+    start_at = datetime.now().replace(microsecond=0) + timedelta(seconds=OPENS_IN_S)
+    config = write_config(tmp_path / "config.toml", sim_config_text(api_s=(1, 2)))
+    tasks = write_csv(tmp_path / "t.csv", [{"task_id": f"nb-{i}", "model": "writer", "prompt": f"p{i}"}
+                                           for i in range(2)])
+    run = cli("run", str(tasks), "--json", "--speed", "20", "--not-before", f"{start_at:%Y-%m-%d %H:%M:%S}",
+              "--config", str(config), "--data-dir", str(tmp_path / "data"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    summary = json.loads(run.stdout)
+    assert summary["success"] == 2
+    assert all(datetime.fromisoformat(t["started_at"]).timestamp() >= start_at.timestamp() for t in summary["tasks"])
+
+
+def test_run_not_before_that_is_no_time_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    run = cli("run", "whatever.csv", "--not-before", "tonight", "--data-dir", str(tmp_path / "data"))
+    assert run.returncode == 2
+    assert "argument --not-before: 'tonight' is not a time" in run.stderr and "Traceback" not in run.stderr

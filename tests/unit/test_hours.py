@@ -4,11 +4,14 @@ policy's view of a lane outside its hours."""
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
+from mediaassist.core.config import parse_config
 from mediaassist.core.errors import ConfigError
-from mediaassist.core.hours import closed_reason, is_open, next_opening, parse_hours
+from mediaassist.core.hours import closed_reason, is_open, next_opening, parse_hours, parse_not_before
+from mediaassist.core.importer import read_task_file
 from mediaassist.core.lanes import LaneConditions
 from mediaassist.core.policy import LaneSlots, blocked_lanes, closed_lanes, plan_claims, waiting_for_hours
 
@@ -66,3 +69,33 @@ def test_a_closed_lane_claims_nothing_and_only_waits_for_its_hours() -> None:
     blocked = blocked_lanes(lanes, conditions, "here")
     assert blocked == {"api:night": "outside its hours 23:00-07:00; opens at 23:00", "api:held": "quota"}
     assert waiting_for_hours(blocked, conditions) == {"api:night"}  # a paused lane waits for a person
+
+
+NOON = datetime(2026, 12, 2, 12, 0).astimezone()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("23:00", datetime(2026, 12, 2, 23, 0).astimezone()),
+    ("09:30", datetime(2026, 12, 3, 9, 30).astimezone()),  # already past today: tomorrow
+    ("2026-12-05 06:15", datetime(2026, 12, 5, 6, 15).astimezone()),
+    ("2026-12-05T06:15:00+08:00", datetime.fromisoformat("2026-12-05T06:15:00+08:00")),
+])
+def test_not_before_reads_local_times_and_iso_with_offsets(text: str, expected: datetime) -> None:
+    assert parse_not_before(text, NOON.replace(tzinfo=None)) == expected
+
+
+def test_not_before_that_is_no_time_says_what_is_allowed() -> None:
+    with pytest.raises(ValueError, match=r"'tonight' is not a time \(allowed: 2026-12-03 23:00"):
+        parse_not_before("tonight", NOON)
+
+
+def test_a_task_file_row_carries_its_not_before_and_a_bad_one_is_its_rows_error(tmp_path: Path) -> None:
+    config = parse_config({"providers": [{"name": "sim", "kind": "api", "type": "simulated"}],
+                           "models": [{"name": "writer", "kind": "api", "provider": "sim"}]})
+    tasks = tmp_path / "tasks.csv"
+    tasks.write_text("model,prompt,not_before\nwriter,a,2026-12-05 06:15\nwriter,b,soon\nwriter,c,\n",
+                     encoding="utf-8")
+    report = read_task_file(tasks, config)
+    assert [t.not_before for t in report.tasks] == [datetime(2026, 12, 5, 6, 15).timestamp(), 0.0]
+    [error] = report.errors
+    assert error.row == 3 and "not_before 'soon' is not a time" in error.reason
