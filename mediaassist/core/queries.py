@@ -322,6 +322,17 @@ class OffLoopReader:
         self._pool.shutdown(wait=True)
 
 
+def task_costs(task_ids: Iterable[str]) -> dict[str, tuple[Money, ...]]:
+    """What each of these tasks cost (its settled charges per currency); tasks with none left out."""
+    ids = list(task_ids)
+    costs: dict[str, Totals] = {}
+    for chunk in chunks(ids):
+        query = Spend.select().where(Spend.task_id.in_(list(chunk)) & (Spend.state == SPEND_SETTLED))
+        for row in query:
+            costs.setdefault(row.task_id, Totals()).add(row.money)
+    return {task_id: tuple(totals.monies()) for task_id, totals in costs.items()}
+
+
 def _task_row(values: Sequence[Any]) -> TaskRow:
     *head, files = values
     cells = [*head, tuple(json.loads(files)) if files else ()]  # the files column holds JSON text

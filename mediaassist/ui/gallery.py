@@ -51,8 +51,10 @@ from PySide6.QtWidgets import (
 )
 
 from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media
+from mediaassist.core.queries import task_costs
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.i18n import tr
+from mediaassist.ui.labels import money_text
 from mediaassist.ui.opener import open_externally
 
 log = logging.getLogger("mediaassist.ui")
@@ -110,6 +112,7 @@ class MediaModel(QAbstractListModel):
         self.icon_px = icon_px
         self.whose = whose  # captions name the task (a grid of many tasks), or only the file (one task's strip)
         self.items: list[MediaItem] = []
+        self.costs: dict[str, str] = {}  # task id → what it cost, as the caption shows it
         self._rows_of: dict[str, list[int]] = {}
         self._pixmaps: OrderedDict[str, QPixmap] = OrderedDict()
         self._no_thumbnail: set[str] = set()
@@ -124,9 +127,10 @@ class MediaModel(QAbstractListModel):
         self._flush.timeout.connect(self._emit_changes)
         self.made = 0  # thumbnails delivered so far (the benchmark reads it)
 
-    def set_items(self, items: list[MediaItem]) -> None:
+    def set_items(self, items: list[MediaItem], costs: dict[str, str] | None = None) -> None:
         self.beginResetModel()
         self.items = items
+        self.costs = costs or {}
         self._rows_of = {}
         for row, item in enumerate(items):
             self._rows_of.setdefault(item.location, []).append(row)
@@ -143,7 +147,9 @@ class MediaModel(QAbstractListModel):
             return None
         item = self.items[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:  # whose it is first: outputs are often all "image-1.png"
-            return f"{item.task_id} · {item.name}" if self.whose else item.name
+            caption = f"{item.task_id} · {item.name}" if self.whose else item.name
+            cost = self.costs.get(item.task_id) if item.role == OUTPUT else None
+            return f"{caption} · {cost}" if cost else caption
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{item.task_id} · {role_label(item)} · {media_label(item.media)}\n{item.location}"
         if role == Qt.ItemDataRole.DecorationRole:
@@ -396,7 +402,8 @@ class GalleryView(QWidget):
                 break
             await asyncio.sleep(0)
         shown = items[:MAX_GALLERY_ITEMS]
-        self.model.set_items(shown)
+        costs = task_costs({item.task_id for item in shown if item.role == OUTPUT})
+        self.model.set_items(shown, {task_id: money_text(monies) for task_id, monies in costs.items()})
         text = tr("{n} media files of {tasks} tasks in the current view").format(n=len(shown), tasks=len(task_ids))
         if len(items) > len(shown):
             text += " · " + tr("showing the first {n}").format(n=len(shown))

@@ -4,6 +4,7 @@ in English and in Chinese, amounts as each locale writes them."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Iterator
 from decimal import Decimal
@@ -19,10 +20,13 @@ from mediaassist.core.progress import Estimate
 from mediaassist.core.queries import Queries, TaskFilter, TaskOrder
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.core_texts import translated
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
+from mediaassist.ui.gallery import GalleryView
 from mediaassist.ui.i18n import Translations
 from mediaassist.ui.import_dialog import estimate_html
 from mediaassist.ui.panels import BatchList
 from mediaassist.ui.task_model import COL, COLUMNS, TaskTableModel
+from tests.media_helpers import write_png
 from tests.ui.ui_helpers import table_model
 
 pytestmark = pytest.mark.usefixtures("qapp")
@@ -128,3 +132,21 @@ def test_the_import_preview_states_the_estimate(chinese: None) -> None:
     text = estimate_html(estimate)
     assert "估算费用：约 ¥1.20" in text
     assert "writer：3 个任务，约 ¥1.20" in text and "web：2 个任务，约 - · 2 个无价格" in text
+
+
+@pytest.mark.asyncio
+async def test_the_gallery_caption_tells_what_an_output_cost(store: Store, config: AppConfig, tmp_path) -> None:
+    _spent_batch(store, config)
+    picture = write_png(tmp_path / "out" / "image-1.png")
+    result = store.result("w0")
+    result.files = json.dumps([str(picture)])
+    result.save()
+    cache = DiskThumbnails(tmp_path / "thumbs")
+    try:
+        gallery = GalleryView(cache, lambda: ["w0", "w2"])
+        await gallery.reload()
+        assert [gallery.model.index(row).data() for row in range(gallery.model.rowCount())] == \
+            ["w0 · image-1.png · ¥0.40"]
+    finally:
+        gallery.close_media()
+        cache.close()
