@@ -46,7 +46,9 @@ async def test_tiptap_sites_learn_alone_runs_a_batch_exactly_with_a_pop_up_mid_b
     generations = httpx.get(tiptap_app.base_url + "/_control").json()["generations"]
     by_prompt = {t.prompt: t for t in tasks}
 
-    # The composer's editable root, never the empty-state paragraph; no tooltip as an indicator.
+    # The composer's editable root, never the empty-state paragraph; no tooltip as an indicator
+    # (the stop button's tooltip shows for the whole answer and fades out after it: without the
+    # hover-artefact rule it was learned as the generating indicator).
     editor_root = ['div[aria-label="Message"]']  # the contenteditable element itself
     assert profile.selectors["prompt"] == editor_root and profile.selectors["logged_in"] == editor_root
     assert not any("tooltip" in s or "is-empty" in s or "data-state" in s
