@@ -315,10 +315,16 @@ async def _logged_out_view(url: str, prompt: str, chromium_path: str | None) -> 
     login page it lands on (``login_url``) and the password box there (``logged_out``); (None,
     None) when the chat shows without a login."""
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=find_chromium(chromium_path), headless=True)
+        try:
+            browser = await playwright.chromium.launch(executable_path=find_chromium(chromium_path), headless=True)
+        except PlaywrightError:  # no second browser here: the password box seen while learning decides
+            return None, None
         try:
             page = await browser.new_page()
-            await page.goto(url, wait_until="domcontentloaded")
+            try:
+                await page.goto(url, wait_until="domcontentloaded")
+            except PlaywrightError:
+                return None, None
             either = page.locator(f"{prompt}, {PASSWORD_BOX}").filter(visible=True)
             try:
                 await either.first.wait_for(timeout=RELOAD_CHECK_MS)
