@@ -434,13 +434,17 @@ class GalleryView(QWidget):
         self.view.installEventFilter(self)  # the P key picks (a filter: the list view has its own keys)
         reload_button = QPushButton(tr("Reload"))
         reload_button.clicked.connect(self.reload)
-        top = QHBoxLayout()
+        top = QHBoxLayout()  # what is shown, then the gallery's own filter on a line of its own (1366 px)
         top.addWidget(self.summary, 1)
-        for widget in (self.roles, self.kinds, self.models, self.batches, self.grouping, self.picked_only,
-                       self.pick_button, reload_button):
-            top.addWidget(widget)
+        top.addWidget(self.pick_button)
+        top.addWidget(reload_button)
+        filters = QHBoxLayout()
+        for widget in (self.roles, self.kinds, self.models, self.batches, self.grouping, self.picked_only):
+            filters.addWidget(widget)
+        filters.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(filters)
         layout.addWidget(self.view, 1)
         self._loading: asyncio.Task[None] | None = None
 
