@@ -82,9 +82,9 @@ class RerunDialog(QDialog):
         self.params = QPlainTextEdit(json.dumps(task.params_dict, ensure_ascii=False, indent=1))
         self.params.setMaximumHeight(90)
         self.remix = QCheckBox(tr("Remix the finished video (the service's remix route; no new create)"))
-        self.remix.setEnabled(task.state == SUCCESS and bool(task.remote_id) and self._remixable(task.model))
-        self.model.currentTextChanged.connect(lambda name: self.remix.setEnabled(
-            self.remix.isEnabled() and name == task.model))
+        remixable = task.state == SUCCESS and bool(task.remote_id) and self._remixable(task.model)
+        self.remix.setEnabled(remixable)  # a remix keeps the model: another one turns it off
+        self.model.currentTextChanged.connect(lambda name: self.remix.setEnabled(remixable and name == task.model))
         self.problem = QLabel()
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet("color: #b3261e;")
