@@ -105,14 +105,16 @@ def role_label(item: MediaItem) -> str:
     return tr("output")
 
 
-def caption(item: MediaItem, prompt_chars: int = 40) -> str:
-    """Row, model and the prompt's start: what tells a row's outputs apart (the id is in the tooltip)."""
+def caption(item: MediaItem, prompt_chars: int = 40, star: bool = True) -> str:
+    """Row, model (↻: a rerun) and the prompt's start: what tells a row's outputs apart (the id is
+    in the tooltip). ``star``: a picked output's ★ first (the compare view has a button for it)."""
     head = tr("row {row}").format(row=item.row) if item.row is not None else item.task_id
     prompt = " ".join(item.prompt.split())
     if len(prompt) > prompt_chars:
         prompt = prompt[:prompt_chars - 1] + "…"
-    star = "★ " if item.picked else ""
-    return " · ".join(part for part in (f"{star}{head}", item.model, prompt) if part)
+    mark = "★ " if item.picked and star else ""
+    model = f"{item.model} ↻" if item.rerun else item.model
+    return " · ".join(part for part in (f"{mark}{head}", model, prompt) if part)
 
 
 def media_label(kind: str) -> str:

@@ -171,7 +171,7 @@ class CompareTile(QWidget):
     def _show(self) -> None:
         self.star.setText("★" if self.item.picked else "☆")
         self.star.setToolTip(tr("Picked (P to toggle)") if self.item.picked else tr("Pick (P)"))
-        self.label.setText(caption(self.item, 30))
+        self.label.setText(caption(self.item, 30, star=False))
 
     def _toggle(self) -> None:
         self.item = self.toggle_pick(self.item)
