@@ -180,7 +180,7 @@ async def shoot_compare(window: MainWindow, language: str, docs: bool) -> None:
     sora = next(t for t in first_row() if t.model == "demo-sora")
     child = window.rt.rerun(sora.task_id, prompt=sora.prompt + ", seen from above", remix=True)
     await until(lambda: window.rt.store.get(child).state == "success", 180)
-    window.rt.set_picked(child, 1, True)
+    window.rt.set_picked([(child, 1)], True)
     dialog = window.outputs.compare(MediaItem(sora.task_id, OUTPUT, "video", "", batch_id=sora.batch_id,
                                               group="row-2"))
     dialog.play_together()

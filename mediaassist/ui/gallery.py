@@ -394,7 +394,7 @@ class GalleryView(QWidget):
     menu; with ``compare``/``rerun`` its menu opens the compare view and "Edit and run again…"."""
 
     def __init__(self, cache: DiskThumbnails, task_ids: Callable[[], list[str]], parent: Any = None,
-                 pick: Callable[[MediaItem, bool], object] | None = None,
+                 pick: Callable[[list[MediaItem], bool], object] | None = None,
                  compare: Callable[[MediaItem], object] | None = None,
                  rerun: Callable[[str], object] | None = None) -> None:
         super().__init__(parent)
@@ -521,8 +521,8 @@ class GalleryView(QWidget):
         rows = sorted(i.row() for i in self.view.selectionModel().selectedIndexes())
         outputs = [(row, self.model.items[row]) for row in rows if self.model.items[row].role == OUTPUT]
         picked = not all(item.picked for _row, item in outputs)
+        self.pick([item for _row, item in outputs], picked)  # one write of each batch's manifest
         for row, item in outputs:
-            self.pick(item, picked)
             self.model.replace_item(row, dataclasses.replace(item, picked=picked))
         return len(outputs)
 
@@ -530,7 +530,7 @@ class GalleryView(QWidget):
         """One item's mark flipped (the compare view's star); the item as it is now."""
         if self.pick is None or item.role != OUTPUT:
             return item
-        self.pick(item, not item.picked)
+        self.pick([item], not item.picked)
         changed = dataclasses.replace(item, picked=not item.picked)
         for row, shown in enumerate(self.model.items):
             if (shown.task_id, shown.n) == (item.task_id, item.n):

@@ -254,13 +254,13 @@ class OutputsController(QObject):
         self.dialog: QDialog | None = None  # the open rerun or compare dialog (tests reach it here)
         self.gallery_toggle: Callable[[MediaItem], MediaItem] | None = None  # the gallery's, once built
 
-    def pick(self, item: MediaItem, picked: bool) -> None:
-        self.rt.set_picked(item.task_id, item.n, picked)
+    def pick(self, items: list[MediaItem], picked: bool) -> None:
+        self.rt.set_picked([(item.task_id, item.n) for item in items], picked)
 
     def _toggle(self, item: MediaItem) -> MediaItem:
         if self.gallery_toggle is not None:
             return self.gallery_toggle(item)
-        self.pick(item, not item.picked)
+        self.pick([item], not item.picked)
         return dataclasses.replace(item, picked=not item.picked)
 
     def compare(self, item: MediaItem) -> CompareDialog:
