@@ -191,9 +191,9 @@ async def shoot_compare(window: MainWindow, language: str, docs: bool) -> None:
     dialog.reject()
 
 
-async def compare_only(window: MainWindow) -> None:
+async def compare_only(window: MainWindow, docs: bool) -> None:
     window.resize(*SCREEN)
-    await shoot_compare(window, "en", True)
+    await shoot_compare(window, "en", docs)
     window.quit_requested.set_result(True)
 
 
@@ -217,7 +217,7 @@ def main() -> int:
                 runner.run(run_window([], options, settings, use_tray=False,
                                       on_window=lambda w, lang=language, shots=jobs:
                                       shots.append(asyncio.ensure_future(
-                                          compare_only(w) if args.compare_only else shoot(w, lang, docs)))))
+                                          compare_only(w, docs) if args.compare_only else shoot(w, lang, docs)))))
             jobs[0].result()
     return 0
 
