@@ -34,6 +34,7 @@ INPUT_MODES = ("multipart", "json_url")
 METHODS = ("GET", "POST", "DELETE", "PUT")
 # How the key travels: a static key in a header, or a token signed per request from two secrets.
 AUTH_SCHEMES = ("bearer", "header", "jwt_hs256")
+SIGNING_SCHEMES = ("jwt_hs256",)  # these sign with a second secret (the provider's secret_key_env)
 # What an error code means to the lane: wait and try again, pause the lane (balance; key), fail
 # the task without a retry (content refused; bad input), or sign a fresh token and send again.
 ERROR_ACTIONS = ("backoff", "quota", "login", "refused", "bad_input", "renew")
@@ -74,6 +75,10 @@ class AuthSpec:
     ttl_s: float = 1800.0  # jwt: a token's life (exp)
     not_before_s: float = 5.0  # jwt: nbf this far back, for clocks a little apart
     renew_before_s: float = 300.0  # jwt: a new token once the cached one has less left than this
+
+    @property
+    def needs_secret(self) -> bool:
+        return self.scheme in SIGNING_SCHEMES
 
 
 @dataclass(frozen=True)

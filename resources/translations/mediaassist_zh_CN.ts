@@ -168,6 +168,38 @@
       <translation>通道已暂停（{reason}）；在队首等待，直到通道恢复</translation>
     </message>
     <message>
+      <source>cost {cost} ({source})</source>
+      <translation>费用 {cost}（{source}）</translation>
+    </message>
+    <message>
+      <source>price table</source>
+      <translation>价格表</translation>
+    </message>
+    <message>
+      <source>estimate</source>
+      <translation>估算</translation>
+    </message>
+    <message>
+      <source>coins</source>
+      <translation>个币</translation>
+    </message>
+    <message>
+      <source>budget: {spent} of {cap} spent today</source>
+      <translation>预算：今日已花费 {spent}，上限 {cap}</translation>
+    </message>
+    <message>
+      <source>budget: {spent} of {cap} spent on batch {batch}</source>
+      <translation>预算：批次 {batch} 已花费 {spent}，上限 {cap}</translation>
+    </message>
+    <message>
+      <source>budget: {spent} of {cap} spent today on {provider}</source>
+      <translation>预算：{provider} 今日已花费 {spent}，上限 {cap}</translation>
+    </message>
+    <message>
+      <source>balance: {left} left on {provider}, the next task needs about {needed}</source>
+      <translation>余额：{provider} 仅剩 {left}，下一个任务约需 {needed}</translation>
+    </message>
+    <message>
       <source>account: {plan}, balance {balance} {currency}, {running} task(s) running</source>
       <translation>账户：{plan}，余额 {balance} {currency}，正在运行 {running} 个任务</translation>
     </message>
@@ -450,6 +482,18 @@
     <message>
       <source>priority {value} is not an integer</source>
       <translation>priority {value} 不是整数</translation>
+    </message>
+    <message>
+      <source>outside its hours {hours}; opens at {time}</source>
+      <translation>不在工作时段 {hours} 内；{time} 开始</translation>
+    </message>
+    <message>
+      <source>outside its hours {hours}; opens at {time} tomorrow</source>
+      <translation>不在工作时段 {hours} 内；明天 {time} 开始</translation>
+    </message>
+    <message>
+      <source>not_before {value} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time with its offset, or 23:00 for the next time the clock shows it)</source>
+      <translation>not_before {value} 不是时间（可用：2026-12-03 23:00、带时区偏移的 ISO 8601 时间，或 23:00 表示下一次到这个钟点）</translation>
     </message>
     <message>
       <source>{path}: file not found</source>
@@ -1016,6 +1060,38 @@
       <translation>{service} 作业 {remote_id} 已完成，但没有结果 URL</translation>
     </message>
     <message>
+      <source>{service} job {remote_id} completed without a result URL: {reason}</source>
+      <translation>{service} 作业 {remote_id} 已完成，但没有结果 URL：{reason}</translation>
+    </message>
+    <message>
+      <source>{service} refused the task: {detail}</source>
+      <translation>{service} 拒绝了该任务：{detail}</translation>
+    </message>
+    <message>
+      <source>create answered a job id that cannot be polled safely ({remote_id}); check {where}</source>
+      <translation>创建请求返回的作业 ID 无法安全地用于查询（{remote_id}）；请检查 {where}</translation>
+    </message>
+    <message>
+      <source>input {name}: {service} takes the file's bytes here; give a local file, not the URL {url}</source>
+      <translation>输入 {name}：{service} 此处需要文件内容本身；请提供本地文件，而不是 URL {url}</translation>
+    </message>
+    <message>
+      <source>input {name}: {service} takes only URLs here, not the local file {path}</source>
+      <translation>输入 {name}：{service} 此处只接受 URL，不接受本地文件 {path}</translation>
+    </message>
+    <message>
+      <source>{service} job {remote_id} succeeded without {path} to ask for its result</source>
+      <translation>{service} 作业 {remote_id} 已成功，但没有可用于获取结果的 {path}</translation>
+    </message>
+    <message>
+      <source>{service} task {remote_id} succeeded but its results could not be fetched ({problem}); a retry asks again, the task is not resubmitted</source>
+      <translation>{service} 任务 {remote_id} 已成功，但无法获取其结果（{problem}）；重试会再次获取，任务不会重新提交</translation>
+    </message>
+    <message>
+      <source>results of {service} task {remote_id} could not be fetched ({problem}); try {n} soon</source>
+      <translation>无法获取 {service} 任务 {remote_id} 的结果（{problem}）；稍后进行第 {n} 次尝试</translation>
+    </message>
+    <message>
       <source>{service} task {remote_id}</source>
       <translation>{service} 任务 {remote_id}</translation>
     </message>
@@ -1032,16 +1108,20 @@
       <translation>重新启动浏览器后登录没有保留（网站可能只在打开的页面中保持登录，或会话立即过期）；此账号的任务会发现它已退出登录</translation>
     </message>
     <message>
-      <source>disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued and running tasks stay queued and resume when there is room</source>
-      <translation>磁盘已满：{folder} 的可用空间为 {free}（写入 {path} 时{reason}）；请释放一些空间——排队和运行中的任务会保留在队列中，有空间后继续</translation>
+      <source>disk full: the filesystem {filesystem} holding {path} has {free} free ({reason}); free some space -- queued and running tasks stay queued and resume when there is room</source>
+      <translation>磁盘已满：存放 {path} 的文件系统 {filesystem} 的可用空间为 {free}（{reason}）；请释放一些空间——排队和运行中的任务会保留在队列中，有空间后继续</translation>
     </message>
     <message>
       <source>cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both writable by you (e.g. chmod u+w), or choose another --data-dir</source>
       <translation>无法写入 {path}（{reason}）：文件或其所在文件夹是只读的或不属于你；请让两者对你可写（例如 chmod u+w），或选择另一个 --data-dir</translation>
     </message>
     <message>
-      <source>{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start with an empty queue, or restore a backup</source>
-      <translation>{path} 已损坏（{reason}）；请把它连同 -wal 和 -shm 文件一起移走，以空队列重新开始，或恢复备份</translation>
+      <source>{path} is damaged ({reason}); first keep what it holds: 'mediaassist doctor' backs it up and saves the rows it can still read; then move it aside together with its -wal and -shm files to start with an empty queue, or restore a backup</source>
+      <translation>{path} 已损坏（{reason}）；请先保留其中的内容：'mediaassist doctor' 会备份它并保存仍可读取的行；然后再把它连同 -wal 和 -shm 文件一起移走，以空队列重新开始，或恢复备份</translation>
+    </message>
+    <message>
+      <source>{path} reports damage ({reason}); nothing is lost yet: run 'mediaassist doctor' -- it backs the file up first, then checks it -- before moving anything</source>
+      <translation>{path} 报告了损坏（{reason}）；目前没有丢失任何内容：在移动任何文件之前，请先运行 'mediaassist doctor'——它会先备份文件，再检查它</translation>
     </message>
     <message>
       <source>{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir</source>
@@ -1064,8 +1144,16 @@
       <translation>{service} 作业 {remote_id}：{n} 个输出</translation>
     </message>
     <message>
-      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins</source>
-      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{coins} 个币</translation>
+      <source>{service} job {remote_id}: {n} output(s); {figures}</source>
+      <translation>{service} 作业 {remote_id}：{n} 个输出；{figures}</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount} {currency}</source>
+      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{amount} {currency}</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported</source>
+      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，未报告扣费</translation>
     </message>
     <message>
       <source>[{model}] {prompt} ({seconds} s)</source>
@@ -1166,6 +1254,10 @@
     <message>
       <source>Error</source>
       <translation>错误</translation>
+    </message>
+    <message>
+      <source>Cost</source>
+      <translation>费用</translation>
     </message>
     <message>
       <source>Log</source>
@@ -1400,6 +1492,14 @@
       <translation>导入</translation>
     </message>
     <message>
+      <source>Estimated cost: about {total}</source>
+      <translation>估算费用：约 {total}</translation>
+    </message>
+    <message>
+      <source>{model}: {n} task(s), about {cost}</source>
+      <translation>{model}：{n} 个任务，约 {cost}</translation>
+    </message>
+    <message>
       <source>Default model</source>
       <translation>默认模型</translation>
     </message>
@@ -1442,6 +1542,10 @@
     <message>
       <source>Import {n} tasks</source>
       <translation>导入 {n} 个任务</translation>
+    </message>
+    <message>
+      <source>{n} with no price</source>
+      <translation>{n} 个无价格</translation>
     </message>
     <message>
       <source>Input files of task {n}:</source>
@@ -1534,6 +1638,10 @@
     <message>
       <source>{h} h {m:02d} min</source>
       <translation>{h} 小时 {m:02d} 分</translation>
+    </message>
+    <message>
+      <source>reported by the provider</source>
+      <translation>服务方报告</translation>
     </message>
     <message>
       <source>Web</source>
@@ -1872,8 +1980,20 @@
       <translation>预计时间：测算中（还没有{kind}任务完成）</translation>
     </message>
     <message>
+      <source>balance {balance}</source>
+      <translation>余额 {balance}</translation>
+    </message>
+    <message>
       <source>No lanes of this kind yet. Add them to {config} (see the README), or start with: mediaassist --demo</source>
       <translation>尚未配置这类通道。请在 {config} 中添加（见 README），或用演示模式启动：mediaassist --demo</translation>
+    </message>
+    <message>
+      <source>spent {spent} of estimated {estimate}</source>
+      <translation>已花费 {spent}，估算 {estimate}</translation>
+    </message>
+    <message>
+      <source>budget left {left}</source>
+      <translation>预算剩余 {left}</translation>
     </message>
     <message>
       <source>account {name} needs login</source>
@@ -2078,6 +2198,18 @@
     <message>
       <source>{n} files</source>
       <translation>{n} 个文件</translation>
+    </message>
+    <message>
+      <source>Cost: {cost} ({source})</source>
+      <translation>费用：{cost}（{source}）</translation>
+    </message>
+    <message>
+      <source>Estimated: {estimate}</source>
+      <translation>估算：{estimate}</translation>
+    </message>
+    <message>
+      <source>, </source>
+      <translation>、</translation>
     </message>
     <message>
       <source>{kind}: {running} running · {waiting} waiting · {failed} failed</source>
