@@ -434,7 +434,7 @@ def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
     if args.action == "pick":
         if _unknown_ids(rt.store, [args.task_id]):
             return EXIT_BAD_INPUT
-        changed = rt.set_picked(args.task_id, args.n, not args.unpick)
+        changed = rt.set_picked([(args.task_id, args.n)], not args.unpick)
         print(f"{args.task_id}: {_count(changed, 'output')} {'unpicked' if args.unpick else 'picked'}")
         return EXIT_OK if changed else EXIT_FAILED
     delivery = rt.deliver(args.batch, args.to, args.picked, args.tasks)

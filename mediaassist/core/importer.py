@@ -126,7 +126,7 @@ def read_task_file(path: Path, config: AppConfig, default_model: str | None = No
     rows = _READERS[fmt](source, report)
     if not rows:
         raise ImportFileError(f"{path}: the file holds no tasks")
-    if default_model is None and not any("model" in values for _, values in rows):
+    if default_model is None and not any("model" in values or "models" in values for _, values in rows):
         raise ImportFileError(f"{path}: no model given; add a 'model' column or name a default "
                               "model (--model NAME)")
     _Validator(config, default_model, path.resolve().parent, fan_out).run(rows, report)
