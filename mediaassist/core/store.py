@@ -424,16 +424,23 @@ def settle_short_file(db: _SqliteStoreDatabase, path: Path) -> bool:
     """A file shorter than its header: damaged only when ``PRAGMA integrity_check`` says so (then
     ``StorageFault`` with the back-up-first advice). Else it is whole through its -wal: write the
     -wal back now; False when there is no room for that yet (it is written back once there is)."""
+    refuse_damaged(db, path, "integrity_check")
+    return checkpoint(db, path)
+
+
+def refuse_damaged(db: _SqliteStoreDatabase, path: Path, check: str) -> None:
+    """``StorageFault`` (damaged, with the back-up-first advice) when ``PRAGMA <check>``
+    (integrity_check, or the faster quick_check) finds damage."""
     try:
-        problems = [row[0] for row in db.execute_sql("PRAGMA integrity_check(5)").fetchall()]
+        with faults_as_storage(path):  # the rows come while they are fetched, past execute_sql's watch
+            problems = [row[0] for row in db.execute_sql(f"PRAGMA {check}(5)").fetchall()]
     except StorageFault as fault:
         if fault.kind != FAULT_CORRUPT:
             raise
         problems = [f"it could not run ({fault.__cause__})"]
     if problems != ["ok"]:
         raise StorageFault(FAULT_CORRUPT, str(path), fault_message(
-            FAULT_CORRUPT, path, "PRAGMA integrity_check: " + "; ".join(problems)))
-    return checkpoint(db, path)
+            FAULT_CORRUPT, path, f"PRAGMA {check}: " + "; ".join(problems)))
 
 
 def checkpoint(db: _SqliteStoreDatabase, path: Path) -> bool:
@@ -454,6 +461,9 @@ def _wal_of(path: Path) -> Path:
 
 
 def _check_sqlite_header(path: Path) -> None:
+    if path.is_dir():
+        raise StorageFault(FAULT_NOT_DATABASE, str(path),
+                           fault_message(FAULT_NOT_DATABASE, path, "a folder, not a file"))
     try:
         size = path.stat().st_size
         if size == 0:
@@ -678,6 +688,13 @@ class Store:
 
     def _server_time(self) -> float:
         return float(self.db.execute_sql("SELECT extract(epoch from clock_timestamp())").fetchone()[0])
+
+    def verify(self) -> None:
+        """Raise ``StorageFault`` when the file is damaged anywhere (``PRAGMA quick_check``), not
+        only where the next statement reads: ``status`` must not print counts from a store that
+        ``run`` would find broken. A shared store's server looks after its own pages."""
+        if isinstance(self.db, _SqliteStoreDatabase):
+            refuse_damaged(self.db, self.path, "quick_check")
 
     def check_file(self) -> None:
         """Raise ``StorageFault`` if the database file was deleted or replaced since it was opened."""

@@ -107,6 +107,10 @@ TEMPLATES = (
     tr_noop("prompt has {n} characters (at most {limit})"),
     tr_noop("duplicate task_id {task_id} (first on row {row})"),
     tr_noop("params is not valid JSON"),
+    # the simulated provider (benchmarks, tests, trials): a task's params it cannot use
+    tr_noop("params: sim_duration_s must be a number of seconds >= 0, not {value}"),
+    tr_noop("params: sim_fail must be one of {allowed}, not {value}"),
+    tr_noop("{literal} is not a JSON value (JSON has no NaN or Infinity): write a number or a text in quotes"),
     tr_noop("params is not a JSON object"),
     tr_noop("priority {value} is not an integer"),
     tr_noop("{path}: file not found"),
