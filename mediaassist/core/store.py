@@ -231,6 +231,17 @@ class Gate(_Base):
         table_name = "gate"
 
 
+class Upload(_Base):
+    """A file uploaded to a provider, for every task that names the same content: a second task
+    with that file reuses the remote name while it is fresh (``core.media.UPLOAD_FRESH_S``)."""
+    key = pw.CharField(primary_key=True)  # "<provider>:<sha256>" (core.media.upload_key)
+    name = pw.TextField()  # the provider's name for it
+    uploaded_at = pw.DoubleField()  # the store's clock
+
+    class Meta:
+        table_name = "upload"
+
+
 FORGET_ABSENT_S = 86400.0
 
 
@@ -263,7 +274,7 @@ class Notice(_Base):
         table_name = "notice"
 
 
-MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence, Notice)
+MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence, Notice, Upload)
 # The schema's versions after the first (1: the tables from before schema_version existed):
 # version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
 # indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
@@ -932,15 +943,20 @@ class Store:
         remote_id: str | None = Task.select(Task.remote_id).where(Task.task_id == task_id).scalar()
         return remote_id
 
-    def save_upload(self, task: Task, key: str, name: str) -> None:
-        """Record one finished upload (``key`` = ``provider:sha256``) at once.
+    def save_upload(self, task: Task, key: str, name: str, uploaded_at: float | None = None) -> None:
+        """Record one finished upload (``key`` = ``provider:sha256``) at once; ``uploaded_at``: an
+        upload made earlier for another task, taken over with its own age (it expires as one).
 
         Written whoever owns the row now, like ``save_remote_id``: a file really uploaded must not
-        be uploaded (and paid for) again by a retry. The no-op UPDATE first takes the row's write
-        lock, so two writers cannot each merge into a stale copy and drop the other's record.
+        be uploaded (and paid for) again by a retry -- nor by another task with the same file
+        (``upload_of``). The no-op UPDATE first takes the row's write lock, so two writers cannot
+        each merge into a stale copy and drop the other's record.
         """
-        record = {"name": name, "at": self.now()}
+        record = {"name": name, "at": self.now() if uploaded_at is None else uploaded_at}
         with self.db.atomic():
+            (Upload.insert(key=key, name=name, uploaded_at=record["at"])
+             .on_conflict(conflict_target=[Upload.key],
+                          update={Upload.name: name, Upload.uploaded_at: record["at"]}).execute())
             Task.update(updated_at=self.now()).where(Task.task_id == task.task_id).execute()
             current = Task.get_or_none(Task.task_id == task.task_id)
             uploads = current.uploads_dict if current is not None else {}
@@ -948,6 +964,11 @@ class Store:
             text = json.dumps(uploads, ensure_ascii=False)
             Task.update(uploads=text).where(Task.task_id == task.task_id).execute()
         task.uploads = text
+
+    def upload_of(self, key: str) -> dict[str, Any] | None:
+        """The latest upload of a file to a provider by any task (``{"name", "at"}``), or None."""
+        row = Upload.get_or_none(Upload.key == key)
+        return None if row is None else {"name": row.name, "at": row.uploaded_at}
 
     def running_needing_attention(self, stall_cutoff: float) -> tuple[set[str], bool]:
         """The running rows flagged for cancel (their ids) and whether any running row's heartbeat
