@@ -9,6 +9,7 @@ import logging
 import os
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import FAULT_FULL, FAULT_LOCKED, StorageFault
+from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import BUSY_TIMEOUT_S, PROBE_BUSY_TIMEOUT_MS, NewTask, Store, Task, check_sqlite_file
 from tests.harness import scheduler_running, sim_api_tasks, wait_until, wait_until_sync
 from tests.helpers import cli, cli_popen, sim_config, sim_config_text, write_config, write_csv
@@ -372,3 +374,20 @@ def test_a_store_whose_checkpoint_ran_out_of_room_is_intact_and_written_back_whe
         with sqlite3.connect(data / DB) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
             assert conn.execute("SELECT COUNT(*) FROM task WHERE state = 'pending'").fetchone() == (3000,)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_the_demos_disk_full_line_names_the_filesystem_of_its_data_dir_not_the_working_directory(
+        tmp_path: Path) -> None:
+    with _tmpfs(tmp_path / "small", "2m") as small:
+        data = small / "data"
+        data.mkdir()
+        _fill(small)
+        example = RESOURCES / "examples" / "seed-batch.csv"
+        proc = subprocess.run([sys.executable, "-m", "mediaassist", "run", str(example), "--demo", "--speed", "60",
+                               "--data-dir", str(data)], capture_output=True, text=True, timeout=180,
+                              cwd=tmp_path)  # the working directory is on another, roomy disk
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"disk full: the filesystem {small} (tmpfs) holding {data}" in proc.stderr
