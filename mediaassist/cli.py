@@ -1,11 +1,6 @@
-"""The headless commands (``mediaassist run|status|cancel|retry|accounts|lanes|sites``); the
-entry point (mediaassist/entry.py) parses the arguments and calls ``run_command``.
-
-Exit codes: 0 all succeeded, 1 something failed, was canceled or could not run, 2 bad input or
-config (a bad row is reported with its row number; the good rows still run) or a store that
-cannot be used (a database file read-only, damaged, not a database, deleted or replaced while
-running; a shared server out of reach; a schema newer than this program), 3 the disk is full
-(queued and running tasks stay queued), 130 interrupted.
+"""The headless commands (``mediaassist run|status|cancel|retry|accounts|lanes|sites|profiles``); the
+entry point (mediaassist/entry.py) parses the arguments, calls ``run_command`` and documents the
+exit codes.
 """
 
 from __future__ import annotations
@@ -16,20 +11,25 @@ import json
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mediaassist.core.config import AppConfig
+from mediaassist.core.delivery import DeliveryError
 from mediaassist.core.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    ConfigError,
     StorageFault,
     TaskError,
 )
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.lanes import lane_names
+from mediaassist.core.manifest import file_entry
 from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
+from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.store import FINAL_STATES, Store, Task, iso
 from mediaassist.status import lane_status, poll_account_checks, processes_at_work
@@ -46,12 +46,16 @@ def run_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
         return _run_with_signals(args, options)
     if args.command == "status":
         return asyncio.run(_status(args, options))
+    if args.command == "profiles":
+        return _profiles_check(args)
     if args.command == "doctor":
         return _doctor(options)
     if args.command == "sites":
         return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
         return asyncio.run(_account_login(args, options))
+    if args.command in ("rerun", "outputs"):
+        return asyncio.run(_outputs_command(args, options))
     with _open_store(options) as store:
         if args.command == "cancel":
             return _cancel(args, store)
@@ -128,8 +132,11 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
 
     async with Runtime(options) as rt:
-        reports = [read_task_file(path, rt.config, args.model, args.encoding)
+        reports = [read_task_file(path, rt.config, args.model, args.encoding, args.models)
                    for path in args.files]  # all or nothing
+        if args.not_before is not None:
+            for task in (task for report in reports for task in report.tasks if not task.not_before):
+                task.not_before = args.not_before
         task_ids, batch_ids, bad_rows = _enqueue(rt, reports)
         if args.all:
             batch_ids = sorted(set(batch_ids) | set(rt.store.open_batches()))
@@ -156,7 +163,7 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if not interrupted.is_set():
             _report_blocked(rt, tasks)
         if args.json:
-            print(json.dumps(_run_summary(rt.store, batch_ids, tasks), ensure_ascii=False, indent=1))
+            print(json.dumps(_run_summary(rt, batch_ids, tasks), ensure_ascii=False, indent=1))
         if interrupted.is_set():
             print("mediaassist: interrupted; unfinished tasks stay queued and resume on the next run",
                   file=sys.stderr)
@@ -240,14 +247,23 @@ def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:
         print("  no lane in the config can run their model", file=sys.stderr)
 
 
-def _run_summary(store: Store, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
+def _run_summary(rt: Runtime, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
     counts = {state: sum(1 for t in tasks if t.state == state) for state in FINAL_STATES}
+    outputs = rt.store.outputs_of(t.task_id for t in tasks)
     return {
         "batch_ids": batch_ids, "total": len(tasks), "success": counts["success"],
         "failed": counts["failed"], "canceled": counts["canceled"],
         "pending": sum(1 for t in tasks if t.state not in FINAL_STATES),
-        "tasks": [task_json(store, t) for t in tasks],
+        "tasks": [{**task_json(rt.store, t), "files": _files_json(rt, t, outputs.get(t.task_id, []))}
+                  for t in tasks],
     }
+
+
+def _files_json(rt: Runtime, task: Task, outputs: list[Any]) -> list[dict[str, Any]]:
+    """The task's files with the manifest's fields (``file`` relative to the batch's manifest) and
+    ``path``, absolute."""
+    folder = batch_folder(rt.outputs_root, task.batch_id)
+    return [{**file_entry(rt.config, task, output, folder), "path": output.path} for output in outputs]
 
 
 def task_json(store: Store, task: Task) -> dict[str, Any]:
@@ -332,6 +348,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             line += f"  (auto: learned limit {lane['limit']}, max {lane['max_concurrency']})"
         if lane.get("paused"):
             line += f"  PAUSED: {lane['paused']}"
+        elif lane.get("closed"):
+            line += f"  RESTING: {lane['closed']}"
         if lane.get("enabled") is False:
             line += "  DISABLED"
         if lane["kind"] == "web" and "host" in lane:
@@ -347,6 +365,44 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     print("at work on this store: " + (", ".join(f"{host} ({_count(n, 'process', 'processes')})"
                                                   for host, n in at_work.items()) or "no mediaassist process"))
     return EXIT_OK
+
+
+async def _outputs_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    """rerun, outputs manifest|pick|deliver: on the config (or the demo's) and the store."""
+    from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
+
+    options.read_only = True  # no demo logins: nothing runs here
+    async with Runtime(options) as rt:
+        try:
+            return _outputs_action(args, rt)
+        except DeliveryError as exc:
+            print(f"mediaassist: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+
+def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
+    if args.command == "rerun":
+        new_id = rt.rerun(args.task_id, prompt=args.prompt, model=args.model, params=dict(args.param),
+                          remix=args.remix)
+        print(f"{new_id} queued as a rerun of {args.task_id}; it runs while the app is open, or with "
+              "`mediaassist run --all`")
+        return EXIT_OK
+    if args.action == "manifest":
+        path, count = rt.rebuild_manifest(args.batch)
+        print(f"{path}: {_count(count, 'file')}")
+        return EXIT_OK
+    if args.action == "pick":
+        if _unknown_ids(rt.store, [args.task_id]):
+            return EXIT_BAD_INPUT
+        changed = rt.set_picked(args.task_id, args.n, not args.unpick)
+        print(f"{args.task_id}: {_count(changed, 'output')} {'unpicked' if args.unpick else 'picked'}")
+        return EXIT_OK if changed else EXIT_FAILED
+    delivery = rt.deliver(args.batch, args.to, args.picked, args.tasks)
+    for gone in delivery.missing:
+        print(f"mediaassist: {gone} is gone from disk; not delivered", file=sys.stderr)
+    print(f"{_count(len(delivery.files), 'file')} delivered to {delivery.folder} (with manifest.json and "
+          "manifest.csv)")
+    return EXIT_FAILED if delivery.missing else EXIT_OK
 
 
 def _cancel(args: argparse.Namespace, store: Store) -> int:
@@ -420,6 +476,20 @@ async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int
             return _profile_busy("sites check", exc)
     print(report.format())
     return EXIT_OK if report.usable else EXIT_FAILED
+
+
+def _profiles_check(args: argparse.Namespace) -> int:
+    """The requests a task on the profile would make; a bad profile is a config error naming its key."""
+    from mediaassist.core.task_profiles import load_profile
+    from mediaassist.providers.poll.task_api import describe_requests
+
+    profile = load_profile(args.name, "profiles check", Path.cwd())
+    base_url = (args.base_url or profile.base_url or "").rstrip("/")
+    if not base_url:
+        raise ConfigError(f"profiles check: {profile.name} has no base_url; give --base-url URL (the service's "
+                          "address, e.g. https://api.example.com/v1)")
+    print("\n".join(describe_requests(profile, base_url)))
+    return EXIT_OK
 
 
 def _profile_busy(command: str, busy: Any) -> int:

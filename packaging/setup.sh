@@ -14,8 +14,9 @@ APT_PACKAGES=(ca-certificates python3 python3-venv python3-pip
   chromium xvfb xauth fonts-noto-cjk libatomic1 libegl1 libgl1 libfontconfig1 libdbus-1-3
   libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1
   libxcb-render-util0 libxcb-util1 libxcb-xkb1 libxcb-shape0 libxcb-randr0 libxcb-xinerama0)
-# The tests also run the store, scheduler and multi-process tests on a real PostgreSQL server.
-[ "${1:-}" = "--test" ] && APT_PACKAGES+=(postgresql)
+# The tests also run the store, scheduler and multi-process tests on a real PostgreSQL server,
+# and the window-placement test under a real window manager (openbox).
+[ "${1:-}" = "--test" ] && APT_PACKAGES+=(postgresql openbox)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -6,6 +6,7 @@ unknown key is an error rather than a silent typo.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
@@ -13,12 +14,15 @@ import tomllib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.hours import Hours, parse_hours
 from mediaassist.core.location import check_store_url
+from mediaassist.core.naming import Template, parse_template
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
@@ -33,7 +37,8 @@ UPLOAD_BYTES_RANGE = (1, 1 << 34)  # up to 16 GiB
 PORT_RANGE = (1, 65535)
 
 # The fixed task-file columns; a model's input names are columns too, so they may not clash.
-TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority")
+TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority", "not_before",
+                "models")
 MEDIA_KINDS = ("image", "video", "audio")
 _INPUT_FLAG_KEYS = {"media", "multiple", "required"}
 # Input names are task-file column names, which the importer matches lowercased.
@@ -51,14 +56,17 @@ _PROVIDER_KEYS = {
     "min_duration_s", "max_duration_s",
     # poll providers: back-off for tasks that stay queued remotely, spacing between creates
     "queued_poll_max_s", "min_create_interval_s",
-    # task_api providers: the profile (a shipped name or a TOML path)
-    "profile",
+    # task_api providers: the profile (a shipped name or a TOML path), and the second secret of a
+    # profile that signs its requests (jwt_hs256: the secret key; the access key is the api key)
+    "profile", "secret_key_env",
     # runninghub providers: which upload route the key uses
     "upload_api",
     # the largest media input this provider accepts (default: per media kind, see core/media.py)
     "max_upload_bytes",
     # an HTTP(S) or SOCKS5 proxy for every request to this provider
     "proxy",
+    # the local hours it may run in ("23:00-07:00", or a list of ranges)
+    "hours",
 }
 _MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
@@ -70,14 +78,15 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
-_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy"}
+_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours"}
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
+_OUTPUTS_KEYS = {"folder", "naming", "models"}
 _NOTIFY_KEYS = {"name", "url", "url_env", "format", "events"}
 NOTIFY_FORMATS = ("json", "wecom", "feishu", "dingtalk")
 NOTICE_KINDS = ("batch_finished", "needs_login", "lane_paused")
-_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify"}
+_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify", "outputs"}
 
 DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
 
@@ -104,8 +113,12 @@ class ProviderConfig:
     profile: str | None = None
     upload_api: str = "v2"  # RunningHub: "v2" (/openapi/v2/media/upload/binary) or "legacy"
     task_profile: TaskApiProfile | None = field(default=None, repr=False)
+    secret_key_env: str | None = None
+    # Not a config key (secrets come from the environment or the keyring): set by the demo.
+    secret_key: str | None = field(default=None, repr=False)
     max_upload_bytes: int | None = None
     proxy: str | None = field(default=None, repr=False)  # may carry a user and password
+    hours: Hours = ()  # local hours it may run in; () = any time
 
     @property
     def lane(self) -> str:
@@ -153,6 +166,7 @@ class AccountConfig:
     enabled: bool = True
     host: str | None = None  # the machine whose profile holds the login (None: set by login)
     proxy: str | None = field(default=None, repr=False)  # the browser's proxy; may carry a password
+    hours: Hours = ()  # local hours it may run in; () = any time
 
     @property
     def lane(self) -> str:
@@ -165,6 +179,21 @@ class AppSettings:
     chromium_path: str | None = None
     headless: bool = True
     browser_recycle_after: int = 50
+
+
+@dataclass
+class OutputsConfig:
+    """``[outputs]``: where output files go and what they are called (``core/naming.py``)."""
+
+    folder: Path | None = None  # None: DATA_DIR/outputs
+    naming: Template | None = None  # None: the provider's names, one folder per task
+    model_naming: dict[str, Template] = field(default_factory=dict)  # [outputs.models] per-model overrides
+
+    @property
+    def columns(self) -> frozenset[str]:
+        """The task-file columns the templates name ({col:NAME}): the importer keeps their cells."""
+        templates = [t for t in (self.naming, *self.model_naming.values()) if t is not None]
+        return frozenset(c for t in templates for c in t.columns)
 
 
 @dataclass
@@ -189,6 +218,7 @@ class AppConfig:
     app: AppSettings = field(default_factory=AppSettings)
     store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
     notify: list[NotifyConfig] = field(default_factory=list)
+    outputs: OutputsConfig = field(default_factory=OutputsConfig)
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -213,11 +243,33 @@ def load_config(path: Path) -> AppConfig:
     try:
         config = parse_config(data, path.parent)
     except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+        raise ConfigError(*(f"{path}: {problem}" for problem in exc.problems)) from None
     config.source = path
     if any(p.api_key for p in config.providers):
         _warn_if_readable_by_others(path)
     return config
+
+
+def load_operator_settings(path: Path, config: AppConfig) -> None:
+    """The operator's own settings of the config file at ``path`` -- ``[[notify]]`` webhooks and
+    ``[outputs]`` -- into ``config`` (``--demo`` with ``--config``: try them on the demo providers);
+    never its providers, models or accounts. ``[outputs.models]`` names ``config``'s models."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    problems = _Problems()
+    hooks = [problems.read(partial(_parse_notify, item, f"notify[{i}]", problems))
+             for i, item in enumerate(problems.read(lambda: _array(data, "notify")) or [])]
+    outputs = problems.read(lambda: parse_outputs(_table(data.get("outputs", {}), "outputs"), path.parent, config,
+                                                  problems))
+    if problems.found:
+        raise ConfigError(*(f"{path}: {problem}" for problem in problems.found))
+    config.notify = [hook for hook in hooks if hook is not None]
+    if outputs is not None:
+        config.outputs = outputs
 
 
 def _warn_if_readable_by_others(path: Path) -> None:
@@ -230,26 +282,91 @@ def _warn_if_readable_by_others(path: Path) -> None:
         )
 
 
+class _Problems:
+    """Every problem of a config, gathered so one start reports them all: an unknown key is
+    noted and its table still read; a bad value ends its own table, the other tables go on."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def unknown_keys(self, item: dict[str, Any], allowed: set[str], where: str) -> None:
+        self.found.extend(unknown_key_problems(item, allowed, where))
+
+    def read(self, parse: Callable[[], _T]) -> _T | None:
+        """``parse()``, or None with its problems noted."""
+        try:
+            return parse()
+        except ConfigError as exc:
+            self.found.extend(exc.problems)
+            return None
+
+
+_T = TypeVar("_T")
+
+
 def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfig:
-    """``base_dir``: the config file's folder (relative profile paths are found from there)."""
-    _reject_unknown(data, _TOP_KEYS, "")
-    config = AppConfig(app=_parse_app(_table(data.get("app", {}), "app")),
-                       store_url=_parse_store(_table(data.get("store", {}), "store")))
-    for i, item in enumerate(_array(data, "providers")):
-        config.providers.append(_parse_provider(item, f"providers[{i}]", base_dir))
-    for i, item in enumerate(_array(data, "accounts")):
-        config.accounts.append(_parse_account(item, f"accounts[{i}]"))
-    for i, item in enumerate(_array(data, "models")):
-        config.models.append(_parse_model(item, f"models[{i}]", config))
-    for i, item in enumerate(_array(data, "notify")):
-        config.notify.append(_parse_notify(item, f"notify[{i}]"))
-    _reject_duplicates(config)
+    """``base_dir``: the config file's folder (relative profile paths are found from there).
+
+    Raises one ConfigError holding every problem found."""
+    problems = _Problems()
+    problems.unknown_keys(data, _TOP_KEYS, "")
+    config = AppConfig(app=problems.read(lambda: _parse_app(_table(data.get("app", {}), "app"), problems))
+                       or AppSettings(),
+                       store_url=problems.read(lambda: _parse_store(_table(data.get("store", {}), "store"),
+                                                                      problems)))
+    providers = problems.read(lambda: _array(data, "providers")) or []
+    for i, item in enumerate(providers):
+        provider = problems.read(partial(_parse_provider, item, f"providers[{i}]", base_dir, problems))
+        if provider is not None:
+            config.providers.append(provider)
+    for i, item in enumerate(problems.read(lambda: _array(data, "accounts")) or []):
+        account = problems.read(partial(_parse_account, item, f"accounts[{i}]", problems))
+        if account is not None:
+            config.accounts.append(account)
+    # A model naming a provider whose own table has a problem is not told again.
+    declared = {item.get("name") for item in providers if isinstance(item, dict)}
+    for i, item in enumerate(problems.read(lambda: _array(data, "models")) or []):
+        model = problems.read(partial(_parse_model, item, f"models[{i}]", config, problems, declared))
+        if model is not None:
+            config.models.append(model)
+    for i, item in enumerate(problems.read(lambda: _array(data, "notify")) or []):
+        hook = problems.read(partial(_parse_notify, item, f"notify[{i}]", problems))
+        if hook is not None:
+            config.notify.append(hook)
+    problems.read(lambda: _reject_duplicates(config))
+    outputs = problems.read(lambda: parse_outputs(_table(data.get("outputs", {}), "outputs"), base_dir, config,
+                                                  problems))
+    if outputs is not None:
+        config.outputs = outputs
+    if problems.found:
+        raise ConfigError(*problems.found)
     return config
 
 
-def _parse_notify(item: dict[str, Any], where: str) -> NotifyConfig:
+def parse_outputs(item: dict[str, Any], base_dir: Path | None, config: AppConfig,
+                  problems: _Problems) -> OutputsConfig:
+    """``[outputs]`` with ``folder``, ``naming`` and ``[outputs.models]`` (model name = template)."""
+    problems.unknown_keys(item, _OUTPUTS_KEYS, "outputs")
+    outputs = OutputsConfig()
+    if "folder" in item:
+        folder = Path(os.path.expanduser(_str(item, "folder", "outputs")))
+        outputs.folder = folder if folder.is_absolute() or base_dir is None else base_dir / folder
+    if "naming" in item:
+        outputs.naming = parse_template(item["naming"], "outputs.naming")
+    for name, text in _table(item.get("models", {}), "outputs.models").items():
+        if config.model(name) is None:
+            raise ConfigError(f"outputs.models.{name}: no model named {name!r} ({_model_names(config)})")
+        outputs.model_naming[name] = parse_template(text, f"outputs.models.{name}")
+    return outputs
+
+
+def _model_names(config: AppConfig) -> str:
+    return "models: " + (", ".join(m.name for m in config.models) or "none defined")
+
+
+def _parse_notify(item: dict[str, Any], where: str, problems: _Problems) -> NotifyConfig:
     item = _table(item, where)
-    _reject_unknown(item, _NOTIFY_KEYS, where)
+    problems.unknown_keys(item, _NOTIFY_KEYS, where)
     if ("url" in item) == ("url_env" in item):
         raise ConfigError(f"{where}: give the webhook as url = \"https://...\" or url_env = \"ENV_VAR\" (one of them)")
     hook = NotifyConfig(name=_str(item, "name", where) if "name" in item else where)
@@ -273,8 +390,8 @@ def _parse_notify(item: dict[str, Any], where: str) -> NotifyConfig:
     return hook
 
 
-def _parse_app(item: dict[str, Any]) -> AppSettings:
-    _reject_unknown(item, _APP_KEYS, "app")
+def _parse_app(item: dict[str, Any], problems: _Problems) -> AppSettings:
+    problems.unknown_keys(item, _APP_KEYS, "app")
     settings = AppSettings()
     if "language" in item:
         settings.language = _choice(item, "language", LANGUAGES, "app")
@@ -287,23 +404,29 @@ def _parse_app(item: dict[str, Any]) -> AppSettings:
     return settings
 
 
-def _parse_store(item: dict[str, Any]) -> str | None:
-    _reject_unknown(item, _STORE_KEYS, "store")
+def _parse_store(item: dict[str, Any], problems: _Problems) -> str | None:
+    problems.unknown_keys(item, _STORE_KEYS, "store")
     return check_store_url(_str(item, "url", "store"), "store.url") if "url" in item else None
 
 
-def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = None) -> ProviderConfig:
+def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, problems: _Problems) -> ProviderConfig:
     item = _table(item, where)
-    _reject_unknown(item, _PROVIDER_KEYS, where)
+    problems.unknown_keys(item, _PROVIDER_KEYS, where)
     kind = _choice(item, "kind", tuple(PROVIDER_KINDS), where)
     ptype = _choice(item, "type", tuple(sorted(PROVIDER_KINDS[kind])), where)
     provider = ProviderConfig(
         name=_str(item, "name", where), kind=kind, type=ptype, timeout_s=DEFAULT_TIMEOUT_S[kind]
     )
+    if ptype == "task_api":
+        provider.profile = _str(item, "profile", where)
+        provider.task_profile = load_profile(provider.profile, f"{where}.profile", base_dir)
     if ptype != "simulated":
-        provider.base_url = _base_url(item, where)
+        default = provider.task_profile.base_url if provider.task_profile is not None else None
+        provider.base_url = _base_url(item, where) if "base_url" in item or default is None else default
     if "proxy" in item:
         provider.proxy = _parse_proxy(item, where)
+    if "hours" in item:
+        provider.hours = parse_hours(item["hours"], where)
     for key in ("api_key", "api_key_env"):
         if key in item:
             setattr(provider, key, _str(item, key, where))
@@ -321,11 +444,16 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = No
             if key in ("queued_poll_max_s", "min_create_interval_s") and kind != "poll":
                 raise ConfigError(f"{where}.{key}: only for kind = \"poll\"")
             setattr(provider, key, _float(item, key, INTERVAL_RANGE, where))
-    if ptype == "task_api":
-        provider.profile = _str(item, "profile", where)
-        provider.task_profile = load_profile(provider.profile, f"{where}.profile", base_dir)
-    elif "profile" in item:
-        raise ConfigError(f"{where}.profile: only for type = \"task_api\"")
+    if ptype != "task_api":
+        for key in ("profile", "secret_key_env"):
+            if key in item:
+                raise ConfigError(f"{where}.{key}: only for type = \"task_api\"")
+    elif "secret_key_env" in item:
+        provider.secret_key_env = _str(item, "secret_key_env", where)
+        assert provider.task_profile is not None
+        if not provider.task_profile.auth.needs_secret:
+            raise ConfigError(f"{where}.secret_key_env: profile {provider.profile} does not sign its requests "
+                              f"(auth.scheme = \"{provider.task_profile.auth.scheme}\"); leave it out")
     if "upload_api" in item:
         if ptype != "runninghub":
             raise ConfigError(f"{where}.upload_api: only for type = \"runninghub\"")
@@ -376,9 +504,9 @@ def _base_url(item: dict[str, Any], where: str) -> str:
     return url
 
 
-def _parse_account(item: dict[str, Any], where: str) -> AccountConfig:
+def _parse_account(item: dict[str, Any], where: str, problems: _Problems) -> AccountConfig:
     item = _table(item, where)
-    _reject_unknown(item, _ACCOUNT_KEYS, where)
+    problems.unknown_keys(item, _ACCOUNT_KEYS, where)
     account = AccountConfig(name=_str(item, "name", where), site=_str(item, "site", where))
     if "enabled" in item:
         account.enabled = _bool(item, "enabled", where)
@@ -386,6 +514,8 @@ def _parse_account(item: dict[str, Any], where: str) -> AccountConfig:
         account.host = _str(item, "host", where)
     if "proxy" in item:
         account.proxy = _parse_proxy(item, where)
+    if "hours" in item:
+        account.hours = parse_hours(item["hours"], where)
     return account
 
 
@@ -417,7 +547,8 @@ def proxy_label(url: str) -> str:
     return f"{parts.scheme}://{host}{port}" if parts.scheme else host + port
 
 
-def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelConfig:
+def _parse_model(item: dict[str, Any], where: str, config: AppConfig, problems: _Problems,
+                 declared: set[Any]) -> ModelConfig:
     item = _table(item, where)
     kind = _choice(item, "kind", ("web", "api", "poll"), where)
     model = ModelConfig(name=_str(item, "name", where), kind=kind)
@@ -427,6 +558,8 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
     else:
         model.provider = _str(item, "provider", where)
         provider = config.provider(model.provider)
+        if provider is None and model.provider in declared:
+            raise ConfigError()  # its provider's own problems are told already
         if provider is None:
             names = ", ".join(p.name for p in config.providers) or "none defined"
             raise ConfigError(f"{where}.provider: no provider named {model.provider!r} (have: {names})")
@@ -435,7 +568,7 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
                 f"{where}.provider: {model.provider!r} is a {provider.kind} provider, model kind is {kind}"
             )
         ptype = provider.type
-    _reject_unknown(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
+    problems.unknown_keys(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
     if kind == "web" and "provider" in item:
         raise ConfigError(f"{where}.provider: web models name a site, not a provider")
     if kind != "web" and "site" in item:
@@ -520,11 +653,16 @@ def _reject_duplicates(config: AppConfig) -> None:
 
 # --- typed getters: each names the key and the allowed values -------------------------------
 
-def _reject_unknown(item: dict[str, Any], allowed: set[str], where: str) -> None:
-    for key in item:
-        if key not in allowed:
-            prefix = f"{where}." if where else ""
-            raise ConfigError(f"{prefix}{key}: unknown key (allowed: {', '.join(sorted(allowed))})")
+def did_you_mean(word: str, allowed: Sequence[str] | set[str]) -> str:
+    """'; did you mean "concurrency"?' for a likely typo, else ''."""
+    close = difflib.get_close_matches(word, sorted(allowed), n=1, cutoff=0.6)
+    return f'; did you mean "{close[0]}"?' if close else ""
+
+
+def unknown_key_problems(item: dict[str, Any], allowed: set[str], where: str) -> list[str]:
+    prefix = f"{where}." if where else ""
+    return [f"{prefix}{key}: unknown key{did_you_mean(key, allowed)} (allowed: {', '.join(sorted(allowed))})"
+            for key in item if key not in allowed]
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:
@@ -563,7 +701,8 @@ def _bool(item: dict[str, Any], key: str, where: str) -> bool:
 def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
     value = _required(item, key, where)
     if not isinstance(value, str) or value not in allowed:  # (allowed holds only strings)
-        raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: {', '.join(allowed)})")
+        typo = did_you_mean(value, allowed) if isinstance(value, str) else ""
+        raise ConfigError(f"{where}.{key}: {value!r} is not allowed{typo} (allowed: {', '.join(allowed)})")
     return value
 
 

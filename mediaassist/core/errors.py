@@ -20,6 +20,9 @@ class ErrorKind(str, enum.Enum):  # noqa: UP042
     BAD_INPUT = "bad_input"
     CANCELED = "canceled"
     INTERNAL = "internal"
+    # The result exists remotely but its files could not be fetched whole: the remote id is kept,
+    # and a retry fetches again without generating.
+    DOWNLOAD = "download"
 
 
 # Kinds worth another attempt: the same input may well succeed next time.
@@ -69,7 +72,13 @@ class Requeue(Exception):
 
 
 class ConfigError(Exception):
-    """A config file problem; the message names the key and what is allowed."""
+    """Config file problems; each names the key and what is allowed. ``problems`` holds them
+    all (a config is checked whole, so two typos take one start to find); ``str()`` is one a line.
+    No problems at all means "already reported" (a model naming a provider whose own table failed)."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
 
 
 class ImportFileError(Exception):

@@ -27,22 +27,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import time
 from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
+from mediaassist.core.hours import Hours, next_opening
 from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
+from mediaassist.core.manifest import batch_entries, write_manifest
+from mediaassist.core.outputs import (
+    NamingValues,
+    OutputFile,
+    batch_folder,
+    naming_for,
+    outputs_root,
+    place_outputs,
+    task_folder,
+)
 from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead, owner_is_running_here
-from mediaassist.core.paths import output_dir
 from mediaassist.core.policy import (
     End,
     LaneSlots,
@@ -51,10 +63,12 @@ from mediaassist.core.policy import (
     Retry,
     batches_settled,
     blocked_lanes,
+    closed_lanes,
     current_limit,
     decide_end,
     decide_retry,
     plan_claims,
+    waiting_for_hours,
 )
 from mediaassist.core.store import CRASH_RETRIES, Store, Task
 
@@ -65,6 +79,7 @@ STALL_S = 90.0
 CHECK_EVERY_S = 0.25  # real seconds between looks for cancel flags and stalled rows (less at high --speed)
 DEAD_OWNER_CHECK_S = 2.0  # real seconds between looks for rows of processes that died
 FAULT_PROBE_S = 5.0  # real seconds between checks whether a storage fault has cleared
+MANIFEST_EVERY_S = 2.0  # real seconds between rewrites of a running batch's manifest
 
 
 def retry_delay_s(attempt: int) -> float:
@@ -100,6 +115,7 @@ class Lane:
     logger: LaneLogger = field(init=False)
     # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
     resting_until: float = 0.0
+    hours: Hours = ()  # the local hours it may take work in; () = any time
 
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
@@ -107,7 +123,7 @@ class Lane:
     @classmethod
     def of(cls, spec: LaneSpec, provider: Provider) -> Lane:
         return cls(name=spec.name, kind=spec.kind, route=spec.route, limit=spec.limit, provider=provider,
-                   account=spec.account, sweep_s=spec.sweep_s, adaptive=spec.adaptive)
+                   account=spec.account, sweep_s=spec.sweep_s, adaptive=spec.adaptive, hours=spec.hours)
 
     def current_limit(self) -> int:
         """How many tasks the lane may run at once, across every process on the store: for
@@ -162,6 +178,9 @@ class Scheduler:
         self._draining = False  # no new claims: the running attempts are finishing (run --all)
         self._unreleased: list[Task] = []  # attempts whose end the store refused (a fault)
         self.fault: StorageFault | None = None
+        self.outputs_root = outputs_root(config, data_dir)
+        self._stale_manifests: set[str] = set()  # batches with outputs their manifest lacks
+        self._manifests_written_at = 0.0
 
     # --- wiring ----------------------------------------------------------------------------
     def _build_lanes(self) -> dict[str, Lane]:
@@ -223,6 +242,7 @@ class Scheduler:
         for task in (self._loop_task, self._beat_task):
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)
+        self.write_manifests()
         try:
             self._release_unreleased()
         except StorageFault:  # still refused: the next start finds this process gone and retries them
@@ -285,6 +305,8 @@ class Scheduler:
                         self.assign()
                         next_assign = now + self._assign_timeout()
                     timeout = self._idle_timeout(next_assign - now)
+                    if self._stale_manifests:
+                        timeout = min(timeout, self._write_manifests_when_due(now))
             except StorageFault as fault:
                 self._on_fault(fault)
                 timeout = FAULT_PROBE_S
@@ -297,6 +319,27 @@ class Scheduler:
                     await self._wake.wait()
             except TimeoutError:
                 pass
+
+    def _write_manifests_when_due(self, now: float) -> float:
+        """Rewrite the stale manifests at most every ``MANIFEST_EVERY_S`` (a 10,000-task batch
+        would otherwise be written 10,000 times); the seconds until the next may be due."""
+        due = self._manifests_written_at + MANIFEST_EVERY_S
+        if now < due:
+            return due - now
+        self.write_manifests()
+        return MANIFEST_EVERY_S
+
+    def write_manifests(self) -> None:
+        """Write the manifest of every batch that finished a task since its last one."""
+        self._manifests_written_at = time.monotonic()
+        while self._stale_manifests:
+            batch_id = self._stale_manifests.pop()
+            folder = batch_folder(self.outputs_root, batch_id)
+            try:
+                write_manifest(folder, (entry for _t, _o, entry in batch_entries(self.store, self.config,
+                                                                                    batch_id, folder)))
+            except OSError as exc:  # the files are in place; the next success or `outputs manifest` writes it
+                log.warning("manifest of batch %s not written: %s", batch_id, exc)
 
     def _check_every(self) -> float:
         return min(CHECK_EVERY_S, self.clock.real(1.0))
@@ -366,6 +409,11 @@ class Scheduler:
         due = self.store.next_due()
         if due is not None:
             timeout = min(timeout, max(0.0, due - self.store.now()) + 0.001)
+        local = self._local_now()
+        for lane in open_lanes:
+            if lane.hours:  # outside its hours: look again the moment they begin
+                opens = (next_opening(lane.hours, local) - local).total_seconds()
+                timeout = min(timeout, opens + 0.001) if opens > 0 else timeout
         return timeout
 
     def _any_active(self) -> bool:
@@ -427,7 +475,7 @@ class Scheduler:
     def assign(self) -> None:
         """Fill free slots from the head of each lane's queue. Synchronous on purpose: one read
         of the store, the pure plan (core/policy.py), then the claims and the attempts' starts."""
-        conditions = self.store.lane_conditions()
+        conditions = self.lane_conditions()
         for lane in self.lanes.values():
             lane.learned = conditions.learned.get(lane.name)
         if self._stopping or self._draining or self.fault is not None:
@@ -442,7 +490,7 @@ class Scheduler:
     def _start_attempt(self, lane: Lane, task: Task) -> None:
         model = self.config.model(task.model)
         ctx = TaskContext(task=task, model=model, clock=self.clock, store=self.store,  # type: ignore[arg-type]
-                          output_dir=output_dir(self.data_dir, task.batch_id, task.task_id),
+                          output_dir=task_folder(self.outputs_root, task.batch_id, task.task_id),
                           logger=lane.logger)
         attempt = Attempt(task=task, ctx=ctx)
         lane.active[task.task_id] = attempt
@@ -491,18 +539,24 @@ class Scheduler:
             raise
         except Exception as exc:
             outcome, error = _outcome_of(exc), exc
-        self._write_end(lane, attempt, decide_end(outcome, ctx.stop_reason), result, error)
+        end = decide_end(outcome, ctx.stop_reason)
+        outputs: list[OutputFile] = []
+        if end is End.SUCCESS and result is not None:
+            outputs = await self._place(lane, task, result.files)
+        self._write_end(lane, attempt, end, result, error, outputs)
 
     def _write_end(self, lane: Lane, attempt: Attempt, end: End, result: TaskResult | None,
-                   error: Exception | None) -> None:
+                   error: Exception | None, outputs: list[OutputFile]) -> None:
         """The I/O of ``decide_end``'s answer. ``error`` is what the work raised; a stop the
-        scheduler asked for (``ctx.stop_reason``) wins over it."""
+        scheduler asked for (``ctx.stop_reason``) wins over it; ``outputs``: a success's files
+        as they were placed."""
         task, ctx = attempt.task, attempt.ctx
         stopped = ctx.stop_reason is not None
         if end is End.SUCCESS:
             assert result is not None
-            if self.store.finish_success(task, result.text, result.files, result.usage):
+            if self.store.finish_success(task, result.text, [o.path for o in outputs], result.usage, outputs):
                 ctx.log("success")
+                self._stale_manifests.add(task.batch_id)
                 self._emit("success", task)
             else:
                 ctx.log("finished, but the row was no longer this attempt's; result not written")
@@ -530,6 +584,19 @@ class Scheduler:
         elif end is End.FAIL:  # a provider bug must not take the lane down
             lane.logger.error("%s: provider raised", task.task_id, exc_info=error)
             self._fail(task, ErrorKind.INTERNAL, f"{type(error).__name__}: {error}", retry=True)
+
+    async def _place(self, lane: Lane, task: Task, files: list[str]) -> list[OutputFile]:
+        """The result's files moved to their templated names and described (hashing a video
+        takes a while: off the loop)."""
+        if not files:
+            return []
+        model = self.config.model(task.model)
+        provider = (model.site or model.provider or "") if model is not None else lane.name.partition(":")[2]
+        values = NamingValues(batch_id=task.batch_id, task_id=task.task_id, row=task.source_row, model=task.model,
+                              provider=provider, account=task.account or provider, finished=self.store.now(),
+                              cells=task.cells_dict)
+        return await asyncio.to_thread(place_outputs, files, batch_folder(self.outputs_root, task.batch_id),
+                                       naming_for(self.config, task.model), values)
 
     def _requeue(self, lane: Lane, attempt: Attempt, exc: Requeue) -> None:
         task = attempt.task
@@ -598,10 +665,21 @@ class Scheduler:
         return None
 
     # --- waiting for batches ---------------------------------------------------------------
+    def lane_conditions(self) -> LaneConditions:
+        """The store's word on the lanes, and which are outside their hours by this machine's clock."""
+        conditions = self.store.lane_conditions()
+        hours = {lane.name: lane.hours for lane in self.lanes.values() if lane.hours}
+        if not hours:
+            return conditions
+        return dataclasses.replace(conditions, closed=closed_lanes(hours, self._local_now()))
+
+    def _local_now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.now())
+
     def blocked_lanes(self, conditions: LaneConditions | None = None) -> dict[str, str]:
         """Lanes that cannot take work right now, with the reason (paused, disabled, login).
         ``conditions``: the store's, when the caller has just read them."""
-        conditions = self.store.lane_conditions() if conditions is None else conditions
+        conditions = self.lane_conditions() if conditions is None else conditions
         return blocked_lanes([lane.slots() for lane in self.lanes.values()], conditions, host_id())
 
     async def drain(self) -> None:
@@ -623,9 +701,10 @@ class Scheduler:
     def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
         """No task of the batches runs, and none pending can be taken here or by an account
         that lives on another machine at work on the store now."""
-        conditions = self.store.lane_conditions()  # one read for both questions, every tick of a wait
+        conditions = self.lane_conditions()  # one read for both questions, every tick of a wait
         blocked = self.blocked_lanes(conditions)
-        open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked]
+        opening = waiting_for_hours(blocked, conditions)  # they open by themselves: worth the wait
+        open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked or lane.name in opening]
         routes = {lane.route for lane in open_lanes}
         accounts_ok = {lane.account for lane in open_lanes}
         for acct in self._accounts_on_other_hosts_present(conditions, batch_ids):

@@ -60,6 +60,7 @@ from mediaassist.core.location import (
     refuse_url_as_path,
     server_refusal,
 )
+from mediaassist.core.outputs import OutputFile
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact
@@ -120,6 +121,12 @@ class Task(_Base):
     inputs = pw.TextField(default="{}")
     # Files already uploaded: {"<provider>:<sha256>": {"name": remote name, "at": epoch s}}
     uploads = pw.TextField(default="{}")
+    source_row = pw.IntegerField(null=True)  # the task file's row number as the spreadsheet shows it
+    group_key = pw.CharField(null=True)  # the tasks made from one row (fan-out) and their reruns
+    parent_id = pw.CharField(null=True)  # the task this one was edited and run again from
+    remix_of = pw.CharField(null=True)  # a remix: the parent's remote video, remade instead of created anew
+    # The task-file cells the naming templates name ({col:NAME}): {column: text}
+    cells = pw.TextField(default="{}")
 
     class Meta:
         table_name = "task"
@@ -142,6 +149,11 @@ class Task(_Base):
     def uploads_dict(self) -> dict[str, dict[str, Any]]:
         uploads: dict[str, dict[str, Any]] = json.loads(self.uploads or "{}")
         return uploads
+
+    @property
+    def cells_dict(self) -> dict[str, str]:
+        cells: dict[str, str] = json.loads(self.cells or "{}")
+        return cells
 
     @property
     def lane(self) -> str:
@@ -180,6 +192,26 @@ class Result(_Base):
     def usage_dict(self) -> dict[str, int]:
         usage: dict[str, int] = json.loads(self.usage or "{}")
         return usage
+
+
+class Output(_Base):
+    """One output file of a task's result (``core/outputs.py``): what the manifest lists, and the
+    operator's pick mark. Replaced with the result when the task succeeds again."""
+    id = pw.AutoField()
+    task_id = pw.CharField(index=True)
+    n = pw.IntegerField()  # 1-based, in the provider's order
+    path = pw.TextField()  # absolute
+    bytes = pw.BigIntegerField()
+    sha256 = pw.CharField()
+    media = pw.CharField()  # image | video | audio | text | other
+    width = pw.IntegerField(null=True)
+    height = pw.IntegerField(null=True)
+    duration_s = pw.DoubleField(null=True)
+    picked = pw.BooleanField(default=False)
+
+    class Meta:
+        table_name = "output"
+        indexes = ((("task_id", "n"), True),)
 
 
 class TaskLog(_Base):
@@ -274,7 +306,7 @@ class Notice(_Base):
         table_name = "notice"
 
 
-MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence, Notice, Upload)
+MODELS = (Task, Result, Output, TaskLog, LaneState, Account, Gate, Presence, Notice, Upload)
 # The schema's versions after the first (1: the tables from before schema_version existed):
 # version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
 # indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
@@ -286,6 +318,9 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
         ("task", "inputs", "TEXT NOT NULL DEFAULT '{}'"), ("task", "uploads", "TEXT NOT NULL DEFAULT '{}'"),
         # token usage per result, and an adaptive API lane's learned limit (core.limiter)
         ("result", "usage", "TEXT"), ("lane_state", "learned_limit", "INTEGER")],
+    # outputs by template, fan-out and reruns (core/outputs.py; the output table is new)
+    3: [("task", "source_row", "INTEGER"), ("task", "group_key", "VARCHAR(255)"), ("task", "parent_id", "VARCHAR(255)"),
+        ("task", "remix_of", "VARCHAR(255)"), ("task", "cells", "TEXT NOT NULL DEFAULT '{}'")],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
@@ -302,6 +337,12 @@ class NewTask:
     params: dict[str, Any] = field(default_factory=dict)
     priority: int = 0
     inputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    not_before: float = 0.0  # epoch seconds before which it is not started (0: at once)
+    row: int | None = None  # the task file's row number
+    group: str | None = None  # shared by the tasks of one row (fan-out) and their reruns
+    parent_id: str | None = None  # a rerun's original
+    remix_of: str | None = None  # a remix: the parent's remote id
+    cells: dict[str, str] = field(default_factory=dict)  # task-file cells the naming templates name
 
 
 def iso(ts: float | None) -> str | None:
@@ -808,7 +849,10 @@ class Store:
                 "account_pinned": item.account is not None, "prompt": item.prompt,
                 "system_prompt": item.system_prompt,
                 "params": json.dumps(item.params, ensure_ascii=False), "priority": item.priority,
-                "inputs": json.dumps(item.inputs, ensure_ascii=False),
+                "inputs": json.dumps(item.inputs, ensure_ascii=False), "not_before": item.not_before,
+                "source_row": item.row, "group_key": item.group, "parent_id": item.parent_id,
+                "remix_of": item.remix_of,
+                "cells": json.dumps(item.cells, ensure_ascii=False),
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids: list[str] = [r["task_id"] for r in rows]
@@ -992,8 +1036,9 @@ class Store:
 
     # --- finishing an attempt --------------------------------------------------------------
     def finish_success(self, task: Task, text: str | None, files: list[str],
-                       usage: dict[str, int] | None = None) -> bool:
-        """End the attempt as success and upsert its result. False if the attempt lost the row."""
+                       usage: dict[str, int] | None = None, outputs: Sequence[OutputFile] = ()) -> bool:
+        """End the attempt as success and upsert its result (and its output files' records, which
+        replace an earlier result's). False if the attempt lost the row."""
         now = self.now()
         text = redact(text) if text is not None else None  # a server may echo the key in its answer
         usage_json = json.dumps(usage) if usage else None
@@ -1009,7 +1054,34 @@ class Store:
                           update={Result.text: text, Result.files: json.dumps(files, ensure_ascii=False),
                                   Result.usage: usage_json, Result.written_at: now})
              .execute())
+            Output.delete().where(Output.task_id == task.task_id).execute()
+            if outputs:
+                Output.insert_many([{"task_id": task.task_id, "n": o.n, "path": o.path, "bytes": o.bytes,
+                                     "sha256": o.sha256, "media": o.media, "width": o.width, "height": o.height,
+                                     "duration_s": o.duration_s} for o in outputs]).execute()
         return True
+
+    # --- output files ------------------------------------------------------------------------
+    def outputs_of(self, task_ids: Iterable[str]) -> dict[str, list[Output]]:
+        """{task_id: its output files in order} for these tasks (those without any are left out)."""
+        ids = list(task_ids)
+        found: dict[str, list[Output]] = {}
+        for start in range(0, len(ids), _CHUNK):
+            query = (Output.select().where(Output.task_id.in_(ids[start:start + _CHUNK]))
+                     .order_by(Output.task_id, Output.n))
+            for output in query:
+                found.setdefault(output.task_id, []).append(output)
+        return found
+
+    def set_picked(self, task_id: str, n: int | None, picked: bool) -> int:
+        """Mark (or unmark) output ``n`` of a task -- every output of it when ``n`` is None; how many changed."""
+        scope = Output.task_id == task_id
+        if n is not None:
+            scope &= Output.n == n
+        changed: int = Output.update(picked=picked).where(scope).execute()
+        if changed:
+            Task.update(updated_at=self.now()).where(Task.task_id == task_id).execute()  # the window's sweep sees it
+        return changed
 
     def finish_failure(self, task: Task, kind: ErrorKind, message: str, retry_at: float | None,
                        crashed: bool = False) -> str | None:
@@ -1159,6 +1231,8 @@ class Store:
             Result.delete().where(Result.task_id.in_(ids) & ~Result.task_id.in_(
                 Task.select(Task.task_id))).execute()
             TaskLog.delete().where(TaskLog.task_id.in_(ids) & ~TaskLog.task_id.in_(
+                Task.select(Task.task_id))).execute()
+            Output.delete().where(Output.task_id.in_(ids) & ~Output.task_id.in_(
                 Task.select(Task.task_id))).execute()
         return deleted
 

@@ -40,6 +40,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import MAX_CONCURRENCY_RANGE, ProviderConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.limiter import AIMDLimiter, ProbeBackoff
+from mediaassist.core.outputs import image_problem
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.base import MAX_RETRY_AFTER_S, TaskContext, TaskResult, parse_retry_after
 from mediaassist.providers.openai_media import (
@@ -310,8 +311,12 @@ class OpenAIProvider:
                 problem = exc.message
             else:
                 if response.status_code == 200:
-                    return response.content
-                problem = f"HTTP {response.status_code}"
+                    broken = image_problem(response.content)
+                    if broken is None:
+                        return response.content
+                    problem = broken
+                else:
+                    problem = f"HTTP {response.status_code}"
             if attempt < IMAGE_DOWNLOAD_TRIES:
                 ctx.log(f"image download failed ({problem}); trying again")
                 await ctx.clock.sleep(IMAGE_DOWNLOAD_RETRY_S * attempt)

@@ -21,6 +21,7 @@ from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import is_demo_dir
 from mediaassist.runtime import Runtime
+from mediaassist.ui.config_problems import options_after_config_problems
 from mediaassist.ui.core_texts import compile_catalogues
 from mediaassist.ui.i18n import Translations
 from mediaassist.ui.main_window import MainWindow
@@ -29,6 +30,7 @@ from mediaassist.ui.single_instance import SingleInstance, server_name
 
 log = logging.getLogger("mediaassist.ui")
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
+EXIT_BAD_CONFIG = 2  # the CLI's code for bad input or config
 
 DEMO_SETTINGS = "ui.ini"
 # The window reads in threads (the table's keys, the counts, exports). A thread doing Python
@@ -84,7 +86,7 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
         try:
             if instance is not None:
                 instance.files_received.connect(window.open_files)
-            window.show()
+            window.show_in_place()
             log.info("window open on %s", rt.data_dir)
             if files:
                 window.open_files(files)
@@ -149,6 +151,12 @@ def run_gui(files: list[Path], options: RuntimeOptions) -> int:
     app.setApplicationName("mediaassist")
     app.setOrganizationName("mediaassist")
     app.setQuitOnLastWindowClosed(False)
+    # A config the window cannot start with is shown in a dialog (in the operator's language).
+    Translations().apply(str(ui_settings(options).value("app/language", "auto")))
+    chosen = options_after_config_problems(options)
+    if chosen is None:
+        return EXIT_BAD_CONFIG
+    options = chosen
     settings = ui_settings(options)
     if options.data_dir is None:
         options.data_dir = saved_data_dir(settings)

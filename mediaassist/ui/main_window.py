@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from mediaassist.core.errors import StorageFault
+from mediaassist.core.media_items import OUTPUT, MediaItem
 from mediaassist.core.paths import RESOURCES, default_config_path
 from mediaassist.core.queries import TaskFilter
 from mediaassist.core.store import STATES, Task
@@ -57,17 +58,20 @@ from mediaassist.ui.import_dialog import importable
 from mediaassist.ui.importing import ImportController
 from mediaassist.ui.labels import state_labels
 from mediaassist.ui.lanes import LanesController
+from mediaassist.ui.outputs_ui import OutputsController
 from mediaassist.ui.panels import BatchList, QueuePanel
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
 from mediaassist.ui.task_actions import ACTION_SHORTCUTS, ID_CHUNK, TaskActions, action_label
 from mediaassist.ui.task_model import COLUMNS, THUMB, TaskTableModel, column_label
-from mediaassist.ui.tray import NOTICE_MS, Tray
+from mediaassist.ui.tray import NOTICE_MS, Tray, bring_forward
 
 FILTER_DELAY_MS = 300
 ROW_HEIGHT = THUMB + 4
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
-HEADER_KEY = "window/task_table_header_v2"  # the column set changed: older saved states don't apply
+HEADER_KEY = "task_table_header_v2"  # the column set changed: older saved states don't apply
+SPLITTER_KEYS = ("panels_splitter", "top_splitter", "table_splitter")
+MAXIMIZE_UP_TO_PX = 1440  # a first start on a screen this wide or narrower opens maximized
 HIDDEN_KEY = "window/hidden_columns"
 
 
@@ -100,6 +104,7 @@ class MainWindow(QMainWindow):
         self.importer = ImportController(rt, settings, self.jobs, self, self.thumbnails)
         self.lanes = LanesController(rt, self.jobs, self)
         self.stats = StatsController(rt, self)
+        self.outputs = OutputsController(rt, self._selected_or_view_task_ids, self)
         self._storage_fault: StorageFault | None = rt.storage_fault
         rt.add_fault_listener(self._on_storage_fault)
         self.setAcceptDrops(True)
@@ -108,16 +113,16 @@ class MainWindow(QMainWindow):
                          use_tray)
         self._wire()
         self._build()
-        if not self.restoreGeometry(saved_bytes(settings, "window/geometry")):
-            self._default_size()
+        self.start_maximized = self._restore_place()
         self.stats.start()
         self.model.start()
 
     def _wire(self) -> None:
-        for controller in (self.tasks, self.importer, self.lanes, self.stats):
+        for controller in (self.tasks, self.importer, self.lanes, self.stats, self.outputs):
             controller.notice.connect(self.tray.notify)
-        for controller in (self.tasks, self.importer, self.lanes):
+        for controller in (self.tasks, self.importer, self.lanes, self.outputs):
             controller.message.connect(self._message)
+        self.outputs.changed.connect(self._rows_added)
         self.tasks.changed.connect(self.stats.refresh_soon)
         self.importer.imported.connect(lambda _batch, _n: self._rows_added())
         self.importer.progress.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
@@ -143,7 +148,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self._build_queue_tab(), tr("Queue"))
         self.accounts = AccountsPanel(self.rt.accounts, self.lanes.set_account_enabled, self.lanes.log_in)
         self.tabs.addTab(self.accounts, tr("Accounts"))
-        self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids)
+        self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids, pick=self.outputs.pick,
+                                   compare=self.outputs.compare, rerun=self.outputs.edit_and_run_again)
+        self.outputs.gallery_toggle = self.gallery.toggle_pick
         self.tabs.addTab(self.gallery, tr("Gallery"))
         self.tabs.currentChanged.connect(lambda _i: self._reload_gallery_if_shown())
         # The storage banner: the one place a full disk or a vanished database shows.
@@ -180,6 +187,9 @@ class MainWindow(QMainWindow):
             toolbar.addAction(self.task_actions[action])
         toolbar.addSeparator()
         toolbar.addActions([self.retry_view, self.cancel_view])
+        self.rerun_action = self._action(tr("Edit and run again…"), self._rerun_selected)
+        self.compare_action = self._action(tr("Compare row outputs…"), self._compare_selected)
+        self.deliver_action = self._action(tr("Deliver picked…"), self.outputs.choose_delivery_folder)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu(tr("&File"))
@@ -194,14 +204,35 @@ class MainWindow(QMainWindow):
         task_menu.addActions(list(self.task_actions.values()))
         task_menu.addSeparator()
         task_menu.addActions([self.retry_view, self.cancel_view])
+        task_menu.addSeparator()
+        task_menu.addActions([self.rerun_action, self.compare_action, self.deliver_action])
         lanes_menu = self.menuBar().addMenu(tr("&Lanes"))
         lanes_menu.addAction(self._action(tr("Pause/resume all"), self.lanes.toggle_pause_all, "Ctrl+P"))
 
-    def _default_size(self) -> None:
-        """First start: most of the screen, so the table and the detail pane both have room."""
-        screen = self.screen().availableGeometry() if self.screen() else None
-        if screen is not None:
-            self.resize(int(screen.width() * 0.85), int(screen.height() * 0.85))
+    # --- the window's place, kept per screen size -----------------------------------------------
+    def _place_key(self, key: str) -> str:
+        """``window/1366x768/geometry``: a laptop's layout is not squeezed onto by a big monitor's."""
+        size = self.screen().size()
+        return f"window/{size.width()}x{size.height()}/{key}"
+
+    def _restore_place(self) -> bool:
+        """The saved geometry on this screen; at a first start most of the screen, or all of it
+        (maximized) on a small one. Returns whether the window opens maximized."""
+        if self.restoreGeometry(saved_bytes(self.settings, self._place_key("geometry"))):
+            return str(self.settings.value(self._place_key("maximized"), "false")).lower() == "true"
+        screen = self.screen().availableGeometry()
+        self.resize(int(screen.width() * 0.85), int(screen.height() * 0.85))
+        return screen.width() <= MAXIMIZE_UP_TO_PX
+
+    def show_in_place(self) -> None:
+        if self.start_maximized:
+            self.showMaximized()
+        else:
+            self.show()
+
+    def _restore_splitters(self) -> None:
+        for key, splitter in zip(SPLITTER_KEYS, self.splitters, strict=True):
+            splitter.restoreState(saved_bytes(self.settings, self._place_key(key)))
 
     def _build_queue_tab(self) -> QWidget:
         lanes = self.rt.lane_views()
@@ -212,6 +243,7 @@ class MainWindow(QMainWindow):
                                     self.lanes.toggle_lane, config_path)
         self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts))
         top = QSplitter(Qt.Orientation.Horizontal)
+        top.setChildrenCollapsible(False)
         for panel in (self.web_panel, self.api_panel):
             top.addWidget(scrollable(panel))  # more lanes than room: they scroll
         top.addWidget(self.batches)  # its rows scroll under its title
@@ -231,6 +263,8 @@ class MainWindow(QMainWindow):
         outer.addWidget(top)
         outer.addWidget(lower)
         outer.setSizes([200, 600])
+        self.splitters = (outer, top, lower)
+        self._restore_splitters()
         return outer
 
     def _build_table(self) -> QTableView:
@@ -256,7 +290,7 @@ class MainWindow(QMainWindow):
         header.setSelectionModel(QItemSelectionModel(self.model, header))
         for i, column in enumerate(COLUMNS):  # never narrower than the title, in either language
             table.setColumnWidth(i, max(column.width, header.sectionSizeHint(i)))
-        header.restoreState(saved_bytes(self.settings, HEADER_KEY))
+        header.restoreState(saved_bytes(self.settings, self._place_key(HEADER_KEY)))
         for i, column in enumerate(COLUMNS):  # after the restore: a saved state never makes them scroll
             if column.stretch:
                 header.setSectionResizeMode(i, QHeaderView.ResizeMode.Stretch)
@@ -436,6 +470,9 @@ class MainWindow(QMainWindow):
     def _show_offered(self, offered: list[TaskAction], seqs: list[int]) -> None:
         for action, qaction in self.task_actions.items():
             qaction.setEnabled(action in offered)
+        single_finished = len(seqs) == 1 and TaskAction.DELETE in offered  # a finished task
+        self.rerun_action.setEnabled(single_finished)
+        self.compare_action.setEnabled(len(seqs) == 1)
         if hasattr(self, "detail"):
             single = self.model.tasks_of(seqs) if len(seqs) == 1 else []
             self.detail.show_task(single[0][0] if single else None)
@@ -444,7 +481,32 @@ class MainWindow(QMainWindow):
         menu = QMenu(self)
         for action in self.tasks.offered()[0]:
             menu.addAction(self.task_actions[action])
+        if self.rerun_action.isEnabled() or self.compare_action.isEnabled():
+            menu.addSeparator()
+            menu.addActions([a for a in (self.rerun_action, self.compare_action) if a.isEnabled()])
         return menu
+
+    def _selected_or_view_task_ids(self) -> list[str]:
+        """What "Deliver picked…" takes: the selected tasks, else every task of the current view."""
+        return [task_id for task_id, _state in self.model.tasks_of(self._selected_seqs())] \
+            or self.model.matching_task_ids()
+
+    def _selected_task_id(self) -> str | None:
+        seqs = self._selected_seqs()
+        tasks = self.model.tasks_of(seqs) if len(seqs) == 1 else []
+        return tasks[0][0] if tasks else None
+
+    def _rerun_selected(self) -> None:
+        task_id = self._selected_task_id()
+        if task_id is not None:
+            self.outputs.edit_and_run_again(task_id)
+
+    def _compare_selected(self) -> None:
+        task_id = self._selected_task_id()
+        task = self.rt.task(task_id) if task_id is not None else None
+        if task is not None:
+            self.outputs.compare(MediaItem(task.task_id, OUTPUT, "other", "", batch_id=task.batch_id,
+                                           group=task.group_key or task.task_id))
 
     def show_context_menu(self, pos: QPoint) -> None:
         menu = self.context_menu()
@@ -466,9 +528,9 @@ class MainWindow(QMainWindow):
             self.open_files(paths)
 
     def open_files(self, paths: list[Path] | list[str]) -> None:
-        """Files dropped or handed over by a second launch: the window comes up with the preview."""
-        self.showNormal()
-        self.raise_()
+        """Files dropped or handed over by a second launch: the window comes up with the preview,
+        keeping its size (maximized stays maximized)."""
+        bring_forward(self)
         self.importer.open_files(paths)
 
     def choose_export_file(self) -> None:
@@ -576,6 +638,9 @@ class MainWindow(QMainWindow):
     def _save_view_state(self) -> None:
         if self.demo:
             return
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue(HEADER_KEY, self.table.horizontalHeader().saveState())
+        self.settings.setValue(self._place_key("geometry"), self.saveGeometry())
+        self.settings.setValue(self._place_key("maximized"), self.isMaximized())
+        self.settings.setValue(self._place_key(HEADER_KEY), self.table.horizontalHeader().saveState())
+        for key, splitter in zip(SPLITTER_KEYS, self.splitters, strict=True):
+            self.settings.setValue(self._place_key(key), splitter.saveState())
 
