@@ -267,6 +267,7 @@ TEMPLATES = (
     tr_noop("{service} rejected the inputs: {detail}"),
     tr_noop("input {name}: {service} needs a local file to upload, not a URL ({url})"),
     tr_noop("{file} was uploaded as {name} already; not uploading it again"),
+    tr_noop("{file} was uploaded as {name} for another task; not uploading it again"),
     tr_noop("{task} was canceled remotely ({reason})"),
     tr_noop("{task} failed: {reason}"),
     tr_noop("{failed} of {total} downloads of {service} task {remote_id} failed after {tries} tries ({error}: "

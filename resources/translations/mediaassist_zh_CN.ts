@@ -940,6 +940,10 @@
       <translation>{file} 已上传为 {name}；不再重复上传</translation>
     </message>
     <message>
+      <source>{file} was uploaded as {name} for another task; not uploading it again</source>
+      <translation>{file} 已为另一个任务上传为 {name}；不再重复上传</translation>
+    </message>
+    <message>
       <source>{task} was canceled remotely ({reason})</source>
       <translation>{task} 已在远端取消（{reason}）</translation>
     </message>
