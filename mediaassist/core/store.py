@@ -310,7 +310,8 @@ MODELS = (Task, Result, Output, TaskLog, LaneState, Account, Gate, Presence, Not
 # The schema's versions after the first (1: the tables from before schema_version existed):
 # version -> the columns it adds to older stores, as (table, column, SQL type). New tables need
 # no entry (created when missing); a new index on an existing table needs a new version (an empty
-# list will do: core.schema only runs create_tables when the version changes or a table is missing). Only defaulted or nullable columns, so rows
+# list will do: core.schema runs create_tables only when the version changes or a table is
+# missing). Only defaulted or nullable columns, so rows
 # written by an older version stay valid. The highest key is the version this program writes.
 SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
     2: [("task", "crash_retries_left", f"INTEGER NOT NULL DEFAULT {CRASH_RETRIES}"),
