@@ -113,8 +113,7 @@ def test_an_enqueue_into_a_full_store_is_a_storage_fault_and_adds_nothing(store:
 class _FinishRaises(Store):
     """A store whose success write breaks the way a bug in it would (not a storage fault)."""
 
-    def finish_success(self, task: Task, text: str | None, files: list[str],
-                       usage: dict[str, int] | None = None) -> bool:
+    def finish_success(self, task: Task, *_result: object, **_more: object) -> bool:
         raise RuntimeError("result table is not what this version expects")
 
 
