@@ -202,9 +202,12 @@ def test_a_cut_file_is_called_damaged_only_after_integrity_check_and_with_a_back
 def test_the_doctor_saves_the_rows_a_damaged_file_can_still_read(tmp_path: Path) -> None:
     path = tmp_path / DB
     _valid_db(path, tasks=2000)
+    with sqlite3.connect(path) as conn:  # three of the task table's leaf pages, not its root
+        leaves = [row[0] for row in conn.execute("SELECT pageno FROM dbstat WHERE name = 'task' "
+                                                 "AND pagetype = 'leaf'")]
     spoiled = bytearray(path.read_bytes())
-    middle = len(spoiled) // 2 // 4096 * 4096
-    spoiled[middle:middle + 3 * 4096] = os.urandom(3 * 4096)  # three pages in the middle
+    for page in leaves[len(leaves) // 2:len(leaves) // 2 + 3]:
+        spoiled[(page - 1) * 4096:page * 4096] = os.urandom(4096)
     path.write_bytes(spoiled)
     doctor = cli("doctor", "--data-dir", str(tmp_path))
     assert doctor.returncode == 1 and "Traceback" not in doctor.stderr, doctor.stderr
