@@ -357,12 +357,14 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
         from mediaassist.runtime import Runtime
 
         async with Runtime(options) as rt:
+            rt.store.verify()
             lanes, at_work = lane_status(rt.config, rt.store), processes_at_work(rt.store)
             spent, stopped = spent_today(rt.config, rt.store), paused_batches(rt.store.paused_lanes())
             checks = await poll_account_checks(rt.config)
     else:
         config = load_app_config(options)
         with _open_store(options) as store:
+            store.verify()
             lanes, at_work = lane_status(config, store), processes_at_work(store)
             spent, stopped = spent_today(config, store), paused_batches(store.paused_lanes())
         checks = await poll_account_checks(config)

@@ -73,10 +73,24 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # preparing the data dir on a read-only or full file system
         from mediaassist.core.store import classify_fault
 
-        classified = classify_fault(exc, Path(exc.filename or "."))
+        classified = classify_fault(exc, _where_it_failed(exc, options))
         if classified is None:
             raise
         return report_storage_fault(classified)
+
+
+def _where_it_failed(exc: OSError, options: RuntimeOptions) -> Path:
+    """The file an OS error names, else the store file in the data dir -- never the working
+    directory, whose disk may not be the full one."""
+    if exc.filename:
+        return Path(exc.filename)
+    from mediaassist.core.options import DB_NAME
+    from mediaassist.core.paths import data_dir
+
+    try:
+        return data_dir(options.data_dir) / DB_NAME
+    except OSError:
+        return Path(options.data_dir or ".").expanduser().resolve() / DB_NAME
 
 
 def report_storage_fault(fault: StorageFault) -> int:

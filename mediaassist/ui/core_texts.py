@@ -132,6 +132,10 @@ TEMPLATES = (
     tr_noop("prompt has {n} characters (at most {limit})"),
     tr_noop("duplicate task_id {task_id} (first on row {row})"),
     tr_noop("params is not valid JSON"),
+    # the simulated provider (benchmarks, tests, trials): a task's params it cannot use
+    tr_noop("params: sim_duration_s must be a number of seconds >= 0, not {value}"),
+    tr_noop("params: sim_fail must be one of {allowed}, not {value}"),
+    tr_noop("{literal} is not a JSON value (JSON has no NaN or Infinity): write a number or a text in quotes"),
     tr_noop("params is not a JSON object"),
     tr_noop("priority {value} is not an integer"),
     tr_noop("outside its hours {hours}; opens at {time}"),
@@ -286,6 +290,7 @@ TEMPLATES = (
     tr_noop("{service} rejected the inputs: {detail}"),
     tr_noop("input {name}: {service} needs a local file to upload, not a URL ({url})"),
     tr_noop("{file} was uploaded as {name} already; not uploading it again"),
+    tr_noop("{file} was uploaded as {name} for another task; not uploading it again"),
     tr_noop("{task} was canceled remotely ({reason})"),
     tr_noop("{task} failed: {reason}"),
     tr_noop("{failed} of {total} downloads of {service} task {remote_id} failed after {tries} tries ({error}: "

@@ -476,6 +476,18 @@
       <translation>params 不是有效的 JSON</translation>
     </message>
     <message>
+      <source>params: sim_duration_s must be a number of seconds &gt;= 0, not {value}</source>
+      <translation>params：sim_duration_s 必须是 &gt;= 0 的秒数，而不是 {value}</translation>
+    </message>
+    <message>
+      <source>params: sim_fail must be one of {allowed}, not {value}</source>
+      <translation>params：sim_fail 必须是 {allowed} 之一，而不是 {value}</translation>
+    </message>
+    <message>
+      <source>{literal} is not a JSON value (JSON has no NaN or Infinity): write a number or a text in quotes</source>
+      <translation>{literal} 不是 JSON 值（JSON 没有 NaN 或 Infinity）：请写一个数字或带引号的文本</translation>
+    </message>
+    <message>
       <source>params is not a JSON object</source>
       <translation>params 不是 JSON 对象</translation>
     </message>
@@ -990,6 +1002,10 @@
     <message>
       <source>{file} was uploaded as {name} already; not uploading it again</source>
       <translation>{file} 已上传为 {name}；不再重复上传</translation>
+    </message>
+    <message>
+      <source>{file} was uploaded as {name} for another task; not uploading it again</source>
+      <translation>{file} 已为另一个任务上传为 {name}；不再重复上传</translation>
     </message>
     <message>
       <source>{task} was canceled remotely ({reason})</source>
