@@ -15,9 +15,6 @@ running; a shared server out of reach; a schema newer than this program), 3 the 
 from __future__ import annotations
 
 import argparse
-import errno
-import logging
-import logging.handlers
 import os
 import sys
 import warnings
@@ -248,6 +245,9 @@ def _command_parser() -> argparse.ArgumentParser:
 # --- logging ----------------------------------------------------------------------------------
 
 def _setup_logging(args: argparse.Namespace, options: RuntimeOptions) -> None:
+    import errno
+    import logging.handlers  # not before: --version and --help need no logging
+
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(level)
