@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mediaassist.core.location import choose_store_url
 from mediaassist.core.paths import default_config_path, demo_data_dir
 
 if TYPE_CHECKING:
@@ -52,6 +51,8 @@ def load_app_config(options: RuntimeOptions) -> AppConfig:
 def store_location(options: RuntimeOptions, config: AppConfig, data_dir: Path) -> Path | str:
     """The store this run uses: a shared PostgreSQL one if --store, the environment or the
     config names one, else the SQLite file in the data dir."""
+    from mediaassist.core.location import choose_store_url
+
     return choose_store_url(options.store_url, config.store_url) or data_dir / DB_NAME
 
 

@@ -7,7 +7,6 @@ or started, so a start that waits for a browser or a remote service shows at onc
 
 from __future__ import annotations
 
-import asyncio
 import faulthandler
 import logging
 import os
@@ -15,11 +14,11 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("QT_API", "pyside6")  # qasync picks its binding from this (qasync #23)
 
-import qasync
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer
 from PySide6.QtGui import QIcon, QPaintEvent
 from PySide6.QtWidgets import QApplication, QLabel, QProgressBar, QVBoxLayout, QWidget
 
@@ -27,6 +26,9 @@ from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import RESOURCES, is_demo_dir
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.ui.single_instance import SingleInstance, server_name
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger("mediaassist.ui")
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
@@ -67,17 +69,12 @@ def saved_data_dir(settings: QSettings) -> Path | None:
 
 async def run_window(files: list[Path], options: RuntimeOptions, settings: QSettings,
                      instance: SingleInstance | None = None, use_tray: bool = True,
-                     on_window: object = None) -> int:
-    """The app's life: start window, runtime up, window until a quit is decided, then an orderly stop.
+                     on_window: object = None, start: QWidget | None = None) -> int:
+    """The app's life: runtime up, window until a quit is decided, then an orderly stop.
 
+    ``start``: the start window already on screen, closed once the window shows.
     ``on_window(window)`` is called once the window shows (tests and the screenshot script)."""
-    start = StartWindow()
-    start.show()
-    await start.painted
-    if os.environ.get(STARTUP_PROBE):
-        print("first paint", flush=True)
-        start.close()
-        return 0
+    start = start or StartWindow.painted_on_screen()
     try:
         return await _session(files, options, settings, instance, use_tray, on_window, start)
     finally:
@@ -154,12 +151,20 @@ class StartWindow(QWidget):
         layout.addWidget(busy)
         layout.addStretch(1)
         self.resize(420, 200)
-        self.painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.painted = False
+
+    @classmethod
+    def painted_on_screen(cls) -> StartWindow:
+        """Shown, and back once Qt has painted it (its events run here: no asyncio loop needed)."""
+        start = cls()
+        start.show()
+        while not start.painted:
+            QApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+        return start
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
-        if not self.painted.done():
-            self.painted.set_result(None)
+        self.painted = True
 
 
 class QuitOnSignals:
@@ -173,6 +178,8 @@ class QuitOnSignals:
     def __init__(self, decided: asyncio.Future[bool]) -> None:
         self.received: int | None = None
         self._decided = decided
+        import asyncio
+
         self._loop = asyncio.get_running_loop()
         self._previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         for sig, handler in self._previous.items():
@@ -214,9 +221,17 @@ def run_gui(files: list[Path], options: RuntimeOptions) -> int:
     if instance.claim(files):
         print("mediaassist is already running; the files were handed to its window.")
         return 0
+    start = StartWindow.painted_on_screen()
+    if os.environ.get(STARTUP_PROBE):
+        print("first paint", flush=True)
+        return 0
+    import asyncio  # the loop only once the start window shows
+
+    import qasync
+
     try:
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-            return runner.run(run_window(files, options, settings, instance))
+            return runner.run(run_window(files, options, settings, instance, start=start))
     except KeyboardInterrupt:
         # Ctrl-C before the window's own handlers are in place: the runner has cancelled
         # run_window, whose finally blocks stopped the scheduler and wrote every row.
