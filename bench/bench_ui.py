@@ -1,6 +1,6 @@
 """UI under load: 100,000 tasks in the table while ~100 tasks per second change state.
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_ui.py [--tasks N] [--seconds S]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.bench_ui [--tasks N] [--seconds S]
 
 Runs the real window on the qasync loop with the real scheduler: a simulated poll lane with a
 pool of 50 and 1 s service time gives ~50 starts + ~50 finishes per second. Prints event-loop lag

@@ -1,11 +1,11 @@
 """Screenshots for review on a 1366×768 laptop screen, the demo running, English and Chinese.
 
-    .venv/bin/python bench/screenshots.py [--docs]
+    .venv/bin/python -m bench.screenshots [--docs]
 
 Runs offscreen on a simulated 1366×768 screen (Qt's offscreen platform with a screen config), so
 the result does not depend on the X server's size. Saves screenshots/{en,zh_CN}-{first-start,
 busy,error,gallery,preview-image,preview-video,import,import-errors,settings,accounts,tray}.png; ``--docs``
-also refreshes the two README pictures in docs/.
+also refreshes the pictures in docs/images/ (README and the documentation site).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screens}"
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "screenshots"
-DOCS = ROOT / "docs"
+DOCS = ROOT / "docs" / "images"
 EXAMPLES = RESOURCES / "examples"
 LONG_REASON = ("RunningHub balance or membership exhausted (416 APIKEY_USER_BALANCE_NOT_ENOUGH); fix it, "
                "then resume the lane")
@@ -168,10 +168,10 @@ async def shoot_previews(window: MainWindow, language: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", action="store_true", help="also refresh the README's two pictures in docs/")
+    parser.add_argument("--docs", action="store_true", help="also refresh the pictures in docs/images/")
     docs = parser.parse_args().docs
     OUT.mkdir(exist_ok=True)
-    DOCS.mkdir(exist_ok=True)
+    DOCS.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, False)
     for language in ("en", "zh_CN"):

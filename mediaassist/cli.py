@@ -1,11 +1,6 @@
-"""The headless commands (``mediaassist run|status|cancel|retry|accounts|lanes|sites``); the
-entry point (mediaassist/entry.py) parses the arguments and calls ``run_command``.
-
-Exit codes: 0 all succeeded, 1 something failed, was canceled or could not run, 2 bad input or
-config (a bad row is reported with its row number; the good rows still run) or a store that
-cannot be used (a database file read-only, damaged, not a database, deleted or replaced while
-running; a shared server out of reach; a schema newer than this program), 3 the disk is full
-(queued and running tasks stay queued), 130 interrupted.
+"""The headless commands (``mediaassist run|status|cancel|retry|accounts|lanes|sites|profiles``); the
+entry point (mediaassist/entry.py) parses the arguments, calls ``run_command`` and documents the
+exit codes.
 """
 
 from __future__ import annotations
@@ -16,6 +11,7 @@ import json
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mediaassist.core.config import AppConfig
@@ -24,6 +20,7 @@ from mediaassist.core.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    ConfigError,
     StorageFault,
     TaskError,
 )
@@ -46,6 +43,8 @@ def run_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
         return _run_with_signals(args, options)
     if args.command == "status":
         return asyncio.run(_status(args, options))
+    if args.command == "profiles":
+        return _profiles_check(args)
     if args.command == "sites":
         return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
@@ -93,6 +92,9 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     async with Runtime(options) as rt:
         reports = [read_task_file(path, rt.config, args.model, args.encoding)
                    for path in args.files]  # all or nothing
+        if args.not_before is not None:
+            for task in (task for report in reports for task in report.tasks if not task.not_before):
+                task.not_before = args.not_before
         task_ids, batch_ids, bad_rows = _enqueue(rt, reports)
         if args.all:
             batch_ids = sorted(set(batch_ids) | set(rt.store.open_batches()))
@@ -293,6 +295,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             line += f"  (auto: learned limit {lane['limit']}, max {lane['max_concurrency']})"
         if lane.get("paused"):
             line += f"  PAUSED: {lane['paused']}"
+        elif lane.get("closed"):
+            line += f"  RESTING: {lane['closed']}"
         if lane.get("enabled") is False:
             line += "  DISABLED"
         if lane["kind"] == "web" and "host" in lane:
@@ -304,7 +308,7 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             print(f"    {check}")
     if not lanes:
         where = options.config_path or default_config_path()
-        print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo")
+        print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see docs/configuration.md), or try --demo")
     print("at work on this store: " + (", ".join(f"{host} ({_count(n, 'process', 'processes')})"
                                                   for host, n in at_work.items()) or "no mediaassist process"))
     return EXIT_OK
@@ -381,6 +385,20 @@ async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int
             return _profile_busy("sites check", exc)
     print(report.format())
     return EXIT_OK if report.usable else EXIT_FAILED
+
+
+def _profiles_check(args: argparse.Namespace) -> int:
+    """The requests a task on the profile would make; a bad profile is a config error naming its key."""
+    from mediaassist.core.task_profiles import load_profile
+    from mediaassist.providers.poll.task_api import describe_requests
+
+    profile = load_profile(args.name, "profiles check", Path.cwd())
+    base_url = (args.base_url or profile.base_url or "").rstrip("/")
+    if not base_url:
+        raise ConfigError(f"profiles check: {profile.name} has no base_url; give --base-url URL (the service's "
+                          "address, e.g. https://api.example.com/v1)")
+    print("\n".join(describe_requests(profile, base_url)))
+    return EXIT_OK
 
 
 def _profile_busy(command: str, busy: Any) -> int:

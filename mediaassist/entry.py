@@ -34,7 +34,7 @@ from mediaassist.core.errors import (
 if TYPE_CHECKING:
     from mediaassist.core.options import RuntimeOptions
 
-COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
+COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites", "profiles")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_command(args, options)
     except ConfigError as exc:
-        print(f"mediaassist: config error: {exc}", file=sys.stderr)
+        for problem in exc.problems:  # every problem, one a line: all typos are fixed in one go
+            print(f"mediaassist: config error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ImportFileError as exc:
         print(f"mediaassist: cannot import: {exc}", file=sys.stderr)
@@ -145,6 +146,17 @@ def _data_dir(text: str) -> Path:
     return Path(text)
 
 
+def _not_before(text: str) -> float:
+    from datetime import datetime
+
+    from mediaassist.core.hours import parse_not_before
+
+    try:
+        return parse_not_before(text, datetime.now()).timestamp()
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive_float(text: str) -> float:
     value = float(text)
     if not 0 < value <= 10000:
@@ -184,6 +196,9 @@ def _command_parser() -> argparse.ArgumentParser:
                      help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
                           "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
     run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
+    run.add_argument("--not-before", type=_not_before, metavar="WHEN",
+                     help="start no task before WHEN (local time: 23:00, 2026-12-03 23:00, or ISO 8601 with "
+                          "an offset); a task file's not_before column wins for its rows")
 
     status = command("status", "per lane: limit, running, pending, success, failed, canceled "
                      "(and the polling pool)", speed=False)
@@ -231,6 +246,17 @@ def _command_parser() -> argparse.ArgumentParser:
     learn.add_argument("--account", required=True, metavar="NAME",
                        help="whose browser profile to use (log in there first if the site asks)")
     learn.add_argument("--force", action="store_true", help="replace an existing profile of that name")
+
+    profiles = sub.add_parser("profiles", help="task-API profiles: show the requests a task would make")
+    profiles_sub = profiles.add_subparsers(dest="action", required=True)
+    show = profiles_sub.add_parser("check", help="show the requests a task on profile NAME would make "
+                                   "(nothing is sent; secrets masked)",
+                                   description="Read a task-API profile (a shipped name or a .toml path) and "
+                                   "show the create, status, result and cancel requests a task would make "
+                                   "against a base URL, with the key and secrets masked. Nothing is sent.")
+    show.add_argument("name", metavar="NAME", help="a shipped profile (kling, runway, ...) or a .toml path")
+    show.add_argument("--base-url", metavar="URL", help="the service's address (default: the profile's base_url)")
+    _common(show, speed=False)
 
     lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
     lane_sub = lanes.add_subparsers(dest="action", required=True)

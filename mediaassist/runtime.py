@@ -20,6 +20,7 @@ from mediaassist.core.config import AppConfig, check_setting
 from mediaassist.core.errors import StorageFault
 from mediaassist.core.import_process import ImportedBatch, ImportReading, ReadRequest, enqueue_in_steps
 from mediaassist.core.importer import ImportReport, derive_missing_ids
+from mediaassist.core.notices import Notifier
 from mediaassist.core.options import RuntimeOptions, load_app_config, store_location
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import output_dir
@@ -57,6 +58,12 @@ class LaneView:
     notes: tuple[str, ...] = ()  # the provider's account check (a poll lane's pre-flight)
 
 
+def keep_operator_settings(demo: AppConfig, operator: AppConfig) -> None:
+    """What ``--demo`` takes from a given ``--config``: the operator's own settings (webhooks), so
+    they can be tried on the demo providers; never its providers, models or accounts."""
+    demo.notify = operator.notify
+
+
 class Runtime:
     """``async with Runtime(options) as rt:`` -- rt.config, rt.store, rt.scheduler (not started)."""
 
@@ -69,6 +76,7 @@ class Runtime:
         self.store_location: Path | str
         self.store: Store
         self.scheduler: Scheduler
+        self.notifier: Notifier
 
     def _demo_environment(self) -> DemoEnvironment:
         # Imported only when --demo asks: the demo servers are no part of a real run.
@@ -82,6 +90,8 @@ class Runtime:
             demo = self._demo_environment() if self.options.demo else None
             if demo is not None:
                 self.config = await self._stack.enter_async_context(demo)
+                if self.options.config_path is not None:
+                    keep_operator_settings(self.config, load_app_config(self.options))
             else:
                 self.config = load_app_config(self.options)
             self.store_location = store_location(self.options, self.config, self.data_dir)
@@ -99,6 +109,9 @@ class Runtime:
 
             providers = build_providers(self.config, self.clock, self.data_dir)
             self.scheduler = Scheduler(self.store, self.config, providers, self.data_dir, self.clock)
+            self.notifier = Notifier(self.store, self.config.notify, self.scheduler.owner)
+            self.scheduler.add_listener(self.notifier.on_task_event)
+            self._stack.push_async_callback(self.notifier.aclose)
         except BaseException:
             await self._stack.aclose()
             raise

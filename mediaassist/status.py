@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import Any
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
+from mediaassist.core.hours import closed_reason
 from mediaassist.core.lanes import lane_specs, site_route
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.scheduler import STALL_S
@@ -29,6 +31,8 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
             entry.update(limit=learned.get(spec.name, AUTO_START), adaptive=True, max_concurrency=spec.limit)
         if spec.kind == "poll":
             entry.update(_pool(store, spec.route, spec.limit, entry["pending"]))
+        if spec.hours:
+            entry["closed"] = closed_reason(spec.hours, datetime.now())
         if spec.account is not None:
             stored, acct = accounts.get(spec.account), configured[spec.account]
             entry["site"] = spec.site

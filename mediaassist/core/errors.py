@@ -69,7 +69,13 @@ class Requeue(Exception):
 
 
 class ConfigError(Exception):
-    """A config file problem; the message names the key and what is allowed."""
+    """Config file problems; each names the key and what is allowed. ``problems`` holds them
+    all (a config is checked whole, so two typos take one start to find); ``str()`` is one a line.
+    No problems at all means "already reported" (a model naming a provider whose own table failed)."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
 
 
 class ImportFileError(Exception):

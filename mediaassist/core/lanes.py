@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mediaassist.core.config import AppConfig
+from mediaassist.core.hours import Hours
 
 DEFAULT_SWEEP_S = 5.0  # seconds between looks for work no event announced (a poll lane sets its own)
 # A web account is one logged-in browser session: the site errors (or silently mixes up the
@@ -38,6 +39,7 @@ class LaneSpec:
     site: str | None = None  # web lanes: the account's site
     sweep_s: float = DEFAULT_SWEEP_S
     adaptive: bool = False  # concurrency = "auto"
+    hours: Hours = ()  # the local hours it may take work in; () = any time
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class LaneConditions:
     paused: Mapping[str, str] = field(default_factory=dict)  # lane -> reason
     learned: Mapping[str, int] = field(default_factory=dict)  # lane -> learned limit (concurrency "auto")
     accounts: Mapping[str, AccountView] = field(default_factory=dict)
+    # lane -> why it takes no work now (outside its hours); added by the scheduler from its clock
+    closed: Mapping[str, str] = field(default_factory=dict)
 
 
 def lane_specs(config: AppConfig) -> list[LaneSpec]:
@@ -65,12 +69,12 @@ def lane_specs(config: AppConfig) -> list[LaneSpec]:
     lanes = [
         LaneSpec(name=prov.lane, kind=prov.kind, route=prov.lane, limit=prov.limit,
                  sweep_s=prov.queue_check_interval_s if prov.kind == "poll" else DEFAULT_SWEEP_S,
-                 adaptive=prov.adaptive)
+                 adaptive=prov.adaptive, hours=prov.hours)
         for prov in config.providers
     ]
     lanes += [
         LaneSpec(name=acct.lane, kind="web", route=site_route(acct.site), limit=WEB_LANE_LIMIT,
-                 account=acct.name, site=acct.site)
+                 account=acct.name, site=acct.site, hours=acct.hours)
         for acct in config.accounts
     ]
     return lanes

@@ -14,9 +14,11 @@ plain value, so each rule is unit-tested on its own (tests/unit/test_policy.py).
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
+from mediaassist.core.hours import Hours, closed_reason
 from mediaassist.core.lane_api import StopReason
 from mediaassist.core.lanes import WEB_LANE_LIMIT, AccountView, LaneConditions
 from mediaassist.core.limiter import AUTO_START
@@ -74,16 +76,30 @@ def account_blocked(account: AccountView | None, here: str) -> str | None:
 
 
 def blocked_lanes(lanes: Iterable[LaneSlots], conditions: LaneConditions, here: str) -> dict[str, str]:
-    """The lanes that cannot take work now, with the reason: paused (its reason), else its account's."""
+    """The lanes that cannot take work now, with the reason: paused (its reason), outside its hours,
+    else its account's."""
     blocked: dict[str, str] = {}
     for lane in lanes:
         if lane.name in conditions.paused:
             blocked[lane.name] = conditions.paused[lane.name]
+        elif lane.name in conditions.closed:
+            blocked[lane.name] = conditions.closed[lane.name]
         elif lane.account is not None:
             why = account_blocked(conditions.accounts.get(lane.account), here)
             if why:
                 blocked[lane.name] = why
     return blocked
+
+
+def closed_lanes(hours: Mapping[str, Hours], local: datetime) -> dict[str, str]:
+    """The lanes outside their hours at ``local`` time, with when they open."""
+    closed = {name: closed_reason(lane_hours, local) for name, lane_hours in hours.items()}
+    return {name: why for name, why in closed.items() if why is not None}
+
+
+def waiting_for_hours(blocked: Mapping[str, str], conditions: LaneConditions) -> set[str]:
+    """Blocked lanes that only wait for their hours: they will take work without anyone's help."""
+    return {name for name, why in blocked.items() if conditions.closed.get(name) == why}
 
 
 def plan_claims(lanes: Sequence[LaneSlots], conditions: LaneConditions, here: str) -> list[ClaimRequest]:

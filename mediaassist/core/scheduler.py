@@ -27,17 +27,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import time
 from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
+from mediaassist.core.hours import Hours, next_opening
 from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
@@ -51,10 +54,12 @@ from mediaassist.core.policy import (
     Retry,
     batches_settled,
     blocked_lanes,
+    closed_lanes,
     current_limit,
     decide_end,
     decide_retry,
     plan_claims,
+    waiting_for_hours,
 )
 from mediaassist.core.store import CRASH_RETRIES, Store, Task
 
@@ -100,6 +105,7 @@ class Lane:
     logger: LaneLogger = field(init=False)
     # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
     resting_until: float = 0.0
+    hours: Hours = ()  # the local hours it may take work in; () = any time
 
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
@@ -107,7 +113,7 @@ class Lane:
     @classmethod
     def of(cls, spec: LaneSpec, provider: Provider) -> Lane:
         return cls(name=spec.name, kind=spec.kind, route=spec.route, limit=spec.limit, provider=provider,
-                   account=spec.account, sweep_s=spec.sweep_s, adaptive=spec.adaptive)
+                   account=spec.account, sweep_s=spec.sweep_s, adaptive=spec.adaptive, hours=spec.hours)
 
     def current_limit(self) -> int:
         """How many tasks the lane may run at once, across every process on the store: for
@@ -358,6 +364,11 @@ class Scheduler:
         due = self.store.next_due()
         if due is not None:
             timeout = min(timeout, max(0.0, due - self.store.now()) + 0.001)
+        local = self._local_now()
+        for lane in open_lanes:
+            if lane.hours:  # outside its hours: look again the moment they begin
+                opens = (next_opening(lane.hours, local) - local).total_seconds()
+                timeout = min(timeout, opens + 0.001) if opens > 0 else timeout
         return timeout
 
     def _any_active(self) -> bool:
@@ -405,7 +416,7 @@ class Scheduler:
     def assign(self) -> None:
         """Fill free slots from the head of each lane's queue. Synchronous on purpose: one read
         of the store, the pure plan (core/policy.py), then the claims and the attempts' starts."""
-        conditions = self.store.lane_conditions()
+        conditions = self.lane_conditions()
         for lane in self.lanes.values():
             lane.learned = conditions.learned.get(lane.name)
         if self._stopping or self._draining or self.fault is not None:
@@ -576,10 +587,21 @@ class Scheduler:
         return None
 
     # --- waiting for batches ---------------------------------------------------------------
+    def lane_conditions(self) -> LaneConditions:
+        """The store's word on the lanes, and which are outside their hours by this machine's clock."""
+        conditions = self.store.lane_conditions()
+        hours = {lane.name: lane.hours for lane in self.lanes.values() if lane.hours}
+        if not hours:
+            return conditions
+        return dataclasses.replace(conditions, closed=closed_lanes(hours, self._local_now()))
+
+    def _local_now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.now())
+
     def blocked_lanes(self, conditions: LaneConditions | None = None) -> dict[str, str]:
         """Lanes that cannot take work right now, with the reason (paused, disabled, login).
         ``conditions``: the store's, when the caller has just read them."""
-        conditions = self.store.lane_conditions() if conditions is None else conditions
+        conditions = self.lane_conditions() if conditions is None else conditions
         return blocked_lanes([lane.slots() for lane in self.lanes.values()], conditions, host_id())
 
     async def drain(self) -> None:
@@ -601,9 +623,10 @@ class Scheduler:
     def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
         """No task of the batches runs, and none pending can be taken here or by an account
         that lives on another machine at work on the store now."""
-        conditions = self.store.lane_conditions()  # one read for both questions, every tick of a wait
+        conditions = self.lane_conditions()  # one read for both questions, every tick of a wait
         blocked = self.blocked_lanes(conditions)
-        open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked]
+        opening = waiting_for_hours(blocked, conditions)  # they open by themselves: worth the wait
+        open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked or lane.name in opening]
         routes = {lane.route for lane in open_lanes}
         accounts_ok = {lane.account for lane in open_lanes}
         for acct in self._accounts_on_other_hosts_present(conditions, batch_ids):

@@ -241,7 +241,23 @@ class Presence(_Base):
         table_name = "presence"
 
 
-MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence)
+class Notice(_Base):
+    """One notice (a batch finished, an account needs login, a lane paused). Its key names the
+    event, so every process that sees the event records the same row once; the process that
+    claims the row sends it (``core/notices.py``)."""
+    key = pw.CharField(primary_key=True)
+    kind = pw.CharField()
+    created_at = pw.DoubleField()
+    payload = pw.TextField()  # JSON: title, text and the event's data
+    owner = pw.CharField(null=True)  # the process sending it
+    claimed_at = pw.DoubleField(default=0.0)
+    sent_at = pw.DoubleField(null=True)
+
+    class Meta:
+        table_name = "notice"
+
+
+MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence, Notice)
 # The schema's versions after the first (1: the tables from before schema_version existed):
 # version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
 # indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
@@ -269,6 +285,7 @@ class NewTask:
     params: dict[str, Any] = field(default_factory=dict)
     priority: int = 0
     inputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    not_before: float = 0.0  # epoch seconds before which it is not started (0: at once)
 
 
 def iso(ts: float | None) -> str | None:
@@ -691,7 +708,7 @@ class Store:
                 "account_pinned": item.account is not None, "prompt": item.prompt,
                 "system_prompt": item.system_prompt,
                 "params": json.dumps(item.params, ensure_ascii=False), "priority": item.priority,
-                "inputs": json.dumps(item.inputs, ensure_ascii=False),
+                "inputs": json.dumps(item.inputs, ensure_ascii=False), "not_before": item.not_before,
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids: list[str] = [r["task_id"] for r in rows]

@@ -48,6 +48,7 @@ from mediaassist.providers.openai_media import (
     input_entries,
     json_payload,
 )
+from mediaassist.providers.proxy import http_client
 
 ENDPOINTS = {"chat": "chat/completions", "images": "images/generations", "images_edit": "images/edits"}
 RATE_LIMIT_STATUSES = frozenset({429, 503})
@@ -198,7 +199,7 @@ class OpenAIProvider:
         key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
         self._auth = {"Authorization": f"Bearer {key}"} if key else {}
         # No client-wide timeout: each request gets its own deadline in ``_request`` instead.
-        self._client = httpx.AsyncClient(timeout=None, limits=POOL_LIMITS, follow_redirects=False)
+        self._client = http_client(self.prov.proxy, timeout=None, limits=POOL_LIMITS, follow_redirects=False)
 
     async def close(self) -> None:
         if self._client is not None:

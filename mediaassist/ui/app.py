@@ -25,6 +25,8 @@ from PySide6.QtWidgets import QApplication, QLabel, QProgressBar, QVBoxLayout, Q
 from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import RESOURCES, is_demo_dir
 from mediaassist.core.paths import data_dir as resolve_data_dir
+from mediaassist.ui.config_problems import options_after_config_problems
+from mediaassist.ui.i18n import Translations
 from mediaassist.ui.single_instance import SingleInstance, server_name
 
 if TYPE_CHECKING:
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mediaassist.ui")
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
+EXIT_BAD_CONFIG = 2  # the CLI's code for bad input or config
 
 DEMO_SETTINGS = "ui.ini"
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
@@ -42,7 +45,7 @@ STARTUP_PROBE = "MEDIAASSIST_STARTUP_PROBE"
 # asks for it back -- after every SQLite call and stat() -- so a scheduler pass of ~20 such calls
 # waited ~100 ms while a 100k-row sort was read. Handing the GIL over sooner bounds that wait:
 # 0.5 ms took that pass to ~17 ms; 0.1 ms roughly halved the lag while a 100,000-row file was
-# previewed in a thread (p99 249-420 -> 103-174 ms in bench_ui.py A/B runs; README), before
+# previewed in a thread (p99 249-420 -> 103-174 ms in bench_ui.py A/B runs; docs/performance.md), before
 # import files went to a child process of their own.
 GIL_SWITCH_INTERVAL_S = 0.0001
 
@@ -87,7 +90,6 @@ async def _session(files: list[Path], options: RuntimeOptions, settings: QSettin
     # (browsers, HTTP clients) and, with --demo, starts the demo servers.
     from mediaassist.runtime import Runtime
     from mediaassist.ui.core_texts import compile_catalogues
-    from mediaassist.ui.i18n import Translations
     from mediaassist.ui.main_window import MainWindow
     from mediaassist.ui.settings import apply_saved
 
@@ -108,7 +110,7 @@ async def _session(files: list[Path], options: RuntimeOptions, settings: QSettin
         try:
             if instance is not None:
                 instance.files_received.connect(window.open_files)
-            window.show()
+            window.show_in_place()
             start.close()
             log.info("window open on %s", rt.data_dir)
             if files:
@@ -214,6 +216,12 @@ def run_gui(files: list[Path], options: RuntimeOptions) -> int:
     app.setApplicationName("mediaassist")
     app.setOrganizationName("mediaassist")
     app.setQuitOnLastWindowClosed(False)
+    # A config the window cannot start with is shown in a dialog (in the operator's language).
+    Translations().apply(str(ui_settings(options).value("app/language", "auto")))
+    chosen = options_after_config_problems(options)
+    if chosen is None:
+        return EXIT_BAD_CONFIG
+    options = chosen
     settings = ui_settings(options)
     if options.data_dir is None:
         options.data_dir = saved_data_dir(settings)

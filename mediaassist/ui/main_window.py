@@ -62,12 +62,14 @@ from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
 from mediaassist.ui.task_actions import ACTION_SHORTCUTS, ID_CHUNK, TaskActions, action_label
 from mediaassist.ui.task_model import COLUMNS, THUMB, TaskTableModel, column_label
-from mediaassist.ui.tray import NOTICE_MS, Tray
+from mediaassist.ui.tray import NOTICE_MS, Tray, bring_forward
 
 FILTER_DELAY_MS = 300
 ROW_HEIGHT = THUMB + 4
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
-HEADER_KEY = "window/task_table_header_v2"  # the column set changed: older saved states don't apply
+HEADER_KEY = "task_table_header_v2"  # the column set changed: older saved states don't apply
+SPLITTER_KEYS = ("panels_splitter", "top_splitter", "table_splitter")
+MAXIMIZE_UP_TO_PX = 1440  # a first start on a screen this wide or narrower opens maximized
 HIDDEN_KEY = "window/hidden_columns"
 
 
@@ -108,8 +110,7 @@ class MainWindow(QMainWindow):
                          use_tray)
         self._wire()
         self._build()
-        if not self.restoreGeometry(saved_bytes(settings, "window/geometry")):
-            self._default_size()
+        self.start_maximized = self._restore_place()
         self.stats.start()
         self.model.start()
 
@@ -197,11 +198,30 @@ class MainWindow(QMainWindow):
         lanes_menu = self.menuBar().addMenu(tr("&Lanes"))
         lanes_menu.addAction(self._action(tr("Pause/resume all"), self.lanes.toggle_pause_all, "Ctrl+P"))
 
-    def _default_size(self) -> None:
-        """First start: most of the screen, so the table and the detail pane both have room."""
-        screen = self.screen().availableGeometry() if self.screen() else None
-        if screen is not None:
-            self.resize(int(screen.width() * 0.85), int(screen.height() * 0.85))
+    # --- the window's place, kept per screen size -----------------------------------------------
+    def _place_key(self, key: str) -> str:
+        """``window/1366x768/geometry``: a laptop's layout is not squeezed onto by a big monitor's."""
+        size = self.screen().size()
+        return f"window/{size.width()}x{size.height()}/{key}"
+
+    def _restore_place(self) -> bool:
+        """The saved geometry on this screen; at a first start most of the screen, or all of it
+        (maximized) on a small one. Returns whether the window opens maximized."""
+        if self.restoreGeometry(saved_bytes(self.settings, self._place_key("geometry"))):
+            return str(self.settings.value(self._place_key("maximized"), "false")).lower() == "true"
+        screen = self.screen().availableGeometry()
+        self.resize(int(screen.width() * 0.85), int(screen.height() * 0.85))
+        return screen.width() <= MAXIMIZE_UP_TO_PX
+
+    def show_in_place(self) -> None:
+        if self.start_maximized:
+            self.showMaximized()
+        else:
+            self.show()
+
+    def _restore_splitters(self) -> None:
+        for key, splitter in zip(SPLITTER_KEYS, self.splitters, strict=True):
+            splitter.restoreState(saved_bytes(self.settings, self._place_key(key)))
 
     def _build_queue_tab(self) -> QWidget:
         lanes = self.rt.lane_views()
@@ -212,6 +232,7 @@ class MainWindow(QMainWindow):
                                     self.lanes.toggle_lane, config_path)
         self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts))
         top = QSplitter(Qt.Orientation.Horizontal)
+        top.setChildrenCollapsible(False)
         for panel in (self.web_panel, self.api_panel):
             top.addWidget(scrollable(panel))  # more lanes than room: they scroll
         top.addWidget(self.batches)  # its rows scroll under its title
@@ -231,6 +252,8 @@ class MainWindow(QMainWindow):
         outer.addWidget(top)
         outer.addWidget(lower)
         outer.setSizes([200, 600])
+        self.splitters = (outer, top, lower)
+        self._restore_splitters()
         return outer
 
     def _build_table(self) -> QTableView:
@@ -256,7 +279,7 @@ class MainWindow(QMainWindow):
         header.setSelectionModel(QItemSelectionModel(self.model, header))
         for i, column in enumerate(COLUMNS):  # never narrower than the title, in either language
             table.setColumnWidth(i, max(column.width, header.sectionSizeHint(i)))
-        header.restoreState(saved_bytes(self.settings, HEADER_KEY))
+        header.restoreState(saved_bytes(self.settings, self._place_key(HEADER_KEY)))
         for i, column in enumerate(COLUMNS):  # after the restore: a saved state never makes them scroll
             if column.stretch:
                 header.setSectionResizeMode(i, QHeaderView.ResizeMode.Stretch)
@@ -466,9 +489,9 @@ class MainWindow(QMainWindow):
             self.open_files(paths)
 
     def open_files(self, paths: list[Path] | list[str]) -> None:
-        """Files dropped or handed over by a second launch: the window comes up with the preview."""
-        self.showNormal()
-        self.raise_()
+        """Files dropped or handed over by a second launch: the window comes up with the preview,
+        keeping its size (maximized stays maximized)."""
+        bring_forward(self)
         self.importer.open_files(paths)
 
     def choose_export_file(self) -> None:
@@ -576,6 +599,9 @@ class MainWindow(QMainWindow):
     def _save_view_state(self) -> None:
         if self.demo:
             return
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue(HEADER_KEY, self.table.horizontalHeader().saveState())
+        self.settings.setValue(self._place_key("geometry"), self.saveGeometry())
+        self.settings.setValue(self._place_key("maximized"), self.isMaximized())
+        self.settings.setValue(self._place_key(HEADER_KEY), self.table.horizontalHeader().saveState())
+        for key, splitter in zip(SPLITTER_KEYS, self.splitters, strict=True):
+            self.settings.setValue(self._place_key(key), splitter.saveState())
 

@@ -1,6 +1,6 @@
 """The task table: a window onto the store that stays smooth at 100,000 rows.
 
-Why it is built this way (see qt-app-notes §2): a ``QSortFilterProxyModel`` needs ~11 s to sort
+Why it is built this way: a ``QSortFilterProxyModel`` needs ~11 s to sort
 100k rows, so sorting and filtering happen in the database (``core.queries``) and the model only
 holds the ordered list of row keys (``seq``). Row contents are fetched a page at a time when the
 view asks for them and cached. Updates never reset the model: changed rows are collected

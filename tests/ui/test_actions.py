@@ -24,7 +24,7 @@ def test_actions_are_a_function_of_the_selected_states(states: list[str], expect
 
 
 def test_python_side_emits_do_not_crash_this_pyside6(qtbot, store: Store) -> None:
-    """PySide6 6.12.0 aborts after ~560 Python-side emits on CPython 3.11 (qt-app-notes §2)."""
+    """PySide6 6.12.0 aborts after ~560 Python-side emits on CPython 3.11 (the pin in pyproject.toml says why)."""
     model = table_model(store)
     for _ in range(2000):
         model.layoutChanged.emit()
