@@ -58,6 +58,21 @@ def test_the_window_never_reaches_into_the_store_or_the_scheduler() -> None:
     assert reaching == []
 
 
+def test_every_core_and_provider_module_has_a_layer() -> None:
+    """A module left out of its container's layers would be checked by no inner wall."""
+    import re
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    inner = [c for c in config["tool"]["importlinter"]["contracts"] if c.get("containers")]
+    assert {c["containers"][0] for c in inner} == {"mediaassist.core", "mediaassist.providers"}
+    for contract in inner:
+        [container] = contract["containers"]
+        listed = {name.strip() for layer in contract["layers"] for name in re.split(r"[|:]", layer)}
+        children = {m.split(".")[2] for m in package_modules() if m.startswith(container + ".")}
+        assert children - listed == set(), f"give these a layer in {container}'s contract"
+
+
 def _tool(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     """A lint tool from this interpreter's environment, run over the checkout."""
     return subprocess.run([str(Path(sys.executable).with_name(name)), *args], cwd=ROOT,
