@@ -15,10 +15,6 @@ running; a shared server out of reach; a schema newer than this program), 3 the 
 from __future__ import annotations
 
 import argparse
-import errno
-import json
-import logging
-import logging.handlers
 import os
 import sys
 import warnings
@@ -206,6 +202,8 @@ def _model_list(text: str) -> list[str]:
 
 def _param(text: str) -> tuple[str, Any]:
     """``KEY=VALUE``: the value as JSON when it reads as JSON (8, true, "x"), else as text."""
+    import json
+
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"{text!r}: write KEY=VALUE, e.g. --param seconds=8")
@@ -375,6 +373,9 @@ def _command_parser() -> argparse.ArgumentParser:
 # --- logging ----------------------------------------------------------------------------------
 
 def _setup_logging(args: argparse.Namespace, options: RuntimeOptions) -> None:
+    import errno
+    import logging.handlers  # not before: --version and --help need no logging
+
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(level)

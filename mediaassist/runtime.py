@@ -13,7 +13,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mediaassist.core.budget import is_budget_pause
 from mediaassist.core.clock import Clock
@@ -34,10 +34,18 @@ from mediaassist.core.store import Account, Result, Store, Task, TaskLog
 
 if TYPE_CHECKING:
     from mediaassist.demo import DemoEnvironment
-    from mediaassist.providers.web import LoginResult
 
 log = logging.getLogger("mediaassist")
 Changed = TypeVar("Changed")
+
+
+class Login(Protocol):
+    """How a login ended (the web lane's ``LoginResult``)."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def message(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -287,7 +295,7 @@ class Runtime:
         self.store.set_account_enabled(name, enabled)
         self.scheduler.wake()
 
-    def log_in(self, name: str) -> Awaitable[LoginResult] | None:
+    def log_in(self, name: str) -> Awaitable[Login] | None:
         """Open the account's browser profile headed so the operator can log in; None when the
         account needs no login (a simulated site's: it is marked logged in). Raises KeyError for
         an unknown account and ImportError when the web lane is not installed."""

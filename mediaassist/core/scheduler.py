@@ -610,10 +610,10 @@ class Scheduler:
                 ctx.log("canceled")
                 self._emit("canceled", task)
         elif end is End.CANCELED:  # canceled elsewhere (e.g. on the service's website): an end, not a failure
-            message = str(error.message if isinstance(error, TaskError) else error)
-            if self.store.finish_canceled(task, message):
+            assert isinstance(error, TaskError)
+            if self.store.finish_canceled(task, error.message):
                 self.budget.ended_unfinished(task)
-                self.store.log(task.task_id, f"canceled: {message}")
+                self.store.log(task.task_id, f"canceled: {error.message}")
                 self._emit("canceled", task)
         elif end is End.RELEASE and stopped:
             if self.store.release(task):
