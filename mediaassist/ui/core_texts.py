@@ -46,7 +46,6 @@ TEMPLATES = (
     tr_noop("cost {cost} ({source})"),
     tr_noop("price table"),
     tr_noop("estimate"),
-    tr_noop("coins"),
     tr_noop("budget: {spent} of {cap} spent today"),
     tr_noop("budget: {spent} of {cap} spent on batch {batch}"),
     tr_noop("budget: {spent} of {cap} spent today on {provider}"),
@@ -310,7 +309,9 @@ TEMPLATES = (
 # answer that happens to read "success" stays the model's words.
 RESULT_TEMPLATES = (
     tr_noop("{service} job {remote_id}: {n} output(s)"),
+    tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins"),
     tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount} {currency}"),
+    tr_noop("{service} job {remote_id}: {n} output(s); seconds {seconds}"),
     tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported"),
     tr_noop("[{model}] {prompt} ({seconds} s)"),  # the simulated providers
 )

@@ -180,10 +180,6 @@
       <translation>估算</translation>
     </message>
     <message>
-      <source>coins</source>
-      <translation>个币</translation>
-    </message>
-    <message>
       <source>budget: {spent} of {cap} spent today</source>
       <translation>预算：今日已花费 {spent}，上限 {cap}</translation>
     </message>
@@ -1048,8 +1044,16 @@
       <translation>{service} 作业 {remote_id}：{n} 个输出</translation>
     </message>
     <message>
+      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins</source>
+      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{coins} 个币</translation>
+    </message>
+    <message>
       <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount} {currency}</source>
       <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{amount} {currency}</translation>
+    </message>
+    <message>
+      <source>{service} job {remote_id}: {n} output(s); seconds {seconds}</source>
+      <translation>{service} 作业 {remote_id}：{n} 个输出；计费 {seconds} 秒</translation>
     </message>
     <message>
       <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported</source>
