@@ -1,11 +1,6 @@
-"""The headless commands (``mediaassist run|status|cancel|retry|accounts|lanes|sites``); the
-entry point (mediaassist/entry.py) parses the arguments and calls ``run_command``.
-
-Exit codes: 0 all succeeded, 1 something failed, was canceled or could not run, 2 bad input or
-config (a bad row is reported with its row number; the good rows still run) or a store that
-cannot be used (a database file read-only, damaged, not a database, deleted or replaced while
-running; a shared server out of reach; a schema newer than this program), 3 the disk is full
-(queued and running tasks stay queued), 130 interrupted.
+"""The headless commands (``mediaassist run|status|cancel|retry|accounts|lanes|sites|profiles``); the
+entry point (mediaassist/entry.py) parses the arguments, calls ``run_command`` and documents the
+exit codes.
 """
 
 from __future__ import annotations
@@ -21,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from mediaassist.core.budget import Budgeter, estimate_batch, is_budget_pause, paused_batches
 from mediaassist.core.config import AppConfig
+from mediaassist.core.delivery import DeliveryError
 from mediaassist.core.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -32,8 +28,10 @@ from mediaassist.core.errors import (
 )
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.lanes import lane_names
+from mediaassist.core.manifest import file_entry
 from mediaassist.core.money import format_money, format_totals, from_micros
-from mediaassist.core.options import RuntimeOptions, load_app_config, open_store
+from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
+from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.store import FINAL_STATES, SPEND_SETTLED, Spend, Store, Task, iso
 from mediaassist.status import lane_status, poll_account_checks, processes_at_work, spent_today
@@ -54,10 +52,14 @@ def run_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
         return asyncio.run(_estimate(args, options))
     if args.command == "profiles":
         return _profiles_check(args)
+    if args.command == "doctor":
+        return _doctor(options)
     if args.command == "sites":
         return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
         return asyncio.run(_account_login(args, options))
+    if args.command in ("rerun", "outputs"):
+        return asyncio.run(_outputs_command(args, options))
     with _open_store(options) as store:
         if args.command == "cancel":
             return _cancel(args, store)
@@ -83,6 +85,41 @@ class _open_store:
         self.store.close()
 
 
+# --- doctor -----------------------------------------------------------------------------------
+
+def _doctor(options: RuntimeOptions) -> int:
+    from mediaassist.core.doctor import examine
+    from mediaassist.core.options import DB_NAME
+    from mediaassist.core.paths import data_dir
+
+    config = load_app_config(options) if not options.demo else AppConfig()
+    path = data_dir(options.data_dir) / DB_NAME
+    if store_location(options, config, path.parent) != path:
+        print("mediaassist doctor: the store is a shared PostgreSQL database; its server looks after it "
+              "(pg_dump for a backup)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not path.is_file():
+        print(f"mediaassist doctor: there is no store file at {path}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        report = examine(path, path.parent / "backups")
+    except OSError as exc:
+        print(f"mediaassist doctor: could not back up {path} first ({exc.strerror or exc}); nothing was "
+              "changed -- free some space and run it again", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"backed up to {report.backup}")
+    if report.healthy:
+        print(f"{path}: PRAGMA integrity_check ok; "
+              + ("its -wal is written back" if report.checkpointed else "another process is using it now"))
+        return EXIT_OK
+    print(f"{path} is damaged: " + "; ".join(report.problems))
+    if report.recovered_file is not None and report.recovered:
+        saved = ", ".join(f"{table} {n}" for table, n in report.recovered.items())
+        print(f"rows that could be read are saved in {report.recovered_file} ({saved}); to use them, move "
+              f"{path.name} and its -wal and -shm files aside and put that file in its place")
+    return EXIT_FAILED
+
+
 # --- run --------------------------------------------------------------------------------------
 
 def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
@@ -99,7 +136,7 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
 
     async with Runtime(options) as rt:
-        reports = [read_task_file(path, rt.config, args.model, args.encoding)
+        reports = [read_task_file(path, rt.config, args.model, args.encoding, args.models)
                    for path in args.files]  # all or nothing
         if args.not_before is not None:
             for task in (task for report in reports for task in report.tasks if not task.not_before):
@@ -133,7 +170,7 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if not interrupted.is_set():
             _report_blocked(rt, tasks)
         if args.json:
-            print(json.dumps(_run_summary(rt.store, batch_ids, tasks), ensure_ascii=False, indent=1))
+            print(json.dumps(_run_summary(rt, batch_ids, tasks), ensure_ascii=False, indent=1))
         if interrupted.is_set():
             print("mediaassist: interrupted; unfinished tasks stay queued and resume on the next run",
                   file=sys.stderr)
@@ -235,17 +272,26 @@ def _report_cost(rt: Runtime, batch_ids: list[str]) -> None:
         print(f"balance: {route}: {format_money(balance)} left", file=sys.stderr)
 
 
-def _run_summary(store: Store, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
+def _run_summary(rt: Runtime, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
     counts = {state: sum(1 for t in tasks if t.state == state) for state in FINAL_STATES}
-    spend = store.task_spend([t.task_id for t in tasks])
+    outputs = rt.store.outputs_of(t.task_id for t in tasks)
+    spend = rt.store.task_spend([t.task_id for t in tasks])
     return {
         "batch_ids": batch_ids, "total": len(tasks), "success": counts["success"],
         "failed": counts["failed"], "canceled": counts["canceled"],
         "pending": sum(1 for t in tasks if t.state not in FINAL_STATES),
-        "cost": store.spend_totals(batch_ids=batch_ids, settled_only=True).to_json(),
-        "estimate": store.batch_estimates(batch_ids).to_json(),
-        "tasks": [task_json(store, t, spend.get(t.task_id, [])) for t in tasks],
+        "cost": rt.store.spend_totals(batch_ids=batch_ids, settled_only=True).to_json(),
+        "estimate": rt.store.batch_estimates(batch_ids).to_json(),
+        "tasks": [{**task_json(rt.store, t, spend.get(t.task_id, [])),
+                   "files": _files_json(rt, t, outputs.get(t.task_id, []))} for t in tasks],
     }
+
+
+def _files_json(rt: Runtime, task: Task, outputs: list[Any]) -> list[dict[str, Any]]:
+    """The task's files with the manifest's fields (``file`` relative to the batch's manifest) and
+    ``path``, absolute."""
+    folder = batch_folder(rt.outputs_root, task.batch_id)
+    return [{**file_entry(rt.config, task, output, folder), "path": output.path} for output in outputs]
 
 
 def task_json(store: Store, task: Task, spend: list[Spend] | None = None) -> dict[str, Any]:
@@ -384,6 +430,44 @@ def _print_estimate(args: argparse.Namespace, config: AppConfig, store: Store) -
     else:
         print("\n".join(estimate.lines()))
     return EXIT_BAD_INPUT if any(r.errors for r in reports) else EXIT_OK
+
+
+async def _outputs_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    """rerun, outputs manifest|pick|deliver: on the config (or the demo's) and the store."""
+    from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
+
+    options.read_only = True  # no demo logins: nothing runs here
+    async with Runtime(options) as rt:
+        try:
+            return _outputs_action(args, rt)
+        except DeliveryError as exc:
+            print(f"mediaassist: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+
+def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
+    if args.command == "rerun":
+        new_id = rt.rerun(args.task_id, prompt=args.prompt, model=args.model, params=dict(args.param),
+                          remix=args.remix)
+        print(f"{new_id} queued as a rerun of {args.task_id}; it runs while the app is open, or with "
+              "`mediaassist run --all`")
+        return EXIT_OK
+    if args.action == "manifest":
+        path, count = rt.rebuild_manifest(args.batch)
+        print(f"{path}: {_count(count, 'file')}")
+        return EXIT_OK
+    if args.action == "pick":
+        if _unknown_ids(rt.store, [args.task_id]):
+            return EXIT_BAD_INPUT
+        changed = rt.set_picked(args.task_id, args.n, not args.unpick)
+        print(f"{args.task_id}: {_count(changed, 'output')} {'unpicked' if args.unpick else 'picked'}")
+        return EXIT_OK if changed else EXIT_FAILED
+    delivery = rt.deliver(args.batch, args.to, args.picked, args.tasks)
+    for gone in delivery.missing:
+        print(f"mediaassist: {gone} is gone from disk; not delivered", file=sys.stderr)
+    print(f"{_count(len(delivery.files), 'file')} delivered to {delivery.folder} (with manifest.json and "
+          "manifest.csv)")
+    return EXIT_FAILED if delivery.missing else EXIT_OK
 
 
 def _cancel(args: argparse.Namespace, store: Store) -> int:

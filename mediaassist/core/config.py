@@ -24,6 +24,7 @@ from mediaassist.core.errors import ConfigError
 from mediaassist.core.hours import Hours, parse_hours
 from mediaassist.core.location import check_store_url
 from mediaassist.core.money import BudgetConfig, Price, parse_amounts, parse_budget, parse_price
+from mediaassist.core.naming import Template, parse_template
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
@@ -38,7 +39,8 @@ UPLOAD_BYTES_RANGE = (1, 1 << 34)  # up to 16 GiB
 PORT_RANGE = (1, 65535)
 
 # The fixed task-file columns; a model's input names are columns too, so they may not clash.
-TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority", "not_before")
+TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority", "not_before",
+                "models")
 MEDIA_KINDS = ("image", "video", "audio")
 _INPUT_FLAG_KEYS = {"media", "multiple", "required"}
 # Input names are task-file column names, which the importer matches lowercased.
@@ -85,10 +87,11 @@ _ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours"}
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
+_OUTPUTS_KEYS = {"folder", "naming", "models"}
 _NOTIFY_KEYS = {"name", "url", "url_env", "format", "events"}
 NOTIFY_FORMATS = ("json", "wecom", "feishu", "dingtalk")
 NOTICE_KINDS = ("batch_finished", "needs_login", "lane_paused")
-_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify", "budget"}
+_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify", "outputs", "budget"}
 
 DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
 
@@ -187,6 +190,21 @@ class AppSettings:
 
 
 @dataclass
+class OutputsConfig:
+    """``[outputs]``: where output files go and what they are called (``core/naming.py``)."""
+
+    folder: Path | None = None  # None: DATA_DIR/outputs
+    naming: Template | None = None  # None: the provider's names, one folder per task
+    model_naming: dict[str, Template] = field(default_factory=dict)  # [outputs.models] per-model overrides
+
+    @property
+    def columns(self) -> frozenset[str]:
+        """The task-file columns the templates name ({col:NAME}): the importer keeps their cells."""
+        templates = [t for t in (self.naming, *self.model_naming.values()) if t is not None]
+        return frozenset(c for t in templates for c in t.columns)
+
+
+@dataclass
 class NotifyConfig:
     """One ``[[notify]]`` webhook: where notices go, in which message format, for which events."""
 
@@ -209,6 +227,7 @@ class AppConfig:
     store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
     notify: list[NotifyConfig] = field(default_factory=list)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    outputs: OutputsConfig = field(default_factory=OutputsConfig)
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -238,6 +257,50 @@ def load_config(path: Path) -> AppConfig:
     if any(p.api_key for p in config.providers):
         _warn_if_readable_by_others(path)
     return config
+
+
+def load_operator_settings(path: Path, config: AppConfig) -> None:
+    """The operator's own settings of the config file at ``path`` -- ``[[notify]]`` webhooks,
+    ``[outputs]`` and ``[budget]`` -- into ``config`` (``--demo`` with ``--config``: try them on the
+    demo providers); never its providers, models or accounts, only the ``price`` of its models and
+    the ``daily_budget`` of its providers named like ``config``'s. ``[outputs.models]`` names
+    ``config``'s models."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    problems = _Problems()
+    hooks = [problems.read(partial(_parse_notify, item, f"notify[{i}]", problems))
+             for i, item in enumerate(problems.read(lambda: _array(data, "notify")) or [])]
+    outputs = problems.read(lambda: parse_outputs(_table(data.get("outputs", {}), "outputs"), path.parent, config,
+                                                  problems))
+    budget = problems.read(lambda: parse_budget(data.get("budget", {})))
+    prices = _named_settings(data, "models", "price", parse_price, config.model, problems)
+    daily = _named_settings(data, "providers", "daily_budget", parse_amounts, config.provider, problems)
+    if problems.found:
+        raise ConfigError(*(f"{path}: {problem}" for problem in problems.found))
+    config.budget = budget or BudgetConfig()
+    for model in config.models:
+        model.price = prices.get(model.name, model.price)
+    for provider in config.providers:
+        provider.daily_budget = daily.get(provider.name, provider.daily_budget)
+    config.notify = [hook for hook in hooks if hook is not None]
+    if outputs is not None:
+        config.outputs = outputs
+
+
+def _named_settings(data: dict[str, Any], array: str, key: str, parse: Callable[[Any, str], _T],
+                    known: Callable[[str], object], problems: _Problems) -> dict[str, _T]:
+    """``key`` of the ``[[array]]`` tables whose name ``known`` knows, parsed: {name: value}."""
+    found: dict[str, _T] = {}
+    for i, item in enumerate(problems.read(lambda: _array(data, array)) or []):
+        if isinstance(item, dict) and key in item and isinstance(item.get("name"), str) and known(item["name"]):
+            value = problems.read(partial(parse, item[key], f"{array}[{i}].{key}"))
+            if value is not None:
+                found[item["name"]] = value
+    return found
 
 
 def _warn_if_readable_by_others(path: Path) -> None:
@@ -303,9 +366,34 @@ def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfi
             config.notify.append(hook)
     config.budget = problems.read(lambda: parse_budget(data.get("budget", {}))) or BudgetConfig()
     problems.read(lambda: _reject_duplicates(config))
+    outputs = problems.read(lambda: parse_outputs(_table(data.get("outputs", {}), "outputs"), base_dir, config,
+                                                  problems))
+    if outputs is not None:
+        config.outputs = outputs
     if problems.found:
         raise ConfigError(*problems.found)
     return config
+
+
+def parse_outputs(item: dict[str, Any], base_dir: Path | None, config: AppConfig,
+                  problems: _Problems) -> OutputsConfig:
+    """``[outputs]`` with ``folder``, ``naming`` and ``[outputs.models]`` (model name = template)."""
+    problems.unknown_keys(item, _OUTPUTS_KEYS, "outputs")
+    outputs = OutputsConfig()
+    if "folder" in item:
+        folder = Path(os.path.expanduser(_str(item, "folder", "outputs")))
+        outputs.folder = folder if folder.is_absolute() or base_dir is None else base_dir / folder
+    if "naming" in item:
+        outputs.naming = parse_template(item["naming"], "outputs.naming")
+    for name, text in _table(item.get("models", {}), "outputs.models").items():
+        if config.model(name) is None:
+            raise ConfigError(f"outputs.models.{name}: no model named {name!r} ({_model_names(config)})")
+        outputs.model_naming[name] = parse_template(text, f"outputs.models.{name}")
+    return outputs
+
+
+def _model_names(config: AppConfig) -> str:
+    return "models: " + (", ".join(m.name for m in config.models) or "none defined")
 
 
 def _parse_notify(item: dict[str, Any], where: str, problems: _Problems) -> NotifyConfig:
@@ -394,6 +482,10 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
                 raise ConfigError(f"{where}.{key}: only for type = \"task_api\"")
     elif "secret_key_env" in item:
         provider.secret_key_env = _str(item, "secret_key_env", where)
+        assert provider.task_profile is not None
+        if not provider.task_profile.auth.needs_secret:
+            raise ConfigError(f"{where}.secret_key_env: profile {provider.profile} does not sign its requests "
+                              f"(auth.scheme = \"{provider.task_profile.auth.scheme}\"); leave it out")
     if "upload_api" in item:
         if ptype != "runninghub":
             raise ConfigError(f"{where}.upload_api: only for type = \"runninghub\"")

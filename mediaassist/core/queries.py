@@ -20,7 +20,7 @@ from typing import Any
 import peewee as pw
 
 from mediaassist.core.money import Money, Totals, from_micros
-from mediaassist.core.store import FINAL_STATES, SPEND_SETTLED, Result, Spend, Store, Task
+from mediaassist.core.store import FINAL_STATES, SPEND_SETTLED, Output, Result, Spend, Store, Task
 
 CHUNK = 500  # keys per IN (...) (SQLite's variable limit is far above; PG plans stay simple)
 PREVIEW_CHARS = 200  # prompt, result and error text a table row carries
@@ -134,6 +134,7 @@ class TaskRow:
     finished_at: float | None
     prompt: str
     result_text: str | None
+    picked: int  # the task's outputs the operator picked
     files: tuple[str, ...]
     money: TaskMoney | None = None  # None: nothing was estimated or spent
 
@@ -161,10 +162,16 @@ def _preview(column: pw.Field) -> pw.Node:
     return pw.fn.SUBSTR(column, 1, PREVIEW_CHARS)
 
 
+def _picked_count() -> pw.Node:
+    """How many of the row's outputs are picked (one indexed look per row read)."""
+    return (Output.select(pw.fn.COUNT(Output.id))
+            .where((Output.task_id == Task.task_id) & (Output.picked == True)))  # noqa: E712
+
+
 _ROW_COLUMNS = (Task.seq, Task.task_id, Task.batch_id, Task.model, Task.model_kind, Task.route, Task.account,
                 Task.host, Task.state, Task.attempt, Task.error_kind, _preview(Task.error), Task.created_at,
                 Task.started_at, Task.heartbeat_at, Task.finished_at, _preview(Task.prompt),
-                _preview(Result.text), Result.files)
+                _preview(Result.text), _picked_count(), Result.files)
 
 
 @dataclass

@@ -45,9 +45,18 @@ from mediaassist.core.hours import Hours, next_opening
 from mediaassist.core.lane_api import AccountChecked, BalanceReported, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
+from mediaassist.core.manifest import batch_entries, write_manifest
 from mediaassist.core.money import format_money
-from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
-from mediaassist.core.paths import output_dir
+from mediaassist.core.outputs import (
+    NamingValues,
+    OutputFile,
+    batch_folder,
+    naming_for,
+    outputs_root,
+    place_outputs,
+    task_folder,
+)
+from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead, owner_is_running_here
 from mediaassist.core.policy import (
     End,
     LaneSlots,
@@ -72,6 +81,7 @@ STALL_S = 90.0
 CHECK_EVERY_S = 0.25  # real seconds between looks for cancel flags and stalled rows (less at high --speed)
 DEAD_OWNER_CHECK_S = 2.0  # real seconds between looks for rows of processes that died
 FAULT_PROBE_S = 5.0  # real seconds between checks whether a storage fault has cleared
+MANIFEST_EVERY_S = 2.0  # real seconds between rewrites of a running batch's manifest
 
 
 def retry_delay_s(attempt: int) -> float:
@@ -171,6 +181,9 @@ class Scheduler:
         self._draining = False  # no new claims: the running attempts are finishing (run --all)
         self._unreleased: list[Task] = []  # attempts whose end the store refused (a fault)
         self.fault: StorageFault | None = None
+        self.outputs_root = outputs_root(config, data_dir)
+        self._stale_manifests: set[str] = set()  # batches with outputs their manifest lacks
+        self._manifests_written_at = 0.0
 
     # --- wiring ----------------------------------------------------------------------------
     def _build_lanes(self) -> dict[str, Lane]:
@@ -233,6 +246,7 @@ class Scheduler:
         for task in (self._loop_task, self._beat_task):
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)
+        self.write_manifests()
         try:
             self._release_unreleased()
         except StorageFault:  # still refused: the next start finds this process gone and retries them
@@ -247,15 +261,23 @@ class Scheduler:
                 log.exception("closing a provider failed")
 
     def recover_dead_owners(self) -> int:
-        """Tasks left running by a process on this host that no longer exists: retry them now,
-        on the crash budget (the task did nothing wrong). Another host's rows are left to the
+        """Tasks left running by a process that is gone: retry them now, on the crash budget
+        (the task did nothing wrong). Gone is a process on this host the OS says has exited
+        (a zombie too), or one anywhere whose presence row has not been renewed for ``STALL_S``
+        by the store's clock; another host's rows without a presence row are left to the
         heartbeat reaper."""
         recovered = 0
-        for owner in self.store.running_owners():
-            if owner == self.owner or not owner_is_dead(owner):
+        owners = self.store.running_owners() - {self.owner}
+        silent = self.store.silent_owners(owners, self._stall_cutoff())
+        for owner in owners:
+            if owner_is_dead(owner):
+                why = "died"
+            elif owner in silent and not owner_is_running_here(owner):
+                why = f"stopped renewing its presence for over {self.clock.real(STALL_S):.0f} s"
+            else:
                 continue
             for task in self.store.running_of_owner(owner):
-                message = f"the process running it ({describe_owner(owner)}) died; attempt {task.attempt} lost"
+                message = f"the process running it ({describe_owner(owner)}) {why}; attempt {task.attempt} lost"
                 self._fail(task, ErrorKind.STALLED, message, retry=True, immediate=True, crashed=True)
                 recovered += 1
         return recovered
@@ -287,6 +309,8 @@ class Scheduler:
                         self.assign()
                         next_assign = now + self._assign_timeout()
                     timeout = self._idle_timeout(next_assign - now)
+                    if self._stale_manifests:
+                        timeout = min(timeout, self._write_manifests_when_due(now))
             except StorageFault as fault:
                 self._on_fault(fault)
                 timeout = FAULT_PROBE_S
@@ -300,13 +324,34 @@ class Scheduler:
             except TimeoutError:
                 pass
 
+    def _write_manifests_when_due(self, now: float) -> float:
+        """Rewrite the stale manifests at most every ``MANIFEST_EVERY_S`` (a 10,000-task batch
+        would otherwise be written 10,000 times); the seconds until the next may be due."""
+        due = self._manifests_written_at + MANIFEST_EVERY_S
+        if now < due:
+            return due - now
+        self.write_manifests()
+        return MANIFEST_EVERY_S
+
+    def write_manifests(self) -> None:
+        """Write the manifest of every batch that finished a task since its last one."""
+        self._manifests_written_at = time.monotonic()
+        while self._stale_manifests:
+            batch_id = self._stale_manifests.pop()
+            folder = batch_folder(self.outputs_root, batch_id)
+            try:
+                write_manifest(folder, (entry for _t, _o, entry in batch_entries(self.store, self.config,
+                                                                                    batch_id, folder)))
+            except OSError as exc:  # the files are in place; the next success or `outputs manifest` writes it
+                log.warning("manifest of batch %s not written: %s", batch_id, exc)
+
     def _check_every(self) -> float:
         return min(CHECK_EVERY_S, self.clock.real(1.0))
 
     def _check_running(self) -> bool:
         """Reap and honour cancels, each only when the one cheap query says there is work for
         it. True when it found some (a reaped row's retry changes what assign may take)."""
-        flagged, any_stalled = self.store.running_needing_attention(self.clock.ago(STALL_S))
+        flagged, any_stalled = self.store.running_needing_attention(self._stall_cutoff())
         if any_stalled:
             self.reap_stalled()
         if flagged:
@@ -396,8 +441,22 @@ class Scheduler:
             except Exception:  # the next beat tries again; the reaper allows 6 missed beats
                 log.exception("heartbeat failed")
 
+    def _stall_cutoff(self) -> float:
+        """A heartbeat older than this, on the store's clock, is stalled."""
+        return self.store.now() - self.clock.real(STALL_S)
+
+    def _beats_for_itself(self, task: Task) -> bool:
+        """The row is an attempt this scheduler runs, or its owner is a process on this machine
+        that the OS says runs: its heartbeat's age proves nothing (a wall-clock step -- NTP, a
+        laptop waking -- moves it), and a live process beats for its own rows."""
+        if task.owner == self.owner:
+            return self._find_attempt(task.task_id) is not None
+        return owner_is_running_here(task.owner or "")
+
     def reap_stalled(self) -> None:
-        for task in self.store.stalled(self.clock.ago(STALL_S)):
+        for task in self.store.stalled(self._stall_cutoff()):
+            if self._beats_for_itself(task):
+                continue
             attempt = self._find_attempt(task.task_id)
             if attempt is not None and attempt.task.attempt == task.attempt:
                 attempt.ctx.log("heartbeat stalled; abandoning this attempt")
@@ -469,7 +528,7 @@ class Scheduler:
     def _start_attempt(self, lane: Lane, task: Task) -> None:
         model = self.config.model(task.model)
         ctx = TaskContext(task=task, model=model, clock=self.clock, store=self.store,  # type: ignore[arg-type]
-                          output_dir=output_dir(self.data_dir, task.batch_id, task.task_id),
+                          output_dir=task_folder(self.outputs_root, task.batch_id, task.task_id),
                           logger=lane.logger)
         attempt = Attempt(task=task, ctx=ctx)
         lane.active[task.task_id] = attempt
@@ -518,18 +577,24 @@ class Scheduler:
             raise
         except Exception as exc:
             outcome, error = _outcome_of(exc), exc
-        self._write_end(lane, attempt, decide_end(outcome, ctx.stop_reason), result, error)
+        end = decide_end(outcome, ctx.stop_reason)
+        outputs: list[OutputFile] = []
+        if end is End.SUCCESS and result is not None:
+            outputs = await self._place(lane, task, result.files)
+        self._write_end(lane, attempt, end, result, error, outputs)
 
     def _write_end(self, lane: Lane, attempt: Attempt, end: End, result: TaskResult | None,
-                   error: Exception | None) -> None:
+                   error: Exception | None, outputs: list[OutputFile]) -> None:
         """The I/O of ``decide_end``'s answer. ``error`` is what the work raised; a stop the
-        scheduler asked for (``ctx.stop_reason``) wins over it."""
+        scheduler asked for (``ctx.stop_reason``) wins over it; ``outputs``: a success's files
+        as they were placed."""
         task, ctx = attempt.task, attempt.ctx
         stopped = ctx.stop_reason is not None
         if end is End.SUCCESS:
             assert result is not None
-            if self.store.finish_success(task, result.text, result.files, result.usage):
+            if self.store.finish_success(task, result.text, [o.path for o in outputs], result.usage, outputs):
                 ctx.log("success")
+                self._stale_manifests.add(task.batch_id)
                 cost = self.budget.settle(task, result)
                 if cost is not None:
                     ctx.log(f"cost {format_money(cost.money)} ({cost.source})")
@@ -563,6 +628,19 @@ class Scheduler:
         elif end is End.FAIL:  # a provider bug must not take the lane down
             lane.logger.error("%s: provider raised", task.task_id, exc_info=error)
             self._fail(task, ErrorKind.INTERNAL, f"{type(error).__name__}: {error}", retry=True)
+
+    async def _place(self, lane: Lane, task: Task, files: list[str]) -> list[OutputFile]:
+        """The result's files moved to their templated names and described (hashing a video
+        takes a while: off the loop)."""
+        if not files:
+            return []
+        model = self.config.model(task.model)
+        provider = (model.site or model.provider or "") if model is not None else lane.name.partition(":")[2]
+        values = NamingValues(batch_id=task.batch_id, task_id=task.task_id, row=task.source_row, model=task.model,
+                              provider=provider, account=task.account or provider, finished=self.store.now(),
+                              cells=task.cells_dict)
+        return await asyncio.to_thread(place_outputs, files, batch_folder(self.outputs_root, task.batch_id),
+                                       naming_for(self.config, task.model), values)
 
     def _requeue(self, lane: Lane, attempt: Attempt, exc: Requeue) -> None:
         task = attempt.task
@@ -601,7 +679,7 @@ class Scheduler:
         if decision is Retry.NOW:
             retry_at = self.store.now()
         elif decision is Retry.LATER:
-            retry_at = self.clock.after(retry_delay_s(task.attempt))
+            retry_at = self.store.now() + self.clock.real(retry_delay_s(task.attempt))
         elif decision is Retry.NO_CRASH_BUDGET:
             message += (f"; the process running this task died {CRASH_RETRIES + 1} times, so the task itself "
                         "may be what kills it: failed without another try (retry it once the cause is fixed)")
@@ -694,7 +772,7 @@ class Scheduler:
                      and a.enabled and a.login_state != "needs_login"]
         if not elsewhere:
             return []
-        present = self.store.hosts_present(self.clock.ago(STALL_S), batch_ids)
+        present = self.store.hosts_present(self._stall_cutoff(), batch_ids)
         return [a for a in elsewhere if a.host in present]
 
 def _outcome_of(exc: Exception) -> Outcome:

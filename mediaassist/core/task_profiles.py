@@ -34,6 +34,7 @@ INPUT_MODES = ("multipart", "json_url")
 METHODS = ("GET", "POST", "DELETE", "PUT")
 # How the key travels: a static key in a header, or a token signed per request from two secrets.
 AUTH_SCHEMES = ("bearer", "header", "jwt_hs256")
+SIGNING_SCHEMES = ("jwt_hs256",)  # these sign with a second secret (the provider's secret_key_env)
 # What an error code means to the lane: wait and try again, pause the lane (balance; key), fail
 # the task without a retry (content refused; bad input), or sign a fresh token and send again.
 ERROR_ACTIONS = ("backoff", "quota", "login", "refused", "bad_input", "renew")
@@ -41,16 +42,17 @@ _CREATE_PLACEHOLDERS = "{prompt}, {remote_model}, {input.NAME} or {input.NAME.FO
     ", ".join(INPUT_FORMS) + ")"
 
 _TOP_KEYS = {"name", "description", "docs", "base_url", "auth", "headers", "create", "status", "result",
-             "cancel", "errors"}
+             "cancel", "remix", "errors"}
 _AUTH_KEYS = {"scheme", "header", "prefix", "ttl_s", "not_before_s", "renew_before_s"}
 _CREATE_KEYS = {"method", "path", "headers", "body", "fields", "params_into", "input_mode", "remote_id",
                 "with_inputs"}
 _VARIANT_KEYS = {"path", "fields"}
 _STATUS_KEYS = {"method", "path", "headers", "state", "progress", "progress_scale", "error", "states", "present",
                 "state_when_absent"}
-_RESULT_KEYS = {"urls", "content_path", "suffix", "requests", "with_key", "key_hosts", "usage"}
+_RESULT_KEYS = {"urls", "content_path", "suffix", "requests", "with_key", "key_hosts", "usage", "expires_at"}
 _RESULT_REQUEST_KEYS = {"method", "path", "take"}
 _CANCEL_KEYS = {"method", "path", "headers"}
+_REMIX_KEYS = {"method", "path", "fields"}
 _ERROR_KEYS = {"message", "code", "backoff_status", "backoff_codes", "backoff_s", "login_status",
                "quota_status", "quota_codes", "job_limit", "success_codes", "codes"}
 _INPUT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -73,6 +75,10 @@ class AuthSpec:
     ttl_s: float = 1800.0  # jwt: a token's life (exp)
     not_before_s: float = 5.0  # jwt: nbf this far back, for clocks a little apart
     renew_before_s: float = 300.0  # jwt: a new token once the cached one has less left than this
+
+    @property
+    def needs_secret(self) -> bool:
+        return self.scheme in SIGNING_SCHEMES
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,7 @@ class TaskApiProfile:
     result_urls: Paths
     content_path: str | None
     result_suffix: str
+    result_expires_at: Paths  # where the answer says until when the result can be fetched (epoch s)
     cancel: Request | None
     error_message: Paths
     error_code: Paths
@@ -136,6 +143,9 @@ class TaskApiProfile:
     key_hosts: frozenset[str] = frozenset()  # hosts besides base_url's that may receive the key
     usage: dict[str, Paths] = field(default_factory=dict)  # figure name → where it is in the answer
     success_codes: frozenset[str] = frozenset()  # a 2xx body whose code is not one of these is an error
+    # A new job made from a finished one ("{id}": the parent's remote id), answered like a create.
+    remix: Request | None = None
+    remix_fields: dict[str, Any] | None = None
 
     def action_for(self, code: str | None) -> str | None:
         if code is None:
@@ -190,6 +200,7 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
     result = _section(data, "result", where, _RESULT_KEYS)
     errors = _section(data, "errors", where, _ERROR_KEYS, required=False)
     cancel = _section(data, "cancel", where, _CANCEL_KEYS, required=False)
+    remix = _section(data, "remix", where, _REMIX_KEYS, required=False)
     urls, content = _paths(result, "urls", "result", ()), _opt_str(result, "content_path", "result")
     if not urls and content is None:
         raise ConfigError("result: needs urls (where result URLs are) or content_path (a download route)")
@@ -219,6 +230,7 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
         if "state_when_absent" in status else None,
         result_urls=urls, content_path=content,
         result_suffix=_opt_str(result, "suffix", "result") or "",
+        result_expires_at=_paths(result, "expires_at", "result", ()),
         result_requests=_result_requests(result),
         result_with_key=_bool(result, "with_key", "result"),
         key_hosts=_strs(result, "key_hosts", "result"),
@@ -233,6 +245,8 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
         codes=_codes(errors),
         success_codes=_strs(errors, "success_codes", "errors"),
         job_limit=_opt_int(errors, "job_limit", "errors"),
+        remix=_request(remix, "remix", "POST", ("id",)) if remix else None,
+        remix_fields=(_fields(remix, "remix") or {"prompt": "{prompt}"}) if remix else None,
     )
 
 
@@ -366,7 +380,7 @@ def _request(item: dict[str, Any], where: str, default_method: str, allowed: tup
     path = _str(item, "path", where)
     if not path.startswith("/") and not ("create_path" in allowed and path.startswith("{create_path}")):
         raise ConfigError(f"{where}.path: {path!r} must start with / (it is joined to base_url)")
-    if where in ("status", "cancel") and "{id}" not in path:
+    if where in ("status", "cancel", "remix") and "{id}" not in path:
         raise ConfigError(f"{where}.path: {path!r} must contain {{id}} (the remote id)")
     for name in PLACEHOLDER.findall(path):
         if name not in allowed:

@@ -321,6 +321,7 @@ class ServiceFormat:
 
     routes: list[tuple[str, str, str, Any]]
     refused_later = False  # the content refusal shows as a failed task, not at create
+    unknown_model_status = 400
 
     def error(self, fake: NativeVideoFake, kind: str, message: str) -> Any:
         raise NotImplementedError
@@ -335,13 +336,17 @@ class ServiceFormat:
 
     def new_job(self, fake: NativeVideoFake, route: str, model: str, prompt: str, body: dict[str, Any]) -> Job:
         if model not in fake.models:
-            raise Refused(400 if self is not VEO else 404, self.error(fake, "bad", f"model {model!r} does not exist"))
+            raise Refused(self.unknown_model_status, self.error(fake, "bad", f"model {model!r} does not exist"))
         if "#refuse" in prompt and not self.refused_later:
             raise self.refusal(fake, "refused")
         job = fake.add_job(route, model, prompt, body, self.refused_later)
         if job is None:
-            raise self.refusal(fake, "throttle")
+            raise self.busy(fake)
         return job
+
+    def busy(self, fake: NativeVideoFake) -> Refused:
+        """Past the account's jobs at once: the service's rate-limit answer, unless it has its own."""
+        return self.refusal(fake, "throttle")
 
     def known(self, fake: NativeVideoFake, job_id: str) -> Job:
         job = fake.job(job_id)
@@ -370,6 +375,10 @@ class Kling(ServiceFormat):
                      .get(code, "Authentication failed")),
         }[kind]
         return Refused(status, {"code": code, "message": message, "request_id": uuid.uuid4().hex})
+
+    def busy(self, fake: NativeVideoFake) -> Refused:
+        return Refused(429, {"code": 1303, "message": "Parallel task over resource pack limit",
+                             "request_id": uuid.uuid4().hex})
 
     def authorise(self, fake: NativeVideoFake, headers: Any, route: str) -> None:
         auth = headers.get("Authorization") or ""
@@ -729,6 +738,7 @@ class Runway(ServiceFormat):
 
 class Veo(ServiceFormat):
     refused_later = True  # filtered output: done, a response without samples, and the reason
+    unknown_model_status = 404
 
     def __init__(self) -> None:
         self.routes = [("POST", r"/v1beta/models/([\w.-]+):predictLongRunning", "create", Veo.create),

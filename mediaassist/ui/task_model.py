@@ -558,8 +558,8 @@ class TaskTableModel(QAbstractTableModel):
     def _display(row: TaskRow, key: str) -> Any:
         if key == "state":
             return state_labels().get(row.state, row.state)
-        if key == "prompt":
-            return one_line(row.prompt)
+        if key == "prompt":  # a picked output shows where the operator reads first
+            return ("★ " if row.picked else "") + one_line(row.prompt)
         if key == "result":
             return result_text(row)
         if key == "error":

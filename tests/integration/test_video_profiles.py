@@ -25,7 +25,7 @@ from mediaassist.core.task_profiles import shipped_profiles
 from mediaassist.demo_servers import DemoServer, LoopbackServer, demo_video, read_json_body
 from mediaassist.demo_servers.native_video_server import DEFAULT_MODELS, SERVICES, NativeVideoDemoServer
 from mediaassist.providers.poll.auth import sign_hs256
-from tests.harness import scheduler_running, task_log
+from tests.harness import scheduler_running, task_log, wait_until
 from tests.helpers import cli
 from tests.media_helpers import write_png
 from tests.poll_helpers import SPEED, states
@@ -60,7 +60,7 @@ type = "task_api"
 profile = "{service}"
 base_url = "{server.base_url}"
 api_key_env = "NATIVE_KEY"
-secret_key_env = "NATIVE_SECRET"
+{'secret_key_env = "NATIVE_SECRET"' if service == "kling" else ""}
 max_polling_tasks = {limit}
 poll_interval_s = 5
 
@@ -177,6 +177,17 @@ async def test_a_throttle_answer_waits_and_retries(service, server, store, data_
 
 
 @pytest.mark.asyncio
+async def test_past_the_services_job_limit_the_head_waits_and_the_order_holds(service, store, data_dir) -> None:
+    with NativeVideoDemoServer(service, api_key=KEY, secret_key=SECRET, job_limit=1, seed=6) as server:
+        prompts = ["first", "second", "third"]
+        batch, ids = enqueue(store, prompts)
+        await run(store, config_for(server, service, limit=3), data_dir, [batch])
+        assert states(store, ids) == ["success"] * 3
+        assert list(server.stats()["creates"]) == prompts and set(server.stats()["creates"].values()) == {1}
+        assert server.stats()["calls"]["create"] > 3  # the busy answers, waited out in order
+
+
+@pytest.mark.asyncio
 async def test_a_quota_answer_pauses_the_lane(service, server, store, data_dir) -> None:
     server.inject("create", "quota")
     batch, ids = enqueue(store, ["one", "two"])
@@ -193,6 +204,44 @@ async def test_a_wrong_key_pauses_the_lane_with_the_reason(service, server, stor
     await run(store, config_for(server, service), data_dir, [batch])
     assert "API key rejected" in store.paused_lanes()[ROUTE]
     assert states(store, ids) == ["pending", "pending"] and server.stats()["calls"]["create"] == 1
+
+
+@pytest.mark.asyncio
+async def test_a_throttled_or_failing_poll_is_asked_again(service, server, store, data_dir) -> None:
+    server.inject("status", "throttle", "http500")
+    batch, ids = enqueue(store, ["steady"])
+    await run(store, config_for(server, service), data_dir, [batch])
+    assert states(store, ids) == ["success"] and server.stats()["creates"] == {"steady": 1}
+
+
+@pytest.mark.asyncio
+async def test_minimax_result_request_that_fails_is_asked_again_never_created_again(store, data_dir) -> None:
+    with NativeVideoDemoServer("minimax-hailuo", api_key=KEY, seed=4) as server:
+        server.inject("result", "http500", "throttle")  # the third step: a 500, then 1002 inside a 200
+        batch, ids = enqueue(store, ["three steps"])
+        await run(store, config_for(server, "minimax-hailuo"), data_dir, [batch])
+        task = store.get(ids[0])
+        assert (task.state, task.attempt) == ("success", 1)
+        assert server.stats()["creates"] == {"three steps": 1} and server.stats()["calls"]["result"] == 3
+        assert "could not be fetched (HTTP 200 rate limit exceeded(RPM) (code 1002)); try 3 soon" in \
+            task_log(store, ids[0])
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("native", ["runway", "gemini-veo", "volcengine-seedance"])
+async def test_operator_cancel_reaches_the_services_own_cancel_route(native, store, data_dir) -> None:
+    # Long queues: Ark cancels only a queued task.
+    with NativeVideoDemoServer(native, api_key=KEY, queued_s=(30.0, 30.0), run_s=(30.0, 30.0), seed=5) as server:
+        batch, ids = enqueue(store, ["never mind"])
+        async with scheduler_running(store, config_for(server, native), data_dir, SPEED) as sched:
+            await wait_until(lambda: store.get(ids[0]).remote_id is not None)
+            store.cancel(ids)
+            sched.wake()
+            await sched.wait_for_batches([batch])
+        task = store.get(ids[0])
+        assert (task.state, task.error) == ("canceled", "canceled by operator")
+        assert server.stats()["cancels"] == [task.remote_id]
+        assert "canceled remotely (verified)" in task_log(store, ids[0])
 
 
 # --- Kling's JWT ---------------------------------------------------------------------------------------
@@ -225,9 +274,10 @@ async def test_kling_token_not_yet_valid_pauses_the_lane_naming_the_clock(store,
 async def test_kling_without_a_secret_key_pauses_the_lane_naming_the_setting(store, data_dir, monkeypatch) -> None:
     monkeypatch.delenv("NATIVE_SECRET")
     with NativeVideoDemoServer("kling", api_key=KEY, secret_key=SECRET, seed=3) as server:
-        batch, _ids = enqueue(store, ["no secret"])
+        batch, ids = enqueue(store, ["no secret"])
         await run(store, config_for(server, "kling"), data_dir, [batch])
         assert "secret_key_env = 'NATIVE_SECRET' is empty" in store.paused_lanes()[ROUTE]
+        assert states(store, ids) == ["pending"]
         assert server.stats()["calls"].get("create", 0) == 0
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from mediaassist.core.secrets import redact
 from mediaassist.core.task_profiles import AuthSpec
-from mediaassist.providers.poll.auth import JwtHs256Signer, StaticKeySigner, make_signer, needs_secret, sign_hs256
+from mediaassist.providers.poll.auth import JwtHs256Signer, StaticKeySigner, make_signer, sign_hs256
 
 SPEC = AuthSpec("jwt_hs256", ttl_s=1800, not_before_s=5, renew_before_s=300)
 
@@ -94,10 +94,10 @@ def test_tokens_are_registered_as_secrets_and_describe_masks_everything() -> Non
 ])
 def test_static_schemes_send_the_key_under_any_header_and_prefix(spec: AuthSpec, header: tuple[str, str]) -> None:
     signer = make_signer(spec, "k-1", None)
-    assert signer.headers() == dict([header]) and not needs_secret(spec)
+    assert signer.headers() == dict([header]) and not spec.needs_secret
 
 
 def test_the_jwt_scheme_needs_a_secret_key() -> None:
-    assert needs_secret(SPEC)
+    assert SPEC.needs_secret
     with pytest.raises(ValueError):
         make_signer(SPEC, "AK", None)

@@ -9,6 +9,7 @@ import pytest
 
 from mediaassist.core.config import parse_config
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.paths import RESOURCES
 from mediaassist.core.task_profiles import load_profile, parse_profile
 
 BASE = """
@@ -109,6 +110,14 @@ def test_the_service_specific_needs_are_data() -> None:
     assert veo.action_for("GenerateRequestsPerDayPerProjectPerModel") == "quota"
 
 
+@pytest.mark.parametrize("name", NATIVE)
+def test_the_docs_show_each_native_profile_as_shipped(name: str) -> None:
+    page = (RESOURCES.parent / "docs" / "task-api-profiles.md").read_text(encoding="utf-8")
+    shipped = (RESOURCES / "task_api" / f"{name}.toml").read_text(encoding="utf-8").rstrip()
+    assert f"```toml\n{shipped}\n```" in page  # the commented example is the file itself, not a copy that drifts
+    assert f"Service documentation: <{load_profile(name, 't').docs}>" in page
+
+
 def provider(extra: str, profile: str = "kling", ptype: str = "task_api") -> str:
     return f"""
 [[providers]]
@@ -129,5 +138,8 @@ def test_a_provider_may_leave_base_url_to_the_profile_and_names_its_secret_by_en
 def test_secret_key_env_is_only_for_task_api_and_no_secret_is_taken_from_the_file() -> None:
     with pytest.raises(ConfigError, match=r'providers\[0\]\.secret_key_env: only for type = "task_api"'):
         parse_config(tomllib.loads(provider('secret_key_env = "X"', ptype="runninghub")))
+    with pytest.raises(ConfigError, match=r"providers\[0\]\.secret_key_env: profile runway does not sign its "
+                                          r"requests \(auth.scheme = \"bearer\"\); leave it out"):
+        parse_config(tomllib.loads(provider('secret_key_env = "X"', profile="runway")))
     with pytest.raises(ConfigError, match=r"providers\[0\]\.secret_key: unknown key"):
         parse_config(tomllib.loads(provider('secret_key = "sk-in-the-file"')))

@@ -45,6 +45,7 @@ class RemoteOutput:
     # True only for the service's own content endpoint: the key never travels to a CDN host.
     with_key: bool = False
     suffix: str = ""  # for the file name when the URL has none (".mp4")
+    expires_at: float | None = None  # epoch seconds after which the service no longer serves it
 
 
 @dataclass

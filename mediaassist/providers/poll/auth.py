@@ -39,8 +39,6 @@ class Signer(Protocol):
 class StaticKeySigner:
     """``bearer`` and ``header``: the key itself, after the profile's prefix."""
 
-    needs_secret = False
-
     def __init__(self, spec: AuthSpec, api_key: str, secret_key: str | None = None) -> None:
         self.spec, self.api_key = spec, api_key
 
@@ -57,8 +55,6 @@ class StaticKeySigner:
 class JwtHs256Signer:
     """``jwt_hs256``: ``{"alg": "HS256", "typ": "JWT"}`` . ``{"iss": access key, "exp", "nbf"}``
     signed with the secret key (Kling's scheme)."""
-
-    needs_secret = True
 
     def __init__(self, spec: AuthSpec, api_key: str, secret_key: str | None,
                  now: Callable[[], float] = time.time) -> None:
@@ -112,7 +108,3 @@ SIGNERS: dict[str, type[StaticKeySigner] | type[JwtHs256Signer]] = {
 def make_signer(spec: AuthSpec, api_key: str, secret_key: str | None) -> Signer:
     """Raises ValueError when the scheme needs a secret key and there is none."""
     return SIGNERS[spec.scheme](spec, api_key, secret_key)
-
-
-def needs_secret(spec: AuthSpec) -> bool:
-    return SIGNERS[spec.scheme].needs_secret

@@ -33,6 +33,7 @@ from mediaassist.core.task_profiles import Request, TaskApiProfile, path_text
 from mediaassist.core.task_templates import MISSING, Several, dig, placeholders, plain, render
 from mediaassist.providers.base import parse_retry_after
 from mediaassist.providers.poll.adapter import (
+    TERMINAL_STATES,
     Busy,
     Created,
     HttpAdapter,
@@ -46,7 +47,7 @@ from mediaassist.providers.poll.adapter import (
     send,
     send_poll,
 )
-from mediaassist.providers.poll.auth import Signer, make_signer, needs_secret
+from mediaassist.providers.poll.auth import Signer, make_signer
 from mediaassist.providers.poll.lean_http import LeanClient, LeanResponse
 
 # A remote id goes into request paths as it is (a long-running operation's name has slashes):
@@ -99,7 +100,7 @@ class TaskApiAdapter(HttpAdapter):
         if not api_key:
             return
         secret = None
-        if needs_secret(self.profile.auth):
+        if self.profile.auth.needs_secret:
             secret = resolve_api_key(f"{self.prov.name}:secret", self.prov.secret_key, self.prov.secret_key_env)
         try:
             self._signer = make_signer(self.profile.auth, api_key, secret)
@@ -134,6 +135,8 @@ class TaskApiAdapter(HttpAdapter):
 
     # --- create ----------------------------------------------------------------------------
     async def create(self, ctx: TaskContext, uploads: dict[str, list[str]]) -> Created:
+        if ctx.task.remix_of and self.profile.remix is not None:
+            return await self._remix(ctx, ctx.task.remix_of)
         path_template, template = chosen_create(self.profile, set(ctx.task.inputs_dict))
         remote_model = str(ctx.model.options.get("remote_model", ctx.model.name))
         params = {**ctx.model.options.get("defaults", {}), **ctx.task.params_dict}
@@ -148,6 +151,10 @@ class TaskApiAdapter(HttpAdapter):
             response = await self._send(route, content=body, headers=body.headers)
         else:
             response = await self._send(route, json=fields)
+        return self._created(response)
+
+    def _created(self, response: httpx.Response | LeanResponse) -> Created:
+        """The job a create (or a remix) answered with."""
         self._raise_for_answer(response, creating=True)
         answer = self._json(response)
         remote_id = dig(answer, self.profile.remote_id)
@@ -161,6 +168,16 @@ class TaskApiAdapter(HttpAdapter):
                             retry=False)
         label = dig(answer, self.profile.state_path)
         return Created(str(remote_id), str(label) if label is not MISSING else "")
+
+    async def _remix(self, ctx: TaskContext, source_id: str) -> Created:
+        """A new job made from ``source_id`` by the service's remix route (no new create)."""
+        assert self.profile.remix is not None and self.profile.remix_fields is not None
+        remote_model = str(ctx.model.options.get("remote_model", ctx.model.name))
+        fields = plain(render(self.profile.remix_fields, self._lookup(ctx, remote_model)))
+        path = fill_path(self.profile.remix.path, {"id": quote(source_id, safe="")})
+        ctx.log(f"remixing {self.service} video {source_id}")
+        response = await self._send(Request(self.profile.remix.method, path, self.profile.remix.headers), json=fields)
+        return self._created(response)
 
     def _lookup(self, ctx: TaskContext, remote_model: str) -> Callable[[str], Any]:
         """The placeholders' values; each worked out once (a file is read and encoded once)."""
@@ -193,10 +210,12 @@ class TaskApiAdapter(HttpAdapter):
             return str(mime)
         if "url" in entry and form != "base64":
             return str(entry["url"])
-        if "url" in entry or form == "url":
-            takes = "a local file (it is sent as bytes)" if form == "base64" else "a URL (http/https)"
-            raise TaskError(ErrorKind.BAD_INPUT, f"input {name}: {self.service} takes {takes} here, "
-                                                 f"not {entry.get('url') or entry.get('path')}", retry=False)
+        if "url" in entry:
+            raise TaskError(ErrorKind.BAD_INPUT, f"input {name}: {self.service} takes the file's bytes here; give a "
+                                                 f"local file, not the URL {entry['url']}", retry=False)
+        if form == "url":
+            raise TaskError(ErrorKind.BAD_INPUT, f"input {name}: {self.service} takes only URLs here, not the local "
+                                                 f"file {entry['path']}", retry=False)
         verify_unchanged(entry)  # never send a different file than the operator checked
         raw = base64.b64encode(Path(entry["path"]).read_bytes()).decode()
         return f"data:{mime};base64,{raw}" if form == "url_or_data_uri" else raw
@@ -246,12 +265,13 @@ class TaskApiAdapter(HttpAdapter):
         progress = dig(body, self.profile.progress_path)
         if isinstance(progress, (int, float)) and not isinstance(progress, bool):
             progress = float(progress) * 100.0 / self.profile.progress_scale
-        error = dig(body, self.profile.error_path) if state != RemoteState.QUEUED else MISSING
         done = state == RemoteState.SUCCESS
+        # An ended job's reason (a success without results may say why, too).
+        error = dig(body, self.profile.error_path) if state in TERMINAL_STATES else MISSING
         return RemoteStatus(
             state, label, progress=progress if isinstance(progress, float) else None,
             error=redact(error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)[:300])
-            if error is not MISSING and state != RemoteState.RUNNING else None,
+            if error is not MISSING else None,
             outputs=self._outputs(body, remote_id) if done and not self.profile.result_requests else None,
             usage=self._usage(body) if done else None, body=body if done else None)
 
@@ -272,14 +292,16 @@ class TaskApiAdapter(HttpAdapter):
         return None  # none of the task-API shapes has a balance route
 
     def _outputs(self, body: Any, remote_id: str) -> list[RemoteOutput]:
+        expires = dig(body, self.profile.result_expires_at) if self.profile.result_expires_at else MISSING
+        expires_at = float(expires) if isinstance(expires, (int, float)) and not isinstance(expires, bool) else None
         found = dig(body, self.profile.result_urls) if self.profile.result_urls else MISSING
         if found is not MISSING:
             urls = found if isinstance(found, list) else [found]
-            return [RemoteOutput(str(u), with_key=self.profile.result_with_key, suffix=self.profile.result_suffix)
-                    for u in urls if isinstance(u, str)]
+            return [RemoteOutput(str(u), with_key=self.profile.result_with_key, suffix=self.profile.result_suffix,
+                                 expires_at=expires_at) for u in urls if isinstance(u, str)]
         if self.profile.content_path is not None:
             return [RemoteOutput(fill_path(self.profile.content_path, {"id": remote_id}), with_key=True,
-                                 suffix=self.profile.result_suffix)]
+                                 suffix=self.profile.result_suffix, expires_at=expires_at)]
         return []
 
     def _usage(self, body: Any) -> dict[str, int] | None:
@@ -300,12 +322,16 @@ class TaskApiAdapter(HttpAdapter):
         outputs = status.outputs or []
         if self.profile.result_requests:
             outputs = self._outputs(await self._result_answer(remote_id, status.body), remote_id)
-        if not outputs:
-            why = f": {status.error}" if status.error else ""
+        if not outputs and status.error:  # the service says why (Veo's safety filter)
             raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id} completed without a result "
-                                                f"URL{why}", retry=False)
-        figures = "".join(f"; {name} {value}" for name, value in (status.usage or {}).items())
-        return outputs, f"{self.service} job {remote_id}: {len(outputs)} output(s){figures}"
+                                                f"URL: {status.error}", retry=False)
+        if not outputs:
+            raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id} completed without a result "
+                                                "URL", retry=False)
+        if status.usage:
+            figures = ", ".join(f"{name} {value}" for name, value in status.usage.items())
+            return outputs, f"{self.service} job {remote_id}: {len(outputs)} output(s); {figures}"
+        return outputs, f"{self.service} job {remote_id}: {len(outputs)} output(s)"
 
     async def _result_answer(self, remote_id: str, body: Any) -> Any:
         """The answer of the last ``result.requests`` step, each filled from the one before."""
