@@ -32,8 +32,8 @@ from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.lane_api import StopReason, TaskContext, TaskResult
 from mediaassist.core.media import fresh_upload_name, upload_key, verify_unchanged
 from mediaassist.core.media_items import media_kind
-from mediaassist.core.outputs import BrokenDownload, verify_download
 from mediaassist.core.money import Money
+from mediaassist.core.outputs import BrokenDownload, verify_download
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.poll.adapter import (
     TERMINAL_STATES,
