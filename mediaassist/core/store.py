@@ -1078,7 +1078,8 @@ class Store:
                 return stop, claimed[:index]
             self._reserve(task, reservation, day)
             for covered in reservation.limits:
-                if covered.cap.currency == reservation.estimate.currency:
+                # A sum not read yet is read later from the store, which has this reservation.
+                if covered in spent and covered.cap.currency == reservation.estimate.currency:
                     spent[covered] += reservation.estimate.amount
         return None, claimed
 
