@@ -133,6 +133,10 @@ TEMPLATES = (
     tr_noop("params is not valid JSON"),
     tr_noop("params is not a JSON object"),
     tr_noop("priority {value} is not an integer"),
+    tr_noop("outside its hours {hours}; opens at {time}"),
+    tr_noop("outside its hours {hours}; opens at {time} tomorrow"),
+    tr_noop("not_before {value} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time with its offset, "
+            "or 23:00 for the next time the clock shows it)"),
     tr_noop("{path}: file not found"),
     tr_noop("{path}: the file is empty"),
     tr_noop("{path}: the file holds no tasks"),

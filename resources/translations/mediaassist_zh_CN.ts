@@ -480,6 +480,18 @@
       <translation>priority {value} 不是整数</translation>
     </message>
     <message>
+      <source>outside its hours {hours}; opens at {time}</source>
+      <translation>不在工作时段 {hours} 内；{time} 开始</translation>
+    </message>
+    <message>
+      <source>outside its hours {hours}; opens at {time} tomorrow</source>
+      <translation>不在工作时段 {hours} 内；明天 {time} 开始</translation>
+    </message>
+    <message>
+      <source>not_before {value} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time with its offset, or 23:00 for the next time the clock shows it)</source>
+      <translation>not_before {value} 不是时间（可用：2026-12-03 23:00、带时区偏移的 ISO 8601 时间，或 23:00 表示下一次到这个钟点）</translation>
+    </message>
+    <message>
       <source>{path}: file not found</source>
       <translation>{path}：文件不存在</translation>
     </message>

@@ -329,7 +329,7 @@ class TaskApiAdapter(HttpAdapter):
             raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id} completed without a result "
                                                 "URL", retry=False)
         if status.usage:
-            figures = ", ".join(f"{name} {value}" for name, value in status.usage.items())
+            figures = ", ".join(f"{name}: {value}" for name, value in status.usage.items())  # data keys
             return outputs, f"{self.service} job {remote_id}: {len(outputs)} output(s); {figures}"
         return outputs, f"{self.service} job {remote_id}: {len(outputs)} output(s)"
 
