@@ -46,6 +46,7 @@ TEMPLATES = (
     tr_noop("cost {cost} ({source})"),
     tr_noop("price table"),
     tr_noop("estimate"),
+    tr_noop("coins"),  # RunningHub's unit, as the account check and the budget reasons name it
     tr_noop("budget: {spent} of {cap} spent today"),
     tr_noop("budget: {spent} of {cap} spent on batch {batch}"),
     tr_noop("budget: {spent} of {cap} spent today on {provider}"),

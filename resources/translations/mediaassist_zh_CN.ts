@@ -180,6 +180,10 @@
       <translation>估算</translation>
     </message>
     <message>
+      <source>coins</source>
+      <translation>个币</translation>
+    </message>
+    <message>
       <source>budget: {spent} of {cap} spent today</source>
       <translation>预算：今日已花费 {spent}，上限 {cap}</translation>
     </message>
