@@ -409,6 +409,31 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     return EXIT_OK
 
 
+async def _estimate(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    options.read_only = True
+    if options.demo:
+        from mediaassist.runtime import Runtime
+
+        async with Runtime(options) as rt:
+            return _print_estimate(args, rt.config, rt.store)
+    config = load_app_config(options)
+    with _open_store(options) as store:
+        return _print_estimate(args, config, store)
+
+
+def _print_estimate(args: argparse.Namespace, config: AppConfig, store: Store) -> int:
+    reports = [read_task_file(path, config, args.model, args.encoding) for path in args.files]
+    for report in reports:
+        for error in report.errors:
+            print(f"{report.source}: {error}", file=sys.stderr)
+    estimate = estimate_batch(Budgeter(store, config), [t for r in reports for t in r.tasks])
+    if args.json:
+        print(json.dumps(estimate.to_json(), ensure_ascii=False, indent=1))
+    else:
+        print("\n".join(estimate.lines()))
+    return EXIT_BAD_INPUT if any(r.errors for r in reports) else EXIT_OK
+
+
 async def _outputs_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
     """rerun, outputs manifest|pick|deliver: on the config (or the demo's) and the store."""
     from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
@@ -445,31 +470,6 @@ def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
     print(f"{_count(len(delivery.files), 'file')} delivered to {delivery.folder} (with manifest.json and "
           "manifest.csv)")
     return EXIT_FAILED if delivery.missing else EXIT_OK
-
-
-async def _estimate(args: argparse.Namespace, options: RuntimeOptions) -> int:
-    options.read_only = True
-    if options.demo:
-        from mediaassist.runtime import Runtime
-
-        async with Runtime(options) as rt:
-            return _print_estimate(args, rt.config, rt.store)
-    config = load_app_config(options)
-    with _open_store(options) as store:
-        return _print_estimate(args, config, store)
-
-
-def _print_estimate(args: argparse.Namespace, config: AppConfig, store: Store) -> int:
-    reports = [read_task_file(path, config, args.model, args.encoding) for path in args.files]
-    for report in reports:
-        for error in report.errors:
-            print(f"{report.source}: {error}", file=sys.stderr)
-    estimate = estimate_batch(Budgeter(store, config), [t for r in reports for t in r.tasks])
-    if args.json:
-        print(json.dumps(estimate.to_json(), ensure_ascii=False, indent=1))
-    else:
-        print("\n".join(estimate.lines()))
-    return EXIT_BAD_INPUT if any(r.errors for r in reports) else EXIT_OK
 
 
 def _cancel(args: argparse.Namespace, store: Store) -> int:

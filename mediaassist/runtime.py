@@ -63,22 +63,6 @@ class LaneView:
     balance: Money | None = None  # what the account had left when last read, where the service tells
 
 
-def keep_operator_money(demo: AppConfig, operator: AppConfig) -> None:
-    """What ``--demo`` takes from a given ``--config`` about money (its webhooks and [outputs]
-    come by ``load_operator_settings``): the [budget], so it can be tried on the demo providers;
-    never its providers, models or accounts -- only the price tables of its models and the daily
-    budgets of its providers that are named like the demo's."""
-    demo.budget = operator.budget
-    for provider in demo.providers:
-        theirs = operator.provider(provider.name)
-        if theirs is not None:
-            provider.daily_budget = theirs.daily_budget
-    for model in demo.models:
-        their_model = operator.model(model.name)
-        if their_model is not None and their_model.price is not None:
-            model.price = their_model.price
-
-
 class Runtime:
     """``async with Runtime(options) as rt:`` -- rt.config, rt.store, rt.scheduler (not started)."""
 
@@ -107,7 +91,6 @@ class Runtime:
                 self.config = await self._stack.enter_async_context(demo)
                 if self.options.config_path is not None:
                     load_operator_settings(self.options.config_path, self.config)
-                    keep_operator_money(self.config, load_app_config(self.options))
             else:
                 self.config = load_app_config(self.options)
             self.store_location = store_location(self.options, self.config, self.data_dir)

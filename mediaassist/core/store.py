@@ -998,16 +998,16 @@ class Store:
 
         Order: higher priority first, then FIFO. For web routes ``account`` is the free account;
         tasks pinned to another account are not taken. ``batch_ids`` restricts the claim to those
-        batches, ``skip_batches`` leaves those out. With ``lane_limit`` the route's running rows --
-        whichever process runs them -- and its pending rows with a remote id (a remote task still at
-        the service) are counted in the same transaction, and at most ``lane_limit`` minus those new
-        tasks are taken; pending rows with a remote id are taken first, from any batch (skipped or
-        not: their remote task is created and paid for already).
+        batches. With ``lane_limit`` the route's running rows -- whichever process runs them --
+        and its pending rows with a remote id (a remote task still at the service) are counted in
+        the same transaction, and at most ``lane_limit`` minus those new tasks are taken; pending
+        rows with a remote id are taken first, from any batch. ``skip_batches`` leaves those batches'
+        new tasks out.
         """
         if limit <= 0:
             return []
         if lane_limit is None:
-            return self._claim(route, owner, limit, account, batch_ids, skip_batches)
+            return self._claim(route, owner, limit, account, batch_ids, skip_batches=skip_batches)
         with self._lane_lock(route):
             # Plain SQL: peewee's query building would cost more than the count itself.
             mark = self.db.param
@@ -1019,12 +1019,12 @@ class Store:
             # whichever batch it belongs to. New work gets only what the limit leaves.
             resumed = self._claim(route, owner, limit, account, None, remote=True)
             fresh = self._claim(route, owner, min(limit - len(resumed), lane_limit - holding), account,
-                                batch_ids, skip_batches, remote=False)
+                                batch_ids, remote=False, skip_batches=skip_batches)
             return resumed + fresh
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
-               batch_ids: Sequence[str] | None, skip_batches: Sequence[str] = (),
-               remote: bool | None = None) -> list[Task]:
+               batch_ids: Sequence[str] | None, remote: bool | None = None,
+               skip_batches: Sequence[str] = ()) -> list[Task]:
         """``remote``: only rows with a saved remote id (True), only rows without one (False)."""
         if limit <= 0:
             return []
@@ -1100,14 +1100,16 @@ class Store:
             reservation = plan(task)
             if reservation is None:
                 continue
-            stop = self._exceeded(reservation, spent)
+            # A task that resumes a remote task was paid for when it was created: never held back.
+            stop = None if task.remote_id else self._exceeded(reservation, spent)
             if stop is not None:
                 for back in claimed[index:]:
                     self.release(back)
                 return stop, claimed[:index]
             self._reserve(task, reservation, day)
             for covered in reservation.limits:
-                if covered.cap.currency == reservation.estimate.currency:
+                # A sum not read yet is read later from the store, which has this reservation.
+                if covered in spent and covered.cap.currency == reservation.estimate.currency:
                     spent[covered] += reservation.estimate.amount
         return None, claimed
 

@@ -46,7 +46,7 @@ TEMPLATES = (
     tr_noop("cost {cost} ({source})"),
     tr_noop("price table"),
     tr_noop("estimate"),
-    tr_noop("coins"),
+    tr_noop("coins"),  # RunningHub's unit, as the account check and the budget reasons name it
     tr_noop("budget: {spent} of {cap} spent today"),
     tr_noop("budget: {spent} of {cap} spent on batch {batch}"),
     tr_noop("budget: {spent} of {cap} spent today on {provider}"),
@@ -358,7 +358,9 @@ TEMPLATES = (
 RESULT_TEMPLATES = (
     tr_noop("{service} job {remote_id}: {n} output(s)"),
     tr_noop("{service} job {remote_id}: {n} output(s); {figures}"),
+    tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins"),
     tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount} {currency}"),
+    tr_noop("{service} job {remote_id}: {n} output(s); seconds {seconds}"),
     tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported"),
     tr_noop("[{model}] {prompt} ({seconds} s)"),  # the simulated providers
 )

@@ -172,12 +172,12 @@ class MediaModel(QAbstractListModel):
             return None
         item = self.items[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:  # whose it is first: outputs are often all "image-1.png"
-            star = "★ " if item.picked else ""
+            cost = self.costs.get(item.task_id) if item.role == OUTPUT else None
             if item.role == OUTPUT and self.whose:
                 text = caption(item, 24)
             else:
+                star = "★ " if item.picked else ""
                 text = f"{star}{item.task_id} · {item.name}" if self.whose else f"{star}{item.name}"
-            cost = self.costs.get(item.task_id) if item.role == OUTPUT else None
             return f"{text} · {cost}" if cost else text
         if role == Qt.ItemDataRole.ToolTipRole:
             about = f"\n{tr('row {row}').format(row=item.row)} · {item.model}\n{item.prompt[:200]}" \

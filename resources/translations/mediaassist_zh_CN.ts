@@ -1184,8 +1184,16 @@
       <translation>{service} 作业 {remote_id}：{n} 个输出；{figures}</translation>
     </message>
     <message>
+      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins</source>
+      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{coins} 个币</translation>
+    </message>
+    <message>
       <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount} {currency}</source>
       <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{amount} {currency}</translation>
+    </message>
+    <message>
+      <source>{service} job {remote_id}: {n} output(s); seconds {seconds}</source>
+      <translation>{service} 作业 {remote_id}：{n} 个输出；计费 {seconds} 秒</translation>
     </message>
     <message>
       <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported</source>

@@ -37,6 +37,7 @@ COMPOSED = {
     "RunningHub balance or membership exhausted ({} {})",
     "no API key for provider {} (set api_key_env, the OS keyring or api_key)",
     "account disabled", "account needs login", "canceled by operator",
+    "{} job {}: {} output(s); seconds {}",  # a task-API job's summary with its billed seconds figure
 }
 
 

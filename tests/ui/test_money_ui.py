@@ -147,7 +147,7 @@ async def test_the_gallery_caption_tells_what_an_output_cost(store: Store, confi
         await gallery.reload()
         # the caption (row, model, the prompt's start), then what the output cost
         assert [gallery.model.index(row).data() for row in range(gallery.model.rowCount())] == \
-            ["w0 · writer · w0 · ¥0.40"]
+            ["w0 · writer · w0 · ¥0.40"]  # the task (no row: enqueued directly), its model and prompt, its cost
     finally:
         gallery.close_media()
         cache.close()

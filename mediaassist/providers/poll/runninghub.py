@@ -415,8 +415,10 @@ class RunningHubAdapter(HttpAdapter):
         charged = produced.reported
         if charged is None:
             return f"RunningHub task {remote_id}: {len(items)} output(s), {cost:.0f} s, no charge reported"
-        return (f"RunningHub task {remote_id}: {len(items)} output(s), {cost:.0f} s, "
-                f"{charged.amount.normalize():f} {charged.currency}")
+        amount = f"{charged.amount.normalize():f}"
+        if charged.currency == COINS:
+            return f"RunningHub task {remote_id}: {len(items)} output(s), {cost:.0f} s, {amount} coins"
+        return f"RunningHub task {remote_id}: {len(items)} output(s), {cost:.0f} s, {amount} {charged.currency}"
 
     async def _call_tolerant(self, ctx: TaskContext, path: str, remote_id: str) -> Reply | None:
         try:
