@@ -69,6 +69,7 @@ ROW_HEIGHT = THUMB + 4
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
 HEADER_KEY = "task_table_header_v2"  # the column set changed: older saved states don't apply
 SPLITTER_KEYS = ("panels_splitter", "top_splitter", "table_splitter")
+BATCHES_SHOWN = 3  # the batch list shows this many without scrolling
 MAXIMIZE_UP_TO_PX = 1440  # a first start on a screen this wide or narrower opens maximized
 HIDDEN_KEY = "window/hidden_columns"
 
@@ -237,6 +238,7 @@ class MainWindow(QMainWindow):
         for panel in (self.web_panel, self.api_panel):
             top.addWidget(scrollable(panel))  # more lanes than room: they scroll
         top.addWidget(self.batches)  # its rows scroll under its title
+        top.setSizes([1000, 1000, 1000])  # a third each
         self.table = self._build_table()
         self.detail = DetailPane(self.store, self.thumbnails)
         lower = QSplitter(Qt.Orientation.Horizontal)
@@ -252,7 +254,10 @@ class MainWindow(QMainWindow):
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(top)
         outer.addWidget(lower)
-        outer.setSizes([200, 600])
+        # The panels as tall as their lanes (and three batches) need; the table the rest.
+        panels = max(self.web_panel.sizeHint().height(), self.api_panel.sizeHint().height(),
+                     self.batches.height_for(BATCHES_SHOWN))
+        outer.setSizes([panels, 4 * panels])
         self.splitters = (outer, top, lower)
         self._restore_splitters()
         return outer
@@ -415,6 +420,7 @@ class MainWindow(QMainWindow):
         self.tray.update(view.snap.totals_by_kind(), view.all_paused, bool(view.paused))
         self._refresh_filter_counts(totals, view)
         self.accounts.refresh()
+        self.fit_text_columns()
         self._update_selection_actions()  # the selected tasks' states may have moved meanwhile
 
     def _refresh_filter_counts(self, totals: dict[str, int], view: StatsView) -> None:
@@ -425,6 +431,20 @@ class MainWindow(QMainWindow):
         for batch in reversed(view.snap.batch_order):
             if batch not in known:
                 self.batch_filter.insertItem(1, batch, batch)
+
+    def fit_text_columns(self) -> None:
+        """Result and Error as wide as their default while a row in view has one, else only as
+        wide as their title: the Prompt column (which stretches) gets the room they do not need."""
+        header = self.table.horizontalHeader()
+        last = self.table.rowAt(self.table.viewport().height() - 1)
+        rows = range(max(0, self.table.rowAt(0)), (last if last >= 0 else self.model.rowCount() - 1) + 1)
+        for i, column in enumerate(COLUMNS):
+            if not column.fit or self.table.isColumnHidden(i):
+                continue
+            used = any(self.model.index(row, i).data() for row in rows)
+            wanted = max(column.width, header.sectionSizeHint(i)) if used else header.sectionSizeHint(i)
+            if header.sectionSize(i) != wanted:
+                header.resizeSection(i, wanted)
 
     def _rows_added(self) -> None:
         """The table's next tick reads the new keys off the loop, as do the counts."""

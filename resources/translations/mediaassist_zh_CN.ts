@@ -1568,8 +1568,12 @@
       <translation>找不到可以打开 {path} 的程序：未安装 xdg-open（软件包 xdg-utils）。</translation>
     </message>
     <message>
-      <source>waiting {pending} · done {done} · failed {failed}</source>
-      <translation>排队 {pending} · 完成 {done} · 失败 {failed}</translation>
+      <source>polled {n} of {limit}</source>
+      <translation>轮询中 {n}/{limit}</translation>
+    </message>
+    <message>
+      <source>running {n} of {limit}</source>
+      <translation>运行中 {n}/{limit}</translation>
     </message>
     <message>
       <source>Batches</source>
@@ -1588,16 +1592,12 @@
       <translation>配置中没有能处理它们的通道</translation>
     </message>
     <message>
-      <source>polled %v/%m</source>
-      <translation>轮询 %v/%m</translation>
+      <source>paused</source>
+      <translation>已暂停</translation>
     </message>
     <message>
-      <source>site queue {pending} · done {done} · failed {failed}</source>
-      <translation>站点队列 {pending} · 完成 {done} · 失败 {failed}</translation>
-    </message>
-    <message>
-      <source>pending {pending} · done {done} · failed {failed}</source>
-      <translation>等待 {pending} · 完成 {done} · 失败 {failed}</translation>
+      <source>waiting in the site's shared queue: any of its accounts takes them</source>
+      <translation>在该网站的共享队列中等待：它的任一账号都可领取</translation>
     </message>
     <message>
       <source>Resume</source>
@@ -1608,8 +1608,8 @@
       <translation>暂停</translation>
     </message>
     <message>
-      <source>{done} done · {failed} failed · {canceled} canceled · {running} running · {waiting} waiting</source>
-      <translation>{done} 完成 · {failed} 失败 · {canceled} 已取消 · {running} 运行中 · {waiting} 等待中</translation>
+      <source>{failed} failed · {done} done · {running} running · {waiting} waiting</source>
+      <translation>失败 {failed} · 完成 {done} · 运行中 {running} · 等待 {waiting}</translation>
     </message>
     <message>
       <source>ETA {t}</source>
@@ -1628,8 +1628,12 @@
       <translation>{n} 个{kind}任务在等待：</translation>
     </message>
     <message>
-      <source>running %v/%m</source>
-      <translation>运行 %v/%m</translation>
+      <source>blocked</source>
+      <translation>受阻</translation>
+    </message>
+    <message>
+      <source>{pending} waiting · {done} done · {failed} failed</source>
+      <translation>等待 {pending} · 完成 {done} · 失败 {failed}</translation>
     </message>
     <message>
       <source>ETA: measuring (no {kind} task has finished yet)</source>
@@ -1638,6 +1642,10 @@
     <message>
       <source>No lanes of this kind yet. Add them to {config} (see the README), or start with: mediaassist --demo</source>
       <translation>尚未配置这类通道。请在 {config} 中添加（见 README），或用演示模式启动：mediaassist --demo</translation>
+    </message>
+    <message>
+      <source>{canceled} canceled</source>
+      <translation>已取消 {canceled}</translation>
     </message>
     <message>
       <source>account {name} needs login</source>

@@ -206,19 +206,19 @@ async def test_batch_progress_counts_cancelled_and_names_the_login_that_blocks(r
     running.enqueue(writer_tasks(10), batch="many")
     window.store.cancel([f"t{i:03d}" for i in range(7)])
     window.refresh_stats()
-    label = window.batches._rows[0][0].text()
+    label = window.batches._rows[0].detail.text()
     assert "7 canceled" in label and "3 waiting" in label and "finished" not in label
     window.store.cancel([f"t{i:03d}" for i in range(7, 10)])
     window.refresh_stats()
-    label = window.batches._rows[0][0].text()
+    label = window.batches._rows[0].detail.text()
     assert "10 canceled" in label and "finished" in label
     window.store.set_login_state("acct-a", "needs_login")
     running.enqueue(sim_web_tasks(4, prompt="ask"), batch="web-batch")
     window.lanes.toggle_pause_all()  # resumed: only the login blocks now
     window.refresh_stats()
-    label = window.batches._rows[0][0].text()
+    label = window.batches._rows[0].detail.text()
     assert "4 web tasks wait:" in label and "account acct-a needs login" in label and 'href="accounts"' in label
-    window.batches._rows[0][0].linkActivated.emit("accounts")
+    window.batches._rows[0].detail.linkActivated.emit("accounts")
     assert window.tabs.currentWidget() is window.accounts
 
 
