@@ -1,11 +1,12 @@
 """Screenshots for review on a 1366×768 laptop screen, the demo running, English and Chinese.
 
-    .venv/bin/python bench/screenshots.py [--docs]
+    .venv/bin/python -m bench.screenshots [--docs] [--compare-only]
 
 Runs offscreen on a simulated 1366×768 screen (Qt's offscreen platform with a screen config), so
 the result does not depend on the X server's size. Saves screenshots/{en,zh_CN}-{first-start,
-busy,error,gallery,preview-image,preview-video,import,import-errors,settings,accounts,tray}.png; ``--docs``
-also refreshes the two README pictures in docs/.
+busy,error,gallery,preview-image,preview-video,compare,import,import-errors,settings,accounts,tray}.png;
+``--docs`` also refreshes the pictures in docs/images/ (README and the documentation site, the
+compare view's among them); ``--compare-only`` shoots only the compare view (English).
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QWidget
 
 from mediaassist.core.media_items import OUTPUT, MediaItem
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import NewTask
-from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.app import run_window
 from mediaassist.ui.gallery import PreviewDialog
 from mediaassist.ui.main_window import MainWindow
@@ -43,7 +44,7 @@ os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screens}"
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "screenshots"
-DOCS = ROOT / "docs"
+DOCS = ROOT / "docs" / "images"
 EXAMPLES = RESOURCES / "examples"
 LONG_REASON = ("RunningHub balance or membership exhausted (416 APIKEY_USER_BALANCE_NOT_ENOUGH); fix it, "
                "then resume the lane")
@@ -92,10 +93,10 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     for name in ("seed-batch.csv", "image-to-video.csv", "video-services.csv"):
         await accept_import(window, EXAMPLES / name)
     # a model the config no longer has: the attempt fails as bad_input, with no retry
-    window.store.enqueue("broken-demo", [NewTask(model="retired-model", model_kind="api", route="api:demo-openai",
+    window.rt.store.enqueue("broken-demo", [NewTask(model="retired-model", model_kind="api", route="api:demo-openai",
                                                  task_id="demo-fails", prompt="这个任务会失败 / this one fails")])
-    window.store.pause_lane("poll:demo-runninghub", LONG_REASON)
-    window.scheduler.wake()
+    window.rt.store.pause_lane("poll:demo-runninghub", LONG_REASON)
+    window.rt.scheduler.wake()
     await asyncio.sleep(8)
     window.refresh_stats()
     window.table.viewport().repaint()  # paints the output cells: their thumbnails are asked for
@@ -106,7 +107,7 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
         save_small(window, DOCS / "table-en.png")
     window.text_filter.setText("demo-fails")
     window.apply_filter()
-    await until(lambda: window.store.get("demo-fails").state == "failed")
+    await until(lambda: window.rt.store.get("demo-fails").state == "failed")
     window.model.refresh_membership()
     window.model.flush()
     window.table.selectRow(0)
@@ -114,10 +115,11 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     save(window, f"{language}-error")
     window.text_filter.setText("")
     window.apply_filter()
-    await until(lambda: any(t.state == "success" and t.model == "demo-illustrator" for t in window.store.tasks()), 60)
+    await until(lambda: any(t.state == "success" and t.model == "demo-illustrator"
+                            for t in window.rt.store.tasks()), 60)
     # the video services' clips too: the gallery shows their first frames
     await until(lambda: any(t.state == "success" and t.model in ("demo-sora", "demo-kling")
-                            for t in window.store.tasks()), 90)
+                            for t in window.rt.store.tasks()), 90)
     window.tabs.setCurrentWidget(window.gallery)
     await asyncio.sleep(0.3)
     await until(lambda: window.gallery.model.rowCount() > 0 and not window.gallery.model.loading)
@@ -126,6 +128,7 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     if docs and language == "en":
         save_small(window, DOCS / "gallery-en.png")
     await shoot_previews(window, language)
+    await shoot_compare(window, language, docs)
     window.tabs.setCurrentWidget(window.accounts)
     await asyncio.sleep(0.3)
     save(window, f"{language}-accounts")
@@ -165,15 +168,43 @@ async def shoot_previews(window: MainWindow, language: str) -> None:
         dialog.reject()
 
 
+async def shoot_compare(window: MainWindow, language: str, docs: bool) -> None:
+    """A row fanned out to three video services, one of them remixed: side by side, playing."""
+    await accept_import(window, EXAMPLES / "fan-out.csv")
+    row = [t for t in window.store.tasks() if t.source_row == 2 and t.group_key == "row-2" and t.parent_id is None
+           and t.model in ("demo-sora", "demo-kling", "demo-video")]
+    await until(lambda: all(window.store.get(t.task_id).state == "success" for t in row), 120)
+    sora = next(t for t in row if t.model == "demo-sora")
+    child = window.rt.rerun(sora.task_id, prompt=sora.prompt + ", seen from above", remix=True)
+    await until(lambda: window.store.get(child).state == "success", 120)
+    window.rt.set_picked(child, 1, True)
+    dialog = window.outputs.compare(MediaItem(sora.task_id, OUTPUT, "video", "", batch_id=sora.batch_id,
+                                              group="row-2"))
+    dialog.play_together()
+    await asyncio.sleep(1.5)
+    save(dialog, f"{language}-compare")
+    if docs and language == "en":
+        save_small(dialog, DOCS / "compare-en.png")
+    dialog.reject()
+
+
+async def compare_only(window: MainWindow) -> None:
+    window.resize(*SCREEN)
+    await shoot_compare(window, "en", True)
+    window.quit_requested.set_result(True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", action="store_true", help="also refresh the README's two pictures in docs/")
-    docs = parser.parse_args().docs
+    parser.add_argument("--docs", action="store_true", help="also refresh the pictures in docs/images/")
+    parser.add_argument("--compare-only", action="store_true", help="only the compare view, in English")
+    args = parser.parse_args()
+    docs = args.docs
     OUT.mkdir(exist_ok=True)
-    DOCS.mkdir(exist_ok=True)
+    DOCS.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, False)
-    for language in ("en", "zh_CN"):
+    for language in ("en",) if args.compare_only else ("en", "zh_CN"):
         with tempfile.TemporaryDirectory() as tmp:
             settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
             settings.setValue("app/language", language)
@@ -182,7 +213,8 @@ def main() -> int:
             with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
                 runner.run(run_window([], options, settings, use_tray=False,
                                       on_window=lambda w, lang=language, shots=jobs:
-                                      shots.append(asyncio.ensure_future(shoot(w, lang, docs)))))
+                                      shots.append(asyncio.ensure_future(
+                                          compare_only(w) if args.compare_only else shoot(w, lang, docs)))))
             jobs[0].result()
     return 0
 

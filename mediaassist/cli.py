@@ -1,240 +1,61 @@
-"""``mediaassist``: the desktop app with no command, the headless tools with one.
-
-Exit codes: 0 all succeeded, 1 something failed, was canceled or could not run, 2 bad input or
-config (a bad row is reported with its row number; the good rows still run) or a store that
-cannot be used (a database file read-only, damaged, not a database, deleted or replaced while
-running; a shared server out of reach; a schema newer than this program), 3 the disk is full
-(queued and running tasks stay queued), 130 interrupted.
+"""The headless commands (``mediaassist run|status|cancel|retry|accounts|lanes|sites|profiles``); the
+entry point (mediaassist/entry.py) parses the arguments, calls ``run_command`` and documents the
+exit codes.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import errno
 import json
-import logging
-import logging.handlers
-import os
 import signal
 import sys
 import time
-import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mediaassist import __version__
 from mediaassist.core.config import AppConfig
-from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault, TaskError
+from mediaassist.core.delivery import DeliveryError
+from mediaassist.core.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    ConfigError,
+    StorageFault,
+    TaskError,
+)
 from mediaassist.core.importer import ImportReport, read_task_file
-from mediaassist.core.location import refuse_url_as_path
+from mediaassist.core.lanes import lane_names
+from mediaassist.core.manifest import file_entry
+from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
+from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
-from mediaassist.core.secrets import install_log_filter
-from mediaassist.core.store import FINAL_STATES, Store, Task, classify_fault, iso
-from mediaassist.runtime import Runtime, RuntimeOptions, load_app_config, open_store
+from mediaassist.core.store import FINAL_STATES, Store, Task, iso
 from mediaassist.status import lane_status, poll_account_checks, processes_at_work
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = _command_first(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in COMMANDS:
-        args = _command_parser().parse_args(argv)
-    else:
-        args = _gui_parser().parse_args(argv)
-        args.command = None
-    _setup_logging(args)
-    # A warning (say, a config file others can read) is a message to the operator, not a trace.
-    warnings.formatwarning = lambda message, *_rest, **_kw: f"mediaassist: warning: {message}\n"
-    try:
-        return _dispatch(args)
-    except ConfigError as exc:
-        for problem in exc.problems:  # every problem, one a line: all typos are fixed in one go
-            print(f"mediaassist: config error: {problem}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except ImportFileError as exc:
-        print(f"mediaassist: cannot import: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except StorageFault as fault:
-        return report_storage_fault(fault)
-    except OSError as exc:  # preparing the data dir on a read-only or full file system
-        classified = classify_fault(exc, Path(exc.filename or "."))
-        if classified is None:
-            raise
-        return report_storage_fault(classified)
-
-
-def report_storage_fault(fault: StorageFault) -> int:
-    """The one line for a store that cannot be used, and its exit code (also used by the window)."""
-    print(f"mediaassist: {fault}", file=sys.stderr)
-    return EXIT_DISK_FULL if fault.disk_full else EXIT_BAD_INPUT
-
-
-def _command_first(argv: list[str]) -> list[str]:
-    """``mediaassist --data-dir D run tasks.csv`` means ``mediaassist run --data-dir D tasks.csv``:
-    the common options are the commands' too, so a command named after them moves to the front
-    instead of opening the window on a file called "run" (a file of that name still opens)."""
-    for index, word in enumerate(argv):
-        if word in COMMANDS and not Path(word).exists():
-            return [word, *argv[:index], *argv[index + 1:]]
-        if not word.startswith("-") and (index == 0 or argv[index - 1] not in _VALUE_OPTIONS):
-            return argv  # a file for the window came first
-    return argv
-
-
-_VALUE_OPTIONS = ("--config", "--data-dir", "--speed", "--store")
-
-
-# --- parsers ----------------------------------------------------------------------------------
-
-def _common(parser: argparse.ArgumentParser, speed: bool = True) -> None:
-    parser.add_argument("--config", type=Path, metavar="PATH",
-                        help="config TOML (default: the user config dir's config.toml)")
-    parser.add_argument("--data-dir", type=_data_dir, metavar="DIR",
-                        help="database, profiles and outputs (default: $MEDIAASSIST_HOME or the user data dir)")
-    parser.add_argument("--store", metavar="URL",
-                        help="a team's shared queue: postgresql://USER@HOST[:PORT]/DATABASE (default: "
-                             "$MEDIAASSIST_STORE_URL, the config's [store] url, else the data dir's SQLite file)")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
-    parser.add_argument("--demo", action="store_true",
-                        help="use the built-in demo providers (kept apart in DATA_DIR/demo)")
-    if speed:
-        parser.add_argument("--speed", type=_positive_float, default=1.0, metavar="N",
-                            help="divide every demo duration and scheduler timer by N")
-
-
-def _data_dir(text: str) -> Path:
-    try:
-        refuse_url_as_path(text, "--data-dir")
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return Path(text)
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not 0 < value <= 10000:
-        raise argparse.ArgumentTypeError(f"{text}: must be a number in (0, 10000]")
-    return value
-
-
-def _gui_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="mediaassist",
-        description="Open the desktop app (files go to the import preview). "
-                    f"Headless commands: {', '.join(COMMANDS)} (mediaassist COMMAND --help).")
-    parser.add_argument("--version", action="version", version=f"mediaassist {__version__}")
-    _common(parser)
-    parser.add_argument("files", nargs="*", type=Path, metavar="FILE")
-    return parser
-
-
-def _command_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mediaassist", description="Headless commands; with no command "
-                                     "mediaassist opens the desktop app.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(name: str, summary: str, speed: bool = True) -> argparse.ArgumentParser:
-        leaf = sub.add_parser(name, help=summary, description=summary)
-        _common(leaf, speed=speed)
-        return leaf
-
-    run = command("run", "import task files (CSV, XLSX, JSON, JSONL, TXT) and run them until every task "
-                  "has ended; running the same file again resumes it. Only the files' own tasks are "
-                  "taken: other work queued on the same lanes is left to whoever runs it (the window)")
-    run.add_argument("files", nargs="*", type=Path, metavar="FILE")
-    run.add_argument("--all", action="store_true",
-                     help="also run every other task queued on the lanes (with no FILE: the whole queue)")
-    run.add_argument("--model", help="model for TXT files (and rows without one)")
-    run.add_argument("--encoding", metavar="NAME",
-                     help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
-                          "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
-    run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
-
-    status = command("status", "per lane: limit, running, pending, success, failed, canceled "
-                     "(and the polling pool)", speed=False)
-    status.add_argument("--json", action="store_true", help="one JSON object on stdout")
-
-    cancel = command("cancel", "cancel tasks: pending ones at once, running ones at their next checkpoint",
-                     speed=False)
-    cancel.add_argument("task_ids", nargs="*", metavar="TASK_ID")
-    cancel.add_argument("--batch", metavar="ID", help="every unfinished task of the batch")
-
-    retry = command("retry", "queue finished tasks again on the same row: failed or canceled ones, "
-                    "or any named by id (a success is generated again)", speed=False)
-    retry.add_argument("task_ids", nargs="*", metavar="TASK_ID")
-    retry.add_argument("--failed", action="store_true", help="every failed task")
-    retry.add_argument("--batch", metavar="ID", help="the failed and canceled tasks of the batch")
-
-    accounts = sub.add_parser("accounts", help="web accounts: list, enable, disable, log in",
-                              description="web accounts").add_subparsers(dest="action", required=True)
-    _common(accounts.add_parser("list", help="every account with its site, toggle and login state"),
-            speed=False)
-    for action, summary in (("enable", "let the account take work again"),
-                            ("disable", "take no new work on the account (running work finishes)")):
-        leaf = accounts.add_parser(action, help=summary, description=summary)
-        leaf.add_argument("name")
-        _common(leaf, speed=False)
-    login = accounts.add_parser("login", help="open the account's browser profile to log in by hand")
-    login.add_argument("name")
-    login.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
-                       help="give up waiting for the login after S seconds (default 600)")
-    _common(login, speed=False)
-
-    sites = sub.add_parser("sites", help="web site profiles: check which selectors match")
-    sites_sub = sites.add_subparsers(dest="action", required=True)
-    check = sites_sub.add_parser("check", help="open SITE as an account and report which selectors match")
-    _common(check)
-    check.add_argument("site")
-    check.add_argument("--account", required=True, metavar="NAME", help="whose logged-in profile to use")
-    learn = sites_sub.add_parser("learn", help="write a site profile from three clicks on a chat page (opens a window)",
-                                 description="Open URL in a browser window; click the prompt box, the send "
-                                 "button and the finished answer; a profile is written to the config dir's "
-                                 "sites/ folder and checked.")
-    _common(learn, speed=False)
-    learn.add_argument("url")
-    learn.add_argument("--name", required=True, metavar="SITE", help="the profile's name (sites/SITE.toml)")
-    learn.add_argument("--account", required=True, metavar="NAME",
-                       help="whose browser profile to use (log in there first if the site asks)")
-    learn.add_argument("--force", action="store_true", help="replace an existing profile of that name")
-
-    lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
-    lane_sub = lanes.add_subparsers(dest="action", required=True)
-    for action, summary in (("pause", "the lane takes no new work until resumed"),
-                            ("resume", "the lane takes work again (after fixing a quota or key)")):
-        leaf = lane_sub.add_parser(action, help=summary, description=summary)
-        leaf.add_argument("name", help="as `mediaassist status` lists it, e.g. api:openai")
-        _common(leaf, speed=False)
-    return parser
-
+if TYPE_CHECKING:
+    from mediaassist.runtime import Runtime
 
 # --- dispatch ---------------------------------------------------------------------------------
 
-def _options(args: argparse.Namespace) -> RuntimeOptions:
-    demo = getattr(args, "demo", False)
-    data = args.data_dir
-    if demo:
-        from mediaassist.core.paths import demo_data_dir
 
-        data = demo_data_dir(data)  # demo work never mixes with the operator's real queue
-    return RuntimeOptions(config_path=args.config, data_dir=data, demo=demo,
-                          speed=getattr(args, "speed", 1.0), store_url=args.store)
-
-
-def _dispatch(args: argparse.Namespace) -> int:
-    options = _options(args)
-    if args.command is None:
-        return _gui(args, options)
+def run_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    """One headless command, as mediaassist/entry.py parsed it."""
     if args.command == "run":
         return _run_with_signals(args, options)
     if args.command == "status":
         return asyncio.run(_status(args, options))
+    if args.command == "profiles":
+        return _profiles_check(args)
+    if args.command == "doctor":
+        return _doctor(options)
     if args.command == "sites":
         return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
         return asyncio.run(_account_login(args, options))
+    if args.command in ("rerun", "outputs"):
+        return asyncio.run(_outputs_command(args, options))
     with _open_store(options) as store:
         if args.command == "cancel":
             return _cancel(args, store)
@@ -243,23 +64,6 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "accounts":
             return _accounts(args, options, store)
         return _lanes(args, options, store)
-
-
-def _gui(args: argparse.Namespace, options: RuntimeOptions) -> int:
-    if sys.platform.startswith("linux") and not any(
-            os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
-        # Qt would abort the process with a misleading hint about xcb libraries.
-        print("mediaassist: no display to open the window on (DISPLAY is not set). Start it from a "
-              "desktop session or under xvfb-run, or use the headless commands: "
-              "mediaassist run|status|cancel|retry|accounts|lanes", file=sys.stderr)
-        return EXIT_FAILED
-    try:
-        from mediaassist.ui.app import run_gui
-    except ImportError as exc:
-        print(f"mediaassist: the desktop app is not available here ({exc}); "
-              "use the headless commands: mediaassist run|status|cancel|retry|accounts", file=sys.stderr)
-        return EXIT_FAILED
-    return run_gui(list(args.files), options)
 
 
 class _open_store:
@@ -277,6 +81,41 @@ class _open_store:
         self.store.close()
 
 
+# --- doctor -----------------------------------------------------------------------------------
+
+def _doctor(options: RuntimeOptions) -> int:
+    from mediaassist.core.doctor import examine
+    from mediaassist.core.options import DB_NAME
+    from mediaassist.core.paths import data_dir
+
+    config = load_app_config(options) if not options.demo else AppConfig()
+    path = data_dir(options.data_dir) / DB_NAME
+    if store_location(options, config, path.parent) != path:
+        print("mediaassist doctor: the store is a shared PostgreSQL database; its server looks after it "
+              "(pg_dump for a backup)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not path.is_file():
+        print(f"mediaassist doctor: there is no store file at {path}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        report = examine(path, path.parent / "backups")
+    except OSError as exc:
+        print(f"mediaassist doctor: could not back up {path} first ({exc.strerror or exc}); nothing was "
+              "changed -- free some space and run it again", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"backed up to {report.backup}")
+    if report.healthy:
+        print(f"{path}: PRAGMA integrity_check ok; "
+              + ("its -wal is written back" if report.checkpointed else "another process is using it now"))
+        return EXIT_OK
+    print(f"{path} is damaged: " + "; ".join(report.problems))
+    if report.recovered_file is not None and report.recovered:
+        saved = ", ".join(f"{table} {n}" for table, n in report.recovered.items())
+        print(f"rows that could be read are saved in {report.recovered_file} ({saved}); to use them, move "
+              f"{path.name} and its -wal and -shm files aside and put that file in its place")
+    return EXIT_FAILED
+
+
 # --- run --------------------------------------------------------------------------------------
 
 def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
@@ -290,9 +129,14 @@ def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
 
 
 async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
+
     async with Runtime(options) as rt:
-        reports = [read_task_file(path, rt.config, args.model, args.encoding)
+        reports = [read_task_file(path, rt.config, args.model, args.encoding, args.models)
                    for path in args.files]  # all or nothing
+        if args.not_before is not None:
+            for task in (task for report in reports for task in report.tasks if not task.not_before):
+                task.not_before = args.not_before
         task_ids, batch_ids, bad_rows = _enqueue(rt, reports)
         if args.all:
             batch_ids = sorted(set(batch_ids) | set(rt.store.open_batches()))
@@ -319,7 +163,7 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if not interrupted.is_set():
             _report_blocked(rt, tasks)
         if args.json:
-            print(json.dumps(_run_summary(rt.store, batch_ids, tasks), ensure_ascii=False, indent=1))
+            print(json.dumps(_run_summary(rt, batch_ids, tasks), ensure_ascii=False, indent=1))
         if interrupted.is_set():
             print("mediaassist: interrupted; unfinished tasks stay queued and resume on the next run",
                   file=sys.stderr)
@@ -360,14 +204,15 @@ def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[
         for error in report.errors:
             print(f"{report.source}: {error}", file=sys.stderr)
         bad_rows += len(report.errors)
-        outcome = rt.enqueue_report(report)
-        task_ids += outcome.inserted + outcome.skipped
-        batch_ids += sorted({t.batch_id for t in _tasks_by_id(rt.store, outcome.inserted + outcome.skipped)})
-        queued = (f"{_count(len(outcome.inserted), 'task')} queued as batch {outcome.batch_id}"
-                  if outcome.inserted else "nothing new queued")
+        batch = rt.enqueue(report)
+        ids = [task.task_id for task in report.tasks if task.task_id]  # every row has one once enqueued
+        task_ids += ids
+        batch_ids += sorted({t.batch_id for t in _tasks_by_id(rt.store, ids)})
+        queued = (f"{_count(batch.inserted, 'task')} queued as batch {batch.batch_id}"
+                  if batch.inserted else "nothing new queued")
         print(f"{report.source}: {queued}"
-              + (f", {_count(len(outcome.skipped), 'task')} already in the store (resumed as they are)"
-                 if outcome.skipped else "")
+              + (f", {_count(batch.skipped, 'task')} already in the store (resumed as they are)"
+                 if batch.skipped else "")
               + (f", {_count(len(report.errors), 'bad row')} skipped" if report.errors else ""), file=sys.stderr)
     return task_ids, sorted(set(batch_ids)), bad_rows
 
@@ -402,14 +247,23 @@ def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:
         print("  no lane in the config can run their model", file=sys.stderr)
 
 
-def _run_summary(store: Store, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
+def _run_summary(rt: Runtime, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
     counts = {state: sum(1 for t in tasks if t.state == state) for state in FINAL_STATES}
+    outputs = rt.store.outputs_of(t.task_id for t in tasks)
     return {
         "batch_ids": batch_ids, "total": len(tasks), "success": counts["success"],
         "failed": counts["failed"], "canceled": counts["canceled"],
         "pending": sum(1 for t in tasks if t.state not in FINAL_STATES),
-        "tasks": [task_json(store, t) for t in tasks],
+        "tasks": [{**task_json(rt.store, t), "files": _files_json(rt, t, outputs.get(t.task_id, []))}
+                  for t in tasks],
     }
+
+
+def _files_json(rt: Runtime, task: Task, outputs: list[Any]) -> list[dict[str, Any]]:
+    """The task's files with the manifest's fields (``file`` relative to the batch's manifest) and
+    ``path``, absolute."""
+    folder = batch_folder(rt.outputs_root, task.batch_id)
+    return [{**file_entry(rt.config, task, output, folder), "path": output.path} for output in outputs]
 
 
 def task_json(store: Store, task: Task) -> dict[str, Any]:
@@ -466,6 +320,8 @@ class _Progress:
 async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     options.read_only = True  # status only looks: no demo logins, no login states written
     if options.demo:
+        from mediaassist.runtime import Runtime
+
         async with Runtime(options) as rt:
             lanes, at_work = lane_status(rt.config, rt.store), processes_at_work(rt.store)
             checks = await poll_account_checks(rt.config)
@@ -490,6 +346,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             line += f"  (auto: learned limit {lane['limit']}, max {lane['max_concurrency']})"
         if lane.get("paused"):
             line += f"  PAUSED: {lane['paused']}"
+        elif lane.get("closed"):
+            line += f"  RESTING: {lane['closed']}"
         if lane.get("enabled") is False:
             line += "  DISABLED"
         if lane["kind"] == "web" and "host" in lane:
@@ -501,10 +359,48 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             print(f"    {check}")
     if not lanes:
         where = options.config_path or default_config_path()
-        print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo")
+        print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see docs/configuration.md), or try --demo")
     print("at work on this store: " + (", ".join(f"{host} ({_count(n, 'process', 'processes')})"
                                                   for host, n in at_work.items()) or "no mediaassist process"))
     return EXIT_OK
+
+
+async def _outputs_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    """rerun, outputs manifest|pick|deliver: on the config (or the demo's) and the store."""
+    from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
+
+    options.read_only = True  # no demo logins: nothing runs here
+    async with Runtime(options) as rt:
+        try:
+            return _outputs_action(args, rt)
+        except DeliveryError as exc:
+            print(f"mediaassist: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+
+def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
+    if args.command == "rerun":
+        new_id = rt.rerun(args.task_id, prompt=args.prompt, model=args.model, params=dict(args.param),
+                          remix=args.remix)
+        print(f"{new_id} queued as a rerun of {args.task_id}; it runs while the app is open, or with "
+              "`mediaassist run --all`")
+        return EXIT_OK
+    if args.action == "manifest":
+        path, count = rt.rebuild_manifest(args.batch)
+        print(f"{path}: {_count(count, 'file')}")
+        return EXIT_OK
+    if args.action == "pick":
+        if _unknown_ids(rt.store, [args.task_id]):
+            return EXIT_BAD_INPUT
+        changed = rt.set_picked(args.task_id, args.n, not args.unpick)
+        print(f"{args.task_id}: {_count(changed, 'output')} {'unpicked' if args.unpick else 'picked'}")
+        return EXIT_OK if changed else EXIT_FAILED
+    delivery = rt.deliver(args.batch, args.to, args.picked, args.tasks)
+    for gone in delivery.missing:
+        print(f"mediaassist: {gone} is gone from disk; not delivered", file=sys.stderr)
+    print(f"{_count(len(delivery.files), 'file')} delivered to {delivery.folder} (with manifest.json and "
+          "manifest.csv)")
+    return EXIT_FAILED if delivery.missing else EXIT_OK
 
 
 def _cancel(args: argparse.Namespace, store: Store) -> int:
@@ -568,6 +464,7 @@ def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -
 async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.providers.web import check_site
     from mediaassist.providers.web.browser import ProfileInUse
+    from mediaassist.runtime import Runtime
 
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
@@ -577,6 +474,20 @@ async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int
             return _profile_busy("sites check", exc)
     print(report.format())
     return EXIT_OK if report.usable else EXIT_FAILED
+
+
+def _profiles_check(args: argparse.Namespace) -> int:
+    """The requests a task on the profile would make; a bad profile is a config error naming its key."""
+    from mediaassist.core.task_profiles import load_profile
+    from mediaassist.providers.poll.task_api import describe_requests
+
+    profile = load_profile(args.name, "profiles check", Path.cwd())
+    base_url = (args.base_url or profile.base_url or "").rstrip("/")
+    if not base_url:
+        raise ConfigError(f"profiles check: {profile.name} has no base_url; give --base-url URL (the service's "
+                          "address, e.g. https://api.example.com/v1)")
+    print("\n".join(describe_requests(profile, base_url)))
+    return EXIT_OK
 
 
 def _profile_busy(command: str, busy: Any) -> int:
@@ -590,6 +501,7 @@ def _profile_busy(command: str, busy: Any) -> int:
 async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.providers.web.browser import ProfileInUse
     from mediaassist.providers.web.learn import learn_site
+    from mediaassist.runtime import Runtime
 
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
@@ -612,6 +524,8 @@ async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> i
     if (blocked := no_display_message(args.name)) is not None:
         print(f"mediaassist: {blocked}", file=sys.stderr)
         return EXIT_FAILED
+    from mediaassist.runtime import Runtime
+
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
         print(f"{args.name}: log in in the browser window, then close it (waiting up to {args.timeout:.0f} s)")
@@ -640,41 +554,7 @@ def _lanes(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> i
 def _known_lanes(options: RuntimeOptions, store: Store) -> set[str]:
     """Lanes of the config, plus any the store has seen (the demo's, a config since edited)."""
     config = load_app_config(options) if not options.demo else None
-    names = {p.lane for p in config.providers} | {a.lane for a in config.accounts} if config else set()
+    names = lane_names(config) if config else set()
     names |= {route for (route, _account, _state) in store.counts() if not route.startswith("web:")}
     names |= {f"web:{acct.name}" for acct in store.accounts()}
     return names | set(store.paused_lanes())
-
-
-# --- logging ----------------------------------------------------------------------------------
-
-def _setup_logging(args: argparse.Namespace) -> None:
-    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
-    console = logging.StreamHandler(sys.stderr)
-    console.setLevel(level)
-    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.setLevel(logging.DEBUG if args.verbose > 1 else logging.INFO)
-    root.addHandler(console)
-    # A log line that cannot be written (disk full) is dropped, not printed as a traceback: the
-    # operator gets the one line that says what is wrong.
-    logging.raiseExceptions = False
-    options = _options(args)
-    try:
-        from mediaassist.core.paths import data_dir
-
-        log_dir = data_dir(options.data_dir) / "logs"
-        log_dir.mkdir(exist_ok=True)
-        file_handler = logging.handlers.RotatingFileHandler(
-            log_dir / "mediaassist.log", maxBytes=5_000_000, backupCount=3, encoding="utf-8")
-        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        file_handler.setLevel(logging.INFO)
-        root.addHandler(file_handler)
-    except OSError as exc:
-        # A read-only or full file system is reported once, by the store, with what to do.
-        if exc.errno not in (errno.EROFS, errno.ENOSPC):
-            print(f"mediaassist: no log file ({exc})", file=sys.stderr)
-    # Third-party chatter (httpx logs every request URL at INFO) stays out of our logs.
-    for noisy in ("httpx", "httpcore", "asyncio", "peewee"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    install_log_filter()

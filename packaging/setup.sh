@@ -5,6 +5,7 @@
 #   packaging/setup.sh --app ...  # install, then start the app (args go to mediaassist)
 #   packaging/setup.sh --test ... # install, then run the test suite (args go to pytest) on SQLite
 #                                 # and on a throw-away PostgreSQL (packaging/pg_test_cluster.sh)
+#   packaging/setup.sh --test-fast ... # install, then run the unit tier only (tests/unit: seconds)
 #   packaging/setup.sh --desktop  # install, then add mediaassist to the desktop's launcher
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +49,10 @@ case "${1:-}" in
     exec .venv/bin/mediaassist "$@" ;;
   --desktop)
     exec packaging/install_desktop.sh .venv/bin/mediaassist ;;
+  --test-fast)
+    # No network, browser, Qt loop or PostgreSQL: what to run between two edits.
+    shift
+    exec .venv/bin/python -m pytest tests/unit -q "$@" ;;
   --test)
     shift
     pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/mediaassist-pg.XXXXXX")

@@ -20,7 +20,10 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.hours import Hours, parse_hours
 from mediaassist.core.location import check_store_url
+from mediaassist.core.naming import Template, parse_template
+from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
 API_CONCURRENCY_RANGE = (1, 5)
@@ -34,7 +37,8 @@ UPLOAD_BYTES_RANGE = (1, 1 << 34)  # up to 16 GiB
 PORT_RANGE = (1, 65535)
 
 # The fixed task-file columns; a model's input names are columns too, so they may not clash.
-TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority")
+TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority", "not_before",
+                "models")
 MEDIA_KINDS = ("image", "video", "audio")
 _INPUT_FLAG_KEYS = {"media", "multiple", "required"}
 # Input names are task-file column names, which the importer matches lowercased.
@@ -52,12 +56,17 @@ _PROVIDER_KEYS = {
     "min_duration_s", "max_duration_s",
     # poll providers: back-off for tasks that stay queued remotely, spacing between creates
     "queued_poll_max_s", "min_create_interval_s",
-    # task_api providers: the profile (a shipped name or a TOML path)
-    "profile",
+    # task_api providers: the profile (a shipped name or a TOML path), and the second secret of a
+    # profile that signs its requests (jwt_hs256: the secret key; the access key is the api key)
+    "profile", "secret_key_env",
     # runninghub providers: which upload route the key uses
     "upload_api",
     # the largest media input this provider accepts (default: per media kind, see core/media.py)
     "max_upload_bytes",
+    # an HTTP(S) or SOCKS5 proxy for every request to this provider
+    "proxy",
+    # the local hours it may run in ("23:00-07:00", or a list of ranges)
+    "hours",
 }
 _MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
@@ -69,10 +78,15 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
-_ACCOUNT_KEYS = {"name", "site", "enabled", "host"}
+_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours"}
+PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
-_TOP_KEYS = {"app", "store", "providers", "models", "accounts"}
+_OUTPUTS_KEYS = {"folder", "naming", "models"}
+_NOTIFY_KEYS = {"name", "url", "url_env", "format", "events"}
+NOTIFY_FORMATS = ("json", "wecom", "feishu", "dingtalk")
+NOTICE_KINDS = ("batch_finished", "needs_login", "lane_paused")
+_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify", "outputs"}
 
 DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
 
@@ -99,7 +113,12 @@ class ProviderConfig:
     profile: str | None = None
     upload_api: str = "v2"  # RunningHub: "v2" (/openapi/v2/media/upload/binary) or "legacy"
     task_profile: TaskApiProfile | None = field(default=None, repr=False)
+    secret_key_env: str | None = None
+    # Not a config key (secrets come from the environment or the keyring): set by the demo.
+    secret_key: str | None = field(default=None, repr=False)
     max_upload_bytes: int | None = None
+    proxy: str | None = field(default=None, repr=False)  # may carry a user and password
+    hours: Hours = ()  # local hours it may run in; () = any time
 
     @property
     def lane(self) -> str:
@@ -146,6 +165,8 @@ class AccountConfig:
     site: str
     enabled: bool = True
     host: str | None = None  # the machine whose profile holds the login (None: set by login)
+    proxy: str | None = field(default=None, repr=False)  # the browser's proxy; may carry a password
+    hours: Hours = ()  # local hours it may run in; () = any time
 
     @property
     def lane(self) -> str:
@@ -161,12 +182,43 @@ class AppSettings:
 
 
 @dataclass
+class OutputsConfig:
+    """``[outputs]``: where output files go and what they are called (``core/naming.py``)."""
+
+    folder: Path | None = None  # None: DATA_DIR/outputs
+    naming: Template | None = None  # None: the provider's names, one folder per task
+    model_naming: dict[str, Template] = field(default_factory=dict)  # [outputs.models] per-model overrides
+
+    @property
+    def columns(self) -> frozenset[str]:
+        """The task-file columns the templates name ({col:NAME}): the importer keeps their cells."""
+        templates = [t for t in (self.naming, *self.model_naming.values()) if t is not None]
+        return frozenset(c for t in templates for c in t.columns)
+
+
+@dataclass
+class NotifyConfig:
+    """One ``[[notify]]`` webhook: where notices go, in which message format, for which events."""
+
+    name: str
+    url: str | None = field(default=None, repr=False)  # a webhook URL carries its key: never shown
+    url_env: str | None = None
+    format: str = "json"
+    events: tuple[str, ...] = NOTICE_KINDS
+
+    def resolved_url(self) -> str | None:
+        return self.url or (os.environ.get(self.url_env) if self.url_env else None)
+
+
+@dataclass
 class AppConfig:
     providers: list[ProviderConfig] = field(default_factory=list)
     models: list[ModelConfig] = field(default_factory=list)
     accounts: list[AccountConfig] = field(default_factory=list)
     app: AppSettings = field(default_factory=AppSettings)
     store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
+    notify: list[NotifyConfig] = field(default_factory=list)
+    outputs: OutputsConfig = field(default_factory=OutputsConfig)
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -196,6 +248,28 @@ def load_config(path: Path) -> AppConfig:
     if any(p.api_key for p in config.providers):
         _warn_if_readable_by_others(path)
     return config
+
+
+def load_operator_settings(path: Path, config: AppConfig) -> None:
+    """The operator's own settings of the config file at ``path`` -- ``[[notify]]`` webhooks and
+    ``[outputs]`` -- into ``config`` (``--demo`` with ``--config``: try them on the demo providers);
+    never its providers, models or accounts. ``[outputs.models]`` names ``config``'s models."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    problems = _Problems()
+    hooks = [problems.read(partial(_parse_notify, item, f"notify[{i}]", problems))
+             for i, item in enumerate(problems.read(lambda: _array(data, "notify")) or [])]
+    outputs = problems.read(lambda: parse_outputs(_table(data.get("outputs", {}), "outputs"), path.parent, config,
+                                                  problems))
+    if problems.found:
+        raise ConfigError(*(f"{path}: {problem}" for problem in problems.found))
+    config.notify = [hook for hook in hooks if hook is not None]
+    if outputs is not None:
+        config.outputs = outputs
 
 
 def _warn_if_readable_by_others(path: Path) -> None:
@@ -255,10 +329,65 @@ def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfi
         model = problems.read(partial(_parse_model, item, f"models[{i}]", config, problems, declared))
         if model is not None:
             config.models.append(model)
+    for i, item in enumerate(problems.read(lambda: _array(data, "notify")) or []):
+        hook = problems.read(partial(_parse_notify, item, f"notify[{i}]", problems))
+        if hook is not None:
+            config.notify.append(hook)
     problems.read(lambda: _reject_duplicates(config))
+    outputs = problems.read(lambda: parse_outputs(_table(data.get("outputs", {}), "outputs"), base_dir, config,
+                                                  problems))
+    if outputs is not None:
+        config.outputs = outputs
     if problems.found:
         raise ConfigError(*problems.found)
     return config
+
+
+def parse_outputs(item: dict[str, Any], base_dir: Path | None, config: AppConfig,
+                  problems: _Problems) -> OutputsConfig:
+    """``[outputs]`` with ``folder``, ``naming`` and ``[outputs.models]`` (model name = template)."""
+    problems.unknown_keys(item, _OUTPUTS_KEYS, "outputs")
+    outputs = OutputsConfig()
+    if "folder" in item:
+        folder = Path(os.path.expanduser(_str(item, "folder", "outputs")))
+        outputs.folder = folder if folder.is_absolute() or base_dir is None else base_dir / folder
+    if "naming" in item:
+        outputs.naming = parse_template(item["naming"], "outputs.naming")
+    for name, text in _table(item.get("models", {}), "outputs.models").items():
+        if config.model(name) is None:
+            raise ConfigError(f"outputs.models.{name}: no model named {name!r} ({_model_names(config)})")
+        outputs.model_naming[name] = parse_template(text, f"outputs.models.{name}")
+    return outputs
+
+
+def _model_names(config: AppConfig) -> str:
+    return "models: " + (", ".join(m.name for m in config.models) or "none defined")
+
+
+def _parse_notify(item: dict[str, Any], where: str, problems: _Problems) -> NotifyConfig:
+    item = _table(item, where)
+    problems.unknown_keys(item, _NOTIFY_KEYS, where)
+    if ("url" in item) == ("url_env" in item):
+        raise ConfigError(f"{where}: give the webhook as url = \"https://...\" or url_env = \"ENV_VAR\" (one of them)")
+    hook = NotifyConfig(name=_str(item, "name", where) if "name" in item else where)
+    if "url" in item:
+        hook.url = _str(item, "url", where)
+        if urlsplit(hook.url).scheme not in ("http", "https") or not urlsplit(hook.url).hostname:
+            raise ConfigError(f"{where}.url: not an http(s) URL (e.g. https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=...)")
+    else:
+        hook.url_env = _str(item, "url_env", where)
+    if "format" in item:
+        hook.format = _choice(item, "format", NOTIFY_FORMATS, where)
+    if "events" in item:
+        events = item["events"]
+        if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
+            raise ConfigError(f"{where}.events: a non-empty list of event names (allowed: {', '.join(NOTICE_KINDS)})")
+        unknown = [e for e in events if e not in NOTICE_KINDS]
+        if unknown:
+            raise ConfigError(f"{where}.events: {', '.join(map(repr, unknown))} is not an event "
+                              f"(allowed: {', '.join(NOTICE_KINDS)})")
+        hook.events = tuple(events)
+    return hook
 
 
 def _parse_app(item: dict[str, Any], problems: _Problems) -> AppSettings:
@@ -288,8 +417,16 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
     provider = ProviderConfig(
         name=_str(item, "name", where), kind=kind, type=ptype, timeout_s=DEFAULT_TIMEOUT_S[kind]
     )
+    if ptype == "task_api":
+        provider.profile = _str(item, "profile", where)
+        provider.task_profile = load_profile(provider.profile, f"{where}.profile", base_dir)
     if ptype != "simulated":
-        provider.base_url = _base_url(item, where)
+        default = provider.task_profile.base_url if provider.task_profile is not None else None
+        provider.base_url = _base_url(item, where) if "base_url" in item or default is None else default
+    if "proxy" in item:
+        provider.proxy = _parse_proxy(item, where)
+    if "hours" in item:
+        provider.hours = parse_hours(item["hours"], where)
     for key in ("api_key", "api_key_env"):
         if key in item:
             setattr(provider, key, _str(item, key, where))
@@ -307,11 +444,16 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
             if key in ("queued_poll_max_s", "min_create_interval_s") and kind != "poll":
                 raise ConfigError(f"{where}.{key}: only for kind = \"poll\"")
             setattr(provider, key, _float(item, key, INTERVAL_RANGE, where))
-    if ptype == "task_api":
-        provider.profile = _str(item, "profile", where)
-        provider.task_profile = load_profile(provider.profile, f"{where}.profile", base_dir)
-    elif "profile" in item:
-        raise ConfigError(f"{where}.profile: only for type = \"task_api\"")
+    if ptype != "task_api":
+        for key in ("profile", "secret_key_env"):
+            if key in item:
+                raise ConfigError(f"{where}.{key}: only for type = \"task_api\"")
+    elif "secret_key_env" in item:
+        provider.secret_key_env = _str(item, "secret_key_env", where)
+        assert provider.task_profile is not None
+        if not provider.task_profile.auth.needs_secret:
+            raise ConfigError(f"{where}.secret_key_env: profile {provider.profile} does not sign its requests "
+                              f"(auth.scheme = \"{provider.task_profile.auth.scheme}\"); leave it out")
     if "upload_api" in item:
         if ptype != "runninghub":
             raise ConfigError(f"{where}.upload_api: only for type = \"runninghub\"")
@@ -370,7 +512,39 @@ def _parse_account(item: dict[str, Any], where: str, problems: _Problems) -> Acc
         account.enabled = _bool(item, "enabled", where)
     if "host" in item:
         account.host = _str(item, "host", where)
+    if "proxy" in item:
+        account.proxy = _parse_proxy(item, where)
+    if "hours" in item:
+        account.hours = parse_hours(item["hours"], where)
     return account
+
+
+def _parse_proxy(item: dict[str, Any], where: str) -> str:
+    """A proxy URL with scheme, host and port; its password is masked in every log from now on."""
+    value = _str(item, "proxy", where)
+    parts = urlsplit(value)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in PROXY_SCHEMES or not parts.hostname or port is None:
+        raise ConfigError(f"{where}.proxy: {proxy_label(value)!r} is not a proxy URL (allowed: "
+                          f"{', '.join(s + '://' for s in PROXY_SCHEMES)} with a host and a port, "
+                          "e.g. http://127.0.0.1:7890 or socks5://user:password@10.0.0.2:1080)")
+    if parts.password:
+        register_secret(parts.password)
+    return value
+
+
+def proxy_label(url: str) -> str:
+    """How messages name a proxy: scheme, host and port, never its user or password."""
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}" if parts.scheme else host + port
 
 
 def _parse_model(item: dict[str, Any], where: str, config: AppConfig, problems: _Problems,

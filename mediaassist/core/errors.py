@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import enum
 
+# The process exit codes (mediaassist/entry.py lists what each means).
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
 
 # Not enum.StrEnum: that would change str(kind) from "ErrorKind.LOGIN" to "login" (a behaviour change).
 class ErrorKind(str, enum.Enum):  # noqa: UP042
@@ -17,6 +20,9 @@ class ErrorKind(str, enum.Enum):  # noqa: UP042
     BAD_INPUT = "bad_input"
     CANCELED = "canceled"
     INTERNAL = "internal"
+    # The result exists remotely but its files could not be fetched whole: the remote id is kept,
+    # and a retry fetches again without generating.
+    DOWNLOAD = "download"
 
 
 # Kinds worth another attempt: the same input may well succeed next time.

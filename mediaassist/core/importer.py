@@ -27,7 +27,8 @@ from typing import Any
 from mediaassist.core.config import TASK_COLUMNS, AppConfig, InputSpec, ModelConfig
 from mediaassist.core.encoding import decode_task_text
 from mediaassist.core.errors import ImportFileError
-from mediaassist.core.media import MediaCache, MediaInputError, check_input_value, split_cell
+from mediaassist.core.hours import parse_not_before
+from mediaassist.core.media import LIST_SEPARATOR, MediaCache, MediaInputError, check_input_value, split_cell
 from mediaassist.core.store import NewTask
 
 FORMATS = {".csv": "csv", ".xlsx": "xlsx", ".json": "json", ".jsonl": "jsonl", ".txt": "txt"}
@@ -102,28 +103,33 @@ def derive_missing_ids(report: ImportReport) -> None:
 
 
 def read_task_file(path: Path, config: AppConfig, default_model: str | None = None,
-                   encoding: str | None = None) -> ImportReport:
+                   encoding: str | None = None, fan_out: list[str] | None = None) -> ImportReport:
     """Read and validate one task file; raises ``ImportFileError`` if it cannot be read at all.
 
     ``default_model`` (``--model``) is the model of TXT lines and of rows whose model cell is empty;
-    ``encoding`` (``--encoding``) names a text file's encoding instead of detecting it.
+    ``encoding`` (``--encoding``) names a text file's encoding instead of detecting it;
+    ``fan_out`` (``--models a,b``) runs every row without a ``models`` cell on each of these models.
     """
     path = Path(path)
     fmt = _format_of(path)
-    if default_model is not None and config.model(default_model) is None:
-        raise ImportFileError(f"{path}: unknown model {default_model!r} ({_known_models(config)})")
+    for name in ([default_model] if default_model is not None else []) + list(fan_out or []):
+        if config.model(name) is None:
+            raise ImportFileError(f"{path}: unknown model {name!r} ({_known_models(config)})")
+    if fan_out:
+        default_model = default_model or fan_out[0]
     if fmt == "txt" and default_model is None:
         raise ImportFileError(f"{path}: a TXT file holds only prompts; name the model (--model NAME)")
     report = ImportReport(source=path, format=fmt)
     input_names = {name for model in config.models for name in model.inputs}
-    source = _Source(path, frozenset(COLUMNS) | input_names, encoding)
+    # the columns the naming templates name ({col:NAME}) are kept for naming, not ignored
+    source = _Source(path, frozenset(COLUMNS) | input_names | config.outputs.columns, encoding)
     rows = _READERS[fmt](source, report)
     if not rows:
         raise ImportFileError(f"{path}: the file holds no tasks")
     if default_model is None and not any("model" in values for _, values in rows):
         raise ImportFileError(f"{path}: no model given; add a 'model' column or name a default "
                               "model (--model NAME)")
-    _Validator(config, default_model, path.resolve().parent).run(rows, report)
+    _Validator(config, default_model, path.resolve().parent, fan_out).run(rows, report)
     return report
 
 
@@ -336,9 +342,11 @@ def _is_blank(value: Any) -> bool:
 # --- validation: one RowError per bad row, all its reasons together ----------------------------
 
 class _Validator:
-    def __init__(self, config: AppConfig, default_model: str | None, base_dir: Path) -> None:
+    def __init__(self, config: AppConfig, default_model: str | None, base_dir: Path,
+                 fan_out: list[str] | None = None) -> None:
         self.config = config
         self.default_model = default_model
+        self.fan_out = fan_out
         self.base_dir = base_dir  # relative input paths are relative to the task file
         self.first_row_of_id: dict[str, int] = {}
         self.media_cache = MediaCache()  # a frame named by many rows is sniffed and hashed once
@@ -347,13 +355,30 @@ class _Validator:
         report.total_rows = len(rows)
         for number, values in rows:
             reasons: list[str] = []
-            task = self.task(number, values, reasons)
-            if reasons or task is None:
-                report.errors.append(RowError(number, "; ".join(reasons)))
+            models = self.models(values, reasons)
+            if models is None:
+                tasks = [self.task(number, values, reasons)]
+            else:  # one task per model, all from this row
+                tasks = [self.task(number, {**values, "model": model}, reasons, fan_out=True) for model in models]
+            if reasons or None in tasks:
+                report.errors.append(RowError(number, "; ".join(dict.fromkeys(reasons))))
             else:
-                report.tasks.append(task)
+                report.tasks.extend(task for task in tasks if task is not None)
 
-    def task(self, number: int, values: dict[str, Any], reasons: list[str]) -> NewTask | None:
+    def models(self, values: dict[str, Any], reasons: list[str]) -> list[str] | None:
+        """The models a row fans out to (its ``models`` cell, else ``--models``), or None."""
+        raw = values.get("models")
+        if raw is None:
+            return list(self.fan_out) if self.fan_out else None
+        cells = [str(item) for item in raw] if isinstance(raw, list) else str(raw).replace(",", LIST_SEPARATOR).split(
+            LIST_SEPARATOR)
+        names = [name.strip() for name in cells]
+        names = list(dict.fromkeys(name for name in names if name))
+        if not names:
+            reasons.append("models names no model (write them as a|b|c)")
+        return names
+
+    def task(self, number: int, values: dict[str, Any], reasons: list[str], fan_out: bool = False) -> NewTask | None:
         if _ROW_PROBLEM in values:
             reasons.append(values[_ROW_PROBLEM])
             return None
@@ -363,9 +388,10 @@ class _Validator:
                        if isinstance(values.get(name), (list, dict, bool)))
         if reasons:
             return None
-        task_id = self.task_id(number, values.get("task_id"), reasons)
+        task_id = self.task_id(number, values.get("task_id"), reasons, suffix=values.get("model") if fan_out else None)
         params = _params(values.get("params"), reasons)
         priority = _priority(values.get("priority"), reasons)
+        not_before = _not_before(values.get("not_before"), reasons)
         system_prompt = _text(values.get("system_prompt"))
         prompt = _text(values.get("prompt")) or ""
         if len(prompt) > MAX_PROMPT:
@@ -377,16 +403,19 @@ class _Validator:
             reasons.append(f"prompt is empty (model {model.name!r} needs one)")
         account = self.account(values.get("account"), model, reasons)
         inputs = self.inputs(values, model, reasons)
+        cells = {name: str(_text(values[name])) for name in self.config.outputs.columns
+                 if _text(values.get(name)) is not None}
         return NewTask(model=model.name, model_kind=model.kind, route=model.route, prompt=prompt,
                        task_id=task_id, account=account, system_prompt=system_prompt,
-                       params=params, priority=priority, inputs=inputs)
+                       params=params, priority=priority, inputs=inputs, not_before=not_before, row=number,
+                       group=f"row-{number}", cells=cells)
 
     def inputs(self, values: dict[str, Any], model: ModelConfig,
                reasons: list[str]) -> dict[str, list[dict[str, Any]]]:
         """Each of the model's inputs checked; a filled input column the model lacks is an error
         too (the operator meant that file to be used)."""
         for name in values:
-            if name not in COLUMNS and name not in model.inputs:
+            if name not in COLUMNS and name not in model.inputs and name not in self.config.outputs.columns:
                 takes = ", ".join(model.inputs) or "none"
                 reasons.append(f"column {name}: model {model.name!r} takes no input {name!r} (its inputs: {takes})")
         provider = self.config.provider(model.provider) if model.provider else None
@@ -425,10 +454,12 @@ class _Validator:
             reasons.append(f"unknown model {name!r} ({_known_models(self.config)})")
         return model
 
-    def task_id(self, number: int, raw: Any, reasons: list[str]) -> str | None:
+    def task_id(self, number: int, raw: Any, reasons: list[str], suffix: Any = None) -> str | None:
         task_id = _text(raw)
         if task_id is None:
             return None
+        if suffix is not None:  # a row fanned out: one id per model
+            task_id = f"{task_id}-{suffix}"
         if len(task_id) > MAX_TASK_ID:
             reasons.append(f"task_id is {len(task_id)} characters long (at most {MAX_TASK_ID})")
         first = self.first_row_of_id.setdefault(task_id, number)
@@ -492,6 +523,19 @@ def _params(raw: Any, reasons: list[str]) -> dict[str, Any]:
             return parsed
     reasons.append("params is not a JSON object")
     return {}
+
+
+def _not_before(raw: Any, reasons: list[str]) -> float:
+    """The ``not_before`` cell as epoch seconds (0: at once)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return 0.0
+    if isinstance(raw, datetime):  # an XLSX date cell: local time
+        return raw.timestamp()
+    try:
+        return parse_not_before(str(raw), datetime.now()).timestamp()
+    except ValueError as exc:
+        reasons.append(f"not_before {exc}")
+        return 0.0
 
 
 def _priority(raw: Any, reasons: list[str]) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 
 import peewee as pw
 
-from mediaassist.core.store import FINAL_STATES, Result, Store, Task
+from mediaassist.core.store import FINAL_STATES, Output, Result, Store, Task
 
 CHUNK = 500  # keys per IN (...) (SQLite's variable limit is far above; PG plans stay simple)
 PREVIEW_CHARS = 200  # prompt, result and error text a table row carries
@@ -125,6 +125,7 @@ class TaskRow:
     finished_at: float | None
     prompt: str
     result_text: str | None
+    picked: int  # the task's outputs the operator picked
     files: tuple[str, ...]
 
 
@@ -132,10 +133,16 @@ def _preview(column: pw.Field) -> pw.Node:
     return pw.fn.SUBSTR(column, 1, PREVIEW_CHARS)
 
 
+def _picked_count() -> pw.Node:
+    """How many of the row's outputs are picked (one indexed look per row read)."""
+    return (Output.select(pw.fn.COUNT(Output.id))
+            .where((Output.task_id == Task.task_id) & (Output.picked == True)))  # noqa: E712
+
+
 _ROW_COLUMNS = (Task.seq, Task.task_id, Task.batch_id, Task.model, Task.model_kind, Task.route, Task.account,
                 Task.host, Task.state, Task.attempt, Task.error_kind, _preview(Task.error), Task.created_at,
                 Task.started_at, Task.heartbeat_at, Task.finished_at, _preview(Task.prompt),
-                _preview(Result.text), Result.files)
+                _preview(Result.text), _picked_count(), Result.files)
 
 
 @dataclass
@@ -168,6 +175,10 @@ class Queries:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+
+    def off_loop(self) -> OffLoopReader:
+        """A worker thread with its own connection to the same store, for reads too long for the loop."""
+        return OffLoopReader(self.store)
 
     def _values(self, query: pw.Query) -> Iterator[tuple[Any, ...]]:
         # peewee-stubs leave Database.execute unannotated; the result is the driver's row cursor

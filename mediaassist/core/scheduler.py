@@ -27,36 +27,59 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import time
 from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
+from mediaassist.core.hours import Hours, next_opening
 from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
-from mediaassist.core.limiter import AUTO_START
+from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
-from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
-from mediaassist.core.paths import output_dir
-from mediaassist.core.store import CRASH_RETRIES, Account, Store, Task
+from mediaassist.core.manifest import batch_entries, write_manifest
+from mediaassist.core.outputs import (
+    NamingValues,
+    OutputFile,
+    batch_folder,
+    naming_for,
+    outputs_root,
+    place_outputs,
+    task_folder,
+)
+from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead, owner_is_running_here
+from mediaassist.core.policy import (
+    End,
+    LaneSlots,
+    Outcome,
+    QueueCount,
+    Retry,
+    batches_settled,
+    blocked_lanes,
+    closed_lanes,
+    current_limit,
+    decide_end,
+    decide_retry,
+    plan_claims,
+    waiting_for_hours,
+)
+from mediaassist.core.store import CRASH_RETRIES, Store, Task
 
 log = logging.getLogger("mediaassist.scheduler")
 
 HEARTBEAT_S = 15.0
 STALL_S = 90.0
-DEFAULT_SWEEP_S = 5.0
 CHECK_EVERY_S = 0.25  # real seconds between looks for cancel flags and stalled rows (less at high --speed)
 DEAD_OWNER_CHECK_S = 2.0  # real seconds between looks for rows of processes that died
 FAULT_PROBE_S = 5.0  # real seconds between checks whether a storage fault has cleared
-# A web account is one logged-in browser session: the site errors (or silently mixes up the
-# conversation) if a second generation starts before the first has ended. So a web lane runs
-# exactly one task, always. This is a property of the resource, not a tunable -- never a setting.
-WEB_LANE_LIMIT = 1
+MANIFEST_EVERY_S = 2.0  # real seconds between rewrites of a running batch's manifest
 
 
 def retry_delay_s(attempt: int) -> float:
@@ -92,19 +115,27 @@ class Lane:
     logger: LaneLogger = field(init=False)
     # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
     resting_until: float = 0.0
+    hours: Hours = ()  # the local hours it may take work in; () = any time
 
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
 
+    @classmethod
+    def of(cls, spec: LaneSpec, provider: Provider) -> Lane:
+        return cls(name=spec.name, kind=spec.kind, route=spec.route, limit=spec.limit, provider=provider,
+                   account=spec.account, sweep_s=spec.sweep_s, adaptive=spec.adaptive, hours=spec.hours)
+
     def current_limit(self) -> int:
-        """How many tasks the lane may run at once, across every process on the store. The one
-        place a limit is read: for ``concurrency = "auto"`` the learned limit as the store holds
-        it (so every process claims against the same number)."""
-        if self.kind == "web":
-            return WEB_LANE_LIMIT
-        if self.adaptive:
-            return max(1, min(self.limit, self.learned or AUTO_START))
-        return self.limit
+        """How many tasks the lane may run at once, across every process on the store: for
+        ``concurrency = "auto"`` the learned limit as the store last said (the same number for
+        every process)."""
+        return current_limit(self.kind, self.limit, self.adaptive, self.learned)
+
+    def slots(self) -> LaneSlots:
+        """The lane as the policy sees it: its gate and this process's running attempts."""
+        return LaneSlots(name=self.name, kind=self.kind, route=self.route, limit=self.limit,
+                         running=len(self.active), account=self.account, adaptive=self.adaptive,
+                         resting=self.resting)
 
     @property
     def free(self) -> int:
@@ -147,24 +178,15 @@ class Scheduler:
         self._draining = False  # no new claims: the running attempts are finishing (run --all)
         self._unreleased: list[Task] = []  # attempts whose end the store refused (a fault)
         self.fault: StorageFault | None = None
+        self.outputs_root = outputs_root(config, data_dir)
+        self._stale_manifests: set[str] = set()  # batches with outputs their manifest lacks
+        self._manifests_written_at = 0.0
 
     # --- wiring ----------------------------------------------------------------------------
     def _build_lanes(self) -> dict[str, Lane]:
-        lanes: dict[str, Lane] = {}
-        for prov in self.config.providers:
-            lanes[prov.lane] = Lane(
-                name=prov.lane, kind=prov.kind, route=prov.lane, limit=prov.limit,
-                provider=self.providers[prov.lane],
-                sweep_s=prov.queue_check_interval_s if prov.kind == "poll" else DEFAULT_SWEEP_S,
-                adaptive=prov.adaptive,
-            )
-        for acct in self.config.accounts:
-            route = f"web:{acct.site}"
-            if route not in self.providers:
-                continue
-            lanes[acct.lane] = Lane(name=acct.lane, kind="web", route=route, limit=WEB_LANE_LIMIT,
-                                    provider=self.providers[route], account=acct.name)
-        return lanes
+        """The config's lanes whose provider exists (an account of a site with no provider is left out)."""
+        return {spec.name: Lane.of(spec, self.providers[spec.route])
+                for spec in lane_specs(self.config) if spec.route in self.providers}
 
     def add_listener(self, callback: Callable[[str, Task], None]) -> None:
         """``callback(event, task)`` on started/success/failed/retry/canceled/released."""
@@ -220,6 +242,7 @@ class Scheduler:
         for task in (self._loop_task, self._beat_task):
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)
+        self.write_manifests()
         try:
             self._release_unreleased()
         except StorageFault:  # still refused: the next start finds this process gone and retries them
@@ -234,15 +257,23 @@ class Scheduler:
                 log.exception("closing a provider failed")
 
     def recover_dead_owners(self) -> int:
-        """Tasks left running by a process on this host that no longer exists: retry them now,
-        on the crash budget (the task did nothing wrong). Another host's rows are left to the
+        """Tasks left running by a process that is gone: retry them now, on the crash budget
+        (the task did nothing wrong). Gone is a process on this host the OS says has exited
+        (a zombie too), or one anywhere whose presence row has not been renewed for ``STALL_S``
+        by the store's clock; another host's rows without a presence row are left to the
         heartbeat reaper."""
         recovered = 0
-        for owner in self.store.running_owners():
-            if owner == self.owner or not owner_is_dead(owner):
+        owners = self.store.running_owners() - {self.owner}
+        silent = self.store.silent_owners(owners, self._stall_cutoff())
+        for owner in owners:
+            if owner_is_dead(owner):
+                why = "died"
+            elif owner in silent and not owner_is_running_here(owner):
+                why = f"stopped renewing its presence for over {self.clock.real(STALL_S):.0f} s"
+            else:
                 continue
             for task in self.store.running_of_owner(owner):
-                message = f"the process running it ({describe_owner(owner)}) died; attempt {task.attempt} lost"
+                message = f"the process running it ({describe_owner(owner)}) {why}; attempt {task.attempt} lost"
                 self._fail(task, ErrorKind.STALLED, message, retry=True, immediate=True, crashed=True)
                 recovered += 1
         return recovered
@@ -274,6 +305,8 @@ class Scheduler:
                         self.assign()
                         next_assign = now + self._assign_timeout()
                     timeout = self._idle_timeout(next_assign - now)
+                    if self._stale_manifests:
+                        timeout = min(timeout, self._write_manifests_when_due(now))
             except StorageFault as fault:
                 self._on_fault(fault)
                 timeout = FAULT_PROBE_S
@@ -287,13 +320,34 @@ class Scheduler:
             except TimeoutError:
                 pass
 
+    def _write_manifests_when_due(self, now: float) -> float:
+        """Rewrite the stale manifests at most every ``MANIFEST_EVERY_S`` (a 10,000-task batch
+        would otherwise be written 10,000 times); the seconds until the next may be due."""
+        due = self._manifests_written_at + MANIFEST_EVERY_S
+        if now < due:
+            return due - now
+        self.write_manifests()
+        return MANIFEST_EVERY_S
+
+    def write_manifests(self) -> None:
+        """Write the manifest of every batch that finished a task since its last one."""
+        self._manifests_written_at = time.monotonic()
+        while self._stale_manifests:
+            batch_id = self._stale_manifests.pop()
+            folder = batch_folder(self.outputs_root, batch_id)
+            try:
+                write_manifest(folder, (entry for _t, _o, entry in batch_entries(self.store, self.config,
+                                                                                    batch_id, folder)))
+            except OSError as exc:  # the files are in place; the next success or `outputs manifest` writes it
+                log.warning("manifest of batch %s not written: %s", batch_id, exc)
+
     def _check_every(self) -> float:
         return min(CHECK_EVERY_S, self.clock.real(1.0))
 
     def _check_running(self) -> bool:
         """Reap and honour cancels, each only when the one cheap query says there is work for
         it. True when it found some (a reaped row's retry changes what assign may take)."""
-        flagged, any_stalled = self.store.running_needing_attention(self.clock.ago(STALL_S))
+        flagged, any_stalled = self.store.running_needing_attention(self._stall_cutoff())
         if any_stalled:
             self.reap_stalled()
         if flagged:
@@ -355,6 +409,11 @@ class Scheduler:
         due = self.store.next_due()
         if due is not None:
             timeout = min(timeout, max(0.0, due - self.store.now()) + 0.001)
+        local = self._local_now()
+        for lane in open_lanes:
+            if lane.hours:  # outside its hours: look again the moment they begin
+                opens = (next_opening(lane.hours, local) - local).total_seconds()
+                timeout = min(timeout, opens + 0.001) if opens > 0 else timeout
         return timeout
 
     def _any_active(self) -> bool:
@@ -377,8 +436,22 @@ class Scheduler:
             except Exception:  # the next beat tries again; the reaper allows 6 missed beats
                 log.exception("heartbeat failed")
 
+    def _stall_cutoff(self) -> float:
+        """A heartbeat older than this, on the store's clock, is stalled."""
+        return self.store.now() - self.clock.real(STALL_S)
+
+    def _beats_for_itself(self, task: Task) -> bool:
+        """The row is an attempt this scheduler runs, or its owner is a process on this machine
+        that the OS says runs: its heartbeat's age proves nothing (a wall-clock step -- NTP, a
+        laptop waking -- moves it), and a live process beats for its own rows."""
+        if task.owner == self.owner:
+            return self._find_attempt(task.task_id) is not None
+        return owner_is_running_here(task.owner or "")
+
     def reap_stalled(self) -> None:
-        for task in self.store.stalled(self.clock.ago(STALL_S)):
+        for task in self.store.stalled(self._stall_cutoff()):
+            if self._beats_for_itself(task):
+                continue
             attempt = self._find_attempt(task.task_id)
             if attempt is not None and attempt.task.attempt == task.attempt:
                 attempt.ctx.log("heartbeat stalled; abandoning this attempt")
@@ -400,33 +473,24 @@ class Scheduler:
                 self._stop_attempt(attempt, StopReason.CANCEL)
 
     def assign(self) -> None:
-        """Fill free slots from the head of each lane's queue. Synchronous on purpose."""
-        paused = self.store.paused_lanes()
-        accounts = {a.name: a for a in self.store.accounts()}
-        self.refresh_learned_limits()
+        """Fill free slots from the head of each lane's queue. Synchronous on purpose: one read
+        of the store, the pure plan (core/policy.py), then the claims and the attempts' starts."""
+        conditions = self.lane_conditions()
         for lane in self.lanes.values():
-            if (self._stopping or self._draining or self.fault is not None or lane.free <= 0
-                    or lane.name in paused or lane.resting):
-                continue
-            if lane.account is not None and _account_blocked(accounts.get(lane.account)):
-                continue
-            # A web lane is one account: the claim's own guard holds its one running task.
-            lane_limit = None if lane.kind == "web" else lane.current_limit()
-            for task in self.store.claim(lane.route, self.owner, lane.free, lane.account,
-                                         batch_ids=self.only_batches, lane_limit=lane_limit):
+            lane.learned = conditions.learned.get(lane.name)
+        if self._stopping or self._draining or self.fault is not None:
+            return
+        for claim in plan_claims([lane.slots() for lane in self.lanes.values()], conditions, host_id()):
+            lane = self.lanes[claim.lane]
+            for task in self.store.claim(claim.route, self.owner, claim.count, claim.account,
+                                         batch_ids=self.only_batches, lane_limit=claim.lane_limit):
                 self._start_attempt(lane, task)
-
-    def refresh_learned_limits(self) -> None:
-        if any(lane.adaptive for lane in self.lanes.values()):
-            learned = self.store.lane_limits()
-            for lane in self.lanes.values():
-                lane.learned = learned.get(lane.name)
 
     # --- one attempt -----------------------------------------------------------------------
     def _start_attempt(self, lane: Lane, task: Task) -> None:
         model = self.config.model(task.model)
         ctx = TaskContext(task=task, model=model, clock=self.clock, store=self.store,  # type: ignore[arg-type]
-                          output_dir=output_dir(self.data_dir, task.batch_id, task.task_id),
+                          output_dir=task_folder(self.outputs_root, task.batch_id, task.task_id),
                           logger=lane.logger)
         attempt = Attempt(task=task, ctx=ctx)
         lane.active[task.task_id] = attempt
@@ -457,6 +521,8 @@ class Scheduler:
 
     async def _attempt_to_its_end(self, lane: Lane, attempt: Attempt) -> None:
         task, ctx = attempt.task, attempt.ctx
+        result: TaskResult | None = None
+        error: Exception | None = None
         try:
             ctx.log(f"attempt {task.attempt} started on {lane.name}")
             self._emit("started", task)
@@ -466,63 +532,88 @@ class Scheduler:
                 raise TaskError(ErrorKind.BAD_INPUT, f"model {task.model!r} is not in the config", retry=False)
             attempt.work = asyncio.ensure_future(lane.provider.run(ctx))
             result = await attempt.work
+            outcome = Outcome.RESULT
         except asyncio.CancelledError:
-            self._end_stopped(attempt)
+            outcome = Outcome.STOPPED
         except StorageFault:
             raise
         except Exception as exc:
-            self._end_raised(lane, attempt, exc)
-        else:
-            if ctx.stop_reason == StopReason.STALLED:
-                ctx.log("finished after being reaped; result dropped (the retry owns the row)")
-            elif self.store.finish_success(task, result.text, result.files, result.usage):
+            outcome, error = _outcome_of(exc), exc
+        end = decide_end(outcome, ctx.stop_reason)
+        outputs: list[OutputFile] = []
+        if end is End.SUCCESS and result is not None:
+            outputs = await self._place(lane, task, result.files)
+        self._write_end(lane, attempt, end, result, error, outputs)
+
+    def _write_end(self, lane: Lane, attempt: Attempt, end: End, result: TaskResult | None,
+                   error: Exception | None, outputs: list[OutputFile]) -> None:
+        """The I/O of ``decide_end``'s answer. ``error`` is what the work raised; a stop the
+        scheduler asked for (``ctx.stop_reason``) wins over it; ``outputs``: a success's files
+        as they were placed."""
+        task, ctx = attempt.task, attempt.ctx
+        stopped = ctx.stop_reason is not None
+        if end is End.SUCCESS:
+            assert result is not None
+            if self.store.finish_success(task, result.text, [o.path for o in outputs], result.usage, outputs):
                 ctx.log("success")
+                self._stale_manifests.add(task.batch_id)
                 self._emit("success", task)
             else:
                 ctx.log("finished, but the row was no longer this attempt's; result not written")
-
-    def _end_raised(self, lane: Lane, attempt: Attempt, exc: Exception) -> None:
-        task = attempt.task
-        if attempt.ctx.stop_reason is not None:
-            # Stopped on purpose and its clean-up raised on the way out: the stop decides the
-            # end (a canceled task is never retried because its page closed with an error).
-            self._end_stopped(attempt)
-        elif isinstance(exc, Requeue):
-            if exc.pause_lane:
-                self._pause(lane, task, exc.pause_lane)
-            if exc.wait_s is not None:
-                lane.resting_until = time.monotonic() + self.clock.real(exc.wait_s)
+        elif end is End.DROP_RESULT:
+            ctx.log("finished after being reaped; result dropped (the retry owns the row)")
+        elif end is End.CANCELED and stopped:
+            note = ctx.cancel_note or "canceled by operator"  # e.g. "remote cancel failed"
+            if self.store.finish_canceled(task, note):
+                ctx.log("canceled")
+                self._emit("canceled", task)
+        elif end is End.CANCELED:  # canceled elsewhere (e.g. on the service's website): an end, not a failure
+            message = str(error.message if isinstance(error, TaskError) else error)
+            if self.store.finish_canceled(task, message):
+                self.store.log(task.task_id, f"canceled: {message}")
+                self._emit("canceled", task)
+        elif end is End.RELEASE and stopped:
             if self.store.release(task):
-                attempt.ctx.log(f"back in the queue: {exc}")
+                ctx.log("app stopped; task goes back to the queue to resume on the next start")
                 self._emit("released", task)
-        elif isinstance(exc, TaskError):
-            self._end_error(lane, task, exc)
-        else:  # a provider bug must not take the lane down
-            lane.logger.error("%s: provider raised", task.task_id, exc_info=exc)
-            self._fail(task, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}", retry=True)
+        elif end is End.RELEASE:
+            assert isinstance(error, Requeue)
+            self._requeue(lane, attempt, error)
+        elif end is End.FAIL and isinstance(error, TaskError):
+            self._end_error(lane, task, error)
+        elif end is End.FAIL:  # a provider bug must not take the lane down
+            lane.logger.error("%s: provider raised", task.task_id, exc_info=error)
+            self._fail(task, ErrorKind.INTERNAL, f"{type(error).__name__}: {error}", retry=True)
+
+    async def _place(self, lane: Lane, task: Task, files: list[str]) -> list[OutputFile]:
+        """The result's files moved to their templated names and described (hashing a video
+        takes a while: off the loop)."""
+        if not files:
+            return []
+        model = self.config.model(task.model)
+        provider = (model.site or model.provider or "") if model is not None else lane.name.partition(":")[2]
+        values = NamingValues(batch_id=task.batch_id, task_id=task.task_id, row=task.source_row, model=task.model,
+                              provider=provider, account=task.account or provider, finished=self.store.now(),
+                              cells=task.cells_dict)
+        return await asyncio.to_thread(place_outputs, files, batch_folder(self.outputs_root, task.batch_id),
+                                       naming_for(self.config, task.model), values)
+
+    def _requeue(self, lane: Lane, attempt: Attempt, exc: Requeue) -> None:
+        task = attempt.task
+        if exc.pause_lane:
+            self._pause(lane, task, exc.pause_lane)
+        if exc.wait_s is not None:
+            lane.resting_until = time.monotonic() + self.clock.real(exc.wait_s)
+        if self.store.release(task):
+            attempt.ctx.log(f"back in the queue: {exc}")
+            self._emit("released", task)
 
     def _stop_attempt(self, attempt: Attempt, reason: StopReason) -> None:
         attempt.ctx.stop_reason = reason
         if attempt.work is not None:
             attempt.work.cancel()
 
-    def _end_stopped(self, attempt: Attempt) -> None:
-        task, reason = attempt.task, attempt.ctx.stop_reason
-        note = attempt.ctx.cancel_note or "canceled by operator"  # e.g. "remote cancel failed"
-        if reason == StopReason.CANCEL and self.store.finish_canceled(task, note):
-            attempt.ctx.log("canceled")
-            self._emit("canceled", task)
-        elif reason == StopReason.SHUTDOWN and self.store.release(task):
-            attempt.ctx.log("app stopped; task goes back to the queue to resume on the next start")
-            self._emit("released", task)
-
     def _end_error(self, lane: Lane, task: Task, exc: TaskError) -> None:
-        if exc.kind is ErrorKind.CANCELED:
-            # Canceled elsewhere (e.g. on the service's website): an end, not a failure.
-            if self.store.finish_canceled(task, exc.message):
-                self.store.log(task.task_id, f"canceled: {exc.message}")
-                self._emit("canceled", task)
-            return
         if exc.pause_lane:
             self._pause(lane, task, exc.pause_lane)
         if exc.kind is ErrorKind.LOGIN and lane.account is not None:
@@ -538,11 +629,13 @@ class Scheduler:
               crashed: bool = False) -> None:
         """End the attempt as failed (retried while its budget lasts). ``crashed``: lost with the
         process that ran it, so the crash budget pays, and an empty one says why it failed."""
-        budget = task.crash_retries_left if crashed else task.retries_left
+        decision = decide_retry(retry, task.retries_left, task.crash_retries_left, crashed, immediate)
         retry_at = None
-        if retry and budget > 0:
-            retry_at = self.store.now() if immediate else self.clock.after(retry_delay_s(task.attempt))
-        elif crashed:
+        if decision is Retry.NOW:
+            retry_at = self.store.now()
+        elif decision is Retry.LATER:
+            retry_at = self.store.now() + self.clock.real(retry_delay_s(task.attempt))
+        elif decision is Retry.NO_CRASH_BUDGET:
             message += (f"; the process running this task died {CRASH_RETRIES + 1} times, so the task itself "
                         "may be what kills it: failed without another try (retry it once the cause is fixed)")
         state = self.store.finish_failure(task, kind, message, retry_at, crashed=crashed)
@@ -572,16 +665,22 @@ class Scheduler:
         return None
 
     # --- waiting for batches ---------------------------------------------------------------
-    def blocked_lanes(self, accounts: list[Account] | None = None) -> dict[str, str]:
+    def lane_conditions(self) -> LaneConditions:
+        """The store's word on the lanes, and which are outside their hours by this machine's clock."""
+        conditions = self.store.lane_conditions()
+        hours = {lane.name: lane.hours for lane in self.lanes.values() if lane.hours}
+        if not hours:
+            return conditions
+        return dataclasses.replace(conditions, closed=closed_lanes(hours, self._local_now()))
+
+    def _local_now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.now())
+
+    def blocked_lanes(self, conditions: LaneConditions | None = None) -> dict[str, str]:
         """Lanes that cannot take work right now, with the reason (paused, disabled, login).
-        ``accounts``: the store's, when the caller has just read them."""
-        blocked = dict(self.store.paused_lanes())
-        by_name = {a.name: a for a in (self.store.accounts() if accounts is None else accounts)}
-        for lane in self.lanes.values():
-            why = _account_blocked(by_name.get(lane.account or ""))
-            if lane.account is not None and why:
-                blocked.setdefault(lane.name, why)
-        return {name: why for name, why in blocked.items() if name in self.lanes}
+        ``conditions``: the store's, when the caller has just read them."""
+        conditions = self.lane_conditions() if conditions is None else conditions
+        return blocked_lanes([lane.slots() for lane in self.lanes.values()], conditions, host_id())
 
     async def drain(self) -> None:
         """Take no new work and wait until every running attempt of this process has ended."""
@@ -602,43 +701,34 @@ class Scheduler:
     def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
         """No task of the batches runs, and none pending can be taken here or by an account
         that lives on another machine at work on the store now."""
-        accounts = self.store.accounts()  # one read for both questions, every tick of a wait
-        blocked = self.blocked_lanes(accounts)
-        open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked]
+        conditions = self.lane_conditions()  # one read for both questions, every tick of a wait
+        blocked = self.blocked_lanes(conditions)
+        opening = waiting_for_hours(blocked, conditions)  # they open by themselves: worth the wait
+        open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked or lane.name in opening]
         routes = {lane.route for lane in open_lanes}
         accounts_ok = {lane.account for lane in open_lanes}
-        for acct in self._accounts_on_other_hosts_present(accounts, batch_ids):
-            routes.add(f"web:{acct.site}")
+        for acct in self._accounts_on_other_hosts_present(conditions, batch_ids):
+            routes.add(site_route(acct.site))
             accounts_ok.add(acct.name)
-        for (route, account, pinned, state), _n in self.store.batch_counts(batch_ids).items():
-            if state == "running":
-                return False
-            if state == "pending" and route in routes and (not pinned or account in accounts_ok):
-                return False
-        return True
+        counts = [QueueCount(route, account, pinned, state, n)
+                  for (route, account, pinned, state), n in self.store.batch_counts(batch_ids).items()]
+        return batches_settled(counts, routes, accounts_ok)
 
-    def _accounts_on_other_hosts_present(self, accounts: list[Account], batch_ids: list[str]) -> list[Account]:
+    def _accounts_on_other_hosts_present(self, conditions: LaneConditions, batch_ids: list[str]) -> list[AccountView]:
         """Usable accounts bound to another machine that has a process at work on the batches."""
-        elsewhere = [a for a in accounts if a.host not in (None, host_id())
+        elsewhere = [a for a in conditions.accounts.values() if a.host not in (None, host_id())
                      and a.enabled and a.login_state != "needs_login"]
         if not elsewhere:
             return []
-        present = self.store.hosts_present(self.clock.ago(STALL_S), batch_ids)
+        present = self.store.hosts_present(self._stall_cutoff(), batch_ids)
         return [a for a in elsewhere if a.host in present]
 
-
-def _account_blocked(acct: Account | None) -> str | None:
-    """Why this machine's lane for a web account takes no work, or None if it may."""
-    if acct is None:
-        return "account not in the store"
-    if not acct.enabled:
-        return "account disabled"
-    if acct.login_state == "needs_login":
-        return "account needs login"
-    if acct.host is not None and acct.host != host_id():
-        # Its browser profile (the logged-in session) is on that machine, not this one.
-        return f"account lives on {acct.host}"
-    return None
+def _outcome_of(exc: Exception) -> Outcome:
+    if isinstance(exc, Requeue):
+        return Outcome.REQUEUE
+    if isinstance(exc, TaskError):
+        return Outcome.CANCELED_ELSEWHERE if exc.kind is ErrorKind.CANCELED else Outcome.ERROR
+    return Outcome.BUG
 
 
 def _unique(providers: Iterable[Provider]) -> list[Provider]:

@@ -6,9 +6,10 @@ never overwrite a newer truth, and a result is never written twice (it is upsert
 inside the same transaction that ends the attempt).
 
 Limits are held here, not in any process's memory: a claim counts the lane's running rows and
-takes at most ``lane_limit - running`` in the same transaction, so every process sharing the store
-stays inside one API concurrency, one polling cap and one running task per web account. Gates
-(``try_gate``) serialise one kind of step (a poll provider's creates) across processes.
+its remote tasks still at the service, and takes at most ``lane_limit`` minus those in the same
+transaction, so every process sharing the store stays inside one API concurrency, one polling
+cap and one running task per web account. Gates (``try_gate``) serialise one kind of step (a
+poll provider's creates) across processes.
 
 Faults of the file itself (disk full, read-only, corrupt, replaced) come out of every statement
 as one ``StorageFault`` naming the file and what to do, never as a bare sqlite3 error.
@@ -23,18 +24,20 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import os
 import shutil
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast
 
 import peewee as pw
+import psutil
 
 from mediaassist.core.errors import (
     FAULT_CORRUPT,
@@ -47,6 +50,7 @@ from mediaassist.core.errors import (
     ErrorKind,
     StorageFault,
 )
+from mediaassist.core.lanes import AccountView, LaneConditions
 from mediaassist.core.location import (
     StoreUnavailable,
     connect_kwargs,
@@ -56,9 +60,13 @@ from mediaassist.core.location import (
     refuse_url_as_path,
     server_refusal,
 )
+from mediaassist.core.outputs import OutputFile
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact
+from mediaassist.core.store_clock import ServerClock
+
+log = logging.getLogger("mediaassist.store")
 
 PENDING, RUNNING, SUCCESS, FAILED, CANCELED = "pending", "running", "success", "failed", "canceled"
 FINAL_STATES = (SUCCESS, FAILED, CANCELED)
@@ -113,6 +121,12 @@ class Task(_Base):
     inputs = pw.TextField(default="{}")
     # Files already uploaded: {"<provider>:<sha256>": {"name": remote name, "at": epoch s}}
     uploads = pw.TextField(default="{}")
+    source_row = pw.IntegerField(null=True)  # the task file's row number as the spreadsheet shows it
+    group_key = pw.CharField(null=True)  # the tasks made from one row (fan-out) and their reruns
+    parent_id = pw.CharField(null=True)  # the task this one was edited and run again from
+    remix_of = pw.CharField(null=True)  # a remix: the parent's remote video, remade instead of created anew
+    # The task-file cells the naming templates name ({col:NAME}): {column: text}
+    cells = pw.TextField(default="{}")
 
     class Meta:
         table_name = "task"
@@ -135,6 +149,11 @@ class Task(_Base):
     def uploads_dict(self) -> dict[str, dict[str, Any]]:
         uploads: dict[str, dict[str, Any]] = json.loads(self.uploads or "{}")
         return uploads
+
+    @property
+    def cells_dict(self) -> dict[str, str]:
+        cells: dict[str, str] = json.loads(self.cells or "{}")
+        return cells
 
     @property
     def lane(self) -> str:
@@ -173,6 +192,26 @@ class Result(_Base):
     def usage_dict(self) -> dict[str, int]:
         usage: dict[str, int] = json.loads(self.usage or "{}")
         return usage
+
+
+class Output(_Base):
+    """One output file of a task's result (``core/outputs.py``): what the manifest lists, and the
+    operator's pick mark. Replaced with the result when the task succeeds again."""
+    id = pw.AutoField()
+    task_id = pw.CharField(index=True)
+    n = pw.IntegerField()  # 1-based, in the provider's order
+    path = pw.TextField()  # absolute
+    bytes = pw.BigIntegerField()
+    sha256 = pw.CharField()
+    media = pw.CharField()  # image | video | audio | text | other
+    width = pw.IntegerField(null=True)
+    height = pw.IntegerField(null=True)
+    duration_s = pw.DoubleField(null=True)
+    picked = pw.BooleanField(default=False)
+
+    class Meta:
+        table_name = "output"
+        indexes = ((("task_id", "n"), True),)
 
 
 class TaskLog(_Base):
@@ -240,7 +279,23 @@ class Presence(_Base):
         table_name = "presence"
 
 
-MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence)
+class Notice(_Base):
+    """One notice (a batch finished, an account needs login, a lane paused). Its key names the
+    event, so every process that sees the event records the same row once; the process that
+    claims the row sends it (``core/notices.py``)."""
+    key = pw.CharField(primary_key=True)
+    kind = pw.CharField()
+    created_at = pw.DoubleField()
+    payload = pw.TextField()  # JSON: title, text and the event's data
+    owner = pw.CharField(null=True)  # the process sending it
+    claimed_at = pw.DoubleField(default=0.0)
+    sent_at = pw.DoubleField(null=True)
+
+    class Meta:
+        table_name = "notice"
+
+
+MODELS = (Task, Result, Output, TaskLog, LaneState, Account, Gate, Presence, Notice)
 # The schema's versions after the first (1: the tables from before schema_version existed):
 # version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
 # indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
@@ -252,6 +307,9 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
         ("task", "inputs", "TEXT NOT NULL DEFAULT '{}'"), ("task", "uploads", "TEXT NOT NULL DEFAULT '{}'"),
         # token usage per result, and an adaptive API lane's learned limit (core.limiter)
         ("result", "usage", "TEXT"), ("lane_state", "learned_limit", "INTEGER")],
+    # outputs by template, fan-out and reruns (core/outputs.py; the output table is new)
+    3: [("task", "source_row", "INTEGER"), ("task", "group_key", "VARCHAR(255)"), ("task", "parent_id", "VARCHAR(255)"),
+        ("task", "remix_of", "VARCHAR(255)"), ("task", "cells", "TEXT NOT NULL DEFAULT '{}'")],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
@@ -268,6 +326,12 @@ class NewTask:
     params: dict[str, Any] = field(default_factory=dict)
     priority: int = 0
     inputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    not_before: float = 0.0  # epoch seconds before which it is not started (0: at once)
+    row: int | None = None  # the task file's row number
+    group: str | None = None  # shared by the tasks of one row (fan-out) and their reruns
+    parent_id: str | None = None  # a rerun's original
+    remix_of: str | None = None  # a remix: the parent's remote id
+    cells: dict[str, str] = field(default_factory=dict)  # task-file cells the naming templates name
 
 
 def iso(ts: float | None) -> str | None:
@@ -280,7 +344,6 @@ def iso(ts: float | None) -> str | None:
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 10  # how long a statement waits for another process's write lock
-CHECKPOINT_GRACE_S = 2.0  # how long a file another process is checkpointing may look cut short
 PROBE_BUSY_TIMEOUT_MS = 50  # how long the fault probe waits for it: the next probe comes in seconds
 _FAULT_WORDS = (("database or disk is full", FAULT_FULL), ("readonly database", FAULT_READ_ONLY),
                 ("unable to open database file", FAULT_READ_ONLY), ("file is not a database", FAULT_NOT_DATABASE),
@@ -297,17 +360,33 @@ def free_space_text(path: Path) -> str:
     return f"{free / 1e6:.1f} MB"
 
 
+def filesystem_of(path: Path) -> str:
+    """The mount point (and type) of the filesystem holding ``path``: what an operator frees."""
+    folder = (path if path.is_dir() else path.parent).resolve()
+    try:
+        device = folder.stat().st_dev
+        mount = folder
+        while mount.parent != mount and mount.parent.stat().st_dev == device:
+            mount = mount.parent
+    except OSError:
+        return str(folder)
+    kinds = {Path(p.mountpoint): p.fstype for p in psutil.disk_partitions(all=True)}
+    return f"{mount} ({kinds[mount]})" if mount in kinds else str(mount)
+
+
 def fault_message(kind: str, path: Path, reason: str) -> str:
     """The one line an operator reads: which file, what is wrong, what to do."""
     if kind == FAULT_FULL:
-        return (f"disk full: free space on {path.parent} is {free_space_text(path)} ({reason} writing {path}); "
-                "free some space -- queued and running tasks stay queued and resume when there is room")
+        return (f"disk full: the filesystem {filesystem_of(path)} holding {path.resolve()} has "
+                f"{free_space_text(path)} free ({reason}); free some space -- queued and running tasks stay "
+                "queued and resume when there is room")
     if kind == FAULT_READ_ONLY:
         return (f"cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both "
                 "writable by you (e.g. chmod u+w), or choose another --data-dir")
     if kind == FAULT_CORRUPT:
-        return (f"{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start "
-                "with an empty queue, or restore a backup")
+        return (f"{path} is damaged ({reason}); first keep what it holds: 'mediaassist doctor' backs it up and "
+                "saves the rows it can still read; then move it aside together with its -wal and -shm files "
+                "to start with an empty queue, or restore a backup")
     if kind == FAULT_NOT_DATABASE:
         return f"{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir"
     if kind == FAULT_LOCKED:
@@ -318,6 +397,12 @@ def fault_message(kind: str, path: Path, reason: str) -> str:
         return (f"{path} was {reason} while in use; nothing more was written to it. Put the file back (or move "
                 "the new one aside), then start again")
     return f"cannot read or write {path} ({reason}); check the disk and the file, then start again"
+
+
+def suspected_damage_message(path: Path, reason: str) -> str:
+    """A statement said "malformed": damage is not proven until ``PRAGMA integrity_check`` fails."""
+    return (f"{path} reports damage ({reason}); nothing is lost yet: run 'mediaassist doctor' -- it backs the "
+            "file up first, then checks it -- before moving anything")
 
 
 def classify_fault(exc: BaseException, path: Path) -> StorageFault | None:
@@ -336,6 +421,8 @@ def classify_fault(exc: BaseException, path: Path) -> StorageFault | None:
         if words in text:
             if kind == FAULT_IO and free_space_text(path) == "0.0 MB":
                 kind = FAULT_FULL  # a write that ran out of room can surface as an I/O error
+            if kind == FAULT_CORRUPT:
+                return StorageFault(kind, str(path), suspected_damage_message(path, str(exc)))
             return StorageFault(kind, str(path), fault_message(kind, path, str(exc)))
     return None
 
@@ -359,22 +446,48 @@ class faults_as_storage:
         return False
 
 
-def check_sqlite_file(path: Path) -> None:
-    """Refuse, before SQLite sees it, a file that is not an SQLite database or is cut short
-    (SQLite would open both and fail later, on some page, mid-run).
+def check_sqlite_file(path: Path) -> bool:
+    """Refuse, before SQLite sees it, a file that is not an SQLite database. True when the file
+    is shorter than its header says: a checkpoint that ran out of room (the pages it could not
+    write are still in the -wal), one another process is running now (page 1 is written before
+    the pages that extend the file), or real damage -- ``PRAGMA integrity_check`` decides, once
+    the file is open (``settle_short_file``)."""
+    try:
+        _check_sqlite_header(path)
+    except StorageFault as fault:
+        if fault.kind != FAULT_CORRUPT:
+            raise
+        return True
+    return False
 
-    A checkpoint by another process writes page 1 (with the new page count) before the pages
-    that extend the file, so while a -wal file exists a short file is looked at again for a
-    moment before it counts as cut short."""
-    deadline = time.monotonic() + CHECKPOINT_GRACE_S
-    while True:
-        try:
-            _check_sqlite_header(path)
-            return
-        except StorageFault as fault:
-            if fault.kind != FAULT_CORRUPT or time.monotonic() >= deadline or not _wal_of(path).exists():
-                raise
-        time.sleep(0.05)
+
+def settle_short_file(db: _SqliteStoreDatabase, path: Path) -> bool:
+    """A file shorter than its header: damaged only when ``PRAGMA integrity_check`` says so (then
+    ``StorageFault`` with the back-up-first advice). Else it is whole through its -wal: write the
+    -wal back now; False when there is no room for that yet (it is written back once there is)."""
+    try:
+        problems = [row[0] for row in db.execute_sql("PRAGMA integrity_check(5)").fetchall()]
+    except StorageFault as fault:
+        if fault.kind != FAULT_CORRUPT:
+            raise
+        problems = [f"it could not run ({fault.__cause__})"]
+    if problems != ["ok"]:
+        raise StorageFault(FAULT_CORRUPT, str(path), fault_message(
+            FAULT_CORRUPT, path, "PRAGMA integrity_check: " + "; ".join(problems)))
+    return checkpoint(db, path)
+
+
+def checkpoint(db: _SqliteStoreDatabase, path: Path) -> bool:
+    """Write the -wal back into the main file; False when the disk has no room for it."""
+    try:
+        db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    except StorageFault as fault:
+        if fault.kind != FAULT_FULL:
+            raise
+        log.warning("%s: intact, but part of it is still only in its -wal file (no room on %s to write it "
+                    "back); written back once there is space", path, filesystem_of(path))
+        return False
+    return True
 
 
 def _wal_of(path: Path) -> Path:
@@ -548,13 +661,17 @@ class Store:
         them) when a server cannot be reached or the schema is newer than this program knows."""
         if isinstance(location, os.PathLike):
             refuse_url_as_path(location, "store location")
-        self._now = now or time.time
         self.shared = is_pg_url(location)
+        self.wal_pending = False  # part of the file is only in its -wal (no room to write it back yet)
         self.where = describe(location)  # for messages: never a password
         self.path = Path(location)
         with faults_as_storage(self.path):
             self.db: _StoreDatabase = self._connect(str(location))
             database_proxy.initialize(self.db)
+            # Times that every process judges (heartbeats, leases, back-offs) come from one
+            # clock: a shared store's server's, or this machine's for the local file.
+            self._now: Callable[[], float] = now or (
+                ServerClock(self._server_time, self.where).now if self.shared else time.time)
             try:
                 ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where)
             except BaseException:
@@ -578,7 +695,7 @@ class Store:
             return pg
         path = Path(location)
         path.parent.mkdir(parents=True, exist_ok=True)
-        check_sqlite_file(path)
+        short = check_sqlite_file(path)
         db = _SqliteStoreDatabase(
             path,
             pragmas={"journal_mode": "wal", "synchronous": "normal", "busy_timeout": BUSY_TIMEOUT_S * 1000,
@@ -586,10 +703,22 @@ class Store:
                      "foreign_keys": 1},
             timeout=BUSY_TIMEOUT_S,
         )
-        db.connect(reuse_if_open=True)
+        try:
+            db.connect(reuse_if_open=True)
+            self.wal_pending = short and not settle_short_file(db, path)
+        except BaseException as exc:
+            db.close()
+            fault = None if isinstance(exc, StorageFault) else classify_fault(exc, path)
+            if short and fault is not None and fault.kind == FAULT_CORRUPT:  # cut short, and not even opened
+                raise StorageFault(FAULT_CORRUPT, str(path), fault_message(
+                    FAULT_CORRUPT, path, f"PRAGMA integrity_check could not run: {exc}")) from exc
+            raise
         os.chmod(path, 0o600)
         db.remember_identity()
         return db
+
+    def _server_time(self) -> float:
+        return float(self.db.execute_sql("SELECT extract(epoch from clock_timestamp())").fetchone()[0])
 
     def check_file(self) -> None:
         """Raise ``StorageFault`` if the database file was deleted or replaced since it was opened."""
@@ -611,6 +740,8 @@ class Store:
                                fault_message(FAULT_FULL, self.path, "no room to grow"))
         with self._busy_timeout_ms(PROBE_BUSY_TIMEOUT_MS):
             self.set_gate_not_before(PROBE_GATE, self.now())
+        if self.wal_pending and isinstance(self.db, _SqliteStoreDatabase):
+            self.wal_pending = not checkpoint(self.db, self.path)
 
     @contextlib.contextmanager
     def _busy_timeout_ms(self, ms: int) -> Iterator[None]:
@@ -690,7 +821,10 @@ class Store:
                 "account_pinned": item.account is not None, "prompt": item.prompt,
                 "system_prompt": item.system_prompt,
                 "params": json.dumps(item.params, ensure_ascii=False), "priority": item.priority,
-                "inputs": json.dumps(item.inputs, ensure_ascii=False),
+                "inputs": json.dumps(item.inputs, ensure_ascii=False), "not_before": item.not_before,
+                "source_row": item.row, "group_key": item.group, "parent_id": item.parent_id,
+                "remix_of": item.remix_of,
+                "cells": json.dumps(item.cells, ensure_ascii=False),
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids: list[str] = [r["task_id"] for r in rows]
@@ -736,7 +870,9 @@ class Store:
         Order: higher priority first, then FIFO. For web routes ``account`` is the free account;
         tasks pinned to another account are not taken. ``batch_ids`` restricts the claim to those
         batches. With ``lane_limit`` the route's running rows -- whichever process runs them --
-        are counted in the same transaction, and at most ``lane_limit - running`` are taken.
+        and its pending rows with a remote id (a remote task still at the service) are counted in
+        the same transaction, and at most ``lane_limit`` minus those new tasks are taken; pending
+        rows with a remote id are taken first, from any batch.
         """
         if limit <= 0:
             return []
@@ -745,12 +881,20 @@ class Store:
         with self._lane_lock(route):
             # Plain SQL: peewee's query building would cost more than the count itself.
             mark = self.db.param
-            running = self.db.execute_sql(f'SELECT COUNT(*) FROM "task" WHERE route = {mark} AND state = {mark}',
-                                          (route, RUNNING)).fetchone()[0]
-            return self._claim(route, owner, min(limit, lane_limit - running), account, batch_ids)
+            holding = self.db.execute_sql(
+                f'SELECT COUNT(*) FROM "task" WHERE route = {mark} AND (state = {mark} '
+                f'OR (state = {mark} AND remote_id IS NOT NULL))', (route, RUNNING, PENDING)).fetchone()[0]
+            # A remote task whose process died or stopped runs on at the service: its row holds
+            # its slot until it ends, and any process may take it (its slot is counted already),
+            # whichever batch it belongs to. New work gets only what the limit leaves.
+            resumed = self._claim(route, owner, limit, account, None, remote=True)
+            fresh = self._claim(route, owner, min(limit - len(resumed), lane_limit - holding), account,
+                                batch_ids, remote=False)
+            return resumed + fresh
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
-               batch_ids: Sequence[str] | None) -> list[Task]:
+               batch_ids: Sequence[str] | None, remote: bool | None = None) -> list[Task]:
+        """``remote``: only rows with a saved remote id (True), only rows without one (False)."""
         if limit <= 0:
             return []
         now = self.now()
@@ -759,6 +903,8 @@ class Store:
         due = (Task.route == route) & (Task.state == PENDING) & ((Task.not_before + 0) <= now)
         if batch_ids is not None:
             due &= Task.batch_id.in_(list(batch_ids))
+        if remote is not None:
+            due &= Task.remote_id.is_null(not remote)
         if account is not None:
             due &= Task.account.is_null() | (Task.account == account)
             busy = Task.alias("busy")
@@ -852,8 +998,9 @@ class Store:
 
     # --- finishing an attempt --------------------------------------------------------------
     def finish_success(self, task: Task, text: str | None, files: list[str],
-                       usage: dict[str, int] | None = None) -> bool:
-        """End the attempt as success and upsert its result. False if the attempt lost the row."""
+                       usage: dict[str, int] | None = None, outputs: Sequence[OutputFile] = ()) -> bool:
+        """End the attempt as success and upsert its result (and its output files' records, which
+        replace an earlier result's). False if the attempt lost the row."""
         now = self.now()
         text = redact(text) if text is not None else None  # a server may echo the key in its answer
         usage_json = json.dumps(usage) if usage else None
@@ -869,7 +1016,34 @@ class Store:
                           update={Result.text: text, Result.files: json.dumps(files, ensure_ascii=False),
                                   Result.usage: usage_json, Result.written_at: now})
              .execute())
+            Output.delete().where(Output.task_id == task.task_id).execute()
+            if outputs:
+                Output.insert_many([{"task_id": task.task_id, "n": o.n, "path": o.path, "bytes": o.bytes,
+                                     "sha256": o.sha256, "media": o.media, "width": o.width, "height": o.height,
+                                     "duration_s": o.duration_s} for o in outputs]).execute()
         return True
+
+    # --- output files ------------------------------------------------------------------------
+    def outputs_of(self, task_ids: Iterable[str]) -> dict[str, list[Output]]:
+        """{task_id: its output files in order} for these tasks (those without any are left out)."""
+        ids = list(task_ids)
+        found: dict[str, list[Output]] = {}
+        for start in range(0, len(ids), _CHUNK):
+            query = (Output.select().where(Output.task_id.in_(ids[start:start + _CHUNK]))
+                     .order_by(Output.task_id, Output.n))
+            for output in query:
+                found.setdefault(output.task_id, []).append(output)
+        return found
+
+    def set_picked(self, task_id: str, n: int | None, picked: bool) -> int:
+        """Mark (or unmark) output ``n`` of a task -- every output of it when ``n`` is None; how many changed."""
+        scope = Output.task_id == task_id
+        if n is not None:
+            scope &= Output.n == n
+        changed: int = Output.update(picked=picked).where(scope).execute()
+        if changed:
+            Task.update(updated_at=self.now()).where(Task.task_id == task_id).execute()  # the window's sweep sees it
+        return changed
 
     def finish_failure(self, task: Task, kind: ErrorKind, message: str, retry_at: float | None,
                        crashed: bool = False) -> str | None:
@@ -935,6 +1109,15 @@ class Store:
         (Presence.insert(owner=owner, host=owner_host(owner) or host_id(), beat_at=now, batches=batches)
          .on_conflict(conflict_target=[Presence.owner],
                       update={Presence.beat_at: now, Presence.batches: batches}).execute())
+
+    def silent_owners(self, owners: Iterable[str], cutoff: float) -> set[str]:
+        """Those of ``owners`` whose presence row was last renewed before ``cutoff`` (a process
+        that withdrew, or never announced, has no row and is not among them)."""
+        wanted = list(owners)
+        if not wanted:
+            return set()
+        query = Presence.select(Presence.owner).where(Presence.owner.in_(wanted) & (Presence.beat_at < cutoff))
+        return {row.owner for row in query}
 
     def withdraw(self, owner: str) -> None:
         Presence.delete().where(Presence.owner == owner).execute()
@@ -1011,6 +1194,8 @@ class Store:
                 Task.select(Task.task_id))).execute()
             TaskLog.delete().where(TaskLog.task_id.in_(ids) & ~TaskLog.task_id.in_(
                 Task.select(Task.task_id))).execute()
+            Output.delete().where(Output.task_id.in_(ids) & ~Output.task_id.in_(
+                Task.select(Task.task_id))).execute()
         return deleted
 
     # --- gates: one holder at a time, across processes --------------------------------------
@@ -1053,6 +1238,13 @@ class Store:
         (Gate.insert(name=name, not_before=at)
          .on_conflict(conflict_target=[Gate.name], update={Gate.not_before: at}).execute())
 
+    def defer_gate(self, name: str, at: float) -> None:
+        """Nobody should pass the gate before ``at`` (store clock); a later back-off already
+        there stands: two processes told different waits both get theirs."""
+        later = pw.Case(None, [(Gate.not_before < at, at)], Gate.not_before)
+        (Gate.insert(name=name, not_before=at)
+         .on_conflict(conflict_target=[Gate.name], update={Gate.not_before: later}).execute())
+
     def gate_not_before(self, name: str) -> float:
         gate = Gate.get_or_none(Gate.name == name)
         return gate.not_before if gate is not None else 0.0
@@ -1092,6 +1284,26 @@ class Store:
         query = LaneState.select(LaneState.name, LaneState.learned_limit).where(LaneState.learned_limit.is_null(False))
         # The WHERE already leaves out NULLs; the check only tells the type checker.
         return {s.name: s.learned_limit for s in query if s.learned_limit is not None}
+
+    def lane_conditions(self) -> LaneConditions:
+        """Pauses, learned limits and accounts in one read: what a scheduler pass plans with."""
+        states = cast(Iterable[tuple[str, object, str | None, int | None]], (
+            LaneState.select(LaneState.name, LaneState.paused, LaneState.reason, LaneState.learned_limit)
+            .where((LaneState.paused == True) | LaneState.learned_limit.is_null(False))  # noqa: E712
+            .tuples()))
+        paused: dict[str, str] = {}
+        learned: dict[str, int] = {}
+        for name, is_paused, reason, limit in states:
+            if is_paused:
+                paused[name] = reason or ""
+            if limit is not None:
+                learned[name] = limit
+        rows = cast(Iterable[tuple[str, str, object, str, str | None]], (
+            Account.select(Account.name, Account.site, Account.enabled, Account.login_state, Account.host)
+            .order_by(Account.name).tuples()))
+        accounts = {name: AccountView(name, site, bool(enabled), login_state, host)
+                    for name, site, enabled, login_state, host in rows}
+        return LaneConditions(paused=paused, learned=learned, accounts=accounts)
 
     def paused_lanes(self) -> dict[str, str]:
         return {s.name: s.reason or "" for s in LaneState.select().where(LaneState.paused == True)}  # noqa: E712

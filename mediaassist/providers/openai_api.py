@@ -7,8 +7,9 @@ once; ``Traffic`` bounds what goes to the server, for all of them together:
   429s, time-outs and latency; it is kept in the store, so restarts and other processes on the
   same store start from it, and the scheduler claims against it.
 * 429/503 is the server asking us to slow down. ``retry-after-ms`` / ``Retry-After`` are obeyed
-  provider-wide. Without a usable header the window counts as closed: one probe goes first, the
-  others wait for its answer, and the probes are spaced so that a reopened window is found within
+  provider-wide, by every process on the store (the deadline is kept in the store, on its
+  clock). Without a usable header the window counts as closed: one probe goes first, the others
+  wait for its answer, and the probes are spaced so that a reopened window is found within
   ~10 % of the wait (``ProbeBackoff``). With ``auto``, the first 429 after the server has served us
   since the last cut reads as our own overshoot: the limit is cut and the request goes again when
   a slot frees. ``x-ratelimit-remaining-requests`` / ``-reset-requests`` pace the requests before a
@@ -31,7 +32,6 @@ import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -40,8 +40,9 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import MAX_CONCURRENCY_RANGE, ProviderConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.limiter import AIMDLimiter, ProbeBackoff
+from mediaassist.core.outputs import image_problem
 from mediaassist.core.secrets import redact, resolve_api_key
-from mediaassist.providers.base import TaskContext, TaskResult
+from mediaassist.providers.base import MAX_RETRY_AFTER_S, TaskContext, TaskResult, parse_retry_after
 from mediaassist.providers.openai_media import (
     Payload,
     edit_payload,
@@ -49,6 +50,7 @@ from mediaassist.providers.openai_media import (
     input_entries,
     json_payload,
 )
+from mediaassist.providers.proxy import http_client
 
 ENDPOINTS = {"chat": "chat/completions", "images": "images/generations", "images_edit": "images/edits"}
 RATE_LIMIT_STATUSES = frozenset({429, 503})
@@ -64,7 +66,6 @@ QUOTA_MARKERS = (
 MAX_RATE_LIMIT_WAITS = 40  # per attempt; then it fails as ``provider`` and the scheduler retries later
 PROBE_BASE_S = 1.0  # nominal; the first probe into a closed window
 BACKOFF_MAX_S = 60.0  # nominal; the most between two probes
-MAX_RETRY_AFTER_S = 3600.0
 PACE_BELOW_REMAINING = 2  # pace once fewer than this many times the requests in flight remain
 LIMIT_SYNC_S = 1.0  # real seconds between reads of the learned limit from the store
 PARTIAL_NOTE_S = 5.0  # nominal; how often a stream's text so far goes to the task log
@@ -79,21 +80,6 @@ POOL_LIMITS = httpx.Limits(max_connections=2 * MAX_CONCURRENCY_RANGE[1],
                            max_keepalive_connections=2 * MAX_CONCURRENCY_RANGE[1])
 # How a request through the gate ended, for the limiter.
 SERVED, LIMITED, TIMED_OUT, LOST = "served", "limited", "timed_out", "lost"
-
-
-def parse_retry_after(value: str | None, now: float) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date), or None."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            seconds = parsedate_to_datetime(value).timestamp() - now
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-    return min(MAX_RETRY_AFTER_S, max(0.0, seconds))
 
 
 @dataclass
@@ -215,7 +201,7 @@ class OpenAIProvider:
         key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
         self._auth = {"Authorization": f"Bearer {key}"} if key else {}
         # No client-wide timeout: each request gets its own deadline in ``_request`` instead.
-        self._client = httpx.AsyncClient(timeout=None, limits=POOL_LIMITS, follow_redirects=False)
+        self._client = http_client(self.prov.proxy, timeout=None, limits=POOL_LIMITS, follow_redirects=False)
 
     async def close(self) -> None:
         if self._client is not None:
@@ -325,8 +311,12 @@ class OpenAIProvider:
                 problem = exc.message
             else:
                 if response.status_code == 200:
-                    return response.content
-                problem = f"HTTP {response.status_code}"
+                    broken = image_problem(response.content)
+                    if broken is None:
+                        return response.content
+                    problem = broken
+                else:
+                    problem = f"HTTP {response.status_code}"
             if attempt < IMAGE_DOWNLOAD_TRIES:
                 ctx.log(f"image download failed ({problem}); trying again")
                 await ctx.clock.sleep(IMAGE_DOWNLOAD_RETRY_S * attempt)
@@ -372,6 +362,7 @@ class OpenAIProvider:
         """One request through the gate: the JSON answer (a stream read to its end), or None after
         a rate limit (its wait registered with the gate); any other outcome raises TaskError."""
         ticket = await self.traffic.acquire()
+        await self._wait_shared_backoff(ctx)
         outcome, latency = LOST, 0.0
         timeout = self.clock.real(self.prov.timeout_s)
         try:
@@ -409,9 +400,20 @@ class OpenAIProvider:
             async with self._http().stream("POST", url, headers=headers, **send) as response:
                 yield response
 
+    def _backoff_gate(self) -> str:
+        return f"backoff:{self.prov.lane}"
+
+    async def _wait_shared_backoff(self, ctx: TaskContext) -> None:
+        """A wait another process on the store was asked for (Retry-After, a closed window)
+        holds here too: the provider's limit is one for every process using the key."""
+        while (wait := ctx.store.gate_not_before(self._backoff_gate()) - ctx.store.now()) > 0:
+            await asyncio.sleep(wait)
+
     def _rate_limited(self, ctx: TaskContext, ticket: Ticket, response: httpx.Response) -> None:
         told = told_delay(response.headers, self.clock.now())
         wait = self.traffic.rate_limited(ticket, told)
+        if wait > 0:  # kept in the store, on its clock: every process waits it out
+            ctx.store.defer_gate(self._backoff_gate(), ctx.store.now() + wait)
         status = response.status_code
         if _should_not_retry(response):
             raise TaskError(ErrorKind.PROVIDER, f"HTTP {status} and the server says not to retry "

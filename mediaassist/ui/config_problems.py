@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 )
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.options import RuntimeOptions, load_app_config
 from mediaassist.core.paths import default_config_path, demo_data_dir
-from mediaassist.runtime import RuntimeOptions, load_app_config
 from mediaassist.ui.i18n import tr
 
 DEMO_CHOSEN = 2  # the dialog's result when the operator starts the demo instead

@@ -92,10 +92,26 @@ TEMPLATES = (
     tr_noop("model {model} names neither workflow_id nor webapp_id"),
     tr_noop("create answered code 0 without a taskId; check {where} before retrying"),
     tr_noop("{path} for {remote_id}: {detail}"),
-    tr_noop("download of {url} failed ({problem}); try {n} soon"),
+    tr_noop("download of {url} failed ({problem}); fetching it again (try {n} of {tries})"),
+    tr_noop("warning: the result of {service} task {remote_id} expires in {left}; fetching it now"),
+    tr_noop("the result of {service} task {remote_id} expired {ago} ago and can no longer be fetched; run the "
+            "task again to generate it anew"),
+    tr_noop("remixing {service} video {remote_id}"),
+    # outputs: delivery and reruns (core/delivery.py), shown by the window's dialogs
+    tr_noop("no batch {batch} (mediaassist status lists the lanes; a batch id looks like "
+            "tasks-20260101T120000Z-0a1b2c3d)"),
+    tr_noop("batch {batch} has no outputs to deliver"),
+    tr_noop("batch {batch} has no picked outputs to deliver (pick some first: mediaassist outputs pick TASK_ID)"),
+    tr_noop("no task {task}"),
+    tr_noop("no model {model} in the config (models: {names})"),
+    tr_noop("--remix needs a task-API model whose profile has a [remix] route (like openai-videos); {model} has "
+            "none"),
+    tr_noop("--remix keeps the model: a video is remixed by the service that made it"),
+    tr_noop("task {task} is {state}; only a succeeded video can be remixed"),
     # importer: row reasons (several in one row are joined with "; ") and whole-file errors
     tr_noop("column {column}: {reason}"),
     tr_noop("column {column}: required by model {model} (a file path or URL)"),
+    tr_noop("models names no model (write them as a|b|c)"),
     tr_noop("column {column}: model {model} takes no input {name} (its inputs: {inputs})"),
     tr_noop("file not found: {path}"),
     tr_noop("cannot read {path}: {reason}"),
@@ -249,8 +265,8 @@ TEMPLATES = (
     tr_noop("{file} was uploaded as {name} already; not uploading it again"),
     tr_noop("{task} was canceled remotely ({reason})"),
     tr_noop("{task} failed: {reason}"),
-    tr_noop("{failed} of {total} downloads of {service} task {remote_id} failed ({error}: {detail}); a retry "
-            "downloads them again, the task is not resubmitted"),
+    tr_noop("{failed} of {total} downloads of {service} task {remote_id} failed after {tries} tries ({error}: "
+            "{detail}); its remote id is kept: a retry fetches the result again without generating it"),
     tr_noop("resuming {service} task {remote_id} (a task is never created twice)"),
     tr_noop("remote cancel of {service} task {remote_id} failed ({problem}); trying again"),
     tr_noop("create was sent but its reply was lost ({problem}); {service} may have created the task, so it "
@@ -273,6 +289,15 @@ TEMPLATES = (
     tr_noop("create answered HTTP {status} without a job id at {path}; check {where} before retrying"),
     tr_noop("{service} job {remote_id}: HTTP 404 {detail} (unknown to the service, or expired)"),
     tr_noop("{service} job {remote_id} completed without a result URL"),
+    tr_noop("{service} job {remote_id} completed without a result URL: {reason}"),
+    tr_noop("{service} refused the task: {detail}"),
+    tr_noop("create answered a job id that cannot be polled safely ({remote_id}); check {where}"),
+    tr_noop("input {name}: {service} takes the file's bytes here; give a local file, not the URL {url}"),
+    tr_noop("input {name}: {service} takes only URLs here, not the local file {path}"),
+    tr_noop("{service} job {remote_id} succeeded without {path} to ask for its result"),
+    tr_noop("{service} task {remote_id} succeeded but its results could not be fetched ({problem}); a retry "
+            "asks again, the task is not resubmitted"),
+    tr_noop("results of {service} task {remote_id} could not be fetched ({problem}); try {n} soon"),
     tr_noop("{service} task {remote_id}"),  # inside "{task} failed: {reason}" and "... canceled remotely"
     # web lane: a login from the Accounts tab or ``accounts login`` that did not happen
     tr_noop("no login was seen before the window closed or the time ran out"),
@@ -281,12 +306,15 @@ TEMPLATES = (
     tr_noop("the login did not survive relaunching the browser (the site may keep it only in the open page, or the "
             "session expired at once); tasks on this account would find it logged out"),
     # the store: a storage fault (the window's banner and the tray notice)
-    tr_noop("disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued "
-            "and running tasks stay queued and resume when there is room"),
+    tr_noop("disk full: the filesystem {filesystem} holding {path} has {free} free ({reason}); free some space -- "
+            "queued and running tasks stay queued and resume when there is room"),
     tr_noop("cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both "
             "writable by you (e.g. chmod u+w), or choose another --data-dir"),
-    tr_noop("{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start with an "
+    tr_noop("{path} is damaged ({reason}); first keep what it holds: 'mediaassist doctor' backs it up and saves "
+            "the rows it can still read; then move it aside together with its -wal and -shm files to start with an "
             "empty queue, or restore a backup"),
+    tr_noop("{path} reports damage ({reason}); nothing is lost yet: run 'mediaassist doctor' -- it backs the file "
+            "up first, then checks it -- before moving anything"),
     tr_noop("{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir"),
     tr_noop("{path} stays locked by another process ({reason} for {seconds} s): a mediaassist process that is "
             "stopped (Ctrl-Z, a debugger) or hung holds its write lock; resume or end it -- queued and running "
@@ -301,6 +329,7 @@ TEMPLATES = (
 # answer that happens to read "success" stays the model's words.
 RESULT_TEMPLATES = (
     tr_noop("{service} job {remote_id}: {n} output(s)"),
+    tr_noop("{service} job {remote_id}: {n} output(s); {figures}"),
     tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins"),
     tr_noop("[{model}] {prompt} ({seconds} s)"),  # the simulated providers
 )

@@ -24,7 +24,7 @@ def error_kind_labels() -> dict[str, str]:
     return {"login": tr("login"), "account_disabled": tr("account disabled"), "quota": tr("quota"),
             "timeout": tr("timeout"), "stalled": tr("stalled"), "provider": tr("provider"),
             "network": tr("network"), "bad_input": tr("bad input"), "canceled": tr("canceled"),
-            "internal": tr("internal")}
+            "internal": tr("internal"), "download": tr("download")}
 
 
 def lane_kind_label(kind: str) -> str:

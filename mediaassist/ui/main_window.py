@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from mediaassist.core.errors import StorageFault
+from mediaassist.core.media_items import OUTPUT, MediaItem
 from mediaassist.core.paths import RESOURCES, default_config_path
 from mediaassist.core.queries import TaskFilter
 from mediaassist.core.store import STATES, Task
@@ -57,6 +58,7 @@ from mediaassist.ui.import_dialog import importable
 from mediaassist.ui.importing import ImportController
 from mediaassist.ui.labels import state_labels
 from mediaassist.ui.lanes import LanesController
+from mediaassist.ui.outputs_ui import OutputsController
 from mediaassist.ui.panels import BatchList, QueuePanel
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
@@ -85,7 +87,6 @@ class MainWindow(QMainWindow):
                  use_tray: bool = True) -> None:
         super().__init__()
         self.rt = rt
-        self.store, self.scheduler = rt.store, rt.scheduler
         self.settings = settings
         self.demo = rt.options.demo  # a demo window never writes the operator's settings
         self.translations = translations
@@ -97,15 +98,16 @@ class MainWindow(QMainWindow):
         self._offering: asyncio.Future[None] | None = None  # the actions of a large selection, being read
         self._built_language = translations.language
         self.jobs = BackgroundJobs()
-        self.model = TaskTableModel(self.store, self)
+        self.model = TaskTableModel(rt.queries(), rt.off_loop_reader(), self)
         self.thumbnails = DiskThumbnails(self.rt.data_dir / "thumbnails")
-        self.scheduler.add_listener(self._on_event)
+        rt.add_listener(self._on_event)
         self.tasks = TaskActions(rt, self.model, self._selected_seqs, self._confirm, self.jobs, self)
         self.importer = ImportController(rt, settings, self.jobs, self, self.thumbnails)
         self.lanes = LanesController(rt, self.jobs, self)
         self.stats = StatsController(rt, self)
-        self._storage_fault: StorageFault | None = self.scheduler.fault
-        self.scheduler.add_fault_listener(self._on_storage_fault)
+        self.outputs = OutputsController(rt, self._selected_or_view_task_ids, self)
+        self._storage_fault: StorageFault | None = rt.storage_fault
+        rt.add_fault_listener(self._on_storage_fault)
         self.setAcceptDrops(True)
         self.setWindowIcon(QIcon(str(ICON_PATH)))
         self.tray = Tray(self, QIcon(str(ICON_PATH)), self.lanes.pause_all, self.lanes.resume_all, self.request_quit,
@@ -117,10 +119,11 @@ class MainWindow(QMainWindow):
         self.model.start()
 
     def _wire(self) -> None:
-        for controller in (self.tasks, self.importer, self.lanes, self.stats):
+        for controller in (self.tasks, self.importer, self.lanes, self.stats, self.outputs):
             controller.notice.connect(self.tray.notify)
-        for controller in (self.tasks, self.importer, self.lanes):
+        for controller in (self.tasks, self.importer, self.lanes, self.outputs):
             controller.message.connect(self._message)
+        self.outputs.changed.connect(self._rows_added)
         self.tasks.changed.connect(self.stats.refresh_soon)
         self.importer.imported.connect(lambda _batch, _n: self._rows_added())
         self.importer.progress.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
@@ -144,9 +147,11 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.tabs = QTabWidget()
         self.tabs.addTab(self._build_queue_tab(), tr("Queue"))
-        self.accounts = AccountsPanel(self.store, self.lanes.set_account_enabled, self.lanes.log_in)
+        self.accounts = AccountsPanel(self.rt.accounts, self.lanes.set_account_enabled, self.lanes.log_in)
         self.tabs.addTab(self.accounts, tr("Accounts"))
-        self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids)
+        self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids, pick=self.outputs.pick,
+                                   compare=self.outputs.compare, rerun=self.outputs.edit_and_run_again)
+        self.outputs.gallery_toggle = self.gallery.toggle_pick
         self.tabs.addTab(self.gallery, tr("Gallery"))
         self.tabs.currentChanged.connect(lambda _i: self._reload_gallery_if_shown())
         # The storage banner: the one place a full disk or a vanished database shows.
@@ -183,6 +188,9 @@ class MainWindow(QMainWindow):
             toolbar.addAction(self.task_actions[action])
         toolbar.addSeparator()
         toolbar.addActions([self.retry_view, self.cancel_view])
+        self.rerun_action = self._action(tr("Edit and run again…"), self._rerun_selected)
+        self.compare_action = self._action(tr("Compare row outputs…"), self._compare_selected)
+        self.deliver_action = self._action(tr("Deliver picked…"), self.outputs.choose_delivery_folder)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu(tr("&File"))
@@ -197,6 +205,8 @@ class MainWindow(QMainWindow):
         task_menu.addActions(list(self.task_actions.values()))
         task_menu.addSeparator()
         task_menu.addActions([self.retry_view, self.cancel_view])
+        task_menu.addSeparator()
+        task_menu.addActions([self.rerun_action, self.compare_action, self.deliver_action])
         lanes_menu = self.menuBar().addMenu(tr("&Lanes"))
         lanes_menu.addAction(self._action(tr("Pause/resume all"), self.lanes.toggle_pause_all, "Ctrl+P"))
 
@@ -226,7 +236,7 @@ class MainWindow(QMainWindow):
             splitter.restoreState(saved_bytes(self.settings, self._place_key(key)))
 
     def _build_queue_tab(self) -> QWidget:
-        lanes = list(self.scheduler.lanes.values())
+        lanes = self.rt.lane_views()
         config_path = str(self.rt.config.source or self.rt.options.config_path or default_config_path())
         self.web_panel = QueuePanel(tr("Web"), [lane for lane in lanes if lane.kind == "web"], self.lanes.toggle_lane,
                                     config_path)
@@ -240,7 +250,7 @@ class MainWindow(QMainWindow):
         top.addWidget(self.batches)  # its rows scroll under its title
         top.setSizes([1000, 1000, 1000])  # a third each
         self.table = self._build_table()
-        self.detail = DetailPane(self.store, self.thumbnails)
+        self.detail = DetailPane(self.rt, self.thumbnails)
         lower = QSplitter(Qt.Orientation.Horizontal)
         table_box = QWidget()
         table_layout = QVBoxLayout(table_box)
@@ -314,7 +324,7 @@ class MainWindow(QMainWindow):
         for state in STATES:
             self.state_filter.addItem(state_labels()[state], state)
         self.lane_filter.addItem(tr("All lanes"), None)
-        for name in self.scheduler.lanes:
+        for name in self.rt.lane_names():
             self.lane_filter.addItem(name, name)
         self.batch_filter.addItem(tr("All batches"), None)
         self._filter_delay = self._single_shot(FILTER_DELAY_MS, self.apply_filter)
@@ -374,7 +384,7 @@ class MainWindow(QMainWindow):
     def _hidden_columns(self) -> set[str]:
         saved = self.settings.value(HIDDEN_KEY)
         if saved is None:
-            return {c.key for c in COLUMNS if not c.shown} | (set() if self.store.shared else {"machine"})
+            return {c.key for c in COLUMNS if not c.shown} | (set() if self.rt.shared_store else {"machine"})
         return {str(key) for key in (saved if isinstance(saved, list) else [saved]) if key}
 
     def column_chooser(self) -> QMenu:
@@ -413,8 +423,8 @@ class MainWindow(QMainWindow):
         self.stats.refresh()
 
     def _show_stats(self, view: StatsView) -> None:
-        self.web_panel.show_snapshot(view.snap, view.paused, view.blocked)
-        self.api_panel.show_snapshot(view.snap, view.paused, view.blocked)
+        self.web_panel.show_snapshot(view.snap, view.lanes, view.paused, view.blocked)
+        self.api_panel.show_snapshot(view.snap, view.lanes, view.paused, view.blocked)
         self.batches.show_snapshot(view.snap, self.stats.eta)
         totals = view.snap.totals()
         self.tray.update(view.snap.totals_by_kind(), view.all_paused, bool(view.paused))
@@ -480,6 +490,9 @@ class MainWindow(QMainWindow):
     def _show_offered(self, offered: list[TaskAction], seqs: list[int]) -> None:
         for action, qaction in self.task_actions.items():
             qaction.setEnabled(action in offered)
+        single_finished = len(seqs) == 1 and TaskAction.DELETE in offered  # a finished task
+        self.rerun_action.setEnabled(single_finished)
+        self.compare_action.setEnabled(len(seqs) == 1)
         if hasattr(self, "detail"):
             single = self.model.tasks_of(seqs) if len(seqs) == 1 else []
             self.detail.show_task(single[0][0] if single else None)
@@ -488,7 +501,32 @@ class MainWindow(QMainWindow):
         menu = QMenu(self)
         for action in self.tasks.offered()[0]:
             menu.addAction(self.task_actions[action])
+        if self.rerun_action.isEnabled() or self.compare_action.isEnabled():
+            menu.addSeparator()
+            menu.addActions([a for a in (self.rerun_action, self.compare_action) if a.isEnabled()])
         return menu
+
+    def _selected_or_view_task_ids(self) -> list[str]:
+        """What "Deliver picked…" takes: the selected tasks, else every task of the current view."""
+        return [task_id for task_id, _state in self.model.tasks_of(self._selected_seqs())] \
+            or self.model.matching_task_ids()
+
+    def _selected_task_id(self) -> str | None:
+        seqs = self._selected_seqs()
+        tasks = self.model.tasks_of(seqs) if len(seqs) == 1 else []
+        return tasks[0][0] if tasks else None
+
+    def _rerun_selected(self) -> None:
+        task_id = self._selected_task_id()
+        if task_id is not None:
+            self.outputs.edit_and_run_again(task_id)
+
+    def _compare_selected(self) -> None:
+        task_id = self._selected_task_id()
+        task = self.rt.task(task_id) if task_id is not None else None
+        if task is not None:
+            self.outputs.compare(MediaItem(task.task_id, OUTPUT, "other", "", batch_id=task.batch_id,
+                                           group=task.group_key or task.task_id))
 
     def show_context_menu(self, pos: QPoint) -> None:
         menu = self.context_menu()
@@ -524,7 +562,7 @@ class MainWindow(QMainWindow):
 
     # --- settings ------------------------------------------------------------------------------
     def open_settings(self) -> None:
-        dialog = SettingsDialog(self.scheduler, self.settings, str(self.rt.data_dir), self.demo, self)
+        dialog = SettingsDialog(self.rt, self.settings, str(self.rt.data_dir), self.demo, self)
         dialog.applied.connect(lambda _edits: self._settings_applied())
         dialog.finished.connect(lambda _r: setattr(self, "settings_dialog", None))
         self.settings_dialog = dialog
@@ -557,7 +595,7 @@ class MainWindow(QMainWindow):
 
     # --- quitting ------------------------------------------------------------------------------
     def running_count(self) -> int:
-        return sum(len(lane.active) for lane in self.scheduler.lanes.values())
+        return self.rt.running_count()
 
     def request_quit(self) -> None:
         """Ask (without blocking) whether running tasks stop or resume next time, then quit."""

@@ -6,7 +6,7 @@ The numbers come from ``core.queries.Snapshot`` and ``core.progress``; this modu
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
-from mediaassist.core.scheduler import Lane
+from mediaassist.runtime import LaneView
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.fit import ElidedLabel, scrollable
 from mediaassist.ui.i18n import labelled, tr
@@ -40,7 +40,7 @@ class LaneGauge:
     failed: int
 
 
-def lane_gauge(lane: Lane, snap: Snapshot) -> LaneGauge:
+def lane_gauge(lane: LaneView, snap: Snapshot) -> LaneGauge:
     """Running comes from the scheduler (live); the rest from the store snapshot.
 
     A web lane's pending count is its site's shared queue (any free account takes from it)."""
@@ -50,7 +50,7 @@ def lane_gauge(lane: Lane, snap: Snapshot) -> LaneGauge:
     else:
         done = snap.by_route[(lane.route, "success")]
         failed = snap.by_route[(lane.route, "failed")]
-    return LaneGauge(running=len(lane.active), limit=lane.current_limit(),
+    return LaneGauge(running=lane.running, limit=lane.current_limit,
                      pending=snap.by_route[(lane.route, "pending")], done=done, failed=failed)
 
 
@@ -70,7 +70,7 @@ class LaneRow:
     count is never the part cut off), the reason it is blocked (elided to the room left, whole in
     its tooltip) and one icon button to pause or resume it."""
 
-    def __init__(self, grid: QGridLayout, row: int, lane: Lane, on_toggle: Callable[[str], None]) -> None:
+    def __init__(self, grid: QGridLayout, row: int, lane: LaneView, on_toggle: Callable[[str], None]) -> None:
         self.lane = lane
         # The panel's title says the kind: the row names the account or provider.
         self.name = ElidedLabel(lane.name.partition(":")[2] or lane.name)
@@ -93,7 +93,8 @@ class LaneRow:
         for col, widget in enumerate((self.name, self.gauge, self.counts, self.status, self.button)):
             grid.addWidget(widget, row, col)
 
-    def update(self, gauge: LaneGauge, paused: bool, blocked: str | None) -> None:
+    def update(self, lane: LaneView, gauge: LaneGauge, paused: bool, blocked: str | None) -> None:
+        self.lane = lane
         self.gauge.setMaximum(max(1, gauge.limit))
         self.gauge.setValue(min(gauge.running, gauge.limit))
         # A paused or blocked lane says so where the eye is; its reason is beside it (room
@@ -105,7 +106,7 @@ class LaneRow:
         # showing "10 waiting" each read as 20 tasks.
         shared_queue = (tr("waiting in the site's shared queue: any of its accounts takes them")
                         if self.lane.kind == "web" else "")
-        lines = self.lane.account_notes()
+        lines = self.lane.notes
         warnings = [translated(line) for line in lines if line.startswith("warning:")]
         # A blocked lane's reason matters most; else the account check's first warning.
         self.status.setText(translated(blocked) if blocked else (warnings[0] if warnings else ""))
@@ -123,7 +124,7 @@ class LaneRow:
 
 
 class QueuePanel(QGroupBox):
-    def __init__(self, title: str, lanes: list[Lane], on_toggle: Callable[[str], None],
+    def __init__(self, title: str, lanes: list[LaneView], on_toggle: Callable[[str], None],
                  config_path: str) -> None:
         super().__init__(title)
         grid = QGridLayout(self)
@@ -142,9 +143,12 @@ class QueuePanel(QGroupBox):
             hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             grid.addWidget(hint, 0, 0, 1, 5)
 
-    def show_snapshot(self, snap: Snapshot, paused: dict[str, str], blocked: dict[str, str]) -> None:
+    def show_snapshot(self, snap: Snapshot, lanes: Mapping[str, LaneView], paused: dict[str, str],
+                      blocked: dict[str, str]) -> None:
+        """``lanes``: the runtime's views at this refresh (running counts and limits are live)."""
         for row in self.rows:
-            row.update(lane_gauge(row.lane, snap), row.lane.name in paused, blocked.get(row.lane.name))
+            lane = lanes.get(row.lane.name, row.lane)
+            row.update(lane, lane_gauge(lane, snap), lane.name in paused, blocked.get(lane.name))
 
 
 @dataclass

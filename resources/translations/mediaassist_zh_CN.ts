@@ -340,8 +340,52 @@
       <translation>{remote_id} 的 {path}：{detail}</translation>
     </message>
     <message>
-      <source>download of {url} failed ({problem}); try {n} soon</source>
-      <translation>下载 {url} 失败（{problem}）；稍后进行第 {n} 次尝试</translation>
+      <source>download of {url} failed ({problem}); fetching it again (try {n} of {tries})</source>
+      <translation>{url} 下载失败（{problem}）；重新下载（第 {n} 次，共 {tries} 次）</translation>
+    </message>
+    <message>
+      <source>warning: the result of {service} task {remote_id} expires in {left}; fetching it now</source>
+      <translation>警告：{service} 任务 {remote_id} 的结果将在 {left} 后过期；立即下载</translation>
+    </message>
+    <message>
+      <source>the result of {service} task {remote_id} expired {ago} ago and can no longer be fetched; run the task again to generate it anew</source>
+      <translation>{service} 任务 {remote_id} 的结果已于 {ago} 前过期，无法再下载；请重新运行任务以重新生成</translation>
+    </message>
+    <message>
+      <source>remixing {service} video {remote_id}</source>
+      <translation>正在重混 {service} 视频 {remote_id}</translation>
+    </message>
+    <message>
+      <source>no batch {batch} (mediaassist status lists the lanes; a batch id looks like tasks-20260101T120000Z-0a1b2c3d)</source>
+      <translation>没有批次 {batch}（批次编号形如 tasks-20260101T120000Z-0a1b2c3d；mediaassist status 列出各通道）</translation>
+    </message>
+    <message>
+      <source>batch {batch} has no outputs to deliver</source>
+      <translation>批次 {batch} 没有可交付的输出</translation>
+    </message>
+    <message>
+      <source>batch {batch} has no picked outputs to deliver (pick some first: mediaassist outputs pick TASK_ID)</source>
+      <translation>批次 {batch} 没有已选的输出可交付（请先选中：mediaassist outputs pick TASK_ID）</translation>
+    </message>
+    <message>
+      <source>no task {task}</source>
+      <translation>没有任务 {task}</translation>
+    </message>
+    <message>
+      <source>no model {model} in the config (models: {names})</source>
+      <translation>配置中没有模型 {model}（现有模型：{names}）</translation>
+    </message>
+    <message>
+      <source>--remix needs a task-API model whose profile has a [remix] route (like openai-videos); {model} has none</source>
+      <translation>--remix 需要其配置文件含 [remix] 接口的任务 API 模型（如 openai-videos）；{model} 没有</translation>
+    </message>
+    <message>
+      <source>--remix keeps the model: a video is remixed by the service that made it</source>
+      <translation>--remix 不能换模型：视频只能由生成它的服务重混</translation>
+    </message>
+    <message>
+      <source>task {task} is {state}; only a succeeded video can be remixed</source>
+      <translation>任务 {task} 的状态是 {state}；只有成功的视频才能重混</translation>
     </message>
     <message>
       <source>column {column}: {reason}</source>
@@ -350,6 +394,10 @@
     <message>
       <source>column {column}: required by model {model} (a file path or URL)</source>
       <translation>第 {column} 列：模型 {model} 必须填写（文件路径或 URL）</translation>
+    </message>
+    <message>
+      <source>models names no model (write them as a|b|c)</source>
+      <translation>models 列没有写模型（写法：a|b|c）</translation>
     </message>
     <message>
       <source>column {column}: model {model} takes no input {name} (its inputs: {inputs})</source>
@@ -888,8 +936,8 @@
       <translation>{task} 失败：{reason}</translation>
     </message>
     <message>
-      <source>{failed} of {total} downloads of {service} task {remote_id} failed ({error}: {detail}); a retry downloads them again, the task is not resubmitted</source>
-      <translation>{service} 任务 {remote_id} 的 {total} 个下载中有 {failed} 个失败（{error}：{detail}）；重试会重新下载，任务不会重新提交</translation>
+      <source>{failed} of {total} downloads of {service} task {remote_id} failed after {tries} tries ({error}: {detail}); its remote id is kept: a retry fetches the result again without generating it</source>
+      <translation>{service} 任务 {remote_id} 的 {total} 个下载中有 {failed} 个在尝试 {tries} 次后失败（{error}：{detail}）；远程编号已保留：重试只会重新下载结果，不会重新生成</translation>
     </message>
     <message>
       <source>resuming {service} task {remote_id} (a task is never created twice)</source>
@@ -968,6 +1016,38 @@
       <translation>{service} 作业 {remote_id} 已完成，但没有结果 URL</translation>
     </message>
     <message>
+      <source>{service} job {remote_id} completed without a result URL: {reason}</source>
+      <translation>{service} 作业 {remote_id} 已完成，但没有结果 URL：{reason}</translation>
+    </message>
+    <message>
+      <source>{service} refused the task: {detail}</source>
+      <translation>{service} 拒绝了该任务：{detail}</translation>
+    </message>
+    <message>
+      <source>create answered a job id that cannot be polled safely ({remote_id}); check {where}</source>
+      <translation>创建请求返回的作业 ID 无法安全地用于查询（{remote_id}）；请检查 {where}</translation>
+    </message>
+    <message>
+      <source>input {name}: {service} takes the file's bytes here; give a local file, not the URL {url}</source>
+      <translation>输入 {name}：{service} 此处需要文件内容本身；请提供本地文件，而不是 URL {url}</translation>
+    </message>
+    <message>
+      <source>input {name}: {service} takes only URLs here, not the local file {path}</source>
+      <translation>输入 {name}：{service} 此处只接受 URL，不接受本地文件 {path}</translation>
+    </message>
+    <message>
+      <source>{service} job {remote_id} succeeded without {path} to ask for its result</source>
+      <translation>{service} 作业 {remote_id} 已成功，但没有可用于获取结果的 {path}</translation>
+    </message>
+    <message>
+      <source>{service} task {remote_id} succeeded but its results could not be fetched ({problem}); a retry asks again, the task is not resubmitted</source>
+      <translation>{service} 任务 {remote_id} 已成功，但无法获取其结果（{problem}）；重试会再次获取，任务不会重新提交</translation>
+    </message>
+    <message>
+      <source>results of {service} task {remote_id} could not be fetched ({problem}); try {n} soon</source>
+      <translation>无法获取 {service} 任务 {remote_id} 的结果（{problem}）；稍后进行第 {n} 次尝试</translation>
+    </message>
+    <message>
       <source>{service} task {remote_id}</source>
       <translation>{service} 任务 {remote_id}</translation>
     </message>
@@ -984,16 +1064,20 @@
       <translation>重新启动浏览器后登录没有保留（网站可能只在打开的页面中保持登录，或会话立即过期）；此账号的任务会发现它已退出登录</translation>
     </message>
     <message>
-      <source>disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued and running tasks stay queued and resume when there is room</source>
-      <translation>磁盘已满：{folder} 的可用空间为 {free}（写入 {path} 时{reason}）；请释放一些空间——排队和运行中的任务会保留在队列中，有空间后继续</translation>
+      <source>disk full: the filesystem {filesystem} holding {path} has {free} free ({reason}); free some space -- queued and running tasks stay queued and resume when there is room</source>
+      <translation>磁盘已满：存放 {path} 的文件系统 {filesystem} 的可用空间为 {free}（{reason}）；请释放一些空间——排队和运行中的任务会保留在队列中，有空间后继续</translation>
     </message>
     <message>
       <source>cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both writable by you (e.g. chmod u+w), or choose another --data-dir</source>
       <translation>无法写入 {path}（{reason}）：文件或其所在文件夹是只读的或不属于你；请让两者对你可写（例如 chmod u+w），或选择另一个 --data-dir</translation>
     </message>
     <message>
-      <source>{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start with an empty queue, or restore a backup</source>
-      <translation>{path} 已损坏（{reason}）；请把它连同 -wal 和 -shm 文件一起移走，以空队列重新开始，或恢复备份</translation>
+      <source>{path} is damaged ({reason}); first keep what it holds: 'mediaassist doctor' backs it up and saves the rows it can still read; then move it aside together with its -wal and -shm files to start with an empty queue, or restore a backup</source>
+      <translation>{path} 已损坏（{reason}）；请先保留其中的内容：'mediaassist doctor' 会备份它并保存仍可读取的行；然后再把它连同 -wal 和 -shm 文件一起移走，以空队列重新开始，或恢复备份</translation>
+    </message>
+    <message>
+      <source>{path} reports damage ({reason}); nothing is lost yet: run 'mediaassist doctor' -- it backs the file up first, then checks it -- before moving anything</source>
+      <translation>{path} 报告了损坏（{reason}）；目前没有丢失任何内容：在移动任何文件之前，请先运行 'mediaassist doctor'——它会先备份文件，再检查它</translation>
     </message>
     <message>
       <source>{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir</source>
@@ -1014,6 +1098,10 @@
     <message>
       <source>{service} job {remote_id}: {n} output(s)</source>
       <translation>{service} 作业 {remote_id}：{n} 个输出</translation>
+    </message>
+    <message>
+      <source>{service} job {remote_id}: {n} output(s); {figures}</source>
+      <translation>{service} 作业 {remote_id}：{n} 个输出；{figures}</translation>
     </message>
     <message>
       <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins</source>
@@ -1164,6 +1252,34 @@
       <translation>复制位置</translation>
     </message>
     <message>
+      <source>In the table's order</source>
+      <translation>按表格顺序</translation>
+    </message>
+    <message>
+      <source>By batch and row</source>
+      <translation>按批次和行分组</translation>
+    </message>
+    <message>
+      <source>All models</source>
+      <translation>全部模型</translation>
+    </message>
+    <message>
+      <source>All batches</source>
+      <translation>全部批次</translation>
+    </message>
+    <message>
+      <source>Picked only</source>
+      <translation>只看已选</translation>
+    </message>
+    <message>
+      <source>★ Pick (P)</source>
+      <translation>★ 选中 (P)</translation>
+    </message>
+    <message>
+      <source>Pick or unpick the selected outputs (key P)</source>
+      <translation>选中或取消选中所选输出（按 P 键）</translation>
+    </message>
+    <message>
       <source>Reload</source>
       <translation>刷新</translation>
     </message>
@@ -1174,6 +1290,10 @@
     <message>
       <source>input {name}</source>
       <translation>输入 {name}</translation>
+    </message>
+    <message>
+      <source>row {row}</source>
+      <translation>第 {row} 行</translation>
     </message>
     <message>
       <source>image</source>
@@ -1204,8 +1324,36 @@
       <translation>输入</translation>
     </message>
     <message>
+      <source>All kinds</source>
+      <translation>全部类型</translation>
+    </message>
+    <message>
+      <source>Images</source>
+      <translation>图片</translation>
+    </message>
+    <message>
+      <source>Videos</source>
+      <translation>视频</translation>
+    </message>
+    <message>
+      <source>Sounds</source>
+      <translation>音频</translation>
+    </message>
+    <message>
       <source>{n} media files of {tasks} tasks in the current view</source>
       <translation>当前视图 {tasks} 个任务中的 {n} 个媒体文件</translation>
+    </message>
+    <message>
+      <source>filtered here too</source>
+      <translation>此处另有筛选</translation>
+    </message>
+    <message>
+      <source>Compare this row's outputs…</source>
+      <translation>对比这一行的输出…</translation>
+    </message>
+    <message>
+      <source>Edit and run again…</source>
+      <translation>编辑后重新运行…</translation>
     </message>
     <message>
       <source>{w}×{h} pixels</source>
@@ -1216,12 +1364,32 @@
       <translation>正在读取 {n} 个任务的媒体…</translation>
     </message>
     <message>
+      <source>Unpick</source>
+      <translation>取消选中</translation>
+    </message>
+    <message>
+      <source>Pick</source>
+      <translation>选中</translation>
+    </message>
+    <message>
+      <source>Zoom in</source>
+      <translation>放大</translation>
+    </message>
+    <message>
+      <source>Zoom out</source>
+      <translation>缩小</translation>
+    </message>
+    <message>
+      <source>Fit</source>
+      <translation>适应窗口</translation>
+    </message>
+    <message>
       <source>A link: it is fetched by the provider, not stored here.</source>
       <translation>这是一个链接：由服务方获取，不保存在本地。</translation>
     </message>
     <message>
-      <source>Loading…</source>
-      <translation>正在加载…</translation>
+      <source>Playing inside the window; the system player is there too.</source>
+      <translation>正在窗口内播放；也可以用系统播放器打开。</translation>
     </message>
     <message>
       <source>The file is gone: {path}</source>
@@ -1230,6 +1398,10 @@
     <message>
       <source>showing the first {n}</source>
       <translation>仅显示前 {n} 个</translation>
+    </message>
+    <message>
+      <source>Loading…</source>
+      <translation>正在加载…</translation>
     </message>
     <message>
       <source>The first frame ({size}). {player}</source>
@@ -1388,6 +1560,10 @@
       <translation>内部错误</translation>
     </message>
     <message>
+      <source>download</source>
+      <translation>下载</translation>
+    </message>
+    <message>
       <source>{s} s</source>
       <translation>{s} 秒</translation>
     </message>
@@ -1448,6 +1624,14 @@
       <translation>取消当前视图中等待/运行的任务</translation>
     </message>
     <message>
+      <source>Compare row outputs…</source>
+      <translation>对比该行输出…</translation>
+    </message>
+    <message>
+      <source>Deliver picked…</source>
+      <translation>交付已选…</translation>
+    </message>
+    <message>
       <source>&amp;File</source>
       <translation>文件(&amp;F)</translation>
     </message>
@@ -1474,10 +1658,6 @@
     <message>
       <source>All lanes</source>
       <translation>全部通道</translation>
-    </message>
-    <message>
-      <source>All batches</source>
-      <translation>全部批次</translation>
     </message>
     <message>
       <source>Export tasks</source>
@@ -1568,6 +1748,106 @@
       <translation>找不到可以打开 {path} 的程序：未安装 xdg-open（软件包 xdg-utils）。</translation>
     </message>
     <message>
+      <source>Nothing picked among these tasks: pick outputs with P or the star first.</source>
+      <translation>这些任务中没有已选的输出：请先按 P 键或点星标选中。</translation>
+    </message>
+    <message>
+      <source>Remix the finished video (the service's remix route; no new create)</source>
+      <translation>在已完成的视频上重混（使用服务的 remix 接口，不新建任务）</translation>
+    </message>
+    <message>
+      <source>Params (JSON)</source>
+      <translation>参数（JSON）</translation>
+    </message>
+    <message>
+      <source>Run again</source>
+      <translation>重新运行</translation>
+    </message>
+    <message>
+      <source>Play all from the start</source>
+      <translation>全部从头播放</translation>
+    </message>
+    <message>
+      <source>Deliver picked outputs to</source>
+      <translation>把已选输出交付到</translation>
+    </message>
+    <message>
+      <source>The task is gone.</source>
+      <translation>该任务已不存在。</translation>
+    </message>
+    <message>
+      <source>Params must be a JSON object, e.g. {"seconds": "8"}</source>
+      <translation>参数必须是 JSON 对象，例如 {"seconds": "8"}</translation>
+    </message>
+    <message>
+      <source>Picked (P to toggle)</source>
+      <translation>已选中（按 P 切换）</translation>
+    </message>
+    <message>
+      <source>Pick (P)</source>
+      <translation>选中 (P)</translation>
+    </message>
+    <message>
+      <source>This row has no outputs yet.</source>
+      <translation>这一行还没有输出。</translation>
+    </message>
+    <message>
+      <source>{n} files delivered to {folder}, with a manifest</source>
+      <translation>已向 {folder} 交付 {n} 个文件，并附清单</translation>
+    </message>
+    <message>
+      <source>Delivered with gaps</source>
+      <translation>交付不完整</translation>
+    </message>
+    <message>
+      <source>Delivered</source>
+      <translation>已交付</translation>
+    </message>
+    <message>
+      <source>Edit and run again: {id}</source>
+      <translation>编辑后重新运行：{id}</translation>
+    </message>
+    <message>
+      <source>Cannot run again</source>
+      <translation>无法重新运行</translation>
+    </message>
+    <message>
+      <source>Queued again</source>
+      <translation>已重新排队</translation>
+    </message>
+    <message>
+      <source>Nothing delivered</source>
+      <translation>未交付任何文件</translation>
+    </message>
+    <message>
+      <source>Compare: row {row}</source>
+      <translation>对比：第 {row} 行</translation>
+    </message>
+    <message>
+      <source>Compare: {group}</source>
+      <translation>对比：{group}</translation>
+    </message>
+    <message>
+      <source>{n} outputs of this row (its models and reruns). Click a star, or select a tile and press P, to pick.</source>
+      <translation>这一行共 {n} 个输出（各模型及重新运行的结果）。点击星标，或选中一格后按 P 键，即可选中。</translation>
+    </message>
+    <message>
+      <source>Params are not valid JSON: {error}</source>
+      <translation>参数不是有效的 JSON：{error}</translation>
+    </message>
+    <message>
+      <source>{new} queued as a rerun of {old}</source>
+      <translation>{new} 已作为 {old} 的重新运行排队</translation>
+    </message>
+    <message>
+      <source>Gone from disk: {files}</source>
+      <translation>磁盘上已不存在：{files}</translation>
+    </message>
+    <message>
+      <source>waiting in the site's shared queue: any of its accounts takes them</source>
+      <translation>在该网站的共享队列中等待：它的任一账号都可领取</translation>
+    </message>
+    <message>
       <source>polled {n} of {limit}</source>
       <translation>轮询中 {n}/{limit}</translation>
     </message>
@@ -1594,10 +1874,6 @@
     <message>
       <source>paused</source>
       <translation>已暂停</translation>
-    </message>
-    <message>
-      <source>waiting in the site's shared queue: any of its accounts takes them</source>
-      <translation>在该网站的共享队列中等待：它的任一账号都可领取</translation>
     </message>
     <message>
       <source>Resume</source>
@@ -1658,6 +1934,10 @@
     <message>
       <source>Enable it</source>
       <translation>启用它</translation>
+    </message>
+    <message>
+      <source>Play</source>
+      <translation>播放</translation>
     </message>
     <message>
       <source>Concurrency</source>

@@ -20,8 +20,10 @@ from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.i18n import Translations
 from tests.harness import sim_api_tasks
 
-# Offscreen/Xvfb platform noise, not our bugs (qt-app-notes §3).
-QT_NOISE = ("This plugin does not support", "QObject::connect: No such signal QPlatformNativeInterface")
+# Offscreen/Xvfb platform noise, not our bugs.
+QT_NOISE = ("This plugin does not support", "QObject::connect: No such signal QPlatformNativeInterface",
+            # Qt Multimedia on a box with no sound server and no GPU (the in-app player still plays)
+            "PulseAudioService: pa_context_connect", "No RHI backend")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -62,3 +64,4 @@ def ui_settings(tmp_path: Path) -> QSettings:
 def filled_store(store: Store) -> Store:
     store.enqueue("b1", api_tasks(300))
     return store
+

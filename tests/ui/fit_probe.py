@@ -25,8 +25,8 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QLabel, QSizePolicy, QWidget
 
 from mediaassist.core.media_items import OUTPUT, MediaItem
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.store import NewTask
-from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
@@ -118,6 +118,11 @@ class Probe:
         await self.dialog("image preview", actions.preview)
         actions.show_preview(MediaItem("t-preview", OUTPUT, "video", "clip.mp4", path=str(self.workdir / "clip.mp4")))
         await self.dialog("video preview", actions.preview)
+        window.outputs.edit_and_run_again("b0-t000")
+        await self.dialog("edit and run again", window.outputs.dialog)
+        window.outputs.compare(MediaItem("b0-t000", OUTPUT, "image", image.name, path=str(image),
+                                         batch_id=LONG_BATCH.format(n=0), group="b0-t000"))
+        await self.dialog("compare", window.outputs.dialog)
         window.confirm_destructive = True
         window.tasks.run_on_selection(TaskAction.DELETE)  # nothing selected: nothing asked
         window.request_quit()
@@ -141,7 +146,7 @@ async def settle(seconds: float = 0.3) -> None:
 
 
 def fill(window: MainWindow, workdir: Path) -> None:
-    store = window.store
+    store = window.rt.store
     for n in range(4):
         store.enqueue(LONG_BATCH.format(n=n * 0x1111111), [
             NewTask(model="writer", model_kind="api", route="api:sim-api", task_id=f"b{n}-t{i:03d}",
@@ -152,7 +157,7 @@ def fill(window: MainWindow, workdir: Path) -> None:
     store.pause_lane(f"web:{ACCOUNTS[2]}", "paused by operator")
     store.set_login_state(ACCOUNTS[0], "needs_login", "logged out of the site during the answer " * 4)
     store.set_account_enabled(ACCOUNTS[1], False)
-    window.scheduler.wake()
+    window.rt.scheduler.wake()
     window.model.refresh_membership()
     window.model.flush()
     window.refresh_stats()

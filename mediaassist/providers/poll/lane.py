@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import re
 import zlib
@@ -28,6 +29,8 @@ from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.lane_api import StopReason, TaskContext, TaskResult
 from mediaassist.core.media import fresh_upload_name, upload_key, verify_unchanged
+from mediaassist.core.media_items import media_kind
+from mediaassist.core.outputs import BrokenDownload, verify_download
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.poll.adapter import (
     TERMINAL_STATES,
@@ -42,6 +45,7 @@ from mediaassist.providers.poll.adapter import (
 )
 from mediaassist.providers.poll.gate import CreateGate, StoreCreateGate
 from mediaassist.providers.poll.lean_http import LeanClient, proxy_configured
+from mediaassist.providers.proxy import http_client
 
 BACKOFF_GROWTH = 1.5
 BACKOFF_CAP_S = 120.0
@@ -50,6 +54,7 @@ POLL_FAILURE_BUDGET = 5  # consecutive unusable poll replies before the task fai
 QUEUED_GROWTH = 1.5  # the poll interval of a task that stays queued remotely grows by this
 DOWNLOAD_TRIES = 4
 DOWNLOAD_RETRY_S = 2.0
+MAX_REDIRECTS = 5
 CANCEL_WAIT_S = 10.0  # real seconds for all tries: a cancel must not hold up a quitting app for long
 CANCEL_TRIES = 3
 CANCEL_RETRY_S = 1.0
@@ -76,8 +81,10 @@ class PollProvider:
         self._api_key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
         # Created here so the client and the gate belong to the running (qasync) loop. No
         # default headers: the key must not travel to the CDN hosts of the output files.
-        self._client = httpx.AsyncClient(base_url=self.prov.base_url, timeout=HTTP_TIMEOUT)
-        self._poll_client = None if proxy_configured() else LeanClient(self.prov.base_url)
+        self._client = http_client(self.prov.proxy, base_url=self.prov.base_url, timeout=HTTP_TIMEOUT)
+        # The lean client speaks no proxy: through one, polls go on httpx too.
+        proxied = self.prov.proxy is not None or proxy_configured()
+        self._poll_client = None if proxied else LeanClient(self.prov.base_url)
         self.adapter.open(self._client, self._poll_client, self._api_key)
         if self._api_key:
             self.preflight_lines = await self.preflight()
@@ -315,20 +322,36 @@ class PollProvider:
     async def _follow(self, ctx: TaskContext, remote_id: str) -> TaskResult:
         try:
             status = await self._poll_until_done(ctx, remote_id)
+            self._gate_for(ctx).slot_freed()
+            name = f"{self.adapter.service} task {remote_id}"
+            if status.state == RemoteState.CANCELED:
+                # The scheduler ends the row canceled (not failed) with this as its note.
+                raise TaskError(ErrorKind.CANCELED, f"{name} was canceled remotely "
+                                                    f"({status.error or 'on the service'})", retry=False)
+            if status.state == RemoteState.FAILED:
+                # Not retried: a retry would only poll the same failed remote task again.
+                raise TaskError(ErrorKind.PROVIDER, f"{name} failed: {status.error or 'no reason given'}",
+                                retry=False)
+            outputs, text = await self._results(ctx, remote_id, status)
         except PauseLane as pause:
             raise self._pause(ctx, pause) from None
-        self._gate_for(ctx).slot_freed()
-        name = f"{self.adapter.service} task {remote_id}"
-        if status.state == RemoteState.CANCELED:
-            # The scheduler ends the row canceled (not failed) with this as its note.
-            raise TaskError(ErrorKind.CANCELED, f"{name} was canceled remotely ({status.error or 'on the service'})",
-                            retry=False)
-        if status.state == RemoteState.FAILED:
-            # Not retried: a retry would only poll the same failed remote task again.
-            raise TaskError(ErrorKind.PROVIDER, f"{name} failed: {status.error or 'no reason given'}", retry=False)
-        outputs, text = await self.adapter.results(ctx, remote_id, status)
         files = await self._download_all(ctx, remote_id, outputs)
-        return TaskResult(text=text, files=files)
+        return TaskResult(text=text, files=files, usage=status.usage)
+
+    async def _results(self, ctx: TaskContext, remote_id: str, status: RemoteStatus) -> tuple[list[RemoteOutput], str]:
+        """The adapter's results, asked again a few times when a further request of it fails."""
+        for attempt in range(1, DOWNLOAD_TRIES + 1):
+            try:
+                return await self.adapter.results(ctx, remote_id, status)
+            except Unusable as exc:
+                if attempt == DOWNLOAD_TRIES:  # a retry polls again and asks again, never creates
+                    raise TaskError(ErrorKind.NETWORK, f"{self.adapter.service} task {remote_id} succeeded but "
+                                                       f"its results could not be fetched ({exc}); a retry asks "
+                                                       "again, the task is not resubmitted") from None
+                ctx.log(f"results of {self.adapter.service} task {remote_id} could not be fetched ({exc}); "
+                        f"try {attempt + 1} soon")
+                await ctx.clock.sleep(DOWNLOAD_RETRY_S * attempt)
+        raise AssertionError("unreachable")
 
     async def _poll_until_done(self, ctx: TaskContext, remote_id: str) -> RemoteStatus:
         interval = self.prov.poll_interval_s
@@ -375,9 +398,12 @@ class PollProvider:
         return self.prov.poll_interval_s
 
     async def _download_all(self, ctx: TaskContext, remote_id: str, outputs: list[RemoteOutput]) -> list[str]:
-        """Every file at once: the links may not live long, and the task is already billed."""
+        """Every file at once, the soonest to expire first: the links may not live long, and the
+        task is already billed -- a failed download is fetched again, never generated again."""
         if not outputs:
             return []
+        outputs = sorted(outputs, key=lambda o: o.expires_at if o.expires_at is not None else math.inf)
+        self._check_expiry(ctx, remote_id, outputs[0])
         folder = ctx.make_output_dir()
         targets = [folder / safe_name(n, out) for n, out in enumerate(outputs)]
         results = await asyncio.gather(*(self._download(ctx, o, t) for o, t in zip(outputs, targets, strict=True)),
@@ -385,39 +411,84 @@ class PollProvider:
         failed = [(o.url, r) for o, r in zip(outputs, results, strict=True) if isinstance(r, BaseException)]
         if failed:
             url, exc = failed[0]
-            raise TaskError(ErrorKind.NETWORK, f"{len(failed)} of {len(outputs)} downloads of "
-                                               f"{self.adapter.service} task {remote_id} failed ({url}: "
-                                               f"{redact(str(exc))}); a retry downloads them again, the task "
-                                               "is not resubmitted")
+            raise TaskError(ErrorKind.DOWNLOAD, f"{len(failed)} of {len(outputs)} downloads of "
+                                                f"{self.adapter.service} task {remote_id} failed after "
+                                                f"{DOWNLOAD_TRIES} tries ({url}: {redact(str(exc))}); its remote id "
+                                                "is kept: a retry fetches the result again without generating it",
+                            retry=False)
         ctx.log(f"downloaded {len(targets)} file(s) to {folder}")
         return [str(t) for t in targets]
 
+    def _check_expiry(self, ctx: TaskContext, remote_id: str, soonest: RemoteOutput) -> None:
+        """A result the service serves only until some time: say how long is left, or that it is
+        gone (then only generating it again helps)."""
+        if soonest.expires_at is None:
+            return
+        left = soonest.expires_at - ctx.store.now()
+        if left <= 0:
+            raise TaskError(ErrorKind.PROVIDER, f"the result of {self.adapter.service} task {remote_id} expired "
+                                                f"{_duration(-left)} ago and can no longer be fetched; run the task "
+                                                "again to generate it anew", retry=False)
+        ctx.log(f"warning: the result of {self.adapter.service} task {remote_id} expires in {_duration(left)}; "
+                "fetching it now")
+
     async def _download(self, ctx: TaskContext, output: RemoteOutput, target: Path) -> None:
-        assert self._client is not None
-        headers = self._download_headers(output)
+        """One file, written under a temporary name and renamed once it is whole (the size the
+        server announced, content that decodes); a failed or broken one is fetched again with
+        growing waits."""
         partial = target.with_name(target.name + ".part")
         for attempt in range(1, DOWNLOAD_TRIES + 1):
             try:
-                async with self._client.stream("GET", output.url, headers=headers) as response:
-                    response.raise_for_status()
-                    with partial.open("wb") as out:
-                        async for chunk in response.aiter_bytes():
-                            out.write(chunk)
+                announced = await self._fetch_to(output, partial)
+                await asyncio.to_thread(verify_download, partial, announced, media_kind(target.name))
                 partial.replace(target)
                 return
-            except httpx.HTTPError as exc:
-                if attempt == DOWNLOAD_TRIES:
+            except (httpx.HTTPError, BrokenDownload) as exc:
+                partial.unlink(missing_ok=True)
+                gone = isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code in (404, 410)
+                if attempt == DOWNLOAD_TRIES or gone:
                     raise
-                ctx.log(f"download of {output.url} failed ({type(exc).__name__}); try {attempt + 1} soon")
-                await ctx.clock.sleep(DOWNLOAD_RETRY_S * attempt)
+                reason = str(exc) if isinstance(exc, BrokenDownload) else type(exc).__name__
+                ctx.log(f"download of {output.url} failed ({reason}); fetching it again (try {attempt + 1} "
+                        f"of {DOWNLOAD_TRIES})")
+                await ctx.clock.sleep(DOWNLOAD_RETRY_S * 2 ** (attempt - 1))
 
-    def _download_headers(self, output: RemoteOutput) -> dict[str, str]:
-        """The key goes only to the service's own host, never to a storage/CDN host."""
-        same_host = urlsplit(str(httpx.URL(self.prov.base_url).join(output.url))).netloc == \
-            urlsplit(self.prov.base_url).netloc
-        if output.with_key and same_host and self._api_key:
-            return {"Authorization": f"Bearer {self._api_key}"}
-        return {}
+    async def _fetch_to(self, output: RemoteOutput, partial: Path) -> int | None:
+        """The file written to ``partial``; the size the server announced for it. Redirects are
+        followed here, not by httpx: at every hop the adapter decides again whether the host may
+        see the key (the service's own host yes, a storage host never; httpx would carry a custom
+        key header such as x-goog-api-key along)."""
+        assert self._client is not None
+        url = output.url
+        request = None
+        for _hop in range(MAX_REDIRECTS + 1):
+            headers = self.adapter.download_headers(url) if output.with_key else {}
+            async with self._client.stream("GET", url, headers=headers) as response:
+                request = response.request
+                if response.is_redirect and "location" in response.headers:
+                    url = str(response.url.join(response.headers["location"]))
+                    continue
+                response.raise_for_status()
+                with partial.open("wb") as out:
+                    async for chunk in response.aiter_bytes():
+                        out.write(chunk)
+                return _announced_size(response)
+        assert request is not None
+        raise httpx.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects", request=request)
+
+
+def _announced_size(response: httpx.Response) -> int | None:
+    """Content-Length, when it is the file's own size (not that of a compressed transfer)."""
+    length = response.headers.get("Content-Length")
+    if length is None or not length.isdigit() or response.headers.get("Content-Encoding", "identity") != "identity":
+        return None
+    return int(length)
+
+
+def _duration(seconds: float) -> str:
+    """``h:mm:ss``: read the same in every language."""
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
 def safe_name(index: int, output: RemoteOutput) -> str:

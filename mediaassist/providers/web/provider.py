@@ -251,4 +251,4 @@ def build_web_provider(site: str, config: AppConfig, clock: Clock, data_dir: Pat
     if with_inputs:
         for problem in feature_problems(profile, inputs=True):
             raise ConfigError(f"{profile.source or site}: {problem} (model {with_inputs[0]} has inputs)")
-    return WebProvider(profile, LaunchSettings.from_app(config.app), clock, data_dir)
+    return WebProvider(profile, LaunchSettings.from_config(config), clock, data_dir)
