@@ -62,8 +62,8 @@ def finish_some(store: Store, route: str, done: int, failed: int, account: str |
 
 
 def fill(window: MainWindow) -> None:
-    store = window.store
-    for name in window.scheduler.lanes:
+    store = window.rt.store
+    for name in window.rt.lane_names():
         store.pause_lane(name, "paused by operator")  # nothing runs while the counts are made
     routes = {"api:sim-api": "writer", **{f"poll:{n}": f"video-{n}" for n in POLLS}}
     for n, (route, model) in enumerate(routes.items()):
@@ -76,10 +76,10 @@ def fill(window: MainWindow) -> None:
     for account in ACCOUNTS:
         finish_some(store, "web:simulated", done=1_500, failed=345, account=account)
     store.pause_lane(f"poll:{POLLS[0]}", LONG_REASON)
-    for name in window.scheduler.lanes:
+    for name in window.rt.lane_names():
         if name != f"poll:{POLLS[0]}":
             store.resume_lane(name)
-    window.scheduler.wake()
+    window.rt.wake()
     window.model.refresh_membership()
     window.refresh_stats()
 
