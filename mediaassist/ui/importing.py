@@ -66,12 +66,12 @@ class ImportController(QObject):
         self.dialog = None
         preview = dialog.preview
         accepted = result == ImportPreviewDialog.DialogCode.Accepted
-        reading = dialog.take_reading() if accepted and preview is not None and preview.task_count else None
+        reading = dialog.take_reading() if accepted and dialog.new_tasks else None
         dialog.close_reading()
         if reading is not None and preview is not None:
             if dialog.default_model:
                 self.settings.setValue("import/default_model", dialog.default_model)
-            self.jobs.spawn(self._enqueue(reading, dialog.path.name, preview.task_count),
+            self.jobs.spawn(self._enqueue(reading, dialog.path.name, dialog.new_tasks),
                             lambda exc: self.message.emit(tr("Import failed"), translated(str(exc))),
                             finish_on_quit=True)
         dialog.deleteLater()
@@ -86,6 +86,10 @@ class ImportController(QObject):
             batch = await self.rt.enqueue_reading(reading, on_progress)
         finally:
             reading.close()
+        if not batch.inserted:  # another import took them meanwhile: there is no batch to name
+            self.notice.emit(tr("Imported"), tr("Nothing imported from {name}: its {n} tasks are in the queue "
+                                                "already").format(name=name, n=batch.skipped))
+            return
         message = tr("{n} tasks enqueued as {batch}").format(n=batch.inserted, batch=batch.batch_id)
         if batch.skipped:
             message += tr("; {n} task ids were already in the queue and were skipped").format(n=batch.skipped)

@@ -1464,6 +1464,10 @@
       <translation>{total} 行中有 {good} 行有效，将作为一个批次加入队列；{bad} 行有错误。</translation>
     </message>
     <message>
+      <source>Nothing new to import</source>
+      <translation>没有新任务可导入</translation>
+    </message>
+    <message>
       <source>Import {name}</source>
       <translation>导入 {name}</translation>
     </message>
@@ -1480,10 +1484,6 @@
       <translation>错误（{n}）</translation>
     </message>
     <message>
-      <source>Import {n} tasks</source>
-      <translation>导入 {n} 个任务</translation>
-    </message>
-    <message>
       <source>Input files of task {n}:</source>
       <translation>任务 {n} 的输入文件：</translation>
     </message>
@@ -1492,12 +1492,20 @@
       <translation>正在读取 {name}…</translation>
     </message>
     <message>
-      <source>{n} of them are already in the store (an earlier import of this file) and will be skipped, not run twice.</source>
-      <translation>其中 {n} 个任务已在队列中（此前导入过该文件），将被跳过，不会重复执行。</translation>
+      <source>All {n} of them are in the queue already: importing the file again adds nothing and creates no batch.</source>
+      <translation>它们 {n} 个都已在队列中：再次导入此文件不会添加任何任务，也不会创建批次。</translation>
     </message>
     <message>
       <source>Note: {w}</source>
       <translation>注意：{w}</translation>
+    </message>
+    <message>
+      <source>Import {n} tasks</source>
+      <translation>导入 {n} 个任务</translation>
+    </message>
+    <message>
+      <source>{n} of them are already in the store (an earlier import of this file) and will be skipped, not run twice.</source>
+      <translation>其中 {n} 个任务已在队列中（此前导入过该文件），将被跳过，不会重复执行。</translation>
     </message>
     <message>
       <source>Import task file</source>
@@ -1526,6 +1534,10 @@
     <message>
       <source>Importing {name}: {n} of {total} tasks…</source>
       <translation>正在导入 {name}：已加入 {n} / {total} 个任务…</translation>
+    </message>
+    <message>
+      <source>Nothing imported from {name}: its {n} tasks are in the queue already</source>
+      <translation>没有从 {name} 导入任何任务：它的 {n} 个任务已在队列中</translation>
     </message>
     <message>
       <source>login</source>

@@ -149,13 +149,22 @@ async def test_a_second_drop_of_the_same_file_says_its_tasks_are_already_stored(
     path = tmp_path / "prompts.txt"
     write_task_file(path)
     app.window.lanes.toggle_pause_all()
-    for expected_note in (False, True):
-        assert drop(app.window, path)
-        dialog = await previewed(app.window)
-        assert ("2 of them are already in the store" in dialog.summary.text()) is expected_note
-        dialog.import_button.click()
-        await wait_until(lambda: len(app.window.rt.store.tasks()) == 2 and not app.window.jobs)
-    assert len(app.window.rt.store.tasks()) == 2  # the second import added nothing
+    assert drop(app.window, path)
+    dialog = await previewed(app.window)
+    assert "already" not in dialog.summary.text() and dialog.import_button.text() == "Import 2 tasks"
+    dialog.import_button.click()
+    await wait_until(lambda: len(app.window.rt.store.tasks()) == 2 and not app.window.jobs)
+    batches = {t.batch_id for t in app.window.rt.store.tasks()}
+    notices = len(app.window.tray.notices)
+    # The same file again: nothing to add, and the dialog says so instead of promising 2 tasks.
+    assert drop(app.window, path)
+    dialog = await previewed(app.window)
+    assert "All 2 of them are in the queue already" in dialog.summary.text()
+    assert dialog.import_button.text() == "Nothing new to import" and not dialog.import_button.isEnabled()
+    dialog.accept()  # (Enter on the dialog) enqueues nothing
+    await wait_until(lambda: app.window.importer.dialog is None and not app.window.jobs)
+    assert len(app.window.rt.store.tasks()) == 2 and {t.batch_id for t in app.window.rt.store.tasks()} == batches
+    assert not [n for n in app.window.tray.notices[notices:] if n.title == "Imported"]  # no "0 tasks enqueued as …"
 
 
 @pytest.mark.asyncio
