@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import signal
 import sys
@@ -123,7 +124,7 @@ def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
         print("mediaassist run: give FILE... (or --all to run the whole queue)", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        return asyncio.run(_run(args, options))
+        return asyncio.run(_run(args, dataclasses.replace(options, leave_held_accounts=True)))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
 
