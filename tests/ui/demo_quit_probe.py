@@ -35,11 +35,13 @@ async def main(workdir: Path) -> None:
     def work(window: MainWindow) -> None:
         async def run() -> None:
             store = window.rt.store
+            web = window.rt.config.model(DEMO_WEB_MODEL)
+            assert web is not None
             try:
                 store.enqueue("demo-batch", [
                     *(NewTask(model=DEMO_API_MODEL, model_kind="api", route="api:demo-openai", task_id=f"a{i}",
                               prompt=f"write line {i}") for i in range(8)),
-                    *(NewTask(model=DEMO_WEB_MODEL, model_kind="web", route=window.rt.config.model(DEMO_WEB_MODEL).route,
+                    *(NewTask(model=DEMO_WEB_MODEL, model_kind="web", route=web.route,
                               task_id=f"w{i}", prompt=f"ask {i}") for i in range(2))])
                 window.rt.wake()
                 await wait_until(lambda: sum(t.state == "success" for t in store.tasks()) >= 2, timeout=90)
