@@ -601,13 +601,19 @@ class MainWindow(QMainWindow):
         """Ask (without blocking) whether running tasks stop or resume next time, then quit."""
         if self.quit_requested.done() or self.quit_box is not None:
             return
-        running = self.running_count()
-        if running == 0:
+        own = self.running_count()
+        if own == 0:
             self.quit_requested.set_result(False)
             return
-        box = QMessageBox(QMessageBox.Icon.Question, tr("Quit mediaassist"),
-                          tr("{n} tasks are running. Stop them now, or leave them to resume at the next "
-                             "start?").format(n=running),
+        # The count the title shows (the store's running rows, read now for both), so the
+        # question and the title agree; the tasks another process runs go on either way.
+        self.stats.refresh()
+        running = max(own, self.stats.view.snap.totals().get("running", 0))
+        text = tr("{n} tasks are running. Stop them now, or leave them to resume at the next start?").format(n=running)
+        if running > own:
+            text += " " + tr("{n} of them are run by another process and go on whatever you choose.").format(
+                n=running - own)
+        box = QMessageBox(QMessageBox.Icon.Question, tr("Quit mediaassist"), text,
                           QMessageBox.StandardButton.NoButton, self)
         self.quit_stop = box.addButton(tr("Stop them"), QMessageBox.ButtonRole.DestructiveRole)
         self.quit_leave = box.addButton(tr("Resume next start"), QMessageBox.ButtonRole.AcceptRole)

@@ -1728,6 +1728,10 @@
       <translation>CSV (*.csv)</translation>
     </message>
     <message>
+      <source>{n} tasks are running. Stop them now, or leave them to resume at the next start?</source>
+      <translation>有 {n} 个任务正在运行。现在停止它们，还是留待下次启动时继续？</translation>
+    </message>
+    <message>
       <source>Quitting</source>
       <translation>正在退出</translation>
     </message>
@@ -1740,12 +1744,12 @@
       <translation>搜索失败</translation>
     </message>
     <message>
-      <source>{n} tasks are running. Stop them now, or leave them to resume at the next start?</source>
-      <translation>有 {n} 个任务正在运行。现在停止它们，还是留待下次启动时继续？</translation>
-    </message>
-    <message>
       <source>No new work is taken: {problem}</source>
       <translation>暂停接收新任务：{problem}</translation>
+    </message>
+    <message>
+      <source>{n} of them are run by another process and go on whatever you choose.</source>
+      <translation>其中 {n} 个由另一个进程运行，无论你选择什么都会继续。</translation>
     </message>
     <message>
       <source>No program could be found to open {path} (xdg-open ended with code {code}): install a file manager or media player, or set a default application.</source>

@@ -303,6 +303,25 @@ async def test_trayless_app_pauses_notifies_and_shows_counts(app: App) -> None:
 
 
 @pytest.mark.asyncio
+async def test_the_quit_question_counts_what_the_title_counts(tmp_path: Path, ui_settings: QSettings) -> None:
+    app = await start_app(tmp_path, ui_settings, duration=600.0, speed=1.0)
+    window = app.window
+    app.enqueue(writer_tasks(4))
+    # another process (a `run`) runs a poll task: the title counts it, the quit does not stop it
+    app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id="v1")], batch="b2")
+    window.lanes.toggle_lane("poll:sim-poll")
+    assert window.rt.store.claim("poll:sim-poll", "host:1:2:other", limit=1)
+    await wait_until(lambda: window.running_count() == 2)
+    window.request_quit()
+    assert window.quit_box is not None
+    assert "mediaassist: 3 running" in window.windowTitle()
+    assert window.quit_box.text().startswith("3 tasks are running.")
+    assert "1 of them are run by another process" in window.quit_box.text()
+    window.quit_leave.click()
+    await asyncio.wait_for(app.runner, 20)
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize("stop_them", [False, True])
 async def test_quit_during_a_run_loses_nothing(tmp_path: Path, ui_settings: QSettings, stop_them: bool) -> None:
     app = await start_app(tmp_path, ui_settings, duration=600.0, speed=1.0)
