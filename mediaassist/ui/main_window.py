@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QPushButton,
     QSplitter,
     QTableView,
     QTabWidget,
@@ -59,7 +60,7 @@ from mediaassist.ui.importing import ImportController
 from mediaassist.ui.labels import state_labels
 from mediaassist.ui.lanes import LanesController
 from mediaassist.ui.outputs_ui import OutputsController
-from mediaassist.ui.panels import BatchList, QueuePanel
+from mediaassist.ui.panels import ENABLE_LINK, BatchList, QueuePanel
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
 from mediaassist.ui.task_actions import ACTION_SHORTCUTS, ID_CHUNK, TaskActions, action_label
@@ -94,6 +95,7 @@ class MainWindow(QMainWindow):
         self.quit_requested: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.quit_box: QMessageBox | None = None
         self.settings_dialog: SettingsDialog | None = None
+        self.undo_button: QPushButton | None = None
         self._closing = False
         self._offering: asyncio.Future[None] | None = None  # the actions of a large selection, being read
         self._built_language = translations.language
@@ -114,6 +116,7 @@ class MainWindow(QMainWindow):
                          use_tray)
         self._wire()
         self._build()
+        self.statusBar()  # made before the window shows: one made later stayed hidden, notices unseen
         self.start_maximized = self._restore_place()
         self.stats.start()
         self.model.start()
@@ -242,7 +245,7 @@ class MainWindow(QMainWindow):
                                     config_path)
         self.api_panel = QueuePanel(tr("API and polling pools"), [lane for lane in lanes if lane.kind != "web"],
                                     self.lanes.toggle_lane, config_path)
-        self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts))
+        self.batches = BatchList(on_link=self._on_batch_link)
         top = QSplitter(Qt.Orientation.Horizontal)
         top.setChildrenCollapsible(False)
         for panel in (self.web_panel, self.api_panel):
@@ -455,6 +458,34 @@ class MainWindow(QMainWindow):
             wanted = max(column.width, header.sectionSizeHint(i)) if used else header.sectionSizeHint(i)
             if header.sectionSize(i) != wanted:
                 header.resizeSection(i, wanted)
+
+    def _on_batch_link(self, target: str) -> None:
+        """"Enable it" enables the account (with an undo); "Log in" opens the Accounts tab."""
+        if target.startswith(ENABLE_LINK):
+            name = target.removeprefix(ENABLE_LINK)
+            self.lanes.set_account_enabled(name, True)
+            self.offer_undo(tr("Account {name} enabled").format(name=name),
+                            lambda: self.lanes.set_account_enabled(name, False))
+        else:
+            self.tabs.setCurrentWidget(self.accounts)
+
+    def offer_undo(self, text: str, undo: Callable[[], None]) -> None:
+        """``text`` in the status bar with an Undo button beside it, for as long as the notice shows."""
+        self.statusBar().showMessage(text, NOTICE_MS)
+        if self.undo_button is not None:
+            self.statusBar().removeWidget(self.undo_button)
+            self.undo_button.deleteLater()
+        button = QPushButton(tr("Undo"))
+        self.undo_button = button
+
+        def undone() -> None:
+            undo()
+            self.statusBar().clearMessage()
+            button.hide()
+        button.clicked.connect(undone)
+        self.statusBar().addPermanentWidget(button)
+        button.show()
+        QTimer.singleShot(NOTICE_MS, button, button.hide)  # (not once the button is gone)
 
     def _rows_added(self) -> None:
         """The table's next tick reads the new keys off the loop, as do the counts."""

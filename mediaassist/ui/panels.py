@@ -55,6 +55,7 @@ def lane_gauge(lane: LaneView, snap: Snapshot) -> LaneGauge:
 
 
 REASON_CHARS = 40  # a blocked lane's reason in a batch's line
+ENABLE_LINK = "enable:"  # a batch line's link that enables the account named after it
 NAME_PX = 96  # an account or provider name is shown whole up to this width
 GAUGE_PX = 64  # "100/100": the word (running, polled) is in the tooltip
 
@@ -275,7 +276,8 @@ def blocked_text(blocked: Blocked) -> str:
             fix = f' → <a href="accounts">{html.escape(tr("Log in"))}</a>'
         elif reason == "account disabled":
             whys.append(html.escape(tr("account {name} is disabled").format(name=account)))
-            fix = fix or f' → <a href="accounts">{html.escape(tr("Enable it"))}</a>'
+            # the link does it (with an undo), not only shows where it is done
+            fix = fix or f' → <a href="{ENABLE_LINK}{html.escape(account)}">{html.escape(tr("Enable it"))}</a>'
         else:
             # the lane's own row shows the whole reason (in its tooltip); here it must wrap in a
             # narrow panel, and one long token (an error code) cannot

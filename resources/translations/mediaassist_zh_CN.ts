@@ -1672,6 +1672,10 @@
       <translation>全部通道</translation>
     </message>
     <message>
+      <source>Undo</source>
+      <translation>撤销</translation>
+    </message>
+    <message>
       <source>Export tasks</source>
       <translation>导出任务</translation>
     </message>
@@ -1746,6 +1750,10 @@
     <message>
       <source>No new work is taken: {problem}</source>
       <translation>暂停接收新任务：{problem}</translation>
+    </message>
+    <message>
+      <source>Account {name} enabled</source>
+      <translation>账号 {name} 已启用</translation>
     </message>
     <message>
       <source>{n} of them are run by another process and go on whatever you choose.</source>

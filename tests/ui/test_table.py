@@ -224,6 +224,24 @@ async def test_batch_progress_counts_cancelled_and_names_the_login_that_blocks(r
 
 
 @pytest.mark.asyncio
+async def test_enable_it_enables_the_account_with_an_undo(running: App) -> None:
+    window = running.window
+    window.lanes.set_account_enabled("acct-a", False)
+    window.lanes.toggle_pause_all()  # the tasks wait, whatever the account
+    running.enqueue(sim_web_tasks(2, prompt="ask"), batch="web-batch")
+    window.lanes.toggle_pause_all()
+    window.refresh_stats()
+    label = window.batches._rows[0].detail.text()
+    assert "account acct-a is disabled" in label and 'href="enable:acct-a"' in label
+    window.batches._rows[0].detail.linkActivated.emit("enable:acct-a")
+    assert window.rt.store.account("acct-a").enabled
+    assert window.statusBar().currentMessage() == "Account acct-a enabled"
+    assert window.undo_button is not None and window.undo_button.isVisible()
+    window.undo_button.click()
+    assert not window.rt.store.account("acct-a").enabled and not window.undo_button.isVisibleTo(window)
+
+
+@pytest.mark.asyncio
 async def test_a_10000_row_file_previews_and_imports_while_the_loop_runs(running: App, tmp_path: Path) -> None:
     path = write_csv(tmp_path / "big.csv", [{"task_id": f"big{i:05d}", "model": "writer", "prompt": f"p {i}"}
                                             for i in range(10_000)])
