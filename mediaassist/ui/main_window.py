@@ -72,6 +72,7 @@ ROW_HEIGHT = THUMB + 4
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
 HEADER_KEY = "task_table_header_v2"  # the column set changed: older saved states don't apply
 SPLITTER_KEYS = ("panels_splitter", "top_splitter", "table_splitter")
+STATES_CHANGED_BY = ("started", "success", "failed", "canceled", "retry", "released")  # scheduler events
 BATCHES_SHOWN = 3  # the batch list shows this many without scrolling
 MAXIMIZE_UP_TO_PX = 1440  # a first start on a screen this wide or narrower opens maximized
 HIDDEN_KEY = "window/hidden_columns"
@@ -135,6 +136,10 @@ class MainWindow(QMainWindow):
 
     def _on_event(self, event: str, task: Task) -> None:
         self.model.mark_dirty([task.seq])
+        if self.model.filter.state is not None and event in STATES_CHANGED_BY:
+            # It moves in or out of the filtered view at the next tick: a finished row is never
+            # shown under "running".
+            self.model.refresh_membership()
         if event == "failed":
             self.tray.task_failed(time.monotonic(), task.error_kind)
 

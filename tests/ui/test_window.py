@@ -24,7 +24,7 @@ from mediaassist.ui.app import run_window
 from mediaassist.ui.import_dialog import ImportPreviewDialog
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_actions import ID_CHUNK
-from mediaassist.ui.task_model import TaskFilter
+from mediaassist.ui.task_model import StateRole, TaskFilter
 from tests.harness import wait_until
 from tests.helpers import import_children, sim_config_text
 
@@ -555,3 +555,18 @@ async def test_a_large_selection_is_read_off_the_loop_for_its_actions_and_its_bu
     assert {t.state for t in window.rt.store.tasks() if t.task_id != left_out} == {"canceled"}
     assert window.rt.store.get(left_out).state == "pending"  # the row left out of the selection
     assert readers and threading.get_ident() not in readers
+
+
+@pytest.mark.asyncio
+async def test_a_task_that_succeeded_leaves_the_running_filter_at_once(app: App) -> None:
+    window = app.window
+    window.state_filter.setCurrentIndex(window.state_filter.findData("running"))
+    app.enqueue(writer_tasks(4, sim_duration_s=20))
+    await wait_until(lambda: window.model.rowCount() == 2, timeout=30)
+    seen: set[str] = set()
+
+    def shown_states() -> bool:
+        seen.update(window.model.index(r, 0).data(StateRole) for r in range(window.model.rowCount()))
+        return all(t.state == "success" for t in window.rt.store.tasks()) and window.model.rowCount() == 0
+    await wait_until(shown_states, timeout=60)
+    assert seen == {"running"}, seen  # a finished row was never shown under "running"
