@@ -54,7 +54,7 @@ from mediaassist.ui.detail import DetailPane
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.fit import scrollable
 from mediaassist.ui.gallery import GalleryView
-from mediaassist.ui.i18n import Translations, tr
+from mediaassist.ui.i18n import Translations, labelled, tr
 from mediaassist.ui.import_dialog import importable
 from mediaassist.ui.importing import ImportController
 from mediaassist.ui.labels import state_labels
@@ -158,7 +158,8 @@ class MainWindow(QMainWindow):
         self.accounts = AccountsPanel(self.rt.accounts, self.lanes.set_account_enabled, self.lanes.log_in)
         self.tabs.addTab(self.accounts, tr("Accounts"))
         self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids, pick=self.outputs.pick,
-                                   compare=self.outputs.compare, rerun=self.outputs.edit_and_run_again)
+                                   compare=self.outputs.compare, rerun=self.outputs.edit_and_run_again,
+                                   table_filter=self.filter_in_words)
         self.outputs.gallery_toggle = self.gallery.toggle_pick
         self.tabs.addTab(self.gallery, tr("Gallery"))
         self.tabs.currentChanged.connect(lambda _i: self._reload_gallery_if_shown())
@@ -373,6 +374,15 @@ class MainWindow(QMainWindow):
     async def _filter(self, wanted: TaskFilter) -> None:
         await self.model.set_filter_off_loop(wanted)
         self._reload_gallery_if_shown()
+
+    def filter_in_words(self) -> str:
+        """The table's filter as the gallery names it ("State: pending · "cat""), "" for none."""
+        shown = self.model.filter
+        parts = [labelled(tr("State"), state_labels()[shown.state]) if shown.state else "",
+                 labelled(tr("Lane"), shown.lane) if shown.lane else "",
+                 labelled(tr("Batch"), shown.batch) if shown.batch else "",
+                 f"“{shown.text}”" if shown.text else ""]
+        return " · ".join(part for part in parts if part)
 
     def _reload_gallery_if_shown(self) -> None:
         """The gallery shows the table's view; it reads only while someone looks at it."""

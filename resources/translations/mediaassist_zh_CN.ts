@@ -1408,6 +1408,10 @@
       <translation>第一帧（{size}）。{player}</translation>
     </message>
     <message>
+      <source>Follows the Queue tab's filter ({filter}); clear it there to see every task's media.</source>
+      <translation>跟随“队列”页的筛选（{filter}）；在那里清除筛选即可看到所有任务的媒体。</translation>
+    </message>
+    <message>
       <source>This file cannot be shown as an image.</source>
       <translation>该文件无法作为图片显示。</translation>
     </message>
@@ -1746,6 +1750,18 @@
     <message>
       <source>Search failed</source>
       <translation>搜索失败</translation>
+    </message>
+    <message>
+      <source>State</source>
+      <translation>状态</translation>
+    </message>
+    <message>
+      <source>Lane</source>
+      <translation>通道</translation>
+    </message>
+    <message>
+      <source>Batch</source>
+      <translation>批次</translation>
     </message>
     <message>
       <source>No new work is taken: {problem}</source>
@@ -2108,16 +2124,8 @@
       <translation>取消 {n} 个任务？</translation>
     </message>
     <message>
-      <source>State</source>
-      <translation>状态</translation>
-    </message>
-    <message>
       <source>Output</source>
       <translation>输出</translation>
-    </message>
-    <message>
-      <source>Lane</source>
-      <translation>通道</translation>
     </message>
     <message>
       <source>Attempt</source>
@@ -2134,10 +2142,6 @@
     <message>
       <source>Heartbeat age</source>
       <translation>心跳间隔</translation>
-    </message>
-    <message>
-      <source>Batch</source>
-      <translation>批次</translation>
     </message>
     <message>
       <source>Task</source>
