@@ -12,8 +12,12 @@ from mediaassist.runtime import Runtime
 from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
+from mediaassist.ui.file_dialogs import documents_folder, file_dialog
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.import_dialog import ImportPreviewDialog
+
+
+LAST_FOLDER_KEY = "import/last_folder"
 
 
 class ImportController(QObject):
@@ -43,14 +47,19 @@ class ImportController(QObject):
     def open_files(self, paths: list[Path] | list[str]) -> None:
         """Queue files for the import preview, one dialog at a time."""
         self._queue.extend(Path(p) for p in paths)
+        if paths:  # the next Import… opens where this file was
+            self.settings.setValue(LAST_FOLDER_KEY, str(Path(paths[0]).resolve().parent))
         self._next()
 
-    def choose_file(self) -> None:
-        dialog = QFileDialog(self.window, tr("Import task file"))
+    def choose_file(self) -> QFileDialog:
+        last = str(self.settings.value(LAST_FOLDER_KEY, "") or "")
+        folder = Path(last) if last and Path(last).is_dir() else documents_folder()
+        dialog = file_dialog(self.window, tr("Import task file"), folder)
         dialog.setNameFilter(tr("Task files (*.csv *.xlsx *.json *.jsonl *.txt)"))
         dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
         dialog.filesSelected.connect(self.open_files)
         dialog.open()
+        return dialog
 
     def _next(self) -> None:
         if self.dialog is not None or not self._queue:

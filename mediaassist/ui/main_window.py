@@ -53,6 +53,7 @@ from mediaassist.ui.core_texts import translated
 from mediaassist.ui.detail import DetailPane
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.fit import scrollable
+from mediaassist.ui.file_dialogs import documents_folder, file_dialog
 from mediaassist.ui.gallery import GalleryView
 from mediaassist.ui.i18n import Translations, labelled, tr
 from mediaassist.ui.import_dialog import importable
@@ -599,12 +600,18 @@ class MainWindow(QMainWindow):
         bring_forward(self)
         self.importer.open_files(paths)
 
-    def choose_export_file(self) -> None:
-        dialog = QFileDialog(self, tr("Export tasks"))
+    def choose_export_file(self) -> QFileDialog:
+        folder = self.rt.outputs_root  # exports sit beside the outputs they describe
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:  # a read-only or vanished disk: the documents folder then
+            folder = documents_folder()
+        dialog = file_dialog(self, tr("Export tasks"), folder)
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setNameFilters([tr("Excel workbook (*.xlsx)"), tr("CSV (*.csv)")])
         dialog.fileSelected.connect(self.tasks.start_export)
         dialog.open()
+        return dialog
 
     # --- settings ------------------------------------------------------------------------------
     def open_settings(self) -> None:

@@ -1220,6 +1220,18 @@
       <translation>{id} · {state} · {lane} · 第 {attempt} 次尝试 · 创建于 {created}</translation>
     </message>
     <message>
+      <source>Look in:</source>
+      <translation>查找范围：</translation>
+    </message>
+    <message>
+      <source>File name:</source>
+      <translation>文件名：</translation>
+    </message>
+    <message>
+      <source>Files of type:</source>
+      <translation>文件类型：</translation>
+    </message>
+    <message>
       <source>output</source>
       <translation>输出</translation>
     </message>
