@@ -16,7 +16,6 @@ from mediaassist.ui.file_dialogs import documents_folder, file_dialog
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.import_dialog import ImportPreviewDialog
 
-
 LAST_FOLDER_KEY = "import/last_folder"
 
 

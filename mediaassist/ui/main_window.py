@@ -52,8 +52,8 @@ from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.detail import DetailPane
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
-from mediaassist.ui.fit import scrollable
 from mediaassist.ui.file_dialogs import documents_folder, file_dialog
+from mediaassist.ui.fit import scrollable
 from mediaassist.ui.gallery import GalleryView
 from mediaassist.ui.i18n import Translations, labelled, tr
 from mediaassist.ui.import_dialog import importable
