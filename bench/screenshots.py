@@ -177,12 +177,12 @@ async def shoot_previews(window: MainWindow, language: str) -> None:
 async def shoot_compare(window: MainWindow, language: str, docs: bool) -> None:
     """A row fanned out to three video services, one of them remixed: side by side, playing."""
     await accept_import(window, EXAMPLES / "fan-out.csv")
-    row = [t for t in window.store.tasks() if t.source_row == 2 and t.group_key == "row-2" and t.parent_id is None
+    row = [t for t in window.rt.store.tasks() if t.source_row == 2 and t.group_key == "row-2" and t.parent_id is None
            and t.model in ("demo-sora", "demo-kling", "demo-video")]
-    await until(lambda: all(window.store.get(t.task_id).state == "success" for t in row), 120)
+    await until(lambda: all(window.rt.store.get(t.task_id).state == "success" for t in row), 120)
     sora = next(t for t in row if t.model == "demo-sora")
     child = window.rt.rerun(sora.task_id, prompt=sora.prompt + ", seen from above", remix=True)
-    await until(lambda: window.store.get(child).state == "success", 120)
+    await until(lambda: window.rt.store.get(child).state == "success", 120)
     window.rt.set_picked(child, 1, True)
     dialog = window.outputs.compare(MediaItem(sora.task_id, OUTPUT, "video", "", batch_id=sora.batch_id,
                                               group="row-2"))

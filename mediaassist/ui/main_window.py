@@ -275,9 +275,13 @@ class MainWindow(QMainWindow):
         outer.addWidget(top)
         outer.addWidget(lower)
         # The panels as tall as their lanes (and three batches) need; the table the rest.
-        panels = max(self.web_panel.sizeHint().height(), self.api_panel.sizeHint().height(),
-                     self.batches.height_for(BATCHES_SHOWN))
+        # (at most 40 % of the screen: more lanes than that scroll); the table takes what the
+        # window gains or loses (stretch), the panels keep their height.
+        panels = min(max(self.web_panel.sizeHint().height(), self.api_panel.sizeHint().height(),
+                         self.batches.height_for(BATCHES_SHOWN)), int(self.screen().availableGeometry().height() * 0.4))
         outer.setSizes([panels, 4 * panels])
+        outer.setStretchFactor(0, 0)
+        outer.setStretchFactor(1, 1)
         self.splitters = (outer, top, lower)
         self._restore_splitters()
         return outer
