@@ -6,7 +6,8 @@ Runs offscreen on a simulated 1366×768 screen (Qt's offscreen platform with a s
 the result does not depend on the X server's size. Saves screenshots/{en,zh_CN}-{first-start,
 busy,error,gallery,preview-image,preview-video,compare,import,import-errors,settings,accounts,tray}.png;
 ``--docs`` also refreshes the pictures in docs/images/ (README and the documentation site: the
-main views in both languages, ``<language>-<view>.png``, and the compare view's); ``--compare-only`` shoots only the compare view (English).
+main views in both languages, ``<language>-<view>.png``, and the compare view's);
+``--compare-only`` shoots only the compare view (English).
 """
 
 from __future__ import annotations

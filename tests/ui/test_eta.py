@@ -5,6 +5,7 @@ minutes; and the shown value moves steadily."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 
@@ -41,7 +42,7 @@ def test_the_shown_eta_moves_steadily_when_the_estimate_jitters() -> None:
         seconds = pace.seconds_left("big", remaining, float(t))
         if seconds is not None:
             shown.append(smoother.smooth("big", seconds, float(t)))
-    steps = [abs(b - a) for a, b in zip(shown[60:], shown[61:], strict=False)]
+    steps = [abs(b - a) for a, b in itertools.pairwise(shown[60:])]
     assert max(steps) < 0.02 * shown[60], max(steps)  # no jump of minutes from one second to the next
 
 
