@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mediaassist.core.budget import Budgeter, estimate_batch, is_budget_pause, paused_batches
 from mediaassist.core.config import AppConfig
 from mediaassist.core.delivery import DeliveryError
 from mediaassist.core.errors import (
@@ -29,11 +30,12 @@ from mediaassist.core.errors import (
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.lanes import lane_names
 from mediaassist.core.manifest import file_entry
+from mediaassist.core.money import format_money, format_totals, from_micros
 from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
 from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
-from mediaassist.core.store import FINAL_STATES, Store, Task, iso
-from mediaassist.status import lane_status, poll_account_checks, processes_at_work
+from mediaassist.core.store import FINAL_STATES, SPEND_SETTLED, Spend, Store, Task, iso
+from mediaassist.status import lane_status, poll_account_checks, processes_at_work, spent_today
 
 if TYPE_CHECKING:
     from mediaassist.runtime import Runtime
@@ -47,6 +49,8 @@ def run_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
         return _run_with_signals(args, options)
     if args.command == "status":
         return asyncio.run(_status(args, options))
+    if args.command == "estimate":
+        return asyncio.run(_estimate(args, options))
     if args.command == "profiles":
         return _profiles_check(args)
     if args.command == "doctor":
@@ -155,12 +159,15 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if args.all and fault is None and not any(event.is_set() for event in stop_events):
             # --all may have started tasks of batches queued after it began: finish those too.
             fault = _fault_of(await _until_done_or(rt.scheduler.drain(), stop_events))
+        if rt.scheduler.fault is None and fault is None:
+            await rt.scheduler.refresh_balances()  # after the batch: what the accounts have left
         await rt.scheduler.stop(cancel_running=False)
         fault = rt.scheduler.fault or fault
         if fault is not None:  # nothing below could be read or trusted: stop with the one line
             raise fault
         progress.finish()
         tasks = _tasks_by_id(rt.store, task_ids)
+        _report_cost(rt, batch_ids)
         if not interrupted.is_set():
             _report_blocked(rt, tasks)
         if args.json:
@@ -240,23 +247,44 @@ def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:
     if not left:
         return
     blocked = rt.scheduler.blocked_lanes()
+    stopped = {batch: why for batch, why in paused_batches(rt.store.paused_lanes()).items()
+               if batch in {t.batch_id for t in left}}
     print(f"mediaassist: {_count(len(left), 'task')} could not run and stay queued:", file=sys.stderr)
+    for batch, reason in sorted(stopped.items()):
+        print(f"  batch {batch}: {reason}; raise [budget] per_batch in the config, then run the file again",
+              file=sys.stderr)
     for lane, reason in sorted(blocked.items()):
-        hint = "" if lane.startswith("web:") else f"; resume with: mediaassist lanes resume {lane}"
+        if is_budget_pause(reason):
+            hint = "; raise the budget in the config (or top up), or wait for the budget day to turn"
+        else:
+            hint = "" if lane.startswith("web:") else f"; resume with: mediaassist lanes resume {lane}"
         print(f"  {lane}: {reason}{hint}", file=sys.stderr)
-    if not blocked:
+    if not blocked and not stopped:
         print("  no lane in the config can run their model", file=sys.stderr)
+
+
+def _report_cost(rt: Runtime, batch_ids: list[str]) -> None:
+    """The batch's estimate beside what it cost, and each provider's balance where known."""
+    actual = rt.store.spend_totals(batch_ids=batch_ids, settled_only=True)
+    estimate = rt.store.batch_estimates(batch_ids)
+    if actual or estimate:
+        print(f"cost: {format_totals(actual)} (estimated {format_totals(estimate)})", file=sys.stderr)
+    for route, (balance, _read_at) in sorted(rt.scheduler.budget.balances.items()):
+        print(f"balance: {route}: {format_money(balance)} left", file=sys.stderr)
 
 
 def _run_summary(rt: Runtime, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
     counts = {state: sum(1 for t in tasks if t.state == state) for state in FINAL_STATES}
     outputs = rt.store.outputs_of(t.task_id for t in tasks)
+    spend = rt.store.task_spend([t.task_id for t in tasks])
     return {
         "batch_ids": batch_ids, "total": len(tasks), "success": counts["success"],
         "failed": counts["failed"], "canceled": counts["canceled"],
         "pending": sum(1 for t in tasks if t.state not in FINAL_STATES),
-        "tasks": [{**task_json(rt.store, t), "files": _files_json(rt, t, outputs.get(t.task_id, []))}
-                  for t in tasks],
+        "cost": rt.store.spend_totals(batch_ids=batch_ids, settled_only=True).to_json(),
+        "estimate": rt.store.batch_estimates(batch_ids).to_json(),
+        "tasks": [{**task_json(rt.store, t, spend.get(t.task_id, [])),
+                   "files": _files_json(rt, t, outputs.get(t.task_id, []))} for t in tasks],
     }
 
 
@@ -267,8 +295,10 @@ def _files_json(rt: Runtime, task: Task, outputs: list[Any]) -> list[dict[str, A
     return [{**file_entry(rt.config, task, output, folder), "path": output.path} for output in outputs]
 
 
-def task_json(store: Store, task: Task) -> dict[str, Any]:
+def task_json(store: Store, task: Task, spend: list[Spend] | None = None) -> dict[str, Any]:
+    """One task as ``run --json`` prints it; ``spend``: its spend rows (read here when None)."""
     result = store.result(task.task_id) if task.state == "success" else None
+    rows = store.task_spend([task.task_id]).get(task.task_id, []) if spend is None else spend
     return {
         "task_id": task.task_id, "batch_id": task.batch_id, "model": task.model,
         "model_kind": task.model_kind, "account": task.account, "lane": task.lane,
@@ -278,6 +308,10 @@ def task_json(store: Store, task: Task) -> dict[str, Any]:
         "output_files": result.file_list if result else [],
         "created_at": iso(task.created_at), "started_at": iso(task.started_at),
         "finished_at": iso(task.finished_at),
+        "cost": [{"amount": str(r.money.amount), "currency": r.currency, "source": r.source, "attempt": r.attempt}
+                 for r in rows if r.state == SPEND_SETTLED],
+        "estimate": [{"amount": str(from_micros(r.estimate)), "currency": r.currency, "attempt": r.attempt}
+                     for r in rows if r.estimate is not None],
     }
 
 
@@ -325,17 +359,20 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
 
         async with Runtime(options) as rt:
             lanes, at_work = lane_status(rt.config, rt.store), processes_at_work(rt.store)
+            spent, stopped = spent_today(rt.config, rt.store), paused_batches(rt.store.paused_lanes())
             checks = await poll_account_checks(rt.config)
     else:
         config = load_app_config(options)
         with _open_store(options) as store:
             lanes, at_work = lane_status(config, store), processes_at_work(store)
+            spent, stopped = spent_today(config, store), paused_batches(store.paused_lanes())
         checks = await poll_account_checks(config)
     for lane in lanes:
         if lane["lane"] in checks:
             lane["account_check"] = checks[lane["lane"]]
     if args.json:
-        print(json.dumps({"lanes": lanes, "at_work": at_work}, ensure_ascii=False, indent=1))
+        print(json.dumps({"lanes": lanes, "at_work": at_work, "spent_today": spent.to_json(),
+                          "stopped_batches": stopped}, ensure_ascii=False, indent=1))
         return EXIT_OK
     for lane in lanes:
         line = (f"{lane['lane']:<28} {lane['kind']:<5} running {lane['running']}/{lane['limit']}  "
@@ -355,12 +392,17 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             line += f"  on {lane['host'] or 'any machine'}"
         if lane.get("login_state") == "needs_login":
             line += f"  NEEDS LOGIN (mediaassist accounts login {lane['lane'].split(':', 1)[1]})"
+        if lane["lane"] in spent.by_lane:
+            line += f"  spent today {format_totals(spent.by_lane[lane['lane']])}"
         print(line)
         for check in lane.get("account_check", []):
             print(f"    {check}")
     if not lanes:
         where = options.config_path or default_config_path()
         print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see docs/configuration.md), or try --demo")
+    print(f"spent today ({spent.day}): {format_totals(spent.total)}")
+    for batch, reason in sorted(stopped.items()):
+        print(f"batch {batch} STOPPED: {reason}")
     print("at work on this store: " + (", ".join(f"{host} ({_count(n, 'process', 'processes')})"
                                                   for host, n in at_work.items()) or "no mediaassist process"))
     return EXIT_OK
@@ -402,6 +444,31 @@ def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
     print(f"{_count(len(delivery.files), 'file')} delivered to {delivery.folder} (with manifest.json and "
           "manifest.csv)")
     return EXIT_FAILED if delivery.missing else EXIT_OK
+
+
+async def _estimate(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    options.read_only = True
+    if options.demo:
+        from mediaassist.runtime import Runtime
+
+        async with Runtime(options) as rt:
+            return _print_estimate(args, rt.config, rt.store)
+    config = load_app_config(options)
+    with _open_store(options) as store:
+        return _print_estimate(args, config, store)
+
+
+def _print_estimate(args: argparse.Namespace, config: AppConfig, store: Store) -> int:
+    reports = [read_task_file(path, config, args.model, args.encoding) for path in args.files]
+    for report in reports:
+        for error in report.errors:
+            print(f"{report.source}: {error}", file=sys.stderr)
+    estimate = estimate_batch(Budgeter(store, config), [t for r in reports for t in r.tasks])
+    if args.json:
+        print(json.dumps(estimate.to_json(), ensure_ascii=False, indent=1))
+    else:
+        print("\n".join(estimate.lines()))
+    return EXIT_BAD_INPUT if any(r.errors for r in reports) else EXIT_OK
 
 
 def _cancel(args: argparse.Namespace, store: Store) -> int:

@@ -38,8 +38,8 @@ from mediaassist.core.errors import (
 if TYPE_CHECKING:
     from mediaassist.core.options import RuntimeOptions
 
-COMMANDS = ("run", "status", "cancel", "retry", "rerun", "outputs", "accounts", "lanes", "sites", "profiles",
-            "doctor")
+COMMANDS = ("run", "estimate", "status", "cancel", "retry", "rerun", "outputs", "accounts", "lanes", "sites",
+            "profiles", "doctor")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,6 +226,13 @@ def _command_parser() -> argparse.ArgumentParser:
     run.add_argument("--not-before", type=_not_before, metavar="WHEN",
                      help="start no task before WHEN (local time: 23:00, 2026-12-03 23:00, or ISO 8601 with "
                           "an offset); a task file's not_before column wins for its rows")
+
+    estimate = command("estimate", "what task files would cost, per model and in total (per currency), "
+                       "from the config's price tables and the models' record; nothing is queued", speed=False)
+    estimate.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    estimate.add_argument("--model", help="model for TXT files (and rows without one)")
+    estimate.add_argument("--encoding", metavar="NAME", help="text encoding of the task files")
+    estimate.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
     status = command("status", "per lane: limit, running, pending, success, failed, canceled "
                      "(and the polling pool)", speed=False)

@@ -15,17 +15,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mediaassist.core.budget import is_budget_pause
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, check_setting, load_operator_settings
 from mediaassist.core.delivery import Delivery, deliver, rebuild_manifest, rerun
 from mediaassist.core.errors import StorageFault
 from mediaassist.core.import_process import ImportedBatch, ImportReading, ReadRequest, enqueue_in_steps
 from mediaassist.core.importer import ImportReport, derive_missing_ids
+from mediaassist.core.lane_api import BalanceReported
+from mediaassist.core.money import Money
 from mediaassist.core.notices import Notifier
 from mediaassist.core.options import RuntimeOptions, load_app_config, store_location
 from mediaassist.core.outputs import outputs_root, task_folder
 from mediaassist.core.paths import data_dir as resolve_data_dir
-from mediaassist.core.queries import OffLoopReader, Queries
+from mediaassist.core.queries import OffLoopReader, Queries, TaskMoney
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Account, Result, Store, Task, TaskLog
 
@@ -49,6 +52,23 @@ class LaneView:
     current_limit: int  # what it may run now (the learned limit for "auto")
     running: int  # this process's attempts on it
     notes: tuple[str, ...] = ()  # the provider's account check (a poll lane's pre-flight)
+    balance: Money | None = None  # what the account had left when last read, where the service tells
+
+
+def keep_operator_money(demo: AppConfig, operator: AppConfig) -> None:
+    """What ``--demo`` takes from a given ``--config`` about money (its webhooks and [outputs]
+    come by ``load_operator_settings``): the [budget], so it can be tried on the demo providers;
+    never its providers, models or accounts -- only the price tables of its models and the daily
+    budgets of its providers that are named like the demo's."""
+    demo.budget = operator.budget
+    for provider in demo.providers:
+        theirs = operator.provider(provider.name)
+        if theirs is not None:
+            provider.daily_budget = theirs.daily_budget
+    for model in demo.models:
+        their_model = operator.model(model.name)
+        if their_model is not None and their_model.price is not None:
+            model.price = their_model.price
 
 
 class Runtime:
@@ -79,6 +99,7 @@ class Runtime:
                 self.config = await self._stack.enter_async_context(demo)
                 if self.options.config_path is not None:
                     load_operator_settings(self.options.config_path, self.config)
+                    keep_operator_money(self.config, load_app_config(self.options))
             else:
                 self.config = load_app_config(self.options)
             self.store_location = store_location(self.options, self.config, self.data_dir)
@@ -188,6 +209,11 @@ class Runtime:
     def result(self, task_id: str) -> Result | None:
         return self.store.result(task_id)
 
+    def task_money(self, task_id: str) -> TaskMoney | None:
+        """What the task cost and was estimated at (None: nothing was estimated or spent)."""
+        spend = self.store.task_spend([task_id]).get(task_id)
+        return TaskMoney.of(spend) if spend else None
+
     def logs(self, task_id: str) -> list[TaskLog]:
         return self.store.logs(task_id)
 
@@ -212,7 +238,8 @@ class Runtime:
     def lane_views(self) -> list[LaneView]:
         return [LaneView(name=lane.name, kind=lane.kind, route=lane.route, account=lane.account, limit=lane.limit,
                          current_limit=lane.current_limit(), running=len(lane.active),
-                         notes=tuple(lane.account_notes()))
+                         notes=tuple(lane.account_notes()),
+                         balance=lane.provider.balance if isinstance(lane.provider, BalanceReported) else None)
                 for lane in self.scheduler.lanes.values()]
 
     def lane_names(self) -> list[str]:
@@ -244,7 +271,8 @@ class Runtime:
     def pause_all(self, reason: str) -> None:
         paused = self.store.paused_lanes()
         for name in self.scheduler.lanes:
-            if name not in paused:
+            # A budget's pause lifts by itself when the budget allows: the operator's must not.
+            if name not in paused or is_budget_pause(paused[name]):
                 self.store.pause_lane(name, reason)
         self.scheduler.wake()
 

@@ -14,6 +14,7 @@ import tomllib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.hours import Hours, parse_hours
 from mediaassist.core.location import check_store_url
+from mediaassist.core.money import BudgetConfig, Price, parse_amounts, parse_budget, parse_price
 from mediaassist.core.naming import Template, parse_template
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
@@ -67,8 +69,11 @@ _PROVIDER_KEYS = {
     "proxy",
     # the local hours it may run in ("23:00-07:00", or a list of ranges)
     "hours",
+    # what its models cost (core/money.py; a model's own price table overrides it) and the most
+    # it may spend in a budget day, per currency
+    "price", "daily_budget",
 }
-_MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs"}
+_MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs", "price"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
 MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "openai": {"remote_model", "endpoint", "system_prompt", "defaults"},
@@ -86,7 +91,7 @@ _OUTPUTS_KEYS = {"folder", "naming", "models"}
 _NOTIFY_KEYS = {"name", "url", "url_env", "format", "events"}
 NOTIFY_FORMATS = ("json", "wecom", "feishu", "dingtalk")
 NOTICE_KINDS = ("batch_finished", "needs_login", "lane_paused")
-_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify", "outputs"}
+_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify", "outputs", "budget"}
 
 DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
 
@@ -119,6 +124,8 @@ class ProviderConfig:
     max_upload_bytes: int | None = None
     proxy: str | None = field(default=None, repr=False)  # may carry a user and password
     hours: Hours = ()  # local hours it may run in; () = any time
+    price: Price | None = None
+    daily_budget: dict[str, Decimal] = field(default_factory=dict)  # by currency
 
     @property
     def lane(self) -> str:
@@ -152,6 +159,7 @@ class ModelConfig:
     need_empty_prompt: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, InputSpec] = field(default_factory=dict)
+    price: Price | None = None  # its own table over its provider's (inherited)
 
     @property
     def route(self) -> str:
@@ -219,6 +227,7 @@ class AppConfig:
     store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
     notify: list[NotifyConfig] = field(default_factory=list)
     outputs: OutputsConfig = field(default_factory=OutputsConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -333,6 +342,7 @@ def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfi
         hook = problems.read(partial(_parse_notify, item, f"notify[{i}]", problems))
         if hook is not None:
             config.notify.append(hook)
+    config.budget = problems.read(lambda: parse_budget(data.get("budget", {}))) or BudgetConfig()
     problems.read(lambda: _reject_duplicates(config))
     outputs = problems.read(lambda: parse_outputs(_table(data.get("outputs", {}), "outputs"), base_dir, config,
                                                   problems))
@@ -465,6 +475,10 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
                           f"{provider.max_duration_s} (allowed: min_duration_s <= max_duration_s)")
     if "max_upload_bytes" in item:
         provider.max_upload_bytes = _int(item, "max_upload_bytes", UPLOAD_BYTES_RANGE, where)
+    if "price" in item:
+        provider.price = parse_price(item["price"], f"{where}.price")
+    if "daily_budget" in item:
+        provider.daily_budget = parse_amounts(item["daily_budget"], f"{where}.daily_budget")
     return provider
 
 
@@ -568,6 +582,7 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig, problems: 
                 f"{where}.provider: {model.provider!r} is a {provider.kind} provider, model kind is {kind}"
             )
         ptype = provider.type
+        model.price = provider.price
     problems.unknown_keys(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
     if kind == "web" and "provider" in item:
         raise ConfigError(f"{where}.provider: web models name a site, not a provider")
@@ -583,6 +598,8 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig, problems: 
         _node_info_list(item["node_info_list"], f"{where}.node_info_list")
     if "inputs" in item:
         model.inputs = _parse_inputs(item["inputs"], f"{where}.inputs")
+    if "price" in item:
+        model.price = parse_price(item["price"], f"{where}.price", inherited=model.price)
     model.options = {k: v for k, v in item.items() if k not in _MODEL_COMMON_KEYS}
     return model
 

@@ -72,8 +72,10 @@ def closed_reason(hours: Hours, moment: datetime) -> str | None:
     if is_open(hours, moment):
         return None
     opens = next_opening(hours, moment)
-    day = "" if opens.date() == moment.date() else " tomorrow"
-    return f"outside its hours {describe(hours)}; opens at {_clock(_seconds_of_day(opens))}{day}"
+    ranges, at = describe(hours), _clock(_seconds_of_day(opens))
+    if opens.date() == moment.date():
+        return f"outside its hours {ranges}; opens at {at}"
+    return f"outside its hours {ranges}; opens at {at} tomorrow"
 
 
 def parse_not_before(text: str, now: datetime) -> datetime:
@@ -89,8 +91,8 @@ def parse_not_before(text: str, now: datetime) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"{text!r} is not a time (allowed: 2026-12-03 23:00, 2026-12-03T23:00:00+08:00, "
-                         "or 23:00 for the next time the clock shows it)") from None
+        raise ValueError(f"{text!r} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time with its "
+                         "offset, or 23:00 for the next time the clock shows it)") from None
     return moment if moment.tzinfo is not None else moment.astimezone()
 
 

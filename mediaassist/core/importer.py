@@ -533,8 +533,9 @@ def _not_before(raw: Any, reasons: list[str]) -> float:
         return raw.timestamp()
     try:
         return parse_not_before(str(raw), datetime.now()).timestamp()
-    except ValueError as exc:
-        reasons.append(f"not_before {exc}")
+    except ValueError:
+        reasons.append(f"not_before {str(raw)!r} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time "
+                       "with its offset, or 23:00 for the next time the clock shows it)")
         return 0.0
 
 

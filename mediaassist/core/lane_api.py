@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import ModelConfig
+from mediaassist.core.money import Money, Produced
 
 if TYPE_CHECKING:
     from mediaassist.core.store import Store, Task
@@ -40,6 +41,9 @@ class TaskResult:
     text: str | None = None
     files: list[str] = field(default_factory=list)  # absolute paths under ctx.output_dir
     usage: dict[str, int] | None = None  # token counts as the provider reported them
+    # What the task made and what the provider charged for it, where the provider knows more
+    # than the token counts (images, billed seconds, coins): what its actual cost is priced on.
+    produced: Produced | None = None
 
 
 @dataclass
@@ -107,6 +111,17 @@ class Provider(Protocol):
     async def close(self) -> None: ...
 
     async def run(self, ctx: TaskContext) -> TaskResult: ...
+
+
+@runtime_checkable
+class BalanceReported(Protocol):
+    """A provider whose service tells what the account has left (RunningHub ``remainCoins``):
+    ``balance`` as last read (None: not known) at ``balance_read_at`` (epoch seconds)."""
+
+    balance: Money | None
+    balance_read_at: float
+
+    async def read_balance(self) -> Money | None: ...
 
 
 @runtime_checkable

@@ -37,14 +37,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mediaassist.core.budget import Budgeter, Claimed, batch_pause_name, is_budget_pause, paused_batches
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
 from mediaassist.core.hours import Hours, next_opening
-from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
+from mediaassist.core.lane_api import AccountChecked, BalanceReported, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
 from mediaassist.core.manifest import batch_entries, write_manifest
+from mediaassist.core.money import format_money
 from mediaassist.core.outputs import (
     NamingValues,
     OutputFile,
@@ -166,6 +168,7 @@ class Scheduler:
         self.data_dir = data_dir
         self.clock = clock or Clock()
         self.owner = str(new_owner())
+        self.budget = Budgeter(store, config)
         self.lanes = self._build_lanes()
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
@@ -220,6 +223,7 @@ class Scheduler:
         self.store.sync_accounts(self.config.accounts)
         for provider in _unique(self.providers.values()):
             await provider.start()
+        self.budget.take_balances(self.providers.items())
         self.store.forget_long_absent()
         self.store.announce(self.owner, self.only_batches)
         self.recover_dead_owners()
@@ -360,6 +364,7 @@ class Scheduler:
         while self._unreleased:
             task = self._unreleased[0]
             if self.store.release(task):
+                self.budget.released(task)
                 self.store.log(task.task_id, "handed back to the queue after a storage fault")
             self._unreleased.pop(0)
 
@@ -474,17 +479,50 @@ class Scheduler:
 
     def assign(self) -> None:
         """Fill free slots from the head of each lane's queue. Synchronous on purpose: one read
-        of the store, the pure plan (core/policy.py), then the claims and the attempts' starts."""
+        of the store, the pure plan (core/policy.py), then the claims -- each reserving its
+        estimate against the budgets (core/budget.py) -- and the attempts' starts.
+
+        A lane the budget paused is still planned: its claim resumes it once its head fits."""
         conditions = self.lane_conditions()
         for lane in self.lanes.values():
             lane.learned = conditions.learned.get(lane.name)
         if self._stopping or self._draining or self.fault is not None:
             return
-        for claim in plan_claims([lane.slots() for lane in self.lanes.values()], conditions, host_id()):
+        paused = dict(conditions.paused)
+        planned = dataclasses.replace(conditions, paused={name: why for name, why in paused.items()
+                                                          if not is_budget_pause(why)})
+        for claim in plan_claims([lane.slots() for lane in self.lanes.values()], planned, host_id()):
             lane = self.lanes[claim.lane]
-            for task in self.store.claim(claim.route, self.owner, claim.count, claim.account,
-                                         batch_ids=self.only_batches, lane_limit=claim.lane_limit):
+            claimed = self.budget.claim(claim.route, self.owner, claim.count, claim.account, self.only_batches,
+                                        claim.lane_limit)
+            self._note_budget_stops(lane, claimed, paused)
+            for task in claimed.tasks:
                 self._start_attempt(lane, task)
+
+    def _note_budget_stops(self, lane: Lane, claimed: Claimed, paused: dict[str, str]) -> None:
+        """Pause what the budget stopped (the lane, or batches), with the reason; resume what it
+        paused before and now lets through."""
+        stops = {lane.name: claimed.lane_stop} if claimed.lane_stop else {}
+        stops.update({batch_pause_name(batch): why for batch, why in claimed.batch_stops.items()})
+        for name, why in stops.items():
+            if paused.get(name) != why:
+                self.store.pause_lane(name, why)
+                paused[name] = why
+                lane.logger.warning("paused %s: %s", name, why)
+        cleared = {lane.name} if claimed.lane_stop is None else set()
+        cleared |= {batch_pause_name(task.batch_id) for task in claimed.tasks}
+        for name in cleared:
+            if is_budget_pause(paused.get(name)) and name not in stops:
+                self.store.resume_lane(name)
+                del paused[name]
+                lane.logger.info("budget allows %s again; resumed", name)
+
+    async def refresh_balances(self) -> None:
+        """Read each reporting provider's balance again (after a batch), for the next claims."""
+        for provider in _unique(self.providers.values()):
+            if isinstance(provider, BalanceReported):
+                await provider.read_balance()
+        self.budget.take_balances(self.providers.items())
 
     # --- one attempt -----------------------------------------------------------------------
     def _start_attempt(self, lane: Lane, task: Task) -> None:
@@ -557,6 +595,9 @@ class Scheduler:
             if self.store.finish_success(task, result.text, [o.path for o in outputs], result.usage, outputs):
                 ctx.log("success")
                 self._stale_manifests.add(task.batch_id)
+                cost = self.budget.settle(task, result)
+                if cost is not None:
+                    ctx.log(f"cost {format_money(cost.money)} ({cost.source})")
                 self._emit("success", task)
             else:
                 ctx.log("finished, but the row was no longer this attempt's; result not written")
@@ -565,15 +606,18 @@ class Scheduler:
         elif end is End.CANCELED and stopped:
             note = ctx.cancel_note or "canceled by operator"  # e.g. "remote cancel failed"
             if self.store.finish_canceled(task, note):
+                self.budget.ended_unfinished(task)
                 ctx.log("canceled")
                 self._emit("canceled", task)
         elif end is End.CANCELED:  # canceled elsewhere (e.g. on the service's website): an end, not a failure
             message = str(error.message if isinstance(error, TaskError) else error)
             if self.store.finish_canceled(task, message):
+                self.budget.ended_unfinished(task)
                 self.store.log(task.task_id, f"canceled: {message}")
                 self._emit("canceled", task)
         elif end is End.RELEASE and stopped:
             if self.store.release(task):
+                self.budget.released(task)
                 ctx.log("app stopped; task goes back to the queue to resume on the next start")
                 self._emit("released", task)
         elif end is End.RELEASE:
@@ -605,6 +649,7 @@ class Scheduler:
         if exc.wait_s is not None:
             lane.resting_until = time.monotonic() + self.clock.real(exc.wait_s)
         if self.store.release(task):
+            self.budget.released(task)
             attempt.ctx.log(f"back in the queue: {exc}")
             self._emit("released", task)
 
@@ -641,6 +686,7 @@ class Scheduler:
         state = self.store.finish_failure(task, kind, message, retry_at, crashed=crashed)
         if state is None:
             return
+        self.budget.ended_unfinished(task)
         self.store.log(task.task_id, f"attempt {task.attempt} failed ({kind.value}): {message}"
                        + ("; will retry" if state == "pending" else ""))
         logging.getLogger("mediaassist.lane").log(
@@ -700,7 +746,8 @@ class Scheduler:
 
     def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
         """No task of the batches runs, and none pending can be taken here or by an account
-        that lives on another machine at work on the store now."""
+        that lives on another machine at work on the store now (nor is in a batch its budget
+        stopped)."""
         conditions = self.lane_conditions()  # one read for both questions, every tick of a wait
         blocked = self.blocked_lanes(conditions)
         opening = waiting_for_hours(blocked, conditions)  # they open by themselves: worth the wait
@@ -710,9 +757,14 @@ class Scheduler:
         for acct in self._accounts_on_other_hosts_present(conditions, batch_ids):
             routes.add(site_route(acct.site))
             accounts_ok.add(acct.name)
-        counts = [QueueCount(route, account, pinned, state, n)
-                  for (route, account, pinned, state), n in self.store.batch_counts(batch_ids).items()]
-        return batches_settled(counts, routes, accounts_ok)
+        counts = self.store.batch_counts(batch_ids)
+        stopped = paused_batches(conditions.paused)
+        live = [batch for batch in batch_ids if batch not in stopped]
+        if live != batch_ids:  # a stopped batch's pending tasks wait for its budget, not for a lane
+            counts = {key: n for key, n in counts.items() if key[3] == "running"}
+            counts.update({key: n for key, n in self.store.batch_counts(live).items() if key[3] == "pending"})
+        return batches_settled([QueueCount(route, account, pinned, state, n)
+                                for (route, account, pinned, state), n in counts.items()], routes, accounts_ok)
 
     def _accounts_on_other_hosts_present(self, conditions: LaneConditions, batch_ids: list[str]) -> list[AccountView]:
         """Usable accounts bound to another machine that has a process at work on the batches."""

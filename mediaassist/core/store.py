@@ -33,6 +33,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast
 
@@ -60,6 +61,16 @@ from mediaassist.core.location import (
     refuse_url_as_path,
     server_refusal,
 )
+from mediaassist.core.money import (
+    SOURCE_ESTIMATE,
+    SOURCE_PROVIDER,
+    History,
+    Money,
+    Produced,
+    Totals,
+    from_micros,
+    to_micros,
+)
 from mediaassist.core.outputs import OutputFile
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
@@ -76,6 +87,7 @@ AUTO_RETRIES = 2  # 3 attempts in all
 # their own, larger budget, so a crash loop elsewhere does not fail tasks that never failed.
 CRASH_RETRIES = 5
 REMOTE_FINAL_KINDS = ("provider", "bad_input", "canceled")
+HISTORY_TASKS = 50  # the latest settled tasks of a model that its next estimate learns from
 _CHUNK = 500  # rows per insert statement (SQLite's variable limit)
 PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever takes this gate
 PROBE_HEADROOM_PAGES = 64  # the room probe_write wants: a few results' worth, not an update in place
@@ -295,7 +307,93 @@ class Notice(_Base):
         table_name = "notice"
 
 
-MODELS = (Task, Result, Output, TaskLog, LaneState, Account, Gate, Presence, Notice)
+
+
+SPEND_RESERVED, SPEND_SETTLED = "reserved", "settled"
+BUDGET_LOCK = "mediaassist-budget"  # the PostgreSQL advisory lock every budgeted claim takes
+
+
+class Spend(_Base):
+    """One attempt's money in one currency (core.money): its estimate is *reserved* when the
+    attempt is claimed, and *settled* with the actual cost when it ends (a reservation of an
+    attempt that spent nothing is deleted). Budgets sum these rows, so every process and machine
+    on the store sees the same spend. Amounts are integer micro-units (``money.to_micros``)."""
+    id = pw.AutoField()
+    task_id = pw.CharField()
+    attempt = pw.IntegerField()
+    batch_id = pw.CharField()
+    route = pw.CharField()
+    model = pw.CharField()
+    day = pw.CharField()  # the budget day it counts in (local date, turning at daily_reset)
+    currency = pw.CharField()
+    amount = pw.BigIntegerField()  # the reservation, then the actual cost
+    estimate = pw.BigIntegerField(null=True)  # what was reserved (kept beside the actual)
+    table_estimate = pw.BigIntegerField(null=True)  # the price table's estimate before correction
+    state = pw.CharField(default=SPEND_RESERVED)
+    source = pw.CharField(default=SOURCE_ESTIMATE)  # provider | price table | estimate
+    produced = pw.TextField(null=True)  # JSON: money.Produced of the attempt
+    created_at = pw.DoubleField()
+    settled_at = pw.DoubleField(null=True)
+
+    class Meta:
+        table_name = "spend"
+        indexes = ((("day", "currency"), False), (("batch_id", "currency"), False),
+                   (("task_id", "attempt"), False), (("model", "state"), False))
+
+    @property
+    def money(self) -> Money:
+        return Money(from_micros(self.amount), self.currency)
+
+    @property
+    def total_names(self) -> tuple[str, str, str]:
+        """The running totals this row counts in: its batch's, its day's, its provider's day."""
+        return (total_name("batch", self.batch_id, self.currency), total_name("day", self.day, self.currency),
+                total_name("provider", f"{self.route}|{self.day}", self.currency))
+
+
+class SpendTotal(_Base):
+    """Running sums of the spend rows (micro-units) per budget scope and currency, kept in the
+    same transaction as the rows: a budget check reads one row, not every spend of the day."""
+    name = pw.CharField(primary_key=True)  # total_name(scope, key, currency)
+    amount = pw.BigIntegerField(default=0)
+
+    class Meta:
+        table_name = "spend_total"
+
+
+def total_name(scope: str, key: str, currency: str) -> str:
+    return f"{scope}|{key}|{currency}"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One budget a reservation must fit: ``scope`` "batch" (key: batch id), "day" (key: budget
+    day), "provider" (key: route; its budget day in ``day``) or "balance" (key: route; what the
+    account had left when it was read at ``since``)."""
+    scope: str
+    key: str
+    cap: Money
+    day: str = ""
+    since: float = 0.0
+    label: str = ""  # how the reason names it (a provider, a batch)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    estimate: Money
+    table_estimate: Money | None
+    limits: tuple[Limit, ...] = ()
+
+
+@dataclass(frozen=True)
+class BudgetStop:
+    """A task that did not fit: the budget it would have broken and what it needed."""
+    limit: Limit
+    spent: Money
+    needed: Money
+
+
+MODELS = (Task, Result, Output, TaskLog, LaneState, Account, Gate, Presence, Notice, Spend, SpendTotal)
 # The schema's versions after the first (1: the tables from before schema_version existed):
 # version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
 # indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
@@ -864,20 +962,22 @@ class Store:
 
     # --- claim and run ---------------------------------------------------------------------
     def claim(self, route: str, owner: str, limit: int = 1, account: str | None = None,
-              batch_ids: Sequence[str] | None = None, lane_limit: int | None = None) -> list[Task]:
+              batch_ids: Sequence[str] | None = None, lane_limit: int | None = None,
+              skip_batches: Sequence[str] = ()) -> list[Task]:
         """Atomically move up to ``limit`` due pending tasks of a route to running.
 
         Order: higher priority first, then FIFO. For web routes ``account`` is the free account;
         tasks pinned to another account are not taken. ``batch_ids`` restricts the claim to those
-        batches. With ``lane_limit`` the route's running rows -- whichever process runs them --
-        and its pending rows with a remote id (a remote task still at the service) are counted in
-        the same transaction, and at most ``lane_limit`` minus those new tasks are taken; pending
-        rows with a remote id are taken first, from any batch.
+        batches, ``skip_batches`` leaves those out. With ``lane_limit`` the route's running rows --
+        whichever process runs them -- and its pending rows with a remote id (a remote task still at
+        the service) are counted in the same transaction, and at most ``lane_limit`` minus those new
+        tasks are taken; pending rows with a remote id are taken first, from any batch (skipped or
+        not: their remote task is created and paid for already).
         """
         if limit <= 0:
             return []
         if lane_limit is None:
-            return self._claim(route, owner, limit, account, batch_ids)
+            return self._claim(route, owner, limit, account, batch_ids, skip_batches)
         with self._lane_lock(route):
             # Plain SQL: peewee's query building would cost more than the count itself.
             mark = self.db.param
@@ -889,11 +989,12 @@ class Store:
             # whichever batch it belongs to. New work gets only what the limit leaves.
             resumed = self._claim(route, owner, limit, account, None, remote=True)
             fresh = self._claim(route, owner, min(limit - len(resumed), lane_limit - holding), account,
-                                batch_ids, remote=False)
+                                batch_ids, skip_batches, remote=False)
             return resumed + fresh
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
-               batch_ids: Sequence[str] | None, remote: bool | None = None) -> list[Task]:
+               batch_ids: Sequence[str] | None, skip_batches: Sequence[str] = (),
+               remote: bool | None = None) -> list[Task]:
         """``remote``: only rows with a saved remote id (True), only rows without one (False)."""
         if limit <= 0:
             return []
@@ -905,6 +1006,8 @@ class Store:
             due &= Task.batch_id.in_(list(batch_ids))
         if remote is not None:
             due &= Task.remote_id.is_null(not remote)
+        if skip_batches:
+            due &= Task.batch_id.not_in(list(skip_batches))
         if account is not None:
             due &= Task.account.is_null() | (Task.account == account)
             busy = Task.alias("busy")
@@ -929,6 +1032,218 @@ class Store:
         except pw.IntegrityError:  # another process took this account's one slot first
             return []
         return sorted(claimed, key=lambda t: (-t.priority, t.seq))
+
+    # --- money: reservations and settlements (core.money) -------------------------------------
+    def claim_within_budget(self, route: str, owner: str, limit: int, account: str | None,
+                            batch_ids: Sequence[str] | None, lane_limit: int | None,
+                            plan: Callable[[Task], Reservation | None],
+                            day: str) -> tuple[list[Task], BudgetStop | None, dict[str, BudgetStop]]:
+        """``claim``, and in the same transaction each claimed attempt's estimate reserved
+        against every budget that covers it (``plan`` says which). The first task that does
+        not fit goes back to the head of its queue with those behind it. When it broke its
+        batch's budget, that batch is left out and the claim goes on with the others (the
+        batch's stop is returned by batch id); any other budget stops the lane (its stop is
+        returned). Budgets are summed from the spend rows under one store-wide lock (SQLite's
+        write lock; a PostgreSQL advisory lock), so two processes or machines never both spend
+        the last of a budget. Returns (the tasks claimed, the lane's stop, the batches' stops)."""
+        taken: list[Task] = []
+        batch_stops: dict[str, BudgetStop] = {}
+        spent: dict[Limit, Decimal] = {}
+        with self._budget_lock():
+            while len(taken) < limit:
+                claimed = self.claim(route, owner, limit - len(taken), account, batch_ids, lane_limit,
+                                     skip_batches=list(batch_stops))
+                stop, fitted = self._reserve_in_turn(claimed, plan, day, spent)
+                taken += fitted
+                if stop is None:
+                    return taken, None, batch_stops
+                if stop.limit.scope != "batch":
+                    return taken, stop, batch_stops
+                batch_stops[stop.limit.key] = stop
+        return taken, None, batch_stops
+
+    def _reserve_in_turn(self, claimed: list[Task], plan: Callable[[Task], Reservation | None], day: str,
+                         spent: dict[Limit, Decimal]) -> tuple[BudgetStop | None, list[Task]]:
+        """Reserve for each claimed task in order; the first that does not fit goes back to the
+        queue with the tasks behind it. (its stop or None, the tasks that fitted)"""
+        for index, task in enumerate(claimed):
+            reservation = plan(task)
+            if reservation is None:
+                continue
+            stop = self._exceeded(reservation, spent)
+            if stop is not None:
+                for back in claimed[index:]:
+                    self.release(back)
+                return stop, claimed[:index]
+            self._reserve(task, reservation, day)
+            for covered in reservation.limits:
+                if covered.cap.currency == reservation.estimate.currency:
+                    spent[covered] += reservation.estimate.amount
+        return None, claimed
+
+    @contextlib.contextmanager
+    def _budget_lock(self) -> Iterator[None]:
+        if isinstance(self.db, pw.PostgresqlDatabase):
+            with self.db.atomic():
+                self.db.execute_sql("SELECT pg_advisory_xact_lock(hashtext(%s))", (BUDGET_LOCK,))
+                yield
+            return
+        with self._write_transaction():  # SQLite: one writer at a time holds it already
+            yield
+
+    def _exceeded(self, reservation: Reservation, spent: dict[Limit, Decimal]) -> BudgetStop | None:
+        needed = reservation.estimate
+        for covered in reservation.limits:
+            if covered.cap.currency != needed.currency:
+                continue
+            if covered not in spent:
+                spent[covered] = self._spent_in(covered)
+            if spent[covered] + needed.amount > covered.cap.amount:
+                return BudgetStop(covered, Money(spent[covered], needed.currency), needed)
+        return None
+
+    def _spent_in(self, covered: Limit) -> Decimal:
+        """What is spent (reserved and settled) in a budget's scope: its running total; for a
+        balance, the route's spend since the balance was read."""
+        currency = covered.cap.currency
+        if covered.scope == "balance":
+            where = ((Spend.route == covered.key) & (Spend.currency == currency)
+                     & (Spend.created_at >= covered.since))
+            micros = Spend.select(pw.fn.COALESCE(pw.fn.SUM(Spend.amount), 0)).where(where).scalar()
+        else:
+            key = f"{covered.key}|{covered.day}" if covered.scope == "provider" else covered.key
+            micros = (SpendTotal.select(SpendTotal.amount)
+                      .where(SpendTotal.name == total_name(covered.scope, key, currency)).scalar())
+        return from_micros(int(micros or 0))
+
+    def _count(self, row: Spend, delta: int) -> None:
+        """Add ``delta`` micro-units to the running totals ``row`` counts in."""
+        if not delta:
+            return
+        for name in row.total_names:
+            (SpendTotal.insert(name=name, amount=delta)
+             .on_conflict(conflict_target=[SpendTotal.name], update={SpendTotal.amount: SpendTotal.amount + delta})
+             .execute())
+
+    def _reserve(self, task: Task, reservation: Reservation, day: str) -> None:
+        table = reservation.table_estimate
+        micros = to_micros(reservation.estimate.amount)
+        row = Spend(task_id=task.task_id, attempt=task.attempt, batch_id=task.batch_id, route=task.route,
+                    model=task.model, day=day, currency=reservation.estimate.currency, amount=micros,
+                    estimate=micros, table_estimate=to_micros(table.amount) if table is not None else None,
+                    state=SPEND_RESERVED, source=SOURCE_ESTIMATE, created_at=self.now())
+        with self.db.atomic():
+            row.save(force_insert=True)
+            self._count(row, micros)
+
+    def reserve(self, task: Task, reservation: Reservation, day: str) -> None:
+        """Record an attempt's estimate with no budget to check (no lock needed)."""
+        self._reserve(task, reservation, day)
+
+    def settle_spend(self, task: Task, cost: Money | None, source: str, produced: Produced | None,
+                     day: str) -> None:
+        """The attempt ended having spent ``cost`` (None: unknown, so its reservation stands as
+        its cost). Replaces the attempt's reservation; with none, records the cost alone."""
+        now = self.now()
+        produced_json = json.dumps(produced.to_json()) if produced is not None else None
+        with self.db.atomic():
+            # The window's change sweep reads task.updated_at: the row shows its cost at once.
+            Task.update(updated_at=now).where(Task.task_id == task.task_id).execute()
+            reserved = self._reserved_rows(task)
+            same = next((r for r in reserved if cost is None or r.currency == cost.currency), None)
+            for other in reserved:
+                if other is not same:  # reserved in another currency than the cost came in
+                    self._drop(other)
+            row = same or Spend(task_id=task.task_id, attempt=task.attempt, batch_id=task.batch_id,
+                                route=task.route, model=task.model, day=day, currency=cost.currency if cost else "",
+                                amount=0, created_at=now)
+            if cost is None and same is None:
+                return  # nothing reserved, nothing known: nothing to record
+            new_micros = to_micros(cost.amount) if cost is not None else row.amount
+            self._count(row, new_micros - row.amount)
+            row.amount, row.state, row.settled_at, row.produced = new_micros, SPEND_SETTLED, now, produced_json
+            if cost is not None:
+                row.source = source
+            row.save(force_insert=same is None)
+
+    def _reserved_rows(self, task: Task) -> list[Spend]:
+        return list(Spend.select().where((Spend.task_id == task.task_id) & (Spend.attempt == task.attempt)
+                                         & (Spend.state == SPEND_RESERVED)))
+
+    def _drop(self, row: Spend) -> None:
+        self._count(row, -row.amount)
+        Spend.delete().where(Spend.id == row.id).execute()
+
+    def release_spend(self, task: Task) -> None:
+        """The attempt spent nothing (it failed or went back to the queue before any charge)."""
+        with self.db.atomic():
+            for row in self._reserved_rows(task):
+                self._drop(row)
+
+    def spend_totals(self, day: str | None = None, batch_ids: Iterable[str] | None = None,
+                     route: str | None = None, settled_only: bool = False) -> Totals:
+        where: pw.Expression = Spend.id > 0
+        if day is not None:
+            where &= Spend.day == day
+        if batch_ids is not None:
+            where &= Spend.batch_id.in_(list(batch_ids))
+        if route is not None:
+            where &= Spend.route == route
+        if settled_only:
+            where &= Spend.state == SPEND_SETTLED
+        query = (Spend.select(Spend.currency, pw.fn.SUM(Spend.amount)).where(where).group_by(Spend.currency))
+        rows = cast(Iterable[tuple[str, int]], query.tuples())
+        return Totals(Money(from_micros(int(micros)), currency) for currency, micros in rows)
+
+    def spend_by_route(self, day: str) -> dict[str, Totals]:
+        query = (Spend.select(Spend.route, Spend.currency, pw.fn.SUM(Spend.amount)).where(Spend.day == day)
+                 .group_by(Spend.route, Spend.currency))
+        by_route: dict[str, Totals] = {}
+        for route, currency, micros in cast(Iterable[tuple[str, str, int]], query.tuples()):
+            by_route.setdefault(route, Totals()).add(Money(from_micros(int(micros)), currency))
+        return by_route
+
+    def batch_estimates(self, batch_ids: Iterable[str]) -> Totals:
+        """What was reserved for the batches' attempts: the estimate to set beside the actual."""
+        query = (Spend.select(Spend.currency, pw.fn.SUM(Spend.estimate))
+                 .where(Spend.batch_id.in_(list(batch_ids)) & Spend.estimate.is_null(False))
+                 .group_by(Spend.currency))
+        rows = cast(Iterable[tuple[str, int]], query.tuples())
+        return Totals(Money(from_micros(int(micros)), currency) for currency, micros in rows)
+
+    def task_spend(self, task_ids: Iterable[str]) -> dict[str, list[Spend]]:
+        """{task_id: its spend rows, oldest first} (every attempt's)."""
+        ids = list(task_ids)
+        found: dict[str, list[Spend]] = {}
+        for start in range(0, len(ids), _CHUNK):
+            query = Spend.select().where(Spend.task_id.in_(ids[start:start + _CHUNK])).order_by(Spend.id)
+            for row in query:
+                found.setdefault(row.task_id, []).append(row)
+        return found
+
+    def model_history(self, model: str, tasks: int = HISTORY_TASKS) -> History:
+        """What the model's latest settled tasks produced and cost (core.money.History)."""
+        rows = list(Spend.select().where((Spend.model == model) & (Spend.state == SPEND_SETTLED)
+                                         & (Spend.source != SOURCE_ESTIMATE))
+                    .order_by(Spend.id.desc()).limit(tasks))
+        history = History(tasks=len(rows))
+        if not rows:
+            return history
+        produced = [Produced.from_json(json.loads(r.produced)) for r in rows if r.produced]
+        if produced:
+            count = Decimal(len(produced))
+            history.output_tokens = sum((Decimal(p.output_tokens) for p in produced), Decimal(0)) / count
+            history.images = sum((Decimal(p.images) for p in produced), Decimal(0)) / count
+            history.seconds = sum((p.seconds for p in produced), Decimal(0)) / count
+            history.megapixels = sum((p.megapixels for p in produced), Decimal(0)) / count
+        for currency in {r.currency for r in rows}:
+            mine = [r for r in rows if r.currency == currency]
+            history.actual_per_task[currency] = from_micros(sum(r.amount for r in mine)) / len(mine)
+            told = [r for r in mine if r.source == SOURCE_PROVIDER and r.table_estimate]
+            if told:
+                history.correction[currency] = (Decimal(sum(r.amount for r in told))
+                                                / Decimal(sum(r.table_estimate or 0 for r in told)))
+        return history
 
     def heartbeat(self, task_ids: Iterable[str], owner: str) -> None:
         ids = list(task_ids)

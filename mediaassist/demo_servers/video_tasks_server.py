@@ -63,7 +63,7 @@ class Job:
     run_s: float
     outcome: str  # success | failed | canceled | expired
     deleted: bool = False
-    seconds: str = "4"
+    seconds: int = 4  # the video's length as asked for: what the service bills
     size: str = "720x1280"
     remixed_from: str | None = None
 
@@ -142,7 +142,8 @@ class VideoTaskFake:
                                                 ("#expire", "expired")) if marker in prompt), "success")
             job = Job(f"{prefix}{self.rng.getrandbits(96):024x}", model, prompt, now,
                       self.rng.uniform(*self.queued_s), self.rng.uniform(*self.run_s), outcome,
-                      seconds=str(body.get("seconds", remix_of.seconds if remix_of else "4")),
+                      seconds=_billed_seconds(self.flavour, body) if remix_of is None or "seconds" in body
+                      else remix_of.seconds,
                       size=str(body.get("size", remix_of.size if remix_of else "720x1280")),
                       remixed_from=remix_of.job_id if remix_of else None)
             self.jobs[job.job_id] = job
@@ -172,8 +173,9 @@ class VideoTaskFake:
         phase = job.phase(now)
         status = {"queued": "queued", "running": "in_progress", "success": "completed"}.get(phase, "failed")
         obj: dict[str, Any] = {"id": job.job_id, "object": "video", "model": job.model, "status": status,
-                               "progress": job.progress(now), "created_at": int(job.created), "seconds": job.seconds,
-                               "size": job.size, "prompt": job.prompt, "remixed_from_video_id": job.remixed_from,
+                               "progress": job.progress(now), "created_at": int(job.created),
+                               "seconds": str(job.seconds), "size": job.size, "prompt": job.prompt,
+                               "remixed_from_video_id": job.remixed_from,
                                "completed_at": None, "expires_at": None, "error": None}
         if status == "completed":
             obj.update(completed_at=int(job.done_at()), expires_at=int(job.done_at() + self.result_ttl_s))
@@ -190,13 +192,21 @@ class VideoTaskFake:
         if phase == "success":
             if self.words_name == "huawei":
                 obj["content"] = {"result_url": url}
-                obj["usage"] = {"duration": 5}
             else:
                 obj["url"] = url
+            obj["usage"] = {"duration": job.seconds}  # the seconds billed (Huawei MaaS, New API)
         if phase in ("failed", "expired"):
             obj["error"] = {"code": "generation_failed" if phase == "failed" else "expired",
                             "message": "generation failed (demo)" if phase == "failed" else "the task expired"}
         return obj
+
+
+def _billed_seconds(flavour: str, body: dict[str, Any]) -> int:
+    """The length a create asked for (already validated), or the service's default."""
+    if flavour == "openai-videos":
+        return int(str(body.get("seconds", "4")))
+    duration = body.get("duration")
+    return duration if isinstance(duration, int) and not isinstance(duration, bool) else 5
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -40,6 +40,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import MAX_CONCURRENCY_RANGE, ProviderConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.limiter import AIMDLimiter, ProbeBackoff
+from mediaassist.core.money import DEFAULT_MEGAPIXELS, Produced, megapixels_of
 from mediaassist.core.outputs import image_problem
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.base import MAX_RETRY_AFTER_S, TaskContext, TaskResult, parse_retry_after
@@ -274,7 +275,9 @@ class OpenAIProvider:
             path.write_bytes(content)
             files.append(str(path))
         ctx.log(f"{len(files)} image(s) saved to {out}")
-        return TaskResult(files=files, usage=_usage(data))
+        size = megapixels_of(body.get("size")) or DEFAULT_MEGAPIXELS
+        return TaskResult(files=files, usage=_usage(data),
+                          produced=Produced(images=len(files), megapixels=size * len(files)))
 
     def _messages(self, ctx: TaskContext, image_parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         system = ctx.task.system_prompt or ctx.model.options.get("system_prompt")

@@ -42,6 +42,15 @@ TEMPLATES = (
     tr_noop("input file {path} changed since import (size/hash differ); import the task again to send the new file"),
     tr_noop("simulated failure"),
     tr_noop("lane paused ({reason}); waits at the head of the queue until it is resumed"),
+    # money (core/budget.py, core/money.py): a task's cost, and why a budget stopped a lane or batch
+    tr_noop("cost {cost} ({source})"),
+    tr_noop("price table"),
+    tr_noop("estimate"),
+    tr_noop("coins"),
+    tr_noop("budget: {spent} of {cap} spent today"),
+    tr_noop("budget: {spent} of {cap} spent on batch {batch}"),
+    tr_noop("budget: {spent} of {cap} spent today on {provider}"),
+    tr_noop("balance: {left} left on {provider}, the next task needs about {needed}"),
     # poll lane: the account check at lane start (the window's lane row shows it)
     tr_noop("account: {plan}, balance {balance} {currency}, {running} task(s) running"),
     tr_noop("queue: the key runs {limit} task(s) at once"),
@@ -125,6 +134,10 @@ TEMPLATES = (
     tr_noop("params is not valid JSON"),
     tr_noop("params is not a JSON object"),
     tr_noop("priority {value} is not an integer"),
+    tr_noop("outside its hours {hours}; opens at {time}"),
+    tr_noop("outside its hours {hours}; opens at {time} tomorrow"),
+    tr_noop("not_before {value} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time with its offset, "
+            "or 23:00 for the next time the clock shows it)"),
     tr_noop("{path}: file not found"),
     tr_noop("{path}: the file is empty"),
     tr_noop("{path}: the file holds no tasks"),
@@ -330,7 +343,8 @@ TEMPLATES = (
 RESULT_TEMPLATES = (
     tr_noop("{service} job {remote_id}: {n} output(s)"),
     tr_noop("{service} job {remote_id}: {n} output(s); {figures}"),
-    tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins"),
+    tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount} {currency}"),
+    tr_noop("RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported"),
     tr_noop("[{model}] {prompt} ({seconds} s)"),  # the simulated providers
 )
 

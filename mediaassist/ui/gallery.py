@@ -58,8 +58,10 @@ from PySide6.QtWidgets import (
 )
 
 from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media
+from mediaassist.core.queries import task_costs
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.i18n import tr
+from mediaassist.ui.labels import money_text
 from mediaassist.ui.opener import open_externally
 from mediaassist.ui.player import MediaPlayer, playback_available
 
@@ -128,6 +130,7 @@ class MediaModel(QAbstractListModel):
         self.icon_px = icon_px
         self.whose = whose  # captions name the task (a grid of many tasks), or only the file (one task's strip)
         self.items: list[MediaItem] = []
+        self.costs: dict[str, str] = {}  # task id → what it cost, as the caption shows it
         self._rows_of: dict[str, list[int]] = {}
         self._pixmaps: OrderedDict[str, QPixmap] = OrderedDict()
         self._no_thumbnail: set[str] = set()
@@ -142,9 +145,10 @@ class MediaModel(QAbstractListModel):
         self._flush.timeout.connect(self._emit_changes)
         self.made = 0  # thumbnails delivered so far (the benchmark reads it)
 
-    def set_items(self, items: list[MediaItem]) -> None:
+    def set_items(self, items: list[MediaItem], costs: dict[str, str] | None = None) -> None:
         self.beginResetModel()
         self.items = items
+        self.costs = costs or {}
         self._rows_of = {}
         for row, item in enumerate(items):
             self._rows_of.setdefault(item.location, []).append(row)
@@ -166,10 +170,13 @@ class MediaModel(QAbstractListModel):
             return None
         item = self.items[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:  # whose it is first: outputs are often all "image-1.png"
-            if item.role == OUTPUT and self.whose:
-                return caption(item, 24)
             star = "★ " if item.picked else ""
-            return f"{star}{item.task_id} · {item.name}" if self.whose else f"{star}{item.name}"
+            if item.role == OUTPUT and self.whose:
+                text = caption(item, 24)
+            else:
+                text = f"{star}{item.task_id} · {item.name}" if self.whose else f"{star}{item.name}"
+            cost = self.costs.get(item.task_id) if item.role == OUTPUT else None
+            return f"{text} · {cost}" if cost else text
         if role == Qt.ItemDataRole.ToolTipRole:
             about = f"\n{tr('row {row}').format(row=item.row)} · {item.model}\n{item.prompt[:200]}" \
                 if item.role == OUTPUT and item.model else ""
@@ -490,7 +497,8 @@ class GalleryView(QWidget):
         shown = items[:MAX_GALLERY_ITEMS]
         if self.grouping.currentData():
             shown.sort(key=_batch_and_row)  # stable: the table's order within a row
-        self.model.set_items(shown)
+        costs = task_costs({item.task_id for item in shown if item.role == OUTPUT})
+        self.model.set_items(shown, {task_id: money_text(monies) for task_id, monies in costs.items()})
         # it says plainly that it follows the table's filter, and what it adds of its own
         text = tr("{n} media files of {tasks} tasks in the current view").format(n=len(shown), tasks=len(task_ids))
         if self._own_filter_on():

@@ -52,6 +52,11 @@ def resolve_language(choice: str) -> str:
 # The translators installed in the application. One list for the process, not one per
 # ``Translations``: the application is one, so switching language anywhere replaces them all.
 _installed: list[QTranslator] = []
+_language = ["en"]  # the window's language now (amounts are written as its locale writes them)
+
+
+def current_language() -> str:
+    return _language[0]
 
 
 class Translations:
@@ -71,6 +76,7 @@ class Translations:
         self.language = resolve_language(choice)
         # Dates and numbers in Qt's own widgets (a file dialog's "Date Modified") in the same language.
         QLocale.setDefault(QLocale("zh_CN" if self.language == "zh_CN" else "en_US"))
+        _language[0] = self.language
         if self.language != "en":
             qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
             # Qt's own strings (standard dialog buttons) come from qtbase_*.qm when it is shipped.

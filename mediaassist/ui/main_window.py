@@ -252,7 +252,7 @@ class MainWindow(QMainWindow):
                                     config_path)
         self.api_panel = QueuePanel(tr("API and polling pools"), [lane for lane in lanes if lane.kind != "web"],
                                     self.lanes.toggle_lane, config_path)
-        self.batches = BatchList(on_link=self._on_batch_link)
+        self.batches = BatchList(on_link=self._on_batch_link, per_batch=self.rt.config.budget.per_batch)
         top = QSplitter(Qt.Orientation.Horizontal)
         top.setChildrenCollapsible(False)
         for panel in (self.web_panel, self.api_panel):
@@ -448,7 +448,7 @@ class MainWindow(QMainWindow):
     def _show_stats(self, view: StatsView) -> None:
         self.web_panel.show_snapshot(view.snap, view.lanes, view.paused, view.blocked)
         self.api_panel.show_snapshot(view.snap, view.lanes, view.paused, view.blocked)
-        self.batches.show_snapshot(view.snap, self.stats.eta)
+        self.batches.show_snapshot(view.snap, self.stats.eta, view.paused)
         totals = view.snap.totals()
         self.tray.update(view.snap.totals_by_kind(), view.all_paused, bool(view.paused))
         self._refresh_filter_counts(totals, view)

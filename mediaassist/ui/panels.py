@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -22,13 +23,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mediaassist.core.budget import batch_pause_name
+from mediaassist.core.money import Money
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
 from mediaassist.runtime import LaneView
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.fit import ElidedLabel, scrollable
 from mediaassist.ui.i18n import labelled, tr
-from mediaassist.ui.labels import format_seconds
+from mediaassist.ui.labels import format_seconds, money_text
 
 
 @dataclass
@@ -110,8 +113,11 @@ class LaneRow:
         lines = self.lane.notes
         warnings = [translated(line) for line in lines if line.startswith("warning:")]
         # A blocked lane's reason matters most; else the account check's first warning.
-        self.status.setText(translated(blocked) if blocked else (warnings[0] if warnings else ""))
-        account = "\n".join([self.lane.name, *map(translated, lines)])
+        # what the account had left when last read (start, after a batch), in the room left
+        balance = (tr("balance {balance}").format(balance=money_text([self.lane.balance]))
+                   if self.lane.balance is not None else "")
+        self.status.setText(translated(blocked) if blocked else (warnings[0] if warnings else balance))
+        account = "\n".join([self.lane.name, *map(translated, lines), balance])
         self.name.setToolTip(account)
         gauge_text = tr("polled {n} of {limit}") if self.lane.kind == "poll" else tr("running {n} of {limit}")
         self.gauge.setToolTip(account)
@@ -175,9 +181,12 @@ class BatchList(QGroupBox):
     MAX_SHOWN = 6
     BAR_PX = 150
 
-    def __init__(self, on_link: Callable[[str], None] | None = None) -> None:
+    def __init__(self, on_link: Callable[[str], None] | None = None,
+                 per_batch: dict[str, Decimal] | None = None) -> None:
         super().__init__(tr("Batches"))
         self._on_link = on_link
+        self.per_batch = per_batch or {}  # [budget] per_batch, by currency
+        self._snap, self._paused = Snapshot(), dict[str, str]()
         # The rows scroll: the panel's height is the splitter's, not the number of batches.
         inner = QWidget()
         outer = QVBoxLayout(self)
@@ -199,7 +208,10 @@ class BatchList(QGroupBox):
         margins = self.contentsMargins()
         return margins.top() + margins.bottom() + 2 * rows * line + 8
 
-    def show_snapshot(self, snap: Snapshot, eta: Callable[[str], tuple[Estimate, float | None]]) -> None:
+    def show_snapshot(self, snap: Snapshot, eta: Callable[[str], tuple[Estimate, float | None]],
+                      paused: dict[str, str] | None = None) -> None:
+        """``paused``: the store's pauses; a batch its budget stopped shows why."""
+        self._snap, self._paused = snap, paused or {}
         unfinished = [b for b in snap.batch_order if b in snap.batch_routes]
         finished = [b for b in snap.batch_order if b not in snap.batch_routes]
         shown = (unfinished + finished)[:self.MAX_SHOWN]
@@ -242,8 +254,30 @@ class BatchList(QGroupBox):
         if progress.canceled:
             counts += " · " + tr("{canceled} canceled").format(canceled=progress.canceled)
         when = tr("finished") if progress.finished else eta_text(*eta(progress.batch))
-        row.detail.setText(f"{when} · {html.escape(counts)}" if "<a " in when else f"{html.escape(counts)} · {when}")
-        row.detail.setToolTip(f"{progress.batch}<br>{html.escape(counts)}<br>{when}")
+        money = self._money_line(progress.batch)
+        # One line: why it waits (its fix's link) first, else the counts first; money after.
+        line = f"{when} · {html.escape(counts)}" if "<a " in when else f"{html.escape(counts)} · {when}"
+        row.detail.setText(line + (f" · {money}" if money else ""))
+        row.detail.setToolTip(f"{html.escape(progress.batch)}<br>{html.escape(counts)}<br>{when}"
+                              + (f"<br>{money}" if money else ""))
+
+    def _money_line(self, batch: str) -> str:
+        """Spent (and reserved for running tasks) beside the estimate, what the batch's budget
+        leaves, and why its budget stopped it (rich text, "" when there is nothing to say)."""
+        spent, estimated = self._snap.batch_spent.get(batch), self._snap.batch_estimate.get(batch)
+        parts = []
+        if spent:
+            parts.append(tr("spent {spent} of estimated {estimate}").format(
+                spent=money_text(spent.monies()), estimate=money_text(estimated.monies() if estimated else [])))
+            left = [Money(cap - spent.get(currency).amount, currency) for currency, cap in self.per_batch.items()
+                    if currency in spent.by_currency]
+            if left:
+                parts.append(tr("budget left {left}").format(left=money_text(left)))
+        line = html.escape(" · ".join(parts))
+        stopped = self._paused.get(batch_pause_name(batch))
+        if stopped:
+            line += (" · " if line else "") + f'<span style="color: #c62828">{html.escape(translated(stopped))}</span>'
+        return line
 
 
 def elide_end(text: str, limit: int) -> str:

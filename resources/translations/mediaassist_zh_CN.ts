@@ -168,6 +168,38 @@
       <translation>通道已暂停（{reason}）；在队首等待，直到通道恢复</translation>
     </message>
     <message>
+      <source>cost {cost} ({source})</source>
+      <translation>费用 {cost}（{source}）</translation>
+    </message>
+    <message>
+      <source>price table</source>
+      <translation>价格表</translation>
+    </message>
+    <message>
+      <source>estimate</source>
+      <translation>估算</translation>
+    </message>
+    <message>
+      <source>coins</source>
+      <translation>个币</translation>
+    </message>
+    <message>
+      <source>budget: {spent} of {cap} spent today</source>
+      <translation>预算：今日已花费 {spent}，上限 {cap}</translation>
+    </message>
+    <message>
+      <source>budget: {spent} of {cap} spent on batch {batch}</source>
+      <translation>预算：批次 {batch} 已花费 {spent}，上限 {cap}</translation>
+    </message>
+    <message>
+      <source>budget: {spent} of {cap} spent today on {provider}</source>
+      <translation>预算：{provider} 今日已花费 {spent}，上限 {cap}</translation>
+    </message>
+    <message>
+      <source>balance: {left} left on {provider}, the next task needs about {needed}</source>
+      <translation>余额：{provider} 仅剩 {left}，下一个任务约需 {needed}</translation>
+    </message>
+    <message>
       <source>account: {plan}, balance {balance} {currency}, {running} task(s) running</source>
       <translation>账户：{plan}，余额 {balance} {currency}，正在运行 {running} 个任务</translation>
     </message>
@@ -450,6 +482,18 @@
     <message>
       <source>priority {value} is not an integer</source>
       <translation>priority {value} 不是整数</translation>
+    </message>
+    <message>
+      <source>outside its hours {hours}; opens at {time}</source>
+      <translation>不在工作时段 {hours} 内；{time} 开始</translation>
+    </message>
+    <message>
+      <source>outside its hours {hours}; opens at {time} tomorrow</source>
+      <translation>不在工作时段 {hours} 内；明天 {time} 开始</translation>
+    </message>
+    <message>
+      <source>not_before {value} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time with its offset, or 23:00 for the next time the clock shows it)</source>
+      <translation>not_before {value} 不是时间（可用：2026-12-03 23:00、带时区偏移的 ISO 8601 时间，或 23:00 表示下一次到这个钟点）</translation>
     </message>
     <message>
       <source>{path}: file not found</source>
@@ -1104,8 +1148,12 @@
       <translation>{service} 作业 {remote_id}：{n} 个输出；{figures}</translation>
     </message>
     <message>
-      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins</source>
-      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{coins} 个币</translation>
+      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount} {currency}</source>
+      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，{amount} {currency}</translation>
+    </message>
+    <message>
+      <source>RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported</source>
+      <translation>RunningHub 任务 {remote_id}：{n} 个输出，用时 {seconds} 秒，未报告扣费</translation>
     </message>
     <message>
       <source>[{model}] {prompt} ({seconds} s)</source>
@@ -1206,6 +1254,10 @@
     <message>
       <source>Error</source>
       <translation>错误</translation>
+    </message>
+    <message>
+      <source>Cost</source>
+      <translation>费用</translation>
     </message>
     <message>
       <source>Log</source>
@@ -1456,6 +1508,14 @@
       <translation>导入</translation>
     </message>
     <message>
+      <source>Estimated cost: about {total}</source>
+      <translation>估算费用：约 {total}</translation>
+    </message>
+    <message>
+      <source>{model}: {n} task(s), about {cost}</source>
+      <translation>{model}：{n} 个任务，约 {cost}</translation>
+    </message>
+    <message>
       <source>Default model</source>
       <translation>默认模型</translation>
     </message>
@@ -1498,6 +1558,10 @@
     <message>
       <source>Errors ({n})</source>
       <translation>错误（{n}）</translation>
+    </message>
+    <message>
+      <source>{n} with no price</source>
+      <translation>{n} 个无价格</translation>
     </message>
     <message>
       <source>Input files of task {n}:</source>
@@ -1602,6 +1666,10 @@
     <message>
       <source>{h} h {m:02d} min</source>
       <translation>{h} 小时 {m:02d} 分</translation>
+    </message>
+    <message>
+      <source>reported by the provider</source>
+      <translation>服务方报告</translation>
     </message>
     <message>
       <source>Web</source>
@@ -1964,6 +2032,10 @@
       <translation>等待 {pending} · 完成 {done} · 失败 {failed}</translation>
     </message>
     <message>
+      <source>balance {balance}</source>
+      <translation>余额 {balance}</translation>
+    </message>
+    <message>
       <source>ETA: measuring (no {kind} task has finished yet)</source>
       <translation>预计时间：测算中（还没有{kind}任务完成）</translation>
     </message>
@@ -1974,6 +2046,14 @@
     <message>
       <source>{canceled} canceled</source>
       <translation>已取消 {canceled}</translation>
+    </message>
+    <message>
+      <source>spent {spent} of estimated {estimate}</source>
+      <translation>已花费 {spent}，估算 {estimate}</translation>
+    </message>
+    <message>
+      <source>budget left {left}</source>
+      <translation>预算剩余 {left}</translation>
     </message>
     <message>
       <source>account {name} needs login</source>
@@ -2166,6 +2246,18 @@
     <message>
       <source>{n} files</source>
       <translation>{n} 个文件</translation>
+    </message>
+    <message>
+      <source>Cost: {cost} ({source})</source>
+      <translation>费用：{cost}（{source}）</translation>
+    </message>
+    <message>
+      <source>Estimated: {estimate}</source>
+      <translation>估算：{estimate}</translation>
+    </message>
+    <message>
+      <source>, </source>
+      <translation>、</translation>
     </message>
     <message>
       <source>{kind}: {running} running · {waiting} waiting · {failed} failed</source>

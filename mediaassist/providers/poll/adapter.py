@@ -23,6 +23,7 @@ from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.media import iter_file_chunks
+from mediaassist.core.money import Money, Produced
 from mediaassist.core.secrets import redact
 from mediaassist.providers.poll.lean_http import LeanClient, LeanHTTPError, LeanResponse
 
@@ -56,6 +57,7 @@ class RemoteStatus:
     outputs: list[RemoteOutput] | None = None  # when the status answer carries them
     usage: dict[str, int] | None = None  # the figures the service reported (tokens, seconds, credits)
     body: Any = None  # the answer itself, for an adapter that needs more requests to find the results
+    produced: Produced | None = None  # a finished task's charge as the service reported it (RunningHub)
 
 
 @dataclass
@@ -106,6 +108,7 @@ class HttpAdapter:
         self._client: httpx.AsyncClient | None = None
         self._poll_client: LeanClient | None = None
         self._api_key: str | None = None
+        self.last_balance: Money | None = None  # as the pre-flight or read_balance last saw it
 
     def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
         self._client, self._poll_client, self._api_key = client, poll_client, api_key
@@ -130,6 +133,7 @@ class PollAdapter(Protocol):
     # True: local media inputs are uploaded first (``upload``) and the create names them;
     # False: they travel inside the create request itself.
     uploads_inputs: bool
+    last_balance: Money | None  # the account's balance as last seen (pre-flight), if it tells
 
     def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
         """The clients of the running loop: httpx for everything, the lean one (when there is
@@ -139,6 +143,10 @@ class PollAdapter(Protocol):
     async def preflight(self) -> list[str]:
         """Read-only look at the account at lane start; lines worth showing (warnings start
         with "warning:")."""
+        ...
+
+    async def read_balance(self) -> Money | None:
+        """What the account has left, where the service says (None: it does not)."""
         ...
 
     async def upload(self, entry: dict[str, Any]) -> str:
@@ -151,7 +159,8 @@ class PollAdapter(Protocol):
 
     async def results(self, ctx: TaskContext, remote_id: str,
                       status: RemoteStatus) -> tuple[list[RemoteOutput], str]:
-        """A succeeded task's files to download and the result text (outputs, cost)."""
+        """A succeeded task's files to download and the result text (outputs, cost); sets
+        ``status.produced`` when the answers tell what the task was billed."""
         ...
 
     async def cancel(self, remote_id: str) -> None:

@@ -17,6 +17,7 @@ import logging
 import math
 import random
 import re
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -24,12 +25,14 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from mediaassist.core.budget import is_budget_pause
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.lane_api import StopReason, TaskContext, TaskResult
 from mediaassist.core.media import fresh_upload_name, upload_key, verify_unchanged
 from mediaassist.core.media_items import media_kind
+from mediaassist.core.money import Money
 from mediaassist.core.outputs import BrokenDownload, verify_download
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.poll.adapter import (
@@ -76,6 +79,8 @@ class PollProvider:
         self._client: httpx.AsyncClient | None = None
         self._poll_client: LeanClient | None = None
         self.preflight_lines: list[str] = []
+        self.balance: Money | None = None
+        self.balance_read_at = 0.0
 
     async def start(self) -> None:
         self._api_key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
@@ -88,6 +93,8 @@ class PollProvider:
         self.adapter.open(self._client, self._poll_client, self._api_key)
         if self._api_key:
             self.preflight_lines = await self.preflight()
+            if self.adapter.last_balance is not None:
+                self.balance, self.balance_read_at = self.adapter.last_balance, time.time()
         for line in self.preflight_lines:
             log.log(logging.WARNING if line.startswith("warning:") else logging.INFO, "[%s] %s", self.lane, line)
 
@@ -105,6 +112,19 @@ class PollProvider:
             return [f"warning: account check failed: {exc}"]
         except TimeoutError:
             return [f"warning: account check gave no answer in {PREFLIGHT_TIMEOUT_S:.0f} s"]
+
+    async def read_balance(self) -> Money | None:
+        """The account's balance now, if the service tells it (kept with the time it was read);
+        a service that does not answer leaves the last one known."""
+        try:
+            async with asyncio.timeout(PREFLIGHT_TIMEOUT_S):
+                balance = await self.adapter.read_balance()
+        except (Unusable, PauseLane, TimeoutError) as exc:
+            log.info("[%s] balance not read: %s", self.lane, exc)
+            return self.balance
+        if balance is not None:
+            self.balance, self.balance_read_at = balance, time.time()
+        return self.balance
 
     async def close(self) -> None:
         if self._client is not None:
@@ -213,7 +233,8 @@ class PollProvider:
                       "or api_key)")
             raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
         paused = ctx.store.paused_lanes().get(self.lane)
-        if paused is not None:
+        # A budget pause stops claims, not the tasks already claimed (and reserved) within it.
+        if paused is not None and not is_budget_pause(paused):
             raise Requeue(f"lane paused ({paused}); waits at the head of the queue until it is resumed")
 
     async def _send_create(self, ctx: TaskContext) -> str:
@@ -336,7 +357,7 @@ class PollProvider:
         except PauseLane as pause:
             raise self._pause(ctx, pause) from None
         files = await self._download_all(ctx, remote_id, outputs)
-        return TaskResult(text=text, files=files, usage=status.usage)
+        return TaskResult(text=text, files=files, usage=status.usage, produced=status.produced)
 
     async def _results(self, ctx: TaskContext, remote_id: str, status: RemoteStatus) -> tuple[list[RemoteOutput], str]:
         """The adapter's results, asked again a few times when a further request of it fails."""

@@ -27,6 +27,7 @@ from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.media import verify_unchanged
+from mediaassist.core.money import Money
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.core.task_profiles import Request, TaskApiProfile, path_text
 from mediaassist.core.task_templates import MISSING, Several, dig, placeholders, plain, render
@@ -287,6 +288,9 @@ class TaskApiAdapter(HttpAdapter):
         word = str(label).lower()
         return RemoteState(self.profile.states.get(word, "running")), str(label)
 
+    async def read_balance(self) -> Money | None:
+        return None  # none of the task-API shapes has a balance route
+
     def _outputs(self, body: Any, remote_id: str) -> list[RemoteOutput]:
         expires = dig(body, self.profile.result_expires_at) if self.profile.result_expires_at else MISSING
         expires_at = float(expires) if isinstance(expires, (int, float)) and not isinstance(expires, bool) else None
@@ -325,7 +329,7 @@ class TaskApiAdapter(HttpAdapter):
             raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id} completed without a result "
                                                 "URL", retry=False)
         if status.usage:
-            figures = ", ".join(f"{name} {value}" for name, value in status.usage.items())
+            figures = ", ".join(f"{name}: {value}" for name, value in status.usage.items())  # data keys
             return outputs, f"{self.service} job {remote_id}: {len(outputs)} output(s); {figures}"
         return outputs, f"{self.service} job {remote_id}: {len(outputs)} output(s)"
 
