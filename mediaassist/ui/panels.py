@@ -117,7 +117,7 @@ class LaneRow:
         balance = (tr("balance {balance}").format(balance=money_text([self.lane.balance]))
                    if self.lane.balance is not None else "")
         self.status.setText(translated(blocked) if blocked else (warnings[0] if warnings else balance))
-        account = "\n".join([self.lane.name, *map(translated, lines), balance])
+        account = "\n".join(filter(None, [self.lane.name, *map(translated, lines), balance]))
         self.name.setToolTip(account)
         gauge_text = tr("polled {n} of {limit}") if self.lane.kind == "poll" else tr("running {n} of {limit}")
         self.gauge.setToolTip(account)

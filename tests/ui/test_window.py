@@ -607,6 +607,6 @@ async def test_an_estimate_before_import_then_costs_and_a_batch_budget_in_the_wi
         assert app.window.detail.cost.text() == "Cost: ¥0.40 (price table) · Estimated: ¥0.40"
         [batch] = {t.batch_id for t in store.tasks()}
         await wait_until(lambda: any(f"budget: ¥0.80 of ¥1.00 spent on batch {batch}" in label.text()
-                                     for label, _bar in app.window.batches._rows))
+                                     for label in (row.detail for row in app.window.batches._rows)))
     finally:
         await stop_app(app)
