@@ -34,4 +34,5 @@ def test_every_lane_and_its_failed_count_show_at_1366x768(tmp_path: Path, langua
     assert report.get("problems") == [], report
     assert report["maximized"] and report["lanes"] == 6 and report["batches_seen"] >= 3
     # pending rows: Result and Error as narrow as their titles, the Prompt wider than both together
-    assert report["prompt_px"] >= 250 and report["result_px"] < 100 and report["error_px"] < 100, report
+    assert report["result_px"] < 100 and report["error_px"] < 100, report
+    assert report["prompt_px"] >= 200 and report["prompt_px"] > report["result_px"] + report["error_px"], report
