@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import signal
 import sys
@@ -127,7 +128,7 @@ def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
         print("mediaassist run: give FILE... (or --all to run the whole queue)", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        return asyncio.run(_run(args, options))
+        return asyncio.run(_run(args, dataclasses.replace(options, leave_held_accounts=True)))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
 
@@ -495,6 +496,10 @@ def _retry(args: argparse.Namespace, store: Store) -> int:
         print(f"mediaassist: {task.task_id} is {task.state}; only finished tasks are run again",
               file=sys.stderr)
     count = store.retry(args.task_ids, args.batch, all_failed=args.failed)
+    if not count and not args.task_ids:  # nothing failed: good news, not an error
+        where = f" in batch {args.batch}" if args.batch else ""
+        print(f"nothing to retry: no failed{' or canceled' if args.batch else ''} task{where}")
+        return EXIT_OK
     print(f"{_count(count, 'task')} queued again; they run while the app is open, or at the next "
           "`mediaassist run` of their file")
     return EXIT_OK if count else EXIT_FAILED

@@ -103,6 +103,8 @@ class Runtime:
                 # must not find them flipped to "needs login" by a second demo process.
                 for name in (name for name, ok in demo.logins.items() if ok):
                     self.store.set_login_state(name, "ok")
+            if self.options.leave_held_accounts:
+                self._leave_held_accounts()
             # Imported here: a headless command that only reads the store never loads a provider.
             from mediaassist.providers.registry import build_providers
 
@@ -115,6 +117,25 @@ class Runtime:
             await self._stack.aclose()
             raise
         return self
+
+    def _leave_held_accounts(self) -> None:
+        """A `run` beside the window: the accounts whose browser it holds get no lane here (their
+        tasks are the window's). Nothing is wrong, so it is said once, at info level."""
+        try:
+            from mediaassist.providers.web import profile_holder
+        except ImportError:  # no web lane installed: no browser to share
+            return
+        held = {acct.name: holder for acct in self.config.accounts
+                if (holder := profile_holder(self.data_dir, acct.name)) is not None}
+        if not held:
+            return
+        self.config.accounts = [acct for acct in self.config.accounts if acct.name not in held]
+        holders = ", ".join(sorted({str(holder.get("pid", "?")) for holder in held.values()}))
+        if self.config.accounts:  # some are free: this run takes those too
+            log.info("web accounts %s are run by the window (process %s); this run takes the other accounts, "
+                     "API and poll work", ", ".join(sorted(held)), holders)
+        else:
+            log.info("web accounts are run by the window (process %s); this run takes API and poll work", holders)
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:

@@ -28,6 +28,9 @@ class RuntimeOptions:
     # status and other commands that only look: demo accounts are not logged in, nothing about
     # logins is written (another process may be using those accounts right now).
     read_only: bool = False
+    # `run`: web accounts whose browser another process holds (a window running them) are left
+    # to it; this run takes the rest of the work.
+    leave_held_accounts: bool = False
 
     @classmethod
     def from_arguments(cls, args: argparse.Namespace) -> RuntimeOptions:

@@ -1426,6 +1426,9 @@ class Store:
         updated = Task.update(changes).where(_attempt_is(task)).execute()
         if updated != 1:
             return None
+        # The caller's row shows what was written: the scheduler's listeners (the tray's failure
+        # notice) read the kind from it, and a first attempt's row had none.
+        task.error_kind, task.error = kind.value, redact(message)
         return PENDING if retry else FAILED
 
     def finish_canceled(self, task: Task, message: str = "canceled by operator") -> bool:

@@ -119,7 +119,7 @@ def test_the_batch_panel_shows_spent_estimated_budget_left_and_the_stop(store: S
     panel = BatchList(per_batch=config.budget.per_batch)
     panel.show_snapshot(Queries(store).snapshot(), lambda _batch: (Estimate(seconds=60.0), 60.0),
                         store.paused_lanes())
-    label = panel._rows[0][0].text()
+    label = panel._rows[0].detail.text()
     # spent counts what is reserved for the running task too: the budget it holds
     assert "已花费 ¥1.20, US$1,234.50，估算 ¥1.20, US$1,234.50 · 预算剩余 ¥0.10" in label
     assert "预算：批次 b1 已花费 ¥1.20，上限 ¥1.30" in label
