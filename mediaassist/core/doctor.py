@@ -9,6 +9,7 @@ file itself is never changed or moved: that is the operator's decision, with the
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import sqlite3
 from dataclasses import dataclass, field
@@ -34,8 +35,7 @@ def examine(path: Path, backups: Path) -> DoctorReport:
     checkpoint it when healthy, recover its readable rows when not. Raises OSError when the copy
     cannot be made (no room): nothing else is tried then."""
     stamp = datetime.now(tz=UTC).strftime("%Y%m%dT%H%M%SZ")
-    backup = backups / f"{path.name}-{stamp}"
-    backup.mkdir(parents=True)
+    backup = _new_folder(backups, f"{path.name}-{stamp}")
     for companion in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         if companion.exists():
             shutil.copy2(companion, backup / companion.name)
@@ -58,6 +58,19 @@ def _integrity_problems(path: Path) -> list[str]:
     except sqlite3.DatabaseError as exc:
         return [f"cannot be checked: {exc}"]
     return [] if rows == ["ok"] else rows
+
+
+def _new_folder(parent: Path, name: str) -> Path:
+    """A folder of its own: a second run within the same second gets ``NAME-2``, never the first's."""
+    parent.mkdir(parents=True, exist_ok=True)
+    for n in itertools.count(1):
+        folder = parent / (name if n == 1 else f"{name}-{n}")
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return folder
+    raise AssertionError("unreachable")
 
 
 def _recover(path: Path, report: DoctorReport) -> None:
