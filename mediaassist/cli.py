@@ -20,17 +20,28 @@ import signal
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from mediaassist import __version__
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault, TaskError
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.location import refuse_url_as_path
+from mediaassist.core.messages import (
+    ENGLISH,
+    LANGUAGES,
+    Message,
+    language_from_environment,
+    listed,
+    msg,
+    normalized_language,
+    render,
+)
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.secrets import install_log_filter
-from mediaassist.core.store import FINAL_STATES, Store, Task, classify_fault, iso
+from mediaassist.core.store import FINAL_STATES, PAUSED_BY_OPERATOR, Store, Task, classify_fault, iso
 from mediaassist.runtime import Runtime, RuntimeOptions, load_app_config, open_store
 from mediaassist.status import lane_status, poll_account_checks, processes_at_work
 
@@ -45,16 +56,17 @@ def main(argv: list[str] | None = None) -> int:
     else:
         args = _gui_parser().parse_args(argv)
         args.command = None
+    _OUT.language = args.lang or language_from_environment()
     _setup_logging(args)
     # A warning (say, a config file others can read) is a message to the operator, not a trace.
     warnings.formatwarning = lambda message, *_rest, **_kw: f"mediaassist: warning: {message}\n"
     try:
         return _dispatch(args)
     except ConfigError as exc:
-        print(f"mediaassist: config error: {exc}", file=sys.stderr)
+        say(msg("mediaassist: config error: {reason}", reason=exc.message))
         return EXIT_BAD_INPUT
     except ImportFileError as exc:
-        print(f"mediaassist: cannot import: {exc}", file=sys.stderr)
+        say(msg("mediaassist: cannot import: {reason}", reason=exc.message))
         return EXIT_BAD_INPUT
     except StorageFault as fault:
         return report_storage_fault(fault)
@@ -67,8 +79,21 @@ def main(argv: list[str] | None = None) -> int:
 
 def report_storage_fault(fault: StorageFault) -> int:
     """The one line for a store that cannot be used, and its exit code (also used by the window)."""
-    print(f"mediaassist: {fault}", file=sys.stderr)
+    say(msg("mediaassist: {reason}", reason=fault.message))
     return EXIT_DISK_FULL if fault.disk_full else EXIT_BAD_INPUT
+
+
+@dataclass
+class _Output:
+    language: str = ENGLISH  # --lang, else the locale's (LC_ALL, LC_MESSAGES, LANG)
+
+
+_OUT = _Output()
+
+
+def say(message: Message, *, to: TextIO | None = None, end: str = "\n") -> None:
+    """One line for the operator in the CLI's language; on stderr unless ``to`` says otherwise."""
+    print(render(message, _OUT.language), file=to or sys.stderr, end=end, flush=True)
 
 
 def _command_first(argv: list[str]) -> list[str]:
@@ -83,7 +108,7 @@ def _command_first(argv: list[str]) -> list[str]:
     return argv
 
 
-_VALUE_OPTIONS = ("--config", "--data-dir", "--speed", "--store")
+_VALUE_OPTIONS = ("--config", "--data-dir", "--speed", "--store", "--lang")
 
 
 # --- parsers ----------------------------------------------------------------------------------
@@ -99,9 +124,22 @@ def _common(parser: argparse.ArgumentParser, speed: bool = True) -> None:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
     parser.add_argument("--demo", action="store_true",
                         help="use the built-in demo providers (kept apart in DATA_DIR/demo)")
+    _lang_option(parser)
     if speed:
         parser.add_argument("--speed", type=_positive_float, default=1.0, metavar="N",
                             help="divide every demo duration and scheduler timer by N")
+
+
+def _lang_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lang", type=_language, metavar="LANG",
+                        help=f"language of the messages: {', '.join(LANGUAGES)} (default: from LC_ALL/LANG)")
+
+
+def _language(text: str) -> str:
+    try:
+        return normalized_language(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _data_dir(text: str) -> Path:
@@ -280,7 +318,7 @@ class _open_store:
 
 def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if not args.files and not args.all:
-        print("mediaassist run: give FILE... (or --all to run the whole queue)", file=sys.stderr)
+        say(msg("mediaassist run: give FILE... (or --all to run the whole queue)"))
         return EXIT_BAD_INPUT
     try:
         return asyncio.run(_run(args, options))
@@ -320,8 +358,7 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if args.json:
             print(json.dumps(_run_summary(rt.store, batch_ids, tasks), ensure_ascii=False, indent=1))
         if interrupted.is_set():
-            print("mediaassist: interrupted; unfinished tasks stay queued and resume on the next run",
-                  file=sys.stderr)
+            say(msg("mediaassist: interrupted; unfinished tasks stay queued and resume on the next run"))
             return EXIT_INTERRUPTED
     if bad_rows:
         return EXIT_BAD_INPUT
@@ -354,20 +391,21 @@ def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[
     batch_ids: list[str] = []
     bad_rows = 0
     for report in reports:
-        for warning in getattr(report, "warnings", []):
-            print(f"{report.source}: warning: {warning}", file=sys.stderr)
+        for warning in report.warnings:
+            say(msg("{path}: warning: {reason}", path=report.source, reason=warning))
         for error in report.errors:
-            print(f"{report.source}: {error}", file=sys.stderr)
+            say(msg("{path}: {reason}", path=report.source, reason=error.text))
         bad_rows += len(report.errors)
         outcome = rt.enqueue_report(report)
         task_ids += outcome.inserted + outcome.skipped
         batch_ids += sorted({t.batch_id for t in _tasks_by_id(rt.store, outcome.inserted + outcome.skipped)})
-        queued = (f"{_count(len(outcome.inserted), 'task')} queued as batch {outcome.batch_id}"
-                  if outcome.inserted else "nothing new queued")
-        print(f"{report.source}: {queued}"
-              + (f", {_count(len(outcome.skipped), 'task')} already in the store (resumed as they are)"
-                 if outcome.skipped else "")
-              + (f", {_count(len(report.errors), 'bad row')} skipped" if report.errors else ""), file=sys.stderr)
+        parts = [msg("{tasks} queued as batch {batch}", tasks=_tasks(len(outcome.inserted)), batch=outcome.batch_id)
+                 if outcome.inserted else msg("nothing new queued")]
+        if outcome.skipped:
+            parts.append(msg("{tasks} already in the store (resumed as they are)", tasks=_tasks(len(outcome.skipped))))
+        if report.errors:
+            parts.append(msg("{rows} skipped", rows=_bad_rows(len(report.errors))))
+        say(msg("{path}: {reason}", path=report.source, reason=listed(parts)))
     return task_ids, sorted(set(batch_ids)), bad_rows
 
 
@@ -393,12 +431,12 @@ def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:
     if not left:
         return
     blocked = rt.scheduler.blocked_lanes()
-    print(f"mediaassist: {_count(len(left), 'task')} could not run and stay queued:", file=sys.stderr)
+    say(msg("mediaassist: {tasks} could not run and stay queued:", tasks=_tasks(len(left))))
     for lane, reason in sorted(blocked.items()):
-        hint = "" if lane.startswith("web:") else f"; resume with: mediaassist lanes resume {lane}"
-        print(f"  {lane}: {reason}{hint}", file=sys.stderr)
+        say(msg("  {lane}: {reason}", lane=lane, reason=reason) if lane.startswith("web:") else
+            msg("  {lane}: {reason}; resume with: mediaassist lanes resume {lane}", lane=lane, reason=reason))
     if not blocked:
-        print("  no lane in the config can run their model", file=sys.stderr)
+        say(msg("  no lane in the config can run their model"))
 
 
 def _run_summary(store: Store, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
@@ -445,9 +483,11 @@ class _Progress:
         for (_route, _account, _pinned, state), n in self.store.batch_counts(self.batch_ids).items():
             count[state] += n
         done = count["success"] + count["failed"] + count["canceled"]
-        line = (f"[{now - self.started:5.0f}s] {done}/{sum(count.values())} done: {count['success']} ok, "
-                f"{count['failed']} failed, {count['canceled']} canceled; "
-                f"{count['running']} running, {count['pending']} queued")
+        line = render(msg("[{seconds}s] {done}/{total} done: {ok} ok, {failed} failed, {canceled} canceled; "
+                          "{running} running, {pending} queued", seconds=format(now - self.started, "5.0f"),
+                          done=done, total=sum(count.values()), ok=count["success"], failed=count["failed"],
+                          canceled=count["canceled"], running=count["running"], pending=count["pending"]),
+                      _OUT.language)
         if line[8:] == self.last_line[8:] and not self.tty:
             return
         self.last_line = line
@@ -500,49 +540,60 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             print(f"    {check}")
     if not lanes:
         where = options.config_path or default_config_path()
-        print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo")
-    print("at work on this store: " + (", ".join(f"{host} ({_count(n, 'process', 'processes')})"
-                                                  for host, n in at_work.items()) or "no mediaassist process"))
+        say(msg("no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo",
+                where=where), to=sys.stdout)
+    hosts = [msg("{host} ({processes})", host=host, processes=_processes(n)) for host, n in at_work.items()]
+    say(msg("at work on this store: {hosts}", hosts=listed(hosts) if hosts else msg("no mediaassist process")),
+        to=sys.stdout)
     return EXIT_OK
 
 
 def _cancel(args: argparse.Namespace, store: Store) -> int:
     if not args.task_ids and not args.batch:
-        print("mediaassist cancel: give TASK_ID... or --batch ID", file=sys.stderr)
+        say(msg("mediaassist cancel: give TASK_ID... or --batch ID"))
         return EXIT_BAD_INPUT
     if _unknown_ids(store, args.task_ids):
         return EXIT_BAD_INPUT
     result = store.cancel(args.task_ids, args.batch)
-    print(f"{_count(result['canceled'], 'task')} canceled, "
-          f"{_count(result['cancel_requested'], 'running task')} asked to stop")
+    running = result["cancel_requested"]
+    say(msg("{tasks} canceled, {running} asked to stop", tasks=_tasks(result["canceled"]),
+            running=msg("1 running task") if running == 1 else msg("{n} running tasks", n=running)), to=sys.stdout)
     return EXIT_OK if sum(result.values()) else EXIT_FAILED
 
 
 def _retry(args: argparse.Namespace, store: Store) -> int:
     if not (args.task_ids or args.failed or args.batch):
-        print("mediaassist retry: give TASK_ID..., --batch ID or --failed", file=sys.stderr)
+        say(msg("mediaassist retry: give TASK_ID..., --batch ID or --failed"))
         return EXIT_BAD_INPUT
     if _unknown_ids(store, args.task_ids):
         return EXIT_BAD_INPUT
     unfinished = [t for t in _tasks_by_id(store, args.task_ids) if t.state not in FINAL_STATES]
     for task in unfinished:
-        print(f"mediaassist: {task.task_id} is {task.state}; only finished tasks are run again",
-              file=sys.stderr)
+        say(msg("mediaassist: {task_id} is {state}; only finished tasks are run again",
+                task_id=task.task_id, state=task.state))
     count = store.retry(args.task_ids, args.batch, all_failed=args.failed)
-    print(f"{_count(count, 'task')} queued again; they run while the app is open, or at the next "
-          "`mediaassist run` of their file")
+    say(msg("{tasks} queued again; they run while the app is open, or at the next `mediaassist run` of their file",
+            tasks=_tasks(count)), to=sys.stdout)
     return EXIT_OK if count else EXIT_FAILED
 
 
 def _unknown_ids(store: Store, task_ids: list[str]) -> bool:
     missing = store.missing(task_ids)
     for task_id in missing:
-        print(f"mediaassist: no task {task_id!r}", file=sys.stderr)
+        say(msg("mediaassist: no task {task_id}", task_id=repr(task_id)))
     return bool(missing)
 
 
-def _count(n: int, noun: str, plural: str | None = None) -> str:
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+def _tasks(n: int) -> Message:
+    return msg("1 task") if n == 1 else msg("{n} tasks", n=n)
+
+
+def _bad_rows(n: int) -> Message:
+    return msg("1 bad row") if n == 1 else msg("{n} bad rows", n=n)
+
+
+def _processes(n: int) -> Message:
+    return msg("1 process") if n == 1 else msg("{n} processes", n=n)
 
 
 def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> int:
@@ -555,10 +606,10 @@ def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -
             print(f"{acct.name:<20} site {acct.site:<16} {state:<9} login {acct.login_state:<11} "
                   f"on {acct.host or 'any machine'}{error}")
         if not store.accounts():
-            print("no accounts: add [[accounts]] to the config")
+            say(msg("no accounts: add [[accounts]] to the config"), to=sys.stdout)
         return EXIT_OK
     if not store.set_account_enabled(args.name, args.action == "enable"):
-        print(f"mediaassist: no account named {args.name!r}", file=sys.stderr)
+        say(msg("mediaassist: no account named {name}", name=repr(args.name)))
         return EXIT_BAD_INPUT
     print(f"{args.name}: {args.action}d")
     return EXIT_OK
@@ -581,8 +632,8 @@ async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int
 def _profile_busy(command: str, busy: Any) -> int:
     """The one line for a command that found its account's browser profile held elsewhere
     (``busy``: a ProfileInUse, whose module is imported only when a browser is wanted)."""
-    print(f"mediaassist: {command}: {busy.busy}; close that program (or let its run end), then try again",
-          file=sys.stderr)
+    say(msg("mediaassist: {command}: {busy}; close that program (or let its run end), then try again",
+            command=command, busy=busy.busy))
     return EXIT_FAILED
 
 
@@ -596,7 +647,7 @@ async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int
             result = await learn_site(args.name, args.url, args.account, rt.config, rt.data_dir, force=args.force,
                                       store=rt.store)
         except TaskError as exc:
-            print(f"mediaassist: sites learn: {exc.message}", file=sys.stderr)
+            say(msg("mediaassist: sites learn: {reason}", reason=exc.message))
             return EXIT_FAILED
         except ProfileInUse as exc:
             return _profile_busy("sites learn", exc)
@@ -609,27 +660,28 @@ async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> i
     from mediaassist.providers.web.tools import no_display_message
 
     if (blocked := no_display_message(args.name)) is not None:
-        print(f"mediaassist: {blocked}", file=sys.stderr)
+        say(msg("mediaassist: {reason}", reason=blocked))
         return EXIT_FAILED
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
-        print(f"{args.name}: log in in the browser window, then close it (waiting up to {args.timeout:.0f} s)")
+        say(msg("{name}: log in in the browser window, then close it (waiting up to {seconds} s)",
+                name=args.name, seconds=format(args.timeout, ".0f")), to=sys.stdout)
         result = await login_account(args.name, rt.config, rt.data_dir, rt.store, timeout_s=args.timeout)
     if result.ok:
-        print(f"{args.name}: login ok (checked again after relaunching the browser)")
+        say(msg("{name}: login ok (checked again after relaunching the browser)", name=args.name), to=sys.stdout)
         return EXIT_OK
-    print(f"{args.name}: login not confirmed: {result.message}", file=sys.stderr)
+    say(msg("{name}: login not confirmed: {reason}", name=args.name, reason=result.message))
     return EXIT_FAILED
 
 
 def _lanes(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> int:
     known = _known_lanes(options, store)
     if args.name not in known:
-        print(f"mediaassist: no lane named {args.name!r} (lanes: {', '.join(sorted(known)) or 'none yet'})",
-              file=sys.stderr)
+        say(msg("mediaassist: no lane named {name} (lanes: {lanes})", name=repr(args.name),
+                lanes=", ".join(sorted(known)) or msg("none yet")))
         return EXIT_BAD_INPUT
     if args.action == "pause":
-        store.pause_lane(args.name, "paused by operator")
+        store.pause_lane(args.name, PAUSED_BY_OPERATOR)
     else:
         store.resume_lane(args.name)
     print(f"{args.name}: {args.action}d")
@@ -672,7 +724,7 @@ def _setup_logging(args: argparse.Namespace) -> None:
     except OSError as exc:
         # A read-only or full file system is reported once, by the store, with what to do.
         if exc.errno not in (errno.EROFS, errno.ENOSPC):
-            print(f"mediaassist: no log file ({exc})", file=sys.stderr)
+            say(msg("mediaassist: no log file ({reason})", reason=exc))
     # Third-party chatter (httpx logs every request URL at INFO) stays out of our logs.
     for noisy in ("httpx", "httpcore", "asyncio", "peewee"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

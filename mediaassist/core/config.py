@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.location import check_store_url
+from mediaassist.core.messages import msg
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
 API_CONCURRENCY_RANGE = (1, 5)
@@ -181,15 +182,15 @@ def load_config(path: Path) -> AppConfig:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
+        raise ConfigError(msg("config file not found: {path}", path=path)) from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(msg("{path}: not valid TOML: {reason}", path=path, reason=exc)) from None
     try:
         config = parse_config(data, path.parent)
     except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+        raise ConfigError(msg("{path}: {reason}", path=path, reason=exc.message)) from None
     config.source = path
     if any(p.api_key for p in config.providers):
         _warn_if_readable_by_others(path)
@@ -256,31 +257,34 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = No
     if kind == "api":
         _parse_concurrency(item, provider, where)
     elif "concurrency" in item or "max_concurrency" in item:
-        raise ConfigError(f"{where}.concurrency: only for kind = \"api\" (poll providers use max_polling_tasks)")
+        raise ConfigError(msg("{where}.concurrency: only for kind = \"api\" (poll providers use max_polling_tasks)",
+                              where=where))
     if "max_polling_tasks" in item:
         if kind != "poll":
-            raise ConfigError(f"{where}.max_polling_tasks: only for kind = \"poll\"")
+            raise ConfigError(msg("{where}.max_polling_tasks: only for kind = \"poll\"", where=where))
         provider.max_polling_tasks = _int(item, "max_polling_tasks", POLLING_TASKS_RANGE, where)
     for key in ("poll_interval_s", "queue_check_interval_s", "min_duration_s", "max_duration_s",
                 "queued_poll_max_s", "min_create_interval_s"):
         if key in item:
             if key in ("queued_poll_max_s", "min_create_interval_s") and kind != "poll":
-                raise ConfigError(f"{where}.{key}: only for kind = \"poll\"")
+                raise ConfigError(msg("{where}.{key}: only for kind = \"poll\"", where=where, key=key))
             setattr(provider, key, _float(item, key, INTERVAL_RANGE, where))
     if ptype == "task_api":
         provider.profile = _str(item, "profile", where)
         provider.task_profile = load_profile(provider.profile, f"{where}.profile", base_dir)
     elif "profile" in item:
-        raise ConfigError(f"{where}.profile: only for type = \"task_api\"")
+        raise ConfigError(msg("{where}.profile: only for type = \"task_api\"", where=where))
     if "upload_api" in item:
         if ptype != "runninghub":
-            raise ConfigError(f"{where}.upload_api: only for type = \"runninghub\"")
+            raise ConfigError(msg("{where}.upload_api: only for type = \"runninghub\"", where=where))
         provider.upload_api = _choice(item, "upload_api", UPLOAD_APIS, where)
     if "timeout_s" in item:
         provider.timeout_s = _float(item, "timeout_s", TIMEOUT_RANGE, where)
     if provider.min_duration_s > provider.max_duration_s:
-        raise ConfigError(f"{where}.min_duration_s: {provider.min_duration_s} is more than max_duration_s "
-                          f"{provider.max_duration_s} (allowed: min_duration_s <= max_duration_s)")
+        raise ConfigError(msg("{where}.min_duration_s: {min_duration_s} is more than max_duration_s "
+                              "{max_duration_s} (allowed: min_duration_s <= max_duration_s)",
+                              where=where, min_duration_s=provider.min_duration_s,
+                              max_duration_s=provider.max_duration_s))
     if "max_upload_bytes" in item:
         provider.max_upload_bytes = _int(item, "max_upload_bytes", UPLOAD_BYTES_RANGE, where)
     return provider
@@ -294,11 +298,13 @@ def _parse_concurrency(item: dict[str, Any], provider: ProviderConfig, where: st
             provider.max_concurrency = _int(item, "max_concurrency", MAX_CONCURRENCY_RANGE, where)
         return
     if "max_concurrency" in item:
-        raise ConfigError(f"{where}.max_concurrency: only with concurrency = \"auto\"")
+        raise ConfigError(msg("{where}.max_concurrency: only with concurrency = \"auto\"", where=where))
     if isinstance(item.get("concurrency"), str):
-        raise ConfigError(f"{where}.concurrency: {item['concurrency']!r} is not an integer (allowed: "
-                          f"{API_CONCURRENCY_RANGE[0]}..{API_CONCURRENCY_RANGE[1]} written without quotes, "
-                          "or \"auto\")")
+        raise ConfigError(msg("{where}.concurrency: {concurrency} is not an integer (allowed: "
+                              "{low}..{high} written without quotes, or "
+                              "\"auto\")",
+                              where=where, concurrency=repr(item['concurrency']),
+                              low=API_CONCURRENCY_RANGE[0], high=API_CONCURRENCY_RANGE[1]))
     if "concurrency" in item:
         provider.concurrency = _int(item, "concurrency", API_CONCURRENCY_RANGE, where)
 
@@ -307,18 +313,18 @@ def _base_url(item: dict[str, Any], where: str) -> str:
     """An http(s) URL with a host and, if given, a port in range -- checked here, not at the
     first request an hour into a batch."""
     url = _str(item, "base_url", where).strip().rstrip("/")
-    problem = f"{where}.base_url: {url!r} is not an http(s) URL with a host (e.g. https://api.example.com/v1)"
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:  # urlsplit's own check of the port ("port out of range", "not a number")
-        raise ConfigError(f"{where}.base_url: {url!r} has an invalid port "
-                          f"(allowed: {PORT_RANGE[0]}..{PORT_RANGE[1]})") from None
+        raise ConfigError(msg("{where}.base_url: {url} has an invalid port (allowed: {low}..{high})",
+                              where=where, url=repr(url), low=PORT_RANGE[0], high=PORT_RANGE[1])) from None
     if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
-        raise ConfigError(problem)
+        raise ConfigError(msg("{where}.base_url: {url} is not an http(s) URL with a host "
+                              "(e.g. https://api.example.com/v1)", where=where, url=repr(url)))
     if port is not None and not PORT_RANGE[0] <= port <= PORT_RANGE[1]:
-        raise ConfigError(f"{where}.base_url: port {port} is out of range "
-                          f"(allowed: {PORT_RANGE[0]}..{PORT_RANGE[1]})")
+        raise ConfigError(msg("{where}.base_url: port {port} is out of range (allowed: {low}..{high})",
+                              where=where, port=port, low=PORT_RANGE[0], high=PORT_RANGE[1]))
     return url
 
 
@@ -345,17 +351,19 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
         provider = config.provider(model.provider)
         if provider is None:
             names = ", ".join(p.name for p in config.providers) or "none defined"
-            raise ConfigError(f"{where}.provider: no provider named {model.provider!r} (have: {names})")
+            raise ConfigError(msg("{where}.provider: no provider named {provider} (have: {names})",
+                                  where=where, provider=repr(model.provider), names=names))
         if provider.kind != kind:
             raise ConfigError(
-                f"{where}.provider: {model.provider!r} is a {provider.kind} provider, model kind is {kind}"
+                msg("{where}.provider: {provider} is a {kind} provider, model kind is {model_kind}",
+                    where=where, provider=repr(model.provider), kind=provider.kind, model_kind=kind)
             )
         ptype = provider.type
     _reject_unknown(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
     if kind == "web" and "provider" in item:
-        raise ConfigError(f"{where}.provider: web models name a site, not a provider")
+        raise ConfigError(msg("{where}.provider: web models name a site, not a provider", where=where))
     if kind != "web" and "site" in item:
-        raise ConfigError(f"{where}.site: only web models name a site")
+        raise ConfigError(msg("{where}.site: only web models name a site", where=where))
     if "need_empty_prompt" in item:
         model.need_empty_prompt = _bool(item, "need_empty_prompt", where)
     if ptype == "openai" and "endpoint" in item:
@@ -372,40 +380,45 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
 
 def _node_info_list(value: Any, where: str) -> None:
     if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
-        raise ConfigError(f"{where}: must be an array of tables "
-                          '({ nodeId = "3", fieldName = "steps", fieldValue = 20 })')
+        raise ConfigError(msg("{where}: must be an array of tables ({{ nodeId = \"3\", fieldName = \"steps\", "
+                              "fieldValue = 20 }})",
+                              where=where))
     for i, entry in enumerate(value):
         for key in ("nodeId", "fieldName", "fieldValue"):
             _required(entry, key, f"{where}[{i}]")
         for key in ("nodeId", "fieldName"):
             if isinstance(entry[key], bool) or not isinstance(entry[key], (str, int)):
-                raise ConfigError(f"{where}[{i}].{key}: {entry[key]!r} must be a string")
+                raise ConfigError(msg("{where}[{i}].{key}: {entry} must be a string",
+                                      where=where, i=i, key=key, entry=repr(entry[key])))
 
 
 def _parse_inputs(value: Any, where: str) -> dict[str, InputSpec]:
     """``["image", "mask"]`` or ``{ first_frame = { nodeId = "39", ... }, ... }``, in order."""
     if isinstance(value, list):
         if not all(isinstance(name, str) for name in value):
-            raise ConfigError(f"{where}: must be a list of input names or a table of name = {{ options }}")
+            raise ConfigError(msg("{where}: must be a list of input names or a table of name = {{ options }}",
+                                  where=where))
         tables: dict[str, Any] = {}
         for name in value:
             if name in tables:
-                raise ConfigError(f"{where}: {name!r} is listed twice")
+                raise ConfigError(msg("{where}: {name} is listed twice", where=where, name=repr(name)))
             tables[name] = {}
     elif isinstance(value, dict):
         tables = value
     else:
-        raise ConfigError(f"{where}: must be a list of input names or a table of name = {{ options }}")
+        raise ConfigError(msg("{where}: must be a list of input names or a table of name = {{ options }}",
+                              where=where))
     return {name: _parse_input(name, options, f"{where}.{name}") for name, options in tables.items()}
 
 
 def _parse_input(name: str, options: Any, where: str) -> InputSpec:
     if not _INPUT_NAME.fullmatch(name):
-        raise ConfigError(f"{where}: input names are task-file column names: lowercase letters, digits "
-                          "and _, starting with a letter")
+        raise ConfigError(msg("{where}: input names are task-file column names: lowercase letters, digits and _, "
+                              "starting with a letter",
+                              where=where))
     if name in TASK_COLUMNS:
-        raise ConfigError(f"{where}: {name!r} is a task-file column already "
-                          f"(reserved: {', '.join(TASK_COLUMNS)})")
+        raise ConfigError(msg("{where}: {name} is a task-file column already (reserved: {items})",
+                              where=where, name=repr(name), items=', '.join(TASK_COLUMNS)))
     options = _table(options, where)
     spec = InputSpec(name=name, options={k: v for k, v in options.items() if k not in _INPUT_FLAG_KEYS})
     if "media" in options:
@@ -413,8 +426,8 @@ def _parse_input(name: str, options: Any, where: str) -> InputSpec:
         media = [media] if isinstance(media, str) else media
         if (not isinstance(media, list) or not media
                 or not all(isinstance(kind, str) and kind in MEDIA_KINDS for kind in media)):
-            raise ConfigError(f"{where}.media: {options['media']!r} is not allowed "
-                              f"(allowed: a list among {', '.join(MEDIA_KINDS)})")
+            raise ConfigError(msg("{where}.media: {media} is not allowed (allowed: a list among {items})",
+                                  where=where, media=repr(options['media']), items=', '.join(MEDIA_KINDS)))
         spec.media = tuple(dict.fromkeys(media))
     if "multiple" in options:
         spec.multiple = _bool(options, "multiple", where)
@@ -430,7 +443,8 @@ def _reject_duplicates(config: AppConfig) -> None:
         seen: set[str] = set()
         for i, item in enumerate(items):
             if item.name in seen:
-                raise ConfigError(f"{section}[{i}].name: {item.name!r} is defined twice")
+                raise ConfigError(msg("{section}[{i}].name: {name} is defined twice",
+                                      section=section, i=i, name=repr(item.name)))
             seen.add(item.name)
 
 
@@ -440,66 +454,72 @@ def _reject_unknown(item: dict[str, Any], allowed: set[str], where: str) -> None
     for key in item:
         if key not in allowed:
             prefix = f"{where}." if where else ""
-            raise ConfigError(f"{prefix}{key}: unknown key (allowed: {', '.join(sorted(allowed))})")
+            raise ConfigError(msg("{prefix}{key}: unknown key (allowed: {items})",
+                                  prefix=prefix, key=key, items=', '.join(sorted(allowed))))
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}: must be a table")
+        raise ConfigError(msg("{where}: must be a table", where=where))
     return value
 
 
 def _array(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
     value = data.get(key, [])
     if not isinstance(value, list):
-        raise ConfigError(f"{key}: must be an array of tables ([[{key}]])")
+        raise ConfigError(msg("{key}: must be an array of tables ([[{key}]])", key=key))
     return value
 
 
 def _required(item: dict[str, Any], key: str, where: str) -> Any:
     if key not in item:
-        raise ConfigError(f"{where}.{key}: required")
+        raise ConfigError(msg("{where}.{key}: required", where=where, key=key))
     return item[key]
 
 
 def _str(item: dict[str, Any], key: str, where: str) -> str:
     value = _required(item, key, where)
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}.{key}: must be a non-empty string")
+        raise ConfigError(msg("{where}.{key}: must be a non-empty string", where=where, key=key))
     return value
 
 
 def _bool(item: dict[str, Any], key: str, where: str) -> bool:
     value = _required(item, key, where)
     if not isinstance(value, bool):
-        raise ConfigError(f"{where}.{key}: must be true or false")
+        raise ConfigError(msg("{where}.{key}: must be true or false", where=where, key=key))
     return value
 
 
 def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
     value = _required(item, key, where)
     if not isinstance(value, str) or value not in allowed:  # (allowed holds only strings)
-        raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: {', '.join(allowed)})")
+        raise ConfigError(msg("{where}.{key}: {value} is not allowed (allowed: {items})",
+                              where=where, key=key, value=repr(value), items=', '.join(allowed)))
     return value
 
 
 def _int(item: dict[str, Any], key: str, bounds: tuple[int, int], where: str) -> int:
     value = _required(item, key, where)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{where}.{key}: {value!r} is not an integer (allowed: {bounds[0]}..{bounds[1]}, "
-                          "written without quotes)")
+        raise ConfigError(msg("{where}.{key}: {value} is not an integer (allowed: {low}..{high}, written "
+                              "without quotes)",
+                              where=where, key=key, value=repr(value), low=bounds[0], high=bounds[1]))
     if not bounds[0] <= value <= bounds[1]:
-        raise ConfigError(f"{where}.{key}: {value!r} is out of range (allowed: integer {bounds[0]}..{bounds[1]})")
+        raise ConfigError(msg("{where}.{key}: {value} is out of range (allowed: integer {low}..{high})",
+                              where=where, key=key, value=repr(value), low=bounds[0], high=bounds[1]))
     return value
 
 
 def _float(item: dict[str, Any], key: str, bounds: tuple[float, float], where: str) -> float:
     value = _required(item, key, where)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{where}.{key}: {value!r} is not a number (allowed: {bounds[0]}..{bounds[1]}, "
-                          "written without quotes)")
+        raise ConfigError(msg("{where}.{key}: {value} is not a number (allowed: {low}..{high}, written "
+                              "without quotes)",
+                              where=where, key=key, value=repr(value), low=bounds[0], high=bounds[1]))
     if not bounds[0] <= value <= bounds[1]:
-        raise ConfigError(f"{where}.{key}: {value!r} is out of range (allowed: number {bounds[0]}..{bounds[1]})")
+        raise ConfigError(msg("{where}.{key}: {value} is out of range (allowed: number {low}..{high})",
+                              where=where, key=key, value=repr(value), low=bounds[0], high=bounds[1]))
     return float(value)
 
 
@@ -514,5 +534,5 @@ def check_setting(key: str, value: Any) -> None:
         "browser_recycle_after": lambda: _int({key: value}, key, RECYCLE_RANGE, "app"),
     }
     if key not in checks:
-        raise ConfigError(f"{key}: not an editable setting")
+        raise ConfigError(msg("{key}: not an editable setting", key=key))
     checks[key]()

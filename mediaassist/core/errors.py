@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from mediaassist.core.messages import Message, as_message, msg
+
 
 # Not enum.StrEnum: that would change str(kind) from "ErrorKind.LOGIN" to "login" (a behaviour change).
 class ErrorKind(str, enum.Enum):  # noqa: UP042
@@ -17,6 +19,16 @@ class ErrorKind(str, enum.Enum):  # noqa: UP042
     BAD_INPUT = "bad_input"
     CANCELED = "canceled"
     INTERNAL = "internal"
+
+
+# How a kind reads inside a text ("attempt 2 failed (provider): ..."): its value in English,
+# its label in Chinese.
+KIND_TEXTS = {
+    ErrorKind.LOGIN: msg("login"), ErrorKind.ACCOUNT_DISABLED: msg("account_disabled"), ErrorKind.QUOTA: msg("quota"),
+    ErrorKind.TIMEOUT: msg("timeout"), ErrorKind.STALLED: msg("stalled"), ErrorKind.PROVIDER: msg("provider"),
+    ErrorKind.NETWORK: msg("network"), ErrorKind.BAD_INPUT: msg("bad_input"), ErrorKind.CANCELED: msg("canceled"),
+    ErrorKind.INTERNAL: msg("internal"),
+}
 
 
 # Kinds worth another attempt: the same input may well succeed next time.
@@ -65,24 +77,32 @@ class Requeue(Exception):
         self.wait_s = wait_s
 
 
-class ConfigError(Exception):
+class MessageError(Exception):
+    """An error whose text is a ``Message``: ``str()`` is the English, ``message`` renders in the
+    reader's language (the CLI's, the window's)."""
+
+    def __init__(self, message: Message | str) -> None:
+        self.message = as_message(message)
+        super().__init__(str(self.message))
+
+
+class ConfigError(MessageError):
     """A config file problem; the message names the key and what is allowed."""
 
 
-class ImportFileError(Exception):
+class ImportFileError(MessageError):
     """A task file that cannot be read at all (nothing from it is enqueued)."""
 
 
-class StorageFault(Exception):
+class StorageFault(MessageError):
     """The task store cannot be used as it is: the disk is full, the file is read-only, corrupt,
     not a database, or was deleted/replaced under us. ``str()`` is the one line for the operator
     (which file, and what to do); ``kind`` is one of the ``FAULT_*`` names below."""
 
-    def __init__(self, kind: str, path: str, message: str) -> None:
+    def __init__(self, kind: str, path: str, message: Message | str) -> None:
         super().__init__(message)
         self.kind = kind
         self.path = path
-        self.message = message
 
     @property
     def disk_full(self) -> bool:

@@ -65,9 +65,27 @@ class Message:
             return None
 
 
-def msg(template: str, /, **params: Param) -> Message:
-    """A user-facing text of the core; the marker ``build_translations.py`` extracts."""
-    return Message(template, params)
+def msg(template: str, /, **params: object) -> Message:
+    """A user-facing text of the core; the marker ``build_translations.py`` extracts.
+
+    A value that is not a number, a text or a message (a path, an exception) is kept as its
+    ``str()``: a message is plain data, stored as JSON and sent between processes."""
+    return Message(template, {name: _param(value) for name, value in params.items()})
+
+
+def _param(value: object) -> Param:
+    if value is None or (isinstance(value, (str, int, float, Message)) and not isinstance(value, bool)):
+        return value
+    return str(value)
+
+
+def verbatim(text: str) -> Message:
+    """A text that is not ours to translate (what a service or the OS said), as a message."""
+    return msg("{text}", text=text)
+
+
+def as_message(text: Message | str) -> Message:
+    return text if isinstance(text, Message) else verbatim(text)
 
 
 def either(parts: Sequence[Message]) -> Message:
@@ -78,6 +96,11 @@ def either(parts: Sequence[Message]) -> Message:
 def each_of(parts: Sequence[Message]) -> Message:
     """Several reasons in one line ("a; b"), joined with the language's separator."""
     return _joined(parts, lambda first, rest: msg("{first}; {rest}", first=first, rest=rest))
+
+
+def listed(parts: Sequence[Message]) -> Message:
+    """Items of one line ("a, b, c"), joined with the language's comma."""
+    return _joined(parts, lambda first, rest: msg("{first}, {rest}", first=first, rest=rest))
 
 
 def _joined(parts: Sequence[Message], pair: Callable[[Message, Message], Message]) -> Message:

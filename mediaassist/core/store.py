@@ -56,6 +56,7 @@ from mediaassist.core.location import (
     refuse_url_as_path,
     server_refusal,
 )
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact
@@ -73,6 +74,10 @@ PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever tak
 PROBE_HEADROOM_PAGES = 64  # the room probe_write wants: a few results' worth, not an update in place
 
 database_proxy = pw.DatabaseProxy()
+
+
+# Why a lane stopped taking work when the operator paused it (the window, ``lanes pause``).
+PAUSED_BY_OPERATOR = msg("paused by operator")
 
 
 class _Base(pw.Model):
@@ -297,27 +302,31 @@ def free_space_text(path: Path) -> str:
     return f"{free / 1e6:.1f} MB"
 
 
-def fault_message(kind: str, path: Path, reason: str) -> str:
+def fault_message(kind: str, path: Path, reason: Message | str) -> Message:
     """The one line an operator reads: which file, what is wrong, what to do."""
     if kind == FAULT_FULL:
-        return (f"disk full: free space on {path.parent} is {free_space_text(path)} ({reason} writing {path}); "
-                "free some space -- queued and running tasks stay queued and resume when there is room")
+        return msg("disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued "
+                   "and running tasks stay queued and resume when there is room",
+                   folder=path.parent, free=free_space_text(path), reason=reason, path=path)
     if kind == FAULT_READ_ONLY:
-        return (f"cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both "
-                "writable by you (e.g. chmod u+w), or choose another --data-dir")
+        return msg("cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both "
+                   "writable by you (e.g. chmod u+w), or choose another --data-dir", path=path, reason=reason)
     if kind == FAULT_CORRUPT:
-        return (f"{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start "
-                "with an empty queue, or restore a backup")
+        return msg("{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start "
+                   "with an empty queue, or restore a backup", path=path, reason=reason)
     if kind == FAULT_NOT_DATABASE:
-        return f"{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir"
+        return msg("{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir",
+                   path=path, reason=reason)
     if kind == FAULT_LOCKED:
-        return (f"{path} stays locked by another process ({reason} for {BUSY_TIMEOUT_S} s): a mediaassist "
-                "process that is stopped (Ctrl-Z, a debugger) or hung holds its write lock; resume or end "
-                "it -- queued and running tasks stay queued and go on once the lock is free")
+        return msg("{path} stays locked by another process ({reason} for {seconds} s): a mediaassist process that "
+                   "is stopped (Ctrl-Z, a debugger) or hung holds its write lock; resume or end it -- queued and "
+                   "running tasks stay queued and go on once the lock is free",
+                   path=path, reason=reason, seconds=BUSY_TIMEOUT_S)
     if kind == FAULT_REPLACED:
-        return (f"{path} was {reason} while in use; nothing more was written to it. Put the file back (or move "
-                "the new one aside), then start again")
-    return f"cannot read or write {path} ({reason}); check the disk and the file, then start again"
+        return msg("{path} was {reason} while in use; nothing more was written to it. Put the file back (or move "
+                   "the new one aside), then start again", path=path, reason=reason)
+    return msg("cannot read or write {path} ({reason}); check the disk and the file, then start again",
+               path=path, reason=reason)
 
 
 def classify_fault(exc: BaseException, path: Path) -> StorageFault | None:
@@ -392,15 +401,17 @@ def _check_sqlite_header(path: Path) -> None:
         return
     if not header.startswith(_SQLITE_HEADER):
         raise StorageFault(FAULT_NOT_DATABASE, str(path),
-                           fault_message(FAULT_NOT_DATABASE, path, "no SQLite header"))
+                           fault_message(FAULT_NOT_DATABASE, path, msg("no SQLite header")))
     if len(header) < 100:
-        raise StorageFault(FAULT_CORRUPT, str(path), fault_message(FAULT_CORRUPT, path, f"truncated to {size} bytes"))
+        raise StorageFault(FAULT_CORRUPT, str(path),
+                           fault_message(FAULT_CORRUPT, path, msg("truncated to {size} bytes", size=size)))
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     change_counter, pages, valid_for = (int.from_bytes(header[i:i + 4], "big") for i in (24, 28, 92))
     if size % page_size or (valid_for == change_counter and pages * page_size > size):
         raise StorageFault(FAULT_CORRUPT, str(path), fault_message(
-            FAULT_CORRUPT, path, f"truncated: {size} bytes of {max(pages * page_size, size)}"))
+            FAULT_CORRUPT, path,
+            msg("truncated: {size} bytes of {total}", size=size, total=max(pages * page_size, size))))
 
 
 class _SqliteStoreDatabase(pw.SqliteDatabase):
@@ -424,9 +435,10 @@ class _SqliteStoreDatabase(pw.SqliteDatabase):
             info = os.stat(self.file)
         except FileNotFoundError:
             raise StorageFault(FAULT_REPLACED, str(self.file),
-                               fault_message(FAULT_REPLACED, self.file, "deleted")) from None
+                               fault_message(FAULT_REPLACED, self.file, msg("deleted"))) from None
         if (info.st_dev, info.st_ino) != self.identity:
-            raise StorageFault(FAULT_REPLACED, str(self.file), fault_message(FAULT_REPLACED, self.file, "replaced"))
+            raise StorageFault(FAULT_REPLACED, str(self.file),
+                               fault_message(FAULT_REPLACED, self.file, msg("replaced")))
 
     def execute_sql(self, sql: str, params: Any = None) -> Any:
         self.check_identity()
@@ -571,8 +583,8 @@ class Store:
             try:
                 pg.connect(reuse_if_open=True)
             except pw.ImproperlyConfigured:
-                raise StoreUnavailable("a shared store needs the PostgreSQL driver: "
-                                       "pip install 'mediaassist[postgres]'", self.where) from None
+                raise StoreUnavailable(msg("a shared store needs the PostgreSQL driver: pip install "
+                                           "'mediaassist[postgres]'"), self.where) from None
             except pw.OperationalError as exc:
                 raise pg._unavailable(exc) from None
             return pg
@@ -608,7 +620,7 @@ class Store:
         self.check_file()
         if isinstance(self.db, pw.SqliteDatabase) and not self._has_room_to_grow():
             raise StorageFault(FAULT_FULL, str(self.path),
-                               fault_message(FAULT_FULL, self.path, "no room to grow"))
+                               fault_message(FAULT_FULL, self.path, msg("no room to grow")))
         with self._busy_timeout_ms(PROBE_BUSY_TIMEOUT_MS):
             self.set_gate_not_before(PROBE_GATE, self.now())
 
@@ -1068,8 +1080,9 @@ class Store:
         return list(TaskLog.select().where(TaskLog.task_id == task_id).order_by(TaskLog.id))
 
     # --- lanes and accounts ----------------------------------------------------------------
-    def pause_lane(self, name: str, reason: str | None) -> None:
+    def pause_lane(self, name: str, reason: Message | str | None) -> None:
         now = self.now()
+        reason = None if reason is None else str(reason)
         (LaneState.insert(name=name, paused=True, reason=reason, updated_at=now)
          .on_conflict(conflict_target=[LaneState.name],
                       update={LaneState.paused: True, LaneState.reason: reason, LaneState.updated_at: now})

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.messages import msg
 from mediaassist.core.paths import RESOURCES
 
 SHIPPED_DIR = RESOURCES / "task_api"
@@ -80,25 +81,27 @@ def load_profile(ref: str, where: str, base_dir: Path | None = None) -> TaskApiP
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{where}: profile {path} cannot be read: {exc}") from None
+        raise ConfigError(msg("{where}: profile {path} cannot be read: {reason}",
+                              where=where, path=path, reason=exc)) from None
     try:
         return parse_profile(data, str(path))
     except ConfigError as exc:
-        raise ConfigError(f"{where} ({path.name}): {exc}") from None
+        raise ConfigError(msg("{where} ({name}): {reason}", where=where, name=path.name, reason=exc.message)) from None
 
 
 def _resolve(ref: str, where: str, base_dir: Path | None) -> Path:
     if "/" not in ref and "\\" not in ref and not ref.endswith(".toml"):
         path = SHIPPED_DIR / f"{ref}.toml"
         if not path.is_file():
-            raise ConfigError(f"{where}: no shipped profile {ref!r} (shipped: {', '.join(shipped_profiles())}; "
-                              "or give the path of a .toml file)")
+            raise ConfigError(msg("{where}: no shipped profile {ref} (shipped: {items}; or give the path of a "
+                                  ".toml file)",
+                                  where=where, ref=repr(ref), items=', '.join(shipped_profiles())))
         return path
     path = Path(ref).expanduser()
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
     if not path.is_file():
-        raise ConfigError(f"{where}: profile file {path} not found")
+        raise ConfigError(msg("{where}: profile file {path} not found", where=where, path=path))
     return path
 
 
@@ -113,7 +116,7 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
     cancel = _section(data, "cancel", where, _CANCEL_KEYS, required=False)
     urls, content = _paths(result, "urls", "result", ()), _opt_str(result, "content_path", "result")
     if not urls and content is None:
-        raise ConfigError("result: needs urls (where result URLs are) or content_path (a download route)")
+        raise ConfigError(msg("result: needs urls (where result URLs are) or content_path (a download route)"))
     return TaskApiProfile(
         name=_str(data, "name", where), source=source,
         create=_request(create, "create", "POST"),
@@ -151,17 +154,18 @@ def _at(where: str, key: str) -> str:
 def _known(item: dict[str, Any], allowed: set[str], where: str) -> None:
     for key in item:
         if key not in allowed:
-            raise ConfigError(f"{_at(where, key)}: unknown key (allowed: {', '.join(sorted(allowed))})")
+            raise ConfigError(msg("{where}: unknown key (allowed: {items})",
+                                  where=_at(where, key), items=', '.join(sorted(allowed))))
 
 
 def _section(data: dict[str, Any], key: str, where: str, allowed: set[str], required: bool = True) -> dict[str, Any]:
     if key not in data:
         if required:
-            raise ConfigError(f"{_at(where, key)}: required (a [{key}] table)")
+            raise ConfigError(msg("{where}: required (a [{key}] table)", where=_at(where, key), key=key))
         return {}
     value = data[key]
     if not isinstance(value, dict):
-        raise ConfigError(f"{_at(where, key)}: must be a table")
+        raise ConfigError(msg("{where}: must be a table", where=_at(where, key)))
     _known(value, allowed, _at(where, key))
     return value
 
@@ -169,7 +173,8 @@ def _section(data: dict[str, Any], key: str, where: str, allowed: set[str], requ
 def _str(item: dict[str, Any], key: str, where: str) -> str:
     value = item.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{_at(where, key)}: {'required' if key not in item else 'must be a non-empty string'}")
+        raise ConfigError(msg("{where}: required", where=_at(where, key)) if key not in item
+                          else msg("{where}: must be a non-empty string", where=_at(where, key)))
     return value
 
 
@@ -180,7 +185,8 @@ def _opt_str(item: dict[str, Any], key: str, where: str) -> str | None:
 def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str, default: str) -> str:
     value = item.get(key, default)
     if not isinstance(value, str) or value not in allowed:  # (allowed holds only strings)
-        raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: {', '.join(allowed)})")
+        raise ConfigError(msg("{where}.{key}: {value} is not allowed (allowed: {items})",
+                              where=where, key=key, value=repr(value), items=', '.join(allowed)))
     return value
 
 
@@ -188,9 +194,11 @@ def _request(item: dict[str, Any], where: str, default_method: str) -> Request:
     method = _choice(item, "method", METHODS, where, default_method)
     path = _str(item, "path", where)
     if not path.startswith("/"):
-        raise ConfigError(f"{where}.path: {path!r} must start with / (it is joined to base_url)")
+        raise ConfigError(msg("{where}.path: {path} must start with / (it is joined to base_url)",
+                              where=where, path=repr(path)))
     if where.endswith(("status", "cancel")) and "{id}" not in path:
-        raise ConfigError(f"{where}.path: {path!r} must contain {{id}} (the remote id)")
+        raise ConfigError(msg("{where}.path: {path} must contain {{id}} (the remote id)",
+                              where=where, path=repr(path)))
     return Request(method, path)
 
 
@@ -198,43 +206,50 @@ def _paths(item: dict[str, Any], key: str, where: str, default: tuple[str, ...] 
     """A dotted path ("error.message") or a list of them, tried in order."""
     if key not in item:
         if default is None:
-            raise ConfigError(f"{where}.{key}: required (a dotted path into the answer, e.g. \"data.id\")")
+            raise ConfigError(msg("{where}.{key}: required (a dotted path into the answer, e.g. \"data.id\")",
+                                  where=where, key=key))
         return default
     value = item[key]
     values = [value] if isinstance(value, str) else value
     if not isinstance(values, list) or not values or not all(isinstance(v, str) and v.strip() for v in values):
-        raise ConfigError(f"{where}.{key}: must be a dotted path or a list of them")
+        raise ConfigError(msg("{where}.{key}: must be a dotted path or a list of them", where=where, key=key))
     return tuple(values)
 
 
 def _fields(item: dict[str, Any], where: str) -> dict[str, Any]:
     value = item.get("fields", {})
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}.fields: must be a table of request field = value")
+        raise ConfigError(msg("{where}.fields: must be a table of request field = value", where=where))
     for name, field_value in value.items():
         if isinstance(field_value, str) and field_value.startswith("{") and field_value not in PLACEHOLDERS:
-            raise ConfigError(f"{where}.fields.{name}: unknown placeholder {field_value!r} "
-                              f"(allowed: {', '.join(PLACEHOLDERS)})")
+            raise ConfigError(msg("{where}.fields.{name}: unknown placeholder {field_value} (allowed: {items})",
+                                  where=where, name=name, field_value=repr(field_value),
+                                  items=', '.join(PLACEHOLDERS)))
     return dict(value)
 
 
 def _states(item: dict[str, Any], where: str) -> dict[str, str]:
     table = item.get("states")
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}.states: required (a table: {' / '.join(STATE_NAMES)} = [service words])")
+        raise ConfigError(msg("{where}.states: required (a table: {items} = [service words])",
+                              where=where, items=' / '.join(STATE_NAMES)))
     mapping: dict[str, str] = {}
     for state, words in table.items():
         if state not in STATE_NAMES:
-            raise ConfigError(f"{where}.states.{state}: unknown state (allowed: {', '.join(STATE_NAMES)})")
+            raise ConfigError(msg("{where}.states.{state}: unknown state (allowed: {items})",
+                                  where=where, state=state, items=', '.join(STATE_NAMES)))
         if not isinstance(words, list) or not all(isinstance(w, str) and w for w in words):
-            raise ConfigError(f"{where}.states.{state}: must be a list of the service's status words")
+            raise ConfigError(msg("{where}.states.{state}: must be a list of the service's status words",
+                                  where=where, state=state))
         for word in words:
             if word.lower() in mapping:
-                raise ConfigError(f"{where}.states.{state}: {word!r} is already mapped to {mapping[word.lower()]}")
+                raise ConfigError(msg("{where}.states.{state}: {word} is already mapped to {mapping}",
+                                      where=where, state=state, word=repr(word), mapping=mapping[word.lower()]))
             mapping[word.lower()] = state
     for needed in ("success", "failed"):
         if needed not in table:
-            raise ConfigError(f"{where}.states.{needed}: required (the words that end a job)")
+            raise ConfigError(msg("{where}.states.{needed}: required (the words that end a job)",
+                                  where=where, needed=needed))
     return mapping
 
 
@@ -242,21 +257,22 @@ def _ints(item: dict[str, Any], key: str, where: str, default: tuple[int, ...]) 
     value = item.get(key, list(default))
     if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool)
                                               and 100 <= v <= 599 for v in value):
-        raise ConfigError(f"{where}.{key}: must be a list of HTTP status codes (100..599)")
+        raise ConfigError(msg("{where}.{key}: must be a list of HTTP status codes (100..599)", where=where, key=key))
     return frozenset(value)
 
 
 def _strs(item: dict[str, Any], key: str, where: str) -> frozenset[str]:
     value = item.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{where}.{key}: must be a list of strings")
+        raise ConfigError(msg("{where}.{key}: must be a list of strings", where=where, key=key))
     return frozenset(value)
 
 
 def _number(item: dict[str, Any], key: str, where: str, default: float) -> float:
     value = item.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.1 <= value <= 3600:
-        raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: number 0.1..3600)")
+        raise ConfigError(msg("{where}.{key}: {value} is not allowed (allowed: number 0.1..3600)",
+                              where=where, key=key, value=repr(value)))
     return float(value)
 
 
@@ -265,5 +281,6 @@ def _opt_int(item: dict[str, Any], key: str, where: str) -> int | None:
         return None
     value = item[key]
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: integer >= 1)")
+        raise ConfigError(msg("{where}.{key}: {value} is not allowed (allowed: integer >= 1)",
+                              where=where, key=key, value=repr(value)))
     return value

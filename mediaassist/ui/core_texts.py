@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from mediaassist.ui.i18n import clear_on_language_change, tr, tr_noop
+from mediaassist.core.messages import Message, render
+from mediaassist.ui.i18n import clear_on_language_change, current_language, tr, tr_noop
 from mediaassist.ui.labels import error_kind_labels
 
 TEMPLATES = (
@@ -360,14 +361,19 @@ def compile_catalogues() -> None:
 def translated_reasons(text: str) -> str:
     """An import row's reasons, joined with "; " by the importer, each translated (split first:
     a template ending in a placeholder would otherwise swallow the reasons after it)."""
-    return tr("; ").join(translated(part) for part in text.split("; "))
+    return tr("; ").join(_translated_text(part) for part in text.split("; "))
+
+
+def translated(text: Message | str) -> str:
+    """``text`` in the window's language when it is one of the core's texts, else unchanged."""
+    if isinstance(text, Message):
+        return render(text, current_language())
+    return _translated_text(text)
 
 
 @lru_cache(maxsize=4096)
-def translated(text: str) -> str:
-    """``text`` in the window's language when it is one of the core's texts, else unchanged.
-
-    Cached: the detail pane and the lane panels show the same lines every tick. The cache is
+def _translated_text(text: str) -> str:
+    """Cached: the detail pane and the lane panels show the same lines every tick. The cache is
     cleared on a language switch."""
     return _translated_by(TEMPLATES, text)
 
@@ -400,5 +406,5 @@ def _translated_value(name: str, value: str, kinds: dict[str, str]) -> str:
     return kinds.get(value) or translated(value)
 
 
-clear_on_language_change(translated.cache_clear)
+clear_on_language_change(_translated_text.cache_clear)
 clear_on_language_change(translated_result.cache_clear)

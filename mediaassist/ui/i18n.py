@@ -49,6 +49,13 @@ def resolve_language(choice: str) -> str:
     return "zh_CN" if QLocale.system().language() == QLocale.Language.Chinese else "en"
 
 
+_language = ["en"]  # the window's language as applied last (one per process, like the translators)
+
+
+def current_language() -> str:
+    return _language[0]
+
+
 # The translators installed in the application. One list for the process, not one per
 # ``Translations``: the application is one, so switching language anywhere replaces them all.
 _installed: list[QTranslator] = []
@@ -69,6 +76,7 @@ class Translations:
         for clear in _language_caches:
             clear()
         self.language = resolve_language(choice)
+        _language[0] = self.language
         if self.language != "en":
             qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
             # Qt's own strings (standard dialog buttons) come from qtbase_*.qm when it is shipped.

@@ -131,7 +131,7 @@ def source_corpus() -> set[str]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             text = normalized(node)
             if text:
-                found.add(text)
+                found.update((text, shape(text)))  # shape: a msg("...") id names its placeholders
     return found
 
 
