@@ -42,22 +42,23 @@ class TaskError(Exception):
 
     ``retry`` overrides the default for the kind (e.g. a poll-lane time-out is final because the
     remote task may still run). ``pause_lane`` carries a reason when the whole lane (provider or
-    account) should stop taking work, e.g. an exhausted quota or a rejected key.
+    account) should stop taking work, e.g. an exhausted quota or a rejected key. ``message`` is a
+    ``Message``; ``str()`` of the error is its English.
     """
 
     def __init__(
         self,
         kind: ErrorKind,
-        message: str,
+        message: Message | str,
         *,
         retry: bool | None = None,
-        pause_lane: str | None = None,
+        pause_lane: Message | str | None = None,
     ) -> None:
-        super().__init__(message)
+        self.message = as_message(message)
+        super().__init__(str(self.message))
         self.kind = ErrorKind(kind)
-        self.message = message
         self.retry = (self.kind in RETRYABLE_KINDS) if retry is None else retry
-        self.pause_lane = pause_lane
+        self.pause_lane = None if pause_lane is None else as_message(pause_lane)
 
     def __str__(self) -> str:
         return f"{self.kind.value}: {self.message}"
@@ -71,9 +72,11 @@ class Requeue(Exception):
     elsewhere -- say, another process holds the account's browser profile -- so the task may go
     to another lane meanwhile, and nothing is marked as broken."""
 
-    def __init__(self, message: str, *, pause_lane: str | None = None, wait_s: float | None = None) -> None:
-        super().__init__(message)
-        self.pause_lane = pause_lane
+    def __init__(self, message: Message | str, *, pause_lane: Message | str | None = None,
+                 wait_s: float | None = None) -> None:
+        self.message = as_message(message)
+        super().__init__(str(self.message))
+        self.pause_lane = None if pause_lane is None else as_message(pause_lane)
         self.wait_s = wait_s
 
 

@@ -259,12 +259,15 @@ def verify_unchanged(entry: dict[str, Any]) -> None:
     try:
         info = path.stat()
     except FileNotFoundError:
-        raise TaskError(ErrorKind.BAD_INPUT, f"input file {path} is gone since import", retry=False) from None
+        raise TaskError(ErrorKind.BAD_INPUT, msg("input file {path} is gone since import",
+                                                 path=path), retry=False) from None
     except OSError as exc:
-        raise TaskError(ErrorKind.BAD_INPUT, f"input file {path} cannot be read: {exc.strerror or exc}",
+        raise TaskError(ErrorKind.BAD_INPUT, msg("input file {path} cannot be read: {reason}",
+                                                 path=path, reason=exc.strerror or exc),
                         retry=False) from None
-    changed = TaskError(ErrorKind.BAD_INPUT, f"input file {path} changed since import (size/hash differ); "
-                                             "import the task again to send the new file", retry=False)
+    changed = TaskError(ErrorKind.BAD_INPUT, msg("input file {path} changed since import (size/hash differ); "
+                                                 "import the task again to send the new file",
+                                                 path=path), retry=False)
     if info.st_size != entry["size"]:
         raise changed
     if info.st_mtime_ns == entry.get("mtime_ns"):
@@ -272,7 +275,8 @@ def verify_unchanged(entry: dict[str, Any]) -> None:
     try:
         digest = file_sha256(path)
     except OSError as exc:
-        raise TaskError(ErrorKind.BAD_INPUT, f"input file {path} cannot be read: {exc.strerror or exc}",
+        raise TaskError(ErrorKind.BAD_INPUT, msg("input file {path} cannot be read: {reason}",
+                                                 path=path, reason=exc.strerror or exc),
                         retry=False) from None
     if digest != entry["sha256"]:
         raise changed

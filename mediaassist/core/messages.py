@@ -88,6 +88,11 @@ def as_message(text: Message | str) -> Message:
     return text if isinstance(text, Message) else verbatim(text)
 
 
+def is_warning(message: Message) -> bool:
+    """An account check's warning (its English starts with "warning:")."""
+    return message.id.startswith("warning:")
+
+
 def either(parts: Sequence[Message]) -> Message:
     """"an image or a video": each part translated, joined with the language's "or"."""
     return _joined(parts, lambda first, rest: msg("{first} or {rest}", first=first, rest=rest))

@@ -37,13 +37,14 @@ from typing import Any
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
-from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
+from mediaassist.core.errors import KIND_TEXTS, ErrorKind, Requeue, StorageFault, TaskError
 from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.location import host_id
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
 from mediaassist.core.paths import output_dir
-from mediaassist.core.store import CRASH_RETRIES, Account, Store, Task
+from mediaassist.core.store import CANCELED_BY_OPERATOR, CRASH_RETRIES, Account, Store, Task
 
 log = logging.getLogger("mediaassist.scheduler")
 
@@ -114,7 +115,7 @@ class Lane:
     def resting(self) -> bool:
         return time.monotonic() < self.resting_until
 
-    def account_notes(self) -> list[str]:
+    def account_notes(self) -> list[Message]:
         """What the lane's provider found about its account when it started (a poll lane's
         pre-flight: balance, tasks running, the concurrent limit, warnings); none for others."""
         return list(self.provider.preflight_lines) if isinstance(self.provider, AccountChecked) else []
@@ -242,7 +243,8 @@ class Scheduler:
             if owner == self.owner or not owner_is_dead(owner):
                 continue
             for task in self.store.running_of_owner(owner):
-                message = f"the process running it ({describe_owner(owner)}) died; attempt {task.attempt} lost"
+                message = msg("the process running it ({owner}) died; attempt {attempt} lost",
+                              owner=describe_owner(owner), attempt=task.attempt)
                 self._fail(task, ErrorKind.STALLED, message, retry=True, immediate=True, crashed=True)
                 recovered += 1
         return recovered
@@ -306,7 +308,7 @@ class Scheduler:
         while self._unreleased:
             task = self._unreleased[0]
             if self.store.release(task):
-                self.store.log(task.task_id, "handed back to the queue after a storage fault")
+                self.store.log(task.task_id, msg("handed back to the queue after a storage fault"))
             self._unreleased.pop(0)
 
     def _on_fault(self, fault: StorageFault) -> None:
@@ -381,14 +383,15 @@ class Scheduler:
         for task in self.store.stalled(self.clock.ago(STALL_S)):
             attempt = self._find_attempt(task.task_id)
             if attempt is not None and attempt.task.attempt == task.attempt:
-                attempt.ctx.log("heartbeat stalled; abandoning this attempt")
+                attempt.ctx.log(msg("heartbeat stalled; abandoning this attempt"))
                 self._stop_attempt(attempt, StopReason.STALLED)
             age = self.store.now() - (task.heartbeat_at or 0.0)
             # Another host's process that stopped beating is a crash there, not the task's fault.
             crashed = task.owner != self.owner and owner_is_dead(
                 task.owner or "", task.heartbeat_at, self.store.now(), self.clock.real(STALL_S))
             self._fail(task, ErrorKind.STALLED,
-                       f"no heartbeat for {age:.0f} s (limit {self.clock.real(STALL_S):.0f} s)", retry=True,
+                       msg("no heartbeat for {seconds} s (limit {limit} s)", seconds=format(age, ".0f"),
+                           limit=format(self.clock.real(STALL_S), ".0f")), retry=True,
                        crashed=crashed)
 
     def honour_cancels(self) -> None:
@@ -396,7 +399,7 @@ class Scheduler:
         for task_id in self.store.cancel_requested_among(active):
             attempt = active[task_id]
             if attempt.ctx.stop_reason is None:
-                attempt.ctx.log("cancel requested; stopping at the next checkpoint")
+                attempt.ctx.log(msg("cancel requested; stopping at the next checkpoint"))
                 self._stop_attempt(attempt, StopReason.CANCEL)
 
     def assign(self) -> None:
@@ -447,7 +450,8 @@ class Scheduler:
             self._on_fault(fault)
         except Exception as exc:
             lane.logger.error("%s: ending the attempt failed", task.task_id, exc_info=exc)
-            self._fail_quietly(task, f"ending the attempt failed: {type(exc).__name__}: {exc}")
+            self._fail_quietly(task, msg("ending the attempt failed: {error}: {detail}",
+                                         error=type(exc).__name__, detail=exc))
         finally:
             # A reaped attempt may still be winding down when its retry starts in the same
             # lane: only remove the entry if it is still this attempt's.
@@ -458,12 +462,13 @@ class Scheduler:
     async def _attempt_to_its_end(self, lane: Lane, attempt: Attempt) -> None:
         task, ctx = attempt.task, attempt.ctx
         try:
-            ctx.log(f"attempt {task.attempt} started on {lane.name}")
+            ctx.log(msg("attempt {attempt} started on {lane}", attempt=task.attempt, lane=lane.name))
             self._emit("started", task)
             if ctx.stop_reason is not None:  # stopped between the claim and this first step
                 raise asyncio.CancelledError
             if ctx.model is None:
-                raise TaskError(ErrorKind.BAD_INPUT, f"model {task.model!r} is not in the config", retry=False)
+                raise TaskError(ErrorKind.BAD_INPUT, msg("model {model} is not in the config", model=repr(task.model)),
+                                retry=False)
             attempt.work = asyncio.ensure_future(lane.provider.run(ctx))
             result = await attempt.work
         except asyncio.CancelledError:
@@ -474,12 +479,12 @@ class Scheduler:
             self._end_raised(lane, attempt, exc)
         else:
             if ctx.stop_reason == StopReason.STALLED:
-                ctx.log("finished after being reaped; result dropped (the retry owns the row)")
+                ctx.log(msg("finished after being reaped; result dropped (the retry owns the row)"))
             elif self.store.finish_success(task, result.text, result.files, result.usage):
-                ctx.log("success")
+                ctx.log(msg("success"))
                 self._emit("success", task)
             else:
-                ctx.log("finished, but the row was no longer this attempt's; result not written")
+                ctx.log(msg("finished, but the row was no longer this attempt's; result not written"))
 
     def _end_raised(self, lane: Lane, attempt: Attempt, exc: Exception) -> None:
         task = attempt.task
@@ -493,13 +498,14 @@ class Scheduler:
             if exc.wait_s is not None:
                 lane.resting_until = time.monotonic() + self.clock.real(exc.wait_s)
             if self.store.release(task):
-                attempt.ctx.log(f"back in the queue: {exc}")
+                attempt.ctx.log(msg("back in the queue: {reason}", reason=exc.message))
                 self._emit("released", task)
         elif isinstance(exc, TaskError):
             self._end_error(lane, task, exc)
         else:  # a provider bug must not take the lane down
             lane.logger.error("%s: provider raised", task.task_id, exc_info=exc)
-            self._fail(task, ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}", retry=True)
+            self._fail(task, ErrorKind.INTERNAL, msg("{error}: {detail}", error=type(exc).__name__, detail=exc),
+                       retry=True)
 
     def _stop_attempt(self, attempt: Attempt, reason: StopReason) -> None:
         attempt.ctx.stop_reason = reason
@@ -508,19 +514,19 @@ class Scheduler:
 
     def _end_stopped(self, attempt: Attempt) -> None:
         task, reason = attempt.task, attempt.ctx.stop_reason
-        note = attempt.ctx.cancel_note or "canceled by operator"  # e.g. "remote cancel failed"
+        note = attempt.ctx.cancel_note or CANCELED_BY_OPERATOR  # e.g. "remote cancel failed"
         if reason == StopReason.CANCEL and self.store.finish_canceled(task, note):
-            attempt.ctx.log("canceled")
+            attempt.ctx.log(msg("canceled"))
             self._emit("canceled", task)
         elif reason == StopReason.SHUTDOWN and self.store.release(task):
-            attempt.ctx.log("app stopped; task goes back to the queue to resume on the next start")
+            attempt.ctx.log(msg("app stopped; task goes back to the queue to resume on the next start"))
             self._emit("released", task)
 
     def _end_error(self, lane: Lane, task: Task, exc: TaskError) -> None:
         if exc.kind is ErrorKind.CANCELED:
             # Canceled elsewhere (e.g. on the service's website): an end, not a failure.
             if self.store.finish_canceled(task, exc.message):
-                self.store.log(task.task_id, f"canceled: {exc.message}")
+                self.store.log(task.task_id, msg("canceled: {reason}", reason=exc.message))
                 self._emit("canceled", task)
             return
         if exc.pause_lane:
@@ -529,12 +535,12 @@ class Scheduler:
             self.store.set_login_state(lane.account, "needs_login", exc.message)
         self._fail(task, exc.kind, exc.message, retry=exc.retry)
 
-    def _pause(self, lane: Lane, task: Task, reason: str) -> None:
+    def _pause(self, lane: Lane, task: Task, reason: Message) -> None:
         self.store.pause_lane(lane.name, reason)
         lane.logger.warning("paused: %s", reason)
         self._emit("paused", task)
 
-    def _fail(self, task: Task, kind: ErrorKind, message: str, retry: bool, immediate: bool = False,
+    def _fail(self, task: Task, kind: ErrorKind, message: Message, retry: bool, immediate: bool = False,
               crashed: bool = False) -> None:
         """End the attempt as failed (retried while its budget lasts). ``crashed``: lost with the
         process that ran it, so the crash budget pays, and an empty one says why it failed."""
@@ -543,18 +549,20 @@ class Scheduler:
         if retry and budget > 0:
             retry_at = self.store.now() if immediate else self.clock.after(retry_delay_s(task.attempt))
         elif crashed:
-            message += (f"; the process running this task died {CRASH_RETRIES + 1} times, so the task itself "
-                        "may be what kills it: failed without another try (retry it once the cause is fixed)")
+            message = msg("{reason}; the process running this task died {times} times, so the task itself may be what "
+                          "kills it: failed without another try (retry it once the cause is fixed)",
+                          reason=message, times=CRASH_RETRIES + 1)
         state = self.store.finish_failure(task, kind, message, retry_at, crashed=crashed)
         if state is None:
             return
-        self.store.log(task.task_id, f"attempt {task.attempt} failed ({kind.value}): {message}"
-                       + ("; will retry" if state == "pending" else ""))
+        said = {"attempt": task.attempt, "kind": KIND_TEXTS[kind], "message": message}
+        self.store.log(task.task_id, msg("attempt {attempt} failed ({kind}): {message}; will retry", **said)
+                       if state == "pending" else msg("attempt {attempt} failed ({kind}): {message}", **said))
         logging.getLogger("mediaassist.lane").log(
             logging.WARNING, "[%s] %s: %s: %s", task.lane, task.task_id, kind.value, message)
         self._emit("retry" if state == "pending" else "failed", task)
 
-    def _fail_quietly(self, task: Task, message: str) -> None:
+    def _fail_quietly(self, task: Task, message: Message) -> None:
         """Last resort after a failed write: an internal failure if the store takes it, else
         the reaper ends the row once its heartbeat stops."""
         try:
@@ -572,10 +580,10 @@ class Scheduler:
         return None
 
     # --- waiting for batches ---------------------------------------------------------------
-    def blocked_lanes(self, accounts: list[Account] | None = None) -> dict[str, str]:
+    def blocked_lanes(self, accounts: list[Account] | None = None) -> dict[str, Message]:
         """Lanes that cannot take work right now, with the reason (paused, disabled, login).
         ``accounts``: the store's, when the caller has just read them."""
-        blocked = dict(self.store.paused_lanes())
+        blocked = dict(self.store.paused_lane_reasons())
         by_name = {a.name: a for a in (self.store.accounts() if accounts is None else accounts)}
         for lane in self.lanes.values():
             why = _account_blocked(by_name.get(lane.account or ""))
@@ -627,17 +635,21 @@ class Scheduler:
         return [a for a in elsewhere if a.host in present]
 
 
-def _account_blocked(acct: Account | None) -> str | None:
+ACCOUNT_DISABLED = msg("account disabled")
+ACCOUNT_NEEDS_LOGIN = msg("account needs login")
+
+
+def _account_blocked(acct: Account | None) -> Message | None:
     """Why this machine's lane for a web account takes no work, or None if it may."""
     if acct is None:
-        return "account not in the store"
+        return msg("account not in the store")
     if not acct.enabled:
-        return "account disabled"
+        return ACCOUNT_DISABLED
     if acct.login_state == "needs_login":
-        return "account needs login"
+        return ACCOUNT_NEEDS_LOGIN
     if acct.host is not None and acct.host != host_id():
         # Its browser profile (the logged-in session) is on that machine, not this one.
-        return f"account lives on {acct.host}"
+        return msg("account lives on {host}", host=acct.host)
     return None
 
 

@@ -56,10 +56,10 @@ from mediaassist.core.location import (
     refuse_url_as_path,
     server_refusal,
 )
-from mediaassist.core.messages import Message, msg
+from mediaassist.core.messages import Message, msg, verbatim
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
-from mediaassist.core.secrets import redact
+from mediaassist.core.secrets import redact, redacted
 
 PENDING, RUNNING, SUCCESS, FAILED, CANCELED = "pending", "running", "success", "failed", "canceled"
 FINAL_STATES = (SUCCESS, FAILED, CANCELED)
@@ -78,6 +78,21 @@ database_proxy = pw.DatabaseProxy()
 
 # Why a lane stopped taking work when the operator paused it (the window, ``lanes pause``).
 PAUSED_BY_OPERATOR = msg("paused by operator")
+CANCELED_BY_OPERATOR = msg("canceled by operator")
+CANCELED_BEFORE_IT_RAN = msg("canceled before it ran")
+
+
+def _stored_json(text: Message | str | None) -> str | None:
+    """A message as stored beside its English (keys masked); None for a plain text (an answer)."""
+    return redacted(text).to_json() if isinstance(text, Message) else None
+
+
+def stored_message(english: str | None, stored: str | None) -> Message | None:
+    """A stored text as a message: the one kept beside it, else (a row written before messages
+    were kept, or a plain text) the English itself, shown as it is."""
+    if english is None and stored is None:
+        return None
+    return Message.from_json(stored) or verbatim(english or "")
 
 
 class _Base(pw.Model):
@@ -110,7 +125,8 @@ class Task(_Base):
     cancel_requested = pw.BooleanField(default=False)
     remote_id = pw.CharField(null=True)
     error_kind = pw.CharField(null=True)
-    error = pw.TextField(null=True)
+    error = pw.TextField(null=True)  # in English, for every reader (logs, exports, older versions)
+    error_message = pw.TextField(null=True)  # the same as a Message (JSON): shown in the reader's language
     owner = pw.CharField(null=True)  # core.owners.Owner of the scheduler running it
     host = pw.CharField(null=True)  # the machine that ran it last (kept after the attempt ends)
     updated_at = pw.DoubleField(default=0.0)
@@ -142,6 +158,10 @@ class Task(_Base):
         return uploads
 
     @property
+    def error_text(self) -> Message | None:
+        return stored_message(self.error, self.error_message)
+
+    @property
     def lane(self) -> str:
         if self.model_kind == "web" and self.account:
             return f"web:{self.account}"
@@ -162,6 +182,7 @@ Task.add_index(pw.SQL('CREATE UNIQUE INDEX IF NOT EXISTS "task_one_running_per_a
 class Result(_Base):
     task_id = pw.CharField(primary_key=True)
     text = pw.TextField(null=True)
+    text_message = pw.TextField(null=True)  # a provider's summary as a Message (JSON); None for an answer
     files = pw.TextField(default="[]")
     usage = pw.TextField(null=True)  # JSON: the provider's token counts, e.g. {"total_tokens": 42}
     written_at = pw.DoubleField()
@@ -175,6 +196,11 @@ class Result(_Base):
         return files
 
     @property
+    def text_shown(self) -> Message | None:
+        """The provider's summary as a message, or the answer (the model's own words) as it is."""
+        return stored_message(self.text, self.text_message)
+
+    @property
     def usage_dict(self) -> dict[str, int]:
         usage: dict[str, int] = json.loads(self.usage or "{}")
         return usage
@@ -184,16 +210,22 @@ class TaskLog(_Base):
     id = pw.AutoField()  # peewee's implicit primary key, declared so that it is typed
     task_id = pw.CharField(index=True)
     at = pw.DoubleField()
-    line = pw.TextField()
+    line = pw.TextField()  # in English
+    message = pw.TextField(null=True)  # the same as a Message (JSON); None in rows of older versions
 
     class Meta:
         table_name = "task_log"
+
+    @property
+    def text(self) -> Message:
+        return stored_message(self.line, self.message) or verbatim("")
 
 
 class LaneState(_Base):
     name = pw.CharField(primary_key=True)
     paused = pw.BooleanField(default=False)
     reason = pw.TextField(null=True)
+    reason_message = pw.TextField(null=True)
     learned_limit = pw.IntegerField(null=True)  # concurrency = "auto": the limit learnt so far
     updated_at = pw.DoubleField(default=0.0)
 
@@ -210,10 +242,15 @@ class Account(_Base):
     # tasks. Set by `host = ...` in [[accounts]] or by a login on that machine; None = any.
     host = pw.CharField(null=True)
     last_error = pw.TextField(null=True)
+    last_error_message = pw.TextField(null=True)
     updated_at = pw.DoubleField(default=0.0)
 
     class Meta:
         table_name = "account"
+
+    @property
+    def last_error_text(self) -> Message | None:
+        return stored_message(self.last_error, self.last_error_message)
 
 
 class Gate(_Base):
@@ -257,6 +294,9 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
         ("task", "inputs", "TEXT NOT NULL DEFAULT '{}'"), ("task", "uploads", "TEXT NOT NULL DEFAULT '{}'"),
         # token usage per result, and an adaptive API lane's learned limit (core.limiter)
         ("result", "usage", "TEXT"), ("lane_state", "learned_limit", "INTEGER")],
+    # user-facing texts kept as messages beside their English (core.messages)
+    3: [("task", "error_message", "TEXT"), ("task_log", "message", "TEXT"), ("result", "text_message", "TEXT"),
+        ("lane_state", "reason_message", "TEXT"), ("account", "last_error_message", "TEXT")],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
@@ -863,27 +903,31 @@ class Store:
         return found
 
     # --- finishing an attempt --------------------------------------------------------------
-    def finish_success(self, task: Task, text: str | None, files: list[str],
+    def finish_success(self, task: Task, result_text: Message | str | None, files: list[str],
                        usage: dict[str, int] | None = None) -> bool:
-        """End the attempt as success and upsert its result. False if the attempt lost the row."""
+        """End the attempt as success and upsert its result. False if the attempt lost the row.
+        ``result_text``: the answer, or a provider's summary of what it made (a message)."""
         now = self.now()
-        text = redact(text) if text is not None else None  # a server may echo the key in its answer
+        # a server may echo the key in its answer
+        text = redact(str(result_text)) if result_text is not None else None
+        text_message = _stored_json(result_text)
         usage_json = json.dumps(usage) if usage else None
         with self.db.atomic():
             updated = (Task.update(state=SUCCESS, finished_at=now, updated_at=now, error_kind=None,
-                                   error=None)
+                                   error=None, error_message=None)
                        .where(_attempt_is(task)).execute())
             if updated != 1:
                 return False
-            (Result.insert(task_id=task.task_id, text=text, files=json.dumps(files, ensure_ascii=False),
-                           usage=usage_json, written_at=now)
+            (Result.insert(task_id=task.task_id, text=text, text_message=text_message,
+                           files=json.dumps(files, ensure_ascii=False), usage=usage_json, written_at=now)
              .on_conflict(conflict_target=[Result.task_id],
-                          update={Result.text: text, Result.files: json.dumps(files, ensure_ascii=False),
+                          update={Result.text: text, Result.text_message: text_message,
+                                  Result.files: json.dumps(files, ensure_ascii=False),
                                   Result.usage: usage_json, Result.written_at: now})
              .execute())
         return True
 
-    def finish_failure(self, task: Task, kind: ErrorKind, message: str, retry_at: float | None,
+    def finish_failure(self, task: Task, kind: ErrorKind, message: Message | str, retry_at: float | None,
                        crashed: bool = False) -> str | None:
         """End the attempt as failed; with ``retry_at`` the same row goes back to pending.
 
@@ -895,7 +939,8 @@ class Store:
         budget = Task.crash_retries_left if crashed else Task.retries_left
         retry = retry_at is not None and (task.crash_retries_left if crashed else task.retries_left) > 0
         changes: dict[Any, Any] = {
-            Task.error_kind: kind.value, Task.error: redact(message), Task.updated_at: now, Task.owner: None,
+            Task.error_kind: kind.value, Task.error: redact(str(message)), Task.error_message: _stored_json(message),
+            Task.updated_at: now, Task.owner: None,
         }
         if retry:
             changes.update({Task.state: PENDING, Task.attempt: Task.attempt + 1,
@@ -909,10 +954,11 @@ class Store:
             return None
         return PENDING if retry else FAILED
 
-    def finish_canceled(self, task: Task, message: str = "canceled by operator") -> bool:
+    def finish_canceled(self, task: Task, message: Message | str = CANCELED_BY_OPERATOR) -> bool:
         now = self.now()
         updated: int = (Task.update(state=CANCELED, finished_at=now, updated_at=now, owner=None,
-                               error_kind=ErrorKind.CANCELED.value, error=message)
+                               error_kind=ErrorKind.CANCELED.value, error=redact(str(message)),
+                               error_message=_stored_json(message))
                    .where(_attempt_is(task)).execute())
         return updated == 1
 
@@ -972,7 +1018,8 @@ class Store:
         now = self.now()
         with self.db.atomic():
             canceled = (Task.update(state=CANCELED, finished_at=now, updated_at=now,
-                                    error_kind=ErrorKind.CANCELED.value, error="canceled before it ran")
+                                    error_kind=ErrorKind.CANCELED.value, error=str(CANCELED_BEFORE_IT_RAN),
+                                    error_message=CANCELED_BEFORE_IT_RAN.to_json())
                         .where(scope & (Task.state == PENDING)).execute())
             flagged = (Task.update(cancel_requested=True, updated_at=now)
                        .where(scope & (Task.state == RUNNING)).execute())
@@ -1002,7 +1049,7 @@ class Store:
             # lost poll -- may still be running, so the retry resumes polling it, never resubmits.
             Task.remote_id: pw.Case(None, [((Task.state == SUCCESS) | Task.error_kind.in_(REMOTE_FINAL_KINDS),
                                             None)], Task.remote_id),
-            Task.error_kind: None, Task.error: None,
+            Task.error_kind: None, Task.error: None, Task.error_message: None,
         }
         updated: int = Task.update(changes).where(scope).execute()
         return updated
@@ -1070,11 +1117,12 @@ class Store:
         return gate.not_before if gate is not None else 0.0
 
     # --- logs ------------------------------------------------------------------------------
-    def log(self, task_id: str, line: str) -> None:
+    def log(self, task_id: str, line: Message | str) -> None:
+        """A line of the task's log: its English, and the message it renders from in any language."""
         # Plain SQL: two lines a task, and peewee's query building costs more than the insert.
         mark = self.db.param
-        self.db.execute_sql(f'INSERT INTO "task_log" (task_id, at, line) VALUES ({mark}, {mark}, {mark})',
-                            (task_id, self.now(), redact(line)))
+        self.db.execute_sql(f'INSERT INTO "task_log" (task_id, at, line, message) VALUES ({mark}, {mark}, {mark}, '
+                            f'{mark})', (task_id, self.now(), redact(str(line)), _stored_json(line)))
 
     def logs(self, task_id: str) -> list[TaskLog]:
         return list(TaskLog.select().where(TaskLog.task_id == task_id).order_by(TaskLog.id))
@@ -1082,14 +1130,16 @@ class Store:
     # --- lanes and accounts ----------------------------------------------------------------
     def pause_lane(self, name: str, reason: Message | str | None) -> None:
         now = self.now()
-        reason = None if reason is None else str(reason)
-        (LaneState.insert(name=name, paused=True, reason=reason, updated_at=now)
+        english = None if reason is None else redact(str(reason))
+        message = _stored_json(reason)
+        (LaneState.insert(name=name, paused=True, reason=english, reason_message=message, updated_at=now)
          .on_conflict(conflict_target=[LaneState.name],
-                      update={LaneState.paused: True, LaneState.reason: reason, LaneState.updated_at: now})
+                      update={LaneState.paused: True, LaneState.reason: english, LaneState.reason_message: message,
+                              LaneState.updated_at: now})
          .execute())
 
     def resume_lane(self, name: str) -> None:
-        LaneState.update(paused=False, reason=None, updated_at=self.now()).where(
+        LaneState.update(paused=False, reason=None, reason_message=None, updated_at=self.now()).where(
             LaneState.name == name).execute()
 
     def save_lane_limit(self, name: str, limit: int) -> None:
@@ -1107,7 +1157,13 @@ class Store:
         return {s.name: s.learned_limit for s in query if s.learned_limit is not None}
 
     def paused_lanes(self) -> dict[str, str]:
-        return {s.name: s.reason or "" for s in LaneState.select().where(LaneState.paused == True)}  # noqa: E712
+        """{lane: why it is paused, in English}."""
+        return {name: str(reason) for name, reason in self.paused_lane_reasons().items()}
+
+    def paused_lane_reasons(self) -> dict[str, Message]:
+        """{lane: why it is paused}, to be shown in the reader's language."""
+        return {s.name: stored_message(s.reason, s.reason_message) or verbatim("")
+                for s in LaneState.select().where(LaneState.paused == True)}  # noqa: E712
 
     def sync_accounts(self, accounts: Iterable[Any]) -> None:
         """Add configured accounts the store has not seen; the operator's toggles then win.
@@ -1132,10 +1188,12 @@ class Store:
         updated: int = Account.update(enabled=enabled, updated_at=self.now()).where(Account.name == name).execute()
         return updated == 1
 
-    def set_login_state(self, name: str, state: str, error: str | None = None) -> None:
+    def set_login_state(self, name: str, state: str, error: Message | str | None = None) -> None:
         """A login that worked binds an unbound account to this machine: its browser profile,
         and so the session, lives here."""
-        changes: dict[Any, Any] = {Account.login_state: state, Account.last_error: error,
+        changes: dict[Any, Any] = {Account.login_state: state,
+                                   Account.last_error: None if error is None else redact(str(error)),
+                                   Account.last_error_message: _stored_json(error),
                                    Account.updated_at: self.now()}
         if state == "ok":
             changes[Account.host] = pw.fn.COALESCE(Account.host, host_id())

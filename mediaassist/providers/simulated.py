@@ -12,6 +12,7 @@ import zlib
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.messages import msg
 from mediaassist.providers.base import TaskContext, TaskResult
 
 
@@ -42,5 +43,7 @@ class SimulatedProvider:
         finally:
             self.in_flight -= 1
         if "sim_fail" in params:
-            raise TaskError(ErrorKind(params["sim_fail"]), "simulated failure")
-        return TaskResult(text=f"[{ctx.task.model}] {ctx.task.prompt[:60]} ({duration:.0f} s)")
+            raise TaskError(ErrorKind(params["sim_fail"]), msg("simulated failure"))
+        return TaskResult(text=msg("[{model}] {prompt} ({seconds} s)",
+                                   model=ctx.task.model, prompt=ctx.task.prompt[:60],
+                                   seconds=format(duration, ".0f")))

@@ -8,7 +8,6 @@ import logging
 import os
 import signal
 import sys
-import threading
 from pathlib import Path
 
 os.environ.setdefault("QT_API", "pyside6")  # qasync picks its binding from this (qasync #23)
@@ -20,7 +19,6 @@ from PySide6.QtWidgets import QApplication
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import is_demo_dir
 from mediaassist.runtime import Runtime, RuntimeOptions
-from mediaassist.ui.core_texts import compile_catalogues
 from mediaassist.ui.i18n import Translations
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.settings import apply_saved
@@ -67,7 +65,6 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
 
     ``on_window(window)`` is called once the window shows (tests and the screenshot script)."""
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
-    threading.Thread(target=compile_catalogues, name="catalogues", daemon=True).start()
     translations = Translations()
     async with Runtime(options) as rt:
         # The window's own choice (settings dialog) wins; else the config's [app] language.

@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
+from mediaassist.core.store import PAUSED_BY_OPERATOR
 from mediaassist.providers.registry import SIMULATED_SITE
 from mediaassist.runtime import Runtime
 from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.core_texts import translated
-from mediaassist.ui.i18n import labelled, tr, tr_noop
+from mediaassist.ui.i18n import labelled, tr
 
 if TYPE_CHECKING:  # the web lane is optional: imported where a login starts
     from mediaassist.providers.web import LoginResult
 
 # Stored in English like every lane reason (the CLI and other windows read it); shown translated.
-OPERATOR_PAUSE = tr_noop("paused by operator")
 
 
 class LanesController(QObject):
@@ -45,7 +45,7 @@ class LanesController(QObject):
         if name in self.store.paused_lanes():
             self.store.resume_lane(name)
         else:
-            self.store.pause_lane(name, OPERATOR_PAUSE)
+            self.store.pause_lane(name, PAUSED_BY_OPERATOR)
         self._changed()
 
     def toggle_pause_all(self) -> None:
@@ -58,7 +58,7 @@ class LanesController(QObject):
         paused = self.store.paused_lanes()
         for name in self.scheduler.lanes:
             if name not in paused:
-                self.store.pause_lane(name, OPERATOR_PAUSE)
+                self.store.pause_lane(name, PAUSED_BY_OPERATOR)
         self._changed()
 
     def resume_all(self) -> None:

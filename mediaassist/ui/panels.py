@@ -21,9 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mediaassist.core.messages import Message, is_warning
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
-from mediaassist.core.scheduler import Lane
+from mediaassist.core.scheduler import ACCOUNT_DISABLED, ACCOUNT_NEEDS_LOGIN, Lane
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.fit import ElidedLabel, scrollable
 from mediaassist.ui.i18n import labelled, tr
@@ -81,7 +82,7 @@ class LaneRow:
         details.addWidget(self.status, 1)
         grid.addLayout(details, 2 * row + 1, 0, 1, 3)
 
-    def update(self, gauge: LaneGauge, paused: bool, blocked: str | None) -> None:
+    def update(self, gauge: LaneGauge, paused: bool, blocked: Message | None) -> None:
         self.gauge.setMaximum(max(1, gauge.limit))
         self.gauge.setValue(min(gauge.running, gauge.limit))
         if self.lane.kind == "poll":
@@ -97,7 +98,7 @@ class LaneRow:
             text = tr("pending {pending} · done {done} · failed {failed}")
         self.counts.setText(text.format(pending=gauge.pending, done=gauge.done, failed=gauge.failed))
         lines = self.lane.account_notes()
-        warnings = [translated(line) for line in lines if line.startswith("warning:")]
+        warnings = [translated(line) for line in lines if is_warning(line)]
         # A blocked lane's reason matters most; else the account check's first warning.
         self.status.setText(translated(blocked) if blocked else (warnings[0] if warnings else ""))
         account = "\n".join([self.lane.name, *map(translated, lines)])
@@ -121,7 +122,7 @@ class QueuePanel(QGroupBox):
             hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             grid.addWidget(hint, 0, 0, 1, 3)
 
-    def show_snapshot(self, snap: Snapshot, paused: dict[str, str], blocked: dict[str, str]) -> None:
+    def show_snapshot(self, snap: Snapshot, paused: dict[str, str], blocked: dict[str, Message]) -> None:
         for row in self.rows:
             row.update(lane_gauge(row.lane, snap), row.lane.name in paused, blocked.get(row.lane.name))
 
@@ -220,10 +221,10 @@ def blocked_text(blocked: Blocked) -> str:
     fix = ""
     for lane, reason in blocked.reasons:
         account = lane.partition(":")[2]
-        if reason == "account needs login":
+        if reason == ACCOUNT_NEEDS_LOGIN:
             whys.append(html.escape(tr("account {name} needs login").format(name=account)))
             fix = f' → <a href="accounts">{html.escape(tr("Log in"))}</a>'
-        elif reason == "account disabled":
+        elif reason == ACCOUNT_DISABLED:
             whys.append(html.escape(tr("account {name} is disabled").format(name=account)))
             fix = fix or f' → <a href="accounts">{html.escape(tr("Enable it"))}</a>'
         else:

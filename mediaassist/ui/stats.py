@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from mediaassist.core.messages import Message
 from mediaassist.core.progress import BatchProgress, Estimate, EtaSmoother, ServiceTimes, estimate
 from mediaassist.core.queries import OffLoopReader, Queries, Snapshot
 from mediaassist.core.store import Task
@@ -26,7 +27,7 @@ class StatsView:
 
     snap: Snapshot = field(default_factory=Snapshot)
     paused: dict[str, str] = field(default_factory=dict)
-    blocked: dict[str, str] = field(default_factory=dict)
+    blocked: dict[str, Message] = field(default_factory=dict)
     running: int = 0
     all_paused: bool = False
 
@@ -122,8 +123,8 @@ class StatsController(QObject):
         if event in MEASURED_EVENTS and task.started_at:
             self.service.record(task.route, time.time() - task.started_at)
         if event == "paused":
-            paused = self.store.paused_lanes()
-            reason = paused.get(task.lane) or paused.get(task.route, "")
+            paused = self.store.paused_lane_reasons()
+            reason = paused.get(task.lane) or paused.get(task.route)
             self.notice.emit(tr("Lane paused"), labelled(task.lane, translated(reason)))
 
     def _notify_finished_batches(self, previous: StatsView, now: StatsView) -> None:

@@ -81,6 +81,13 @@ def lrelease() -> str:
     return found
 
 
+PO_HEADER = """\
+# Chinese translations of mediaassist's core texts (log lines, errors, CLI lines).
+# The ids are the English texts written with msg("...") in the source; fill the msgstr lines, then
+# run resources/translations/build_translations.py to refresh this file and compile the .mo.
+# See docs/development-messages.md."""
+
+
 def core_message_ids() -> dict[str, list[tuple[str, int]]]:
     """Every ``msg("...")`` id outside mediaassist/ui, with where it is written."""
     found: dict[str, list[tuple[str, int]]] = {}
@@ -108,8 +115,9 @@ def compiled(catalogue: Catalog) -> bytes:
 def refresh_core(language: str) -> int:
     """Rewrites core_<language>.po from the source and compiles its .mo; returns how many ids lack a translation."""
     known = core_catalogue(language)
-    fresh = Catalog(locale=language, project="mediaassist", domain="core", fuzzy=False,
-                    creation_date=known.creation_date, revision_date=known.revision_date)
+    fresh = Catalog(locale=language, project="mediaassist", version="", domain="core", fuzzy=False,
+                    header_comment=PO_HEADER, creation_date=known.creation_date,
+                    revision_date=known.revision_date)
     ids = core_message_ids()
     for message_id, places in ids.items():
         old = known.get(message_id)
@@ -119,7 +127,8 @@ def refresh_core(language: str) -> int:
         if old.id and old.id not in ids and old.string:
             fresh.obsolete[old.id] = old
     with (HERE / f"core_{language}.po").open("wb") as po:
-        write_po(po, fresh, width=0, include_previous=False)
+        # no line numbers: every edit above a text would otherwise touch the .po
+        write_po(po, fresh, width=0, include_previous=False, include_lineno=False)
     (HERE / f"core_{language}.mo").write_bytes(compiled(fresh))
     return sum(1 for message in fresh if message.id and not message.string)
 

@@ -10,7 +10,7 @@ import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import ErrorKind, TaskError
-from mediaassist.core.scheduler import STALL_S, Scheduler
+from mediaassist.core.scheduler import ACCOUNT_DISABLED, STALL_S, Scheduler
 from mediaassist.core.store import NewTask, Store, Task
 from mediaassist.providers.base import Provider, TaskContext, TaskResult
 from mediaassist.providers.registry import build_providers
@@ -183,7 +183,7 @@ async def test_disabled_account_takes_no_new_work(store: Store, data_dir: Path) 
     tasks = {t.task_id: t for t in store.tasks(["b"])}
     assert {tasks[f"w{i:03d}"].account for i in range(3)} == {"alice"}
     assert tasks["for-bob"].state == "pending"  # waits for bob; the run ends as blocked
-    assert sched.blocked_lanes() == {"web:bob": "account disabled"}
+    assert sched.blocked_lanes() == {"web:bob": ACCOUNT_DISABLED}
 
 
 @pytest.mark.asyncio

@@ -20,6 +20,7 @@ from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.media import verify_unchanged
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.secrets import redact
 from mediaassist.core.task_profiles import Request, TaskApiProfile
 from mediaassist.providers.openai_api import parse_retry_after
@@ -61,17 +62,19 @@ class TaskApiAdapter(HttpAdapter):
         self.profile = profile
         self.service = profile.name
 
-    async def preflight(self) -> list[str]:
+    async def preflight(self) -> list[Message]:
         limit = self.profile.job_limit
         if limit is not None and self.prov.max_polling_tasks > limit:
-            return [f"warning: max_polling_tasks = {self.prov.max_polling_tasks} is above the {limit} jobs "
-                    f"{self.service} runs at once; the rest are refused with 429 and wait"]
+            return [msg("warning: max_polling_tasks = {polled} is above the {limit} jobs {service} runs at once; "
+                        "the rest are refused with 429 and wait",
+                        polled=self.prov.max_polling_tasks, limit=limit, service=self.service)]
         return []
 
     uploads_inputs = False  # inputs travel inside the create request (multipart parts or URL fields)
 
     async def upload(self, entry: dict[str, Any]) -> str:
-        raise TaskError(ErrorKind.BAD_INPUT, f"{self.service}: inputs travel inside the create request",
+        raise TaskError(ErrorKind.BAD_INPUT, msg("{service}: inputs travel inside the create request",
+                                                 service=self.service),
                         retry=False)
 
     # --- create ----------------------------------------------------------------------------
@@ -88,9 +91,11 @@ class TaskApiAdapter(HttpAdapter):
         body = self._json(response)
         remote_id = dig(body, self.profile.remote_id)
         if remote_id is MISSING or isinstance(remote_id, (dict, list)):
-            raise TaskError(ErrorKind.PROVIDER, f"create answered HTTP {response.status_code} without a job id at "
-                                                f"{' / '.join(self.profile.remote_id)}; check "
-                                                f"{self.where_to_check(None)} before retrying", retry=False)
+            raise TaskError(ErrorKind.PROVIDER, msg("create answered HTTP {status} without a job id at {path}; "
+                                                    "check {where} before retrying",
+                                                    status=response.status_code,
+                                                    path=' / '.join(self.profile.remote_id),
+                                                    where=self.where_to_check(None)), retry=False)
         label = dig(body, self.profile.state_path)
         return Created(str(remote_id), str(label) if label is not MISSING else "")
 
@@ -134,9 +139,10 @@ class TaskApiAdapter(HttpAdapter):
     async def status(self, ctx: TaskContext, remote_id: str) -> RemoteStatus:
         response = await self._send(self.profile.status, remote_id, hot=True)
         if response.status_code == 404:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id}: HTTP 404 "
-                                                f"{self._error_text(response)} (unknown to the service, or "
-                                                "expired)", retry=False)
+            raise TaskError(ErrorKind.PROVIDER, msg("{service} job {remote_id}: HTTP 404 {detail} (unknown to the "
+                                                    "service, or expired)",
+                                                    service=self.service, remote_id=remote_id,
+                                                    detail=self._error_text(response)), retry=False)
         self._raise_for_answer(response, creating=False)
         body = self._json(response)
         label = dig(body, self.profile.state_path)
@@ -163,12 +169,13 @@ class TaskApiAdapter(HttpAdapter):
         return []
 
     async def results(self, ctx: TaskContext, remote_id: str,
-                      status: RemoteStatus) -> tuple[list[RemoteOutput], str]:
+                      status: RemoteStatus) -> tuple[list[RemoteOutput], Message]:
         outputs = status.outputs or []
         if not outputs:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id} completed without a result "
-                                                "URL", retry=False)
-        return outputs, f"{self.service} job {remote_id}: {len(outputs)} output(s)"
+            raise TaskError(ErrorKind.PROVIDER, msg("{service} job {remote_id} completed without a result URL",
+                                                    service=self.service, remote_id=remote_id), retry=False)
+        return outputs, msg("{service} job {remote_id}: {n} output(s)", service=self.service, remote_id=remote_id,
+                            n=len(outputs))
 
     # --- cancel ----------------------------------------------------------------------------
     async def cancel(self, remote_id: str) -> None:
@@ -197,13 +204,14 @@ class TaskApiAdapter(HttpAdapter):
             raise Busy(text, self.profile.backoff_s,
                        parse_retry_after(response.headers.get("Retry-After"), time.time()))
         if status in self.profile.quota_status or code in self.profile.quota_codes:
-            raise PauseLane(ErrorKind.QUOTA, f"balance or quota exhausted ({text})")
+            raise PauseLane(ErrorKind.QUOTA, msg("balance or quota exhausted ({detail})", detail=text))
         if status in self.profile.login_status:
-            raise PauseLane(ErrorKind.LOGIN, f"API key rejected ({text})")
+            raise PauseLane(ErrorKind.LOGIN, msg("API key rejected ({detail})", detail=text))
         if status >= 500:
             raise Unusable(text)
         if creating:
-            raise TaskError(ErrorKind.BAD_INPUT, f"{self.service} create: {text}", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("{service} create: {detail}",
+                                                     service=self.service, detail=text), retry=False)
         raise Unusable(text)
 
     def _json(self, response: httpx.Response | LeanResponse) -> Any:

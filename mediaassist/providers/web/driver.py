@@ -25,6 +25,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.messages import Message, msg
 from mediaassist.providers.web.markdown import html_to_markdown
 from mediaassist.providers.web.site import SiteProfile
 
@@ -137,7 +138,7 @@ class TurnMarks:
 
 
 class SiteDriver:
-    def __init__(self, site: SiteProfile, page: Page, clock: Clock, log: Callable[[str], None]) -> None:
+    def __init__(self, site: SiteProfile, page: Page, clock: Clock, log: Callable[[Message | str], None]) -> None:
         self.site = site
         self.page = page
         self.clock = clock
@@ -193,7 +194,7 @@ class SiteDriver:
                 except PlaywrightError:
                     break  # gone meanwhile, or itself covered: the next step tells
         if clicked:
-            self.log(f"dismissed {clicked} pop-up(s)")
+            self.log(msg("dismissed {n} pop-up(s)", n=clicked))
         return clicked
 
     async def click(self, role: str, locator: Locator) -> None:
@@ -232,7 +233,8 @@ class SiteDriver:
         try:
             await self.page.goto(url, wait_until="domcontentloaded", timeout=NAV_TIMEOUT_MS)
         except PlaywrightError as exc:
-            raise TaskError(ErrorKind.NETWORK, f"could not open {url}: {first_line(exc)}") from None
+            raise TaskError(ErrorKind.NETWORK, msg("could not open {url}: {detail}",
+                                                   url=url, detail=first_line(exc))) from None
 
     async def login_state(self, timeout_s: float | None = None) -> str:
         """"ok" once the logged-in marker shows, "needs_login" on the logged-out one. A site with
@@ -248,10 +250,11 @@ class SiteDriver:
             if loop.time() > deadline:
                 if not self.site.has("logged_out") and self.site.login_url:
                     return "needs_login"
-                seen = "neither logged in nor logged out" if self.site.has("logged_out") else "logged_in"
-                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the page shows no login marker ({seen}); "
-                                "the site may have changed (check it with: "
-                                f"mediaassist sites check {self.site.name} --account NAME)")
+                seen = msg("neither logged in nor logged out") if self.site.has("logged_out") else "logged_in"
+                raise TaskError(ErrorKind.PROVIDER, msg("{site}: the page shows no login marker ({seen}); the site "
+                                                        "may have changed (check it with: mediaassist sites check "
+                                                        "{name} --account NAME)",
+                                                        site=self.site.name, seen=seen, name=self.site.name))
             await self.dismiss_popups()
             await asyncio.sleep(0.1)
 
@@ -270,10 +273,13 @@ class SiteDriver:
             if any(marker in lowered for marker in self.site.rate_limit_texts):
                 # Pause the account's lane: its next tasks would hit the same banner; they wait
                 # (or go to another account) until the operator resumes the lane.
-                raise TaskError(ErrorKind.QUOTA, f"{self.site.name} shows a rate-limit banner: {text[:200]}",
-                                pause_lane=f"rate limited by {self.site.name}: {text[:120]}")
+                raise TaskError(ErrorKind.QUOTA, msg("{site} shows a rate-limit banner: {detail}",
+                                                     site=self.site.name, detail=text[:200]),
+                                pause_lane=msg("rate limited by {site}: {detail}",
+                                               site=self.site.name, detail=text[:120]))
             if any(marker in lowered for marker in self.site.busy_texts):
-                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} refused: {text[:200]}")
+                raise TaskError(ErrorKind.PROVIDER, msg("{site} refused: {detail}",
+                                                        site=self.site.name, detail=text[:200]))
 
     async def error_texts(self) -> Counter[str]:
         """What the page shows as an error: ``error`` elements, and banners or toasts carrying
@@ -300,7 +306,8 @@ class SiteDriver:
         if new:
             message = " | ".join(new)[:300]
             self.failed_on_page_error = True
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {message}")
+            raise TaskError(ErrorKind.PROVIDER, msg("{site} showed an error: {detail}",
+                                                    site=self.site.name, detail=message))
 
     # --- composing ------------------------------------------------------------------------
     async def set_instructions(self, text: str) -> bool:
@@ -316,7 +323,8 @@ class SiteDriver:
         site has one); an error the page shows meanwhile is a refusal of the file."""
         found = await self.first("file_input")
         if found is None:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: file input not found (selectors.file_input)")
+            raise TaskError(ErrorKind.PROVIDER, msg("{site}: file input not found (selectors.file_input)",
+                                                    site=self.site.name))
         ready_before = await self.count("attachment_ready")
         await found.first.set_input_files([str(f) for f in files])
         names = ", ".join(f.name for f in files)
@@ -325,22 +333,25 @@ class SiteDriver:
         while True:
             new = (await self.error_texts()) - before_errors
             if new:
-                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} rejected the attachment {names}: "
-                                f"{' | '.join(new)[:300]}", retry=False)
+                raise TaskError(ErrorKind.PROVIDER, msg("{site} rejected the attachment {names}: {detail}",
+                                                        site=self.site.name, names=names,
+                                                        detail=' | '.join(new)[:300]), retry=False)
             ready = await self.count("attachment_ready") >= ready_before + len(files)
             if not self.site.has("attachment_ready") or ready:
-                self.log(f"attached {names}")
+                self.log(msg("attached {names}", names=names))
                 return
             if loop.time() > deadline:
-                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the attachment {names} was not shown as "
-                                f"ready within {self.site.completion.start_timeout_s:.0f} s")
+                raise TaskError(ErrorKind.PROVIDER, msg("{site}: the attachment {names} was not shown as ready "
+                                                        "within {seconds} s",
+                                                        site=self.site.name, names=names,
+                                                        seconds=format(self.site.completion.start_timeout_s, ".0f")))
             await asyncio.sleep(0.1)
 
     async def enter_prompt(self, text: str) -> None:
         """Type the prompt, read it back, and type it again another way if it did not land whole."""
         found = await self.first("prompt")
         if found is None:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: prompt box not found")
+            raise TaskError(ErrorKind.PROVIDER, msg("{site}: prompt box not found", site=self.site.name))
         box = found.first
         await self.click("prompt box", box)
         rich = await box.evaluate("e => e.isContentEditable")
@@ -348,7 +359,8 @@ class SiteDriver:
         landed = await _box_text(box)
         if _same(landed, text, rich):
             return
-        self.log(f"prompt read-back differs ({len(landed)} of {len(text)} characters); inserting again")
+        self.log(msg("prompt read-back differs ({landed} of {total} characters); inserting again",
+                     landed=len(landed), total=len(text)))
         await self._clear(box)
         if rich:
             await box.fill(text)  # the editor's own paste path
@@ -356,8 +368,9 @@ class SiteDriver:
             await self.page.keyboard.insert_text(text)
         landed = await _box_text(box)
         if not _same(landed, text, rich):
-            raise TaskError(ErrorKind.PROVIDER, f"the prompt did not arrive whole in the page "
-                            f"({len(landed)} of {len(text)} characters landed)")
+            raise TaskError(ErrorKind.PROVIDER, msg("the prompt did not arrive whole in the page ({landed} of "
+                                                    "{total} characters landed)",
+                                                    landed=len(landed), total=len(text)))
 
     async def _type_rich(self, box: Locator, text: str) -> None:
         """A rich-text editor (ProseMirror, Lexical, Quill...): inserted line by line with the
@@ -388,8 +401,8 @@ class SiteDriver:
             return
         chord, found = self.site.send_chord, await self.first("prompt")
         if chord is None or found is None:
-            missing = "prompt box" if chord else "send button"
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: {missing} not found")
+            missing = msg("prompt box") if chord else msg("send button")
+            raise TaskError(ErrorKind.PROVIDER, msg("{site}: {what} not found", site=self.site.name, what=missing))
         self.turn_pending = True
         await found.first.focus()
         await self.page.keyboard.press(chord)
@@ -420,17 +433,18 @@ class SiteDriver:
                 started = generating or answers > first_new
                 if started:
                     self.turn_pending = False
-                    self.log("the answer started")
+                    self.log(msg("the answer started"))
                 elif loop.time() > start_deadline:
-                    raise await self._ended_in_error(f"the answer did not start within {rule.start_timeout_s:.0f} s "
-                                                     "after send (the send may have been swallowed)")
+                    raise await self._ended_in_error(msg("the answer did not start within {seconds} s after send (the "
+                                                         "send may have been swallowed)",
+                                                         seconds=format(rule.start_timeout_s, ".0f")))
             if started:
                 ended_without_answer = ended_without_answer + 1 if not generating and answers <= first_new else 0
                 if ended_without_answer >= max(2, rule.done_polls) and await self.error_texts():
                     # The turn ran and ended with no new answer, the page showing an error: that
                     # error is the verdict, even when it reads like the one before the send
                     # (a page that re-runs a failed turn shows the same box again).
-                    raise await self._ended_in_error("the turn ended without an answer")
+                    raise await self._ended_in_error(msg("the turn ended without an answer"))
                 if in_page:
                     if await self._settled_in_page(before, min(SETTLE_WAIT_MS, (deadline - loop.time()) * 1000)):
                         await self.check_errors(baseline_errors)  # an error in its last moments still counts
@@ -444,7 +458,8 @@ class SiteDriver:
                     if done_polls >= max(1, rule.done_polls) and stable_ms >= rule.stable_ms and answers > first_new:
                         return
             if loop.time() > deadline:
-                raise TaskError(ErrorKind.TIMEOUT, f"no complete answer within {rule.timeout_s:.0f} s")
+                raise TaskError(ErrorKind.TIMEOUT, msg("no complete answer within {seconds} s",
+                                                       seconds=format(rule.timeout_s, ".0f")))
             if not (started and in_page):  # the in-page wait was the pause
                 await asyncio.sleep(rule.poll_ms / 1000)
 
@@ -454,15 +469,16 @@ class SiteDriver:
         await self.check_banners()
         await self.check_errors(baseline_errors)
         if await self.visible("logged_out"):
-            raise TaskError(ErrorKind.LOGIN, f"{self.site.name} logged the account out during the answer")
+            raise TaskError(ErrorKind.LOGIN, msg("{site} logged the account out during the answer",
+                                                 site=self.site.name))
 
-    async def _ended_in_error(self, what: str) -> TaskError:
+    async def _ended_in_error(self, what: Message) -> TaskError:
         """A turn that ended without an answer: the page's visible error is the reason, if it shows one."""
         shown = " | ".join(await self.error_texts())[:300]
         if shown:
-            detail = f"{shown} ({what})"  # the page's words, then ours
-            self.failed_on_page_error = True
-            return TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {detail}")
+            self.failed_on_page_error = True  # the page's words, then ours
+            return TaskError(ErrorKind.PROVIDER, msg("{site} showed an error: {detail} ({what})",
+                                                     site=self.site.name, detail=shown, what=what))
         return TaskError(ErrorKind.PROVIDER, what)
 
     def _css_only(self) -> bool:
@@ -530,7 +546,7 @@ class SiteDriver:
             copied = await self._copied_texts(before)
             if copied:
                 return "\n\n".join(copied)
-            self.log("the copy button gave no text; reading the answer from the page instead")
+            self.log(msg("the copy button gave no text; reading the answer from the page instead"))
         bubbles = await self.new_bubbles(before)
         attribute = self.site.answer_attribute
         parts: list[str] = []
@@ -553,7 +569,7 @@ class SiteDriver:
             try:
                 await found.nth(i).click(timeout=CLICK_TIMEOUT_MS)
             except PlaywrightError as exc:
-                self.log(f"copy button {i + 1} could not be clicked ({first_line(exc)})")
+                self.log(msg("copy button {n} could not be clicked ({error})", n=i + 1, error=first_line(exc)))
                 continue
             copied = await self.page.evaluate("() => window.__maCopied.splice(0)")
             texts += [t.strip() for t in copied[-1:] if t.strip()]
@@ -568,7 +584,7 @@ class SiteDriver:
                 try:
                     await button.first.click(timeout=2_000)
                 except PlaywrightError as exc:
-                    self.log(f"the stop button could not be clicked ({first_line(exc)})")
+                    self.log(msg("the stop button could not be clicked ({error})", error=first_line(exc)))
                     return False
                 return True
         return False
@@ -609,7 +625,7 @@ class SiteDriver:
         response = await self.page.context.request.get(src)
         try:  # the browser keeps every response body until disposed (or the browser closes)
             if not response.ok:
-                self.log(f"image {src} could not be fetched (HTTP {response.status})")
+                self.log(msg("image {src} could not be fetched (HTTP {status})", src=src, status=response.status))
                 return None
             ext = mimetypes.guess_extension(response.headers.get("content-type", "").split(";")[0]) or ".bin"
             path = folder_for() / f"image-{number}{ext}"

@@ -31,6 +31,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from mediaassist.core import paths
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ErrorKind, TaskError
+from mediaassist.core.messages import msg
 from mediaassist.providers.web.browser import BrowserRuntime
 from mediaassist.providers.web.site import parse_site
 from mediaassist.providers.web.tools import SiteCheckReport, check_site, no_display_message, with_browser
@@ -199,12 +200,13 @@ async def learn_site(name: str, url: str, account: str, config: AppConfig, data_
     """Learn a profile for the chat page at ``url`` and save it as ``<config dir>/sites/<name>.toml``;
     the login state its check sees is recorded on the account (when a store is given)."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
-        raise ConfigError(f"site name {name!r}: letters, digits, '.', '_' and '-' only")
+        raise ConfigError(msg("site name {name}: letters, digits, '.', '_' and '-' only", name=repr(name)))
     target = paths.config_dir() / "sites" / f"{name}.toml"
     if target.exists() and not force:
-        raise ConfigError(f"{target} exists; pass --force to replace it")
-    if not headless and (blocked := no_display_message(account)) is not None:
-        raise ConfigError(blocked.replace("accounts login", f"sites learn {url} --name {name} --account"))
+        raise ConfigError(msg("{target} exists; pass --force to replace it", target=target))
+    learn_again = f"sites learn {url} --name {name} --account {account}"
+    if not headless and (blocked := no_display_message(account, learn_again)):
+        raise ConfigError(blocked)
 
     async def work(_runtime: BrowserRuntime, page: Page) -> str:
         await page.goto(url, wait_until="domcontentloaded")
@@ -283,7 +285,8 @@ async def _pick(page: Page, step: str, operator: Operator | None, say: Callable[
         if picked:
             return picked
         await asyncio.sleep(WATCH_POLL_S)
-    raise TaskError(ErrorKind.TIMEOUT, f"no click for the {step} within {CLICK_WAIT_S:.0f} s", retry=False)
+    raise TaskError(ErrorKind.TIMEOUT, msg("no click for the {step} within {seconds} s",
+                                           step=step, seconds=format(CLICK_WAIT_S, ".0f")), retry=False)
 
 
 def _choose(chain: Chain, editable: bool = False, control: bool = False) -> str:
@@ -297,8 +300,9 @@ def _choose(chain: Chain, editable: bool = False, control: bool = False) -> str:
             continue
         if item["selectors"]:
             return str(item["selectors"][0])
-    raise TaskError(ErrorKind.PROVIDER, "the clicked element has no stable selector (no data-testid, "
-                    "aria-label, id, role or stable class); write this role by hand", retry=False)
+    raise TaskError(ErrorKind.PROVIDER, msg("the clicked element has no stable selector (no data-testid, "
+                                            "aria-label, id, role or stable class); write this role by hand"),
+                    retry=False)
 
 
 async def _answer_selector(page: Page, chain: Chain, watch: Watch) -> str:
