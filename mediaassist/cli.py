@@ -515,7 +515,7 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
         checks = await poll_account_checks(config)
     for lane in lanes:
         if lane["lane"] in checks:
-            lane["account_check"] = checks[lane["lane"]]
+            lane["account_check"] = [str(line) for line in checks[lane["lane"]]]  # English in the JSON
     if args.json:
         print(json.dumps({"lanes": lanes, "at_work": at_work}, ensure_ascii=False, indent=1))
         return EXIT_OK
@@ -536,8 +536,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if lane.get("login_state") == "needs_login":
             line += f"  NEEDS LOGIN (mediaassist accounts login {lane['lane'].split(':', 1)[1]})"
         print(line)
-        for check in lane.get("account_check", []):
-            print(f"    {check}")
+        for check in checks.get(lane["lane"], []):
+            print("    " + render(check, _OUT.language))
     if not lanes:
         where = options.config_path or default_config_path()
         say(msg("no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo",

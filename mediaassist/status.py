@@ -8,6 +8,7 @@ from typing import Any
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.limiter import AUTO_START
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.scheduler import STALL_S, WEB_LANE_LIMIT
 from mediaassist.core.store import STATES, Store
 
@@ -75,7 +76,7 @@ def _pool(store: Store, route: str, limit: int, pending: int) -> dict[str, Any]:
     }
 
 
-async def poll_account_checks(config: AppConfig) -> dict[str, list[str]]:
+async def poll_account_checks(config: AppConfig) -> dict[str, list[Message]]:
     """Each real poll provider's pre-flight, read-only: balance, tasks running, the key's
     concurrent limit, and a warning when ``max_polling_tasks`` is above it. By lane."""
     from mediaassist.providers.poll import build_poll_provider
@@ -85,12 +86,12 @@ async def poll_account_checks(config: AppConfig) -> dict[str, list[str]]:
     return {prov.lane: lines for prov, lines in zip(provs, checks, strict=True)}
 
 
-async def _account_check(provider: Any) -> list[str]:
+async def _account_check(provider: Any) -> list[Message]:
     try:
         await provider.start()  # runs the pre-flight, bounded in time
         if not provider.has_key:
-            return ["warning: no API key (set api_key_env, the OS keyring or api_key)"]
-        lines: list[str] = provider.preflight_lines
+            return [msg("warning: no API key (set api_key_env, the OS keyring or api_key)")]
+        lines: list[Message] = provider.preflight_lines
         return lines
     finally:
         await provider.close()

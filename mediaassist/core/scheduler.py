@@ -38,6 +38,7 @@ from typing import Any
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import KIND_TEXTS, ErrorKind, Requeue, StorageFault, TaskError
+from mediaassist.core.events import STATE_AFTER, TaskEvent, TaskEventKind
 from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.location import host_id
@@ -142,6 +143,7 @@ class Scheduler:
         self._beat_task: asyncio.Task[None] | None = None
         self._attempts: set[asyncio.Task[None]] = set()
         self._listeners: list[Callable[[str, Task], None]] = []
+        self._event_listeners: list[Callable[[TaskEvent], None]] = []
         self._fault_listeners: list[Callable[[StorageFault | None], None]] = []
         self._stopping = False
         self.only_batches: list[str] | None = None  # None: every batch queued on our lanes
@@ -171,9 +173,18 @@ class Scheduler:
         """``callback(event, task)`` on started/success/failed/retry/canceled/released."""
         self._listeners.append(callback)
 
-    def _emit(self, event: str, task: Task) -> None:
+    def add_event_listener(self, callback: Callable[[TaskEvent], None]) -> None:
+        """``callback(TaskEvent)`` on the same events, with the text that goes with them."""
+        self._event_listeners.append(callback)
+
+    def _emit(self, kind: TaskEventKind, task: Task, message: Message | None = None) -> None:
         for callback in self._listeners:
-            callback(event, task)
+            callback(kind.value, task)
+        if self._event_listeners:
+            state = STATE_AFTER.get(kind, task.state)
+            event = TaskEvent(kind, task.seq, task.task_id, task.lane, state, message)
+            for listener in self._event_listeners:
+                listener(event)
 
     def add_fault_listener(self, callback: Callable[[StorageFault | None], None]) -> None:
         """``callback(fault)`` when the store becomes unusable, ``callback(None)`` when it is back."""
@@ -463,7 +474,7 @@ class Scheduler:
         task, ctx = attempt.task, attempt.ctx
         try:
             ctx.log(msg("attempt {attempt} started on {lane}", attempt=task.attempt, lane=lane.name))
-            self._emit("started", task)
+            self._emit(TaskEventKind.STARTED, task)
             if ctx.stop_reason is not None:  # stopped between the claim and this first step
                 raise asyncio.CancelledError
             if ctx.model is None:
@@ -482,7 +493,7 @@ class Scheduler:
                 ctx.log(msg("finished after being reaped; result dropped (the retry owns the row)"))
             elif self.store.finish_success(task, result.text, result.files, result.usage):
                 ctx.log(msg("success"))
-                self._emit("success", task)
+                self._emit(TaskEventKind.SUCCESS, task)
             else:
                 ctx.log(msg("finished, but the row was no longer this attempt's; result not written"))
 
@@ -499,7 +510,7 @@ class Scheduler:
                 lane.resting_until = time.monotonic() + self.clock.real(exc.wait_s)
             if self.store.release(task):
                 attempt.ctx.log(msg("back in the queue: {reason}", reason=exc.message))
-                self._emit("released", task)
+                self._emit(TaskEventKind.RELEASED, task, exc.message)
         elif isinstance(exc, TaskError):
             self._end_error(lane, task, exc)
         else:  # a provider bug must not take the lane down
@@ -517,17 +528,17 @@ class Scheduler:
         note = attempt.ctx.cancel_note or CANCELED_BY_OPERATOR  # e.g. "remote cancel failed"
         if reason == StopReason.CANCEL and self.store.finish_canceled(task, note):
             attempt.ctx.log(msg("canceled"))
-            self._emit("canceled", task)
+            self._emit(TaskEventKind.CANCELED, task, note)
         elif reason == StopReason.SHUTDOWN and self.store.release(task):
             attempt.ctx.log(msg("app stopped; task goes back to the queue to resume on the next start"))
-            self._emit("released", task)
+            self._emit(TaskEventKind.RELEASED, task)
 
     def _end_error(self, lane: Lane, task: Task, exc: TaskError) -> None:
         if exc.kind is ErrorKind.CANCELED:
             # Canceled elsewhere (e.g. on the service's website): an end, not a failure.
             if self.store.finish_canceled(task, exc.message):
                 self.store.log(task.task_id, msg("canceled: {reason}", reason=exc.message))
-                self._emit("canceled", task)
+                self._emit(TaskEventKind.CANCELED, task, exc.message)
             return
         if exc.pause_lane:
             self._pause(lane, task, exc.pause_lane)
@@ -538,7 +549,7 @@ class Scheduler:
     def _pause(self, lane: Lane, task: Task, reason: Message) -> None:
         self.store.pause_lane(lane.name, reason)
         lane.logger.warning("paused: %s", reason)
-        self._emit("paused", task)
+        self._emit(TaskEventKind.PAUSED, task, reason)
 
     def _fail(self, task: Task, kind: ErrorKind, message: Message, retry: bool, immediate: bool = False,
               crashed: bool = False) -> None:
@@ -560,7 +571,7 @@ class Scheduler:
                        if state == "pending" else msg("attempt {attempt} failed ({kind}): {message}", **said))
         logging.getLogger("mediaassist.lane").log(
             logging.WARNING, "[%s] %s: %s: %s", task.lane, task.task_id, kind.value, message)
-        self._emit("retry" if state == "pending" else "failed", task)
+        self._emit(TaskEventKind.RETRY if state == "pending" else TaskEventKind.FAILED, task, message)
 
     def _fail_quietly(self, task: Task, message: Message) -> None:
         """Last resort after a failed write: an internal failure if the store takes it, else
