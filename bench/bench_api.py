@@ -1,7 +1,7 @@
 """API-lane benchmark: 1,000 chat tasks through the real scheduler and httpx to the demo server,
 then a hidden-limit run: fixed gates against ``concurrency = "auto"``.
 
-    .venv/bin/python bench/bench_api.py [--tasks 1000] [--latencies 0 0.2] [--concurrency 3 5]
+    .venv/bin/python -m bench.bench_api [--tasks 1000] [--latencies 0 0.2] [--concurrency 3 5]
                                               [--hidden-limit 4] [--hidden-latency 0.4] [--hidden-tasks 300]
 
 The demo OpenAI server runs in its own process (only the client's CPU is counted) and every

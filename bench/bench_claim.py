@@ -12,7 +12,7 @@ followed by its ``finish_success`` as a lane would do it:
 Each figure is the mean time inside ``claim()`` per claimed task, and the wall time per task
 (claim + finish), with ratios against ``plain`` measured in this same run.
 
-    python bench/bench_claim.py [--queue 100000] [--tasks 3000]
+    python -m bench.bench_claim [--queue 100000] [--tasks 3000]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ file of the same length in the same run; 10k/1k shows the work per row stays fla
 step). Two layouts of inputs: every row naming the same two frames (one sniff and hash per file),
 and every row its own two frames (one sniff and hash per row).
 
-    python bench/bench_import.py [--repeat 3]
+    python -m bench.bench_import [--repeat 3]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ batch (first start to last finish) and the claim's latency (one ``Store.claim`` 
 work: count + claim in one transaction) p50/p99, over all processes; and how long enqueueing
 the batch took (one process, before the run).
 
-    python bench/bench_pg.py [--tasks 3000]
+    python -m bench.bench_pg [--tasks 3000]
 
 Uses the server in MEDIAASSIST_TEST_PG, or starts a throw-away one with
 packaging/pg_test_cluster.sh (Debian's postgresql package).
@@ -22,21 +22,19 @@ import multiprocessing
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from mediaassist.core.clock import Clock
+from mediaassist.core.config import AppConfig, ModelConfig, ProviderConfig
+from mediaassist.core.scheduler import Scheduler
+from mediaassist.core.store import NewTask, Store
+from mediaassist.providers.simulated import SimulatedProvider
+from tests.helpers import fresh_pg_database
 
-from mediaassist.core.clock import Clock  # noqa: E402
-from mediaassist.core.config import AppConfig, ModelConfig, ProviderConfig  # noqa: E402
-from mediaassist.core.scheduler import Scheduler  # noqa: E402
-from mediaassist.core.store import NewTask, Store  # noqa: E402
-from mediaassist.providers.simulated import SimulatedProvider  # noqa: E402
-from tests.helpers import fresh_pg_database  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 CONCURRENCY = 5
 BATCH = "bench"

@@ -1,8 +1,8 @@
 """Poll-lane benchmark: what 100 polled tasks cost the client, as the queue grows, per service.
 
-    .venv/bin/python bench/bench_poll.py [--window 30] [--sizes 1000 100000]
+    .venv/bin/python -m bench.bench_poll [--window 30] [--sizes 1000 100000]
         [--services runninghub openai-videos] [--uploads 100 --upload-mb 5]
-    .venv/bin/python bench/bench_poll.py --services --uploads 100   # the upload run alone
+    .venv/bin/python -m bench.bench_poll --services --uploads 100   # the upload run alone
 
 Each service's demo server runs in its own process (only the client's CPU is measured), and each
 (service, queue size) runs in a fresh child process, so peak RSS belongs to that run alone. Real

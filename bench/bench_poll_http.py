@@ -1,6 +1,6 @@
 """Per-request client CPU of a status poll, for each HTTP client the poll lane could use.
 
-    .venv/bin/python bench/bench_poll_http.py [--requests 2000] [--concurrency 1 20]
+    .venv/bin/python -m bench.bench_poll_http [--requests 2000] [--concurrency 1 20]
 
 The demo RunningHub runs in its own process (only the client's CPU is measured). Every client
 sends the same legacy status request (``POST /task/openapi/status``, JSON body, Bearer key) over

@@ -16,7 +16,7 @@ ratio, and the mean and max wait of API tasks (queued → started).
 Part 2 -- 10,000 zero-latency tasks through the real store and scheduler: tasks/s and
 dispatch overhead per task; then the same 10,000 drawn from a queue of 100,000.
 
-    python bench/bench_scheduler.py [--speed 400]
+    python -m bench.bench_scheduler [--speed 400]
 """
 
 from __future__ import annotations

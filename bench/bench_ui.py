@@ -1,6 +1,6 @@
 """UI under load: 100,000 tasks in the table while ~100 tasks per second change state.
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_ui.py [--tasks N] [--seconds S]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.bench_ui [--tasks N] [--seconds S]
 
 Runs the real window on the qasync loop with the real scheduler: a simulated poll lane with a
 pool of 50 and 1 s service time gives ~50 starts + ~50 finishes per second. Prints event-loop lag
@@ -37,8 +37,8 @@ import qasync
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
+from mediaassist.core.options import DB_NAME, RuntimeOptions
 from mediaassist.core.store import NewTask, Store
-from mediaassist.runtime import DB_NAME, RuntimeOptions
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_model import COL, TaskFilter
@@ -220,7 +220,7 @@ async def drive(window: MainWindow, seconds: float, export: bool = True, stalls_
         print("--- while the window was idle:")
         stalls.report()
     window.lanes.toggle_pause_all()
-    done_before = window.store.db.execute_sql("SELECT COUNT(*) FROM task WHERE state='success'").fetchone()[0]
+    done_before = window.rt.store.db.execute_sql("SELECT COUNT(*) FROM task WHERE state='success'").fetchone()[0]
     started = time.perf_counter()
     busy = await lag_samples(seconds)
     elapsed = time.perf_counter() - started
@@ -228,7 +228,7 @@ async def drive(window: MainWindow, seconds: float, export: bool = True, stalls_
     if stalls is not None:
         print("--- while tasks ran:")
         stalls.report()
-    done = window.store.db.execute_sql("SELECT COUNT(*) FROM task WHERE state='success'").fetchone()[0] - done_before
+    done = window.rt.store.db.execute_sql("SELECT COUNT(*) FROM task WHERE state='success'").fetchone()[0] - done_before
     print(f"rows in table: {window.model.rowCount():,}")
     print(f"state changes under load: {2 * done / elapsed:,.0f} per second ({done / elapsed:.0f} finished/s)")
     print(f"loop lag idle (baseline):  {summary(idle)}; loop CPU per tick {summary(idle_cpu)}")

@@ -1,6 +1,6 @@
 """Web-lane benchmark: per-task overhead of the browser runtime and driver, and browser memory.
 
-    .venv/bin/python bench/bench_web.py [--repeats 10] [--tasks 50] [--recycle-after 10] [--busy-loop-ms 20]
+    .venv/bin/python -m bench.bench_web [--repeats 10] [--tasks 50] [--recycle-after 10] [--busy-loop-ms 20]
 
 Against the demo chat site with a zero-length answer (so only our overhead is measured), the
 median of: launch on a cold (new) profile, launch on a warm (used, logged-in) profile, the login

@@ -1,11 +1,11 @@
 """Screenshots for review on a 1366×768 laptop screen, the demo running, English and Chinese.
 
-    .venv/bin/python bench/screenshots.py [--docs]
+    .venv/bin/python -m bench.screenshots [--docs]
 
 Runs offscreen on a simulated 1366×768 screen (Qt's offscreen platform with a screen config), so
 the result does not depend on the X server's size. Saves screenshots/{en,zh_CN}-{first-start,
 busy,error,gallery,preview-image,preview-video,import,import-errors,settings,accounts,tray}.png; ``--docs``
-also refreshes the two README pictures in docs/.
+also refreshes the pictures in docs/images/ (README and the documentation site).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QWidget
 
 from mediaassist.core.media_items import OUTPUT, MediaItem
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import NewTask
-from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.app import run_window
 from mediaassist.ui.gallery import PreviewDialog
 from mediaassist.ui.main_window import MainWindow
@@ -43,7 +43,7 @@ os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={_screens}"
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "screenshots"
-DOCS = ROOT / "docs"
+DOCS = ROOT / "docs" / "images"
 EXAMPLES = RESOURCES / "examples"
 LONG_REASON = ("RunningHub balance or membership exhausted (416 APIKEY_USER_BALANCE_NOT_ENOUGH); fix it, "
                "then resume the lane")
@@ -92,10 +92,10 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     for name in ("seed-batch.csv", "image-to-video.csv", "video-services.csv"):
         await accept_import(window, EXAMPLES / name)
     # a model the config no longer has: the attempt fails as bad_input, with no retry
-    window.store.enqueue("broken-demo", [NewTask(model="retired-model", model_kind="api", route="api:demo-openai",
+    window.rt.store.enqueue("broken-demo", [NewTask(model="retired-model", model_kind="api", route="api:demo-openai",
                                                  task_id="demo-fails", prompt="这个任务会失败 / this one fails")])
-    window.store.pause_lane("poll:demo-runninghub", LONG_REASON)
-    window.scheduler.wake()
+    window.rt.store.pause_lane("poll:demo-runninghub", LONG_REASON)
+    window.rt.scheduler.wake()
     await asyncio.sleep(8)
     window.refresh_stats()
     window.table.viewport().repaint()  # paints the output cells: their thumbnails are asked for
@@ -106,7 +106,7 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
         save_small(window, DOCS / "table-en.png")
     window.text_filter.setText("demo-fails")
     window.apply_filter()
-    await until(lambda: window.store.get("demo-fails").state == "failed")
+    await until(lambda: window.rt.store.get("demo-fails").state == "failed")
     window.model.refresh_membership()
     window.model.flush()
     window.table.selectRow(0)
@@ -114,10 +114,11 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     save(window, f"{language}-error")
     window.text_filter.setText("")
     window.apply_filter()
-    await until(lambda: any(t.state == "success" and t.model == "demo-illustrator" for t in window.store.tasks()), 60)
+    await until(lambda: any(t.state == "success" and t.model == "demo-illustrator"
+                            for t in window.rt.store.tasks()), 60)
     # the video services' clips too: the gallery shows their first frames
     await until(lambda: any(t.state == "success" and t.model in ("demo-sora", "demo-kling")
-                            for t in window.store.tasks()), 90)
+                            for t in window.rt.store.tasks()), 90)
     window.tabs.setCurrentWidget(window.gallery)
     await asyncio.sleep(0.3)
     await until(lambda: window.gallery.model.rowCount() > 0 and not window.gallery.model.loading)
@@ -167,10 +168,10 @@ async def shoot_previews(window: MainWindow, language: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", action="store_true", help="also refresh the README's two pictures in docs/")
+    parser.add_argument("--docs", action="store_true", help="also refresh the pictures in docs/images/")
     docs = parser.parse_args().docs
     OUT.mkdir(exist_ok=True)
-    DOCS.mkdir(exist_ok=True)
+    DOCS.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, False)
     for language in ("en", "zh_CN"):

@@ -1,3 +1,3 @@
-from mediaassist.cli import main
+from mediaassist.entry import main
 
 raise SystemExit(main())

@@ -1,87 +1,42 @@
-"""``mediaassist``: the desktop app with no command, the headless tools with one.
-
-Exit codes: 0 all succeeded, 1 something failed, was canceled or could not run, 2 bad input or
-config (a bad row is reported with its row number; the good rows still run) or a store that
-cannot be used (a database file read-only, damaged, not a database, deleted or replaced while
-running; a shared server out of reach; a schema newer than this program), 3 the disk is full
-(queued and running tasks stay queued), 130 interrupted.
+"""The headless commands (``mediaassist run|status|cancel|retry|accounts|lanes|sites|profiles``); the
+entry point (mediaassist/entry.py) parses the arguments, calls ``run_command`` and documents the
+exit codes.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import errno
 import json
-import logging
-import logging.handlers
-import os
 import signal
 import sys
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from mediaassist import __version__
 from mediaassist.core.config import AppConfig
-from mediaassist.core.errors import ConfigError, ImportFileError, StorageFault, TaskError
-from mediaassist.core.importer import ImportReport, read_task_file
-from mediaassist.core.location import refuse_url_as_path
-from mediaassist.core.messages import (
-    ENGLISH,
-    LANGUAGES,
-    Message,
-    language_from_environment,
-    listed,
-    msg,
-    normalized_language,
-    render,
+from mediaassist.core.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    ConfigError,
+    StorageFault,
+    TaskError,
 )
+from mediaassist.core.importer import ImportReport, read_task_file
+from mediaassist.core.lanes import lane_names
+from mediaassist.core.messages import ENGLISH, Message, language_from_environment, listed, msg, render
+from mediaassist.core.options import RuntimeOptions, load_app_config, open_store
 from mediaassist.core.paths import default_config_path
-from mediaassist.core.secrets import install_log_filter
-from mediaassist.core.store import FINAL_STATES, PAUSED_BY_OPERATOR, Store, Task, classify_fault, iso
-from mediaassist.runtime import Runtime, RuntimeOptions, load_app_config, open_store
+from mediaassist.core.store import FINAL_STATES, PAUSED_BY_OPERATOR, Store, Task, iso
 from mediaassist.status import lane_status, poll_account_checks, processes_at_work
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites")
+if TYPE_CHECKING:
+    from mediaassist.runtime import Runtime
 
-
-def main(argv: list[str] | None = None) -> int:
-    argv = _command_first(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in COMMANDS:
-        args = _command_parser().parse_args(argv)
-    else:
-        args = _gui_parser().parse_args(argv)
-        args.command = None
-    _OUT.language = args.lang or language_from_environment()
-    _setup_logging(args)
-    # A warning (say, a config file others can read) is a message to the operator, not a trace.
-    warnings.formatwarning = lambda message, *_rest, **_kw: f"mediaassist: warning: {message}\n"
-    try:
-        return _dispatch(args)
-    except ConfigError as exc:
-        say(msg("mediaassist: config error: {reason}", reason=exc.message))
-        return EXIT_BAD_INPUT
-    except ImportFileError as exc:
-        say(msg("mediaassist: cannot import: {reason}", reason=exc.message))
-        return EXIT_BAD_INPUT
-    except StorageFault as fault:
-        return report_storage_fault(fault)
-    except OSError as exc:  # preparing the data dir on a read-only or full file system
-        classified = classify_fault(exc, Path(exc.filename or "."))
-        if classified is None:
-            raise
-        return report_storage_fault(classified)
-
-
-def report_storage_fault(fault: StorageFault) -> int:
-    """The one line for a store that cannot be used, and its exit code (also used by the window)."""
-    say(msg("mediaassist: {reason}", reason=fault.message))
-    return EXIT_DISK_FULL if fault.disk_full else EXIT_BAD_INPUT
-
+# --- what the operator reads -----------------------------------------------------------------
 
 @dataclass
 class _Output:
@@ -91,183 +46,27 @@ class _Output:
 _OUT = _Output()
 
 
+def output_language(args: argparse.Namespace) -> str:
+    return getattr(args, "lang", None) or language_from_environment()
+
+
 def say(message: Message, *, to: TextIO | None = None, end: str = "\n") -> None:
     """One line for the operator in the CLI's language; on stderr unless ``to`` says otherwise."""
     print(render(message, _OUT.language), file=to or sys.stderr, end=end, flush=True)
 
 
-def _command_first(argv: list[str]) -> list[str]:
-    """``mediaassist --data-dir D run tasks.csv`` means ``mediaassist run --data-dir D tasks.csv``:
-    the common options are the commands' too, so a command named after them moves to the front
-    instead of opening the window on a file called "run" (a file of that name still opens)."""
-    for index, word in enumerate(argv):
-        if word in COMMANDS and not Path(word).exists():
-            return [word, *argv[:index], *argv[index + 1:]]
-        if not word.startswith("-") and (index == 0 or argv[index - 1] not in _VALUE_OPTIONS):
-            return argv  # a file for the window came first
-    return argv
-
-
-_VALUE_OPTIONS = ("--config", "--data-dir", "--speed", "--store", "--lang")
-
-
-# --- parsers ----------------------------------------------------------------------------------
-
-def _common(parser: argparse.ArgumentParser, speed: bool = True) -> None:
-    parser.add_argument("--config", type=Path, metavar="PATH",
-                        help="config TOML (default: the user config dir's config.toml)")
-    parser.add_argument("--data-dir", type=_data_dir, metavar="DIR",
-                        help="database, profiles and outputs (default: $MEDIAASSIST_HOME or the user data dir)")
-    parser.add_argument("--store", metavar="URL",
-                        help="a team's shared queue: postgresql://USER@HOST[:PORT]/DATABASE (default: "
-                             "$MEDIAASSIST_STORE_URL, the config's [store] url, else the data dir's SQLite file)")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
-    parser.add_argument("--demo", action="store_true",
-                        help="use the built-in demo providers (kept apart in DATA_DIR/demo)")
-    _lang_option(parser)
-    if speed:
-        parser.add_argument("--speed", type=_positive_float, default=1.0, metavar="N",
-                            help="divide every demo duration and scheduler timer by N")
-
-
-def _lang_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lang", type=_language, metavar="LANG",
-                        help=f"language of the messages: {', '.join(LANGUAGES)} (default: from LC_ALL/LANG)")
-
-
-def _language(text: str) -> str:
-    try:
-        return normalized_language(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _data_dir(text: str) -> Path:
-    try:
-        refuse_url_as_path(text, "--data-dir")
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return Path(text)
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not 0 < value <= 10000:
-        raise argparse.ArgumentTypeError(f"{text}: must be a number in (0, 10000]")
-    return value
-
-
-def _gui_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="mediaassist",
-        description="Open the desktop app (files go to the import preview). "
-                    f"Headless commands: {', '.join(COMMANDS)} (mediaassist COMMAND --help).")
-    parser.add_argument("--version", action="version", version=f"mediaassist {__version__}")
-    _common(parser)
-    parser.add_argument("files", nargs="*", type=Path, metavar="FILE")
-    return parser
-
-
-def _command_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mediaassist", description="Headless commands; with no command "
-                                     "mediaassist opens the desktop app.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(name: str, summary: str, speed: bool = True) -> argparse.ArgumentParser:
-        leaf = sub.add_parser(name, help=summary, description=summary)
-        _common(leaf, speed=speed)
-        return leaf
-
-    run = command("run", "import task files (CSV, XLSX, JSON, JSONL, TXT) and run them until every task "
-                  "has ended; running the same file again resumes it. Only the files' own tasks are "
-                  "taken: other work queued on the same lanes is left to whoever runs it (the window)")
-    run.add_argument("files", nargs="*", type=Path, metavar="FILE")
-    run.add_argument("--all", action="store_true",
-                     help="also run every other task queued on the lanes (with no FILE: the whole queue)")
-    run.add_argument("--model", help="model for TXT files (and rows without one)")
-    run.add_argument("--encoding", metavar="NAME",
-                     help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
-                          "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
-    run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
-
-    status = command("status", "per lane: limit, running, pending, success, failed, canceled "
-                     "(and the polling pool)", speed=False)
-    status.add_argument("--json", action="store_true", help="one JSON object on stdout")
-
-    cancel = command("cancel", "cancel tasks: pending ones at once, running ones at their next checkpoint",
-                     speed=False)
-    cancel.add_argument("task_ids", nargs="*", metavar="TASK_ID")
-    cancel.add_argument("--batch", metavar="ID", help="every unfinished task of the batch")
-
-    retry = command("retry", "queue finished tasks again on the same row: failed or canceled ones, "
-                    "or any named by id (a success is generated again)", speed=False)
-    retry.add_argument("task_ids", nargs="*", metavar="TASK_ID")
-    retry.add_argument("--failed", action="store_true", help="every failed task")
-    retry.add_argument("--batch", metavar="ID", help="the failed and canceled tasks of the batch")
-
-    accounts = sub.add_parser("accounts", help="web accounts: list, enable, disable, log in",
-                              description="web accounts").add_subparsers(dest="action", required=True)
-    _common(accounts.add_parser("list", help="every account with its site, toggle and login state"),
-            speed=False)
-    for action, summary in (("enable", "let the account take work again"),
-                            ("disable", "take no new work on the account (running work finishes)")):
-        leaf = accounts.add_parser(action, help=summary, description=summary)
-        leaf.add_argument("name")
-        _common(leaf, speed=False)
-    login = accounts.add_parser("login", help="open the account's browser profile to log in by hand")
-    login.add_argument("name")
-    login.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
-                       help="give up waiting for the login after S seconds (default 600)")
-    _common(login, speed=False)
-
-    sites = sub.add_parser("sites", help="web site profiles: check which selectors match")
-    sites_sub = sites.add_subparsers(dest="action", required=True)
-    check = sites_sub.add_parser("check", help="open SITE as an account and report which selectors match")
-    _common(check)
-    check.add_argument("site")
-    check.add_argument("--account", required=True, metavar="NAME", help="whose logged-in profile to use")
-    learn = sites_sub.add_parser("learn", help="write a site profile from three clicks on a chat page (opens a window)",
-                                 description="Open URL in a browser window; click the prompt box, the send "
-                                 "button and the finished answer; a profile is written to the config dir's "
-                                 "sites/ folder and checked.")
-    _common(learn, speed=False)
-    learn.add_argument("url")
-    learn.add_argument("--name", required=True, metavar="SITE", help="the profile's name (sites/SITE.toml)")
-    learn.add_argument("--account", required=True, metavar="NAME",
-                       help="whose browser profile to use (log in there first if the site asks)")
-    learn.add_argument("--force", action="store_true", help="replace an existing profile of that name")
-
-    lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
-    lane_sub = lanes.add_subparsers(dest="action", required=True)
-    for action, summary in (("pause", "the lane takes no new work until resumed"),
-                            ("resume", "the lane takes work again (after fixing a quota or key)")):
-        leaf = lane_sub.add_parser(action, help=summary, description=summary)
-        leaf.add_argument("name", help="as `mediaassist status` lists it, e.g. api:openai")
-        _common(leaf, speed=False)
-    return parser
-
-
 # --- dispatch ---------------------------------------------------------------------------------
 
-def _options(args: argparse.Namespace) -> RuntimeOptions:
-    demo = getattr(args, "demo", False)
-    data = args.data_dir
-    if demo:
-        from mediaassist.core.paths import demo_data_dir
 
-        data = demo_data_dir(data)  # demo work never mixes with the operator's real queue
-    return RuntimeOptions(config_path=args.config, data_dir=data, demo=demo,
-                          speed=getattr(args, "speed", 1.0), store_url=args.store)
-
-
-def _dispatch(args: argparse.Namespace) -> int:
-    options = _options(args)
-    if args.command is None:
-        return _gui(args, options)
+def run_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    """One headless command, as mediaassist/entry.py parsed it."""
+    _OUT.language = output_language(args)
     if args.command == "run":
         return _run_with_signals(args, options)
     if args.command == "status":
         return asyncio.run(_status(args, options))
+    if args.command == "profiles":
+        return _profiles_check(args)
     if args.command == "sites":
         return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
@@ -280,23 +79,6 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "accounts":
             return _accounts(args, options, store)
         return _lanes(args, options, store)
-
-
-def _gui(args: argparse.Namespace, options: RuntimeOptions) -> int:
-    if sys.platform.startswith("linux") and not any(
-            os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
-        # Qt would abort the process with a misleading hint about xcb libraries.
-        print("mediaassist: no display to open the window on (DISPLAY is not set). Start it from a "
-              "desktop session or under xvfb-run, or use the headless commands: "
-              "mediaassist run|status|cancel|retry|accounts|lanes", file=sys.stderr)
-        return EXIT_FAILED
-    try:
-        from mediaassist.ui.app import run_gui
-    except ImportError as exc:
-        print(f"mediaassist: the desktop app is not available here ({exc}); "
-              "use the headless commands: mediaassist run|status|cancel|retry|accounts", file=sys.stderr)
-        return EXIT_FAILED
-    return run_gui(list(args.files), options)
 
 
 class _open_store:
@@ -327,9 +109,14 @@ def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
 
 
 async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
+
     async with Runtime(options) as rt:
         reports = [read_task_file(path, rt.config, args.model, args.encoding)
                    for path in args.files]  # all or nothing
+        if args.not_before is not None:
+            for task in (task for report in reports for task in report.tasks if not task.not_before):
+                task.not_before = args.not_before
         task_ids, batch_ids, bad_rows = _enqueue(rt, reports)
         if args.all:
             batch_ids = sorted(set(batch_ids) | set(rt.store.open_batches()))
@@ -396,13 +183,14 @@ def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[
         for error in report.errors:
             say(msg("{path}: {reason}", path=report.source, reason=error.text))
         bad_rows += len(report.errors)
-        outcome = rt.enqueue_report(report)
-        task_ids += outcome.inserted + outcome.skipped
-        batch_ids += sorted({t.batch_id for t in _tasks_by_id(rt.store, outcome.inserted + outcome.skipped)})
-        parts = [msg("{tasks} queued as batch {batch}", tasks=_tasks(len(outcome.inserted)), batch=outcome.batch_id)
-                 if outcome.inserted else msg("nothing new queued")]
-        if outcome.skipped:
-            parts.append(msg("{tasks} already in the store (resumed as they are)", tasks=_tasks(len(outcome.skipped))))
+        batch = rt.enqueue(report)
+        ids = [task.task_id for task in report.tasks if task.task_id]  # every row has one once enqueued
+        task_ids += ids
+        batch_ids += sorted({t.batch_id for t in _tasks_by_id(rt.store, ids)})
+        parts = [msg("{tasks} queued as batch {batch}", tasks=_tasks(batch.inserted), batch=batch.batch_id)
+                 if batch.inserted else msg("nothing new queued")]
+        if batch.skipped:
+            parts.append(msg("{tasks} already in the store (resumed as they are)", tasks=_tasks(batch.skipped)))
         if report.errors:
             parts.append(msg("{rows} skipped", rows=_bad_rows(len(report.errors))))
         say(msg("{path}: {reason}", path=report.source, reason=listed(parts)))
@@ -505,6 +293,8 @@ class _Progress:
 async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     options.read_only = True  # status only looks: no demo logins, no login states written
     if options.demo:
+        from mediaassist.runtime import Runtime
+
         async with Runtime(options) as rt:
             lanes, at_work = lane_status(rt.config, rt.store), processes_at_work(rt.store)
             checks = await poll_account_checks(rt.config)
@@ -529,6 +319,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             line += f"  (auto: learned limit {lane['limit']}, max {lane['max_concurrency']})"
         if lane.get("paused"):
             line += f"  PAUSED: {lane['paused']}"
+        elif lane.get("closed"):
+            line += f"  RESTING: {lane['closed']}"
         if lane.get("enabled") is False:
             line += "  DISABLED"
         if lane["kind"] == "web" and "host" in lane:
@@ -540,7 +332,7 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             print("    " + render(check, _OUT.language))
     if not lanes:
         where = options.config_path or default_config_path()
-        say(msg("no lanes: add [[providers]] and [[accounts]] to {where} (see the README), or try --demo",
+        say(msg("no lanes: add [[providers]] and [[accounts]] to {where} (see docs/configuration.md), or try --demo",
                 where=where), to=sys.stdout)
     hosts = [msg("{host} ({processes})", host=host, processes=_processes(n)) for host, n in at_work.items()]
     say(msg("at work on this store: {hosts}", hosts=listed(hosts) if hosts else msg("no mediaassist process")),
@@ -618,6 +410,7 @@ def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -
 async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.providers.web import check_site
     from mediaassist.providers.web.browser import ProfileInUse
+    from mediaassist.runtime import Runtime
 
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
@@ -627,6 +420,20 @@ async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int
             return _profile_busy("sites check", exc)
     print(report.format())
     return EXIT_OK if report.usable else EXIT_FAILED
+
+
+def _profiles_check(args: argparse.Namespace) -> int:
+    """The requests a task on the profile would make; a bad profile is a config error naming its key."""
+    from mediaassist.core.task_profiles import load_profile
+    from mediaassist.providers.poll.task_api import describe_requests
+
+    profile = load_profile(args.name, "profiles check", Path.cwd())
+    base_url = (args.base_url or profile.base_url or "").rstrip("/")
+    if not base_url:
+        raise ConfigError(msg("profiles check: {name} has no base_url; give --base-url URL (the service's address, "
+                              "e.g. https://api.example.com/v1)", name=profile.name))
+    print("\n".join(describe_requests(profile, base_url)))
+    return EXIT_OK
 
 
 def _profile_busy(command: str, busy: Any) -> int:
@@ -640,6 +447,7 @@ def _profile_busy(command: str, busy: Any) -> int:
 async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.providers.web.browser import ProfileInUse
     from mediaassist.providers.web.learn import learn_site
+    from mediaassist.runtime import Runtime
 
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
@@ -662,6 +470,8 @@ async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> i
     if (blocked := no_display_message(args.name)) is not None:
         say(msg("mediaassist: {reason}", reason=blocked))
         return EXIT_FAILED
+    from mediaassist.runtime import Runtime
+
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
         say(msg("{name}: log in in the browser window, then close it (waiting up to {seconds} s)",
@@ -691,41 +501,7 @@ def _lanes(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> i
 def _known_lanes(options: RuntimeOptions, store: Store) -> set[str]:
     """Lanes of the config, plus any the store has seen (the demo's, a config since edited)."""
     config = load_app_config(options) if not options.demo else None
-    names = {p.lane for p in config.providers} | {a.lane for a in config.accounts} if config else set()
+    names = lane_names(config) if config else set()
     names |= {route for (route, _account, _state) in store.counts() if not route.startswith("web:")}
     names |= {f"web:{acct.name}" for acct in store.accounts()}
     return names | set(store.paused_lanes())
-
-
-# --- logging ----------------------------------------------------------------------------------
-
-def _setup_logging(args: argparse.Namespace) -> None:
-    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
-    console = logging.StreamHandler(sys.stderr)
-    console.setLevel(level)
-    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.setLevel(logging.DEBUG if args.verbose > 1 else logging.INFO)
-    root.addHandler(console)
-    # A log line that cannot be written (disk full) is dropped, not printed as a traceback: the
-    # operator gets the one line that says what is wrong.
-    logging.raiseExceptions = False
-    options = _options(args)
-    try:
-        from mediaassist.core.paths import data_dir
-
-        log_dir = data_dir(options.data_dir) / "logs"
-        log_dir.mkdir(exist_ok=True)
-        file_handler = logging.handlers.RotatingFileHandler(
-            log_dir / "mediaassist.log", maxBytes=5_000_000, backupCount=3, encoding="utf-8")
-        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        file_handler.setLevel(logging.INFO)
-        root.addHandler(file_handler)
-    except OSError as exc:
-        # A read-only or full file system is reported once, by the store, with what to do.
-        if exc.errno not in (errno.EROFS, errno.ENOSPC):
-            say(msg("mediaassist: no log file ({reason})", reason=exc))
-    # Third-party chatter (httpx logs every request URL at INFO) stays out of our logs.
-    for noisy in ("httpx", "httpcore", "asyncio", "peewee"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    install_log_filter()

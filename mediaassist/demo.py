@@ -16,6 +16,7 @@ from types import TracebackType
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
 from mediaassist.core.task_profiles import load_profile
+from mediaassist.demo_servers.native_video_server import DEFAULT_MODELS, SERVICES, NativeVideoDemoServer
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import RunningHubDemoServer, RunningHubFake
 from mediaassist.demo_servers.video_tasks_server import VideoTaskDemoServer
@@ -27,6 +28,8 @@ DEMO_IMAGE_MODEL = "demo-illustrator"
 DEMO_POLL_MODEL = "demo-video"
 # A demo video model on each shipped task-API profile: (model, profile, remote model).
 DEMO_TASK_API_MODELS = (("demo-sora", "openai-videos", "sora-2"), ("demo-kling", "newapi-video", "kling-v2"))
+# The makers' own APIs, each on its demo format: a model demo-native-<profile> per shipped profile.
+DEMO_NATIVE_PREFIX = "demo-native-"
 DEMO_I2V_MODEL = "demo-i2v"  # image-to-video: first and last frame (examples/image-to-video.csv)
 DEMO_ACCOUNTS = ("demo-a", "demo-b")
 DEMO_POLL_LIMIT = 100
@@ -51,6 +54,7 @@ class DemoEnvironment:
             await self._add_api()
             await self._add_poll()
             self._add_task_apis()
+            self._add_native_video_apis()
             await self._add_web()
         except BaseException:
             await self._stack.aclose()
@@ -116,6 +120,25 @@ class DemoEnvironment:
                 task_profile=load_profile(profile, f"demo provider {name}")))
             self.config.models.append(ModelConfig(name=model, kind="poll", provider=name,
                                                   options={"remote_model": remote_model}))
+
+    def _add_native_video_apis(self) -> None:
+        """Kling, Seedance, Hailuo, Wan, Vidu, Runway and Veo in their own shapes (Kling's JWT from a
+        fresh access key and secret key), results on a storage host of their own; jobs take the
+        same scaled 60-250 s (+ up to 20 s queued), 10 at once per key."""
+        speed = self.clock.speed
+        for service in SERVICES:
+            key, secret = f"demo-{secrets.token_urlsafe(18)}", f"demo-{secrets.token_urlsafe(18)}"
+            server = NativeVideoDemoServer(service, api_key=key, secret_key=secret, job_limit=10,
+                                           queued_s=(2.0 / speed, 20.0 / speed), run_s=(60.0 / speed, 250.0 / speed))
+            server.start()
+            self._stack.callback(server.stop)
+            name = f"demo-{service}"
+            self.config.providers.append(ProviderConfig(
+                name=name, kind="poll", type="task_api", base_url=server.base_url, api_key=key, secret_key=secret,
+                max_polling_tasks=10, timeout_s=1800.0, profile=service,
+                task_profile=load_profile(service, f"demo provider {name}")))
+            self.config.models.append(ModelConfig(name=DEMO_NATIVE_PREFIX + service, kind="poll", provider=name,
+                                                  options={"remote_model": DEFAULT_MODELS[service][0]}))
 
     async def _add_web(self) -> None:
         """The demo chat site, driven in a real Chromium. Each demo account logs in the way an

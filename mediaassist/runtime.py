@@ -1,71 +1,60 @@
 """The running app without its face: config (or demo), store, providers and scheduler.
 
 Shared by the headless CLI and the desktop window so both start, import and stop the same way.
+``Runtime`` is also the application's façade: the window asks it (commands and queries, lane
+views as plain dataclasses, events) and never reaches into the store or the scheduler itself.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import AppConfig, load_config
-from mediaassist.core.import_process import ImportReading, ReadRequest
-from mediaassist.core.importer import ImportReport, derive_missing_ids, new_batch_id
-from mediaassist.core.location import choose_store_url
+from mediaassist.core.config import AppConfig, check_setting
+from mediaassist.core.errors import StorageFault
+from mediaassist.core.import_process import ImportedBatch, ImportReading, ReadRequest, enqueue_in_steps
+from mediaassist.core.importer import ImportReport, derive_missing_ids
+from mediaassist.core.messages import Message
+from mediaassist.core.notices import Notifier
+from mediaassist.core.options import RuntimeOptions, load_app_config, store_location
 from mediaassist.core.paths import data_dir as resolve_data_dir
-from mediaassist.core.paths import default_config_path
+from mediaassist.core.paths import output_dir
+from mediaassist.core.queries import OffLoopReader, Queries
 from mediaassist.core.scheduler import Scheduler
-from mediaassist.core.store import Store
-from mediaassist.providers.registry import build_providers
+from mediaassist.core.store import Account, Result, Store, Task, TaskLog
 
 if TYPE_CHECKING:
     from mediaassist.demo import DemoEnvironment
+    from mediaassist.providers.web import LoginResult
 
 log = logging.getLogger("mediaassist")
-DB_NAME = "mediaassist.sqlite3"
+Changed = TypeVar("Changed")
 
 
-@dataclass
-class RuntimeOptions:
-    config_path: Path | None = None
-    data_dir: Path | None = None
-    demo: bool = False
-    speed: float = 1.0
-    store_url: str | None = None  # --store: wins over MEDIAASSIST_STORE_URL and [store] url
-    # status and other commands that only look: demo accounts are not logged in, nothing about
-    # logins is written (another process may be using those accounts right now).
-    read_only: bool = False
+@dataclass(frozen=True)
+class LaneView:
+    """One lane as the window shows it, at the moment it was asked."""
+
+    name: str  # web:<account> | api:<provider> | poll:<provider>
+    kind: str  # web | api | poll
+    route: str  # the queue it takes from (a web site's is shared by its accounts)
+    account: str | None
+    limit: int  # the configured gate (for concurrency = "auto" its ceiling)
+    current_limit: int  # what it may run now (the learned limit for "auto")
+    running: int  # this process's attempts on it
+    notes: tuple[Message, ...] = ()  # the provider's account check (a poll lane's pre-flight)
 
 
-@dataclass
-class ImportOutcome:
-    report: ImportReport
-    batch_id: str
-    inserted: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-
-
-def load_app_config(options: RuntimeOptions) -> AppConfig:
-    """The operator's config; a missing default file is an empty config, not an error."""
-    path = options.config_path or default_config_path()
-    if options.config_path is None and not path.exists():
-        return AppConfig()
-    return load_config(path)
-
-
-def store_location(options: RuntimeOptions, config: AppConfig, data_dir: Path) -> Path | str:
-    """The store this run uses: a shared PostgreSQL one if --store, the environment or the
-    config names one, else the SQLite file in the data dir."""
-    return choose_store_url(options.store_url, config.store_url) or data_dir / DB_NAME
-
-
-def open_store(options: RuntimeOptions, config: AppConfig, data_dir: Path) -> Store:
-    return Store(store_location(options, config, data_dir))
+def keep_operator_settings(demo: AppConfig, operator: AppConfig) -> None:
+    """What ``--demo`` takes from a given ``--config``: the operator's own settings (webhooks), so
+    they can be tried on the demo providers; never its providers, models or accounts."""
+    demo.notify = operator.notify
 
 
 class Runtime:
@@ -80,6 +69,7 @@ class Runtime:
         self.store_location: Path | str
         self.store: Store
         self.scheduler: Scheduler
+        self.notifier: Notifier
 
     def _demo_environment(self) -> DemoEnvironment:
         # Imported only when --demo asks: the demo servers are no part of a real run.
@@ -93,6 +83,8 @@ class Runtime:
             demo = self._demo_environment() if self.options.demo else None
             if demo is not None:
                 self.config = await self._stack.enter_async_context(demo)
+                if self.options.config_path is not None:
+                    keep_operator_settings(self.config, load_app_config(self.options))
             else:
                 self.config = load_app_config(self.options)
             self.store_location = store_location(self.options, self.config, self.data_dir)
@@ -105,8 +97,14 @@ class Runtime:
                 # must not find them flipped to "needs login" by a second demo process.
                 for name in (name for name, ok in demo.logins.items() if ok):
                     self.store.set_login_state(name, "ok")
+            # Imported here: a headless command that only reads the store never loads a provider.
+            from mediaassist.providers.registry import build_providers
+
             providers = build_providers(self.config, self.clock, self.data_dir)
             self.scheduler = Scheduler(self.store, self.config, providers, self.data_dir, self.clock)
+            self.notifier = Notifier(self.store, self.config.notify, self.scheduler.owner)
+            self.scheduler.add_listener(self.notifier.on_task_event)
+            self._stack.push_async_callback(self.notifier.aclose)
         except BaseException:
             await self._stack.aclose()
             raise
@@ -116,15 +114,193 @@ class Runtime:
                         tb: TracebackType | None) -> None:
         await self._stack.aclose()
 
+    # --- lifecycle -------------------------------------------------------------------------
+    async def start(self) -> None:
+        await self.scheduler.start()
+
+    async def stop(self, cancel_running: bool = False) -> None:
+        """Running tasks end canceled (``cancel_running``) or go back to the queue; rows written."""
+        await self.scheduler.stop(cancel_running=cancel_running)
+
+    # --- events ------------------------------------------------------------------------------
+    def add_listener(self, callback: Callable[[str, Task], None]) -> None:
+        """``callback(event, task)`` on started/success/failed/retry/canceled/released/paused."""
+        self.scheduler.add_listener(callback)
+
+    def add_fault_listener(self, callback: Callable[[StorageFault | None], None]) -> None:
+        """``callback(fault)`` when the store becomes unusable, ``callback(None)`` when it is back."""
+        self.scheduler.add_fault_listener(callback)
+
+    @property
+    def storage_fault(self) -> StorageFault | None:
+        return self.scheduler.fault
+
+    # --- enqueue: one path, one result -------------------------------------------------------
+    def enqueue(self, report: ImportReport, on_progress: Callable[[int], object] = lambda _n: None) -> ImportedBatch:
+        """Enqueue a read task file's good rows as one batch, here (``run``): the same steps the
+        window's import child takes (``enqueue_reading``)."""
+        derive_missing_ids(report)  # as the child does before its preview: a file run twice resumes
+        batch = enqueue_in_steps(self.store, report, on_progress, lambda _took: None)
+        self.scheduler.wake()
+        return batch
+
     def start_import(self, path: Path, default_model: str | None) -> ImportReading:
         """A child process reading ``path`` for the window's preview, and then enqueuing it."""
         return ImportReading(ReadRequest(path, self.config, self.store_location, default_model))
 
-    def enqueue_report(self, report: ImportReport) -> ImportOutcome:
-        """Enqueue a read task file's good rows as one batch."""
-        outcome = ImportOutcome(report=report, batch_id=new_batch_id(report.source))
-        derive_missing_ids(report)
-        if report.tasks:
-            outcome.inserted, outcome.skipped = self.store.enqueue(outcome.batch_id, report.tasks)
+    async def enqueue_reading(self, reading: ImportReading, on_progress: Callable[[int], object]) -> ImportedBatch:
+        """The child's file enqueued in steps; the lanes look after each, so the first tasks run
+        while the rest arrive."""
+        def progressed(inserted: int) -> None:
             self.scheduler.wake()
+            on_progress(inserted)
+
+        return await reading.enqueue(progressed)
+
+    # --- task commands and queries -----------------------------------------------------------
+    def cancel(self, task_ids: Iterable[str]) -> dict[str, int]:
+        return self._changed(self.store.cancel(list(task_ids)))
+
+    def retry(self, task_ids: Iterable[str]) -> int:
+        return self._changed(self.store.retry(list(task_ids)))
+
+    def delete(self, task_ids: Iterable[str]) -> int:
+        return self._changed(self.store.delete(list(task_ids)))
+
+    def task(self, task_id: str) -> Task | None:
+        return self.store.get(task_id)
+
+    def result(self, task_id: str) -> Result | None:
+        return self.store.result(task_id)
+
+    def logs(self, task_id: str) -> list[TaskLog]:
+        return self.store.logs(task_id)
+
+    def output_folder(self, task_id: str) -> Path | None:
+        task = self.store.get(task_id)
+        return output_dir(self.data_dir, task.batch_id, task.task_id) if task is not None else None
+
+    def now(self) -> float:
+        """The store's clock (timestamps of rows are in it)."""
+        return self.store.now()
+
+    @property
+    def shared_store(self) -> bool:
+        """A PostgreSQL store other machines use too."""
+        return self.store.shared
+
+    def queries(self) -> Queries:
+        """The read side for tables and counts (core/queries.py), on this loop."""
+        return Queries(self.store)
+
+    def off_loop_reader(self) -> OffLoopReader:
+        """A worker thread with its own store connection, for reads too long for the loop."""
+        return self.queries().off_loop()
+
+    # --- lanes -------------------------------------------------------------------------------
+    def lane_views(self) -> list[LaneView]:
+        return [LaneView(name=lane.name, kind=lane.kind, route=lane.route, account=lane.account, limit=lane.limit,
+                         current_limit=lane.current_limit(), running=len(lane.active),
+                         notes=tuple(lane.account_notes()))
+                for lane in self.scheduler.lanes.values()]
+
+    def lane_names(self) -> list[str]:
+        return list(self.scheduler.lanes)
+
+    def running_count(self) -> int:
+        """Attempts this process runs now."""
+        return sum(len(lane.active) for lane in self.scheduler.lanes.values())
+
+    def paused_lanes(self) -> dict[str, str]:
+        return self.store.paused_lanes()
+
+    def paused_lane_reasons(self) -> dict[str, Message]:
+        """{lane: why it is paused}, to be shown in the reader's language."""
+        return self.store.paused_lane_reasons()
+
+    def blocked_lanes(self) -> dict[str, Message]:
+        """Lanes that cannot take work now, with the reason (paused, an account's state)."""
+        return self.scheduler.blocked_lanes()
+
+    def all_paused(self, paused: dict[str, str] | None = None) -> bool:
+        paused = self.store.paused_lanes() if paused is None else paused
+        return bool(self.scheduler.lanes) and all(name in paused for name in self.scheduler.lanes)
+
+    def pause_lane(self, name: str, reason: Message | str) -> None:
+        self.store.pause_lane(name, reason)
+        self.scheduler.wake()
+
+    def resume_lane(self, name: str) -> None:
+        self.store.resume_lane(name)
+        self.scheduler.wake()
+
+    def pause_all(self, reason: Message | str) -> None:
+        paused = self.store.paused_lanes()
+        for name in self.scheduler.lanes:
+            if name not in paused:
+                self.store.pause_lane(name, reason)
+        self.scheduler.wake()
+
+    def resume_all(self) -> None:
+        for name in self.store.paused_lanes():
+            self.store.resume_lane(name)
+        self.scheduler.wake()
+
+    def set_limit(self, provider_name: str, key: str, value: Any) -> None:
+        """A provider's limit or interval, validated, into the live config and its lane (no
+        restart). Raises ConfigError naming the allowed range."""
+        check_setting(key, value)
+        provider = self.config.provider(provider_name)
+        if provider is None:
+            raise KeyError(provider_name)
+        setattr(provider, key, value)
+        lane = self.scheduler.lanes.get(provider.lane)
+        if lane is not None:
+            if key in ("concurrency", "max_polling_tasks"):
+                self.scheduler.set_limit(provider.lane, value)
+            elif key == "queue_check_interval_s":
+                lane.sweep_s = value
+        self.scheduler.wake()
+
+    def set_chromium_path(self, path: str | None) -> None:
+        self.config.app.chromium_path = path
+
+    # --- accounts ----------------------------------------------------------------------------
+    def accounts(self) -> list[Account]:
+        return self.store.accounts()
+
+    def set_account_enabled(self, name: str, enabled: bool) -> None:
+        self.store.set_account_enabled(name, enabled)
+        self.scheduler.wake()
+
+    def log_in(self, name: str) -> Awaitable[LoginResult] | None:
+        """Open the account's browser profile headed so the operator can log in; None when the
+        account needs no login (a simulated site's: it is marked logged in). Raises KeyError for
+        an unknown account and ImportError when the web lane is not installed."""
+        from mediaassist.providers.registry import SIMULATED_SITE
+
+        acct = self.store.account(name)
+        if acct is None:
+            raise KeyError(name)
+        if acct.site == SIMULATED_SITE:
+            self.store.set_login_state(name, "ok")
+            self.scheduler.wake()
+            return None
+        from mediaassist.providers.web import WebProvider, login_account
+
+        configured = self.config.account(name)
+        lane = self.scheduler.lanes.get(configured.lane) if configured is not None else None
+        # The running lane's browser holds the profile: the login happens in it (and its page
+        # stays open for the account's tasks, so a login kept in the page session lasts).
+        if lane is not None and isinstance(lane.provider, WebProvider):
+            return lane.provider.log_in(name, self.store)
+        return login_account(name, self.config, self.data_dir, self.store)
+
+    def wake(self) -> None:
+        """Something changed outside the runtime's own commands: the lanes look at once."""
+        self.scheduler.wake()
+
+    def _changed(self, outcome: Changed) -> Changed:
+        """A command's store change is done: the lanes look at once."""
+        self.scheduler.wake()
         return outcome

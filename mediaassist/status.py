@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import Any
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
+from mediaassist.core.hours import closed_reason
+from mediaassist.core.lanes import lane_specs, site_route
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.messages import Message, msg
-from mediaassist.core.scheduler import STALL_S, WEB_LANE_LIMIT
+from mediaassist.core.scheduler import STALL_S
 from mediaassist.core.store import STATES, Store
 
 
@@ -19,29 +22,30 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
     learned = store.lane_limits()
     store.sync_accounts(config.accounts)
     accounts = {a.name: a for a in store.accounts()}
+    configured = {a.name: a for a in config.accounts}
+    specs = lane_specs(config)
     lanes: list[dict[str, Any]] = []
-    for prov in config.providers:
-        entry = _entry(prov.lane, prov.kind, prov.limit, counts, lambda r, a, p=prov: r == p.lane)
-        if prov.adaptive:  # concurrency = "auto": the limit learnt so far, and its ceiling
-            entry.update(limit=learned.get(prov.lane, AUTO_START), adaptive=True,
-                         max_concurrency=prov.max_concurrency)
-        if prov.kind == "poll":
-            entry.update(_pool(store, prov.lane, prov.limit, entry["pending"]))
+    for spec in specs:
+        entry = _entry(spec.name, spec.kind, spec.limit, counts,
+                       lambda r, a, s=spec: r == s.route and (s.account is None or a == s.account))
+        if spec.adaptive:  # concurrency = "auto": the limit learnt so far, and its ceiling
+            entry.update(limit=learned.get(spec.name, AUTO_START), adaptive=True, max_concurrency=spec.limit)
+        if spec.kind == "poll":
+            entry.update(_pool(store, spec.route, spec.limit, entry["pending"]))
+        if spec.hours:
+            entry["closed"] = closed_reason(spec.hours, datetime.now())
+        if spec.account is not None:
+            stored, acct = accounts.get(spec.account), configured[spec.account]
+            entry["site"] = spec.site
+            entry["enabled"] = bool(stored.enabled) if stored else acct.enabled
+            entry["login_state"] = stored.login_state if stored else "unknown"
+            entry["host"] = stored.host if stored else acct.host  # where its browser profile lives
         lanes.append(entry)
-    for acct in config.accounts:
-        entry = _entry(acct.lane, "web", WEB_LANE_LIMIT, counts,
-                       lambda r, a, c=acct: r == f"web:{c.site}" and a == c.name)
-        stored = accounts.get(acct.name)
-        entry["site"] = acct.site
-        entry["enabled"] = bool(stored.enabled) if stored else acct.enabled
-        entry["login_state"] = stored.login_state if stored else "unknown"
-        entry["host"] = stored.host if stored else acct.host  # where its browser profile lives
-        lanes.append(entry)
-    for site in sorted({a.site for a in config.accounts}):
+    for site in sorted({spec.site for spec in specs if spec.site is not None}):
         # Web tasks not yet given to an account wait here for the first free one of the site.
-        on_site = [a for a in config.accounts if a.site == site]
-        entry = _entry(f"web-queue:{site}", "web", len(on_site) * WEB_LANE_LIMIT, counts,
-                       lambda r, a, s=site: r == f"web:{s}" and a is None)
+        on_site = [spec for spec in specs if spec.site == site]
+        entry = _entry(f"web-queue:{site}", "web", sum(spec.limit for spec in on_site), counts,
+                       lambda r, a, q=site: r == site_route(q) and a is None)
         if entry["pending"]:
             lanes.append(entry)
     for entry in lanes:
@@ -79,9 +83,11 @@ def _pool(store: Store, route: str, limit: int, pending: int) -> dict[str, Any]:
 async def poll_account_checks(config: AppConfig) -> dict[str, list[Message]]:
     """Each real poll provider's pre-flight, read-only: balance, tasks running, the key's
     concurrent limit, and a warning when ``max_polling_tasks`` is above it. By lane."""
-    from mediaassist.providers.poll import build_poll_provider
-
     provs = [p for p in config.providers if p.kind == "poll" and p.type != "simulated"]
+    if not provs:
+        return {}
+    from mediaassist.providers.poll import build_poll_provider  # its HTTP client, only when there is one to ask
+
     checks = await asyncio.gather(*(_account_check(build_poll_provider(p, Clock())) for p in provs))
     return {prov.lane: lines for prov, lines in zip(provs, checks, strict=True)}
 

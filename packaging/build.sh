@@ -2,7 +2,7 @@
 # A desktop build: a PyInstaller one-folder build in dist/mediaassist/ that runs with no Python
 # installed (the window and every CLI command). The browser is not bundled: the web lane uses the
 # system Chromium (or [app] chromium_path). Linux is tested here; the same spec builds on Windows
-# and macOS (see README, "Desktop build").
+# and macOS (see docs/install.md, "Desktop build").
 #   packaging/build.sh              # build dist/mediaassist/
 #   packaging/build.sh --smoke      # build, then run the demo batch and a window start from it
 #   packaging/build.sh --desktop    # build, then add it to the launcher (install_desktop.sh)

@@ -6,7 +6,7 @@ the frozen app would be a placeholder)."""
 
 import sys
 
-from mediaassist.cli import main
+from mediaassist.entry import main
 
 THUMBNAIL_WORKER = "mediaassist.ui.disk_thumbnails"
 

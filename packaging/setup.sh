@@ -5,6 +5,7 @@
 #   packaging/setup.sh --app ...  # install, then start the app (args go to mediaassist)
 #   packaging/setup.sh --test ... # install, then run the test suite (args go to pytest) on SQLite
 #                                 # and on a throw-away PostgreSQL (packaging/pg_test_cluster.sh)
+#   packaging/setup.sh --test-fast ... # install, then run the unit tier only (tests/unit: seconds)
 #   packaging/setup.sh --desktop  # install, then add mediaassist to the desktop's launcher
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,8 +14,9 @@ APT_PACKAGES=(ca-certificates python3 python3-venv python3-pip
   chromium xvfb xauth fonts-noto-cjk libatomic1 libegl1 libgl1 libfontconfig1 libdbus-1-3
   libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1
   libxcb-render-util0 libxcb-util1 libxcb-xkb1 libxcb-shape0 libxcb-randr0 libxcb-xinerama0)
-# The tests also run the store, scheduler and multi-process tests on a real PostgreSQL server.
-[ "${1:-}" = "--test" ] && APT_PACKAGES+=(postgresql)
+# The tests also run the store, scheduler and multi-process tests on a real PostgreSQL server,
+# and the window-placement test under a real window manager (openbox).
+[ "${1:-}" = "--test" ] && APT_PACKAGES+=(postgresql openbox)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -47,6 +49,10 @@ case "${1:-}" in
     exec .venv/bin/mediaassist "$@" ;;
   --desktop)
     exec packaging/install_desktop.sh .venv/bin/mediaassist ;;
+  --test-fast)
+    # No network, browser, Qt loop or PostgreSQL: what to run between two edits.
+    shift
+    exec .venv/bin/python -m pytest tests/unit -q "$@" ;;
   --test)
     shift
     pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/mediaassist-pg.XXXXXX")

@@ -25,10 +25,10 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
 # uploads and learned limits kept in it -- run on both back-ends; the lanes' own tests (HTTP,
 # browsers) use the store only as a place to keep rows and stay on SQLite, which keeps CI short.
 PG_MODULES = frozenset({
-    "tests.test_store", "tests.test_store_procs", "tests.test_shared_store", "tests.test_scheduler",
-    "tests.test_scheduler_procs", "tests.test_storage_faults", "tests.test_queries_progress",
-    "tests.test_media", "tests.test_api_adaptive", "tests.test_import_process", "tests.ui.test_task_model",
-    "tests.ui.test_table",
+    *(f"tests.integration.test_{name}" for name in (
+        "store", "store_procs", "shared_store", "scheduler", "scheduler_procs", "storage_faults",
+        "queries_progress", "media", "api_adaptive", "import_process")),
+    "tests.ui.test_task_model", "tests.ui.test_table",
 })
 
 

@@ -6,6 +6,7 @@ unknown key is an error rather than a silent typo.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
@@ -13,13 +14,16 @@ import tomllib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.hours import Hours, parse_hours
 from mediaassist.core.location import check_store_url
-from mediaassist.core.messages import msg
+from mediaassist.core.messages import Message, msg, verbatim
+from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
 API_CONCURRENCY_RANGE = (1, 5)
@@ -33,7 +37,7 @@ UPLOAD_BYTES_RANGE = (1, 1 << 34)  # up to 16 GiB
 PORT_RANGE = (1, 65535)
 
 # The fixed task-file columns; a model's input names are columns too, so they may not clash.
-TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority")
+TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority", "not_before")
 MEDIA_KINDS = ("image", "video", "audio")
 _INPUT_FLAG_KEYS = {"media", "multiple", "required"}
 # Input names are task-file column names, which the importer matches lowercased.
@@ -51,12 +55,17 @@ _PROVIDER_KEYS = {
     "min_duration_s", "max_duration_s",
     # poll providers: back-off for tasks that stay queued remotely, spacing between creates
     "queued_poll_max_s", "min_create_interval_s",
-    # task_api providers: the profile (a shipped name or a TOML path)
-    "profile",
+    # task_api providers: the profile (a shipped name or a TOML path), and the second secret of a
+    # profile that signs its requests (jwt_hs256: the secret key; the access key is the api key)
+    "profile", "secret_key_env",
     # runninghub providers: which upload route the key uses
     "upload_api",
     # the largest media input this provider accepts (default: per media kind, see core/media.py)
     "max_upload_bytes",
+    # an HTTP(S) or SOCKS5 proxy for every request to this provider
+    "proxy",
+    # the local hours it may run in ("23:00-07:00", or a list of ranges)
+    "hours",
 }
 _MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
@@ -68,10 +77,14 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
-_ACCOUNT_KEYS = {"name", "site", "enabled", "host"}
+_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours"}
+PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
-_TOP_KEYS = {"app", "store", "providers", "models", "accounts"}
+_NOTIFY_KEYS = {"name", "url", "url_env", "format", "events"}
+NOTIFY_FORMATS = ("json", "wecom", "feishu", "dingtalk")
+NOTICE_KINDS = ("batch_finished", "needs_login", "lane_paused")
+_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify"}
 
 DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
 
@@ -98,7 +111,12 @@ class ProviderConfig:
     profile: str | None = None
     upload_api: str = "v2"  # RunningHub: "v2" (/openapi/v2/media/upload/binary) or "legacy"
     task_profile: TaskApiProfile | None = field(default=None, repr=False)
+    secret_key_env: str | None = None
+    # Not a config key (secrets come from the environment or the keyring): set by the demo.
+    secret_key: str | None = field(default=None, repr=False)
     max_upload_bytes: int | None = None
+    proxy: str | None = field(default=None, repr=False)  # may carry a user and password
+    hours: Hours = ()  # local hours it may run in; () = any time
 
     @property
     def lane(self) -> str:
@@ -145,6 +163,8 @@ class AccountConfig:
     site: str
     enabled: bool = True
     host: str | None = None  # the machine whose profile holds the login (None: set by login)
+    proxy: str | None = field(default=None, repr=False)  # the browser's proxy; may carry a password
+    hours: Hours = ()  # local hours it may run in; () = any time
 
     @property
     def lane(self) -> str:
@@ -160,12 +180,27 @@ class AppSettings:
 
 
 @dataclass
+class NotifyConfig:
+    """One ``[[notify]]`` webhook: where notices go, in which message format, for which events."""
+
+    name: str
+    url: str | None = field(default=None, repr=False)  # a webhook URL carries its key: never shown
+    url_env: str | None = None
+    format: str = "json"
+    events: tuple[str, ...] = NOTICE_KINDS
+
+    def resolved_url(self) -> str | None:
+        return self.url or (os.environ.get(self.url_env) if self.url_env else None)
+
+
+@dataclass
 class AppConfig:
     providers: list[ProviderConfig] = field(default_factory=list)
     models: list[ModelConfig] = field(default_factory=list)
     accounts: list[AccountConfig] = field(default_factory=list)
     app: AppSettings = field(default_factory=AppSettings)
     store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
+    notify: list[NotifyConfig] = field(default_factory=list)
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -190,7 +225,7 @@ def load_config(path: Path) -> AppConfig:
     try:
         config = parse_config(data, path.parent)
     except ConfigError as exc:
-        raise ConfigError(msg("{path}: {reason}", path=path, reason=exc.message)) from None
+        raise ConfigError(*(msg("{path}: {reason}", path=path, reason=problem) for problem in exc.problems)) from None
     config.source = path
     if any(p.api_key for p in config.providers):
         _warn_if_readable_by_others(path)
@@ -207,23 +242,96 @@ def _warn_if_readable_by_others(path: Path) -> None:
         )
 
 
+class _Problems:
+    """Every problem of a config, gathered so one start reports them all: an unknown key is
+    noted and its table still read; a bad value ends its own table, the other tables go on."""
+
+    def __init__(self) -> None:
+        self.found: list[Message] = []
+
+    def unknown_keys(self, item: dict[str, Any], allowed: set[str], where: str) -> None:
+        self.found.extend(unknown_key_problems(item, allowed, where))
+
+    def read(self, parse: Callable[[], _T]) -> _T | None:
+        """``parse()``, or None with its problems noted."""
+        try:
+            return parse()
+        except ConfigError as exc:
+            self.found.extend(exc.problems)
+            return None
+
+
+_T = TypeVar("_T")
+
+
 def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfig:
-    """``base_dir``: the config file's folder (relative profile paths are found from there)."""
-    _reject_unknown(data, _TOP_KEYS, "")
-    config = AppConfig(app=_parse_app(_table(data.get("app", {}), "app")),
-                       store_url=_parse_store(_table(data.get("store", {}), "store")))
-    for i, item in enumerate(_array(data, "providers")):
-        config.providers.append(_parse_provider(item, f"providers[{i}]", base_dir))
-    for i, item in enumerate(_array(data, "accounts")):
-        config.accounts.append(_parse_account(item, f"accounts[{i}]"))
-    for i, item in enumerate(_array(data, "models")):
-        config.models.append(_parse_model(item, f"models[{i}]", config))
-    _reject_duplicates(config)
+    """``base_dir``: the config file's folder (relative profile paths are found from there).
+
+    Raises one ConfigError holding every problem found."""
+    problems = _Problems()
+    problems.unknown_keys(data, _TOP_KEYS, "")
+    config = AppConfig(app=problems.read(lambda: _parse_app(_table(data.get("app", {}), "app"), problems))
+                       or AppSettings(),
+                       store_url=problems.read(lambda: _parse_store(_table(data.get("store", {}), "store"),
+                                                                      problems)))
+    providers = problems.read(lambda: _array(data, "providers")) or []
+    for i, item in enumerate(providers):
+        provider = problems.read(partial(_parse_provider, item, f"providers[{i}]", base_dir, problems))
+        if provider is not None:
+            config.providers.append(provider)
+    for i, item in enumerate(problems.read(lambda: _array(data, "accounts")) or []):
+        account = problems.read(partial(_parse_account, item, f"accounts[{i}]", problems))
+        if account is not None:
+            config.accounts.append(account)
+    # A model naming a provider whose own table has a problem is not told again.
+    declared = {item.get("name") for item in providers if isinstance(item, dict)}
+    for i, item in enumerate(problems.read(lambda: _array(data, "models")) or []):
+        model = problems.read(partial(_parse_model, item, f"models[{i}]", config, problems, declared))
+        if model is not None:
+            config.models.append(model)
+    for i, item in enumerate(problems.read(lambda: _array(data, "notify")) or []):
+        hook = problems.read(partial(_parse_notify, item, f"notify[{i}]", problems))
+        if hook is not None:
+            config.notify.append(hook)
+    problems.read(lambda: _reject_duplicates(config))
+    if problems.found:
+        raise ConfigError(*problems.found)
     return config
 
 
-def _parse_app(item: dict[str, Any]) -> AppSettings:
-    _reject_unknown(item, _APP_KEYS, "app")
+def _parse_notify(item: dict[str, Any], where: str, problems: _Problems) -> NotifyConfig:
+    item = _table(item, where)
+    problems.unknown_keys(item, _NOTIFY_KEYS, where)
+    if ("url" in item) == ("url_env" in item):
+        raise ConfigError(msg("{where}: give the webhook as url = \"https://...\" or url_env = \"ENV_VAR\" (one of "
+                              "them)",
+                              where=where))
+    hook = NotifyConfig(name=_str(item, "name", where) if "name" in item else where)
+    if "url" in item:
+        hook.url = _str(item, "url", where)
+        if urlsplit(hook.url).scheme not in ("http", "https") or not urlsplit(hook.url).hostname:
+            raise ConfigError(msg("{where}.url: not an http(s) URL (e.g. "
+                                  "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=...)",
+                                  where=where))
+    else:
+        hook.url_env = _str(item, "url_env", where)
+    if "format" in item:
+        hook.format = _choice(item, "format", NOTIFY_FORMATS, where)
+    if "events" in item:
+        events = item["events"]
+        if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
+            raise ConfigError(msg("{where}.events: a non-empty list of event names (allowed: {items})",
+                                  where=where, items=', '.join(NOTICE_KINDS)))
+        unknown = [e for e in events if e not in NOTICE_KINDS]
+        if unknown:
+            raise ConfigError(msg("{where}.events: {items} is not an event (allowed: {items2})",
+                                  where=where, items=', '.join(map(repr, unknown)), items2=', '.join(NOTICE_KINDS)))
+        hook.events = tuple(events)
+    return hook
+
+
+def _parse_app(item: dict[str, Any], problems: _Problems) -> AppSettings:
+    problems.unknown_keys(item, _APP_KEYS, "app")
     settings = AppSettings()
     if "language" in item:
         settings.language = _choice(item, "language", LANGUAGES, "app")
@@ -236,21 +344,29 @@ def _parse_app(item: dict[str, Any]) -> AppSettings:
     return settings
 
 
-def _parse_store(item: dict[str, Any]) -> str | None:
-    _reject_unknown(item, _STORE_KEYS, "store")
+def _parse_store(item: dict[str, Any], problems: _Problems) -> str | None:
+    problems.unknown_keys(item, _STORE_KEYS, "store")
     return check_store_url(_str(item, "url", "store"), "store.url") if "url" in item else None
 
 
-def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = None) -> ProviderConfig:
+def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, problems: _Problems) -> ProviderConfig:
     item = _table(item, where)
-    _reject_unknown(item, _PROVIDER_KEYS, where)
+    problems.unknown_keys(item, _PROVIDER_KEYS, where)
     kind = _choice(item, "kind", tuple(PROVIDER_KINDS), where)
     ptype = _choice(item, "type", tuple(sorted(PROVIDER_KINDS[kind])), where)
     provider = ProviderConfig(
         name=_str(item, "name", where), kind=kind, type=ptype, timeout_s=DEFAULT_TIMEOUT_S[kind]
     )
+    if ptype == "task_api":
+        provider.profile = _str(item, "profile", where)
+        provider.task_profile = load_profile(provider.profile, f"{where}.profile", base_dir)
     if ptype != "simulated":
-        provider.base_url = _base_url(item, where)
+        default = provider.task_profile.base_url if provider.task_profile is not None else None
+        provider.base_url = _base_url(item, where) if "base_url" in item or default is None else default
+    if "proxy" in item:
+        provider.proxy = _parse_proxy(item, where)
+    if "hours" in item:
+        provider.hours = parse_hours(item["hours"], where)
     for key in ("api_key", "api_key_env"):
         if key in item:
             setattr(provider, key, _str(item, key, where))
@@ -269,11 +385,17 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None = No
             if key in ("queued_poll_max_s", "min_create_interval_s") and kind != "poll":
                 raise ConfigError(msg("{where}.{key}: only for kind = \"poll\"", where=where, key=key))
             setattr(provider, key, _float(item, key, INTERVAL_RANGE, where))
-    if ptype == "task_api":
-        provider.profile = _str(item, "profile", where)
-        provider.task_profile = load_profile(provider.profile, f"{where}.profile", base_dir)
-    elif "profile" in item:
-        raise ConfigError(msg("{where}.profile: only for type = \"task_api\"", where=where))
+    if ptype != "task_api":
+        for key in ("profile", "secret_key_env"):
+            if key in item:
+                raise ConfigError(msg("{where}.{key}: only for type = \"task_api\"", where=where, key=key))
+    elif "secret_key_env" in item:
+        provider.secret_key_env = _str(item, "secret_key_env", where)
+        assert provider.task_profile is not None
+        if not provider.task_profile.auth.needs_secret:
+            raise ConfigError(msg("{where}.secret_key_env: profile {profile} does not sign its requests "
+                                  "(auth.scheme = \"{scheme}\"); leave it out",
+                                  where=where, profile=provider.profile, scheme=provider.task_profile.auth.scheme))
     if "upload_api" in item:
         if ptype != "runninghub":
             raise ConfigError(msg("{where}.upload_api: only for type = \"runninghub\"", where=where))
@@ -300,11 +422,10 @@ def _parse_concurrency(item: dict[str, Any], provider: ProviderConfig, where: st
     if "max_concurrency" in item:
         raise ConfigError(msg("{where}.max_concurrency: only with concurrency = \"auto\"", where=where))
     if isinstance(item.get("concurrency"), str):
-        raise ConfigError(msg("{where}.concurrency: {concurrency} is not an integer (allowed: "
-                              "{low}..{high} written without quotes, or "
-                              "\"auto\")",
-                              where=where, concurrency=repr(item['concurrency']),
-                              low=API_CONCURRENCY_RANGE[0], high=API_CONCURRENCY_RANGE[1]))
+        raise ConfigError(msg("{where}.concurrency: {concurrency} is not an integer (allowed: {low}..{high} "
+                              "written without quotes, or \"auto\")",
+                              where=where, concurrency=repr(item['concurrency']), low=API_CONCURRENCY_RANGE[0],
+                              high=API_CONCURRENCY_RANGE[1]))
     if "concurrency" in item:
         provider.concurrency = _int(item, "concurrency", API_CONCURRENCY_RANGE, where)
 
@@ -328,18 +449,52 @@ def _base_url(item: dict[str, Any], where: str) -> str:
     return url
 
 
-def _parse_account(item: dict[str, Any], where: str) -> AccountConfig:
+def _parse_account(item: dict[str, Any], where: str, problems: _Problems) -> AccountConfig:
     item = _table(item, where)
-    _reject_unknown(item, _ACCOUNT_KEYS, where)
+    problems.unknown_keys(item, _ACCOUNT_KEYS, where)
     account = AccountConfig(name=_str(item, "name", where), site=_str(item, "site", where))
     if "enabled" in item:
         account.enabled = _bool(item, "enabled", where)
     if "host" in item:
         account.host = _str(item, "host", where)
+    if "proxy" in item:
+        account.proxy = _parse_proxy(item, where)
+    if "hours" in item:
+        account.hours = parse_hours(item["hours"], where)
     return account
 
 
-def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelConfig:
+def _parse_proxy(item: dict[str, Any], where: str) -> str:
+    """A proxy URL with scheme, host and port; its password is masked in every log from now on."""
+    value = _str(item, "proxy", where)
+    parts = urlsplit(value)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in PROXY_SCHEMES or not parts.hostname or port is None:
+        raise ConfigError(msg("{where}.proxy: {value} is not a proxy URL (allowed: {items} with a host and a port, "
+                              "e.g. http://127.0.0.1:7890 or socks5://user:password@10.0.0.2:1080)",
+                              where=where, value=repr(proxy_label(value)),
+                              items=', '.join(s + '://' for s in PROXY_SCHEMES)))
+    if parts.password:
+        register_secret(parts.password)
+    return value
+
+
+def proxy_label(url: str) -> str:
+    """How messages name a proxy: scheme, host and port, never its user or password."""
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}" if parts.scheme else host + port
+
+
+def _parse_model(item: dict[str, Any], where: str, config: AppConfig, problems: _Problems,
+                 declared: set[Any]) -> ModelConfig:
     item = _table(item, where)
     kind = _choice(item, "kind", ("web", "api", "poll"), where)
     model = ModelConfig(name=_str(item, "name", where), kind=kind)
@@ -349,6 +504,8 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
     else:
         model.provider = _str(item, "provider", where)
         provider = config.provider(model.provider)
+        if provider is None and model.provider in declared:
+            raise ConfigError()  # its provider's own problems are told already
         if provider is None:
             names = ", ".join(p.name for p in config.providers) or "none defined"
             raise ConfigError(msg("{where}.provider: no provider named {provider} (have: {names})",
@@ -359,7 +516,7 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig) -> ModelCo
                     where=where, provider=repr(model.provider), kind=provider.kind, model_kind=kind)
             )
         ptype = provider.type
-    _reject_unknown(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
+    problems.unknown_keys(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
     if kind == "web" and "provider" in item:
         raise ConfigError(msg("{where}.provider: web models name a site, not a provider", where=where))
     if kind != "web" and "site" in item:
@@ -450,12 +607,17 @@ def _reject_duplicates(config: AppConfig) -> None:
 
 # --- typed getters: each names the key and the allowed values -------------------------------
 
-def _reject_unknown(item: dict[str, Any], allowed: set[str], where: str) -> None:
-    for key in item:
-        if key not in allowed:
-            prefix = f"{where}." if where else ""
-            raise ConfigError(msg("{prefix}{key}: unknown key (allowed: {items})",
-                                  prefix=prefix, key=key, items=', '.join(sorted(allowed))))
+def did_you_mean(word: str, allowed: Sequence[str] | set[str]) -> Message:
+    """'; did you mean "concurrency"?' for a likely typo, else nothing."""
+    close = difflib.get_close_matches(word, sorted(allowed), n=1, cutoff=0.6)
+    return msg('; did you mean "{word}"?', word=close[0]) if close else verbatim("")
+
+
+def unknown_key_problems(item: dict[str, Any], allowed: set[str], where: str) -> list[Message]:
+    prefix = f"{where}." if where else ""
+    return [msg("{prefix}{key}: unknown key{typo} (allowed: {items})", prefix=prefix, key=key,
+                typo=did_you_mean(key, allowed), items=", ".join(sorted(allowed)))
+            for key in item if key not in allowed]
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:
@@ -494,16 +656,17 @@ def _bool(item: dict[str, Any], key: str, where: str) -> bool:
 def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
     value = _required(item, key, where)
     if not isinstance(value, str) or value not in allowed:  # (allowed holds only strings)
-        raise ConfigError(msg("{where}.{key}: {value} is not allowed (allowed: {items})",
-                              where=where, key=key, value=repr(value), items=', '.join(allowed)))
+        typo = did_you_mean(value, allowed) if isinstance(value, str) else verbatim("")
+        raise ConfigError(msg("{where}.{key}: {value} is not allowed{typo} (allowed: {items})",
+                              where=where, key=key, value=repr(value), typo=typo, items=', '.join(allowed)))
     return value
 
 
 def _int(item: dict[str, Any], key: str, bounds: tuple[int, int], where: str) -> int:
     value = _required(item, key, where)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(msg("{where}.{key}: {value} is not an integer (allowed: {low}..{high}, written "
-                              "without quotes)",
+        raise ConfigError(msg("{where}.{key}: {value} is not an integer (allowed: {low}..{high}, written without "
+                              "quotes)",
                               where=where, key=key, value=repr(value), low=bounds[0], high=bounds[1]))
     if not bounds[0] <= value <= bounds[1]:
         raise ConfigError(msg("{where}.{key}: {value} is out of range (allowed: integer {low}..{high})",
@@ -514,8 +677,8 @@ def _int(item: dict[str, Any], key: str, bounds: tuple[int, int], where: str) ->
 def _float(item: dict[str, Any], key: str, bounds: tuple[float, float], where: str) -> float:
     value = _required(item, key, where)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(msg("{where}.{key}: {value} is not a number (allowed: {low}..{high}, written "
-                              "without quotes)",
+        raise ConfigError(msg("{where}.{key}: {value} is not a number (allowed: {low}..{high}, written without "
+                              "quotes)",
                               where=where, key=key, value=repr(value), low=bounds[0], high=bounds[1]))
     if not bounds[0] <= value <= bounds[1]:
         raise ConfigError(msg("{where}.{key}: {value} is out of range (allowed: number {low}..{high})",

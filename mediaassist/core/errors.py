@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import enum
 
-from mediaassist.core.messages import Message, as_message, msg
+from mediaassist.core.messages import Message, as_message, msg, one_per_line, verbatim
+
+# The process exit codes (mediaassist/entry.py lists what each means).
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 # Not enum.StrEnum: that would change str(kind) from "ErrorKind.LOGIN" to "login" (a behaviour change).
@@ -90,7 +93,14 @@ class MessageError(Exception):
 
 
 class ConfigError(MessageError):
-    """A config file problem; the message names the key and what is allowed."""
+    """Config file problems; each names the key and what is allowed. ``problems`` holds them
+    all (a config is checked whole, so two typos take one start to find); ``str()`` and
+    ``message`` are one a line. No problems at all means "already reported" (a model naming a
+    provider whose own table failed)."""
+
+    def __init__(self, *problems: Message | str) -> None:
+        self.problems = [as_message(problem) for problem in problems]
+        super().__init__(one_per_line(self.problems) if self.problems else verbatim(""))
 
 
 class ImportFileError(MessageError):

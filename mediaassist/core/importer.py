@@ -27,6 +27,7 @@ from typing import Any
 from mediaassist.core.config import TASK_COLUMNS, AppConfig, InputSpec, ModelConfig
 from mediaassist.core.encoding import decode_task_text
 from mediaassist.core.errors import ImportFileError
+from mediaassist.core.hours import parse_not_before
 from mediaassist.core.media import MediaCache, MediaInputError, check_input_value, split_cell
 from mediaassist.core.messages import Message, each_of, msg, verbatim
 from mediaassist.core.store import NewTask
@@ -387,6 +388,7 @@ class _Validator:
         task_id = self.task_id(number, values.get("task_id"), reasons)
         params = _params(values.get("params"), reasons)
         priority = _priority(values.get("priority"), reasons)
+        not_before = _not_before(values.get("not_before"), reasons)
         system_prompt = _text(values.get("system_prompt"))
         prompt = _text(values.get("prompt")) or ""
         if len(prompt) > MAX_PROMPT:
@@ -401,7 +403,7 @@ class _Validator:
         inputs = self.inputs(values, model, reasons)
         return NewTask(model=model.name, model_kind=model.kind, route=model.route, prompt=prompt,
                        task_id=task_id, account=account, system_prompt=system_prompt,
-                       params=params, priority=priority, inputs=inputs)
+                       params=params, priority=priority, inputs=inputs, not_before=not_before)
 
     def inputs(self, values: dict[str, Any], model: ModelConfig,
                reasons: list[Message]) -> dict[str, list[dict[str, Any]]]:
@@ -519,6 +521,19 @@ def _params(raw: Any, reasons: list[Message]) -> dict[str, Any]:
             return parsed
     reasons.append(msg("params is not a JSON object"))
     return {}
+
+
+def _not_before(raw: Any, reasons: list[Message]) -> float:
+    """The ``not_before`` cell as epoch seconds (0: at once)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return 0.0
+    if isinstance(raw, datetime):  # an XLSX date cell: local time
+        return raw.timestamp()
+    try:
+        return parse_not_before(str(raw), datetime.now()).timestamp()
+    except ValueError as exc:
+        reasons.append(msg("not_before {reason}", reason=exc))
+        return 0.0
 
 
 def _priority(raw: Any, reasons: list[Message]) -> int:

@@ -108,6 +108,11 @@ def listed(parts: Sequence[Message]) -> Message:
     return _joined(parts, lambda first, rest: msg("{first}, {rest}", first=first, rest=rest))
 
 
+def one_per_line(parts: Sequence[Message]) -> Message:
+    """Several texts, one a line."""
+    return _joined(parts, lambda first, rest: msg("{first}\n{rest}", first=first, rest=rest))
+
+
 def _joined(parts: Sequence[Message], pair: Callable[[Message, Message], Message]) -> Message:
     if not parts:
         raise ValueError("nothing to join")

@@ -49,9 +49,12 @@ class BatchProgress:
 
 
 class LaneLike(Protocol):
-    name: str
-    route: str
-    limit: int
+    @property
+    def name(self) -> str: ...
+    @property
+    def route(self) -> str: ...
+    @property
+    def limit(self) -> int: ...
 
 
 class ServiceTimes:

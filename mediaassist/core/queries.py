@@ -180,6 +180,10 @@ class Queries:
         self.store = store
         self.db = store.db
 
+    def off_loop(self) -> OffLoopReader:
+        """A worker thread with its own connection to the same store, for reads too long for the loop."""
+        return OffLoopReader(self.store)
+
     def _values(self, query: pw.Query) -> Iterator[tuple[Any, ...]]:
         # peewee-stubs leave Database.execute unannotated; the result is the driver's row cursor
         return iter(self.db.execute(query))  # type: ignore[no-untyped-call]

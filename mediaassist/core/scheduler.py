@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import time
 from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,26 +41,37 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import KIND_TEXTS, ErrorKind, Requeue, StorageFault, TaskError
 from mediaassist.core.events import STATE_AFTER, TaskEvent, TaskEventKind
+from mediaassist.core.hours import Hours, next_opening
 from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
-from mediaassist.core.limiter import AUTO_START
+from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
-from mediaassist.core.messages import Message, msg
+from mediaassist.core.messages import Message, msg, verbatim
 from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
 from mediaassist.core.paths import output_dir
-from mediaassist.core.store import CANCELED_BY_OPERATOR, CRASH_RETRIES, Account, Store, Task
+from mediaassist.core.policy import (
+    End,
+    LaneSlots,
+    Outcome,
+    QueueCount,
+    Retry,
+    batches_settled,
+    blocked_lanes,
+    closed_lanes,
+    current_limit,
+    decide_end,
+    decide_retry,
+    plan_claims,
+    waiting_for_hours,
+)
+from mediaassist.core.store import CANCELED_BY_OPERATOR, CRASH_RETRIES, Store, Task
 
 log = logging.getLogger("mediaassist.scheduler")
 
 HEARTBEAT_S = 15.0
 STALL_S = 90.0
-DEFAULT_SWEEP_S = 5.0
 CHECK_EVERY_S = 0.25  # real seconds between looks for cancel flags and stalled rows (less at high --speed)
 DEAD_OWNER_CHECK_S = 2.0  # real seconds between looks for rows of processes that died
 FAULT_PROBE_S = 5.0  # real seconds between checks whether a storage fault has cleared
-# A web account is one logged-in browser session: the site errors (or silently mixes up the
-# conversation) if a second generation starts before the first has ended. So a web lane runs
-# exactly one task, always. This is a property of the resource, not a tunable -- never a setting.
-WEB_LANE_LIMIT = 1
 
 
 def retry_delay_s(attempt: int) -> float:
@@ -94,19 +107,27 @@ class Lane:
     logger: LaneLogger = field(init=False)
     # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
     resting_until: float = 0.0
+    hours: Hours = ()  # the local hours it may take work in; () = any time
 
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
 
+    @classmethod
+    def of(cls, spec: LaneSpec, provider: Provider) -> Lane:
+        return cls(name=spec.name, kind=spec.kind, route=spec.route, limit=spec.limit, provider=provider,
+                   account=spec.account, sweep_s=spec.sweep_s, adaptive=spec.adaptive, hours=spec.hours)
+
     def current_limit(self) -> int:
-        """How many tasks the lane may run at once, across every process on the store. The one
-        place a limit is read: for ``concurrency = "auto"`` the learned limit as the store holds
-        it (so every process claims against the same number)."""
-        if self.kind == "web":
-            return WEB_LANE_LIMIT
-        if self.adaptive:
-            return max(1, min(self.limit, self.learned or AUTO_START))
-        return self.limit
+        """How many tasks the lane may run at once, across every process on the store: for
+        ``concurrency = "auto"`` the learned limit as the store last said (the same number for
+        every process)."""
+        return current_limit(self.kind, self.limit, self.adaptive, self.learned)
+
+    def slots(self) -> LaneSlots:
+        """The lane as the policy sees it: its gate and this process's running attempts."""
+        return LaneSlots(name=self.name, kind=self.kind, route=self.route, limit=self.limit,
+                         running=len(self.active), account=self.account, adaptive=self.adaptive,
+                         resting=self.resting)
 
     @property
     def free(self) -> int:
@@ -153,21 +174,9 @@ class Scheduler:
 
     # --- wiring ----------------------------------------------------------------------------
     def _build_lanes(self) -> dict[str, Lane]:
-        lanes: dict[str, Lane] = {}
-        for prov in self.config.providers:
-            lanes[prov.lane] = Lane(
-                name=prov.lane, kind=prov.kind, route=prov.lane, limit=prov.limit,
-                provider=self.providers[prov.lane],
-                sweep_s=prov.queue_check_interval_s if prov.kind == "poll" else DEFAULT_SWEEP_S,
-                adaptive=prov.adaptive,
-            )
-        for acct in self.config.accounts:
-            route = f"web:{acct.site}"
-            if route not in self.providers:
-                continue
-            lanes[acct.lane] = Lane(name=acct.lane, kind="web", route=route, limit=WEB_LANE_LIMIT,
-                                    provider=self.providers[route], account=acct.name)
-        return lanes
+        """The config's lanes whose provider exists (an account of a site with no provider is left out)."""
+        return {spec.name: Lane.of(spec, self.providers[spec.route])
+                for spec in lane_specs(self.config) if spec.route in self.providers}
 
     def add_listener(self, callback: Callable[[str, Task], None]) -> None:
         """``callback(event, task)`` on started/success/failed/retry/canceled/released."""
@@ -368,6 +377,11 @@ class Scheduler:
         due = self.store.next_due()
         if due is not None:
             timeout = min(timeout, max(0.0, due - self.store.now()) + 0.001)
+        local = self._local_now()
+        for lane in open_lanes:
+            if lane.hours:  # outside its hours: look again the moment they begin
+                opens = (next_opening(lane.hours, local) - local).total_seconds()
+                timeout = min(timeout, opens + 0.001) if opens > 0 else timeout
         return timeout
 
     def _any_active(self) -> bool:
@@ -414,27 +428,18 @@ class Scheduler:
                 self._stop_attempt(attempt, StopReason.CANCEL)
 
     def assign(self) -> None:
-        """Fill free slots from the head of each lane's queue. Synchronous on purpose."""
-        paused = self.store.paused_lanes()
-        accounts = {a.name: a for a in self.store.accounts()}
-        self.refresh_learned_limits()
+        """Fill free slots from the head of each lane's queue. Synchronous on purpose: one read
+        of the store, the pure plan (core/policy.py), then the claims and the attempts' starts."""
+        conditions = self.lane_conditions()
         for lane in self.lanes.values():
-            if (self._stopping or self._draining or self.fault is not None or lane.free <= 0
-                    or lane.name in paused or lane.resting):
-                continue
-            if lane.account is not None and _account_blocked(accounts.get(lane.account)):
-                continue
-            # A web lane is one account: the claim's own guard holds its one running task.
-            lane_limit = None if lane.kind == "web" else lane.current_limit()
-            for task in self.store.claim(lane.route, self.owner, lane.free, lane.account,
-                                         batch_ids=self.only_batches, lane_limit=lane_limit):
+            lane.learned = conditions.learned.get(lane.name)
+        if self._stopping or self._draining or self.fault is not None:
+            return
+        for claim in plan_claims([lane.slots() for lane in self.lanes.values()], conditions, host_id()):
+            lane = self.lanes[claim.lane]
+            for task in self.store.claim(claim.route, self.owner, claim.count, claim.account,
+                                         batch_ids=self.only_batches, lane_limit=claim.lane_limit):
                 self._start_attempt(lane, task)
-
-    def refresh_learned_limits(self) -> None:
-        if any(lane.adaptive for lane in self.lanes.values()):
-            learned = self.store.lane_limits()
-            for lane in self.lanes.values():
-                lane.learned = learned.get(lane.name)
 
     # --- one attempt -----------------------------------------------------------------------
     def _start_attempt(self, lane: Lane, task: Task) -> None:
@@ -472,6 +477,8 @@ class Scheduler:
 
     async def _attempt_to_its_end(self, lane: Lane, attempt: Attempt) -> None:
         task, ctx = attempt.task, attempt.ctx
+        result: TaskResult | None = None
+        error: Exception | None = None
         try:
             ctx.log(msg("attempt {attempt} started on {lane}", attempt=task.attempt, lane=lane.name))
             self._emit(TaskEventKind.STARTED, task)
@@ -482,64 +489,70 @@ class Scheduler:
                                 retry=False)
             attempt.work = asyncio.ensure_future(lane.provider.run(ctx))
             result = await attempt.work
+            outcome = Outcome.RESULT
         except asyncio.CancelledError:
-            self._end_stopped(attempt)
+            outcome = Outcome.STOPPED
         except StorageFault:
             raise
         except Exception as exc:
-            self._end_raised(lane, attempt, exc)
-        else:
-            if ctx.stop_reason == StopReason.STALLED:
-                ctx.log(msg("finished after being reaped; result dropped (the retry owns the row)"))
-            elif self.store.finish_success(task, result.text, result.files, result.usage):
+            outcome, error = _outcome_of(exc), exc
+        self._write_end(lane, attempt, decide_end(outcome, ctx.stop_reason), result, error)
+
+    def _write_end(self, lane: Lane, attempt: Attempt, end: End, result: TaskResult | None,
+                   error: Exception | None) -> None:
+        """The I/O of ``decide_end``'s answer. ``error`` is what the work raised; a stop the
+        scheduler asked for (``ctx.stop_reason``) wins over it."""
+        task, ctx = attempt.task, attempt.ctx
+        stopped = ctx.stop_reason is not None
+        if end is End.SUCCESS:
+            assert result is not None
+            if self.store.finish_success(task, result.text, result.files, result.usage):
                 ctx.log(msg("success"))
                 self._emit(TaskEventKind.SUCCESS, task)
             else:
                 ctx.log(msg("finished, but the row was no longer this attempt's; result not written"))
-
-    def _end_raised(self, lane: Lane, attempt: Attempt, exc: Exception) -> None:
-        task = attempt.task
-        if attempt.ctx.stop_reason is not None:
-            # Stopped on purpose and its clean-up raised on the way out: the stop decides the
-            # end (a canceled task is never retried because its page closed with an error).
-            self._end_stopped(attempt)
-        elif isinstance(exc, Requeue):
-            if exc.pause_lane:
-                self._pause(lane, task, exc.pause_lane)
-            if exc.wait_s is not None:
-                lane.resting_until = time.monotonic() + self.clock.real(exc.wait_s)
+        elif end is End.DROP_RESULT:
+            ctx.log(msg("finished after being reaped; result dropped (the retry owns the row)"))
+        elif end is End.CANCELED and stopped:
+            note = ctx.cancel_note or CANCELED_BY_OPERATOR  # e.g. "remote cancel failed"
+            if self.store.finish_canceled(task, note):
+                ctx.log(msg("canceled"))
+                self._emit(TaskEventKind.CANCELED, task, note)
+        elif end is End.CANCELED:  # canceled elsewhere (e.g. on the service's website): an end, not a failure
+            message = error.message if isinstance(error, TaskError) else verbatim(str(error))
+            if self.store.finish_canceled(task, message):
+                self.store.log(task.task_id, msg("canceled: {reason}", reason=message))
+                self._emit(TaskEventKind.CANCELED, task, message)
+        elif end is End.RELEASE and stopped:
             if self.store.release(task):
-                attempt.ctx.log(msg("back in the queue: {reason}", reason=exc.message))
-                self._emit(TaskEventKind.RELEASED, task, exc.message)
-        elif isinstance(exc, TaskError):
-            self._end_error(lane, task, exc)
-        else:  # a provider bug must not take the lane down
-            lane.logger.error("%s: provider raised", task.task_id, exc_info=exc)
-            self._fail(task, ErrorKind.INTERNAL, msg("{error}: {detail}", error=type(exc).__name__, detail=exc),
+                ctx.log(msg("app stopped; task goes back to the queue to resume on the next start"))
+                self._emit(TaskEventKind.RELEASED, task)
+        elif end is End.RELEASE:
+            assert isinstance(error, Requeue)
+            self._requeue(lane, attempt, error)
+        elif end is End.FAIL and isinstance(error, TaskError):
+            self._end_error(lane, task, error)
+        elif end is End.FAIL:  # a provider bug must not take the lane down
+            lane.logger.error("%s: provider raised", task.task_id, exc_info=error)
+            self._fail(task, ErrorKind.INTERNAL, msg("{error}: {detail}", error=type(error).__name__, detail=error),
                        retry=True)
+
+    def _requeue(self, lane: Lane, attempt: Attempt, exc: Requeue) -> None:
+        task = attempt.task
+        if exc.pause_lane:
+            self._pause(lane, task, exc.pause_lane)
+        if exc.wait_s is not None:
+            lane.resting_until = time.monotonic() + self.clock.real(exc.wait_s)
+        if self.store.release(task):
+            attempt.ctx.log(msg("back in the queue: {reason}", reason=exc.message))
+            self._emit(TaskEventKind.RELEASED, task, exc.message)
 
     def _stop_attempt(self, attempt: Attempt, reason: StopReason) -> None:
         attempt.ctx.stop_reason = reason
         if attempt.work is not None:
             attempt.work.cancel()
 
-    def _end_stopped(self, attempt: Attempt) -> None:
-        task, reason = attempt.task, attempt.ctx.stop_reason
-        note = attempt.ctx.cancel_note or CANCELED_BY_OPERATOR  # e.g. "remote cancel failed"
-        if reason == StopReason.CANCEL and self.store.finish_canceled(task, note):
-            attempt.ctx.log(msg("canceled"))
-            self._emit(TaskEventKind.CANCELED, task, note)
-        elif reason == StopReason.SHUTDOWN and self.store.release(task):
-            attempt.ctx.log(msg("app stopped; task goes back to the queue to resume on the next start"))
-            self._emit(TaskEventKind.RELEASED, task)
-
     def _end_error(self, lane: Lane, task: Task, exc: TaskError) -> None:
-        if exc.kind is ErrorKind.CANCELED:
-            # Canceled elsewhere (e.g. on the service's website): an end, not a failure.
-            if self.store.finish_canceled(task, exc.message):
-                self.store.log(task.task_id, msg("canceled: {reason}", reason=exc.message))
-                self._emit(TaskEventKind.CANCELED, task, exc.message)
-            return
         if exc.pause_lane:
             self._pause(lane, task, exc.pause_lane)
         if exc.kind is ErrorKind.LOGIN and lane.account is not None:
@@ -555,11 +568,13 @@ class Scheduler:
               crashed: bool = False) -> None:
         """End the attempt as failed (retried while its budget lasts). ``crashed``: lost with the
         process that ran it, so the crash budget pays, and an empty one says why it failed."""
-        budget = task.crash_retries_left if crashed else task.retries_left
+        decision = decide_retry(retry, task.retries_left, task.crash_retries_left, crashed, immediate)
         retry_at = None
-        if retry and budget > 0:
-            retry_at = self.store.now() if immediate else self.clock.after(retry_delay_s(task.attempt))
-        elif crashed:
+        if decision is Retry.NOW:
+            retry_at = self.store.now()
+        elif decision is Retry.LATER:
+            retry_at = self.clock.after(retry_delay_s(task.attempt))
+        elif decision is Retry.NO_CRASH_BUDGET:
             message = msg("{reason}; the process running this task died {times} times, so the task itself may be what "
                           "kills it: failed without another try (retry it once the cause is fixed)",
                           reason=message, times=CRASH_RETRIES + 1)
@@ -591,16 +606,25 @@ class Scheduler:
         return None
 
     # --- waiting for batches ---------------------------------------------------------------
-    def blocked_lanes(self, accounts: list[Account] | None = None) -> dict[str, Message]:
+    def lane_conditions(self) -> LaneConditions:
+        """The store's word on the lanes, and which are outside their hours by this machine's clock."""
+        conditions = self.store.lane_conditions()
+        hours = {lane.name: lane.hours for lane in self.lanes.values() if lane.hours}
+        if not hours:
+            return conditions
+        return dataclasses.replace(conditions, closed=closed_lanes(hours, self._local_now()))
+
+    def _local_now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.now())
+
+    def blocked_lanes(self, conditions: LaneConditions | None = None) -> dict[str, Message]:
         """Lanes that cannot take work right now, with the reason (paused, disabled, login).
-        ``accounts``: the store's, when the caller has just read them."""
-        blocked = dict(self.store.paused_lane_reasons())
-        by_name = {a.name: a for a in (self.store.accounts() if accounts is None else accounts)}
-        for lane in self.lanes.values():
-            why = _account_blocked(by_name.get(lane.account or ""))
-            if lane.account is not None and why:
-                blocked.setdefault(lane.name, why)
-        return {name: why for name, why in blocked.items() if name in self.lanes}
+        ``conditions``: the store's, when the caller has just read them."""
+        conditions = self.lane_conditions() if conditions is None else conditions
+        blocked = blocked_lanes([lane.slots() for lane in self.lanes.values()], conditions, host_id())
+        if conditions.paused:  # a pause's reason as the message it was written as
+            blocked.update((name, why) for name, why in self.store.paused_lane_reasons().items() if name in blocked)
+        return blocked
 
     async def drain(self) -> None:
         """Take no new work and wait until every running attempt of this process has ended."""
@@ -621,47 +645,34 @@ class Scheduler:
     def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
         """No task of the batches runs, and none pending can be taken here or by an account
         that lives on another machine at work on the store now."""
-        accounts = self.store.accounts()  # one read for both questions, every tick of a wait
-        blocked = self.blocked_lanes(accounts)
-        open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked]
+        conditions = self.lane_conditions()  # one read for both questions, every tick of a wait
+        blocked = self.blocked_lanes(conditions)
+        opening = waiting_for_hours(blocked, conditions)  # they open by themselves: worth the wait
+        open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked or lane.name in opening]
         routes = {lane.route for lane in open_lanes}
         accounts_ok = {lane.account for lane in open_lanes}
-        for acct in self._accounts_on_other_hosts_present(accounts, batch_ids):
-            routes.add(f"web:{acct.site}")
+        for acct in self._accounts_on_other_hosts_present(conditions, batch_ids):
+            routes.add(site_route(acct.site))
             accounts_ok.add(acct.name)
-        for (route, account, pinned, state), _n in self.store.batch_counts(batch_ids).items():
-            if state == "running":
-                return False
-            if state == "pending" and route in routes and (not pinned or account in accounts_ok):
-                return False
-        return True
+        counts = [QueueCount(route, account, pinned, state, n)
+                  for (route, account, pinned, state), n in self.store.batch_counts(batch_ids).items()]
+        return batches_settled(counts, routes, accounts_ok)
 
-    def _accounts_on_other_hosts_present(self, accounts: list[Account], batch_ids: list[str]) -> list[Account]:
+    def _accounts_on_other_hosts_present(self, conditions: LaneConditions, batch_ids: list[str]) -> list[AccountView]:
         """Usable accounts bound to another machine that has a process at work on the batches."""
-        elsewhere = [a for a in accounts if a.host not in (None, host_id())
+        elsewhere = [a for a in conditions.accounts.values() if a.host not in (None, host_id())
                      and a.enabled and a.login_state != "needs_login"]
         if not elsewhere:
             return []
         present = self.store.hosts_present(self.clock.ago(STALL_S), batch_ids)
         return [a for a in elsewhere if a.host in present]
 
-
-ACCOUNT_DISABLED = msg("account disabled")
-ACCOUNT_NEEDS_LOGIN = msg("account needs login")
-
-
-def _account_blocked(acct: Account | None) -> Message | None:
-    """Why this machine's lane for a web account takes no work, or None if it may."""
-    if acct is None:
-        return msg("account not in the store")
-    if not acct.enabled:
-        return ACCOUNT_DISABLED
-    if acct.login_state == "needs_login":
-        return ACCOUNT_NEEDS_LOGIN
-    if acct.host is not None and acct.host != host_id():
-        # Its browser profile (the logged-in session) is on that machine, not this one.
-        return msg("account lives on {host}", host=acct.host)
-    return None
+def _outcome_of(exc: Exception) -> Outcome:
+    if isinstance(exc, Requeue):
+        return Outcome.REQUEUE
+    if isinstance(exc, TaskError):
+        return Outcome.CANCELED_ELSEWHERE if exc.kind is ErrorKind.CANCELED else Outcome.ERROR
+    return Outcome.BUG
 
 
 def _unique(providers: Iterable[Provider]) -> list[Provider]:

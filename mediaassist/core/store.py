@@ -47,6 +47,7 @@ from mediaassist.core.errors import (
     ErrorKind,
     StorageFault,
 )
+from mediaassist.core.lanes import AccountView, LaneConditions
 from mediaassist.core.location import (
     StoreUnavailable,
     connect_kwargs,
@@ -282,7 +283,23 @@ class Presence(_Base):
         table_name = "presence"
 
 
-MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence)
+class Notice(_Base):
+    """One notice (a batch finished, an account needs login, a lane paused). Its key names the
+    event, so every process that sees the event records the same row once; the process that
+    claims the row sends it (``core/notices.py``)."""
+    key = pw.CharField(primary_key=True)
+    kind = pw.CharField()
+    created_at = pw.DoubleField()
+    payload = pw.TextField()  # JSON: title, text and the event's data
+    owner = pw.CharField(null=True)  # the process sending it
+    claimed_at = pw.DoubleField(default=0.0)
+    sent_at = pw.DoubleField(null=True)
+
+    class Meta:
+        table_name = "notice"
+
+
+MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence, Notice)
 # The schema's versions after the first (1: the tables from before schema_version existed):
 # version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
 # indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
@@ -313,6 +330,7 @@ class NewTask:
     params: dict[str, Any] = field(default_factory=dict)
     priority: int = 0
     inputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    not_before: float = 0.0  # epoch seconds before which it is not started (0: at once)
 
 
 def iso(ts: float | None) -> str | None:
@@ -742,7 +760,7 @@ class Store:
                 "account_pinned": item.account is not None, "prompt": item.prompt,
                 "system_prompt": item.system_prompt,
                 "params": json.dumps(item.params, ensure_ascii=False), "priority": item.priority,
-                "inputs": json.dumps(item.inputs, ensure_ascii=False),
+                "inputs": json.dumps(item.inputs, ensure_ascii=False), "not_before": item.not_before,
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids: list[str] = [r["task_id"] for r in rows]
@@ -1155,6 +1173,26 @@ class Store:
         query = LaneState.select(LaneState.name, LaneState.learned_limit).where(LaneState.learned_limit.is_null(False))
         # The WHERE already leaves out NULLs; the check only tells the type checker.
         return {s.name: s.learned_limit for s in query if s.learned_limit is not None}
+
+    def lane_conditions(self) -> LaneConditions:
+        """Pauses, learned limits and accounts in one read: what a scheduler pass plans with."""
+        states = cast(Iterable[tuple[str, object, str | None, int | None]], (
+            LaneState.select(LaneState.name, LaneState.paused, LaneState.reason, LaneState.learned_limit)
+            .where((LaneState.paused == True) | LaneState.learned_limit.is_null(False))  # noqa: E712
+            .tuples()))
+        paused: dict[str, str] = {}
+        learned: dict[str, int] = {}
+        for name, is_paused, reason, limit in states:
+            if is_paused:
+                paused[name] = reason or ""
+            if limit is not None:
+                learned[name] = limit
+        rows = cast(Iterable[tuple[str, str, object, str, str | None]], (
+            Account.select(Account.name, Account.site, Account.enabled, Account.login_state, Account.host)
+            .order_by(Account.name).tuples()))
+        accounts = {name: AccountView(name, site, bool(enabled), login_state, host)
+                    for name, site, enabled, login_state, host in rows}
+        return LaneConditions(paused=paused, learned=learned, accounts=accounts)
 
     def paused_lanes(self) -> dict[str, str]:
         """{lane: why it is paused, in English}."""

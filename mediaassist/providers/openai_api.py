@@ -31,7 +31,6 @@ import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -42,7 +41,7 @@ from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.limiter import AIMDLimiter, ProbeBackoff
 from mediaassist.core.messages import Message, msg
 from mediaassist.core.secrets import redact, resolve_api_key
-from mediaassist.providers.base import TaskContext, TaskResult
+from mediaassist.providers.base import MAX_RETRY_AFTER_S, TaskContext, TaskResult, parse_retry_after
 from mediaassist.providers.openai_media import (
     Payload,
     edit_payload,
@@ -50,6 +49,7 @@ from mediaassist.providers.openai_media import (
     input_entries,
     json_payload,
 )
+from mediaassist.providers.proxy import http_client
 
 ENDPOINTS = {"chat": "chat/completions", "images": "images/generations", "images_edit": "images/edits"}
 RATE_LIMIT_STATUSES = frozenset({429, 503})
@@ -65,7 +65,6 @@ QUOTA_MARKERS = (
 MAX_RATE_LIMIT_WAITS = 40  # per attempt; then it fails as ``provider`` and the scheduler retries later
 PROBE_BASE_S = 1.0  # nominal; the first probe into a closed window
 BACKOFF_MAX_S = 60.0  # nominal; the most between two probes
-MAX_RETRY_AFTER_S = 3600.0
 PACE_BELOW_REMAINING = 2  # pace once fewer than this many times the requests in flight remain
 LIMIT_SYNC_S = 1.0  # real seconds between reads of the learned limit from the store
 PARTIAL_NOTE_S = 5.0  # nominal; how often a stream's text so far goes to the task log
@@ -80,21 +79,6 @@ POOL_LIMITS = httpx.Limits(max_connections=2 * MAX_CONCURRENCY_RANGE[1],
                            max_keepalive_connections=2 * MAX_CONCURRENCY_RANGE[1])
 # How a request through the gate ended, for the limiter.
 SERVED, LIMITED, TIMED_OUT, LOST = "served", "limited", "timed_out", "lost"
-
-
-def parse_retry_after(value: str | None, now: float) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date), or None."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            seconds = parsedate_to_datetime(value).timestamp() - now
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-    return min(MAX_RETRY_AFTER_S, max(0.0, seconds))
 
 
 @dataclass
@@ -216,7 +200,7 @@ class OpenAIProvider:
         key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
         self._auth = {"Authorization": f"Bearer {key}"} if key else {}
         # No client-wide timeout: each request gets its own deadline in ``_request`` instead.
-        self._client = httpx.AsyncClient(timeout=None, limits=POOL_LIMITS, follow_redirects=False)
+        self._client = http_client(self.prov.proxy, timeout=None, limits=POOL_LIMITS, follow_redirects=False)
 
     async def close(self) -> None:
         if self._client is not None:

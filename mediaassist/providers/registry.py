@@ -6,6 +6,7 @@ from pathlib import Path
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, ProviderConfig
+from mediaassist.core.lanes import site_route, web_sites
 from mediaassist.providers.base import Provider
 from mediaassist.providers.simulated import SimulatedProvider
 
@@ -18,14 +19,13 @@ def build_providers(config: AppConfig, clock: Clock, data_dir: Path) -> dict[str
     providers: dict[str, Provider] = {}
     for prov in config.providers:
         providers[prov.lane] = _build_remote(prov, clock, data_dir)
-    sites = {a.site for a in config.accounts} | {m.site for m in config.models if m.kind == "web"}
-    for site in sorted(s for s in sites if s):
+    for site in web_sites(config):
         if site == SIMULATED_SITE:
-            providers[f"web:{site}"] = SimulatedProvider(clock, *SIMULATED_WEB_RANGE)
+            providers[site_route(site)] = SimulatedProvider(clock, *SIMULATED_WEB_RANGE)
         else:
             from mediaassist.providers.web import build_web_provider
 
-            providers[f"web:{site}"] = build_web_provider(site, config, clock, data_dir)
+            providers[site_route(site)] = build_web_provider(site, config, clock, data_dir)
     return providers
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from mediaassist.core.store import Store
+from mediaassist.core.store import Account
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.i18n import tr
 
@@ -20,10 +20,10 @@ def login_label(state: str) -> str:
 class AccountsPanel(QWidget):
     COLUMNS = 7
 
-    def __init__(self, store: Store, on_enabled: Callable[[str, bool], None],
+    def __init__(self, accounts: Callable[[], list[Account]], on_enabled: Callable[[str, bool], None],
                  on_login: Callable[[str], None]) -> None:
         super().__init__()
-        self.store = store
+        self.accounts = accounts
         self.on_enabled = on_enabled
         self.on_login = on_login
         self.table = QTableWidget(0, self.COLUMNS)
@@ -37,7 +37,7 @@ class AccountsPanel(QWidget):
         self._names: list[str] = []
 
     def refresh(self) -> None:
-        accounts = self.store.accounts()
+        accounts = self.accounts()
         names = [a.name for a in accounts]
         if names != self._names:
             self._rebuild(names)

@@ -16,9 +16,11 @@ import qasync
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.core.paths import is_demo_dir
-from mediaassist.runtime import Runtime, RuntimeOptions
+from mediaassist.runtime import Runtime
+from mediaassist.ui.config_problems import options_after_config_problems
 from mediaassist.ui.i18n import Translations
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.settings import apply_saved
@@ -26,6 +28,7 @@ from mediaassist.ui.single_instance import SingleInstance, server_name
 
 log = logging.getLogger("mediaassist.ui")
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
+EXIT_BAD_CONFIG = 2  # the CLI's code for bad input or config
 
 DEMO_SETTINGS = "ui.ini"
 # The window reads in threads (the table's keys, the counts, exports). A thread doing Python
@@ -33,7 +36,7 @@ DEMO_SETTINGS = "ui.ini"
 # asks for it back -- after every SQLite call and stat() -- so a scheduler pass of ~20 such calls
 # waited ~100 ms while a 100k-row sort was read. Handing the GIL over sooner bounds that wait:
 # 0.5 ms took that pass to ~17 ms; 0.1 ms roughly halved the lag while a 100,000-row file was
-# previewed in a thread (p99 249-420 -> 103-174 ms in bench_ui.py A/B runs; README), before
+# previewed in a thread (p99 249-420 -> 103-174 ms in bench_ui.py A/B runs; docs/performance.md), before
 # import files went to a child process of their own.
 GIL_SWITCH_INTERVAL_S = 0.0001
 
@@ -69,9 +72,9 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
     async with Runtime(options) as rt:
         # The window's own choice (settings dialog) wins; else the config's [app] language.
         translations.apply(str(settings.value("app/language", rt.config.app.language)))
-        for refused in apply_saved(settings, rt.scheduler):
+        for refused in apply_saved(settings, rt):
             log.warning("saved setting ignored: %s", refused)
-        await rt.scheduler.start()
+        await rt.start()
         window = MainWindow(rt, settings, translations, use_tray=use_tray)
         decided = window.quit_requested
         # Before "window open" is logged: a signal sent on reading it must find our handlers
@@ -80,7 +83,7 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
         try:
             if instance is not None:
                 instance.files_received.connect(window.open_files)
-            window.show()
+            window.show_in_place()
             log.info("window open on %s", rt.data_dir)
             if files:
                 window.open_files(files)
@@ -94,7 +97,7 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
             # Running tasks end as canceled, or go back to pending to resume next start; either
             # way the rows are written and the providers (browsers) are closed before we return.
             stop_running = decided.done() and not decided.cancelled() and decided.result()
-            await rt.scheduler.stop(cancel_running=stop_running)
+            await rt.stop(cancel_running=stop_running)
             settings.sync()
             window.close_for_good()
     return 0 if signals.received is None else EXIT_INTERRUPTED
@@ -145,6 +148,12 @@ def run_gui(files: list[Path], options: RuntimeOptions) -> int:
     app.setApplicationName("mediaassist")
     app.setOrganizationName("mediaassist")
     app.setQuitOnLastWindowClosed(False)
+    # A config the window cannot start with is shown in a dialog (in the operator's language).
+    Translations().apply(str(ui_settings(options).value("app/language", "auto")))
+    chosen = options_after_config_problems(options)
+    if chosen is None:
+        return EXIT_BAD_CONFIG
+    options = chosen
     settings = ui_settings(options)
     if options.data_dir is None:
         options.data_dir = saved_data_dir(settings)

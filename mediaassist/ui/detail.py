@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QPlainTextEdit, QWidget
 
 from mediaassist.core.media_items import MediaItem, task_media
 from mediaassist.core.secrets import redact
-from mediaassist.core.store import Store
+from mediaassist.runtime import Runtime
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
@@ -52,9 +52,9 @@ def _set_box(box: QPlainTextEdit, text: str) -> None:
 
 
 class DetailPane(QWidget):
-    def __init__(self, store: Store, thumbnails: DiskThumbnails) -> None:
+    def __init__(self, rt: Runtime, thumbnails: DiskThumbnails) -> None:
         super().__init__()
-        self.store = store
+        self.rt = rt
         self.task_id: str | None = None
         self._log_lines = 0  # log entries of task_id already shown
         form = self.form = QFormLayout(self)
@@ -83,7 +83,7 @@ class DetailPane(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        task = self.store.get(self.task_id) if self.task_id else None
+        task = self.rt.task(self.task_id) if self.task_id else None
         if task is None:
             _set_label(self.header, tr("Select a task to see its details."))
             for box in (self.prompt, self.result, self.log):
@@ -95,7 +95,7 @@ class DetailPane(QWidget):
             id=task.task_id, state=state_labels().get(task.state, task.state), lane=task.lane,
             attempt=task.attempt, created=local_time(task.created_at)))
         _set_box(self.prompt, redact(task.prompt))
-        result = self.store.result(task.task_id)
+        result = self.rt.result(task.task_id)
         _set_box(self.result, translated(result.text_shown) if result else "")
         kind = error_kind_labels().get(task.error_kind or "", task.error_kind or "")
         _set_label(self.error, labelled(kind, translated(task.error_text)) if task.error else "")
@@ -108,7 +108,7 @@ class DetailPane(QWidget):
         self.form.setRowVisible(self.media, bool(items))
 
     def _show_log(self, task_id: str) -> None:
-        entries = self.store.logs(task_id)
+        entries = self.rt.logs(task_id)
         if len(entries) < self._log_lines:  # the log was cut (a retry, a delete): start over
             self._log_lines = 0
             self.log.clear()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.export import csv_row, xlsx_row
-from mediaassist.core.queries import OffLoopReader, Queries, chunks
+from mediaassist.core.queries import Queries, chunks
 from mediaassist.core.secrets import redact
 from mediaassist.core.store import iso
 
@@ -44,7 +44,7 @@ async def export_tasks(queries: Queries, task_ids: Sequence[str], path: Path) ->
     the loop held it up to ~0.6 s). A failed or cancelled export leaves no partial file behind."""
     write = _write_xlsx if path.suffix.lower() == ".xlsx" else _write_csv
     stop = threading.Event()
-    worker = OffLoopReader(queries.store)
+    worker = queries.off_loop()
     written: int | None = None
     try:
         written = await worker.run(write, queries, task_ids, path, stop)

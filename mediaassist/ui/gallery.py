@@ -214,7 +214,7 @@ class MediaModel(QAbstractListModel):
     def _emit_changes(self) -> None:
         rows = [r for r in self._dirty if r < len(self.items)]
         self._dirty.clear()
-        if rows:  # one range per tick (qt-app-notes: one signal per row saturates the loop)
+        if rows:  # one range per tick: one signal per row saturates the loop
             self.dataChanged.emit(self.index(min(rows)), self.index(max(rows)), [Qt.ItemDataRole.DecorationRole])
 
     @property

@@ -79,12 +79,11 @@ class ImportController(QObject):
 
     async def _enqueue(self, reading: ImportReading, name: str, total: int) -> None:
         def on_progress(inserted: int) -> None:
-            self.rt.scheduler.wake()  # it looks at once: the first tasks may run while the rest arrive
             self.progress.emit(tr("Importing {name}: {n} of {total} tasks…").format(name=name, n=inserted,
                                                                                       total=total))
 
         try:
-            batch = await reading.enqueue(on_progress)
+            batch = await self.rt.enqueue_reading(reading, on_progress)
         finally:
             reading.close()
         message = tr("{n} tasks enqueued as {batch}").format(n=batch.inserted, batch=batch.batch_id)

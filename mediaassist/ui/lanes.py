@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from mediaassist.core.store import PAUSED_BY_OPERATOR
-from mediaassist.providers.registry import SIMULATED_SITE
 from mediaassist.runtime import Runtime
 from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.core_texts import translated
@@ -34,19 +33,17 @@ class LanesController(QObject):
     def __init__(self, rt: Runtime, jobs: BackgroundJobs, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.rt = rt
-        self.store, self.scheduler = rt.store, rt.scheduler
         self.jobs = jobs
 
     def all_paused(self, paused: dict[str, str] | None = None) -> bool:
-        paused = self.store.paused_lanes() if paused is None else paused
-        return bool(self.scheduler.lanes) and all(name in paused for name in self.scheduler.lanes)
+        return self.rt.all_paused(paused)
 
     def toggle_lane(self, name: str) -> None:
-        if name in self.store.paused_lanes():
-            self.store.resume_lane(name)
+        if name in self.rt.paused_lanes():
+            self.rt.resume_lane(name)
         else:
-            self.store.pause_lane(name, PAUSED_BY_OPERATOR)
-        self._changed()
+            self.rt.pause_lane(name, PAUSED_BY_OPERATOR)
+        self.changed.emit()
 
     def toggle_pause_all(self) -> None:
         if self.all_paused():
@@ -55,43 +52,31 @@ class LanesController(QObject):
             self.pause_all()
 
     def pause_all(self) -> None:
-        paused = self.store.paused_lanes()
-        for name in self.scheduler.lanes:
-            if name not in paused:
-                self.store.pause_lane(name, PAUSED_BY_OPERATOR)
-        self._changed()
+        self.rt.pause_all(PAUSED_BY_OPERATOR)
+        self.changed.emit()
 
     def resume_all(self) -> None:
-        for name in self.store.paused_lanes():
-            self.store.resume_lane(name)
-        self._changed()
+        self.rt.resume_all()
+        self.changed.emit()
 
     def set_account_enabled(self, name: str, enabled: bool) -> None:
-        self.store.set_account_enabled(name, enabled)
-        self._changed()
+        self.rt.set_account_enabled(name, enabled)
+        self.changed.emit()
 
     def log_in(self, name: str) -> None:
         """Open the account's profile headed so the operator can log in (the web lane's job)."""
-        acct = self.store.account(name)
-        if acct is None:
-            return
-        if acct.site == SIMULATED_SITE:
-            self.store.set_login_state(name, "ok")
-            self.notice.emit(tr("Log in"), tr("{name} is a simulated account; it needs no login.").format(name=name))
-            self._changed()
-            return
         try:
-            from mediaassist.providers.web import WebProvider, login_account
+            login = self.rt.log_in(name)
+        except KeyError:  # gone from the store since the panel was drawn
+            return
         except ImportError:
             self.message.emit(tr("Log in"), tr("Logging in is not available: the web lane is not installed."))
             return
+        if login is None:
+            self.notice.emit(tr("Log in"), tr("{name} is a simulated account; it needs no login.").format(name=name))
+            self.changed.emit()
+            return
         self.notice.emit(tr("Log in"), tr("Opening the browser for {name}…").format(name=name))
-        configured = self.rt.config.account(name)
-        lane = self.scheduler.lanes.get(configured.lane) if configured is not None else None
-        # The running lane's browser holds the profile: the login happens in it (and its page
-        # stays open for the account's tasks, so a login kept in the page session lasts).
-        login = (lane.provider.log_in(name, self.store) if lane is not None and isinstance(lane.provider, WebProvider)
-                 else login_account(name, self.rt.config, self.rt.data_dir, self.store))
         self.jobs.spawn(self._after_login(name, login),
                         lambda exc: self.message.emit(tr("Log in failed"), labelled(name, str(exc))),
                         finish_on_quit=False)
@@ -102,8 +87,5 @@ class LanesController(QObject):
         result = await login
         if not result.ok:
             self.message.emit(tr("Log in failed"), labelled(name, translated(result.message)))
-        self._changed()
-
-    def _changed(self) -> None:
-        self.scheduler.wake()
+        self.rt.wake()
         self.changed.emit()

@@ -62,12 +62,14 @@ from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
 from mediaassist.ui.task_actions import ACTION_SHORTCUTS, ID_CHUNK, TaskActions, action_label
 from mediaassist.ui.task_model import COLUMNS, THUMB, TaskTableModel, column_label
-from mediaassist.ui.tray import NOTICE_MS, Tray
+from mediaassist.ui.tray import NOTICE_MS, Tray, bring_forward
 
 FILTER_DELAY_MS = 300
 ROW_HEIGHT = THUMB + 4
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
-HEADER_KEY = "window/task_table_header_v2"  # the column set changed: older saved states don't apply
+HEADER_KEY = "task_table_header_v2"  # the column set changed: older saved states don't apply
+SPLITTER_KEYS = ("panels_splitter", "top_splitter", "table_splitter")
+MAXIMIZE_UP_TO_PX = 1440  # a first start on a screen this wide or narrower opens maximized
 HIDDEN_KEY = "window/hidden_columns"
 
 
@@ -82,7 +84,6 @@ class MainWindow(QMainWindow):
                  use_tray: bool = True) -> None:
         super().__init__()
         self.rt = rt
-        self.store, self.scheduler = rt.store, rt.scheduler
         self.settings = settings
         self.demo = rt.options.demo  # a demo window never writes the operator's settings
         self.translations = translations
@@ -94,23 +95,22 @@ class MainWindow(QMainWindow):
         self._offering: asyncio.Future[None] | None = None  # the actions of a large selection, being read
         self._built_language = translations.language
         self.jobs = BackgroundJobs()
-        self.model = TaskTableModel(self.store, self)
+        self.model = TaskTableModel(rt.queries(), rt.off_loop_reader(), self)
         self.thumbnails = DiskThumbnails(self.rt.data_dir / "thumbnails")
-        self.scheduler.add_listener(self._on_event)
+        rt.add_listener(self._on_event)
         self.tasks = TaskActions(rt, self.model, self._selected_seqs, self._confirm, self.jobs, self)
         self.importer = ImportController(rt, settings, self.jobs, self, self.thumbnails)
         self.lanes = LanesController(rt, self.jobs, self)
         self.stats = StatsController(rt, self)
-        self._storage_fault: StorageFault | None = self.scheduler.fault
-        self.scheduler.add_fault_listener(self._on_storage_fault)
+        self._storage_fault: StorageFault | None = rt.storage_fault
+        rt.add_fault_listener(self._on_storage_fault)
         self.setAcceptDrops(True)
         self.setWindowIcon(QIcon(str(ICON_PATH)))
         self.tray = Tray(self, QIcon(str(ICON_PATH)), self.lanes.pause_all, self.lanes.resume_all, self.request_quit,
                          use_tray)
         self._wire()
         self._build()
-        if not self.restoreGeometry(saved_bytes(settings, "window/geometry")):
-            self._default_size()
+        self.start_maximized = self._restore_place()
         self.stats.start()
         self.model.start()
 
@@ -142,7 +142,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.tabs = QTabWidget()
         self.tabs.addTab(self._build_queue_tab(), tr("Queue"))
-        self.accounts = AccountsPanel(self.store, self.lanes.set_account_enabled, self.lanes.log_in)
+        self.accounts = AccountsPanel(self.rt.accounts, self.lanes.set_account_enabled, self.lanes.log_in)
         self.tabs.addTab(self.accounts, tr("Accounts"))
         self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids)
         self.tabs.addTab(self.gallery, tr("Gallery"))
@@ -198,14 +198,33 @@ class MainWindow(QMainWindow):
         lanes_menu = self.menuBar().addMenu(tr("&Lanes"))
         lanes_menu.addAction(self._action(tr("Pause/resume all"), self.lanes.toggle_pause_all, "Ctrl+P"))
 
-    def _default_size(self) -> None:
-        """First start: most of the screen, so the table and the detail pane both have room."""
-        screen = self.screen().availableGeometry() if self.screen() else None
-        if screen is not None:
-            self.resize(int(screen.width() * 0.85), int(screen.height() * 0.85))
+    # --- the window's place, kept per screen size -----------------------------------------------
+    def _place_key(self, key: str) -> str:
+        """``window/1366x768/geometry``: a laptop's layout is not squeezed onto by a big monitor's."""
+        size = self.screen().size()
+        return f"window/{size.width()}x{size.height()}/{key}"
+
+    def _restore_place(self) -> bool:
+        """The saved geometry on this screen; at a first start most of the screen, or all of it
+        (maximized) on a small one. Returns whether the window opens maximized."""
+        if self.restoreGeometry(saved_bytes(self.settings, self._place_key("geometry"))):
+            return str(self.settings.value(self._place_key("maximized"), "false")).lower() == "true"
+        screen = self.screen().availableGeometry()
+        self.resize(int(screen.width() * 0.85), int(screen.height() * 0.85))
+        return screen.width() <= MAXIMIZE_UP_TO_PX
+
+    def show_in_place(self) -> None:
+        if self.start_maximized:
+            self.showMaximized()
+        else:
+            self.show()
+
+    def _restore_splitters(self) -> None:
+        for key, splitter in zip(SPLITTER_KEYS, self.splitters, strict=True):
+            splitter.restoreState(saved_bytes(self.settings, self._place_key(key)))
 
     def _build_queue_tab(self) -> QWidget:
-        lanes = list(self.scheduler.lanes.values())
+        lanes = self.rt.lane_views()
         config_path = str(self.rt.config.source or self.rt.options.config_path or default_config_path())
         self.web_panel = QueuePanel(tr("Web"), [lane for lane in lanes if lane.kind == "web"], self.lanes.toggle_lane,
                                     config_path)
@@ -213,11 +232,12 @@ class MainWindow(QMainWindow):
                                     self.lanes.toggle_lane, config_path)
         self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts))
         top = QSplitter(Qt.Orientation.Horizontal)
+        top.setChildrenCollapsible(False)
         for panel in (self.web_panel, self.api_panel):
             top.addWidget(scrollable(panel))  # more lanes than room: they scroll
         top.addWidget(self.batches)  # its rows scroll under its title
         self.table = self._build_table()
-        self.detail = DetailPane(self.store, self.thumbnails)
+        self.detail = DetailPane(self.rt, self.thumbnails)
         lower = QSplitter(Qt.Orientation.Horizontal)
         table_box = QWidget()
         table_layout = QVBoxLayout(table_box)
@@ -232,6 +252,8 @@ class MainWindow(QMainWindow):
         outer.addWidget(top)
         outer.addWidget(lower)
         outer.setSizes([200, 600])
+        self.splitters = (outer, top, lower)
+        self._restore_splitters()
         return outer
 
     def _build_table(self) -> QTableView:
@@ -257,7 +279,7 @@ class MainWindow(QMainWindow):
         header.setSelectionModel(QItemSelectionModel(self.model, header))
         for i, column in enumerate(COLUMNS):  # never narrower than the title, in either language
             table.setColumnWidth(i, max(column.width, header.sectionSizeHint(i)))
-        header.restoreState(saved_bytes(self.settings, HEADER_KEY))
+        header.restoreState(saved_bytes(self.settings, self._place_key(HEADER_KEY)))
         for i, column in enumerate(COLUMNS):  # after the restore: a saved state never makes them scroll
             if column.stretch:
                 header.setSectionResizeMode(i, QHeaderView.ResizeMode.Stretch)
@@ -286,7 +308,7 @@ class MainWindow(QMainWindow):
         for state in STATES:
             self.state_filter.addItem(state_labels()[state], state)
         self.lane_filter.addItem(tr("All lanes"), None)
-        for name in self.scheduler.lanes:
+        for name in self.rt.lane_names():
             self.lane_filter.addItem(name, name)
         self.batch_filter.addItem(tr("All batches"), None)
         self._filter_delay = self._single_shot(FILTER_DELAY_MS, self.apply_filter)
@@ -346,7 +368,7 @@ class MainWindow(QMainWindow):
     def _hidden_columns(self) -> set[str]:
         saved = self.settings.value(HIDDEN_KEY)
         if saved is None:
-            return {c.key for c in COLUMNS if not c.shown} | (set() if self.store.shared else {"machine"})
+            return {c.key for c in COLUMNS if not c.shown} | (set() if self.rt.shared_store else {"machine"})
         return {str(key) for key in (saved if isinstance(saved, list) else [saved]) if key}
 
     def column_chooser(self) -> QMenu:
@@ -385,8 +407,8 @@ class MainWindow(QMainWindow):
         self.stats.refresh()
 
     def _show_stats(self, view: StatsView) -> None:
-        self.web_panel.show_snapshot(view.snap, view.paused, view.blocked)
-        self.api_panel.show_snapshot(view.snap, view.paused, view.blocked)
+        self.web_panel.show_snapshot(view.snap, view.lanes, view.paused, view.blocked)
+        self.api_panel.show_snapshot(view.snap, view.lanes, view.paused, view.blocked)
         self.batches.show_snapshot(view.snap, self.stats.eta)
         totals = view.snap.totals()
         self.tray.update(view.snap.totals_by_kind(), view.all_paused, bool(view.paused))
@@ -467,9 +489,9 @@ class MainWindow(QMainWindow):
             self.open_files(paths)
 
     def open_files(self, paths: list[Path] | list[str]) -> None:
-        """Files dropped or handed over by a second launch: the window comes up with the preview."""
-        self.showNormal()
-        self.raise_()
+        """Files dropped or handed over by a second launch: the window comes up with the preview,
+        keeping its size (maximized stays maximized)."""
+        bring_forward(self)
         self.importer.open_files(paths)
 
     def choose_export_file(self) -> None:
@@ -481,7 +503,7 @@ class MainWindow(QMainWindow):
 
     # --- settings ------------------------------------------------------------------------------
     def open_settings(self) -> None:
-        dialog = SettingsDialog(self.scheduler, self.settings, str(self.rt.data_dir), self.demo, self)
+        dialog = SettingsDialog(self.rt, self.settings, str(self.rt.data_dir), self.demo, self)
         dialog.applied.connect(lambda _edits: self._settings_applied())
         dialog.finished.connect(lambda _r: setattr(self, "settings_dialog", None))
         self.settings_dialog = dialog
@@ -514,7 +536,7 @@ class MainWindow(QMainWindow):
 
     # --- quitting ------------------------------------------------------------------------------
     def running_count(self) -> int:
-        return sum(len(lane.active) for lane in self.scheduler.lanes.values())
+        return self.rt.running_count()
 
     def request_quit(self) -> None:
         """Ask (without blocking) whether running tasks stop or resume next time, then quit."""
@@ -577,6 +599,9 @@ class MainWindow(QMainWindow):
     def _save_view_state(self) -> None:
         if self.demo:
             return
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue(HEADER_KEY, self.table.horizontalHeader().saveState())
+        self.settings.setValue(self._place_key("geometry"), self.saveGeometry())
+        self.settings.setValue(self._place_key("maximized"), self.isMaximized())
+        self.settings.setValue(self._place_key(HEADER_KEY), self.table.horizontalHeader().saveState())
+        for key, splitter in zip(SPLITTER_KEYS, self.splitters, strict=True):
+            self.settings.setValue(self._place_key(key), splitter.saveState())
 

@@ -6,7 +6,7 @@ The numbers come from ``core.queries.Snapshot`` and ``core.progress``; this modu
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
@@ -22,9 +22,10 @@ from PySide6.QtWidgets import (
 )
 
 from mediaassist.core.messages import Message, is_warning
+from mediaassist.core.policy import ACCOUNT_DISABLED, ACCOUNT_NEEDS_LOGIN
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
-from mediaassist.core.scheduler import ACCOUNT_DISABLED, ACCOUNT_NEEDS_LOGIN, Lane
+from mediaassist.runtime import LaneView
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.fit import ElidedLabel, scrollable
 from mediaassist.ui.i18n import labelled, tr
@@ -40,7 +41,7 @@ class LaneGauge:
     failed: int
 
 
-def lane_gauge(lane: Lane, snap: Snapshot) -> LaneGauge:
+def lane_gauge(lane: LaneView, snap: Snapshot) -> LaneGauge:
     """Running comes from the scheduler (live); the rest from the store snapshot.
 
     A web lane's pending count is its site's shared queue (any free account takes from it)."""
@@ -50,7 +51,7 @@ def lane_gauge(lane: Lane, snap: Snapshot) -> LaneGauge:
     else:
         done = snap.by_route[(lane.route, "success")]
         failed = snap.by_route[(lane.route, "failed")]
-    return LaneGauge(running=len(lane.active), limit=lane.current_limit(),
+    return LaneGauge(running=lane.running, limit=lane.current_limit,
                      pending=snap.by_route[(lane.route, "pending")], done=done, failed=failed)
 
 
@@ -61,7 +62,7 @@ class LaneRow:
     """One lane's two lines in a panel: name, gauge bar and pause/resume; then its counts and
     the reason it is blocked (both elided to the panel's width, whole in their tooltips)."""
 
-    def __init__(self, grid: QGridLayout, row: int, lane: Lane, on_toggle: Callable[[str], None]) -> None:
+    def __init__(self, grid: QGridLayout, row: int, lane: LaneView, on_toggle: Callable[[str], None]) -> None:
         self.lane = lane
         self.name = ElidedLabel(lane.name)
         bold = self.name.font()
@@ -82,7 +83,8 @@ class LaneRow:
         details.addWidget(self.status, 1)
         grid.addLayout(details, 2 * row + 1, 0, 1, 3)
 
-    def update(self, gauge: LaneGauge, paused: bool, blocked: Message | None) -> None:
+    def update(self, lane: LaneView, gauge: LaneGauge, paused: bool, blocked: Message | None) -> None:
+        self.lane = lane
         self.gauge.setMaximum(max(1, gauge.limit))
         self.gauge.setValue(min(gauge.running, gauge.limit))
         if self.lane.kind == "poll":
@@ -97,7 +99,7 @@ class LaneRow:
             self.gauge.setFormat(tr("running %v/%m"))
             text = tr("pending {pending} · done {done} · failed {failed}")
         self.counts.setText(text.format(pending=gauge.pending, done=gauge.done, failed=gauge.failed))
-        lines = self.lane.account_notes()
+        lines = self.lane.notes
         warnings = [translated(line) for line in lines if is_warning(line)]
         # A blocked lane's reason matters most; else the account check's first warning.
         self.status.setText(translated(blocked) if blocked else (warnings[0] if warnings else ""))
@@ -108,7 +110,7 @@ class LaneRow:
 
 
 class QueuePanel(QGroupBox):
-    def __init__(self, title: str, lanes: list[Lane], on_toggle: Callable[[str], None],
+    def __init__(self, title: str, lanes: list[LaneView], on_toggle: Callable[[str], None],
                  config_path: str) -> None:
         super().__init__(title)
         grid = QGridLayout(self)
@@ -122,9 +124,12 @@ class QueuePanel(QGroupBox):
             hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             grid.addWidget(hint, 0, 0, 1, 3)
 
-    def show_snapshot(self, snap: Snapshot, paused: dict[str, str], blocked: dict[str, Message]) -> None:
+    def show_snapshot(self, snap: Snapshot, lanes: Mapping[str, LaneView], paused: dict[str, str],
+                      blocked: dict[str, Message]) -> None:
+        """``lanes``: the runtime's views at this refresh (running counts and limits are live)."""
         for row in self.rows:
-            row.update(lane_gauge(row.lane, snap), row.lane.name in paused, blocked.get(row.lane.name))
+            lane = lanes.get(row.lane.name, row.lane)
+            row.update(lane, lane_gauge(lane, snap), lane.name in paused, blocked.get(lane.name))
 
 
 class BatchList(QGroupBox):

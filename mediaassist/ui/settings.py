@@ -28,12 +28,11 @@ from mediaassist.core.config import (
     INTERVAL_RANGE,
     POLLING_TASKS_RANGE,
     TIMEOUT_RANGE,
-    ProviderConfig,
     check_setting,
 )
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.paths import is_demo_dir
-from mediaassist.core.scheduler import Scheduler
+from mediaassist.runtime import Runtime
 from mediaassist.ui.i18n import LANGUAGES, tr
 from mediaassist.ui.labels import lane_kind_label
 
@@ -69,34 +68,21 @@ class LimitEdit:
     value: Any
 
 
-def apply_limit(scheduler: Scheduler, provider: ProviderConfig, key: str, value: Any) -> None:
-    """Validated value → the live config and scheduler (no restart needed)."""
-    check_setting(key, value)
-    setattr(provider, key, value)
-    lane = scheduler.lanes.get(provider.lane)
-    if lane is not None:
-        if key in INT_KEYS:
-            scheduler.set_limit(provider.lane, value)
-        elif key == "queue_check_interval_s":
-            lane.sweep_s = value
-    scheduler.wake()
-
-
-def apply_saved(settings: QSettings, scheduler: Scheduler) -> list[str]:
+def apply_saved(settings: QSettings, rt: Runtime) -> list[str]:
     """Lay the saved edits over the loaded config; returns the ones refused (range changed)."""
     refused = []
-    for provider in scheduler.config.providers:
+    for provider in rt.config.providers:
         for key in PROVIDER_KEYS[provider.kind]:
             saved = settings.value(f"limits/{provider.name}/{key}")
             if saved is None:
                 continue
             try:
-                apply_limit(scheduler, provider, key, parse_value(key, str(saved)))
+                rt.set_limit(provider.name, key, parse_value(key, str(saved)))
             except ConfigError as exc:
                 refused.append(str(exc))
     chromium = settings.value("app/chromium_path")
     if chromium:
-        scheduler.config.app.chromium_path = str(chromium)
+        rt.set_chromium_path(str(chromium))
     return refused
 
 
@@ -105,15 +91,15 @@ class SettingsDialog(QDialog):
 
     applied = Signal(list)
 
-    def __init__(self, scheduler: Scheduler, settings: QSettings, data_dir: str, demo: bool = False,
+    def __init__(self, rt: Runtime, settings: QSettings, data_dir: str, demo: bool = False,
                  parent: Any = None) -> None:
         super().__init__(parent)
-        self.scheduler = scheduler
+        self.rt = rt
         self.settings = settings
         self.setWindowTitle(tr("Settings"))
         layout = QVBoxLayout(self)
         self.edits: dict[tuple[str, str], QLineEdit] = {}
-        for provider in scheduler.config.providers:
+        for provider in rt.config.providers:
             box = QGroupBox(f"{provider.name} ({lane_kind_label(provider.kind)})")
             form = QFormLayout(box)
             for key in PROVIDER_KEYS[provider.kind]:
@@ -125,7 +111,7 @@ class SettingsDialog(QDialog):
             layout.addWidget(box)
         app_box = QGroupBox(tr("Application"))
         form = QFormLayout(app_box)
-        self.chromium = QLineEdit(scheduler.config.app.chromium_path or "")
+        self.chromium = QLineEdit(rt.config.app.chromium_path or "")
         self.chromium.setPlaceholderText(tr("found automatically"))
         # Only a folder the operator chose is shown: pre-filling the one in use saved the demo's
         # folder as the real app's data dir.
@@ -175,12 +161,12 @@ class SettingsDialog(QDialog):
             self.errors.setText("\n".join(errors))
             return
         for edit in edits:
-            provider = self.scheduler.config.provider(edit.provider)
+            provider = self.rt.config.provider(edit.provider)
             assert provider is not None
             if getattr(provider, edit.key) != edit.value:
-                apply_limit(self.scheduler, provider, edit.key, edit.value)
+                self.rt.set_limit(edit.provider, edit.key, edit.value)
                 self.settings.setValue(f"limits/{edit.provider}/{edit.key}", edit.value)
-        self.scheduler.config.app.chromium_path = self.chromium.text().strip() or None
+        self.rt.set_chromium_path(self.chromium.text().strip() or None)
         self.settings.setValue("app/chromium_path", self.chromium.text().strip())
         if self.data_dir.isEnabled():
             self.settings.setValue("app/data_dir", self.data_dir.text().strip())

@@ -10,9 +10,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from mediaassist.core.messages import Message
 from mediaassist.core.progress import BatchProgress, Estimate, EtaSmoother, ServiceTimes, estimate
-from mediaassist.core.queries import OffLoopReader, Queries, Snapshot
+from mediaassist.core.queries import Snapshot
 from mediaassist.core.store import Task
-from mediaassist.runtime import Runtime
+from mediaassist.runtime import LaneView, Runtime
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.i18n import labelled, tr
 
@@ -30,6 +30,7 @@ class StatsView:
     blocked: dict[str, Message] = field(default_factory=dict)
     running: int = 0
     all_paused: bool = False
+    lanes: dict[str, LaneView] = field(default_factory=dict)
 
     def progress(self, batch: str) -> BatchProgress:
         return BatchProgress.of(batch, self.snap.by_batch.get(batch, {}))
@@ -46,15 +47,15 @@ class StatsController(QObject):
 
     def __init__(self, rt: Runtime, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.store, self.scheduler = rt.store, rt.scheduler
-        self.queries = Queries(rt.store)
-        self.reader = OffLoopReader(rt.store)
+        self.rt = rt
+        self.queries = rt.queries()
+        self.reader = rt.off_loop_reader()
         self._reading: asyncio.Future[None] | None = None
         self.service = ServiceTimes()
         self.smoother = EtaSmoother()
         self.view = StatsView()
         self._login_states: dict[str, str] = {}
-        self.scheduler.add_listener(self._on_event)
+        rt.add_listener(self._on_event)
         self._timer = QTimer(self)
         self._timer.setInterval(STATS_MS)
         self._timer.timeout.connect(self._tick)
@@ -99,11 +100,10 @@ class StatsController(QObject):
 
     def _publish(self, snap: Snapshot, cost_s: float) -> None:
         previous = self.view
-        paused = self.store.paused_lanes()
-        self.view = StatsView(snap=snap, paused=paused,
-                              blocked=self.scheduler.blocked_lanes(),
-                              running=sum(len(lane.active) for lane in self.scheduler.lanes.values()),
-                              all_paused=bool(self.scheduler.lanes) and all(n in paused for n in self.scheduler.lanes))
+        paused = self.rt.paused_lanes()
+        self.view = StatsView(snap=snap, paused=paused, blocked=self.rt.blocked_lanes(),
+                              running=self.rt.running_count(), all_paused=self.rt.all_paused(paused),
+                              lanes={lane.name: lane for lane in self.rt.lane_views()})
         self._notify_finished_batches(previous, self.view)
         self._notify_login_needed()
         self.refreshed.emit(self.view)
@@ -113,7 +113,7 @@ class StatsController(QObject):
 
     def eta(self, batch: str) -> tuple[Estimate, float | None]:
         """The batch's estimate and, when there is one, the smoothed seconds to show."""
-        found = estimate(batch, self.view.snap, self.scheduler.lanes.values(), self.view.blocked, self.service)
+        found = estimate(batch, self.view.snap, self.view.lanes.values(), self.view.blocked, self.service)
         if found.seconds is None:
             self.smoother.forget(batch)
             return found, None
@@ -123,7 +123,7 @@ class StatsController(QObject):
         if event in MEASURED_EVENTS and task.started_at:
             self.service.record(task.route, time.time() - task.started_at)
         if event == "paused":
-            paused = self.store.paused_lane_reasons()
+            paused = self.rt.paused_lane_reasons()
             reason = paused.get(task.lane) or paused.get(task.route)
             self.notice.emit(tr("Lane paused"), labelled(task.lane, translated(reason)))
 
@@ -138,7 +138,7 @@ class StatsController(QObject):
                                      canceled=progress.canceled))
 
     def _notify_login_needed(self) -> None:
-        for acct in self.store.accounts():
+        for acct in self.rt.accounts():
             before = self._login_states.get(acct.name)
             if acct.login_state == "needs_login" and before not in (None, "needs_login"):
                 self.notice.emit(tr("Account needs login"), f"{acct.name} ({acct.site})")

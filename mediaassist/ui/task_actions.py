@@ -13,7 +13,6 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
-from mediaassist.core.paths import output_dir
 from mediaassist.core.queries import chunks
 from mediaassist.core.secrets import redact
 from mediaassist.runtime import Runtime
@@ -56,7 +55,6 @@ class TaskActions(QObject):
                  confirm: Confirm, jobs: BackgroundJobs, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.rt = rt
-        self.store = rt.store
         self.model = model
         self.selected_seqs = selected_seqs
         self.confirm = confirm
@@ -87,8 +85,7 @@ class TaskActions(QObject):
         return folder is not None and folder.is_dir() and any(folder.iterdir())
 
     def _output_folder(self, task_id: str) -> Path | None:
-        task = self.store.get(task_id)
-        return output_dir(self.rt.data_dir, task.batch_id, task.task_id) if task is not None else None
+        return self.rt.output_folder(task_id)
 
     # --- doing it ----------------------------------------------------------------------------
     def run_on_selection(self, action: TaskAction) -> asyncio.Future[None] | None:
@@ -111,10 +108,10 @@ class TaskActions(QObject):
             return None
         if action is TaskAction.DELETE:
             self.confirm(tr("Delete {n} tasks with their results and logs?").format(n=len(ids)),
-                         lambda: self._bulk(self.store.delete, ids))
+                         lambda: self._bulk(self.rt.delete, ids))
             return None
         if action in (TaskAction.CANCEL, TaskAction.RETRY):
-            return self._bulk(self.store.cancel if action is TaskAction.CANCEL else self.store.retry, ids)
+            return self._bulk(self.rt.cancel if action is TaskAction.CANCEL else self.rt.retry, ids)
         if action is TaskAction.OPEN_FOLDER:
             self.open_folder(ids[0])
         else:
@@ -126,11 +123,10 @@ class TaskActions(QObject):
                                lambda exc: self.message.emit(tr("Action failed"), str(exc)), finish_on_quit=True)
 
     async def _in_steps(self, change: Callable[[list[str]], object], ids: list[str]) -> None:
-        started = self.store.now()
+        started = self.rt.now()
         for chunk in chunks(ids, ID_CHUNK):
             change(list(chunk))
             await asyncio.sleep(0)
-        self.rt.scheduler.wake()
         # The table's next tick (off the loop) moves the rows in place: Qt's persistent indexes
         # keep the selection on them.
         self.model.mark_changed_since(started - 1.0)
@@ -140,7 +136,7 @@ class TaskActions(QObject):
     def copy_text(self, action: TaskAction, ids: list[str]) -> str:
         parts = []
         for task_id in ids:
-            task = self.store.get(task_id)
+            task = self.rt.task(task_id)
             if task is None:
                 continue
             if action is TaskAction.COPY_ID:
@@ -150,7 +146,7 @@ class TaskActions(QObject):
             elif action is TaskAction.COPY_ERROR:
                 parts.append(redact(f"{task.error_kind}: {task.error}"))
             elif action is TaskAction.COPY_RESULT:
-                result = self.store.result(task_id)
+                result = self.rt.result(task_id)
                 parts.append(redact(result.text or "") if result else "")
         return "\n".join(parts)
 

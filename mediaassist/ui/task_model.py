@@ -1,6 +1,6 @@
 """The task table: a window onto the store that stays smooth at 100,000 rows.
 
-Why it is built this way (see qt-app-notes §2): a ``QSortFilterProxyModel`` needs ~11 s to sort
+Why it is built this way: a ``QSortFilterProxyModel`` needs ~11 s to sort
 100k rows, so sorting and filtering happen in the database (``core.queries``) and the model only
 holds the ordered list of row keys (``seq``). Row contents are fetched a page at a time when the
 view asks for them and cached. Updates never reset the model: changed rows are collected
@@ -23,7 +23,6 @@ from PySide6.QtGui import QColor
 
 from mediaassist.core.queries import OffLoopReader, Queries, TaskFilter, TaskOrder, TaskRow
 from mediaassist.core.secrets import redact
-from mediaassist.core.store import Store
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import error_kind_labels, format_seconds, state_labels
@@ -137,11 +136,11 @@ def result_text(row: TaskRow) -> str:
 
 
 class TaskTableModel(QAbstractTableModel):
-    def __init__(self, store: Store, parent: Any = None) -> None:
+    def __init__(self, queries: Queries, reader: OffLoopReader, parent: Any = None) -> None:
+        """``queries`` on the loop, ``reader`` (its own connection) in a worker thread."""
         super().__init__(parent)
-        self.store = store
-        self.queries = Queries(store)
-        self.reader = OffLoopReader(store)
+        self.queries = queries
+        self.reader = reader
         self._reading: asyncio.Future[None] | None = None
         self._generation = 0  # bumped by every row-set change made on the loop
         self.filter = TaskFilter()

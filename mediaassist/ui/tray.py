@@ -12,8 +12,9 @@ from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QIcon
-from PySide6.QtWidgets import QMainWindow, QMenu, QSystemTrayIcon
+from PySide6.QtWidgets import QMainWindow, QMenu, QSystemTrayIcon, QWidget
 
 from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import error_kind_labels, lane_kind_label
@@ -163,6 +164,15 @@ class Tray:
             self.icon.hide()
 
     def _raise_window(self) -> None:
-        self.window.showNormal()
-        self.window.raise_()
-        self.window.activateWindow()
+        bring_forward(self.window)
+
+
+def bring_forward(window: QWidget) -> None:
+    """Show and raise the window as it was: un-minimized, but never un-maximized or resized
+    (``showNormal()`` took a maximized 1366×749 window down to 1161×652)."""
+    if window.isMinimized():
+        window.setWindowState(window.windowState() & ~Qt.WindowState.WindowMinimized)
+    if not window.isVisible():
+        window.show()
+    window.raise_()
+    window.activateWindow()

@@ -48,6 +48,30 @@
       <translation>任意（尚未绑定）</translation>
     </message>
     <message>
+      <source>mediaassist cannot start</source>
+      <translation>mediaassist 无法启动</translation>
+    </message>
+    <message>
+      <source>Open the config file</source>
+      <translation>打开配置文件</translation>
+    </message>
+    <message>
+      <source>Try again</source>
+      <translation>重试</translation>
+    </message>
+    <message>
+      <source>Start with the demo providers</source>
+      <translation>使用演示服务启动</translation>
+    </message>
+    <message>
+      <source>Quit</source>
+      <translation>退出</translation>
+    </message>
+    <message>
+      <source>The config file {path} has {n} problems. Fix them and try again, or start with the demo providers.</source>
+      <translation>配置文件 {path} 有 {n} 个问题。请修正后重试，或使用演示服务启动。</translation>
+    </message>
+    <message>
       <source>Prompt</source>
       <translation>提示词</translation>
     </message>
@@ -830,10 +854,6 @@
     <message>
       <source>Resume all</source>
       <translation>全部继续</translation>
-    </message>
-    <message>
-      <source>Quit</source>
-      <translation>退出</translation>
     </message>
     <message>
       <source>mediaassist: {running} running, {waiting} waiting, {failed} failed</source>

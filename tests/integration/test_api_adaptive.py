@@ -28,7 +28,7 @@ from mediaassist.providers.openai_api import CHOICE_SEPARATOR, parse_duration
 from mediaassist.status import lane_status
 from tests.harness import run_batch, scheduler_running
 from tests.helpers import api_model_toml, cli_popen, openai_provider_toml, write_config, write_csv
-from tests.test_api_lane import assert_quiet_after_each_429, chat_tasks
+from tests.integration.test_api_lane import assert_quiet_after_each_429, chat_tasks
 
 KEY = "sk-test-Adapt9mW3pL0vX7yT2nB5cR9"
 LANE = "api:acme"

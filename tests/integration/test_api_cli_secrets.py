@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from mediaassist.core.options import DB_NAME
 from mediaassist.core.queries import Queries
 from mediaassist.core.store import Store
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer, Fault
-from mediaassist.runtime import DB_NAME
 from mediaassist.ui.export import export_tasks
 from tests.helpers import api_model_toml, openai_provider_toml
 

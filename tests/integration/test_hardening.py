@@ -16,11 +16,11 @@ from openpyxl import load_workbook
 
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.export import csv_value
+from mediaassist.core.options import DB_NAME
 from mediaassist.core.paths import data_dir, make_private_dir
 from mediaassist.core.queries import Queries
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.store import NewTask, Store
-from mediaassist.runtime import DB_NAME
 from mediaassist.ui.export import export_tasks
 from tests.helpers import cli, write_config
 

@@ -18,10 +18,10 @@ import pytest
 
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
-from tests import test_multi_process
 from tests.harness import wait_until_sync
 from tests.helpers import PG_URL, cli_popen, fresh_pg_database, write_config, write_csv
-from tests.test_multi_process import CONFIG, OPENAI_KEY
+from tests.integration import test_multi_process
+from tests.integration.test_multi_process import CONFIG, OPENAI_KEY
 
 servers = test_multi_process.servers  # the demo servers fixture, shared with the multi-process test
 

@@ -275,7 +275,8 @@ def test_operator_profile_path_is_relative_to_the_config_and_loads(tmp_path) -> 
 
 
 @pytest.mark.parametrize("profile, expected", [
-    ("sora-videos", "no shipped profile 'sora-videos' (shipped: newapi-video, openai-videos"),
+    ("sora-videos", "no shipped profile 'sora-videos' (shipped: dashscope-wan, gemini-veo, kling, minimax-hailuo, "
+                    "newapi-video, openai-videos, runway, vidu, volcengine-seedance;"),
     ("./missing.toml", "profile file"),
 ])
 def test_unknown_profile_names_what_exists(tmp_path, profile, expected) -> None:

@@ -21,11 +21,11 @@ import pytest
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.importer import new_batch_id, read_task_file
 from mediaassist.core.media import UPLOAD_FRESH_S
+from mediaassist.core.options import DB_NAME
 from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import Store, Task
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
-from mediaassist.runtime import DB_NAME
 from tests import poll_helpers
 from tests.harness import scheduler_running, task_log, wait_until
 from tests.helpers import cli, cli_popen, write_config

@@ -35,7 +35,7 @@ def _states(store: Store) -> dict[str, int]:
 # --- disk full, injected at the store layer (SQLite's own SQLITE_FULL) ----------------------------
 
 @pytest.mark.asyncio
-@pytest.mark.sqlite_only  # SQLite's own fault; a PostgreSQL server's are tests/integration/test_shared_store.py's
+@pytest.mark.sqlite_only  # SQLite's own fault; PostgreSQL's are test_shared_store.py's
 async def test_sqlite_full_stops_claiming_hands_tasks_back_and_work_resumes_with_space(
         store: Store, data_dir: Path) -> None:
     """``PRAGMA max_page_count`` makes SQLite itself answer SQLITE_FULL once the file would grow:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from mediaassist.core.config import load_config
+from mediaassist.core.options import DB_NAME
 from mediaassist.core.store import Store
 from mediaassist.providers.web.browser import profile_dir
 from mediaassist.providers.web.procs import is_browser_main, profile_processes
-from mediaassist.runtime import DB_NAME
 from tests.harness import wait_until
 from tests.web_helpers import MODEL, demo_site, log_in, needs_chromium, stored_result
 

@@ -20,7 +20,7 @@ from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.i18n import Translations
 from tests.harness import sim_api_tasks
 
-# Offscreen/Xvfb platform noise, not our bugs (qt-app-notes §3).
+# Offscreen/Xvfb platform noise, not our bugs.
 QT_NOISE = ("This plugin does not support", "QObject::connect: No such signal QPlatformNativeInterface")
 
 
@@ -62,3 +62,4 @@ def ui_settings(tmp_path: Path) -> QSettings:
 def filled_store(store: Store) -> Store:
     store.enqueue("b1", api_tasks(300))
     return store
+

@@ -25,8 +25,8 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QLabel, QSizePolicy, QWidget
 
 from mediaassist.core.media_items import OUTPUT, MediaItem
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.store import NewTask
-from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
@@ -142,7 +142,7 @@ async def settle(seconds: float = 0.3) -> None:
 
 
 def fill(window: MainWindow, workdir: Path) -> None:
-    store = window.store
+    store = window.rt.store
     for n in range(4):
         store.enqueue(LONG_BATCH.format(n=n * 0x1111111), [
             NewTask(model="writer", model_kind="api", route="api:sim-api", task_id=f"b{n}-t{i:03d}",
@@ -153,7 +153,7 @@ def fill(window: MainWindow, workdir: Path) -> None:
     store.pause_lane(f"web:{ACCOUNTS[2]}", "paused by operator")
     store.set_login_state(ACCOUNTS[0], "needs_login", "logged out of the site during the answer " * 4)
     store.set_account_enabled(ACCOUNTS[1], False)
-    window.scheduler.wake()
+    window.rt.scheduler.wake()
     window.model.refresh_membership()
     window.model.flush()
     window.refresh_stats()

@@ -56,24 +56,24 @@ async def test_log_in_from_the_accounts_panel_runs_in_the_lane_and_the_waiting_t
         app = await start_app(tmp_path, ui_settings, extra_config=WEB_CONFIG)
         window = app.window
         try:
-            lane = window.scheduler.lanes[f"web:{ACCOUNT}"]  # one lane per account, on the site's provider
+            lane = window.rt.scheduler.lanes[f"web:{ACCOUNT}"]  # one lane per account, on the site's provider
             assert isinstance(lane.provider, WebProvider)
-            window.store.set_login_state(ACCOUNT, "needs_login", "logged out of the demo site")
+            window.rt.store.set_login_state(ACCOUNT, "needs_login", "logged out of the demo site")
             app.enqueue([NewTask(model="chatter", model_kind="web", route=ROUTE, prompt="你好", task_id="chat1")])
-            assert window.store.get("chat1").state == "pending"  # the account waits for its login
+            assert window.rt.store.get("chat1").state == "pending"  # the account waits for its login
 
             login_button(window, ACCOUNT).click()
             runtime = lane.provider.runtime(ACCOUNT)
             await wait_until(lambda: runtime.is_open, timeout=30)  # the lane's browser, launched for the login
             page = await runtime.page()
             await wait_until(lambda: "/login" in page.url, timeout=15)
-            assert window.store.get("chat1").state == "pending"  # no task while the operator logs in
+            assert window.rt.store.get("chat1").state == "pending"  # no task while the operator logs in
             await page.fill("#user", ACCOUNT)  # the operator types the account and logs in
             await page.click("#login")
 
-            await wait_until(lambda: stored_account(window.store, ACCOUNT).login_state == "ok", timeout=15)
-            await wait_until(lambda: window.store.get("chat1").state == "success", timeout=30)
-            assert window.store.result("chat1").text  # the demo site's answer, read in the same browser
+            await wait_until(lambda: stored_account(window.rt.store, ACCOUNT).login_state == "ok", timeout=15)
+            await wait_until(lambda: window.rt.store.get("chat1").state == "success", timeout=30)
+            assert window.rt.store.result("chat1").text  # the demo site's answer, read in the same browser
             assert site.page_loads >= 1
             assert window.accounts.table.item(account_row(window, ACCOUNT), LOGIN_STATE_COLUMN).text() == "logged in"
         finally:
@@ -88,7 +88,7 @@ async def test_a_log_in_that_cannot_open_a_window_says_why_in_the_windows_langua
         app = await start_app(tmp_path, ui_settings, extra_config=WEB_CONFIG)
         window = app.window
         try:
-            window.store.set_login_state(ACCOUNT, "needs_login", "logged out of the demo site")
+            window.rt.store.set_login_state(ACCOUNT, "needs_login", "logged out of the demo site")
             told: list[tuple[str, str]] = []
             window.lanes.message.connect(lambda title, text: told.append((title, text)))
             # Qt keeps its connection to the X server; a browser window could not open now
@@ -99,8 +99,8 @@ async def test_a_log_in_that_cannot_open_a_window_says_why_in_the_windows_langua
             why = ("没有可打开登录窗口的显示器（未设置 DISPLAY）；请在桌面会话中登录，或在虚拟屏幕上登录："
                    f"xvfb-run -a mediaassist accounts login {ACCOUNT}")
             assert told == [("登录失败", f"{ACCOUNT}：{why}")]
-            assert not window.scheduler.lanes[f"web:{ACCOUNT}"].provider.runtime(ACCOUNT).is_open
-            assert stored_account(window.store, ACCOUNT).login_state == "needs_login"
+            assert not window.rt.scheduler.lanes[f"web:{ACCOUNT}"].provider.runtime(ACCOUNT).is_open
+            assert stored_account(window.rt.store, ACCOUNT).login_state == "needs_login"
         finally:
             window.translations.apply("en")
             await stop_app(app)

@@ -9,10 +9,10 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from mediaassist.core.clock import Clock
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import demo_data_dir, is_demo_dir
-from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Store
-from mediaassist.runtime import RuntimeOptions
+from mediaassist.runtime import Runtime
 from mediaassist.ui.app import saved_data_dir, ui_settings
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.single_instance import SingleInstance, server_name
@@ -51,13 +51,18 @@ def test_a_saved_demo_folder_is_not_used_as_the_real_data_dir(tmp_path: Path) ->
 
 
 @pytest.fixture
-def scheduler(store: Store, data_dir: Path) -> Scheduler:
-    return make_scheduler(store, sim_config(), data_dir, Clock())
+def rt(store: Store, data_dir: Path) -> Runtime:
+    """A runtime around parts built here (the dialog only reads the config and sets limits)."""
+    runtime = Runtime(RuntimeOptions(data_dir=data_dir))
+    runtime.config = sim_config()
+    runtime.store = store
+    runtime.scheduler = make_scheduler(store, runtime.config, data_dir, Clock())
+    return runtime
 
 
-def test_settings_refuse_a_demo_folder_as_data_dir(qtbot: object, tmp_path: Path, scheduler: Scheduler,
+def test_settings_refuse_a_demo_folder_as_data_dir(qtbot: object, tmp_path: Path, rt: Runtime,
                                                    ui_settings: QSettings) -> None:
-    dialog = SettingsDialog(scheduler, ui_settings, str(tmp_path / "data"))
+    dialog = SettingsDialog(rt, ui_settings, str(tmp_path / "data"))
     assert dialog.data_dir.text() == ""  # the folder in use is only a hint, never pre-filled
     demo = demo_data_dir(tmp_path / "real")
     dialog.data_dir.setText(str(demo / "outputs"))
@@ -69,10 +74,10 @@ def test_settings_refuse_a_demo_folder_as_data_dir(qtbot: object, tmp_path: Path
     assert ui_settings.value("app/data_dir") == str(tmp_path / "work")
 
 
-def test_demo_settings_dialog_never_saves_a_data_dir(qtbot: object, tmp_path: Path, scheduler: Scheduler,
+def test_demo_settings_dialog_never_saves_a_data_dir(qtbot: object, tmp_path: Path, rt: Runtime,
                                                      ui_settings: QSettings) -> None:
     demo = demo_data_dir(tmp_path / "real")
-    dialog = SettingsDialog(scheduler, ui_settings, str(demo), demo=True)
+    dialog = SettingsDialog(rt, ui_settings, str(demo), demo=True)
     assert not dialog.data_dir.isEnabled() and dialog.data_dir.text() == ""
     dialog.try_apply()
     assert dialog.errors.text() == ""

@@ -274,7 +274,7 @@ async def test_open_folder_of_a_missing_file_says_so(qtbot: object, tmp_path: Pa
 
 
 def finish_with_outputs(window: object, tmp_path: Path, task_ids: list[str]) -> None:
-    store = window.store  # type: ignore[attr-defined]
+    store = window.rt.store  # type: ignore[attr-defined]
     claimed = {t.task_id: t for t in store.claim("poll:sim-poll", "test", limit=len(task_ids))}
     for task_id in task_ids:
         out = tmp_path / "outputs" / task_id
@@ -337,10 +337,10 @@ async def test_open_folder_is_offered_only_with_outputs_and_a_missing_file_manag
     window = app.window
     window.lanes.pause_all()
     app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id=f"v{i}") for i in range(2)])
-    claimed = {t.task_id: t for t in window.store.claim("poll:sim-poll", "test", limit=2)}
-    window.store.finish_success(claimed["v0"], "no files", [])
+    claimed = {t.task_id: t for t in window.rt.store.claim("poll:sim-poll", "test", limit=2)}
+    window.rt.store.finish_success(claimed["v0"], "no files", [])
     folder = output_dir(window.rt.data_dir, "b1", "v1")
-    window.store.finish_success(claimed["v1"], None, [str(write_png(folder / "frame.png"))])
+    window.rt.store.finish_success(claimed["v1"], None, [str(write_png(folder / "frame.png"))])
     window.model.refresh_membership()
     window.model.flush()
     messages: list[tuple[str, str]] = []

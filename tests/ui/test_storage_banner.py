@@ -40,7 +40,7 @@ async def test_a_full_database_shows_the_banner_and_work_resumes_when_space_retu
         tmp_path: Path, ui_settings: QSettings, monkeypatch: pytest.MonkeyPatch) -> None:
     # 1 s a task (20 nominal ÷ 20): most of the 40 are still queued when the disk fills up.
     app = await start_app(tmp_path, ui_settings, duration=20.0, speed=20.0)
-    window, store = app.window, app.window.store
+    window, store = app.window, app.window.rt.store
     try:
         assert window.storage_banner.isHidden()
         app.enqueue(writer_tasks(40))

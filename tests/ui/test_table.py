@@ -23,6 +23,7 @@ from mediaassist.ui.task_model import COL, THUMB, TaskFilter, TaskTableModel, lo
 from tests.harness import sim_web_tasks, wait_until
 from tests.helpers import write_csv
 from tests.media_helpers import write_mp4
+from tests.ui.ui_helpers import table_model
 
 from .conftest import api_tasks
 from .test_window import App, previewed, start_app, stop_app, writer_tasks
@@ -46,7 +47,7 @@ def test_cells_show_reason_badge_lane_attempts_and_local_time(qtbot, store: Stor
     store.enqueue("b1", api_tasks(3) + sim_web_tasks(1, prompt="ask"))
     first, _second = store.claim("api:sim-api", "me", 2)
     store.finish_failure(first, ErrorKind.PROVIDER, "quota of the day used up\nretry tomorrow", retry_at=None)
-    model = TaskTableModel(store)
+    model = table_model(store)
     assert cell(model, "t00000", "error") == "quota of the day used up retry tomorrow"
     badge = cell(model, "t00000", "error", DECORATION)
     assert isinstance(badge, QPixmap) and not badge.isNull()
@@ -82,7 +83,7 @@ def test_prompt_comes_before_ids_and_the_result_column_previews_text(qtbot, stor
     store.enqueue("b1", api_tasks(1))
     task = store.claim("api:sim-api", "me", 1)[0]
     store.finish_success(task, "第一行\n第二行", [])
-    model = TaskTableModel(store)
+    model = table_model(store)
     assert COL["state"] < COL["prompt"] < COL["result"] < COL["batch"] < COL["task_id"]
     assert cell(model, "t00000", "result") == "第一行 第二行"
     assert cell(model, "t00000", "prompt") == "prompt 0"
@@ -96,7 +97,7 @@ async def test_output_thumbnail_is_scaled_off_the_loop_and_cached(store: Store, 
     assert image.save(str(picture))
     store.enqueue("b1", api_tasks(1))
     store.finish_success(store.claim("api:sim-api", "me", 1)[0], None, [str(picture)])
-    model = TaskTableModel(store)
+    model = table_model(store)
     ready: list[str] = []
     model.thumbnails.ready.connect(ready.append)
     changed: list[int] = []
@@ -119,7 +120,7 @@ async def test_a_video_output_shows_its_first_frame_made_off_the_loop(store: Sto
     first, second = store.claim("api:sim-api", "me", 2)
     store.finish_success(first, None, [str(clip)])
     store.finish_success(second, None, [str(broken)])
-    model = TaskTableModel(store)
+    model = table_model(store)
     ready: list[str] = []
     model.thumbnails.ready.connect(ready.append)
     assert isinstance(cell(model, "t00000", "output", DECORATION), QIcon)  # the video mark while it decodes
@@ -142,7 +143,7 @@ async def test_a_video_output_shows_its_first_frame_made_off_the_loop(store: Sto
 async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -> None:
     window = running.window
     running.enqueue(writer_tasks(6, sim_fail="bad_input"))
-    await wait_until(lambda: {t.state for t in window.store.tasks()} == {"failed"})
+    await wait_until(lambda: {t.state for t in window.rt.store.tasks()} == {"failed"})
     window.lanes.toggle_pause_all()
     window.text_filter.setText("prompt")
     await window.apply_filter()
@@ -154,7 +155,7 @@ async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -
     chosen = sorted(task_id for task_id, _ in window.selected_tasks())
     assert len(chosen) == 2
     window.task_actions[TaskAction.RETRY].trigger()
-    await wait_until(lambda: all(window.store.get(t).state == "pending" for t in chosen))
+    await wait_until(lambda: all(window.rt.store.get(t).state == "pending" for t in chosen))
     # sorted by state, "pending" after "failed": the two rows moved to the end
     await wait_until(lambda: {window.model.task_id_at(4), window.model.task_id_at(5)} == set(chosen))
     assert sorted(task_id for task_id, _ in window.selected_tasks()) == chosen
@@ -204,15 +205,15 @@ async def test_batch_progress_counts_cancelled_and_names_the_login_that_blocks(r
     window = running.window
     window.lanes.toggle_pause_all()
     running.enqueue(writer_tasks(10), batch="many")
-    window.store.cancel([f"t{i:03d}" for i in range(7)])
+    window.rt.store.cancel([f"t{i:03d}" for i in range(7)])
     window.refresh_stats()
     label = window.batches._rows[0][0].text()
     assert "7 canceled" in label and "3 waiting" in label and "finished" not in label
-    window.store.cancel([f"t{i:03d}" for i in range(7, 10)])
+    window.rt.store.cancel([f"t{i:03d}" for i in range(7, 10)])
     window.refresh_stats()
     label = window.batches._rows[0][0].text()
     assert "10 canceled" in label and "finished" in label
-    window.store.set_login_state("acct-a", "needs_login")
+    window.rt.store.set_login_state("acct-a", "needs_login")
     running.enqueue(sim_web_tasks(4, prompt="ask"), batch="web-batch")
     window.lanes.toggle_pause_all()  # resumed: only the login blocks now
     window.refresh_stats()
@@ -253,7 +254,7 @@ async def test_a_10000_row_file_previews_and_imports_while_the_loop_runs(running
     ticker.cancel()
     assert ticks > at_click  # and while it was enqueued in steps
     assert len(progress) > 1 and progress[-1] == "Importing big.csv: 10000 of 10000 tasks…"  # in the status bar
-    assert len(window.store.tasks()) == 10_000
+    assert len(window.rt.store.tasks()) == 10_000
     await wait_until(lambda: window.model.rowCount() == 10_000)
     window.model.set_filter(TaskFilter(text="big0000"))
     assert window.model.rowCount() == 10

@@ -9,6 +9,7 @@ from PySide6.QtTest import QAbstractItemModelTester
 
 from mediaassist.core.store import Store, Task
 from mediaassist.ui.task_model import COL, StateRole, TaskFilter, TaskTableModel
+from tests.ui.ui_helpers import table_model
 
 from .conftest import api_tasks
 
@@ -21,13 +22,13 @@ def _claim(store: Store, n: int) -> list[Task]:
 
 
 def test_model_passes_qt_model_tester(qtmodeltester, filled_store: Store) -> None:
-    model = TaskTableModel(filled_store)
+    model = table_model(filled_store)
     qtmodeltester.check(model)
     assert model.rowCount() == 300
 
 
 def test_updates_are_in_place_and_keep_the_tester_happy(qtbot, filled_store: Store) -> None:
-    model = TaskTableModel(filled_store)
+    model = table_model(filled_store)
     QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
     resets: list[bool] = []
     model.modelReset.connect(lambda: resets.append(True))
@@ -42,7 +43,7 @@ def test_updates_are_in_place_and_keep_the_tester_happy(qtbot, filled_store: Sto
 
 
 def test_state_filter_moves_rows_in_and_out_without_reset(qtbot, filled_store: Store) -> None:
-    model = TaskTableModel(filled_store)
+    model = table_model(filled_store)
     QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
     model.set_filter(TaskFilter(state="running"))
     assert model.rowCount() == 0
@@ -65,7 +66,7 @@ def test_state_filter_moves_rows_in_and_out_without_reset(qtbot, filled_store: S
 @pytest.mark.asyncio
 @pytest.mark.parametrize("column", ["task_id", "state", "duration", "lane", "prompt"])
 async def test_sort_is_done_in_sql_both_ways(qtbot, filled_store: Store, column: str) -> None:
-    model = TaskTableModel(filled_store)
+    model = table_model(filled_store)
     QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
     _claim(filled_store, 4)
     model.sort(COL[column], Qt.SortOrder.DescendingOrder)
@@ -83,7 +84,7 @@ async def test_sort_is_done_in_sql_both_ways(qtbot, filled_store: Store, column:
 def test_text_filter_matches_prompt_and_escapes_wildcards(qtbot, store: Store) -> None:
     store.enqueue("b1", api_tasks(20))
     store.enqueue("b2", api_tasks(2, prefix="pct_"))
-    model = TaskTableModel(store)
+    model = table_model(store)
     model.set_filter(TaskFilter(text="prompt 1"))
     assert model.rowCount() == 1 + 10 + 1  # "prompt 1", "prompt 10".."19", pct_ "prompt 1"
     model.set_filter(TaskFilter(text="pct_"))
@@ -95,7 +96,7 @@ def test_text_filter_matches_prompt_and_escapes_wildcards(qtbot, store: Store) -
 
 
 def test_new_and_deleted_rows_arrive_through_the_sweep(qtbot, filled_store: Store) -> None:
-    model = TaskTableModel(filled_store)
+    model = table_model(filled_store)
     QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
     filled_store.enqueue("b2", api_tasks(10, prefix="new"))
     model._last_sweep = 0.0
@@ -128,7 +129,7 @@ def test_inserted_blocks_are_found_or_refused(old: list[int], new: list[int], bl
 
 def test_rows_inserted_in_blocks_keep_the_model_consistent(qtbot, store: Store) -> None:
     store.enqueue("old", api_tasks(5, prefix="o"), created_at=1.0)
-    model = TaskTableModel(store)
+    model = table_model(store)
     QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
     for step in range(3):  # one batch arriving in steps: each lands after the one before
         store.enqueue("new", api_tasks(2, prefix=f"n{step}-"), created_at=2.0)
@@ -153,7 +154,7 @@ def _shown_ids(model: TaskTableModel) -> list[str | None]:
 
 @pytest.mark.asyncio
 async def test_a_header_click_sorts_off_the_loop(qtbot, filled_store: Store) -> None:
-    model = TaskTableModel(filled_store)
+    model = table_model(filled_store)
     QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
     before = _shown_ids(model)
     release = _hold_reader(model)
@@ -171,7 +172,7 @@ async def test_a_header_click_sorts_off_the_loop(qtbot, filled_store: Store) -> 
 
 @pytest.mark.asyncio
 async def test_a_newer_click_supersedes_a_sort_still_being_read(qtbot, filled_store: Store) -> None:
-    model = TaskTableModel(filled_store)
+    model = table_model(filled_store)
     QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
     release = _hold_reader(model)
     model.sort(COL["task_id"], Qt.SortOrder.DescendingOrder)
@@ -187,7 +188,7 @@ async def test_a_newer_click_supersedes_a_sort_still_being_read(qtbot, filled_st
 
 @pytest.mark.asyncio
 async def test_a_sort_and_a_search_landing_together_agree(qtbot, filled_store: Store) -> None:
-    model = TaskTableModel(filled_store)
+    model = table_model(filled_store)
     QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
     release = _hold_reader(model)
     model.sort(COL["task_id"], Qt.SortOrder.DescendingOrder)
@@ -202,7 +203,7 @@ async def test_a_sort_and_a_search_landing_together_agree(qtbot, filled_store: S
 
 @pytest.mark.asyncio
 async def test_sorting_moves_the_selection_with_its_rows(qtbot, filled_store: Store) -> None:
-    model = TaskTableModel(filled_store)
+    model = table_model(filled_store)
     selection = QItemSelectionModel(model)
     selection.select(model.index(3, 0), QItemSelectionModel.SelectionFlag.Select
                      | QItemSelectionModel.SelectionFlag.Rows)

@@ -140,7 +140,7 @@ remote_model = "sora-2"
 
 
 def select_task(window: MainWindow, task_id: str) -> None:
-    task = window.store.get(task_id)
+    task = window.rt.store.get(task_id)
     assert task is not None
     row = window.model.rows_of([task.seq])[0]
     window.table.selectionModel().select(window.model.index(row, 0),
@@ -168,32 +168,32 @@ async def test_chinese_window_shows_no_english_in_any_state(tmp_path, ui_setting
 async def sweep_every_state(app: App, tmp_path: Path) -> None:
     window = app.window
     app.enqueue(chinese_tasks(3, "bad", sim_fail="bad_input", sim_duration_s=0.01), batch="b2")
-    await wait_until(lambda: sum(t.state == "failed" for t in window.store.tasks()) == 3, timeout=30)
+    await wait_until(lambda: sum(t.state == "failed" for t in window.rt.store.tasks()) == 3, timeout=30)
     app.enqueue(chinese_tasks(2, "run"))  # running (600 s)
     app.enqueue(chinese_tasks(2, "stop"), batch="b3")
     app.enqueue([NewTask(model="reasoner", model_kind="web", route="web:simulated", task_id=f"web{i}",
                          prompt="推理一下") for i in range(2)], batch="b4")
-    window.store.set_login_state("acct-a", "needs_login", "账号已退出登录")
-    window.store.cancel(["stop000", "stop001"])
-    await wait_until(lambda: sum(t.state == "failed" for t in window.store.tasks()) == 3
-                     and sum(t.state == "running" for t in window.store.tasks()) == 2, timeout=60)
+    window.rt.store.set_login_state("acct-a", "needs_login", "账号已退出登录")
+    window.rt.store.cancel(["stop000", "stop001"])
+    await wait_until(lambda: sum(t.state == "failed" for t in window.rt.store.tasks()) == 3
+                     and sum(t.state == "running" for t in window.rt.store.tasks()) == 2, timeout=60)
     window.lanes.toggle_lane("poll:sim-poll")  # paused by the operator
     app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id="vid0",
                          prompt="视频")], batch="b5")
     window.refresh_stats()
-    states = {t.state for t in window.store.tasks()}
+    states = {t.state for t in window.rt.store.tasks()}
     assert {"running", "failed", "canceled", "pending"} <= states
     app.enqueue([NewTask(model="sora-2", model_kind="poll", route="poll:videos-api", task_id=task_id,
                          prompt=prompt) for task_id, prompt in (("clip-ok", "海边日落"), ("clip-bad", "海边 #fail"))],
                 batch="b6")
-    await wait_until(lambda: {window.store.get(t).state for t in ("clip-ok", "clip-bad")} == {"success", "failed"},
+    await wait_until(lambda: {window.rt.store.get(t).state for t in ("clip-ok", "clip-bad")} == {"success", "failed"},
                      timeout=60)
     problems = []
     for task_id in ("clip-ok", "clip-bad"):  # a video's result and a provider's failure, with their logs
         select_task(window, task_id)
         assert window.detail.log.toPlainText()
         problems += [f"{task_id}: {p}" for p in english_in(window)]
-    failed = next(t for t in window.store.tasks() if t.state == "failed")
+    failed = next(t for t in window.rt.store.tasks() if t.state == "failed")
     select_task(window, failed.task_id)
     assert window.detail.log.toPlainText()  # the failure's log lines are shown (in Chinese)
     for index in range(window.tabs.count()):

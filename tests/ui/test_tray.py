@@ -47,14 +47,14 @@ async def test_menu_and_tooltip_show_counts_per_kind_and_pause_resume_all(app: A
     assert "4 waiting" in tray.tooltip.splitlines()[0] and "Paused" in tray.tooltip
     assert not tray.pause_all.isEnabled() and tray.resume_all.isEnabled()
     tray.resume_all.trigger()
-    assert window.store.paused_lanes() == {}
+    assert window.rt.store.paused_lanes() == {}
     await wait_until(lambda: tray.pause_all.isEnabled())  # the counts follow on their next refresh
     assert not tray.resume_all.isEnabled()
-    await wait_until(lambda: all(t.state == "success" for t in window.store.tasks()), timeout=20)
+    await wait_until(lambda: all(t.state == "success" for t in window.rt.store.tasks()), timeout=20)
     window.refresh_stats()
     assert "API: 0 running · 0 waiting · 0 failed" in tray.tooltip
     tray.pause_all.trigger()
-    assert set(window.store.paused_lanes()) == set(window.scheduler.lanes)
+    assert set(window.rt.store.paused_lanes()) == set(window.rt.scheduler.lanes)
 
 
 @pytest.mark.asyncio
@@ -63,7 +63,7 @@ async def test_a_failure_burst_reaches_the_operator_once(app: App) -> None:  # n
     app.enqueue(writer_tasks(8, sim_fail="provider", sim_duration_s=0.1))
     # Three attempts each, 0.5 s and 1.5 s apart at speed 20: seconds on a quiet box, far more on
     # a loaded one, where the window's loop shares two cores with the rest of the suite.
-    await wait_until(lambda: sum(t.state == "failed" for t in window.store.tasks()) == 8, timeout=90)
+    await wait_until(lambda: sum(t.state == "failed" for t in window.rt.store.tasks()) == 8, timeout=90)
     bursts = [n for n in window.tray.notices if n.title == "Failures"]
     assert len(bursts) == 1
     assert "5 tasks failed within a minute (provider 5)" in bursts[0].text

@@ -16,9 +16,9 @@ from PySide6.QtCore import QItemSelectionModel, QMimeData, QPoint, QPointF, QSet
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.store import NewTask, Store
-from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.app import run_window
 from mediaassist.ui.import_dialog import ImportPreviewDialog
@@ -35,8 +35,8 @@ class App:
         self.runner = runner
 
     def enqueue(self, tasks: list[NewTask], batch: str = "b1") -> None:
-        self.window.store.enqueue(batch, tasks)
-        self.window.scheduler.wake()
+        self.window.rt.store.enqueue(batch, tasks)
+        self.window.rt.scheduler.wake()
         self.window.model.refresh_membership()
         self.window.model.flush()
 
@@ -138,9 +138,9 @@ async def test_drop_each_format_previews_then_enqueues_good_rows(app: App, tmp_p
     if bad_row is not None:
         assert dialog.bad_rows.item(0, 0).text() == str(bad_row)
         assert "nosuchmodel" in dialog.bad_rows.item(0, 1).text()
-    assert app.window.store.tasks() == []  # nothing before the operator confirms
+    assert app.window.rt.store.tasks() == []  # nothing before the operator confirms
     dialog.import_button.click()
-    await wait_until(lambda: len(app.window.store.tasks()) == good)
+    await wait_until(lambda: len(app.window.rt.store.tasks()) == good)
     await wait_until(lambda: app.window.model.rowCount() == good)
 
 
@@ -154,8 +154,8 @@ async def test_a_second_drop_of_the_same_file_says_its_tasks_are_already_stored(
         dialog = await previewed(app.window)
         assert ("2 of them are already in the store" in dialog.summary.text()) is expected_note
         dialog.import_button.click()
-        await wait_until(lambda: len(app.window.store.tasks()) == 2 and not app.window.jobs)
-    assert len(app.window.store.tasks()) == 2  # the second import added nothing
+        await wait_until(lambda: len(app.window.rt.store.tasks()) == 2 and not app.window.jobs)
+    assert len(app.window.rt.store.tasks()) == 2  # the second import added nothing
 
 
 @pytest.mark.asyncio
@@ -196,7 +196,7 @@ async def test_context_menu_follows_selection_states_and_actions_work(app: App) 
     window = app.window
     window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(3))
-    window.store.cancel(["t001"])
+    window.rt.store.cancel(["t001"])
     window.model.mark_dirty(range(1, 4))
     window.model.flush()
     window.table.selectRow(1)
@@ -205,22 +205,22 @@ async def test_context_menu_follows_selection_states_and_actions_work(app: App) 
     window.table.selectRow(0)
     assert window.context_menu().actions()[0].text() == "Cancel"
     window.task_actions[TaskAction.CANCEL].trigger()
-    await wait_until(lambda: window.store.get("t000").state == "canceled")
+    await wait_until(lambda: window.rt.store.get("t000").state == "canceled")
     window.table.selectAll()
     await window.tasks.run(TaskAction.RETRY, window.selected_tasks())
-    assert {t.state for t in window.store.tasks()} == {"pending"}
+    assert {t.state for t in window.rt.store.tasks()} == {"pending"}
     assert window.tasks.run(TaskAction.COPY_ID, window.selected_tasks()) is None  # at once
     assert QApplication.clipboard().text().split("\n") == ["t000", "t001", "t002"]
     await window.tasks.run(TaskAction.CANCEL, window.selected_tasks())
     window.tasks.run(TaskAction.DELETE, window.selected_tasks())  # confirmed at once in tests
-    await wait_until(lambda: window.store.tasks() == [] and window.model.rowCount() == 0)
+    await wait_until(lambda: window.rt.store.tasks() == [] and window.model.rowCount() == 0)
 
 
 @pytest.mark.asyncio
 async def test_failures_show_in_detail_and_bulk_retry_in_view(app: App) -> None:
     window = app.window
     app.enqueue(writer_tasks(2, sim_fail="bad_input"))
-    await wait_until(lambda: {t.state for t in window.store.tasks()} == {"failed"})
+    await wait_until(lambda: {t.state for t in window.rt.store.tasks()} == {"failed"})
     window.state_filter.setCurrentIndex(window.state_filter.findData("failed"))
     await wait_until(lambda: window.model.rowCount() == 2)
     window.table.selectRow(0)
@@ -228,7 +228,7 @@ async def test_failures_show_in_detail_and_bulk_retry_in_view(app: App) -> None:
     assert "attempt 1 failed" in window.detail.log.toPlainText()
     window.lanes.toggle_pause_all()
     await window.tasks.retry_failed_in_view()
-    assert {t.state for t in window.store.tasks()} == {"pending"}
+    assert {t.state for t in window.rt.store.tasks()} == {"pending"}
     await wait_until(lambda: window.model.rowCount() == 0)
 
 
@@ -257,12 +257,12 @@ async def test_settings_refuse_out_of_range_and_apply_limits_live(app: App, ui_s
     dialog.edits[("sim-api", "concurrency")].setText("9")
     dialog.try_apply()
     assert "1..5" in dialog.errors.text() and dialog.isVisible()
-    assert window.scheduler.lanes["api:sim-api"].limit == 2
+    assert window.rt.scheduler.lanes["api:sim-api"].limit == 2
     dialog.edits[("sim-api", "concurrency")].setText("4")
     dialog.edits[("sim-poll", "max_polling_tasks")].setText("7")
     dialog.try_apply()
-    assert window.scheduler.lanes["api:sim-api"].limit == 4
-    assert window.scheduler.lanes["poll:sim-poll"].limit == 7
+    assert window.rt.scheduler.lanes["api:sim-api"].limit == 4
+    assert window.rt.scheduler.lanes["poll:sim-poll"].limit == 7
     assert int(ui_settings.value("limits/sim-api/concurrency")) == 4
 
 
@@ -283,12 +283,12 @@ async def test_trayless_app_pauses_notifies_and_shows_counts(app: App) -> None:
     window = app.window
     assert not window.tray.available
     window.lanes.toggle_pause_all()
-    assert set(window.store.paused_lanes()) == set(window.scheduler.lanes)
+    assert set(window.rt.store.paused_lanes()) == set(window.rt.scheduler.lanes)
     app.enqueue(writer_tasks(2))
     window.refresh_stats()
     assert "2 waiting" in window.windowTitle() and "Paused" in window.windowTitle()
     window.lanes.toggle_pause_all()
-    await wait_until(lambda: all(t.state == "success" for t in window.store.tasks()))
+    await wait_until(lambda: all(t.state == "success" for t in window.rt.store.tasks()))
     await wait_until(lambda: any(n.title == "Batch finished" for n in window.tray.notices), timeout=15)
     assert "Batch finished" in window.statusBar().currentMessage() or window.tray.notices
 
@@ -310,7 +310,7 @@ async def test_quit_during_a_run_loses_nothing(tmp_path: Path, ui_settings: QSet
     store.close()
     assert len(states) == 5
     assert states == (["canceled"] * 2 + ["pending"] * 3 if stop_them else ["pending"] * 5)
-    assert all(not lane.active for lane in window.scheduler.lanes.values())
+    assert all(not lane.active for lane in window.rt.scheduler.lanes.values())
 
 
 @pytest.mark.asyncio
@@ -345,7 +345,7 @@ async def test_language_switch_keeps_the_filter_and_its_widgets_in_step(app: App
     window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(5))
     app.enqueue([NewTask(model="writer", model_kind="api", route="api:sim-api", task_id="c1")], batch="b2")
-    window.store.cancel(["t001", "t002", "c1"])
+    window.rt.store.cancel(["t001", "t002", "c1"])
     window.refresh_stats()  # the batch combo learns b1/b2
     window.state_filter.setCurrentIndex(window.state_filter.findData("canceled"))
     window.batch_filter.setCurrentIndex(window.batch_filter.findData("b1"))
@@ -375,7 +375,7 @@ async def test_actions_follow_a_selected_task_changed_elsewhere(app: App) -> Non
     window.table.selectRow(0)
     assert window.task_actions[TaskAction.CANCEL].isEnabled()
     assert not window.task_actions[TaskAction.RETRY].isEnabled()
-    window.store.cancel(["t000"])  # the CLI, or the task failing on its own
+    window.rt.store.cancel(["t000"])  # the CLI, or the task failing on its own
     window.refresh_stats()
     assert window.task_actions[TaskAction.RETRY].isEnabled()
     assert not window.task_actions[TaskAction.CANCEL].isEnabled()
@@ -387,7 +387,7 @@ async def test_selection_is_read_from_ranges_and_multi_selection_shows_no_detail
     window = app.window
     window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(6))
-    window.store.cancel(["t004"])
+    window.rt.store.cancel(["t004"])
     window.table.selectAll()
     model, selection = window.model, window.table.selectionModel()
     selection.select(model.index(2, 0), selection.SelectionFlag.Deselect | selection.SelectionFlag.Rows)
@@ -406,7 +406,7 @@ async def test_detail_pane_keeps_scroll_and_selection_across_refreshes(app: App)
     window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(1))
     for i in range(300):
-        window.store.log("t000", f"log line {i}")
+        window.rt.store.log("t000", f"log line {i}")
     window.resize(1366, 768)  # a laptop: the log lines fit the pane unwrapped
     window.table.selectRow(0)
     await asyncio.sleep(0.05)  # layout: the log box gets its scroll range
@@ -417,7 +417,7 @@ async def test_detail_pane_keeps_scroll_and_selection_across_refreshes(app: App)
     cursor = window.detail.prompt.textCursor()
     cursor.select(QTextCursor.SelectionType.Document)
     window.detail.prompt.setTextCursor(cursor)
-    window.store.log("t000", "a new line")
+    window.rt.store.log("t000", "a new line")
     window.refresh_stats()
     assert bar.value() == middle
     assert window.detail.prompt.textCursor().selectedText() == "prompt 0"
@@ -524,6 +524,6 @@ async def test_a_large_selection_is_read_off_the_loop_for_its_actions_and_its_bu
     job = window.tasks.run_on_selection(TaskAction.CANCEL)
     assert job is not None
     await asyncio.wait_for(job, 30)
-    assert {t.state for t in window.store.tasks() if t.task_id != left_out} == {"canceled"}
-    assert window.store.get(left_out).state == "pending"  # the row left out of the selection
+    assert {t.state for t in window.rt.store.tasks() if t.task_id != left_out} == {"canceled"}
+    assert window.rt.store.get(left_out).state == "pending"  # the row left out of the selection
     assert readers and threading.get_ident() not in readers

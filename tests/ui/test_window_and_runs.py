@@ -12,15 +12,23 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
+from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.store import NewTask
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
-from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
 from tests.harness import wait_until
 from tests.helpers import write_config
-from tests.test_multi_process import API_LIMIT, API_TASKS, CONFIG, OPENAI_KEY, POLL_LIMIT, POLL_TASKS, _task_file
+from tests.integration.test_multi_process import (
+    API_LIMIT,
+    API_TASKS,
+    CONFIG,
+    OPENAI_KEY,
+    POLL_LIMIT,
+    POLL_TASKS,
+    _task_file,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,8 +58,8 @@ async def test_the_window_and_two_runs_share_the_limits_and_never_double_work(
                                                       on_window=shown.append))
         await wait_until(lambda: shown or window_run.done(), timeout=30)
         window = shown[0]
-        window.store.enqueue("window-batch", _window_tasks())
-        window.scheduler.wake()
+        window.rt.store.enqueue("window-batch", _window_tasks())
+        window.rt.scheduler.wake()
         runs = [await asyncio.create_subprocess_exec(
             sys.executable, "-m", "mediaassist", "run", str(_task_file(tmp_path, i)), "--speed", "20",
             "--config", str(config), "--data-dir", str(data), stdout=asyncio.subprocess.DEVNULL,
@@ -59,7 +67,7 @@ async def test_the_window_and_two_runs_share_the_limits_and_never_double_work(
         try:
             errors = [(await asyncio.wait_for(run.communicate(), 240))[1].decode() for run in runs]
             assert [run.returncode for run in runs] == [0, 0], errors
-            await wait_until(lambda: all(t.state == "success" for t in window.store.tasks()), timeout=120)
+            await wait_until(lambda: all(t.state == "success" for t in window.rt.store.tasks()), timeout=120)
         finally:
             window.quit_requested.set_result(False)
             await asyncio.wait_for(window_run, 30)

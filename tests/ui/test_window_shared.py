@@ -45,7 +45,7 @@ async def test_the_window_shows_the_team_queue_with_the_machine_of_each_task(
         app = await start_app(tmp_path, ui_settings, store_url=url)
         try:
             window, model = app.window, app.window.model
-            assert window.store.shared and not window.table.isColumnHidden(COL["machine"])
+            assert window.rt.store.shared and not window.table.isColumnHidden(COL["machine"])
             app.enqueue(writer_tasks(3, prefix="mine"))
             await _run_elsewhere(tmp_path, url, "desk-b", 4)
 

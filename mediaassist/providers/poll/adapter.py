@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -53,6 +54,8 @@ class RemoteStatus:
     progress: float | None = None  # 0..100
     error: str | None = None  # why it failed (or was canceled), as the service says it
     outputs: list[RemoteOutput] | None = None  # when the status answer carries them
+    usage: dict[str, int] | None = None  # the figures the service reported (tokens, seconds, credits)
+    body: Any = None  # the answer itself, for an adapter that needs more requests to find the results
 
 
 @dataclass
@@ -123,8 +126,14 @@ class HttpAdapter:
     def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
         self._client, self._poll_client, self._api_key = client, poll_client, api_key
 
-    def _auth(self) -> dict[str, str]:
+    def key_headers(self) -> dict[str, str]:
+        """The headers that carry the key."""
         return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
+    def download_headers(self, url: str) -> dict[str, str]:
+        """For a result URL that needs the key: the key only on the service's own host, never on
+        a storage/CDN host (asked again at every redirect)."""
+        return self.key_headers() if same_origin(url, self.prov.base_url) else {}
 
     def _live_client(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -166,6 +175,16 @@ class PollAdapter(Protocol):
         ...
 
     def where_to_check(self, remote_id: str | None) -> str: ...
+
+    def download_headers(self, url: str) -> dict[str, str]:
+        """The headers for downloading a result that needs the key (none for other hosts)."""
+        ...
+
+
+def same_origin(url: str, base_url: str) -> bool:
+    """Same scheme, host and port (a relative URL is on the base's origin)."""
+    joined, base = urlsplit(str(httpx.URL(base_url).join(url))), urlsplit(base_url)
+    return (joined.scheme, joined.netloc) == (base.scheme, base.netloc)
 
 
 async def send(client: httpx.AsyncClient, method: str, path: str, **kwargs: Any) -> httpx.Response:

@@ -44,6 +44,7 @@ from mediaassist.providers.poll.adapter import (
 )
 from mediaassist.providers.poll.gate import CreateGate, StoreCreateGate
 from mediaassist.providers.poll.lean_http import LeanClient, proxy_configured
+from mediaassist.providers.proxy import http_client
 
 BACKOFF_GROWTH = 1.5
 BACKOFF_CAP_S = 120.0
@@ -52,6 +53,7 @@ POLL_FAILURE_BUDGET = 5  # consecutive unusable poll replies before the task fai
 QUEUED_GROWTH = 1.5  # the poll interval of a task that stays queued remotely grows by this
 DOWNLOAD_TRIES = 4
 DOWNLOAD_RETRY_S = 2.0
+MAX_REDIRECTS = 5
 CANCEL_WAIT_S = 10.0  # real seconds for all tries: a cancel must not hold up a quitting app for long
 CANCEL_TRIES = 3
 CANCEL_RETRY_S = 1.0
@@ -78,8 +80,10 @@ class PollProvider:
         self._api_key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
         # Created here so the client and the gate belong to the running (qasync) loop. No
         # default headers: the key must not travel to the CDN hosts of the output files.
-        self._client = httpx.AsyncClient(base_url=self.prov.base_url, timeout=HTTP_TIMEOUT)
-        self._poll_client = None if proxy_configured() else LeanClient(self.prov.base_url)
+        self._client = http_client(self.prov.proxy, base_url=self.prov.base_url, timeout=HTTP_TIMEOUT)
+        # The lean client speaks no proxy: through one, polls go on httpx too.
+        proxied = self.prov.proxy is not None or proxy_configured()
+        self._poll_client = None if proxied else LeanClient(self.prov.base_url)
         self.adapter.open(self._client, self._poll_client, self._api_key)
         if self._api_key:
             self.preflight_lines = await self.preflight()
@@ -333,22 +337,39 @@ class PollProvider:
     async def _follow(self, ctx: TaskContext, remote_id: str) -> TaskResult:
         try:
             status = await self._poll_until_done(ctx, remote_id)
+            self._gate_for(ctx).slot_freed()
+            name = msg("{service} task {remote_id}", service=self.adapter.service, remote_id=remote_id)
+            if status.state == RemoteState.CANCELED:
+                # The scheduler ends the row canceled (not failed) with this as its note.
+                raise TaskError(ErrorKind.CANCELED, msg("{task} was canceled remotely ({reason})", task=name,
+                                                        reason=status.error or "on the service"), retry=False)
+            if status.state == RemoteState.FAILED:
+                # Not retried: a retry would only poll the same failed remote task again.
+                raise TaskError(ErrorKind.PROVIDER, msg("{task} failed: {reason}", task=name,
+                                                        reason=status.error or "no reason given"), retry=False)
+            outputs, text = await self._results(ctx, remote_id, status)
         except PauseLane as pause:
             raise self._pause(ctx, pause) from None
-        self._gate_for(ctx).slot_freed()
-        name = msg("{service} task {remote_id}", service=self.adapter.service, remote_id=remote_id)
-        if status.state == RemoteState.CANCELED:
-            # The scheduler ends the row canceled (not failed) with this as its note.
-            raise TaskError(ErrorKind.CANCELED, msg("{task} was canceled remotely ({reason})",
-                                                    task=name, reason=status.error or 'on the service'),
-                            retry=False)
-        if status.state == RemoteState.FAILED:
-            # Not retried: a retry would only poll the same failed remote task again.
-            raise TaskError(ErrorKind.PROVIDER, msg("{task} failed: {reason}",
-                                                    task=name, reason=status.error or 'no reason given'), retry=False)
-        outputs, text = await self.adapter.results(ctx, remote_id, status)
         files = await self._download_all(ctx, remote_id, outputs)
-        return TaskResult(text=text, files=files)
+        return TaskResult(text=text, files=files, usage=status.usage)
+
+    async def _results(self, ctx: TaskContext, remote_id: str,
+                       status: RemoteStatus) -> tuple[list[RemoteOutput], Message]:
+        """The adapter's results, asked again a few times when a further request of it fails."""
+        for attempt in range(1, DOWNLOAD_TRIES + 1):
+            try:
+                return await self.adapter.results(ctx, remote_id, status)
+            except Unusable as exc:
+                if attempt == DOWNLOAD_TRIES:  # a retry polls again and asks again, never creates
+                    raise TaskError(ErrorKind.NETWORK, msg("{service} task {remote_id} succeeded but its results "
+                                                           "could not be fetched ({problem}); a retry asks again, the "
+                                                           "task is not resubmitted",
+                                                           service=self.adapter.service, remote_id=remote_id,
+                                                           problem=exc)) from None
+                ctx.log(msg("results of {service} task {remote_id} could not be fetched ({problem}); try {n} soon",
+                            service=self.adapter.service, remote_id=remote_id, problem=exc, n=attempt + 1))
+                await ctx.clock.sleep(DOWNLOAD_RETRY_S * attempt)
+        raise AssertionError("unreachable")
 
     async def _poll_until_done(self, ctx: TaskContext, remote_id: str) -> RemoteStatus:
         interval = self.prov.poll_interval_s
@@ -422,16 +443,10 @@ class PollProvider:
         return [str(t) for t in targets]
 
     async def _download(self, ctx: TaskContext, output: RemoteOutput, target: Path) -> None:
-        assert self._client is not None
-        headers = self._download_headers(output)
         partial = target.with_name(target.name + ".part")
         for attempt in range(1, DOWNLOAD_TRIES + 1):
             try:
-                async with self._client.stream("GET", output.url, headers=headers) as response:
-                    response.raise_for_status()
-                    with partial.open("wb") as out:
-                        async for chunk in response.aiter_bytes():
-                            out.write(chunk)
+                await self._fetch_to(output, partial)
                 partial.replace(target)
                 return
             except httpx.HTTPError as exc:
@@ -441,13 +456,27 @@ class PollProvider:
                             url=output.url, problem=type(exc).__name__, n=attempt + 1))
                 await ctx.clock.sleep(DOWNLOAD_RETRY_S * attempt)
 
-    def _download_headers(self, output: RemoteOutput) -> dict[str, str]:
-        """The key goes only to the service's own host, never to a storage/CDN host."""
-        same_host = urlsplit(str(httpx.URL(self.prov.base_url).join(output.url))).netloc == \
-            urlsplit(self.prov.base_url).netloc
-        if output.with_key and same_host and self._api_key:
-            return {"Authorization": f"Bearer {self._api_key}"}
-        return {}
+    async def _fetch_to(self, output: RemoteOutput, partial: Path) -> None:
+        """Redirects are followed here, not by httpx: at every hop the adapter decides again
+        whether the host may see the key (the service's own host yes, a storage host never;
+        httpx would carry a custom key header such as x-goog-api-key along)."""
+        assert self._client is not None
+        url = output.url
+        request = None
+        for _hop in range(MAX_REDIRECTS + 1):
+            headers = self.adapter.download_headers(url) if output.with_key else {}
+            async with self._client.stream("GET", url, headers=headers) as response:
+                request = response.request
+                if response.is_redirect and "location" in response.headers:
+                    url = str(response.url.join(response.headers["location"]))
+                    continue
+                response.raise_for_status()
+                with partial.open("wb") as out:
+                    async for chunk in response.aiter_bytes():
+                        out.write(chunk)
+                return
+        assert request is not None
+        raise httpx.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects", request=request)
 
 
 def safe_name(index: int, output: RemoteOutput) -> str:

@@ -408,11 +408,11 @@ class RunningHubAdapter(HttpAdapter):
         body = {key_field: self._api_key or "", **payload}
         if hot:
             return parse_reply(await send_poll(self._poll_client, self._live_client(), "POST", path, json=body,
-                                               headers=self._auth()))
+                                               headers=self.key_headers()))
         return parse_reply(await self._send("POST", path, json=body))
 
     async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """Every route gets the Bearer key (v2 needs it; legacy newer docs ask for it too)."""
-        headers = {**self._auth(), **kwargs.pop("headers", {})}
+        headers = {**self.key_headers(), **kwargs.pop("headers", {})}
         return await send(self._live_client(), method, path, headers=headers, **kwargs)
 

@@ -13,14 +13,15 @@ import logging
 import os
 import shutil
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import unquote, urlsplit
 
 import psutil
 from playwright.async_api import BrowserContext, Page, Playwright, async_playwright
 
-from mediaassist.core.config import AppSettings
+from mediaassist.core.config import AppConfig, proxy_label
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.messages import Message, msg
 from mediaassist.core.paths import make_private_dir
@@ -29,6 +30,7 @@ from mediaassist.providers.web.oslock import ProfileBusy, ProfileLock
 from mediaassist.providers.web.session import restore_session
 
 if TYPE_CHECKING:  # what async_playwright() returns; public only through that function
+    from playwright.async_api import ProxySettings
     from playwright.async_api._context_manager import PlaywrightContextManager
 
 log = logging.getLogger("mediaassist.web")
@@ -97,10 +99,25 @@ class LaunchSettings:
     chromium_path: str | None = None
     headless: bool = True
     recycle_after: int = 50
+    proxies: dict[str, str] = field(default_factory=dict, repr=False)  # account -> its proxy URL
 
     @classmethod
-    def from_app(cls, app: AppSettings) -> LaunchSettings:
-        return cls(app.chromium_path, app.headless, app.browser_recycle_after)
+    def from_config(cls, config: AppConfig) -> LaunchSettings:
+        app = config.app
+        proxies = {acct.name: acct.proxy for acct in config.accounts if acct.proxy}
+        return cls(app.chromium_path, app.headless, app.browser_recycle_after, proxies)
+
+
+def playwright_proxy(url: str) -> ProxySettings:
+    """Chromium's own proxy setting for one profile. The user and password go to Playwright, which
+    answers the proxy's challenge; they never appear on Chromium's command line. Loopback is not
+    exempt (Chromium's default): with a proxy, all of the account's traffic goes through it."""
+    parts = urlsplit(url)
+    proxy: ProxySettings = {"server": proxy_label(url), "bypass": "<-loopback>"}
+    if parts.username:
+        proxy["username"] = unquote(parts.username)
+        proxy["password"] = unquote(parts.password or "")
+    return proxy
 
 
 def profile_dir(data_dir: Path, account: str) -> Path:
@@ -184,9 +201,11 @@ class BrowserRuntime:
 
     async def _launch(self, playwright: Playwright, executable: str, headless: bool | None) -> BrowserContext:
         self.headless = self.settings.headless if headless is None else headless
+        proxy = self.settings.proxies.get(self.account)
         context = self.context = await playwright.chromium.launch_persistent_context(
             user_data_dir=str(self.profile), executable_path=executable, headless=self.headless,
             args=QUIET_ARGS, chromium_sandbox=not running_as_root(), viewport={"width": 1280, "height": 900},
+            proxy=playwright_proxy(proxy) if proxy else None,
         )
         self._gone_away = False
         context.on("close", lambda _ctx: self._mark_gone())

@@ -263,4 +263,4 @@ def build_web_provider(site: str, config: AppConfig, clock: Clock, data_dir: Pat
         for problem in feature_problems(profile, inputs=True):
             raise ConfigError(msg("{source}: {problem} (model {model} has inputs)",
                                   source=profile.source or site, problem=problem, model=with_inputs[0]))
-    return WebProvider(profile, LaunchSettings.from_app(config.app), clock, data_dir)
+    return WebProvider(profile, LaunchSettings.from_config(config), clock, data_dir)

@@ -80,7 +80,7 @@ async def with_browser(account: str, config: AppConfig, data_dir: Path, headless
                         work: Callable[[BrowserRuntime, Page], Awaitable[Any]]) -> Any:
     """Run ``work(runtime, page)`` in the account's browser, then close it whatever happens."""
     handle = PlaywrightHandle()
-    runtime = BrowserRuntime(account, profile_dir(data_dir, account), LaunchSettings.from_app(config.app))
+    runtime = BrowserRuntime(account, profile_dir(data_dir, account), LaunchSettings.from_config(config))
 
     def note(line: Message | str) -> None:
         log.info("[web:%s] %s", account, line)

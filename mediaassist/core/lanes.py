@@ -1,0 +1,95 @@
+"""The lanes a config describes, built in one place for the scheduler, ``status`` and the registry.
+
+A lane is where tasks run with a concurrency gate of their own:
+
+- ``api:<provider>`` / ``poll:<provider>``: one per ``[[providers]]`` entry, taking from the queue
+  of the same name; its limit is ``concurrency`` (API; with ``"auto"`` the ceiling the learned
+  limit may reach) or ``max_polling_tasks`` (poll);
+- ``web:<account>``: one per ``[[accounts]]`` entry, taking from its site's queue ``web:<site>``
+  (the tasks not pinned to another account); always exactly one task at a time.
+
+Web sites also appear without an account: a web model names its site, and its provider is built
+(tasks queue there until an account of that site exists).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from mediaassist.core.config import AppConfig
+from mediaassist.core.hours import Hours
+
+DEFAULT_SWEEP_S = 5.0  # seconds between looks for work no event announced (a poll lane sets its own)
+# A web account is one logged-in browser session: the site errors (or silently mixes up the
+# conversation) if a second generation starts before the first has ended. So a web lane runs
+# exactly one task, always. This is a property of the resource, not a tunable -- never a setting.
+WEB_LANE_LIMIT = 1
+
+
+@dataclass(frozen=True)
+class LaneSpec:
+    """One lane as the config describes it (what the store and the running state add is elsewhere)."""
+
+    name: str  # web:<account> | api:<provider> | poll:<provider>
+    kind: str  # web | api | poll
+    route: str  # the queue it takes from
+    limit: int  # the fixed gate; for ``adaptive`` lanes the most the learned limit may reach
+    account: str | None = None  # web lanes: the account whose browser session runs the tasks
+    site: str | None = None  # web lanes: the account's site
+    sweep_s: float = DEFAULT_SWEEP_S
+    adaptive: bool = False  # concurrency = "auto"
+    hours: Hours = ()  # the local hours it may take work in; () = any time
+
+
+@dataclass(frozen=True)
+class AccountView:
+    """A web account as the store holds it (the operator's toggle, the login, the machine)."""
+
+    name: str
+    site: str = ""
+    enabled: bool = True
+    login_state: str = "unknown"  # unknown | ok | needs_login
+    host: str | None = None  # the machine whose browser profile holds the login; None: any
+
+
+@dataclass(frozen=True)
+class LaneConditions:
+    """What one read of the store says about the lanes: pauses, learned limits, accounts."""
+
+    paused: Mapping[str, str] = field(default_factory=dict)  # lane -> reason
+    learned: Mapping[str, int] = field(default_factory=dict)  # lane -> learned limit (concurrency "auto")
+    accounts: Mapping[str, AccountView] = field(default_factory=dict)
+    # lane -> why it takes no work now (outside its hours); added by the scheduler from its clock
+    closed: Mapping[str, str] = field(default_factory=dict)
+
+
+def lane_specs(config: AppConfig) -> list[LaneSpec]:
+    """Every lane of the config: the providers' in config order, then the accounts'."""
+    lanes = [
+        LaneSpec(name=prov.lane, kind=prov.kind, route=prov.lane, limit=prov.limit,
+                 sweep_s=prov.queue_check_interval_s if prov.kind == "poll" else DEFAULT_SWEEP_S,
+                 adaptive=prov.adaptive, hours=prov.hours)
+        for prov in config.providers
+    ]
+    lanes += [
+        LaneSpec(name=acct.lane, kind="web", route=site_route(acct.site), limit=WEB_LANE_LIMIT,
+                 account=acct.name, site=acct.site, hours=acct.hours)
+        for acct in config.accounts
+    ]
+    return lanes
+
+
+def lane_names(config: AppConfig) -> set[str]:
+    return {spec.name for spec in lane_specs(config)}
+
+
+def web_sites(config: AppConfig) -> list[str]:
+    """The web sites a config needs a provider for: its accounts' and its web models' (sorted)."""
+    sites = {a.site for a in config.accounts} | {m.site for m in config.models if m.kind == "web"}
+    return sorted(s for s in sites if s)
+
+
+def site_route(site: str) -> str:
+    """The queue of a web site's tasks, shared by its accounts' lanes."""
+    return f"web:{site}"

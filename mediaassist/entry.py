@@ -1,0 +1,330 @@
+"""``mediaassist``: the desktop app with no command, the headless tools with one.
+
+The entry point, and the top layer: it parses the arguments with little more than argparse
+loaded (``--version`` and ``--help`` cost about what the interpreter's own start does), then
+imports only what the chosen path needs -- the window (``mediaassist.ui``) or one headless
+command (``mediaassist.cli``).
+
+Exit codes: 0 all succeeded, 1 something failed, was canceled or could not run, 2 bad input or
+config (a bad row is reported with its row number; the good rows still run) or a store that
+cannot be used (a database file read-only, damaged, not a database, deleted or replaced while
+running; a shared server out of reach; a schema newer than this program), 3 the disk is full
+(queued and running tasks stay queued), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import logging
+import logging.handlers
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mediaassist import __version__
+from mediaassist.core.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_DISK_FULL,
+    EXIT_FAILED,
+    ConfigError,
+    ImportFileError,
+    StorageFault,
+)
+
+if TYPE_CHECKING:
+    from mediaassist.core.messages import Message
+    from mediaassist.core.options import RuntimeOptions
+
+COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites", "profiles")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_arguments(sys.argv[1:] if argv is None else argv)  # --version and --help end here
+    from mediaassist.core.options import RuntimeOptions
+
+    options = RuntimeOptions.from_arguments(args)
+    _setup_logging(args, options)
+    # A warning (say, a config file others can read) is a message to the operator, not a trace.
+    warnings.formatwarning = lambda message, *_rest, **_kw: f"mediaassist: warning: {message}\n"
+    try:
+        if args.command is None:
+            return _window(args, options)
+        from mediaassist.cli import run_command
+
+        return run_command(args, options)
+    except ConfigError as exc:
+        from mediaassist.core.messages import msg
+
+        for problem in exc.problems:  # every problem, one a line: all typos are fixed in one go
+            _tell(args, msg("mediaassist: config error: {reason}", reason=problem))
+        return EXIT_BAD_INPUT
+    except ImportFileError as exc:
+        from mediaassist.core.messages import msg
+
+        _tell(args, msg("mediaassist: cannot import: {reason}", reason=exc.message))
+        return EXIT_BAD_INPUT
+    except StorageFault as fault:
+        return report_storage_fault(fault, args)
+    except OSError as exc:  # preparing the data dir on a read-only or full file system
+        from mediaassist.core.store import classify_fault
+
+        classified = classify_fault(exc, Path(exc.filename or "."))
+        if classified is None:
+            raise
+        return report_storage_fault(classified, args)
+
+
+def report_storage_fault(fault: StorageFault, args: argparse.Namespace | None = None) -> int:
+    """The one line for a store that cannot be used, and its exit code."""
+    from mediaassist.core.messages import msg
+
+    _tell(args, msg("mediaassist: {reason}", reason=fault.message))
+    return EXIT_DISK_FULL if fault.disk_full else EXIT_BAD_INPUT
+
+
+def _tell(args: argparse.Namespace | None, message: Message) -> None:
+    """A line on stderr in the language of ``--lang`` or the locale (LC_ALL, LC_MESSAGES, LANG)."""
+    from mediaassist.core.messages import language_from_environment, render
+
+    print(render(message, getattr(args, "lang", None) or language_from_environment()), file=sys.stderr)
+
+
+def _window(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    if sys.platform.startswith("linux") and not any(
+            os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
+        # Qt would abort the process with a misleading hint about xcb libraries.
+        print("mediaassist: no display to open the window on (DISPLAY is not set). Start it from a "
+              "desktop session or under xvfb-run, or use the headless commands: "
+              "mediaassist run|status|cancel|retry|accounts|lanes", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        from mediaassist.ui.app import run_gui
+    except ImportError as exc:
+        print(f"mediaassist: the desktop app is not available here ({exc}); "
+              "use the headless commands: mediaassist run|status|cancel|retry|accounts", file=sys.stderr)
+        return EXIT_FAILED
+    return run_gui(list(args.files), options)
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    """The command's arguments (``command`` None: the window's)."""
+    argv = _command_first(argv)
+    if argv and argv[0] in COMMANDS:
+        return _command_parser().parse_args(argv)
+    args = _gui_parser().parse_args(argv)
+    args.command = None
+    return args
+
+
+def _command_first(argv: list[str]) -> list[str]:
+    """``mediaassist --data-dir D run tasks.csv`` means ``mediaassist run --data-dir D tasks.csv``:
+    the common options are the commands' too, so a command named after them moves to the front
+    instead of opening the window on a file called "run" (a file of that name still opens)."""
+    for index, word in enumerate(argv):
+        if word in COMMANDS and not Path(word).exists():
+            return [word, *argv[:index], *argv[index + 1:]]
+        if not word.startswith("-") and (index == 0 or argv[index - 1] not in _VALUE_OPTIONS):
+            return argv  # a file for the window came first
+    return argv
+
+
+_VALUE_OPTIONS = ("--config", "--data-dir", "--speed", "--store", "--lang")
+
+
+# --- arguments ----------------------------------------------------------------------------------
+
+def _common(parser: argparse.ArgumentParser, speed: bool = True) -> None:
+    parser.add_argument("--config", type=Path, metavar="PATH",
+                        help="config TOML (default: the user config dir's config.toml)")
+    parser.add_argument("--data-dir", type=_data_dir, metavar="DIR",
+                        help="database, profiles and outputs (default: $MEDIAASSIST_HOME or the user data dir)")
+    parser.add_argument("--store", metavar="URL",
+                        help="a team's shared queue: postgresql://USER@HOST[:PORT]/DATABASE (default: "
+                             "$MEDIAASSIST_STORE_URL, the config's [store] url, else the data dir's SQLite file)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
+    parser.add_argument("--demo", action="store_true",
+                        help="use the built-in demo providers (kept apart in DATA_DIR/demo)")
+    parser.add_argument("--lang", type=_language, metavar="LANG",
+                        help="language of the messages: en or zh_CN (default: from LC_ALL, LC_MESSAGES or LANG)")
+    if speed:
+        parser.add_argument("--speed", type=_positive_float, default=1.0, metavar="N",
+                            help="divide every demo duration and scheduler timer by N")
+
+
+def _language(text: str) -> str:
+    from mediaassist.core.messages import normalized_language
+
+    try:
+        return normalized_language(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _data_dir(text: str) -> Path:
+    from mediaassist.core.errors import ConfigError
+    from mediaassist.core.location import refuse_url_as_path
+
+    try:
+        refuse_url_as_path(text, "--data-dir")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return Path(text)
+
+
+def _not_before(text: str) -> float:
+    from datetime import datetime
+
+    from mediaassist.core.hours import parse_not_before
+
+    try:
+        return parse_not_before(text, datetime.now()).timestamp()
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 10000:
+        raise argparse.ArgumentTypeError(f"{text}: must be a number in (0, 10000]")
+    return value
+
+
+def _gui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mediaassist",
+        description="Open the desktop app (files go to the import preview). "
+                    f"Headless commands: {', '.join(COMMANDS)} (mediaassist COMMAND --help).")
+    parser.add_argument("--version", action="version", version=f"mediaassist {__version__}")
+    _common(parser)
+    parser.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    return parser
+
+
+def _command_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mediaassist", description="Headless commands; with no command "
+                                     "mediaassist opens the desktop app.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, summary: str, speed: bool = True) -> argparse.ArgumentParser:
+        leaf = sub.add_parser(name, help=summary, description=summary)
+        _common(leaf, speed=speed)
+        return leaf
+
+    run = command("run", "import task files (CSV, XLSX, JSON, JSONL, TXT) and run them until every task "
+                  "has ended; running the same file again resumes it. Only the files' own tasks are "
+                  "taken: other work queued on the same lanes is left to whoever runs it (the window)")
+    run.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    run.add_argument("--all", action="store_true",
+                     help="also run every other task queued on the lanes (with no FILE: the whole queue)")
+    run.add_argument("--model", help="model for TXT files (and rows without one)")
+    run.add_argument("--encoding", metavar="NAME",
+                     help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
+                          "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
+    run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
+    run.add_argument("--not-before", type=_not_before, metavar="WHEN",
+                     help="start no task before WHEN (local time: 23:00, 2026-12-03 23:00, or ISO 8601 with "
+                          "an offset); a task file's not_before column wins for its rows")
+
+    status = command("status", "per lane: limit, running, pending, success, failed, canceled "
+                     "(and the polling pool)", speed=False)
+    status.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+    cancel = command("cancel", "cancel tasks: pending ones at once, running ones at their next checkpoint",
+                     speed=False)
+    cancel.add_argument("task_ids", nargs="*", metavar="TASK_ID")
+    cancel.add_argument("--batch", metavar="ID", help="every unfinished task of the batch")
+
+    retry = command("retry", "queue finished tasks again on the same row: failed or canceled ones, "
+                    "or any named by id (a success is generated again)", speed=False)
+    retry.add_argument("task_ids", nargs="*", metavar="TASK_ID")
+    retry.add_argument("--failed", action="store_true", help="every failed task")
+    retry.add_argument("--batch", metavar="ID", help="the failed and canceled tasks of the batch")
+
+    accounts = sub.add_parser("accounts", help="web accounts: list, enable, disable, log in",
+                              description="web accounts").add_subparsers(dest="action", required=True)
+    _common(accounts.add_parser("list", help="every account with its site, toggle and login state"),
+            speed=False)
+    for action, summary in (("enable", "let the account take work again"),
+                            ("disable", "take no new work on the account (running work finishes)")):
+        leaf = accounts.add_parser(action, help=summary, description=summary)
+        leaf.add_argument("name")
+        _common(leaf, speed=False)
+    login = accounts.add_parser("login", help="open the account's browser profile to log in by hand")
+    login.add_argument("name")
+    login.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
+                       help="give up waiting for the login after S seconds (default 600)")
+    _common(login, speed=False)
+
+    sites = sub.add_parser("sites", help="web site profiles: check which selectors match")
+    sites_sub = sites.add_subparsers(dest="action", required=True)
+    check = sites_sub.add_parser("check", help="open SITE as an account and report which selectors match")
+    _common(check)
+    check.add_argument("site")
+    check.add_argument("--account", required=True, metavar="NAME", help="whose logged-in profile to use")
+    learn = sites_sub.add_parser("learn", help="write a site profile from three clicks on a chat page (opens a window)",
+                                 description="Open URL in a browser window; click the prompt box, the send "
+                                 "button and the finished answer; a profile is written to the config dir's "
+                                 "sites/ folder and checked.")
+    _common(learn, speed=False)
+    learn.add_argument("url")
+    learn.add_argument("--name", required=True, metavar="SITE", help="the profile's name (sites/SITE.toml)")
+    learn.add_argument("--account", required=True, metavar="NAME",
+                       help="whose browser profile to use (log in there first if the site asks)")
+    learn.add_argument("--force", action="store_true", help="replace an existing profile of that name")
+
+    profiles = sub.add_parser("profiles", help="task-API profiles: show the requests a task would make")
+    profiles_sub = profiles.add_subparsers(dest="action", required=True)
+    show = profiles_sub.add_parser("check", help="show the requests a task on profile NAME would make "
+                                   "(nothing is sent; secrets masked)",
+                                   description="Read a task-API profile (a shipped name or a .toml path) and "
+                                   "show the create, status, result and cancel requests a task would make "
+                                   "against a base URL, with the key and secrets masked. Nothing is sent.")
+    show.add_argument("name", metavar="NAME", help="a shipped profile (kling, runway, ...) or a .toml path")
+    show.add_argument("--base-url", metavar="URL", help="the service's address (default: the profile's base_url)")
+    _common(show, speed=False)
+
+    lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
+    lane_sub = lanes.add_subparsers(dest="action", required=True)
+    for action, summary in (("pause", "the lane takes no new work until resumed"),
+                            ("resume", "the lane takes work again (after fixing a quota or key)")):
+        leaf = lane_sub.add_parser(action, help=summary, description=summary)
+        leaf.add_argument("name", help="as `mediaassist status` lists it, e.g. api:openai")
+        _common(leaf, speed=False)
+    return parser
+
+
+# --- logging ----------------------------------------------------------------------------------
+
+def _setup_logging(args: argparse.Namespace, options: RuntimeOptions) -> None:
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(level)
+    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG if args.verbose > 1 else logging.INFO)
+    root.addHandler(console)
+    # A log line that cannot be written (disk full) is dropped, not printed as a traceback: the
+    # operator gets the one line that says what is wrong.
+    logging.raiseExceptions = False
+    from mediaassist.core.paths import data_dir
+    from mediaassist.core.secrets import install_log_filter
+
+    try:
+        log_dir = data_dir(options.data_dir) / "logs"
+        log_dir.mkdir(exist_ok=True)
+        file_handler = logging.handlers.RotatingFileHandler(
+            log_dir / "mediaassist.log", maxBytes=5_000_000, backupCount=3, encoding="utf-8")
+        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        file_handler.setLevel(logging.INFO)
+        root.addHandler(file_handler)
+    except OSError as exc:
+        # A read-only or full file system is reported once, by the store, with what to do.
+        if exc.errno not in (errno.EROFS, errno.ENOSPC):
+            print(f"mediaassist: no log file ({exc})", file=sys.stderr)
+    # Third-party chatter (httpx logs every request URL at INFO) stays out of our logs.
+    for noisy in ("httpx", "httpcore", "asyncio", "peewee"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    install_log_filter()

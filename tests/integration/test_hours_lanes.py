@@ -1,0 +1,82 @@
+"""A lane outside its hours takes no work, says when it opens, and starts on time by itself --
+in the scheduler and in a ``run`` process, which waits for it instead of giving up."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from mediaassist.core.config import parse_config
+from mediaassist.core.scheduler import Scheduler
+from mediaassist.core.store import Store
+from tests.harness import run_batch, sim_api_tasks, wait_until
+from tests.helpers import cli, sim_config_text, write_config, write_csv
+
+OPENS_IN_S = 4.0
+
+
+def _hours_from(opens_at: datetime) -> str:
+    closes = opens_at + timedelta(hours=1)
+    return f"{opens_at:%H:%M:%S}-{closes:%H:%M:%S}"
+
+
+def _config_text(opens_at: datetime) -> str:
+    text = sim_config_text(api_s=(1, 2))
+    return text.replace('name = "sim-api"\n', f'name = "sim-api"\nhours = "{_hours_from(opens_at)}"\n', 1)
+
+
+@pytest.mark.asyncio
+async def test_a_lane_rests_until_its_hours_begin_then_runs(store: Store, data_dir: Path) -> None:
+    import tomllib
+
+    opens_at = datetime.now().replace(microsecond=0) + timedelta(seconds=OPENS_IN_S + 1)
+    config = parse_config(tomllib.loads(_config_text(opens_at)))
+    reasons: list[str] = []
+
+    async def while_closed(sched: Scheduler, ids: list[str]) -> None:
+        await wait_until(lambda: "api:sim-api" in sched.blocked_lanes(), 5, "the lane to rest")
+        reasons.append(sched.blocked_lanes()["api:sim-api"])
+        assert all(store.get(i).state == "pending" for i in ids)
+
+    tasks = await run_batch(store, config, data_dir, sim_api_tasks(3), 20.0, during=while_closed)
+    assert [t.state for t in tasks] == ["success"] * 3
+    assert all(t.started_at is not None and t.started_at >= opens_at.timestamp() for t in tasks)
+    assert reasons == [f"outside its hours {_hours_from(opens_at)}; opens at {opens_at:%H:%M:%S}"]
+
+
+def test_run_waits_for_the_hours_and_status_says_why(tmp_path: Path) -> None:
+    opens_at = datetime.now().replace(microsecond=0) + timedelta(seconds=OPENS_IN_S + 2)
+    config = write_config(tmp_path / "config.toml", _config_text(opens_at))
+    tasks = write_csv(tmp_path / "t.csv", [{"task_id": f"h-{i}", "model": "writer", "prompt": f"p{i}"}
+                                           for i in range(2)])
+    status = cli("status", "--config", str(config), "--data-dir", str(tmp_path / "data"))
+    assert f"RESTING: outside its hours {_hours_from(opens_at)}; opens at {opens_at:%H:%M:%S}" in status.stdout
+    run = cli("run", str(tasks), "--json", "--speed", "20", "--config", str(config),
+              "--data-dir", str(tmp_path / "data"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    summary = json.loads(run.stdout)
+    assert summary["success"] == 2
+    assert all(datetime.fromisoformat(t["started_at"]).timestamp() >= opens_at.timestamp() - 0.001
+               for t in summary["tasks"])
+
+
+def test_run_not_before_holds_the_files_tasks_until_then(tmp_path: Path) -> None:
+    start_at = datetime.now().replace(microsecond=0) + timedelta(seconds=OPENS_IN_S)
+    config = write_config(tmp_path / "config.toml", sim_config_text(api_s=(1, 2)))
+    tasks = write_csv(tmp_path / "t.csv", [{"task_id": f"nb-{i}", "model": "writer", "prompt": f"p{i}"}
+                                           for i in range(2)])
+    run = cli("run", str(tasks), "--json", "--speed", "20", "--not-before", f"{start_at:%Y-%m-%d %H:%M:%S}",
+              "--config", str(config), "--data-dir", str(tmp_path / "data"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    summary = json.loads(run.stdout)
+    assert summary["success"] == 2
+    assert all(datetime.fromisoformat(t["started_at"]).timestamp() >= start_at.timestamp() for t in summary["tasks"])
+
+
+def test_run_not_before_that_is_no_time_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    run = cli("run", "whatever.csv", "--not-before", "tonight", "--data-dir", str(tmp_path / "data"))
+    assert run.returncode == 2
+    assert "argument --not-before: 'tonight' is not a time" in run.stderr and "Traceback" not in run.stderr
