@@ -96,15 +96,19 @@ def _window(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if sys.platform.startswith("linux") and not any(
             os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
         # Qt would abort the process with a misleading hint about xcb libraries.
-        print("mediaassist: no display to open the window on (DISPLAY is not set). Start it from a "
-              "desktop session or under xvfb-run, or use the headless commands: "
-              "mediaassist run|status|cancel|retry|accounts|lanes", file=sys.stderr)
+        from mediaassist.core.messages import msg
+
+        _tell(args, msg("mediaassist: no display to open the window on (DISPLAY is not set). Start it from a "
+                        "desktop session or under xvfb-run, or use the headless commands: "
+                        "mediaassist run|status|cancel|retry|accounts|lanes"))
         return EXIT_FAILED
     try:
         from mediaassist.ui.app import run_gui
     except ImportError as exc:
-        print(f"mediaassist: the desktop app is not available here ({exc}); "
-              "use the headless commands: mediaassist run|status|cancel|retry|accounts", file=sys.stderr)
+        from mediaassist.core.messages import msg
+
+        _tell(args, msg("mediaassist: the desktop app is not available here ({reason}); use the headless "
+                        "commands: mediaassist run|status|cancel|retry|accounts", reason=exc))
         return EXIT_FAILED
     return run_gui(list(args.files), options)
 
@@ -323,7 +327,9 @@ def _setup_logging(args: argparse.Namespace, options: RuntimeOptions) -> None:
     except OSError as exc:
         # A read-only or full file system is reported once, by the store, with what to do.
         if exc.errno not in (errno.EROFS, errno.ENOSPC):
-            print(f"mediaassist: no log file ({exc})", file=sys.stderr)
+            from mediaassist.core.messages import msg
+
+            _tell(args, msg("mediaassist: no log file ({reason})", reason=exc))
     # Third-party chatter (httpx logs every request URL at INFO) stays out of our logs.
     for noisy in ("httpx", "httpcore", "asyncio", "peewee"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -1,5 +1,6 @@
 """Qt translations: every UI string goes through ``tr()`` (one context), compiled .qm per language.
-Texts stored in English and translated where shown are marked with ``tr_noop()``.
+The core's texts (log lines, errors) are not Qt's: they come as messages and are rendered
+through the core's gettext catalogue (mediaassist/ui/core_texts.py).
 
 ``resources/translations/build_translations.py`` extracts the ``tr("...")`` literals into the .ts
 files and compiles them with ``pyside6-lrelease``; the compiled .qm files are shipped.
@@ -34,12 +35,6 @@ def tr(text: str) -> str:
 def labelled(label: str, text: str) -> str:
     """``label: text`` with the language's own colon (Chinese uses the full-width ``：``)."""
     return tr("{label}: {text}").format(label=label, text=text)
-
-
-def tr_noop(text: str) -> str:
-    """Marks a text for the translation files without translating it now (it is stored, or
-    matched, in English and translated where it is shown: ``tr(text)``)."""
-    return text
 
 
 def resolve_language(choice: str) -> str:

@@ -1,4 +1,4 @@
-"""Refresh the .ts files from the ``tr("...")`` and ``tr_noop("...")`` literals in mediaassist/ui
+"""Refresh the .ts files from the ``tr("...")`` literals in mediaassist/ui
 and compile the .qm; refresh the core's gettext catalogues (``core_<lang>.po``) from the
 ``msg("...")`` literals outside mediaassist/ui and compile the .mo (with Babel).
 
@@ -31,7 +31,7 @@ PACKAGE = HERE.parents[1] / "mediaassist"
 UI = PACKAGE / "ui"
 LANGUAGES = ("zh_CN",)
 CONTEXT = "mediaassist"
-MARKERS = ("tr", "tr_noop")  # tr_noop: stored in English, translated where shown
+MARKERS = ("tr",)
 
 
 def source_strings() -> list[str]:
@@ -123,7 +123,7 @@ def refresh_core(language: str) -> int:
         old = known.get(message_id)
         fresh.add(message_id, old.string if old is not None else "", locations=places,
                   flags=("python-brace-format",))
-    for old in known:
+    for old in [*known, *known.obsolete.values()]:
         if old.id and old.id not in ids and old.string:
             fresh.obsolete[old.id] = old
     with (HERE / f"core_{language}.po").open("wb") as po:
