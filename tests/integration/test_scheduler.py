@@ -12,7 +12,8 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.events import TaskEvent, TaskEventKind
 from mediaassist.core.messages import CHINESE, render
-from mediaassist.core.scheduler import ACCOUNT_DISABLED, STALL_S, Scheduler
+from mediaassist.core.policy import ACCOUNT_DISABLED
+from mediaassist.core.scheduler import STALL_S, Scheduler
 from mediaassist.core.store import NewTask, Store, Task
 from mediaassist.providers.base import Provider, TaskContext, TaskResult
 from mediaassist.providers.registry import build_providers
