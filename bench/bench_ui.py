@@ -9,9 +9,11 @@ every row (Ctrl+A, with the toolbar/detail update it triggers), the loop lag whi
 table is exported to XLSX and CSV, and -- with tasks running -- the loop lag and the time to
 preview while a 10,000- and a 100,000-row CSV file are dropped, previewed and imported.
 
-``--gallery N`` instead measures the gallery of N output images (1024×576, half PNG, half JPEG):
-time to the first screenful of thumbnails and to all of them (cold, then from the disk cache),
-and the loop lag while they are made, against an idle baseline of the same run.
+``--gallery N`` instead measures the gallery of N output images (1024×576, half PNG, half JPEG),
+each recorded as an output with its row, model and prompt (as a run leaves them; one in ten
+picked): time to the first screenful of thumbnails and to all of them (cold, then from the disk
+cache), and the loop lag while they are made, against an idle baseline and against the table's own
+first screen and scroll to the end over the same tasks, in the same run.
 """
 
 from __future__ import annotations
@@ -375,10 +377,15 @@ def make_images(folder: Path, n: int) -> list[str]:
 
 
 def finish_with_images(store: Store, paths: list[str]) -> None:
+    from mediaassist.core.outputs import describe_output
+
     store.enqueue("gallery", [NewTask(model="bench-video", model_kind="poll", route="poll:bench-poll",
-                                      prompt=f"picture {i}", task_id=f"pic-{i:05d}") for i in range(len(paths))])
+                                      prompt=f"picture {i} of a long series of product shots", task_id=f"pic-{i:05d}",
+                                      row=i + 2, group=f"row-{i + 2}") for i in range(len(paths))])
     for task, path in zip(store.claim("poll:bench-poll", "bench", limit=len(paths)), paths, strict=True):
-        store.finish_success(task, None, [path])
+        store.finish_success(task, None, [path], None, [describe_output(1, Path(path))])
+        if task.source_row % 10 == 0:
+            store.set_picked(task.task_id, 1, True)
 
 
 async def gallery_round(window: MainWindow, label: str) -> None:
@@ -410,11 +417,37 @@ async def gallery_round(window: MainWindow, label: str) -> None:
           f"loop lag {summary(samples)}")
 
 
+async def table_round(window: MainWindow) -> None:
+    """The table over the same tasks: its first screen (with the output thumbnails it asks for),
+    then scrolled to the end page by page -- the figures the gallery's are read against."""
+    table, model = window.table, window.model
+    samples: list[float] = []
+    probe = asyncio.ensure_future(lag_samples(3600, samples))
+    started = time.perf_counter()
+    model.refresh_membership()
+    model.flush()
+    await until(lambda: model.rowCount() > 0)
+    table.viewport().repaint()
+    await until(lambda: not model.thumbnails.loading)
+    first_screen = time.perf_counter() - started
+    bar = table.verticalScrollBar()
+    while bar.value() < bar.maximum():
+        bar.setValue(min(bar.maximum(), bar.value() + bar.pageStep()))
+        await asyncio.sleep(0.02)
+        while model.thumbnails.loading:
+            await asyncio.sleep(0.005)
+    everything = time.perf_counter() - started
+    probe.cancel()
+    print(f"table: {model.rowCount():,} rows, first screen {first_screen * 1000:6.0f} ms, scrolled to the end "
+          f"{everything:5.1f} s; loop lag {summary(samples)}")
+
+
 async def drive_gallery(window: MainWindow) -> None:
     window.resize(1366, 768)
     window.lanes.toggle_pause_all()  # a quiet scheduler: the lag below is the gallery's own
     idle = await lag_samples(3.0)
     print(f"loop lag idle (baseline): {summary(idle)}")
+    await table_round(window)
     window.tabs.setCurrentWidget(window.gallery)
     await gallery_round(window, "cold cache")
     await gallery_round(window, "disk cache")

@@ -1,11 +1,12 @@
 """Screenshots for review on a 1366×768 laptop screen, the demo running, English and Chinese.
 
-    .venv/bin/python -m bench.screenshots [--docs]
+    .venv/bin/python -m bench.screenshots [--docs] [--compare-only]
 
 Runs offscreen on a simulated 1366×768 screen (Qt's offscreen platform with a screen config), so
 the result does not depend on the X server's size. Saves screenshots/{en,zh_CN}-{first-start,
-busy,error,gallery,preview-image,preview-video,import,import-errors,settings,accounts,tray}.png; ``--docs``
-also refreshes the pictures in docs/images/ (README and the documentation site).
+busy,error,gallery,preview-image,preview-video,compare,import,import-errors,settings,accounts,tray}.png;
+``--docs`` also refreshes the pictures in docs/images/ (README and the documentation site, the
+compare view's among them); ``--compare-only`` shoots only the compare view (English).
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     if docs and language == "en":
         save_small(window, DOCS / "gallery-en.png")
     await shoot_previews(window, language)
+    await shoot_compare(window, language, docs)
     window.tabs.setCurrentWidget(window.accounts)
     await asyncio.sleep(0.3)
     save(window, f"{language}-accounts")
@@ -166,15 +168,43 @@ async def shoot_previews(window: MainWindow, language: str) -> None:
         dialog.reject()
 
 
+async def shoot_compare(window: MainWindow, language: str, docs: bool) -> None:
+    """A row fanned out to three video services, one of them remixed: side by side, playing."""
+    await accept_import(window, EXAMPLES / "fan-out.csv")
+    row = [t for t in window.store.tasks() if t.source_row == 2 and t.group_key == "row-2" and t.parent_id is None
+           and t.model in ("demo-sora", "demo-kling", "demo-video")]
+    await until(lambda: all(window.store.get(t.task_id).state == "success" for t in row), 120)
+    sora = next(t for t in row if t.model == "demo-sora")
+    child = window.rt.rerun(sora.task_id, prompt=sora.prompt + ", seen from above", remix=True)
+    await until(lambda: window.store.get(child).state == "success", 120)
+    window.rt.set_picked(child, 1, True)
+    dialog = window.outputs.compare(MediaItem(sora.task_id, OUTPUT, "video", "", batch_id=sora.batch_id,
+                                              group="row-2"))
+    dialog.play_together()
+    await asyncio.sleep(1.5)
+    save(dialog, f"{language}-compare")
+    if docs and language == "en":
+        save_small(dialog, DOCS / "compare-en.png")
+    dialog.reject()
+
+
+async def compare_only(window: MainWindow) -> None:
+    window.resize(*SCREEN)
+    await shoot_compare(window, "en", True)
+    window.quit_requested.set_result(True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", action="store_true", help="also refresh the pictures in docs/images/")
-    docs = parser.parse_args().docs
+    parser.add_argument("--compare-only", action="store_true", help="only the compare view, in English")
+    args = parser.parse_args()
+    docs = args.docs
     OUT.mkdir(exist_ok=True)
     DOCS.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, False)
-    for language in ("en", "zh_CN"):
+    for language in ("en",) if args.compare_only else ("en", "zh_CN"):
         with tempfile.TemporaryDirectory() as tmp:
             settings = QSettings(str(Path(tmp) / "ui.ini"), QSettings.Format.IniFormat)
             settings.setValue("app/language", language)
@@ -183,7 +213,8 @@ def main() -> int:
             with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
                 runner.run(run_window([], options, settings, use_tray=False,
                                       on_window=lambda w, lang=language, shots=jobs:
-                                      shots.append(asyncio.ensure_future(shoot(w, lang, docs)))))
+                                      shots.append(asyncio.ensure_future(
+                                          compare_only(w) if args.compare_only else shoot(w, lang, docs)))))
             jobs[0].result()
     return 0
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mediaassist.core.budget import Budgeter, estimate_batch, is_budget_pause, paused_batches
 from mediaassist.core.config import AppConfig
+from mediaassist.core.delivery import DeliveryError
 from mediaassist.core.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -27,11 +29,14 @@ from mediaassist.core.errors import (
 )
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.lanes import lane_names
-from mediaassist.core.messages import ENGLISH, Message, language_from_environment, listed, msg, render
-from mediaassist.core.options import RuntimeOptions, load_app_config, open_store
+from mediaassist.core.manifest import file_entry
+from mediaassist.core.messages import ENGLISH, Message, each_of, language_from_environment, listed, msg, render
+from mediaassist.core.money import format_money, format_totals, from_micros
+from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
+from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
-from mediaassist.core.store import FINAL_STATES, PAUSED_BY_OPERATOR, Store, Task, iso
-from mediaassist.status import lane_status, poll_account_checks, processes_at_work
+from mediaassist.core.store import FINAL_STATES, PAUSED_BY_OPERATOR, SPEND_SETTLED, Spend, Store, Task, iso
+from mediaassist.status import lane_status, poll_account_checks, processes_at_work, spent_today
 
 if TYPE_CHECKING:
     from mediaassist.runtime import Runtime
@@ -65,12 +70,18 @@ def run_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
         return _run_with_signals(args, options)
     if args.command == "status":
         return asyncio.run(_status(args, options))
+    if args.command == "estimate":
+        return asyncio.run(_estimate(args, options))
     if args.command == "profiles":
         return _profiles_check(args)
+    if args.command == "doctor":
+        return _doctor(options)
     if args.command == "sites":
         return asyncio.run(_sites_learn(args, options) if args.action == "learn" else _sites_check(args, options))
     if args.command == "accounts" and args.action == "login":
         return asyncio.run(_account_login(args, options))
+    if args.command in ("rerun", "outputs"):
+        return asyncio.run(_outputs_command(args, options))
     with _open_store(options) as store:
         if args.command == "cancel":
             return _cancel(args, store)
@@ -96,6 +107,41 @@ class _open_store:
         self.store.close()
 
 
+# --- doctor -----------------------------------------------------------------------------------
+
+def _doctor(options: RuntimeOptions) -> int:
+    from mediaassist.core.doctor import examine
+    from mediaassist.core.options import DB_NAME
+    from mediaassist.core.paths import data_dir
+
+    config = load_app_config(options) if not options.demo else AppConfig()
+    path = data_dir(options.data_dir) / DB_NAME
+    if store_location(options, config, path.parent) != path:
+        print("mediaassist doctor: the store is a shared PostgreSQL database; its server looks after it "
+              "(pg_dump for a backup)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not path.is_file():
+        print(f"mediaassist doctor: there is no store file at {path}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        report = examine(path, path.parent / "backups")
+    except OSError as exc:
+        print(f"mediaassist doctor: could not back up {path} first ({exc.strerror or exc}); nothing was "
+              "changed -- free some space and run it again", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"backed up to {report.backup}")
+    if report.healthy:
+        print(f"{path}: PRAGMA integrity_check ok; "
+              + ("its -wal is written back" if report.checkpointed else "another process is using it now"))
+        return EXIT_OK
+    say(msg("{path} is damaged: {problems}", path=path, problems=each_of(report.problems)), to=sys.stdout)
+    if report.recovered_file is not None and report.recovered:
+        saved = ", ".join(f"{table} {n}" for table, n in report.recovered.items())
+        print(f"rows that could be read are saved in {report.recovered_file} ({saved}); to use them, move "
+              f"{path.name} and its -wal and -shm files aside and put that file in its place")
+    return EXIT_FAILED
+
+
 # --- run --------------------------------------------------------------------------------------
 
 def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
@@ -112,7 +158,7 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
     from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
 
     async with Runtime(options) as rt:
-        reports = [read_task_file(path, rt.config, args.model, args.encoding)
+        reports = [read_task_file(path, rt.config, args.model, args.encoding, args.models)
                    for path in args.files]  # all or nothing
         if args.not_before is not None:
             for task in (task for report in reports for task in report.tasks if not task.not_before):
@@ -134,16 +180,19 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if args.all and fault is None and not any(event.is_set() for event in stop_events):
             # --all may have started tasks of batches queued after it began: finish those too.
             fault = _fault_of(await _until_done_or(rt.scheduler.drain(), stop_events))
+        if rt.scheduler.fault is None and fault is None:
+            await rt.scheduler.refresh_balances()  # after the batch: what the accounts have left
         await rt.scheduler.stop(cancel_running=False)
         fault = rt.scheduler.fault or fault
         if fault is not None:  # nothing below could be read or trusted: stop with the one line
             raise fault
         progress.finish()
         tasks = _tasks_by_id(rt.store, task_ids)
+        _report_cost(rt, batch_ids)
         if not interrupted.is_set():
             _report_blocked(rt, tasks)
         if args.json:
-            print(json.dumps(_run_summary(rt.store, batch_ids, tasks), ensure_ascii=False, indent=1))
+            print(json.dumps(_run_summary(rt, batch_ids, tasks), ensure_ascii=False, indent=1))
         if interrupted.is_set():
             say(msg("mediaassist: interrupted; unfinished tasks stay queued and resume on the next run"))
             return EXIT_INTERRUPTED
@@ -219,26 +268,61 @@ def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:
     if not left:
         return
     blocked = rt.scheduler.blocked_lanes()
+    stopped = {batch: why for batch, why in paused_batches(rt.store.paused_lane_reasons()).items()
+               if batch in {t.batch_id for t in left}}
     say(msg("mediaassist: {tasks} could not run and stay queued:", tasks=_tasks(len(left))))
+    for batch, reason in sorted(stopped.items()):
+        say(msg("  batch {batch}: {reason}; raise [budget] per_batch in the config, then run the file again",
+                batch=batch, reason=reason))
     for lane, reason in sorted(blocked.items()):
-        say(msg("  {lane}: {reason}", lane=lane, reason=reason) if lane.startswith("web:") else
-            msg("  {lane}: {reason}; resume with: mediaassist lanes resume {lane}", lane=lane, reason=reason))
-    if not blocked:
+        if is_budget_pause(reason):
+            say(msg("  {lane}: {reason}; raise the budget in the config (or top up), or wait for the budget day "
+                    "to turn", lane=lane, reason=reason))
+        elif lane.startswith("web:"):
+            say(msg("  {lane}: {reason}", lane=lane, reason=reason))
+        else:
+            say(msg("  {lane}: {reason}; resume with: mediaassist lanes resume {lane}", lane=lane, reason=reason))
+    if not blocked and not stopped:
         say(msg("  no lane in the config can run their model"))
 
 
-def _run_summary(store: Store, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
+def _report_cost(rt: Runtime, batch_ids: list[str]) -> None:
+    """The batch's estimate beside what it cost, and each provider's balance where known."""
+    actual = rt.store.spend_totals(batch_ids=batch_ids, settled_only=True)
+    estimate = rt.store.batch_estimates(batch_ids)
+    if actual or estimate:
+        say(msg("cost: {actual} (estimated {estimate})", actual=format_totals(actual),
+                estimate=format_totals(estimate)))
+    for route, (balance, _read_at) in sorted(rt.scheduler.budget.balances.items()):
+        say(msg("balance: {route}: {money} left", route=route, money=format_money(balance)))
+
+
+def _run_summary(rt: Runtime, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
     counts = {state: sum(1 for t in tasks if t.state == state) for state in FINAL_STATES}
+    outputs = rt.store.outputs_of(t.task_id for t in tasks)
+    spend = rt.store.task_spend([t.task_id for t in tasks])
     return {
         "batch_ids": batch_ids, "total": len(tasks), "success": counts["success"],
         "failed": counts["failed"], "canceled": counts["canceled"],
         "pending": sum(1 for t in tasks if t.state not in FINAL_STATES),
-        "tasks": [task_json(store, t) for t in tasks],
+        "cost": rt.store.spend_totals(batch_ids=batch_ids, settled_only=True).to_json(),
+        "estimate": rt.store.batch_estimates(batch_ids).to_json(),
+        "tasks": [{**task_json(rt.store, t, spend.get(t.task_id, [])),
+                   "files": _files_json(rt, t, outputs.get(t.task_id, []))} for t in tasks],
     }
 
 
-def task_json(store: Store, task: Task) -> dict[str, Any]:
+def _files_json(rt: Runtime, task: Task, outputs: list[Any]) -> list[dict[str, Any]]:
+    """The task's files with the manifest's fields (``file`` relative to the batch's manifest) and
+    ``path``, absolute."""
+    folder = batch_folder(rt.outputs_root, task.batch_id)
+    return [{**file_entry(rt.config, task, output, folder), "path": output.path} for output in outputs]
+
+
+def task_json(store: Store, task: Task, spend: list[Spend] | None = None) -> dict[str, Any]:
+    """One task as ``run --json`` prints it; ``spend``: its spend rows (read here when None)."""
     result = store.result(task.task_id) if task.state == "success" else None
+    rows = store.task_spend([task.task_id]).get(task.task_id, []) if spend is None else spend
     return {
         "task_id": task.task_id, "batch_id": task.batch_id, "model": task.model,
         "model_kind": task.model_kind, "account": task.account, "lane": task.lane,
@@ -248,6 +332,10 @@ def task_json(store: Store, task: Task) -> dict[str, Any]:
         "output_files": result.file_list if result else [],
         "created_at": iso(task.created_at), "started_at": iso(task.started_at),
         "finished_at": iso(task.finished_at),
+        "cost": [{"amount": str(r.money.amount), "currency": r.currency, "source": r.source, "attempt": r.attempt}
+                 for r in rows if r.state == SPEND_SETTLED],
+        "estimate": [{"amount": str(from_micros(r.estimate)), "currency": r.currency, "attempt": r.attempt}
+                     for r in rows if r.estimate is not None],
     }
 
 
@@ -297,17 +385,21 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
 
         async with Runtime(options) as rt:
             lanes, at_work = lane_status(rt.config, rt.store), processes_at_work(rt.store)
+            spent, stopped = spent_today(rt.config, rt.store), paused_batches(rt.store.paused_lane_reasons())
             checks = await poll_account_checks(rt.config)
     else:
         config = load_app_config(options)
         with _open_store(options) as store:
             lanes, at_work = lane_status(config, store), processes_at_work(store)
+            spent, stopped = spent_today(config, store), paused_batches(store.paused_lane_reasons())
         checks = await poll_account_checks(config)
     for lane in lanes:
         if lane["lane"] in checks:
             lane["account_check"] = [str(line) for line in checks[lane["lane"]]]  # English in the JSON
     if args.json:
-        print(json.dumps({"lanes": lanes, "at_work": at_work}, ensure_ascii=False, indent=1))
+        print(json.dumps({"lanes": lanes, "at_work": at_work, "spent_today": spent.to_json(),
+                          "stopped_batches": {batch: str(why) for batch, why in stopped.items()}},
+                         ensure_ascii=False, indent=1))
         return EXIT_OK
     for lane in lanes:
         line = (f"{lane['lane']:<28} {lane['kind']:<5} running {lane['running']}/{lane['limit']}  "
@@ -327,6 +419,8 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
             line += f"  on {lane['host'] or 'any machine'}"
         if lane.get("login_state") == "needs_login":
             line += f"  NEEDS LOGIN (mediaassist accounts login {lane['lane'].split(':', 1)[1]})"
+        if lane["lane"] in spent.by_lane:
+            line += f"  spent today {format_totals(spent.by_lane[lane['lane']])}"
         print(line)
         for check in checks.get(lane["lane"], []):
             print("    " + render(check, _OUT.language))
@@ -334,10 +428,77 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
         where = options.config_path or default_config_path()
         say(msg("no lanes: add [[providers]] and [[accounts]] to {where} (see docs/configuration.md), or try --demo",
                 where=where), to=sys.stdout)
+    say(msg("spent today ({day}): {spent}", day=spent.day, spent=format_totals(spent.total)), to=sys.stdout)
+    for batch, reason in sorted(stopped.items()):
+        say(msg("batch {batch} STOPPED: {reason}", batch=batch, reason=reason), to=sys.stdout)
     hosts = [msg("{host} ({processes})", host=host, processes=_processes(n)) for host, n in at_work.items()]
     say(msg("at work on this store: {hosts}", hosts=listed(hosts) if hosts else msg("no mediaassist process")),
         to=sys.stdout)
     return EXIT_OK
+
+
+async def _outputs_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    """rerun, outputs manifest|pick|deliver: on the config (or the demo's) and the store."""
+    from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
+
+    options.read_only = True  # no demo logins: nothing runs here
+    async with Runtime(options) as rt:
+        try:
+            return _outputs_action(args, rt)
+        except DeliveryError as exc:
+            say(msg("mediaassist: {reason}", reason=exc.message))
+            return EXIT_BAD_INPUT
+
+
+def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
+    if args.command == "rerun":
+        new_id = rt.rerun(args.task_id, prompt=args.prompt, model=args.model, params=dict(args.param),
+                          remix=args.remix)
+        say(msg("{new_id} queued as a rerun of {task_id}; it runs while the app is open, or with "
+                "`mediaassist run --all`", new_id=new_id, task_id=args.task_id), to=sys.stdout)
+        return EXIT_OK
+    if args.action == "manifest":
+        path, count = rt.rebuild_manifest(args.batch)
+        say(msg("{path}: {files}", path=path, files=_files(count)), to=sys.stdout)
+        return EXIT_OK
+    if args.action == "pick":
+        if _unknown_ids(rt.store, [args.task_id]):
+            return EXIT_BAD_INPUT
+        changed = rt.set_picked(args.task_id, args.n, not args.unpick)
+        say(msg("{task_id}: {outputs} unpicked", task_id=args.task_id, outputs=_outputs(changed)) if args.unpick else
+            msg("{task_id}: {outputs} picked", task_id=args.task_id, outputs=_outputs(changed)), to=sys.stdout)
+        return EXIT_OK if changed else EXIT_FAILED
+    delivery = rt.deliver(args.batch, args.to, args.picked, args.tasks)
+    for gone in delivery.missing:
+        say(msg("mediaassist: {path} is gone from disk; not delivered", path=gone))
+    say(msg("{files} delivered to {folder} (with manifest.json and manifest.csv)", files=_files(len(delivery.files)),
+            folder=delivery.folder), to=sys.stdout)
+    return EXIT_FAILED if delivery.missing else EXIT_OK
+
+
+async def _estimate(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    options.read_only = True
+    if options.demo:
+        from mediaassist.runtime import Runtime
+
+        async with Runtime(options) as rt:
+            return _print_estimate(args, rt.config, rt.store)
+    config = load_app_config(options)
+    with _open_store(options) as store:
+        return _print_estimate(args, config, store)
+
+
+def _print_estimate(args: argparse.Namespace, config: AppConfig, store: Store) -> int:
+    reports = [read_task_file(path, config, args.model, args.encoding) for path in args.files]
+    for report in reports:
+        for error in report.errors:
+            say(msg("{source}: {error}", source=report.source, error=error.text))
+    estimate = estimate_batch(Budgeter(store, config), [t for r in reports for t in r.tasks])
+    if args.json:
+        print(json.dumps(estimate.to_json(), ensure_ascii=False, indent=1))
+    else:
+        print("\n".join(estimate.lines()))
+    return EXIT_BAD_INPUT if any(r.errors for r in reports) else EXIT_OK
 
 
 def _cancel(args: argparse.Namespace, store: Store) -> int:
@@ -386,6 +547,14 @@ def _bad_rows(n: int) -> Message:
 
 def _processes(n: int) -> Message:
     return msg("1 process") if n == 1 else msg("{n} processes", n=n)
+
+
+def _files(n: int) -> Message:
+    return msg("1 file") if n == 1 else msg("{n} files", n=n)
+
+
+def _outputs(n: int) -> Message:
+    return msg("1 output") if n == 1 else msg("{n} outputs", n=n)
 
 
 def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> int:

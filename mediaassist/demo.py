@@ -10,11 +10,13 @@ import asyncio
 import secrets
 import uuid
 from contextlib import AsyncExitStack
+from decimal import Decimal
 from pathlib import Path
 from types import TracebackType
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
+from mediaassist.core.money import Price
 from mediaassist.core.task_profiles import load_profile
 from mediaassist.demo_servers.native_video_server import DEFAULT_MODELS, SERVICES, NativeVideoDemoServer
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
@@ -33,6 +35,17 @@ DEMO_NATIVE_PREFIX = "demo-native-"
 DEMO_I2V_MODEL = "demo-i2v"  # image-to-video: first and last frame (examples/image-to-video.csv)
 DEMO_ACCOUNTS = ("demo-a", "demo-b")
 DEMO_POLL_LIMIT = 100
+# Example prices, so the demo shows estimates, costs and budgets (a --config given with --demo
+# replaces them model by model, and adds its [budget]). RunningHub reports its own charge in
+# coins; its table is deliberately a little off, so the record's correction can be seen.
+DEMO_PRICES = {
+    DEMO_API_MODEL: Price("CNY", per_1k_input_tokens=Decimal("0.002"), per_1k_output_tokens=Decimal("0.008")),
+    DEMO_IMAGE_MODEL: Price("USD", per_image=Decimal("0.04")),
+    DEMO_POLL_MODEL: Price("coins", per_task=Decimal(20)),
+    DEMO_I2V_MODEL: Price("coins", per_task=Decimal(20)),
+    "demo-sora": Price("USD", per_second=Decimal("0.10")),
+    "demo-kling": Price("CNY", per_second=Decimal("0.50")),
+}
 
 
 class DemoEnvironment:
@@ -59,6 +72,8 @@ class DemoEnvironment:
         except BaseException:
             await self._stack.aclose()
             raise
+        for model in self.config.models:  # a given --config may replace them (runtime.py)
+            model.price = DEMO_PRICES.get(model.name)
         return self.config
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import argparse
 import errno
+import json
 import logging
 import logging.handlers
 import os
 import sys
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mediaassist import __version__
 from mediaassist.core.errors import (
@@ -38,7 +39,8 @@ if TYPE_CHECKING:
     from mediaassist.core.messages import Message
     from mediaassist.core.options import RuntimeOptions
 
-COMMANDS = ("run", "status", "cancel", "retry", "accounts", "lanes", "sites", "profiles")
+COMMANDS = ("run", "estimate", "status", "cancel", "retry", "rerun", "outputs", "accounts", "lanes", "sites",
+            "profiles", "doctor")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,6 +191,25 @@ def _not_before(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _model_list(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one model: --models a,b")
+    return names
+
+
+def _param(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE``: the value as JSON when it reads as JSON (8, true, "x"), else as text."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: write KEY=VALUE, e.g. --param seconds=8")
+    try:
+        value: Any = json.loads(raw)
+    except ValueError:
+        value = raw
+    return key.strip(), value
+
+
 def _positive_float(text: str) -> float:
     value = float(text)
     if not 0 < value <= 10000:
@@ -224,6 +245,9 @@ def _command_parser() -> argparse.ArgumentParser:
     run.add_argument("--all", action="store_true",
                      help="also run every other task queued on the lanes (with no FILE: the whole queue)")
     run.add_argument("--model", help="model for TXT files (and rows without one)")
+    run.add_argument("--models", type=_model_list, metavar="A,B",
+                     help="run every row on each of these models (one task per model, sharing the row's group); "
+                          "a row's own 'models' cell (a|b) wins")
     run.add_argument("--encoding", metavar="NAME",
                      help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
                           "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
@@ -232,9 +256,21 @@ def _command_parser() -> argparse.ArgumentParser:
                      help="start no task before WHEN (local time: 23:00, 2026-12-03 23:00, or ISO 8601 with "
                           "an offset); a task file's not_before column wins for its rows")
 
+    estimate = command("estimate", "what task files would cost, per model and in total (per currency), "
+                       "from the config's price tables and the models' record; nothing is queued", speed=False)
+    estimate.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    estimate.add_argument("--model", help="model for TXT files (and rows without one)")
+    estimate.add_argument("--encoding", metavar="NAME", help="text encoding of the task files")
+    estimate.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
     status = command("status", "per lane: limit, running, pending, success, failed, canceled "
                      "(and the polling pool)", speed=False)
     status.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+    command("doctor", "look after the local store file: back it up (with its -wal and -shm), check it "
+            "(PRAGMA integrity_check), write a healthy one's -wal back, and save the rows a damaged one "
+            "can still read into a new file beside it; the file itself is never changed or moved",
+            speed=False)
 
     cancel = command("cancel", "cancel tasks: pending ones at once, running ones at their next checkpoint",
                      speed=False)
@@ -246,6 +282,36 @@ def _command_parser() -> argparse.ArgumentParser:
     retry.add_argument("task_ids", nargs="*", metavar="TASK_ID")
     retry.add_argument("--failed", action="store_true", help="every failed task")
     retry.add_argument("--batch", metavar="ID", help="the failed and canceled tasks of the batch")
+
+    rerun = command("rerun", "queue an edited copy of a finished task as its child (parent_id); the old "
+                    "task and its files stay", speed=False)
+    rerun.add_argument("task_id", metavar="TASK_ID")
+    rerun.add_argument("--prompt", help="the new prompt (default: the old one)")
+    rerun.add_argument("--model", help="another model (default: the same)")
+    rerun.add_argument("--param", action="append", default=[], type=_param, metavar="KEY=VALUE",
+                       help="set one param (a JSON value, else text); repeat for more")
+    rerun.add_argument("--remix", action="store_true",
+                       help="a /v1/videos model: remake the parent's video with the service's remix route "
+                            "(no new create)")
+
+    outputs = sub.add_parser("outputs", help="output files: manifest, pick, deliver",
+                             description="output files").add_subparsers(dest="action", required=True)
+    manifest = outputs.add_parser("manifest", help="write the batch's manifest.json and manifest.csv now")
+    manifest.add_argument("batch", metavar="BATCH")
+    _common(manifest, speed=False)
+    pick = outputs.add_parser("pick", help="mark a task's outputs as picked (for deliver --picked)")
+    pick.add_argument("task_id", metavar="TASK_ID")
+    pick.add_argument("--n", type=int, metavar="N", help="only output N (1-based; default: all of the task's)")
+    pick.add_argument("--unpick", action="store_true", help="remove the mark instead")
+    _common(pick, speed=False)
+    deliver = outputs.add_parser("deliver", help="copy a batch's files, under their template names, to a "
+                                 "folder with a manifest of only those files")
+    deliver.add_argument("batch", metavar="BATCH")
+    deliver.add_argument("--to", required=True, type=Path, metavar="DIR", help="the folder to deliver to")
+    deliver.add_argument("--picked", action="store_true", help="only the picked outputs")
+    deliver.add_argument("--task", action="append", dest="tasks", metavar="TASK_ID",
+                         help="only these tasks' outputs (repeat for more)")
+    _common(deliver, speed=False)
 
     accounts = sub.add_parser("accounts", help="web accounts: list, enable, disable, log in",
                               description="web accounts").add_subparsers(dest="action", required=True)

@@ -8,24 +8,28 @@ views as plain dataclasses, events) and never reaches into the store or the sche
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mediaassist.core.budget import is_budget_pause
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import AppConfig, check_setting
+from mediaassist.core.config import AppConfig, check_setting, load_operator_settings
+from mediaassist.core.delivery import Delivery, deliver, rebuild_manifest, rerun
 from mediaassist.core.errors import StorageFault
 from mediaassist.core.import_process import ImportedBatch, ImportReading, ReadRequest, enqueue_in_steps
 from mediaassist.core.importer import ImportReport, derive_missing_ids
+from mediaassist.core.lane_api import BalanceReported
 from mediaassist.core.messages import Message
+from mediaassist.core.money import Money
 from mediaassist.core.notices import Notifier
 from mediaassist.core.options import RuntimeOptions, load_app_config, store_location
+from mediaassist.core.outputs import outputs_root, task_folder
 from mediaassist.core.paths import data_dir as resolve_data_dir
-from mediaassist.core.paths import output_dir
-from mediaassist.core.queries import OffLoopReader, Queries
+from mediaassist.core.queries import OffLoopReader, Queries, TaskMoney
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Account, Result, Store, Task, TaskLog
 
@@ -49,12 +53,23 @@ class LaneView:
     current_limit: int  # what it may run now (the learned limit for "auto")
     running: int  # this process's attempts on it
     notes: tuple[Message, ...] = ()  # the provider's account check (a poll lane's pre-flight)
+    balance: Money | None = None  # what the account had left when last read, where the service tells
 
 
-def keep_operator_settings(demo: AppConfig, operator: AppConfig) -> None:
-    """What ``--demo`` takes from a given ``--config``: the operator's own settings (webhooks), so
-    they can be tried on the demo providers; never its providers, models or accounts."""
-    demo.notify = operator.notify
+def keep_operator_money(demo: AppConfig, operator: AppConfig) -> None:
+    """What ``--demo`` takes from a given ``--config`` about money (its webhooks and [outputs]
+    come by ``load_operator_settings``): the [budget], so it can be tried on the demo providers;
+    never its providers, models or accounts -- only the price tables of its models and the daily
+    budgets of its providers that are named like the demo's."""
+    demo.budget = operator.budget
+    for provider in demo.providers:
+        theirs = operator.provider(provider.name)
+        if theirs is not None:
+            provider.daily_budget = theirs.daily_budget
+    for model in demo.models:
+        their_model = operator.model(model.name)
+        if their_model is not None and their_model.price is not None:
+            model.price = their_model.price
 
 
 class Runtime:
@@ -84,7 +99,8 @@ class Runtime:
             if demo is not None:
                 self.config = await self._stack.enter_async_context(demo)
                 if self.options.config_path is not None:
-                    keep_operator_settings(self.config, load_app_config(self.options))
+                    load_operator_settings(self.options.config_path, self.config)
+                    keep_operator_money(self.config, load_app_config(self.options))
             else:
                 self.config = load_app_config(self.options)
             self.store_location = store_location(self.options, self.config, self.data_dir)
@@ -173,12 +189,13 @@ class Runtime:
     def result(self, task_id: str) -> Result | None:
         return self.store.result(task_id)
 
+    def task_money(self, task_id: str) -> TaskMoney | None:
+        """What the task cost and was estimated at (None: nothing was estimated or spent)."""
+        spend = self.store.task_spend([task_id]).get(task_id)
+        return TaskMoney.of(spend) if spend else None
+
     def logs(self, task_id: str) -> list[TaskLog]:
         return self.store.logs(task_id)
-
-    def output_folder(self, task_id: str) -> Path | None:
-        task = self.store.get(task_id)
-        return output_dir(self.data_dir, task.batch_id, task.task_id) if task is not None else None
 
     def now(self) -> float:
         """The store's clock (timestamps of rows are in it)."""
@@ -201,7 +218,8 @@ class Runtime:
     def lane_views(self) -> list[LaneView]:
         return [LaneView(name=lane.name, kind=lane.kind, route=lane.route, account=lane.account, limit=lane.limit,
                          current_limit=lane.current_limit(), running=len(lane.active),
-                         notes=tuple(lane.account_notes()))
+                         notes=tuple(lane.account_notes()),
+                         balance=lane.provider.balance if isinstance(lane.provider, BalanceReported) else None)
                 for lane in self.scheduler.lanes.values()]
 
     def lane_names(self) -> list[str]:
@@ -222,7 +240,7 @@ class Runtime:
         """Lanes that cannot take work now, with the reason (paused, an account's state)."""
         return self.scheduler.blocked_lanes()
 
-    def all_paused(self, paused: dict[str, str] | None = None) -> bool:
+    def all_paused(self, paused: Mapping[str, object] | None = None) -> bool:
         paused = self.store.paused_lanes() if paused is None else paused
         return bool(self.scheduler.lanes) and all(name in paused for name in self.scheduler.lanes)
 
@@ -235,9 +253,10 @@ class Runtime:
         self.scheduler.wake()
 
     def pause_all(self, reason: Message | str) -> None:
-        paused = self.store.paused_lanes()
+        paused = self.store.paused_lane_reasons()
         for name in self.scheduler.lanes:
-            if name not in paused:
+            # A budget's pause lifts by itself when the budget allows: the operator's must not.
+            if name not in paused or is_budget_pause(paused[name]):
                 self.store.pause_lane(name, reason)
         self.scheduler.wake()
 
@@ -304,3 +323,46 @@ class Runtime:
         """A command's store change is done: the lanes look at once."""
         self.scheduler.wake()
         return outcome
+
+    # --- outputs: the same operations for the window and the headless commands -----------------
+    @property
+    def outputs_root(self) -> Path:
+        return outputs_root(self.config, self.data_dir)
+
+    def output_folder(self, task_id: str) -> Path | None:
+        """The folder of the task's first output file (where the template put it), else its own."""
+        task = self.store.get(task_id)
+        if task is None:
+            return None
+        placed = self.store.outputs_of([task_id]).get(task_id)
+        if placed:
+            return Path(placed[0].path).parent
+        result = self.store.result(task_id)
+        files = result.file_list if result is not None else []
+        return Path(files[0]).parent if files else task_folder(self.outputs_root, task.batch_id, task_id)
+
+    def set_picked(self, task_id: str, n: int | None, picked: bool) -> int:
+        """Pick (or unpick) output ``n`` of a task (all of them for None); the manifest follows."""
+        changed = self.store.set_picked(task_id, n, picked)
+        task = self.store.get(task_id)
+        if changed and task is not None:
+            rebuild_manifest(self.store, self.config, self.outputs_root, task.batch_id)
+        return changed
+
+    def tasks_with_picks(self, task_ids: Iterable[str]) -> set[str]:
+        """Those of ``task_ids`` with a picked output."""
+        outputs = self.store.outputs_of(task_ids)
+        return {task_id for task_id, placed in outputs.items() if any(o.picked for o in placed)}
+
+    def rebuild_manifest(self, batch_id: str) -> tuple[Path, int]:
+        return rebuild_manifest(self.store, self.config, self.outputs_root, batch_id)
+
+    def deliver(self, batch_id: str, to: Path, picked_only: bool, task_ids: list[str] | None = None) -> Delivery:
+        return deliver(self.store, self.config, self.outputs_root, batch_id, to, picked_only, task_ids)
+
+    def rerun(self, task_id: str, *, prompt: str | None = None, model: str | None = None,
+              params: dict[str, object] | None = None, remix: bool = False) -> str:
+        """Queue an edited copy of ``task_id`` as its child; the new task's id."""
+        new_id = rerun(self.store, self.config, task_id, prompt=prompt, model=model, params=params, remix=remix)
+        self.scheduler.wake()
+        return new_id

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +13,7 @@ from mediaassist.core.hours import closed_reason
 from mediaassist.core.lanes import lane_specs, site_route
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.messages import Message, msg
+from mediaassist.core.money import Totals, budget_day
 from mediaassist.core.scheduler import STALL_S
 from mediaassist.core.store import STATES, Store
 
@@ -33,7 +35,8 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
         if spec.kind == "poll":
             entry.update(_pool(store, spec.route, spec.limit, entry["pending"]))
         if spec.hours:
-            entry["closed"] = closed_reason(spec.hours, datetime.now())
+            closed = closed_reason(spec.hours, datetime.now())
+            entry["closed"] = None if closed is None else str(closed)  # English in the JSON
         if spec.account is not None:
             stored, acct = accounts.get(spec.account), configured[spec.account]
             entry["site"] = spec.site
@@ -51,6 +54,26 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
     for entry in lanes:
         entry["paused"] = paused.get(entry["lane"])
     return lanes
+
+
+@dataclass
+class SpentToday:
+    day: str
+    total: Totals
+    by_lane: dict[str, Totals]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"day": self.day, "total": self.total.to_json(),
+                "by_lane": {lane: totals.to_json() for lane, totals in sorted(self.by_lane.items())}}
+
+
+def spent_today(config: AppConfig, store: Store) -> SpentToday:
+    """The budget day's spend (reserved for running attempts, and settled), per provider lane
+    and in total, each per currency."""
+    day = budget_day(store.now(), config.budget.daily_reset)
+    by_route = store.spend_by_route(day)
+    total = Totals(money for totals in by_route.values() for money in totals.monies())
+    return SpentToday(day, total, by_route)
 
 
 def processes_at_work(store: Store) -> dict[str, int]:

@@ -14,6 +14,7 @@ import tomllib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,6 +24,8 @@ from mediaassist.core.errors import ConfigError
 from mediaassist.core.hours import Hours, parse_hours
 from mediaassist.core.location import check_store_url
 from mediaassist.core.messages import Message, msg, verbatim
+from mediaassist.core.money import BudgetConfig, Price, parse_amounts, parse_budget, parse_price
+from mediaassist.core.naming import Template, parse_template
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
@@ -37,7 +40,8 @@ UPLOAD_BYTES_RANGE = (1, 1 << 34)  # up to 16 GiB
 PORT_RANGE = (1, 65535)
 
 # The fixed task-file columns; a model's input names are columns too, so they may not clash.
-TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority", "not_before")
+TASK_COLUMNS = ("model", "prompt", "task_id", "account", "system_prompt", "params", "priority", "not_before",
+                "models")
 MEDIA_KINDS = ("image", "video", "audio")
 _INPUT_FLAG_KEYS = {"media", "multiple", "required"}
 # Input names are task-file column names, which the importer matches lowercased.
@@ -66,8 +70,11 @@ _PROVIDER_KEYS = {
     "proxy",
     # the local hours it may run in ("23:00-07:00", or a list of ranges)
     "hours",
+    # what its models cost (core/money.py; a model's own price table overrides it) and the most
+    # it may spend in a budget day, per currency
+    "price", "daily_budget",
 }
-_MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs"}
+_MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs", "price"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
 MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "openai": {"remote_model", "endpoint", "system_prompt", "defaults"},
@@ -81,10 +88,11 @@ _ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours"}
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
+_OUTPUTS_KEYS = {"folder", "naming", "models"}
 _NOTIFY_KEYS = {"name", "url", "url_env", "format", "events"}
 NOTIFY_FORMATS = ("json", "wecom", "feishu", "dingtalk")
 NOTICE_KINDS = ("batch_finished", "needs_login", "lane_paused")
-_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify"}
+_TOP_KEYS = {"app", "store", "providers", "models", "accounts", "notify", "outputs", "budget"}
 
 DEFAULT_TIMEOUT_S = {"api": 120.0, "poll": 1800.0}
 
@@ -117,6 +125,8 @@ class ProviderConfig:
     max_upload_bytes: int | None = None
     proxy: str | None = field(default=None, repr=False)  # may carry a user and password
     hours: Hours = ()  # local hours it may run in; () = any time
+    price: Price | None = None
+    daily_budget: dict[str, Decimal] = field(default_factory=dict)  # by currency
 
     @property
     def lane(self) -> str:
@@ -150,6 +160,7 @@ class ModelConfig:
     need_empty_prompt: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, InputSpec] = field(default_factory=dict)
+    price: Price | None = None  # its own table over its provider's (inherited)
 
     @property
     def route(self) -> str:
@@ -180,6 +191,21 @@ class AppSettings:
 
 
 @dataclass
+class OutputsConfig:
+    """``[outputs]``: where output files go and what they are called (``core/naming.py``)."""
+
+    folder: Path | None = None  # None: DATA_DIR/outputs
+    naming: Template | None = None  # None: the provider's names, one folder per task
+    model_naming: dict[str, Template] = field(default_factory=dict)  # [outputs.models] per-model overrides
+
+    @property
+    def columns(self) -> frozenset[str]:
+        """The task-file columns the templates name ({col:NAME}): the importer keeps their cells."""
+        templates = [t for t in (self.naming, *self.model_naming.values()) if t is not None]
+        return frozenset(c for t in templates for c in t.columns)
+
+
+@dataclass
 class NotifyConfig:
     """One ``[[notify]]`` webhook: where notices go, in which message format, for which events."""
 
@@ -201,6 +227,8 @@ class AppConfig:
     app: AppSettings = field(default_factory=AppSettings)
     store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
     notify: list[NotifyConfig] = field(default_factory=list)
+    outputs: OutputsConfig = field(default_factory=OutputsConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -230,6 +258,28 @@ def load_config(path: Path) -> AppConfig:
     if any(p.api_key for p in config.providers):
         _warn_if_readable_by_others(path)
     return config
+
+
+def load_operator_settings(path: Path, config: AppConfig) -> None:
+    """The operator's own settings of the config file at ``path`` -- ``[[notify]]`` webhooks and
+    ``[outputs]`` -- into ``config`` (``--demo`` with ``--config``: try them on the demo providers);
+    never its providers, models or accounts. ``[outputs.models]`` names ``config``'s models."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(msg("config file not found: {path}", path=path)) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(msg("{path}: not valid TOML: {reason}", path=path, reason=exc)) from None
+    problems = _Problems()
+    hooks = [problems.read(partial(_parse_notify, item, f"notify[{i}]", problems))
+             for i, item in enumerate(problems.read(lambda: _array(data, "notify")) or [])]
+    outputs = problems.read(lambda: parse_outputs(_table(data.get("outputs", {}), "outputs"), path.parent, config,
+                                                  problems))
+    if problems.found:
+        raise ConfigError(*(f"{path}: {problem}" for problem in problems.found))
+    config.notify = [hook for hook in hooks if hook is not None]
+    if outputs is not None:
+        config.outputs = outputs
 
 
 def _warn_if_readable_by_others(path: Path) -> None:
@@ -293,10 +343,37 @@ def parse_config(data: dict[str, Any], base_dir: Path | None = None) -> AppConfi
         hook = problems.read(partial(_parse_notify, item, f"notify[{i}]", problems))
         if hook is not None:
             config.notify.append(hook)
+    config.budget = problems.read(lambda: parse_budget(data.get("budget", {}))) or BudgetConfig()
     problems.read(lambda: _reject_duplicates(config))
+    outputs = problems.read(lambda: parse_outputs(_table(data.get("outputs", {}), "outputs"), base_dir, config,
+                                                  problems))
+    if outputs is not None:
+        config.outputs = outputs
     if problems.found:
         raise ConfigError(*problems.found)
     return config
+
+
+def parse_outputs(item: dict[str, Any], base_dir: Path | None, config: AppConfig,
+                  problems: _Problems) -> OutputsConfig:
+    """``[outputs]`` with ``folder``, ``naming`` and ``[outputs.models]`` (model name = template)."""
+    problems.unknown_keys(item, _OUTPUTS_KEYS, "outputs")
+    outputs = OutputsConfig()
+    if "folder" in item:
+        folder = Path(os.path.expanduser(_str(item, "folder", "outputs")))
+        outputs.folder = folder if folder.is_absolute() or base_dir is None else base_dir / folder
+    if "naming" in item:
+        outputs.naming = parse_template(item["naming"], "outputs.naming")
+    for name, text in _table(item.get("models", {}), "outputs.models").items():
+        if config.model(name) is None:
+            raise ConfigError(msg("outputs.models.{name}: no model named {model} ({models})", name=name,
+                                  model=repr(name), models=_model_names(config)))
+        outputs.model_naming[name] = parse_template(text, f"outputs.models.{name}")
+    return outputs
+
+
+def _model_names(config: AppConfig) -> str:
+    return "models: " + (", ".join(m.name for m in config.models) or "none defined")
 
 
 def _parse_notify(item: dict[str, Any], where: str, problems: _Problems) -> NotifyConfig:
@@ -409,6 +486,10 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
                               max_duration_s=provider.max_duration_s))
     if "max_upload_bytes" in item:
         provider.max_upload_bytes = _int(item, "max_upload_bytes", UPLOAD_BYTES_RANGE, where)
+    if "price" in item:
+        provider.price = parse_price(item["price"], f"{where}.price")
+    if "daily_budget" in item:
+        provider.daily_budget = parse_amounts(item["daily_budget"], f"{where}.daily_budget")
     return provider
 
 
@@ -516,6 +597,7 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig, problems: 
                     where=where, provider=repr(model.provider), kind=provider.kind, model_kind=kind)
             )
         ptype = provider.type
+        model.price = provider.price
     problems.unknown_keys(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
     if kind == "web" and "provider" in item:
         raise ConfigError(msg("{where}.provider: web models name a site, not a provider", where=where))
@@ -531,6 +613,8 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig, problems: 
         _node_info_list(item["node_info_list"], f"{where}.node_info_list")
     if "inputs" in item:
         model.inputs = _parse_inputs(item["inputs"], f"{where}.inputs")
+    if "price" in item:
+        model.price = parse_price(item["price"], f"{where}.price", inherited=model.price)
     model.options = {k: v for k, v in item.items() if k not in _MODEL_COMMON_KEYS}
     return model
 

@@ -22,6 +22,9 @@ class ErrorKind(str, enum.Enum):  # noqa: UP042
     BAD_INPUT = "bad_input"
     CANCELED = "canceled"
     INTERNAL = "internal"
+    # The result exists remotely but its files could not be fetched whole: the remote id is kept,
+    # and a retry fetches again without generating.
+    DOWNLOAD = "download"
 
 
 # How a kind reads inside a text ("attempt 2 failed (provider): ..."): its value in English,

@@ -12,7 +12,7 @@ import re
 from datetime import datetime, timedelta
 
 from mediaassist.core.errors import ConfigError
-from mediaassist.core.messages import msg
+from mediaassist.core.messages import Message, msg
 
 DAY_S = 86400
 # (start, end) in seconds since local midnight; end < start: the range runs past midnight.
@@ -71,13 +71,15 @@ def describe(hours: Hours) -> str:
     return ", ".join(f"{_clock(start)}-{_clock(end)}" for start, end in hours)
 
 
-def closed_reason(hours: Hours, moment: datetime) -> str | None:
+def closed_reason(hours: Hours, moment: datetime) -> Message | None:
     """Why the lane takes no work now (``outside its hours 23:00-07:00; opens at 23:00``), or None."""
     if is_open(hours, moment):
         return None
     opens = next_opening(hours, moment)
-    day = "" if opens.date() == moment.date() else " tomorrow"
-    return f"outside its hours {describe(hours)}; opens at {_clock(_seconds_of_day(opens))}{day}"
+    ranges, at = describe(hours), _clock(_seconds_of_day(opens))
+    if opens.date() == moment.date():
+        return msg("outside its hours {hours}; opens at {time}", hours=ranges, time=at)
+    return msg("outside its hours {hours}; opens at {time} tomorrow", hours=ranges, time=at)
 
 
 def parse_not_before(text: str, now: datetime) -> datetime:
@@ -93,8 +95,8 @@ def parse_not_before(text: str, now: datetime) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"{text!r} is not a time (allowed: 2026-12-03 23:00, 2026-12-03T23:00:00+08:00, "
-                         "or 23:00 for the next time the clock shows it)") from None
+        raise ValueError(f"{text!r} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time with its "
+                         "offset, or 23:00 for the next time the clock shows it)") from None
     return moment if moment.tzinfo is not None else moment.astimezone()
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal, TypeVar
 
+from mediaassist.core.budget import BatchEstimate, Budgeter, estimate_batch
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ImportFileError, MessageError, StorageFault
 from mediaassist.core.importer import ImportReport, RowError, derive_missing_ids, new_batch_id, read_task_file
@@ -79,6 +80,7 @@ class ImportPreview:
     warnings: list[Message]
     any_inputs: bool  # some good row names input files
     stored: int  # good rows the store already has: skipped, not run twice
+    estimate: BatchEstimate | None = None  # what the good rows will probably cost (core.budget)
 
 
 @dataclass(frozen=True)
@@ -244,11 +246,11 @@ def enqueue_in_steps(store: Store, report: ImportReport, on_progress: Callable[[
     return ImportedBatch(batch_id, counts[0], counts[1])
 
 
-def preview_of(report: ImportReport, stored: int) -> ImportPreview:
+def preview_of(report: ImportReport, stored: int, estimate: BatchEstimate | None = None) -> ImportPreview:
     return ImportPreview(
         total_rows=report.total_rows, task_count=len(report.tasks), error_count=len(report.errors),
         tasks=report.tasks[:PREVIEW_ROWS], errors=report.errors[:PREVIEW_ROWS], warnings=report.warnings,
-        any_inputs=any(task.inputs for task in report.tasks), stored=stored)
+        any_inputs=any(task.inputs for task in report.tasks), stored=stored, estimate=estimate)
 
 
 def _failure(exc: Exception) -> Failure:
@@ -306,7 +308,8 @@ def serve(window: _Window) -> None:
         window.send(_failure(exc))
         return
     try:
-        window.send(preview_of(report, stored_count(store, report)))
+        estimate = estimate_batch(Budgeter(store, request.config), report.tasks)
+        window.send(preview_of(report, stored_count(store, report), estimate))
         try:
             command = window.receive()
         except EOFError:

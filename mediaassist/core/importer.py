@@ -28,7 +28,7 @@ from mediaassist.core.config import TASK_COLUMNS, AppConfig, InputSpec, ModelCon
 from mediaassist.core.encoding import decode_task_text
 from mediaassist.core.errors import ImportFileError
 from mediaassist.core.hours import parse_not_before
-from mediaassist.core.media import MediaCache, MediaInputError, check_input_value, split_cell
+from mediaassist.core.media import LIST_SEPARATOR, MediaCache, MediaInputError, check_input_value, split_cell
 from mediaassist.core.messages import Message, each_of, msg, verbatim
 from mediaassist.core.store import NewTask
 
@@ -115,22 +115,27 @@ def derive_missing_ids(report: ImportReport) -> None:
 
 
 def read_task_file(path: Path, config: AppConfig, default_model: str | None = None,
-                   encoding: str | None = None) -> ImportReport:
+                   encoding: str | None = None, fan_out: list[str] | None = None) -> ImportReport:
     """Read and validate one task file; raises ``ImportFileError`` if it cannot be read at all.
 
     ``default_model`` (``--model``) is the model of TXT lines and of rows whose model cell is empty;
-    ``encoding`` (``--encoding``) names a text file's encoding instead of detecting it.
+    ``encoding`` (``--encoding``) names a text file's encoding instead of detecting it;
+    ``fan_out`` (``--models a,b``) runs every row without a ``models`` cell on each of these models.
     """
     path = Path(path)
     fmt = _format_of(path)
-    if default_model is not None and config.model(default_model) is None:
-        raise ImportFileError(msg("{path}: unknown model {model} ({known})",
-                                  path=path, model=repr(default_model), known=_known_models(config)))
+    for name in ([default_model] if default_model is not None else []) + list(fan_out or []):
+        if config.model(name) is None:
+            raise ImportFileError(msg("{path}: unknown model {model} ({known})",
+                                      path=path, model=repr(name), known=_known_models(config)))
+    if fan_out:
+        default_model = default_model or fan_out[0]
     if fmt == "txt" and default_model is None:
         raise ImportFileError(msg("{path}: a TXT file holds only prompts; name the model (--model NAME)", path=path))
     report = ImportReport(source=path, format=fmt)
     input_names = {name for model in config.models for name in model.inputs}
-    source = _Source(path, frozenset(COLUMNS) | input_names, encoding)
+    # the columns the naming templates name ({col:NAME}) are kept for naming, not ignored
+    source = _Source(path, frozenset(COLUMNS) | input_names | config.outputs.columns, encoding)
     rows = _READERS[fmt](source, report)
     if not rows:
         raise ImportFileError(msg("{path}: the file holds no tasks", path=path))
@@ -138,7 +143,7 @@ def read_task_file(path: Path, config: AppConfig, default_model: str | None = No
         raise ImportFileError(msg("{path}: no model given; add a 'model' column or name a default model (--model "
                                   "NAME)",
                                   path=path))
-    _Validator(config, default_model, path.resolve().parent).run(rows, report)
+    _Validator(config, default_model, path.resolve().parent, fan_out).run(rows, report)
     return report
 
 
@@ -150,6 +155,15 @@ def _format_of(path: Path) -> str:
         raise ImportFileError(msg("{path}: unsupported file type {suffix} (supported: {formats})",
                                   path=path, suffix=repr(suffix or '(none)'), formats=', '.join(FORMATS)))
     return FORMATS[suffix]
+
+
+def _once_each(reasons: list[Message]) -> list[Message]:
+    """The reasons without repeats (a fanned-out row meets its cells' problems once per model)."""
+    unique: list[Message] = []
+    for reason in reasons:
+        if reason not in unique:
+            unique.append(reason)
+    return unique
 
 
 def _known_models(config: AppConfig) -> Message:
@@ -357,9 +371,11 @@ def _is_blank(value: Any) -> bool:
 # --- validation: one RowError per bad row, all its reasons together ----------------------------
 
 class _Validator:
-    def __init__(self, config: AppConfig, default_model: str | None, base_dir: Path) -> None:
+    def __init__(self, config: AppConfig, default_model: str | None, base_dir: Path,
+                 fan_out: list[str] | None = None) -> None:
         self.config = config
         self.default_model = default_model
+        self.fan_out = fan_out
         self.base_dir = base_dir  # relative input paths are relative to the task file
         self.first_row_of_id: dict[str, int] = {}
         self.media_cache = MediaCache()  # a frame named by many rows is sniffed and hashed once
@@ -368,13 +384,31 @@ class _Validator:
         report.total_rows = len(rows)
         for number, values in rows:
             reasons: list[Message] = []
-            task = self.task(number, values, reasons)
-            if reasons or task is None:
-                report.errors.append(RowError.of(number, reasons))
+            models = self.models(values, reasons)
+            if models is None:
+                tasks = [self.task(number, values, reasons)]
+            else:  # one task per model, all from this row
+                tasks = [self.task(number, {**values, "model": model}, reasons, fan_out=True) for model in models]
+            if reasons or None in tasks:
+                report.errors.append(RowError.of(number, _once_each(reasons)))
             else:
-                report.tasks.append(task)
+                report.tasks.extend(task for task in tasks if task is not None)
 
-    def task(self, number: int, values: dict[str, Any], reasons: list[Message]) -> NewTask | None:
+    def models(self, values: dict[str, Any], reasons: list[Message]) -> list[str] | None:
+        """The models a row fans out to (its ``models`` cell, else ``--models``), or None."""
+        raw = values.get("models")
+        if raw is None:
+            return list(self.fan_out) if self.fan_out else None
+        cells = [str(item) for item in raw] if isinstance(raw, list) else str(raw).replace(",", LIST_SEPARATOR).split(
+            LIST_SEPARATOR)
+        names = [name.strip() for name in cells]
+        names = list(dict.fromkeys(name for name in names if name))
+        if not names:
+            reasons.append(msg("models names no model (write them as a|b|c)"))
+        return names
+
+    def task(self, number: int, values: dict[str, Any], reasons: list[Message], fan_out: bool = False
+             ) -> NewTask | None:
         if _ROW_PROBLEM in values:
             reasons.append(values[_ROW_PROBLEM])
             return None
@@ -385,7 +419,7 @@ class _Validator:
                        if isinstance(values.get(name), (list, dict, bool)))
         if reasons:
             return None
-        task_id = self.task_id(number, values.get("task_id"), reasons)
+        task_id = self.task_id(number, values.get("task_id"), reasons, suffix=values.get("model") if fan_out else None)
         params = _params(values.get("params"), reasons)
         priority = _priority(values.get("priority"), reasons)
         not_before = _not_before(values.get("not_before"), reasons)
@@ -401,16 +435,19 @@ class _Validator:
             reasons.append(msg("prompt is empty (model {model} needs one)", model=repr(model.name)))
         account = self.account(values.get("account"), model, reasons)
         inputs = self.inputs(values, model, reasons)
+        cells = {name: str(_text(values[name])) for name in self.config.outputs.columns
+                 if _text(values.get(name)) is not None}
         return NewTask(model=model.name, model_kind=model.kind, route=model.route, prompt=prompt,
                        task_id=task_id, account=account, system_prompt=system_prompt,
-                       params=params, priority=priority, inputs=inputs, not_before=not_before)
+                       params=params, priority=priority, inputs=inputs, not_before=not_before, row=number,
+                       group=f"row-{number}", cells=cells)
 
     def inputs(self, values: dict[str, Any], model: ModelConfig,
                reasons: list[Message]) -> dict[str, list[dict[str, Any]]]:
         """Each of the model's inputs checked; a filled input column the model lacks is an error
         too (the operator meant that file to be used)."""
         for name in values:
-            if name not in COLUMNS and name not in model.inputs:
+            if name not in COLUMNS and name not in model.inputs and name not in self.config.outputs.columns:
                 takes = ", ".join(model.inputs) or "none"
                 reasons.append(msg("column {column}: model {model} takes no input {name} (its inputs: {inputs})",
                                    column=name, model=repr(model.name), name=repr(name), inputs=takes))
@@ -451,10 +488,12 @@ class _Validator:
             reasons.append(msg("unknown model {model} ({known})", model=repr(name), known=_known_models(self.config)))
         return model
 
-    def task_id(self, number: int, raw: Any, reasons: list[Message]) -> str | None:
+    def task_id(self, number: int, raw: Any, reasons: list[Message], suffix: Any = None) -> str | None:
         task_id = _text(raw)
         if task_id is None:
             return None
+        if suffix is not None:  # a row fanned out: one id per model
+            task_id = f"{task_id}-{suffix}"
         if len(task_id) > MAX_TASK_ID:
             reasons.append(msg("task_id is {n} characters long (at most {limit})", n=len(task_id), limit=MAX_TASK_ID))
         first = self.first_row_of_id.setdefault(task_id, number)
@@ -531,8 +570,9 @@ def _not_before(raw: Any, reasons: list[Message]) -> float:
         return raw.timestamp()
     try:
         return parse_not_before(str(raw), datetime.now()).timestamp()
-    except ValueError as exc:
-        reasons.append(msg("not_before {reason}", reason=exc))
+    except ValueError:
+        reasons.append(msg("not_before {value} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time with its "
+                           "offset, or 23:00 for the next time the clock shows it)", value=repr(str(raw))))
         return 0.0
 
 

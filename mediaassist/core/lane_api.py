@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import ModelConfig
 from mediaassist.core.messages import Message, msg
+from mediaassist.core.money import Money, Produced
 
 if TYPE_CHECKING:
     from mediaassist.core.store import Store, Task
@@ -41,6 +42,9 @@ class TaskResult:
     text: Message | str | None = None  # the answer, or a summary of what was made (a message)
     files: list[str] = field(default_factory=list)  # absolute paths under ctx.output_dir
     usage: dict[str, int] | None = None  # token counts as the provider reported them
+    # What the task made and what the provider charged for it, where the provider knows more
+    # than the token counts (images, billed seconds, coins): what its actual cost is priced on.
+    produced: Produced | None = None
 
 
 @dataclass
@@ -108,6 +112,17 @@ class Provider(Protocol):
     async def close(self) -> None: ...
 
     async def run(self, ctx: TaskContext) -> TaskResult: ...
+
+
+@runtime_checkable
+class BalanceReported(Protocol):
+    """A provider whose service tells what the account has left (RunningHub ``remainCoins``):
+    ``balance`` as last read (None: not known) at ``balance_read_at`` (epoch seconds)."""
+
+    balance: Money | None
+    balance_read_at: float
+
+    async def read_balance(self) -> Money | None: ...
 
 
 @runtime_checkable

@@ -7,11 +7,11 @@ is what they read, so none of them touches the store's tables itself.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mediaassist.core.store import Result, Task
+from mediaassist.core.store import Output, Result, Task
 
 MEDIA_SUFFIXES = {
     "image": {".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp"},
@@ -38,6 +38,14 @@ class MediaItem:
     name: str  # the input's column name, or the output's file name
     path: str | None = None
     url: str | None = None
+    # what the gallery's captions, filters, compare view and pick mark need (the task's, for both roles)
+    n: int | None = None  # the output's 1-based index within its task
+    row: int | None = None
+    model: str = ""
+    prompt: str = ""
+    batch_id: str = ""
+    group: str | None = None
+    picked: bool = False
 
     @property
     def location(self) -> str:
@@ -56,12 +64,20 @@ def input_items(task_id: str, inputs: dict[str, list[dict[str, Any]]]) -> list[M
 
 
 def output_items(task_id: str, files: Iterable[str]) -> list[MediaItem]:
-    return [MediaItem(task_id, OUTPUT, media_kind(f), Path(f).name, path=f) for f in files]
+    return [MediaItem(task_id, OUTPUT, media_kind(f), Path(f).name, path=f, n=n) for n, f in enumerate(files, 1)]
 
 
-def task_media(task: Task, result: Result | None) -> list[MediaItem]:
-    """Inputs first, then outputs: what went in reads beside what came out."""
-    return input_items(task.task_id, task.inputs_dict) + output_items(task.task_id, result.file_list if result else [])
+def task_media(task: Task, result: Result | None, placed: list[Output] | None = None) -> list[MediaItem]:
+    """Inputs first, then outputs: what went in reads beside what came out. ``placed``: the
+    result's output records (with their pick marks), when it has them."""
+    if placed:
+        outputs = [MediaItem(task.task_id, OUTPUT, o.media if o.media in MEDIA_SUFFIXES else media_kind(o.path),
+                             Path(o.path).name, path=o.path, n=o.n, picked=bool(o.picked)) for o in placed]
+    else:
+        outputs = output_items(task.task_id, result.file_list if result else [])
+    return [replace(item, row=task.source_row, model=task.model, prompt=task.prompt, batch_id=task.batch_id,
+                    group=task.group_key or task.task_id)
+            for item in input_items(task.task_id, task.inputs_dict) + outputs]
 
 
 def iter_media(task_ids: list[str], roles: tuple[str, ...] = (INPUT, OUTPUT),
@@ -72,5 +88,18 @@ def iter_media(task_ids: list[str], roles: tuple[str, ...] = (INPUT, OUTPUT),
         chunk = task_ids[start:start + chunk_size]
         tasks = {t.task_id: t for t in Task.select().where(Task.task_id.in_(chunk))}
         results = {r.task_id: r for r in Result.select().where(Result.task_id.in_(chunk))}
+        placed: dict[str, list[Output]] = {}
+        if OUTPUT in roles:
+            for output in Output.select().where(Output.task_id.in_(chunk)).order_by(Output.task_id, Output.n):
+                placed.setdefault(output.task_id, []).append(output)
         yield [item for task_id in chunk if task_id in tasks
-               for item in task_media(tasks[task_id], results.get(task_id)) if item.role in roles]
+               for item in task_media(tasks[task_id], results.get(task_id), placed.get(task_id))
+               if item.role in roles]
+
+
+def group_outputs(batch_id: str, group: str) -> list[MediaItem]:
+    """The outputs of one row of a batch -- its fan-out and its reruns -- in task order: what the
+    compare view shows side by side."""
+    ids = [t.task_id for t in Task.select(Task.task_id).where(
+        (Task.batch_id == batch_id) & ((Task.group_key == group) | (Task.task_id == group))).order_by(Task.seq)]
+    return [item for chunk in iter_media(ids, (OUTPUT,)) for item in chunk]

@@ -5,9 +5,10 @@ An owner is ``host:pid:start:token``: the host (``location.host_id``: the host n
 (so a pid the OS reused is not taken for the old process) and a random token per scheduler (so
 two schedulers of one process, or a scheduler restarted in the same process, are told apart).
 
-A process on *this* host is judged by the OS: it is dead when its pid is gone or belongs to a
-process that started at another time. A process on *another* host is never judged by its pid
-(that pid means nothing here): only by how old the heartbeat of its rows is.
+A process on *this* host is judged by the OS: it is dead when its pid is gone, belongs to a
+process that started at another time, or is a zombie (exited, not yet reaped by its parent). A
+process on *another* host is never judged by its pid (that pid means nothing here): only by
+how old the heartbeat of its rows, or of its presence row, is on the store's clock.
 """
 
 from __future__ import annotations
@@ -50,14 +51,9 @@ class Owner:
         return cls(host=host, pid=int(pid), start=started, token=token)
 
 
-def _start_time(pid: int) -> float:
-    created: float = psutil.Process(pid).create_time()
-    return created
-
-
 def new_owner() -> Owner:
     """A fresh owner for one scheduler of this process."""
-    return Owner(host=host_id(), pid=os.getpid(), start=_start_time(os.getpid()),
+    return Owner(host=host_id(), pid=os.getpid(), start=psutil.Process().create_time(),
                  token=uuid.uuid4().hex[:8])
 
 
@@ -65,8 +61,9 @@ def owner_is_dead(owner: str, heartbeat_at: float | None = None, now: float | No
                   stale_after_s: float | None = None) -> bool:
     """True only when it is proven.
 
-    Same host: the pid is gone, or is another process (other start time). Another host: only a
-    heartbeat older than ``stale_after_s`` proves it (all three must be given); never the pid.
+    Same host: the pid is gone, is another process (other start time), or has exited and waits
+    for its parent to reap it (a zombie runs nothing). Another host: only a heartbeat older than
+    ``stale_after_s`` proves it (all three must be given); never the pid.
     """
     parsed = Owner.parse(owner)
     if parsed is None:
@@ -75,12 +72,32 @@ def owner_is_dead(owner: str, heartbeat_at: float | None = None, now: float | No
         if heartbeat_at is None or now is None or stale_after_s is None:
             return False
         return now - heartbeat_at > stale_after_s
+    return _local_status(parsed) == "dead"
+
+
+def owner_is_running_here(owner: str) -> bool:
+    """True when the owner is a process on this host that exists and is not stopped (Ctrl-Z, a
+    debugger) or a zombie: it beats for its own rows, whatever the wall clock says."""
+    parsed = Owner.parse(owner)
+    return parsed is not None and parsed.host == host_id() and _local_status(parsed) == "running"
+
+
+def _local_status(owner: Owner) -> str:
+    """"dead", "running", or "unknown" (stopped, or the OS would not say) for a process here."""
     try:
-        return abs(_start_time(parsed.pid) - parsed.start) > START_TOLERANCE_S
-    except psutil.NoSuchProcess:
-        return True
+        process = psutil.Process(owner.pid)
+        if abs(process.create_time() - owner.start) > START_TOLERANCE_S:
+            return "dead"  # the pid now belongs to another process
+        status = process.status()
+    except psutil.NoSuchProcess:  # ZombieProcess is one: the pid's process has exited
+        return "dead"
     except psutil.Error:  # e.g. access denied: the process exists, so it is not proven dead
-        return False
+        return "unknown"
+    if status in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+        return "dead"
+    if status in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP):
+        return "unknown"
+    return "running"
 
 
 def owner_host(owner: str) -> str | None:

@@ -82,9 +82,10 @@ def make_private_dir(path: Path) -> Path:
     return path
 
 
-def output_dir(data: Path, batch_id: str, task_id: str) -> Path:
-    return data / "outputs" / _safe(batch_id) / _safe(task_id)
+def output_dir(root: Path, batch_id: str, task_id: str) -> Path:
+    """A task's own folder under the outputs ``root``: where its provider writes its files."""
+    return root / safe_name(batch_id) / safe_name(task_id)
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "_"

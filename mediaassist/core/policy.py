@@ -22,7 +22,7 @@ from mediaassist.core.hours import Hours, closed_reason
 from mediaassist.core.lane_api import StopReason
 from mediaassist.core.lanes import WEB_LANE_LIMIT, AccountView, LaneConditions
 from mediaassist.core.limiter import AUTO_START
-from mediaassist.core.messages import Message, msg, verbatim
+from mediaassist.core.messages import Message, as_message, msg
 
 
 @dataclass(frozen=True)
@@ -86,9 +86,9 @@ def blocked_lanes(lanes: Iterable[LaneSlots], conditions: LaneConditions, here: 
     blocked: dict[str, Message] = {}
     for lane in lanes:
         if lane.name in conditions.paused:
-            blocked[lane.name] = verbatim(conditions.paused[lane.name])
+            blocked[lane.name] = as_message(conditions.paused[lane.name])
         elif lane.name in conditions.closed:
-            blocked[lane.name] = verbatim(conditions.closed[lane.name])
+            blocked[lane.name] = conditions.closed[lane.name]
         elif lane.account is not None:
             why = account_blocked(conditions.accounts.get(lane.account), here)
             if why:
@@ -96,7 +96,7 @@ def blocked_lanes(lanes: Iterable[LaneSlots], conditions: LaneConditions, here: 
     return blocked
 
 
-def closed_lanes(hours: Mapping[str, Hours], local: datetime) -> dict[str, str]:
+def closed_lanes(hours: Mapping[str, Hours], local: datetime) -> dict[str, Message]:
     """The lanes outside their hours at ``local`` time, with when they open."""
     closed = {name: closed_reason(lane_hours, local) for name, lane_hours in hours.items()}
     return {name: why for name, why in closed.items() if why is not None}
@@ -104,7 +104,7 @@ def closed_lanes(hours: Mapping[str, Hours], local: datetime) -> dict[str, str]:
 
 def waiting_for_hours(blocked: Mapping[str, Message], conditions: LaneConditions) -> set[str]:
     """Blocked lanes that only wait for their hours: they will take work without anyone's help."""
-    return {name for name, why in blocked.items() if conditions.closed.get(name) == str(why)}
+    return {name for name, why in blocked.items() if conditions.closed.get(name) == why}
 
 
 def plan_claims(lanes: Sequence[LaneSlots], conditions: LaneConditions, here: str) -> list[ClaimRequest]:

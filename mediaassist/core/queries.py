@@ -13,14 +13,15 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from typing import Any
 
 import peewee as pw
 
 from mediaassist.core.messages import Message
-from mediaassist.core.store import FINAL_STATES, Result, Store, Task, stored_message
+from mediaassist.core.money import Money, Totals, from_micros
+from mediaassist.core.store import FINAL_STATES, SPEND_SETTLED, Output, Result, Spend, Store, Task, stored_message
 
 CHUNK = 500  # keys per IN (...) (SQLite's variable limit is far above; PG plans stay simple)
 PREVIEW_CHARS = 200  # prompt, result and error text a table row carries
@@ -41,6 +42,14 @@ def _duration(now: float) -> pw.Node:
     return pw.fn.COALESCE(Task.finished_at, now) - Task.started_at
 
 
+def _cost(now: float) -> pw.Node:
+    """A task's largest settled charge: an order, not a sum (a sum could mix currencies)."""
+    charge = Spend.alias("charge")
+    largest = (charge.select(pw.fn.MAX(charge.amount))
+               .where((charge.task_id == Task.task_id) & (charge.state == SPEND_SETTLED)))
+    return pw.fn.COALESCE(largest, -1)  # no charge sorts below every charge on both databases
+
+
 # Sortable columns of the table, by key; the value builds the ORDER BY term (some need "now").
 SORT_KEYS: dict[str, Any] = {
     "task_id": lambda now: Task.task_id, "batch": lambda now: Task.batch_id,
@@ -48,7 +57,7 @@ SORT_KEYS: dict[str, Any] = {
     "attempt": lambda now: Task.attempt, "error": lambda now: Task.error_kind,
     "heartbeat": lambda now: Task.heartbeat_at, "duration": _duration,
     "created": lambda now: Task.created_at, "prompt": lambda now: Task.prompt,
-    "machine": lambda now: Task.host,
+    "machine": lambda now: Task.host, "cost": _cost,
 }
 
 
@@ -128,7 +137,9 @@ class TaskRow:
     result_text: str | None
     error_message: str | None  # the error as a stored message (JSON), beside its English
     result_message: str | None  # a provider's summary as a stored message (JSON)
+    picked: int  # the task's outputs the operator picked
     files: tuple[str, ...]
+    money: TaskMoney | None = None  # None: nothing was estimated or spent
 
     @property
     def error_text(self) -> Message | None:
@@ -139,14 +150,39 @@ class TaskRow:
         return stored_message(self.result_text, self.result_message)
 
 
+@dataclass(frozen=True, slots=True)
+class TaskMoney:
+    """What a task cost (every attempt's settled charge, per currency) and what its latest
+    attempt was estimated at; ``sources``: where the costs came from (provider, price table)."""
+
+    cost: tuple[Money, ...]
+    estimate: tuple[Money, ...]
+    sources: tuple[str, ...]
+
+    @classmethod
+    def of(cls, rows: Sequence[Spend]) -> TaskMoney:
+        settled = [r for r in rows if r.state == SPEND_SETTLED]
+        latest = max(r.attempt for r in rows)
+        estimate = Totals(Money(from_micros(r.estimate), r.currency)
+                          for r in rows if r.attempt == latest and r.estimate is not None)
+        return cls(tuple(Totals(r.money for r in settled).monies()), tuple(estimate.monies()),
+                   tuple(sorted({r.source for r in settled})))
+
+
 def _preview(column: pw.Field) -> pw.Node:
     return pw.fn.SUBSTR(column, 1, PREVIEW_CHARS)
+
+
+def _picked_count() -> pw.Node:
+    """How many of the row's outputs are picked (one indexed look per row read)."""
+    return (Output.select(pw.fn.COUNT(Output.id))
+            .where((Output.task_id == Task.task_id) & (Output.picked == True)))  # noqa: E712
 
 
 _ROW_COLUMNS = (Task.seq, Task.task_id, Task.batch_id, Task.model, Task.model_kind, Task.route, Task.account,
                 Task.host, Task.state, Task.attempt, Task.error_kind, _preview(Task.error), Task.created_at,
                 Task.started_at, Task.heartbeat_at, Task.finished_at, _preview(Task.prompt),
-                _preview(Result.text), Task.error_message, Result.text_message, Result.files)
+                _preview(Result.text), Task.error_message, Result.text_message, _picked_count(), Result.files)
 
 
 @dataclass
@@ -158,6 +194,8 @@ class Snapshot:
     by_batch: dict[str, dict[str, int]] = field(default_factory=dict)
     batch_routes: dict[str, dict[str, int]] = field(default_factory=dict)  # unfinished per route
     batch_order: list[str] = field(default_factory=list)  # newest first
+    batch_spent: dict[str, Totals] = field(default_factory=dict)  # reserved and settled
+    batch_estimate: dict[str, Totals] = field(default_factory=dict)
 
     def totals(self) -> dict[str, int]:
         out: dict[str, int] = defaultdict(int)
@@ -209,7 +247,10 @@ class Queries:
             return (Task.select(*_ROW_COLUMNS)
                     .join(Result, pw.JOIN.LEFT_OUTER, on=(Result.task_id == Task.task_id))
                     .where(one_of(Task.seq, chunk)))
-        return [_task_row(values) for values in self._chunked(query, list(seqs))]
+        rows = [_task_row(values) for values in self._chunked(query, list(seqs))]
+        money = self.store.task_spend([row.task_id for row in rows])
+        return [replace(row, money=TaskMoney.of(money[row.task_id])) if row.task_id in money else row
+                for row in rows]
 
     def task_ids(self, task_filter: TaskFilter, order: TaskOrder) -> list[str]:
         """Every task id under the filter, in table order (bulk actions, export)."""
@@ -262,6 +303,12 @@ class Queries:
                 snap.batch_routes.setdefault(batch, defaultdict(int))[route] += n
             newest[batch] = max(newest.get(batch, 0), max_seq)
         snap.batch_order = sorted(newest, key=newest.__getitem__, reverse=True)
+        money = (Spend.select(Spend.batch_id, Spend.currency, pw.fn.SUM(Spend.amount),
+                              pw.fn.SUM(pw.fn.COALESCE(Spend.estimate, 0)))
+                 .group_by(Spend.batch_id, Spend.currency))
+        for batch, currency, spent, estimated in self._values(money):
+            snap.batch_spent.setdefault(batch, Totals()).add(Money(from_micros(int(spent)), currency))
+            snap.batch_estimate.setdefault(batch, Totals()).add(Money(from_micros(int(estimated)), currency))
         return snap
 
     # --- export ------------------------------------------------------------------------------
@@ -291,6 +338,17 @@ class OffLoopReader:
     def close(self) -> None:
         self._pool.submit(self.store.db.close)  # this thread's connection, not the loop's
         self._pool.shutdown(wait=True)
+
+
+def task_costs(task_ids: Iterable[str]) -> dict[str, tuple[Money, ...]]:
+    """What each of these tasks cost (its settled charges per currency); tasks with none left out."""
+    ids = list(task_ids)
+    costs: dict[str, Totals] = {}
+    for chunk in chunks(ids):
+        query = Spend.select().where(Spend.task_id.in_(list(chunk)) & (Spend.state == SPEND_SETTLED))
+        for row in query:
+            costs.setdefault(row.task_id, Totals()).add(row.money)
+    return {task_id: tuple(totals.monies()) for task_id, totals in costs.items()}
 
 
 def _task_row(values: Sequence[Any]) -> TaskRow:

@@ -37,17 +37,28 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mediaassist.core.budget import Budgeter, Claimed, batch_pause_name, is_budget_pause, paused_batches
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import KIND_TEXTS, ErrorKind, Requeue, StorageFault, TaskError
 from mediaassist.core.events import STATE_AFTER, TaskEvent, TaskEventKind
 from mediaassist.core.hours import Hours, next_opening
-from mediaassist.core.lane_api import AccountChecked, Provider, StopReason, TaskContext, TaskResult
+from mediaassist.core.lane_api import AccountChecked, BalanceReported, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
+from mediaassist.core.manifest import batch_entries, write_manifest
 from mediaassist.core.messages import Message, msg, verbatim
-from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead
-from mediaassist.core.paths import output_dir
+from mediaassist.core.money import SOURCE_TEXTS, format_money
+from mediaassist.core.outputs import (
+    NamingValues,
+    OutputFile,
+    batch_folder,
+    naming_for,
+    outputs_root,
+    place_outputs,
+    task_folder,
+)
+from mediaassist.core.owners import describe_owner, new_owner, owner_is_dead, owner_is_running_here
 from mediaassist.core.policy import (
     End,
     LaneSlots,
@@ -72,6 +83,7 @@ STALL_S = 90.0
 CHECK_EVERY_S = 0.25  # real seconds between looks for cancel flags and stalled rows (less at high --speed)
 DEAD_OWNER_CHECK_S = 2.0  # real seconds between looks for rows of processes that died
 FAULT_PROBE_S = 5.0  # real seconds between checks whether a storage fault has cleared
+MANIFEST_EVERY_S = 2.0  # real seconds between rewrites of a running batch's manifest
 
 
 def retry_delay_s(attempt: int) -> float:
@@ -158,6 +170,7 @@ class Scheduler:
         self.data_dir = data_dir
         self.clock = clock or Clock()
         self.owner = str(new_owner())
+        self.budget = Budgeter(store, config)
         self.lanes = self._build_lanes()
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
@@ -171,6 +184,9 @@ class Scheduler:
         self._draining = False  # no new claims: the running attempts are finishing (run --all)
         self._unreleased: list[Task] = []  # attempts whose end the store refused (a fault)
         self.fault: StorageFault | None = None
+        self.outputs_root = outputs_root(config, data_dir)
+        self._stale_manifests: set[str] = set()  # batches with outputs their manifest lacks
+        self._manifests_written_at = 0.0
 
     # --- wiring ----------------------------------------------------------------------------
     def _build_lanes(self) -> dict[str, Lane]:
@@ -219,6 +235,7 @@ class Scheduler:
         self.store.sync_accounts(self.config.accounts)
         for provider in _unique(self.providers.values()):
             await provider.start()
+        self.budget.take_balances(self.providers.items())
         self.store.forget_long_absent()
         self.store.announce(self.owner, self.only_batches)
         self.recover_dead_owners()
@@ -241,6 +258,7 @@ class Scheduler:
         for task in (self._loop_task, self._beat_task):
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)
+        self.write_manifests()
         try:
             self._release_unreleased()
         except StorageFault:  # still refused: the next start finds this process gone and retries them
@@ -255,16 +273,25 @@ class Scheduler:
                 log.exception("closing a provider failed")
 
     def recover_dead_owners(self) -> int:
-        """Tasks left running by a process on this host that no longer exists: retry them now,
-        on the crash budget (the task did nothing wrong). Another host's rows are left to the
+        """Tasks left running by a process that is gone: retry them now, on the crash budget
+        (the task did nothing wrong). Gone is a process on this host the OS says has exited
+        (a zombie too), or one anywhere whose presence row has not been renewed for ``STALL_S``
+        by the store's clock; another host's rows without a presence row are left to the
         heartbeat reaper."""
         recovered = 0
-        for owner in self.store.running_owners():
-            if owner == self.owner or not owner_is_dead(owner):
+        owners = self.store.running_owners() - {self.owner}
+        silent = self.store.silent_owners(owners, self._stall_cutoff())
+        for owner in owners:
+            if owner_is_dead(owner):
+                why = msg("died")
+            elif owner in silent and not owner_is_running_here(owner):
+                why = msg("stopped renewing its presence for over {seconds} s",
+                          seconds=format(self.clock.real(STALL_S), ".0f"))
+            else:
                 continue
             for task in self.store.running_of_owner(owner):
-                message = msg("the process running it ({owner}) died; attempt {attempt} lost",
-                              owner=describe_owner(owner), attempt=task.attempt)
+                message = msg("the process running it ({owner}) {why}; attempt {attempt} lost",
+                              owner=describe_owner(owner), why=why, attempt=task.attempt)
                 self._fail(task, ErrorKind.STALLED, message, retry=True, immediate=True, crashed=True)
                 recovered += 1
         return recovered
@@ -296,6 +323,8 @@ class Scheduler:
                         self.assign()
                         next_assign = now + self._assign_timeout()
                     timeout = self._idle_timeout(next_assign - now)
+                    if self._stale_manifests:
+                        timeout = min(timeout, self._write_manifests_when_due(now))
             except StorageFault as fault:
                 self._on_fault(fault)
                 timeout = FAULT_PROBE_S
@@ -309,13 +338,34 @@ class Scheduler:
             except TimeoutError:
                 pass
 
+    def _write_manifests_when_due(self, now: float) -> float:
+        """Rewrite the stale manifests at most every ``MANIFEST_EVERY_S`` (a 10,000-task batch
+        would otherwise be written 10,000 times); the seconds until the next may be due."""
+        due = self._manifests_written_at + MANIFEST_EVERY_S
+        if now < due:
+            return due - now
+        self.write_manifests()
+        return MANIFEST_EVERY_S
+
+    def write_manifests(self) -> None:
+        """Write the manifest of every batch that finished a task since its last one."""
+        self._manifests_written_at = time.monotonic()
+        while self._stale_manifests:
+            batch_id = self._stale_manifests.pop()
+            folder = batch_folder(self.outputs_root, batch_id)
+            try:
+                write_manifest(folder, (entry for _t, _o, entry in batch_entries(self.store, self.config,
+                                                                                    batch_id, folder)))
+            except OSError as exc:  # the files are in place; the next success or `outputs manifest` writes it
+                log.warning("manifest of batch %s not written: %s", batch_id, exc)
+
     def _check_every(self) -> float:
         return min(CHECK_EVERY_S, self.clock.real(1.0))
 
     def _check_running(self) -> bool:
         """Reap and honour cancels, each only when the one cheap query says there is work for
         it. True when it found some (a reaped row's retry changes what assign may take)."""
-        flagged, any_stalled = self.store.running_needing_attention(self.clock.ago(STALL_S))
+        flagged, any_stalled = self.store.running_needing_attention(self._stall_cutoff())
         if any_stalled:
             self.reap_stalled()
         if flagged:
@@ -328,6 +378,7 @@ class Scheduler:
         while self._unreleased:
             task = self._unreleased[0]
             if self.store.release(task):
+                self.budget.released(task)
                 self.store.log(task.task_id, msg("handed back to the queue after a storage fault"))
             self._unreleased.pop(0)
 
@@ -404,8 +455,22 @@ class Scheduler:
             except Exception:  # the next beat tries again; the reaper allows 6 missed beats
                 log.exception("heartbeat failed")
 
+    def _stall_cutoff(self) -> float:
+        """A heartbeat older than this, on the store's clock, is stalled."""
+        return self.store.now() - self.clock.real(STALL_S)
+
+    def _beats_for_itself(self, task: Task) -> bool:
+        """The row is an attempt this scheduler runs, or its owner is a process on this machine
+        that the OS says runs: its heartbeat's age proves nothing (a wall-clock step -- NTP, a
+        laptop waking -- moves it), and a live process beats for its own rows."""
+        if task.owner == self.owner:
+            return self._find_attempt(task.task_id) is not None
+        return owner_is_running_here(task.owner or "")
+
     def reap_stalled(self) -> None:
-        for task in self.store.stalled(self.clock.ago(STALL_S)):
+        for task in self.store.stalled(self._stall_cutoff()):
+            if self._beats_for_itself(task):
+                continue
             attempt = self._find_attempt(task.task_id)
             if attempt is not None and attempt.task.attempt == task.attempt:
                 attempt.ctx.log(msg("heartbeat stalled; abandoning this attempt"))
@@ -429,23 +494,56 @@ class Scheduler:
 
     def assign(self) -> None:
         """Fill free slots from the head of each lane's queue. Synchronous on purpose: one read
-        of the store, the pure plan (core/policy.py), then the claims and the attempts' starts."""
+        of the store, the pure plan (core/policy.py), then the claims -- each reserving its
+        estimate against the budgets (core/budget.py) -- and the attempts' starts.
+
+        A lane the budget paused is still planned: its claim resumes it once its head fits."""
         conditions = self.lane_conditions()
         for lane in self.lanes.values():
             lane.learned = conditions.learned.get(lane.name)
         if self._stopping or self._draining or self.fault is not None:
             return
-        for claim in plan_claims([lane.slots() for lane in self.lanes.values()], conditions, host_id()):
+        paused = dict(conditions.paused)
+        planned = dataclasses.replace(conditions, paused={name: why for name, why in paused.items()
+                                                          if not is_budget_pause(why)})
+        for claim in plan_claims([lane.slots() for lane in self.lanes.values()], planned, host_id()):
             lane = self.lanes[claim.lane]
-            for task in self.store.claim(claim.route, self.owner, claim.count, claim.account,
-                                         batch_ids=self.only_batches, lane_limit=claim.lane_limit):
+            claimed = self.budget.claim(claim.route, self.owner, claim.count, claim.account, self.only_batches,
+                                        claim.lane_limit)
+            self._note_budget_stops(lane, claimed, paused)
+            for task in claimed.tasks:
                 self._start_attempt(lane, task)
+
+    def _note_budget_stops(self, lane: Lane, claimed: Claimed, paused: dict[str, Message]) -> None:
+        """Pause what the budget stopped (the lane, or batches), with the reason; resume what it
+        paused before and now lets through."""
+        stops = {lane.name: claimed.lane_stop} if claimed.lane_stop else {}
+        stops.update({batch_pause_name(batch): why for batch, why in claimed.batch_stops.items()})
+        for name, why in stops.items():
+            if paused.get(name) != why:
+                self.store.pause_lane(name, why)
+                paused[name] = why
+                lane.logger.warning("paused %s: %s", name, why)
+        cleared = {lane.name} if claimed.lane_stop is None else set()
+        cleared |= {batch_pause_name(task.batch_id) for task in claimed.tasks}
+        for name in cleared:
+            if is_budget_pause(paused.get(name)) and name not in stops:
+                self.store.resume_lane(name)
+                del paused[name]
+                lane.logger.info("budget allows %s again; resumed", name)
+
+    async def refresh_balances(self) -> None:
+        """Read each reporting provider's balance again (after a batch), for the next claims."""
+        for provider in _unique(self.providers.values()):
+            if isinstance(provider, BalanceReported):
+                await provider.read_balance()
+        self.budget.take_balances(self.providers.items())
 
     # --- one attempt -----------------------------------------------------------------------
     def _start_attempt(self, lane: Lane, task: Task) -> None:
         model = self.config.model(task.model)
         ctx = TaskContext(task=task, model=model, clock=self.clock, store=self.store,  # type: ignore[arg-type]
-                          output_dir=output_dir(self.data_dir, task.batch_id, task.task_id),
+                          output_dir=task_folder(self.outputs_root, task.batch_id, task.task_id),
                           logger=lane.logger)
         attempt = Attempt(task=task, ctx=ctx)
         lane.active[task.task_id] = attempt
@@ -496,18 +594,28 @@ class Scheduler:
             raise
         except Exception as exc:
             outcome, error = _outcome_of(exc), exc
-        self._write_end(lane, attempt, decide_end(outcome, ctx.stop_reason), result, error)
+        end = decide_end(outcome, ctx.stop_reason)
+        outputs: list[OutputFile] = []
+        if end is End.SUCCESS and result is not None:
+            outputs = await self._place(lane, task, result.files)
+        self._write_end(lane, attempt, end, result, error, outputs)
 
     def _write_end(self, lane: Lane, attempt: Attempt, end: End, result: TaskResult | None,
-                   error: Exception | None) -> None:
+                   error: Exception | None, outputs: list[OutputFile]) -> None:
         """The I/O of ``decide_end``'s answer. ``error`` is what the work raised; a stop the
-        scheduler asked for (``ctx.stop_reason``) wins over it."""
+        scheduler asked for (``ctx.stop_reason``) wins over it; ``outputs``: a success's files
+        as they were placed."""
         task, ctx = attempt.task, attempt.ctx
         stopped = ctx.stop_reason is not None
         if end is End.SUCCESS:
             assert result is not None
-            if self.store.finish_success(task, result.text, result.files, result.usage):
+            if self.store.finish_success(task, result.text, [o.path for o in outputs], result.usage, outputs):
                 ctx.log(msg("success"))
+                self._stale_manifests.add(task.batch_id)
+                cost = self.budget.settle(task, result)
+                if cost is not None:
+                    ctx.log(msg("cost {cost} ({source})", cost=format_money(cost.money),
+                                source=SOURCE_TEXTS.get(cost.source, cost.source)))
                 self._emit(TaskEventKind.SUCCESS, task)
             else:
                 ctx.log(msg("finished, but the row was no longer this attempt's; result not written"))
@@ -516,15 +624,18 @@ class Scheduler:
         elif end is End.CANCELED and stopped:
             note = ctx.cancel_note or CANCELED_BY_OPERATOR  # e.g. "remote cancel failed"
             if self.store.finish_canceled(task, note):
+                self.budget.ended_unfinished(task)
                 ctx.log(msg("canceled"))
                 self._emit(TaskEventKind.CANCELED, task, note)
         elif end is End.CANCELED:  # canceled elsewhere (e.g. on the service's website): an end, not a failure
             message = error.message if isinstance(error, TaskError) else verbatim(str(error))
             if self.store.finish_canceled(task, message):
+                self.budget.ended_unfinished(task)
                 self.store.log(task.task_id, msg("canceled: {reason}", reason=message))
                 self._emit(TaskEventKind.CANCELED, task, message)
         elif end is End.RELEASE and stopped:
             if self.store.release(task):
+                self.budget.released(task)
                 ctx.log(msg("app stopped; task goes back to the queue to resume on the next start"))
                 self._emit(TaskEventKind.RELEASED, task)
         elif end is End.RELEASE:
@@ -537,6 +648,19 @@ class Scheduler:
             self._fail(task, ErrorKind.INTERNAL, msg("{error}: {detail}", error=type(error).__name__, detail=error),
                        retry=True)
 
+    async def _place(self, lane: Lane, task: Task, files: list[str]) -> list[OutputFile]:
+        """The result's files moved to their templated names and described (hashing a video
+        takes a while: off the loop)."""
+        if not files:
+            return []
+        model = self.config.model(task.model)
+        provider = (model.site or model.provider or "") if model is not None else lane.name.partition(":")[2]
+        values = NamingValues(batch_id=task.batch_id, task_id=task.task_id, row=task.source_row, model=task.model,
+                              provider=provider, account=task.account or provider, finished=self.store.now(),
+                              cells=task.cells_dict)
+        return await asyncio.to_thread(place_outputs, files, batch_folder(self.outputs_root, task.batch_id),
+                                       naming_for(self.config, task.model), values)
+
     def _requeue(self, lane: Lane, attempt: Attempt, exc: Requeue) -> None:
         task = attempt.task
         if exc.pause_lane:
@@ -544,6 +668,7 @@ class Scheduler:
         if exc.wait_s is not None:
             lane.resting_until = time.monotonic() + self.clock.real(exc.wait_s)
         if self.store.release(task):
+            self.budget.released(task)
             attempt.ctx.log(msg("back in the queue: {reason}", reason=exc.message))
             self._emit(TaskEventKind.RELEASED, task, exc.message)
 
@@ -573,7 +698,7 @@ class Scheduler:
         if decision is Retry.NOW:
             retry_at = self.store.now()
         elif decision is Retry.LATER:
-            retry_at = self.clock.after(retry_delay_s(task.attempt))
+            retry_at = self.store.now() + self.clock.real(retry_delay_s(task.attempt))
         elif decision is Retry.NO_CRASH_BUDGET:
             message = msg("{reason}; the process running this task died {times} times, so the task itself may be what "
                           "kills it: failed without another try (retry it once the cause is fixed)",
@@ -581,6 +706,7 @@ class Scheduler:
         state = self.store.finish_failure(task, kind, message, retry_at, crashed=crashed)
         if state is None:
             return
+        self.budget.ended_unfinished(task)
         said = {"attempt": task.attempt, "kind": KIND_TEXTS[kind], "message": message}
         self.store.log(task.task_id, msg("attempt {attempt} failed ({kind}): {message}; will retry", **said)
                        if state == "pending" else msg("attempt {attempt} failed ({kind}): {message}", **said))
@@ -621,10 +747,7 @@ class Scheduler:
         """Lanes that cannot take work right now, with the reason (paused, disabled, login).
         ``conditions``: the store's, when the caller has just read them."""
         conditions = self.lane_conditions() if conditions is None else conditions
-        blocked = blocked_lanes([lane.slots() for lane in self.lanes.values()], conditions, host_id())
-        if conditions.paused:  # a pause's reason as the message it was written as
-            blocked.update((name, why) for name, why in self.store.paused_lane_reasons().items() if name in blocked)
-        return blocked
+        return blocked_lanes([lane.slots() for lane in self.lanes.values()], conditions, host_id())
 
     async def drain(self) -> None:
         """Take no new work and wait until every running attempt of this process has ended."""
@@ -644,7 +767,8 @@ class Scheduler:
 
     def _only_unrunnable_left(self, batch_ids: list[str]) -> bool:
         """No task of the batches runs, and none pending can be taken here or by an account
-        that lives on another machine at work on the store now."""
+        that lives on another machine at work on the store now (nor is in a batch its budget
+        stopped)."""
         conditions = self.lane_conditions()  # one read for both questions, every tick of a wait
         blocked = self.blocked_lanes(conditions)
         opening = waiting_for_hours(blocked, conditions)  # they open by themselves: worth the wait
@@ -654,9 +778,14 @@ class Scheduler:
         for acct in self._accounts_on_other_hosts_present(conditions, batch_ids):
             routes.add(site_route(acct.site))
             accounts_ok.add(acct.name)
-        counts = [QueueCount(route, account, pinned, state, n)
-                  for (route, account, pinned, state), n in self.store.batch_counts(batch_ids).items()]
-        return batches_settled(counts, routes, accounts_ok)
+        counts = self.store.batch_counts(batch_ids)
+        stopped = paused_batches(conditions.paused)
+        live = [batch for batch in batch_ids if batch not in stopped]
+        if live != batch_ids:  # a stopped batch's pending tasks wait for its budget, not for a lane
+            counts = {key: n for key, n in counts.items() if key[3] == "running"}
+            counts.update({key: n for key, n in self.store.batch_counts(live).items() if key[3] == "pending"})
+        return batches_settled([QueueCount(route, account, pinned, state, n)
+                                for (route, account, pinned, state), n in counts.items()], routes, accounts_ok)
 
     def _accounts_on_other_hosts_present(self, conditions: LaneConditions, batch_ids: list[str]) -> list[AccountView]:
         """Usable accounts bound to another machine that has a process at work on the batches."""
@@ -664,7 +793,7 @@ class Scheduler:
                      and a.enabled and a.login_state != "needs_login"]
         if not elsewhere:
             return []
-        present = self.store.hosts_present(self.clock.ago(STALL_S), batch_ids)
+        present = self.store.hosts_present(self._stall_cutoff(), batch_ids)
         return [a for a in elsewhere if a.host in present]
 
 def _outcome_of(exc: Exception) -> Outcome:

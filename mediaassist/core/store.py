@@ -6,9 +6,10 @@ never overwrite a newer truth, and a result is never written twice (it is upsert
 inside the same transaction that ends the attempt).
 
 Limits are held here, not in any process's memory: a claim counts the lane's running rows and
-takes at most ``lane_limit - running`` in the same transaction, so every process sharing the store
-stays inside one API concurrency, one polling cap and one running task per web account. Gates
-(``try_gate``) serialise one kind of step (a poll provider's creates) across processes.
+its remote tasks still at the service, and takes at most ``lane_limit`` minus those in the same
+transaction, so every process sharing the store stays inside one API concurrency, one polling
+cap and one running task per web account. Gates (``try_gate``) serialise one kind of step (a
+poll provider's creates) across processes.
 
 Faults of the file itself (disk full, read-only, corrupt, replaced) come out of every statement
 as one ``StorageFault`` naming the file and what to do, never as a bare sqlite3 error.
@@ -23,18 +24,21 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import os
 import shutil
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast
 
 import peewee as pw
+import psutil
 
 from mediaassist.core.errors import (
     FAULT_CORRUPT,
@@ -58,9 +62,23 @@ from mediaassist.core.location import (
     server_refusal,
 )
 from mediaassist.core.messages import Message, msg, verbatim
+from mediaassist.core.money import (
+    SOURCE_ESTIMATE,
+    SOURCE_PROVIDER,
+    History,
+    Money,
+    Produced,
+    Totals,
+    from_micros,
+    to_micros,
+)
+from mediaassist.core.outputs import OutputFile
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact, redacted
+from mediaassist.core.store_clock import ServerClock
+
+log = logging.getLogger("mediaassist.store")
 
 PENDING, RUNNING, SUCCESS, FAILED, CANCELED = "pending", "running", "success", "failed", "canceled"
 FINAL_STATES = (SUCCESS, FAILED, CANCELED)
@@ -70,6 +88,7 @@ AUTO_RETRIES = 2  # 3 attempts in all
 # their own, larger budget, so a crash loop elsewhere does not fail tasks that never failed.
 CRASH_RETRIES = 5
 REMOTE_FINAL_KINDS = ("provider", "bad_input", "canceled")
+HISTORY_TASKS = 50  # the latest settled tasks of a model that its next estimate learns from
 _CHUNK = 500  # rows per insert statement (SQLite's variable limit)
 PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever takes this gate
 PROBE_HEADROOM_PAGES = 64  # the room probe_write wants: a few results' worth, not an update in place
@@ -135,6 +154,12 @@ class Task(_Base):
     inputs = pw.TextField(default="{}")
     # Files already uploaded: {"<provider>:<sha256>": {"name": remote name, "at": epoch s}}
     uploads = pw.TextField(default="{}")
+    source_row = pw.IntegerField(null=True)  # the task file's row number as the spreadsheet shows it
+    group_key = pw.CharField(null=True)  # the tasks made from one row (fan-out) and their reruns
+    parent_id = pw.CharField(null=True)  # the task this one was edited and run again from
+    remix_of = pw.CharField(null=True)  # a remix: the parent's remote video, remade instead of created anew
+    # The task-file cells the naming templates name ({col:NAME}): {column: text}
+    cells = pw.TextField(default="{}")
 
     class Meta:
         table_name = "task"
@@ -161,6 +186,11 @@ class Task(_Base):
     @property
     def error_text(self) -> Message | None:
         return stored_message(self.error, self.error_message)
+
+    @property
+    def cells_dict(self) -> dict[str, str]:
+        cells: dict[str, str] = json.loads(self.cells or "{}")
+        return cells
 
     @property
     def lane(self) -> str:
@@ -205,6 +235,26 @@ class Result(_Base):
     def usage_dict(self) -> dict[str, int]:
         usage: dict[str, int] = json.loads(self.usage or "{}")
         return usage
+
+
+class Output(_Base):
+    """One output file of a task's result (``core/outputs.py``): what the manifest lists, and the
+    operator's pick mark. Replaced with the result when the task succeeds again."""
+    id = pw.AutoField()
+    task_id = pw.CharField(index=True)
+    n = pw.IntegerField()  # 1-based, in the provider's order
+    path = pw.TextField()  # absolute
+    bytes = pw.BigIntegerField()
+    sha256 = pw.CharField()
+    media = pw.CharField()  # image | video | audio | text | other
+    width = pw.IntegerField(null=True)
+    height = pw.IntegerField(null=True)
+    duration_s = pw.DoubleField(null=True)
+    picked = pw.BooleanField(default=False)
+
+    class Meta:
+        table_name = "output"
+        indexes = ((("task_id", "n"), True),)
 
 
 class TaskLog(_Base):
@@ -299,7 +349,93 @@ class Notice(_Base):
         table_name = "notice"
 
 
-MODELS = (Task, Result, TaskLog, LaneState, Account, Gate, Presence, Notice)
+
+
+SPEND_RESERVED, SPEND_SETTLED = "reserved", "settled"
+BUDGET_LOCK = "mediaassist-budget"  # the PostgreSQL advisory lock every budgeted claim takes
+
+
+class Spend(_Base):
+    """One attempt's money in one currency (core.money): its estimate is *reserved* when the
+    attempt is claimed, and *settled* with the actual cost when it ends (a reservation of an
+    attempt that spent nothing is deleted). Budgets sum these rows, so every process and machine
+    on the store sees the same spend. Amounts are integer micro-units (``money.to_micros``)."""
+    id = pw.AutoField()
+    task_id = pw.CharField()
+    attempt = pw.IntegerField()
+    batch_id = pw.CharField()
+    route = pw.CharField()
+    model = pw.CharField()
+    day = pw.CharField()  # the budget day it counts in (local date, turning at daily_reset)
+    currency = pw.CharField()
+    amount = pw.BigIntegerField()  # the reservation, then the actual cost
+    estimate = pw.BigIntegerField(null=True)  # what was reserved (kept beside the actual)
+    table_estimate = pw.BigIntegerField(null=True)  # the price table's estimate before correction
+    state = pw.CharField(default=SPEND_RESERVED)
+    source = pw.CharField(default=SOURCE_ESTIMATE)  # provider | price table | estimate
+    produced = pw.TextField(null=True)  # JSON: money.Produced of the attempt
+    created_at = pw.DoubleField()
+    settled_at = pw.DoubleField(null=True)
+
+    class Meta:
+        table_name = "spend"
+        indexes = ((("day", "currency"), False), (("batch_id", "currency"), False),
+                   (("task_id", "attempt"), False), (("model", "state"), False))
+
+    @property
+    def money(self) -> Money:
+        return Money(from_micros(self.amount), self.currency)
+
+    @property
+    def total_names(self) -> tuple[str, str, str]:
+        """The running totals this row counts in: its batch's, its day's, its provider's day."""
+        return (total_name("batch", self.batch_id, self.currency), total_name("day", self.day, self.currency),
+                total_name("provider", f"{self.route}|{self.day}", self.currency))
+
+
+class SpendTotal(_Base):
+    """Running sums of the spend rows (micro-units) per budget scope and currency, kept in the
+    same transaction as the rows: a budget check reads one row, not every spend of the day."""
+    name = pw.CharField(primary_key=True)  # total_name(scope, key, currency)
+    amount = pw.BigIntegerField(default=0)
+
+    class Meta:
+        table_name = "spend_total"
+
+
+def total_name(scope: str, key: str, currency: str) -> str:
+    return f"{scope}|{key}|{currency}"
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One budget a reservation must fit: ``scope`` "batch" (key: batch id), "day" (key: budget
+    day), "provider" (key: route; its budget day in ``day``) or "balance" (key: route; what the
+    account had left when it was read at ``since``)."""
+    scope: str
+    key: str
+    cap: Money
+    day: str = ""
+    since: float = 0.0
+    label: str = ""  # how the reason names it (a provider, a batch)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    estimate: Money
+    table_estimate: Money | None
+    limits: tuple[Limit, ...] = ()
+
+
+@dataclass(frozen=True)
+class BudgetStop:
+    """A task that did not fit: the budget it would have broken and what it needed."""
+    limit: Limit
+    spent: Money
+    needed: Money
+
+
+MODELS = (Task, Result, Output, TaskLog, LaneState, Account, Gate, Presence, Notice, Spend, SpendTotal)
 # The schema's versions after the first (1: the tables from before schema_version existed):
 # version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
 # indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
@@ -311,8 +447,11 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
         ("task", "inputs", "TEXT NOT NULL DEFAULT '{}'"), ("task", "uploads", "TEXT NOT NULL DEFAULT '{}'"),
         # token usage per result, and an adaptive API lane's learned limit (core.limiter)
         ("result", "usage", "TEXT"), ("lane_state", "learned_limit", "INTEGER")],
+    # outputs by template, fan-out and reruns (core/outputs.py; the output table is new)
+    3: [("task", "source_row", "INTEGER"), ("task", "group_key", "VARCHAR(255)"), ("task", "parent_id", "VARCHAR(255)"),
+        ("task", "remix_of", "VARCHAR(255)"), ("task", "cells", "TEXT NOT NULL DEFAULT '{}'")],
     # user-facing texts kept as messages beside their English (core.messages)
-    3: [("task", "error_message", "TEXT"), ("task_log", "message", "TEXT"), ("result", "text_message", "TEXT"),
+    4: [("task", "error_message", "TEXT"), ("task_log", "message", "TEXT"), ("result", "text_message", "TEXT"),
         ("lane_state", "reason_message", "TEXT"), ("account", "last_error_message", "TEXT")],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
@@ -331,6 +470,11 @@ class NewTask:
     priority: int = 0
     inputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     not_before: float = 0.0  # epoch seconds before which it is not started (0: at once)
+    row: int | None = None  # the task file's row number
+    group: str | None = None  # shared by the tasks of one row (fan-out) and their reruns
+    parent_id: str | None = None  # a rerun's original
+    remix_of: str | None = None  # a remix: the parent's remote id
+    cells: dict[str, str] = field(default_factory=dict)  # task-file cells the naming templates name
 
 
 def iso(ts: float | None) -> str | None:
@@ -343,7 +487,6 @@ def iso(ts: float | None) -> str | None:
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 10  # how long a statement waits for another process's write lock
-CHECKPOINT_GRACE_S = 2.0  # how long a file another process is checkpointing may look cut short
 PROBE_BUSY_TIMEOUT_MS = 50  # how long the fault probe waits for it: the next probe comes in seconds
 _FAULT_WORDS = (("database or disk is full", FAULT_FULL), ("readonly database", FAULT_READ_ONLY),
                 ("unable to open database file", FAULT_READ_ONLY), ("file is not a database", FAULT_NOT_DATABASE),
@@ -360,18 +503,33 @@ def free_space_text(path: Path) -> str:
     return f"{free / 1e6:.1f} MB"
 
 
+def filesystem_of(path: Path) -> str:
+    """The mount point (and type) of the filesystem holding ``path``: what an operator frees."""
+    folder = (path if path.is_dir() else path.parent).resolve()
+    try:
+        device = folder.stat().st_dev
+        mount = folder
+        while mount.parent != mount and mount.parent.stat().st_dev == device:
+            mount = mount.parent
+    except OSError:
+        return str(folder)
+    kinds = {Path(p.mountpoint): p.fstype for p in psutil.disk_partitions(all=True)}
+    return f"{mount} ({kinds[mount]})" if mount in kinds else str(mount)
+
+
 def fault_message(kind: str, path: Path, reason: Message | str) -> Message:
     """The one line an operator reads: which file, what is wrong, what to do."""
     if kind == FAULT_FULL:
-        return msg("disk full: free space on {folder} is {free} ({reason} writing {path}); free some space -- queued "
-                   "and running tasks stay queued and resume when there is room",
-                   folder=path.parent, free=free_space_text(path), reason=reason, path=path)
+        return msg("disk full: the filesystem {filesystem} holding {path} has {free} free ({reason}); free some "
+                   "space -- queued and running tasks stay queued and resume when there is room",
+                   filesystem=filesystem_of(path), path=path.resolve(), free=free_space_text(path), reason=reason)
     if kind == FAULT_READ_ONLY:
         return msg("cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both "
                    "writable by you (e.g. chmod u+w), or choose another --data-dir", path=path, reason=reason)
     if kind == FAULT_CORRUPT:
-        return msg("{path} is damaged ({reason}); move it aside together with its -wal and -shm files to start "
-                   "with an empty queue, or restore a backup", path=path, reason=reason)
+        return msg("{path} is damaged ({reason}); first keep what it holds: 'mediaassist doctor' backs it up and "
+                   "saves the rows it can still read; then move it aside together with its -wal and -shm files "
+                   "to start with an empty queue, or restore a backup", path=path, reason=reason)
     if kind == FAULT_NOT_DATABASE:
         return msg("{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir",
                    path=path, reason=reason)
@@ -385,6 +543,12 @@ def fault_message(kind: str, path: Path, reason: Message | str) -> Message:
                    "the new one aside), then start again", path=path, reason=reason)
     return msg("cannot read or write {path} ({reason}); check the disk and the file, then start again",
                path=path, reason=reason)
+
+
+def suspected_damage_message(path: Path, reason: str) -> Message:
+    """A statement said "malformed": damage is not proven until ``PRAGMA integrity_check`` fails."""
+    return msg("{path} reports damage ({reason}); nothing is lost yet: run 'mediaassist doctor' -- it backs the "
+               "file up first, then checks it -- before moving anything", path=path, reason=reason)
 
 
 def classify_fault(exc: BaseException, path: Path) -> StorageFault | None:
@@ -403,6 +567,8 @@ def classify_fault(exc: BaseException, path: Path) -> StorageFault | None:
         if words in text:
             if kind == FAULT_IO and free_space_text(path) == "0.0 MB":
                 kind = FAULT_FULL  # a write that ran out of room can surface as an I/O error
+            if kind == FAULT_CORRUPT:
+                return StorageFault(kind, str(path), suspected_damage_message(path, str(exc)))
             return StorageFault(kind, str(path), fault_message(kind, path, str(exc)))
     return None
 
@@ -426,22 +592,48 @@ class faults_as_storage:
         return False
 
 
-def check_sqlite_file(path: Path) -> None:
-    """Refuse, before SQLite sees it, a file that is not an SQLite database or is cut short
-    (SQLite would open both and fail later, on some page, mid-run).
+def check_sqlite_file(path: Path) -> bool:
+    """Refuse, before SQLite sees it, a file that is not an SQLite database. True when the file
+    is shorter than its header says: a checkpoint that ran out of room (the pages it could not
+    write are still in the -wal), one another process is running now (page 1 is written before
+    the pages that extend the file), or real damage -- ``PRAGMA integrity_check`` decides, once
+    the file is open (``settle_short_file``)."""
+    try:
+        _check_sqlite_header(path)
+    except StorageFault as fault:
+        if fault.kind != FAULT_CORRUPT:
+            raise
+        return True
+    return False
 
-    A checkpoint by another process writes page 1 (with the new page count) before the pages
-    that extend the file, so while a -wal file exists a short file is looked at again for a
-    moment before it counts as cut short."""
-    deadline = time.monotonic() + CHECKPOINT_GRACE_S
-    while True:
-        try:
-            _check_sqlite_header(path)
-            return
-        except StorageFault as fault:
-            if fault.kind != FAULT_CORRUPT or time.monotonic() >= deadline or not _wal_of(path).exists():
-                raise
-        time.sleep(0.05)
+
+def settle_short_file(db: _SqliteStoreDatabase, path: Path) -> bool:
+    """A file shorter than its header: damaged only when ``PRAGMA integrity_check`` says so (then
+    ``StorageFault`` with the back-up-first advice). Else it is whole through its -wal: write the
+    -wal back now; False when there is no room for that yet (it is written back once there is)."""
+    try:
+        problems = [row[0] for row in db.execute_sql("PRAGMA integrity_check(5)").fetchall()]
+    except StorageFault as fault:
+        if fault.kind != FAULT_CORRUPT:
+            raise
+        problems = [f"it could not run ({fault.__cause__})"]
+    if problems != ["ok"]:
+        raise StorageFault(FAULT_CORRUPT, str(path), fault_message(
+            FAULT_CORRUPT, path, "PRAGMA integrity_check: " + "; ".join(problems)))
+    return checkpoint(db, path)
+
+
+def checkpoint(db: _SqliteStoreDatabase, path: Path) -> bool:
+    """Write the -wal back into the main file; False when the disk has no room for it."""
+    try:
+        db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    except StorageFault as fault:
+        if fault.kind != FAULT_FULL:
+            raise
+        log.warning("%s: intact, but part of it is still only in its -wal file (no room on %s to write it "
+                    "back); written back once there is space", path, filesystem_of(path))
+        return False
+    return True
 
 
 def _wal_of(path: Path) -> Path:
@@ -618,13 +810,17 @@ class Store:
         them) when a server cannot be reached or the schema is newer than this program knows."""
         if isinstance(location, os.PathLike):
             refuse_url_as_path(location, "store location")
-        self._now = now or time.time
         self.shared = is_pg_url(location)
+        self.wal_pending = False  # part of the file is only in its -wal (no room to write it back yet)
         self.where = describe(location)  # for messages: never a password
         self.path = Path(location)
         with faults_as_storage(self.path):
             self.db: _StoreDatabase = self._connect(str(location))
             database_proxy.initialize(self.db)
+            # Times that every process judges (heartbeats, leases, back-offs) come from one
+            # clock: a shared store's server's, or this machine's for the local file.
+            self._now: Callable[[], float] = now or (
+                ServerClock(self._server_time, self.where).now if self.shared else time.time)
             try:
                 ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where)
             except BaseException:
@@ -648,7 +844,7 @@ class Store:
             return pg
         path = Path(location)
         path.parent.mkdir(parents=True, exist_ok=True)
-        check_sqlite_file(path)
+        short = check_sqlite_file(path)
         db = _SqliteStoreDatabase(
             path,
             pragmas={"journal_mode": "wal", "synchronous": "normal", "busy_timeout": BUSY_TIMEOUT_S * 1000,
@@ -656,10 +852,22 @@ class Store:
                      "foreign_keys": 1},
             timeout=BUSY_TIMEOUT_S,
         )
-        db.connect(reuse_if_open=True)
+        try:
+            db.connect(reuse_if_open=True)
+            self.wal_pending = short and not settle_short_file(db, path)
+        except BaseException as exc:
+            db.close()
+            fault = None if isinstance(exc, StorageFault) else classify_fault(exc, path)
+            if short and fault is not None and fault.kind == FAULT_CORRUPT:  # cut short, and not even opened
+                raise StorageFault(FAULT_CORRUPT, str(path), fault_message(
+                    FAULT_CORRUPT, path, f"PRAGMA integrity_check could not run: {exc}")) from exc
+            raise
         os.chmod(path, 0o600)
         db.remember_identity()
         return db
+
+    def _server_time(self) -> float:
+        return float(self.db.execute_sql("SELECT extract(epoch from clock_timestamp())").fetchone()[0])
 
     def check_file(self) -> None:
         """Raise ``StorageFault`` if the database file was deleted or replaced since it was opened."""
@@ -681,6 +889,8 @@ class Store:
                                fault_message(FAULT_FULL, self.path, msg("no room to grow")))
         with self._busy_timeout_ms(PROBE_BUSY_TIMEOUT_MS):
             self.set_gate_not_before(PROBE_GATE, self.now())
+        if self.wal_pending and isinstance(self.db, _SqliteStoreDatabase):
+            self.wal_pending = not checkpoint(self.db, self.path)
 
     @contextlib.contextmanager
     def _busy_timeout_ms(self, ms: int) -> Iterator[None]:
@@ -761,6 +971,9 @@ class Store:
                 "system_prompt": item.system_prompt,
                 "params": json.dumps(item.params, ensure_ascii=False), "priority": item.priority,
                 "inputs": json.dumps(item.inputs, ensure_ascii=False), "not_before": item.not_before,
+                "source_row": item.row, "group_key": item.group, "parent_id": item.parent_id,
+                "remix_of": item.remix_of,
+                "cells": json.dumps(item.cells, ensure_ascii=False),
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids: list[str] = [r["task_id"] for r in rows]
@@ -800,27 +1013,40 @@ class Store:
 
     # --- claim and run ---------------------------------------------------------------------
     def claim(self, route: str, owner: str, limit: int = 1, account: str | None = None,
-              batch_ids: Sequence[str] | None = None, lane_limit: int | None = None) -> list[Task]:
+              batch_ids: Sequence[str] | None = None, lane_limit: int | None = None,
+              skip_batches: Sequence[str] = ()) -> list[Task]:
         """Atomically move up to ``limit`` due pending tasks of a route to running.
 
         Order: higher priority first, then FIFO. For web routes ``account`` is the free account;
         tasks pinned to another account are not taken. ``batch_ids`` restricts the claim to those
-        batches. With ``lane_limit`` the route's running rows -- whichever process runs them --
-        are counted in the same transaction, and at most ``lane_limit - running`` are taken.
+        batches, ``skip_batches`` leaves those out. With ``lane_limit`` the route's running rows --
+        whichever process runs them -- and its pending rows with a remote id (a remote task still at
+        the service) are counted in the same transaction, and at most ``lane_limit`` minus those new
+        tasks are taken; pending rows with a remote id are taken first, from any batch (skipped or
+        not: their remote task is created and paid for already).
         """
         if limit <= 0:
             return []
         if lane_limit is None:
-            return self._claim(route, owner, limit, account, batch_ids)
+            return self._claim(route, owner, limit, account, batch_ids, skip_batches)
         with self._lane_lock(route):
             # Plain SQL: peewee's query building would cost more than the count itself.
             mark = self.db.param
-            running = self.db.execute_sql(f'SELECT COUNT(*) FROM "task" WHERE route = {mark} AND state = {mark}',
-                                          (route, RUNNING)).fetchone()[0]
-            return self._claim(route, owner, min(limit, lane_limit - running), account, batch_ids)
+            holding = self.db.execute_sql(
+                f'SELECT COUNT(*) FROM "task" WHERE route = {mark} AND (state = {mark} '
+                f'OR (state = {mark} AND remote_id IS NOT NULL))', (route, RUNNING, PENDING)).fetchone()[0]
+            # A remote task whose process died or stopped runs on at the service: its row holds
+            # its slot until it ends, and any process may take it (its slot is counted already),
+            # whichever batch it belongs to. New work gets only what the limit leaves.
+            resumed = self._claim(route, owner, limit, account, None, remote=True)
+            fresh = self._claim(route, owner, min(limit - len(resumed), lane_limit - holding), account,
+                                batch_ids, skip_batches, remote=False)
+            return resumed + fresh
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
-               batch_ids: Sequence[str] | None) -> list[Task]:
+               batch_ids: Sequence[str] | None, skip_batches: Sequence[str] = (),
+               remote: bool | None = None) -> list[Task]:
+        """``remote``: only rows with a saved remote id (True), only rows without one (False)."""
         if limit <= 0:
             return []
         now = self.now()
@@ -829,6 +1055,10 @@ class Store:
         due = (Task.route == route) & (Task.state == PENDING) & ((Task.not_before + 0) <= now)
         if batch_ids is not None:
             due &= Task.batch_id.in_(list(batch_ids))
+        if remote is not None:
+            due &= Task.remote_id.is_null(not remote)
+        if skip_batches:
+            due &= Task.batch_id.not_in(list(skip_batches))
         if account is not None:
             due &= Task.account.is_null() | (Task.account == account)
             busy = Task.alias("busy")
@@ -853,6 +1083,218 @@ class Store:
         except pw.IntegrityError:  # another process took this account's one slot first
             return []
         return sorted(claimed, key=lambda t: (-t.priority, t.seq))
+
+    # --- money: reservations and settlements (core.money) -------------------------------------
+    def claim_within_budget(self, route: str, owner: str, limit: int, account: str | None,
+                            batch_ids: Sequence[str] | None, lane_limit: int | None,
+                            plan: Callable[[Task], Reservation | None],
+                            day: str) -> tuple[list[Task], BudgetStop | None, dict[str, BudgetStop]]:
+        """``claim``, and in the same transaction each claimed attempt's estimate reserved
+        against every budget that covers it (``plan`` says which). The first task that does
+        not fit goes back to the head of its queue with those behind it. When it broke its
+        batch's budget, that batch is left out and the claim goes on with the others (the
+        batch's stop is returned by batch id); any other budget stops the lane (its stop is
+        returned). Budgets are summed from the spend rows under one store-wide lock (SQLite's
+        write lock; a PostgreSQL advisory lock), so two processes or machines never both spend
+        the last of a budget. Returns (the tasks claimed, the lane's stop, the batches' stops)."""
+        taken: list[Task] = []
+        batch_stops: dict[str, BudgetStop] = {}
+        spent: dict[Limit, Decimal] = {}
+        with self._budget_lock():
+            while len(taken) < limit:
+                claimed = self.claim(route, owner, limit - len(taken), account, batch_ids, lane_limit,
+                                     skip_batches=list(batch_stops))
+                stop, fitted = self._reserve_in_turn(claimed, plan, day, spent)
+                taken += fitted
+                if stop is None:
+                    return taken, None, batch_stops
+                if stop.limit.scope != "batch":
+                    return taken, stop, batch_stops
+                batch_stops[stop.limit.key] = stop
+        return taken, None, batch_stops
+
+    def _reserve_in_turn(self, claimed: list[Task], plan: Callable[[Task], Reservation | None], day: str,
+                         spent: dict[Limit, Decimal]) -> tuple[BudgetStop | None, list[Task]]:
+        """Reserve for each claimed task in order; the first that does not fit goes back to the
+        queue with the tasks behind it. (its stop or None, the tasks that fitted)"""
+        for index, task in enumerate(claimed):
+            reservation = plan(task)
+            if reservation is None:
+                continue
+            stop = self._exceeded(reservation, spent)
+            if stop is not None:
+                for back in claimed[index:]:
+                    self.release(back)
+                return stop, claimed[:index]
+            self._reserve(task, reservation, day)
+            for covered in reservation.limits:
+                if covered.cap.currency == reservation.estimate.currency:
+                    spent[covered] += reservation.estimate.amount
+        return None, claimed
+
+    @contextlib.contextmanager
+    def _budget_lock(self) -> Iterator[None]:
+        if isinstance(self.db, pw.PostgresqlDatabase):
+            with self.db.atomic():
+                self.db.execute_sql("SELECT pg_advisory_xact_lock(hashtext(%s))", (BUDGET_LOCK,))
+                yield
+            return
+        with self._write_transaction():  # SQLite: one writer at a time holds it already
+            yield
+
+    def _exceeded(self, reservation: Reservation, spent: dict[Limit, Decimal]) -> BudgetStop | None:
+        needed = reservation.estimate
+        for covered in reservation.limits:
+            if covered.cap.currency != needed.currency:
+                continue
+            if covered not in spent:
+                spent[covered] = self._spent_in(covered)
+            if spent[covered] + needed.amount > covered.cap.amount:
+                return BudgetStop(covered, Money(spent[covered], needed.currency), needed)
+        return None
+
+    def _spent_in(self, covered: Limit) -> Decimal:
+        """What is spent (reserved and settled) in a budget's scope: its running total; for a
+        balance, the route's spend since the balance was read."""
+        currency = covered.cap.currency
+        if covered.scope == "balance":
+            where = ((Spend.route == covered.key) & (Spend.currency == currency)
+                     & (Spend.created_at >= covered.since))
+            micros = Spend.select(pw.fn.COALESCE(pw.fn.SUM(Spend.amount), 0)).where(where).scalar()
+        else:
+            key = f"{covered.key}|{covered.day}" if covered.scope == "provider" else covered.key
+            micros = (SpendTotal.select(SpendTotal.amount)
+                      .where(SpendTotal.name == total_name(covered.scope, key, currency)).scalar())
+        return from_micros(int(micros or 0))
+
+    def _count(self, row: Spend, delta: int) -> None:
+        """Add ``delta`` micro-units to the running totals ``row`` counts in."""
+        if not delta:
+            return
+        for name in row.total_names:
+            (SpendTotal.insert(name=name, amount=delta)
+             .on_conflict(conflict_target=[SpendTotal.name], update={SpendTotal.amount: SpendTotal.amount + delta})
+             .execute())
+
+    def _reserve(self, task: Task, reservation: Reservation, day: str) -> None:
+        table = reservation.table_estimate
+        micros = to_micros(reservation.estimate.amount)
+        row = Spend(task_id=task.task_id, attempt=task.attempt, batch_id=task.batch_id, route=task.route,
+                    model=task.model, day=day, currency=reservation.estimate.currency, amount=micros,
+                    estimate=micros, table_estimate=to_micros(table.amount) if table is not None else None,
+                    state=SPEND_RESERVED, source=SOURCE_ESTIMATE, created_at=self.now())
+        with self.db.atomic():
+            row.save(force_insert=True)
+            self._count(row, micros)
+
+    def reserve(self, task: Task, reservation: Reservation, day: str) -> None:
+        """Record an attempt's estimate with no budget to check (no lock needed)."""
+        self._reserve(task, reservation, day)
+
+    def settle_spend(self, task: Task, cost: Money | None, source: str, produced: Produced | None,
+                     day: str) -> None:
+        """The attempt ended having spent ``cost`` (None: unknown, so its reservation stands as
+        its cost). Replaces the attempt's reservation; with none, records the cost alone."""
+        now = self.now()
+        produced_json = json.dumps(produced.to_json()) if produced is not None else None
+        with self.db.atomic():
+            # The window's change sweep reads task.updated_at: the row shows its cost at once.
+            Task.update(updated_at=now).where(Task.task_id == task.task_id).execute()
+            reserved = self._reserved_rows(task)
+            same = next((r for r in reserved if cost is None or r.currency == cost.currency), None)
+            for other in reserved:
+                if other is not same:  # reserved in another currency than the cost came in
+                    self._drop(other)
+            row = same or Spend(task_id=task.task_id, attempt=task.attempt, batch_id=task.batch_id,
+                                route=task.route, model=task.model, day=day, currency=cost.currency if cost else "",
+                                amount=0, created_at=now)
+            if cost is None and same is None:
+                return  # nothing reserved, nothing known: nothing to record
+            new_micros = to_micros(cost.amount) if cost is not None else row.amount
+            self._count(row, new_micros - row.amount)
+            row.amount, row.state, row.settled_at, row.produced = new_micros, SPEND_SETTLED, now, produced_json
+            if cost is not None:
+                row.source = source
+            row.save(force_insert=same is None)
+
+    def _reserved_rows(self, task: Task) -> list[Spend]:
+        return list(Spend.select().where((Spend.task_id == task.task_id) & (Spend.attempt == task.attempt)
+                                         & (Spend.state == SPEND_RESERVED)))
+
+    def _drop(self, row: Spend) -> None:
+        self._count(row, -row.amount)
+        Spend.delete().where(Spend.id == row.id).execute()
+
+    def release_spend(self, task: Task) -> None:
+        """The attempt spent nothing (it failed or went back to the queue before any charge)."""
+        with self.db.atomic():
+            for row in self._reserved_rows(task):
+                self._drop(row)
+
+    def spend_totals(self, day: str | None = None, batch_ids: Iterable[str] | None = None,
+                     route: str | None = None, settled_only: bool = False) -> Totals:
+        where: pw.Expression = Spend.id > 0
+        if day is not None:
+            where &= Spend.day == day
+        if batch_ids is not None:
+            where &= Spend.batch_id.in_(list(batch_ids))
+        if route is not None:
+            where &= Spend.route == route
+        if settled_only:
+            where &= Spend.state == SPEND_SETTLED
+        query = (Spend.select(Spend.currency, pw.fn.SUM(Spend.amount)).where(where).group_by(Spend.currency))
+        rows = cast(Iterable[tuple[str, int]], query.tuples())
+        return Totals(Money(from_micros(int(micros)), currency) for currency, micros in rows)
+
+    def spend_by_route(self, day: str) -> dict[str, Totals]:
+        query = (Spend.select(Spend.route, Spend.currency, pw.fn.SUM(Spend.amount)).where(Spend.day == day)
+                 .group_by(Spend.route, Spend.currency))
+        by_route: dict[str, Totals] = {}
+        for route, currency, micros in cast(Iterable[tuple[str, str, int]], query.tuples()):
+            by_route.setdefault(route, Totals()).add(Money(from_micros(int(micros)), currency))
+        return by_route
+
+    def batch_estimates(self, batch_ids: Iterable[str]) -> Totals:
+        """What was reserved for the batches' attempts: the estimate to set beside the actual."""
+        query = (Spend.select(Spend.currency, pw.fn.SUM(Spend.estimate))
+                 .where(Spend.batch_id.in_(list(batch_ids)) & Spend.estimate.is_null(False))
+                 .group_by(Spend.currency))
+        rows = cast(Iterable[tuple[str, int]], query.tuples())
+        return Totals(Money(from_micros(int(micros)), currency) for currency, micros in rows)
+
+    def task_spend(self, task_ids: Iterable[str]) -> dict[str, list[Spend]]:
+        """{task_id: its spend rows, oldest first} (every attempt's)."""
+        ids = list(task_ids)
+        found: dict[str, list[Spend]] = {}
+        for start in range(0, len(ids), _CHUNK):
+            query = Spend.select().where(Spend.task_id.in_(ids[start:start + _CHUNK])).order_by(Spend.id)
+            for row in query:
+                found.setdefault(row.task_id, []).append(row)
+        return found
+
+    def model_history(self, model: str, tasks: int = HISTORY_TASKS) -> History:
+        """What the model's latest settled tasks produced and cost (core.money.History)."""
+        rows = list(Spend.select().where((Spend.model == model) & (Spend.state == SPEND_SETTLED)
+                                         & (Spend.source != SOURCE_ESTIMATE))
+                    .order_by(Spend.id.desc()).limit(tasks))
+        history = History(tasks=len(rows))
+        if not rows:
+            return history
+        produced = [Produced.from_json(json.loads(r.produced)) for r in rows if r.produced]
+        if produced:
+            count = Decimal(len(produced))
+            history.output_tokens = sum((Decimal(p.output_tokens) for p in produced), Decimal(0)) / count
+            history.images = sum((Decimal(p.images) for p in produced), Decimal(0)) / count
+            history.seconds = sum((p.seconds for p in produced), Decimal(0)) / count
+            history.megapixels = sum((p.megapixels for p in produced), Decimal(0)) / count
+        for currency in {r.currency for r in rows}:
+            mine = [r for r in rows if r.currency == currency]
+            history.actual_per_task[currency] = from_micros(sum(r.amount for r in mine)) / len(mine)
+            told = [r for r in mine if r.source == SOURCE_PROVIDER and r.table_estimate]
+            if told:
+                history.correction[currency] = (Decimal(sum(r.amount for r in told))
+                                                / Decimal(sum(r.table_estimate or 0 for r in told)))
+        return history
 
     def heartbeat(self, task_ids: Iterable[str], owner: str) -> None:
         ids = list(task_ids)
@@ -922,8 +1364,9 @@ class Store:
 
     # --- finishing an attempt --------------------------------------------------------------
     def finish_success(self, task: Task, result_text: Message | str | None, files: list[str],
-                       usage: dict[str, int] | None = None) -> bool:
-        """End the attempt as success and upsert its result. False if the attempt lost the row.
+                       usage: dict[str, int] | None = None, outputs: Sequence[OutputFile] = ()) -> bool:
+        """End the attempt as success and upsert its result (and its output files' records, which
+        replace an earlier result's). False if the attempt lost the row.
         ``result_text``: the answer, or a provider's summary of what it made (a message)."""
         now = self.now()
         # a server may echo the key in its answer
@@ -943,7 +1386,34 @@ class Store:
                                   Result.files: json.dumps(files, ensure_ascii=False),
                                   Result.usage: usage_json, Result.written_at: now})
              .execute())
+            Output.delete().where(Output.task_id == task.task_id).execute()
+            if outputs:
+                Output.insert_many([{"task_id": task.task_id, "n": o.n, "path": o.path, "bytes": o.bytes,
+                                     "sha256": o.sha256, "media": o.media, "width": o.width, "height": o.height,
+                                     "duration_s": o.duration_s} for o in outputs]).execute()
         return True
+
+    # --- output files ------------------------------------------------------------------------
+    def outputs_of(self, task_ids: Iterable[str]) -> dict[str, list[Output]]:
+        """{task_id: its output files in order} for these tasks (those without any are left out)."""
+        ids = list(task_ids)
+        found: dict[str, list[Output]] = {}
+        for start in range(0, len(ids), _CHUNK):
+            query = (Output.select().where(Output.task_id.in_(ids[start:start + _CHUNK]))
+                     .order_by(Output.task_id, Output.n))
+            for output in query:
+                found.setdefault(output.task_id, []).append(output)
+        return found
+
+    def set_picked(self, task_id: str, n: int | None, picked: bool) -> int:
+        """Mark (or unmark) output ``n`` of a task -- every output of it when ``n`` is None; how many changed."""
+        scope = Output.task_id == task_id
+        if n is not None:
+            scope &= Output.n == n
+        changed: int = Output.update(picked=picked).where(scope).execute()
+        if changed:
+            Task.update(updated_at=self.now()).where(Task.task_id == task_id).execute()  # the window's sweep sees it
+        return changed
 
     def finish_failure(self, task: Task, kind: ErrorKind, message: Message | str, retry_at: float | None,
                        crashed: bool = False) -> str | None:
@@ -1011,6 +1481,15 @@ class Store:
         (Presence.insert(owner=owner, host=owner_host(owner) or host_id(), beat_at=now, batches=batches)
          .on_conflict(conflict_target=[Presence.owner],
                       update={Presence.beat_at: now, Presence.batches: batches}).execute())
+
+    def silent_owners(self, owners: Iterable[str], cutoff: float) -> set[str]:
+        """Those of ``owners`` whose presence row was last renewed before ``cutoff`` (a process
+        that withdrew, or never announced, has no row and is not among them)."""
+        wanted = list(owners)
+        if not wanted:
+            return set()
+        query = Presence.select(Presence.owner).where(Presence.owner.in_(wanted) & (Presence.beat_at < cutoff))
+        return {row.owner for row in query}
 
     def withdraw(self, owner: str) -> None:
         Presence.delete().where(Presence.owner == owner).execute()
@@ -1088,6 +1567,8 @@ class Store:
                 Task.select(Task.task_id))).execute()
             TaskLog.delete().where(TaskLog.task_id.in_(ids) & ~TaskLog.task_id.in_(
                 Task.select(Task.task_id))).execute()
+            Output.delete().where(Output.task_id.in_(ids) & ~Output.task_id.in_(
+                Task.select(Task.task_id))).execute()
         return deleted
 
     # --- gates: one holder at a time, across processes --------------------------------------
@@ -1129,6 +1610,13 @@ class Store:
         """A back-off for everyone using the gate: nobody should pass it before ``at``."""
         (Gate.insert(name=name, not_before=at)
          .on_conflict(conflict_target=[Gate.name], update={Gate.not_before: at}).execute())
+
+    def defer_gate(self, name: str, at: float) -> None:
+        """Nobody should pass the gate before ``at`` (store clock); a later back-off already
+        there stands: two processes told different waits both get theirs."""
+        later = pw.Case(None, [(Gate.not_before < at, at)], Gate.not_before)
+        (Gate.insert(name=name, not_before=at)
+         .on_conflict(conflict_target=[Gate.name], update={Gate.not_before: later}).execute())
 
     def gate_not_before(self, name: str) -> float:
         gate = Gate.get_or_none(Gate.name == name)
@@ -1176,15 +1664,16 @@ class Store:
 
     def lane_conditions(self) -> LaneConditions:
         """Pauses, learned limits and accounts in one read: what a scheduler pass plans with."""
-        states = cast(Iterable[tuple[str, object, str | None, int | None]], (
-            LaneState.select(LaneState.name, LaneState.paused, LaneState.reason, LaneState.learned_limit)
+        states = cast(Iterable[tuple[str, object, str | None, str | None, int | None]], (
+            LaneState.select(LaneState.name, LaneState.paused, LaneState.reason, LaneState.reason_message,
+                             LaneState.learned_limit)
             .where((LaneState.paused == True) | LaneState.learned_limit.is_null(False))  # noqa: E712
             .tuples()))
-        paused: dict[str, str] = {}
+        paused: dict[str, Message] = {}
         learned: dict[str, int] = {}
-        for name, is_paused, reason, limit in states:
+        for name, is_paused, reason, reason_message, limit in states:
             if is_paused:
-                paused[name] = reason or ""
+                paused[name] = stored_message(reason, reason_message) or verbatim("")
             if limit is not None:
                 learned[name] = limit
         rows = cast(Iterable[tuple[str, str, object, str, str | None]], (
@@ -1199,7 +1688,8 @@ class Store:
         return {name: str(reason) for name, reason in self.paused_lane_reasons().items()}
 
     def paused_lane_reasons(self) -> dict[str, Message]:
-        """{lane: why it is paused}, to be shown in the reader's language."""
+        """{lane: why it is paused}, to be shown in the reader's language (and, by its id, whose
+        pause it is: ``budget.is_budget_pause``)."""
         return {s.name: stored_message(s.reason, s.reason_message) or verbatim("")
                 for s in LaneState.select().where(LaneState.paused == True)}  # noqa: E712
 

@@ -43,16 +43,17 @@ _CREATE_PLACEHOLDERS = "{prompt}, {remote_model}, {input.NAME} or {input.NAME.FO
     ", ".join(INPUT_FORMS) + ")"
 
 _TOP_KEYS = {"name", "description", "docs", "base_url", "auth", "headers", "create", "status", "result",
-             "cancel", "errors"}
+             "cancel", "remix", "errors"}
 _AUTH_KEYS = {"scheme", "header", "prefix", "ttl_s", "not_before_s", "renew_before_s"}
 _CREATE_KEYS = {"method", "path", "headers", "body", "fields", "params_into", "input_mode", "remote_id",
                 "with_inputs"}
 _VARIANT_KEYS = {"path", "fields"}
 _STATUS_KEYS = {"method", "path", "headers", "state", "progress", "progress_scale", "error", "states", "present",
                 "state_when_absent"}
-_RESULT_KEYS = {"urls", "content_path", "suffix", "requests", "with_key", "key_hosts", "usage"}
+_RESULT_KEYS = {"urls", "content_path", "suffix", "requests", "with_key", "key_hosts", "usage", "expires_at"}
 _RESULT_REQUEST_KEYS = {"method", "path", "take"}
 _CANCEL_KEYS = {"method", "path", "headers"}
+_REMIX_KEYS = {"method", "path", "fields"}
 _ERROR_KEYS = {"message", "code", "backoff_status", "backoff_codes", "backoff_s", "login_status",
                "quota_status", "quota_codes", "job_limit", "success_codes", "codes"}
 _INPUT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -119,6 +120,7 @@ class TaskApiProfile:
     result_urls: Paths
     content_path: str | None
     result_suffix: str
+    result_expires_at: Paths  # where the answer says until when the result can be fetched (epoch s)
     cancel: Request | None
     error_message: Paths
     error_code: Paths
@@ -142,6 +144,9 @@ class TaskApiProfile:
     key_hosts: frozenset[str] = frozenset()  # hosts besides base_url's that may receive the key
     usage: dict[str, Paths] = field(default_factory=dict)  # figure name → where it is in the answer
     success_codes: frozenset[str] = frozenset()  # a 2xx body whose code is not one of these is an error
+    # A new job made from a finished one ("{id}": the parent's remote id), answered like a create.
+    remix: Request | None = None
+    remix_fields: dict[str, Any] | None = None
 
     def action_for(self, code: str | None) -> str | None:
         if code is None:
@@ -198,6 +203,7 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
     result = _section(data, "result", where, _RESULT_KEYS)
     errors = _section(data, "errors", where, _ERROR_KEYS, required=False)
     cancel = _section(data, "cancel", where, _CANCEL_KEYS, required=False)
+    remix = _section(data, "remix", where, _REMIX_KEYS, required=False)
     urls, content = _paths(result, "urls", "result", ()), _opt_str(result, "content_path", "result")
     if not urls and content is None:
         raise ConfigError(msg("result: needs urls (where result URLs are) or content_path (a download route)"))
@@ -228,6 +234,7 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
         if "state_when_absent" in status else None,
         result_urls=urls, content_path=content,
         result_suffix=_opt_str(result, "suffix", "result") or "",
+        result_expires_at=_paths(result, "expires_at", "result", ()),
         result_requests=_result_requests(result),
         result_with_key=_bool(result, "with_key", "result"),
         key_hosts=_strs(result, "key_hosts", "result"),
@@ -242,6 +249,8 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
         codes=_codes(errors),
         success_codes=_strs(errors, "success_codes", "errors"),
         job_limit=_opt_int(errors, "job_limit", "errors"),
+        remix=_request(remix, "remix", "POST", ("id",)) if remix else None,
+        remix_fields=(_fields(remix, "remix") or {"prompt": "{prompt}"}) if remix else None,
     )
 
 
@@ -385,7 +394,7 @@ def _request(item: dict[str, Any], where: str, default_method: str, allowed: tup
     if not path.startswith("/") and not ("create_path" in allowed and path.startswith("{create_path}")):
         raise ConfigError(msg("{where}.path: {path} must start with / (it is joined to base_url)",
                               where=where, path=repr(path)))
-    if where in ("status", "cancel") and "{id}" not in path:
+    if where in ("status", "cancel", "remix") and "{id}" not in path:
         raise ConfigError(msg("{where}.path: {path} must contain {{id}} (the remote id)",
                               where=where, path=repr(path)))
     for name in PLACEHOLDER.findall(path):

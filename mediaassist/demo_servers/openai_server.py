@@ -39,6 +39,7 @@ import binascii
 import hashlib
 import itertools
 import json
+import math
 import random
 import select
 import socket
@@ -80,6 +81,9 @@ ROLES = {"system", "developer", "user", "assistant", "tool"}
 IMAGE_SIZES = ("256x256", "512x512", "1024x1024", "1536x1024", "1024x1536", "1792x1024", "1024x1792")
 MAX_N = {"chat": 8, "images": 10}
 IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a")
+# A request this long after the first Retry-After of a closed window is "early": the client (or
+# another process sharing its key) had been told, and had time to hear it.
+EARLY_GRACE_S = 0.25
 DEFAULT_WINDOW = (10_000, 60.0)  # requests per window when no ``rpm`` is set: ample, but counted
 STREAM_PIECES = 8  # content chunks per choice in a stream
 MAX_BODY = 64 << 20
@@ -149,6 +153,7 @@ class DemoOpenAIServer:
                  model_latency: dict[str, tuple[float, float]] | None = None, speed: float = 1.0,
                  models: Iterable[str] | None = None, concurrency_limit: int | None = None,
                  rpm: tuple[int, float] | None = None, rpm_retry_after: bool = True,
+                 ratelimit_headers: bool = True, echo_key: bool = False,
                  host: str = "127.0.0.1", port: int = 0) -> None:
         self.api_key = api_key
         self.latency_s = latency_s
@@ -158,11 +163,15 @@ class DemoOpenAIServer:
         self.concurrency_limit = concurrency_limit
         self.rpm = rpm  # (requests, window seconds as sent, not scaled)
         self.rpm_retry_after = rpm_retry_after
+        self.ratelimit_headers = ratelimit_headers  # x-ratelimit-*: many gateways send none
+        self.echo_key = echo_key  # a 401 shows the whole key, as some gateways do (else masked, as OpenAI)
         self.in_flight = 0
         self.max_in_flight = 0
         self.requests: list[RequestRecord] = []
         self._window_start = time.monotonic()
         self._window_used = 0
+        self._told_at: float | None = None  # when this window's first Retry-After went out
+        self.early = 0  # requests that came while the window was closed, after a client was told so
         self._faults: list[Fault] = []
         self._images: dict[str, bytes] = {}
         self._seq = itertools.count(1)
@@ -233,7 +242,7 @@ class DemoOpenAIServer:
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
-            return {"in_flight": self.in_flight, "max_in_flight": self.max_in_flight,
+            return {"in_flight": self.in_flight, "max_in_flight": self.max_in_flight, "early": self.early,
                     "requests": [asdict(r) for r in self.requests]}
 
     def api_requests(self) -> list[RequestRecord]:
@@ -275,15 +284,19 @@ class DemoOpenAIServer:
         with self._lock:
             now = time.monotonic()
             if now - self._window_start >= window:
-                self._window_start, self._window_used = now, 0
+                self._window_start, self._window_used, self._told_at = now, 0, None
             allowed = self._window_used < limit
             self._window_used += allowed
+            if not allowed and self._told_at is not None and now - self._told_at > EARLY_GRACE_S:
+                self.early += 1  # a client was told when to come back, and came before
+            elif not allowed and self.rpm_retry_after and self._told_at is None:
+                self._told_at = now
             reset = max(0.0, window - (now - self._window_start))
             remaining = limit - self._window_used
         headers = {"x-ratelimit-limit-requests": str(limit), "x-ratelimit-remaining-requests": str(remaining),
-                   "x-ratelimit-reset-requests": f"{reset:.3f}s"}
+                   "x-ratelimit-reset-requests": f"{reset:.3f}s"} if self.ratelimit_headers else {}
         if not allowed and self.rpm_retry_after:
-            headers["Retry-After"] = f"{max(1, round(reset))}"
+            headers["Retry-After"] = f"{max(1, math.ceil(reset))}"  # never before the window reopens
         return allowed, headers
 
     def take_fault(self, model: str | None, target: str = "api") -> Fault | None:
@@ -388,7 +401,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _models(self, model_id: str) -> None:
         if self.demo.api_key is not None and self.headers.get("Authorization") != f"Bearer {self.demo.api_key}":
-            self._send_json(401, _unauthorized(self.headers.get("Authorization")))
+            self._send_json(401, _unauthorized(self.headers.get("Authorization"), self.demo.echo_key))
         elif not model_id:
             self._send_json(200, {"object": "list", "data": [_model(m) for m in self.demo.models]})
         elif model_id in self.demo.models:
@@ -422,7 +435,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, record: RequestRecord, body: dict[str, Any], problem: BadRequest | None) -> None:
         if not record.auth_ok:
-            return self._reply(record, 401, _unauthorized(self.headers.get("Authorization")))
+            return self._reply(record, 401, _unauthorized(self.headers.get("Authorization"), self.demo.echo_key))
         if self.demo.over_hidden_limit(record):  # no header at all, as gateways answer it
             return self._reply(record, 429, _error("Too many concurrent requests for this key.",
                                                    "rate_limit_exceeded", "requests"))
@@ -501,7 +514,7 @@ class _Handler(BaseHTTPRequestHandler):
             headers["retry-after-ms"] = f"{fault.retry_after_ms:g}"
         if fault.should_retry is not None:
             headers["x-should-retry"] = "true" if fault.should_retry else "false"
-        body = (_unauthorized(self.headers.get("Authorization")) if fault.kind == "unauthorized"
+        body = (_unauthorized(self.headers.get("Authorization"), self.demo.echo_key) if fault.kind == "unauthorized"
                 else _FAULT_BODIES[fault.kind])
         return self._reply(record, fault.status or FAULT_STATUS[fault.kind], body, headers=headers)
 
@@ -765,7 +778,8 @@ def _form_value(name: str, text: str) -> Any:
 
 
 # --- answers ---------------------------------------------------------------------------------
-def _error(message: str, code: str, kind: str = "invalid_request_error", param: str | None = None) -> dict[str, Any]:
+def _error(message: str, code: str | None, kind: str = "invalid_request_error",
+           param: str | None = None) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
@@ -784,10 +798,28 @@ _FAULT_BODIES: dict[str, Any] = {
 }
 
 
-def _unauthorized(authorization: str | None) -> dict[str, Any]:
-    # Echoes the key in full, as some gateways do: the worst case for our redaction.
-    presented = (authorization or "").removeprefix("Bearer ")
-    return _error(f"Incorrect API key provided: {presented or '(none)'}.", "invalid_api_key")
+def _unauthorized(authorization: str | None, echo_key: bool) -> dict[str, Any]:
+    """OpenAI's 401: the presented key masked (``sk-abc***…wjh3``), or a different text when no
+    key came at all. ``echo_key``: the whole key, as some gateways do (the worst case for our
+    redaction)."""
+    presented = (authorization or "").removeprefix("Bearer ").strip()
+    if not presented:
+        return _error("You didn't provide an API key. You need to provide your API key in an Authorization "
+                      "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field "
+                      "(with blank username) if you're accessing the API from your browser and are prompted for "
+                      "a username. You can obtain an API key from https://platform.openai.com/account/api-keys.",
+                      None)
+    shown = presented if echo_key else mask_key(presented)
+    return _error(f"Incorrect API key provided: {shown}. You can find your API key at "
+                  "https://platform.openai.com/account/api-keys.", "invalid_api_key")
+
+
+def mask_key(key: str) -> str:
+    """As OpenAI shows a key it refused: the first 6 and the last 4 characters, stars between
+    (a short key is all stars: there is nothing to show without showing it)."""
+    if len(key) < 14:
+        return "*" * len(key)
+    return f"{key[:6]}{'*' * (len(key) - 10)}{key[-4:]}"
 
 
 def _model_not_found(model: str) -> dict[str, Any]:

@@ -49,6 +49,8 @@ DEMO_API_KEY = "demo-runninghub-key-0123456789ab"
 ROUTES = ("create", "status", "outputs", "cancel", "account", "download", "query", "queue", "upload")
 MEDIA_FIELDS = ("image", "video", "audio")  # node fields whose value must be an uploaded fileName
 DEFAULT_MAX_UPLOAD = 30 * 1024 * 1024  # the legacy route's documented limit
+DEFAULT_BALANCE = 177814  # coins on a key, as accountStatus's documented example
+DEFAULT_COINS_PER_TASK = 17  # what one task costs, as the documented outputs example
 # A fault is an int (answer with that business code), "nonjson", "reset" (TCP RST, no reply),
 # "http500", "echo" (a non-JSON error page quoting the request, key included, as some gateways
 # do), "slow:<seconds>" (then answer normally), for create "lost" (create, then reset), for
@@ -123,8 +125,13 @@ class RunningHubFake:
     def __init__(self, api_keys: dict[str, int] | None = None, queued_s: tuple[float, float] = (0.2, 0.5),
                  run_s: tuple[float, float] = (1.0, 2.0), speed: float = 1.0, files_per_task: int = 1,
                  seed: int | None = None, state_file: Path | None = None,
-                 max_upload_bytes: int = DEFAULT_MAX_UPLOAD) -> None:
+                 max_upload_bytes: int = DEFAULT_MAX_UPLOAD, balance: int = DEFAULT_BALANCE,
+                 coins_per_task: int = DEFAULT_COINS_PER_TASK) -> None:
         self.api_keys = dict(api_keys or {DEMO_API_KEY: 3})  # key → concurrent limit
+        # Coins left per key: a create is charged up front (and refused with 416 when the key
+        # cannot pay), like the real plan that deducts points before it submits.
+        self.balances = dict.fromkeys(self.api_keys, balance)
+        self.coins_per_task = coins_per_task
         self.max_upload_bytes = max_upload_bytes
         self.uploaded: dict[str, str] = {}  # fileName → the key that uploaded it
         # Like the real service, the tasks outlive our client: with a state file they also
@@ -143,6 +150,7 @@ class RunningHubFake:
             saved = json.loads(state_file.read_text(encoding="utf-8"))
             self.tasks = {t["task_id"]: FakeTask(**t) for t in saved["tasks"]}
             self.uploaded = dict(saved.get("uploaded", {}))
+            self.balances.update({k: v for k, v in saved.get("balances", {}).items() if k in self.api_keys})
 
     @staticmethod
     def saved_key(state_file: Path) -> str | None:
@@ -158,7 +166,7 @@ class RunningHubFake:
             return
         keys = list(self.api_keys)
         data = {"api_key": keys[0] if keys else None, "tasks": [asdict(t) for t in self.tasks.values()],
-                "uploaded": self.uploaded}
+                "uploaded": self.uploaded, "balances": self.balances}
         partial = self.state_file.with_suffix(".part")
         partial.write_text(json.dumps(data), encoding="utf-8")
         partial.replace(self.state_file)
@@ -209,6 +217,10 @@ class RunningHubFake:
             if self.in_flight(api_key, now) >= self.api_keys[api_key]:
                 self.rejects[421] += 1
                 return 421, None
+            if self.balances[api_key] < self.coins_per_task:
+                self.rejects[416] += 1
+                return 416, None
+            self.balances[api_key] -= self.coins_per_task
             task = FakeTask(
                 task_id=str(self.rng.randrange(10**18, 10**19)), api_key=api_key, prompt=prompt,
                 created=now, queued_s=self.rng.uniform(*self.queued_s) / self.speed,
@@ -278,7 +290,7 @@ class RunningHubFake:
         cost = f"{task.run_s * self.speed:.0f}"
         return 0, [{"fileUrl": f"{self.base_url}/files/{task.task_id}/{name}", "fileType": "mp4",
                     "taskCostTime": cost, "nodeId": "12", "thirdPartyConsumeMoney": None,
-                    "consumeMoney": None, "consumeCoins": "17"} for name in task.files]
+                    "consumeMoney": None, "consumeCoins": str(self.coins_per_task)} for name in task.files]
 
     @staticmethod
     def failed_reason(task: FakeTask) -> dict[str, str]:
@@ -301,7 +313,7 @@ class RunningHubFake:
                 "calls": dict(self.calls), "max_in_flight": self.max_in_flight,
                 "in_flight": {key: self.in_flight(key, now) for key in self.api_keys},
                 "downloads": self.downloads, "tasks": len(self.tasks), "uploads": list(self.uploads),
-                "create_nodes": list(self.create_nodes), "held": self.held,
+                "create_nodes": list(self.create_nodes), "held": self.held, "balances": dict(self.balances),
             }
 
 
@@ -466,7 +478,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with self.fake.lock:
             running = self.fake.in_flight(key, time.time())
-        self._envelope(0, {"remainCoins": "177814", "currentTaskCounts": str(running),
+            balance = self.fake.balances[key]
+        self._envelope(0, {"remainCoins": str(balance), "currentTaskCounts": str(running),
                            "remainMoney": None, "currency": None, "apiType": "NORMAL"})
 
     def _upload(self) -> None:
@@ -546,7 +559,7 @@ class _Handler(BaseHTTPRequestHandler):
         if state == "SUCCESS":
             values["results"] = [{"url": item["fileUrl"], "nodeId": "12", "outputType": "mp4", "text": None}
                                  for item in self.fake.outputs(task)[1]]
-            values["usage"] = {"consumeMoney": None, "consumeCoins": "17",
+            values["usage"] = {"consumeMoney": None, "consumeCoins": str(self.fake.coins_per_task),
                                "taskCostTime": f"{task.run_s * self.fake.speed:.0f}", "thirdPartyConsumeMoney": None}
         elif state == "CANCEL":
             values.update(errorCode="", errorMessage="task canceled")
@@ -610,9 +623,10 @@ class RunningHubDemoServer(DemoServer):
     def __init__(self, api_keys: dict[str, int] | None = None, *, queued_s: tuple[float, float] = (0.2, 0.5),
                  run_s: tuple[float, float] = (1.0, 2.0), speed: float = 1.0, files_per_task: int = 1,
                  port: int = 0, seed: int | None = None, state_file: Path | None = None,
-                 max_upload_bytes: int = DEFAULT_MAX_UPLOAD) -> None:
+                 max_upload_bytes: int = DEFAULT_MAX_UPLOAD, balance: int = DEFAULT_BALANCE,
+                 coins_per_task: int = DEFAULT_COINS_PER_TASK) -> None:
         self.fake = RunningHubFake(api_keys, queued_s, run_s, speed, files_per_task, seed, state_file,
-                                   max_upload_bytes)
+                                   max_upload_bytes, balance, coins_per_task)
         self._httpd = LoopbackServer(("127.0.0.1", port), _Handler, self.fake)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self.fake.base_url = self.url
@@ -632,10 +646,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--speed", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--max-upload-bytes", type=int, default=DEFAULT_MAX_UPLOAD)
+    parser.add_argument("--balance", type=int, default=DEFAULT_BALANCE, help="coins on the key (then 416)")
+    parser.add_argument("--coins-per-task", type=int, default=DEFAULT_COINS_PER_TASK)
     args = parser.parse_args(argv)
     server = RunningHubDemoServer({args.api_key: args.limit}, queued_s=tuple(args.queued),
                                   run_s=tuple(args.run), speed=args.speed, port=args.port, seed=args.seed,
-                                  max_upload_bytes=args.max_upload_bytes)
+                                  max_upload_bytes=args.max_upload_bytes, balance=args.balance,
+                                  coins_per_task=args.coins_per_task)
     server.serve_until_interrupted(server.url)
 
 

@@ -15,8 +15,12 @@ Flavours:
 
 Both enforce a Bearer key, validate the create strictly (400 with the real error shapes), answer
 429 past the job limit (with ``Retry-After`` unless ``retry_after=False``), and take faults per
-route (``inject``: "http500", "reset", "nonjson", "429", "slow:<s>", and "lost" for create:
-created, then the connection is reset). Prompt markers: ``#fail`` ends failed, ``#cancel`` is
+route (``inject``: "http500", "reset", "nonjson", "429", "slow:<s>", "lost" for create:
+created, then the connection is reset; "short" and "cut" for content/files: half the MP4 with a
+matching length, or announced whole and cut off). ``/v1/videos`` also serves ``GET /v1/videos``
+(the jobs) and ``POST /v1/videos/{id}/remix`` (a new job from a completed one, with
+``remixed_from_video_id``); a completed video's content expires ``result_ttl_s`` after it
+finished (``expires_at``), then answers 404. Prompt markers: ``#fail`` ends failed, ``#cancel`` is
 cancelled remotely (newapi words only), ``#expire`` ends "expired" (newapi words).
 """
 
@@ -44,7 +48,7 @@ WORDS = {
 }
 OPENAI_SECONDS = ("4", "8", "12")
 OPENAI_SIZES = ("720x1280", "1280x720", "1024x1792", "1792x1024")
-ROUTES = ("create", "status", "content", "cancel", "files")
+ROUTES = ("create", "status", "content", "cancel", "files", "remix", "list")
 IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"RIFF")
 MAX_INPUT_BYTES = 20 * 1024 * 1024
 
@@ -59,6 +63,12 @@ class Job:
     run_s: float
     outcome: str  # success | failed | canceled | expired
     deleted: bool = False
+    seconds: int = 4  # the video's length as asked for: what the service bills
+    size: str = "720x1280"
+    remixed_from: str | None = None
+
+    def done_at(self) -> float:
+        return self.created + self.queued_s + self.run_s
 
     def phase(self, now: float) -> str:
         elapsed = now - self.created
@@ -76,13 +86,14 @@ class Job:
 class VideoTaskFake:
     def __init__(self, flavour: str, api_key: str, models: tuple[str, ...], job_limit: int, words: str,
                  queued_s: tuple[float, float], run_s: tuple[float, float], retry_after: bool,
-                 seed: int | None) -> None:
+                 seed: int | None, result_ttl_s: float = 3600.0) -> None:
         if flavour not in FLAVOURS:
             raise ValueError(f"unknown flavour {flavour!r} (allowed: {', '.join(FLAVOURS)})")
         self.flavour, self.api_key, self.models = flavour, api_key, models
         self.job_limit, self.words, self.retry_after = job_limit, WORDS[words], retry_after
         self.words_name = words
         self.queued_s, self.run_s = queued_s, run_s
+        self.result_ttl_s = result_ttl_s  # a finished video's content is downloadable this long (expires_at)
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
         self.jobs: dict[str, Job] = {}
@@ -99,6 +110,7 @@ class VideoTaskFake:
             self.rejects: Counter[int] = Counter()
             self.calls: Counter[str] = Counter()
             self.cancels: list[str] = []
+            self.remixes: list[str] = []  # the videos remixed, in order
             self.max_in_flight = 0
             self.downloads = 0
             self.files_with_key = 0
@@ -118,8 +130,8 @@ class VideoTaskFake:
     def in_flight(self, now: float) -> int:
         return sum(1 for j in self.jobs.values() if not j.deleted and j.phase(now) in ("queued", "running"))
 
-    def add_job(self, model: str, prompt: str, body: dict[str, Any]) -> Job | None:
-        """The new job, or None when the job limit is reached."""
+    def add_job(self, model: str, prompt: str, body: dict[str, Any], remix_of: Job | None = None) -> Job | None:
+        """The new job (a create's, or a remix of ``remix_of``), or None when the job limit is reached."""
         now = time.time()
         with self.lock:
             if self.in_flight(now) >= self.job_limit:
@@ -129,31 +141,44 @@ class VideoTaskFake:
             outcome = next((o for marker, o in (("#fail", "failed"), ("#cancel", "canceled"),
                                                 ("#expire", "expired")) if marker in prompt), "success")
             job = Job(f"{prefix}{self.rng.getrandbits(96):024x}", model, prompt, now,
-                      self.rng.uniform(*self.queued_s), self.rng.uniform(*self.run_s), outcome)
+                      self.rng.uniform(*self.queued_s), self.rng.uniform(*self.run_s), outcome,
+                      seconds=_billed_seconds(self.flavour, body) if remix_of is None or "seconds" in body
+                      else remix_of.seconds,
+                      size=str(body.get("size", remix_of.size if remix_of else "720x1280")),
+                      remixed_from=remix_of.job_id if remix_of else None)
             self.jobs[job.job_id] = job
-            self.creates[prompt] += 1
-            self.create_order.append(prompt)
-            self.create_times.append(now)
-            self.create_bodies.append(body)
+            if remix_of is not None:
+                self.remixes.append(remix_of.job_id)
+            else:
+                self.creates[prompt] += 1
+                self.create_order.append(prompt)
+                self.create_times.append(now)
+                self.create_bodies.append(body)
             self.max_in_flight = max(self.max_in_flight, self.in_flight(now))
             return job
+
+    def expired(self, job: Job, now: float) -> bool:
+        return now >= job.done_at() + self.result_ttl_s
 
     def stats(self) -> dict[str, Any]:
         with self.lock:
             return {"creates": dict(self.creates), "create_order": list(self.create_order),
                     "create_times": list(self.create_times), "rejects": {str(k): v for k, v in self.rejects.items()},
                     "calls": dict(self.calls), "cancels": list(self.cancels), "max_in_flight": self.max_in_flight,
-                    "downloads": self.downloads, "files_with_key": self.files_with_key, "jobs": len(self.jobs)}
+                    "downloads": self.downloads, "files_with_key": self.files_with_key, "jobs": len(self.jobs),
+                    "remixes": list(self.remixes)}
 
     # --- the two public shapes --------------------------------------------------------------
     def openai_object(self, job: Job, now: float) -> dict[str, Any]:
         phase = job.phase(now)
         status = {"queued": "queued", "running": "in_progress", "success": "completed"}.get(phase, "failed")
         obj: dict[str, Any] = {"id": job.job_id, "object": "video", "model": job.model, "status": status,
-                               "progress": job.progress(now), "created_at": int(job.created), "seconds": "4",
-                               "size": "720x1280"}
+                               "progress": job.progress(now), "created_at": int(job.created),
+                               "seconds": str(job.seconds), "size": job.size, "prompt": job.prompt,
+                               "remixed_from_video_id": job.remixed_from,
+                               "completed_at": None, "expires_at": None, "error": None}
         if status == "completed":
-            obj.update(completed_at=int(job.created + job.queued_s + job.run_s), expires_at=int(now) + 3600)
+            obj.update(completed_at=int(job.done_at()), expires_at=int(job.done_at() + self.result_ttl_s))
         if status == "failed":
             obj["error"] = {"code": "content_policy_violation",
                             "message": "The request was rejected by the safety system (demo)."}
@@ -167,13 +192,21 @@ class VideoTaskFake:
         if phase == "success":
             if self.words_name == "huawei":
                 obj["content"] = {"result_url": url}
-                obj["usage"] = {"duration": 5}
             else:
                 obj["url"] = url
+            obj["usage"] = {"duration": job.seconds}  # the seconds billed (Huawei MaaS, New API)
         if phase in ("failed", "expired"):
             obj["error"] = {"code": "generation_failed" if phase == "failed" else "expired",
                             "message": "generation failed (demo)" if phase == "failed" else "the task expired"}
         return obj
+
+
+def _billed_seconds(flavour: str, body: dict[str, Any]) -> int:
+    """The length a create asked for (already validated), or the service's default."""
+    if flavour == "openai-videos":
+        return int(str(body.get("seconds", "4")))
+    duration = body.get("duration")
+    return duration if isinstance(duration, int) and not isinstance(duration, bool) else 5
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -215,7 +248,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _fault(self, route: str) -> Any:
         """Apply the route's next fault; returns it, or "done" when the request is answered."""
         fault = self.fake.next_fault(route)
-        if fault is None or fault == "lost":
+        if fault is None or fault in ("lost", "short", "cut"):  # answered by the route itself
             return fault
         if isinstance(fault, str) and fault.startswith("slow:"):
             time.sleep(float(fault.split(":", 1)[1]))
@@ -268,6 +301,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, self.fake.stats())
         elif self.path.startswith("/files/"):
             self._file()
+        elif self.fake.flavour == "openai-videos" and self.path.split("?")[0] == "/v1/videos":
+            self._openai_list()
         elif self.fake.flavour == "openai-videos" and self.path.startswith("/v1/videos/"):
             self._openai_get()
         elif self.fake.flavour == "newapi-video" and self.path.startswith("/v1/video/generations/"):
@@ -287,6 +322,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif (self.fake.flavour, self.path) in (("openai-videos", "/v1/videos"),
                                                 ("newapi-video", "/v1/video/generations")):
             self._create()
+        elif self.fake.flavour == "openai-videos" and self.path.startswith("/v1/videos/") \
+                and self.path.endswith("/remix"):
+            self._remix()
         else:
             self._error(404, f"Unknown request URL: POST {self.path}", "unknown_url")
 
@@ -322,6 +360,60 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json(200, {"task_id": job.job_id, "status": self.fake.words["queued"]})
 
+    def _remix(self) -> None:
+        """``POST /v1/videos/{id}/remix`` with ``{prompt}``: a new job from a completed video."""
+        if self._fault("remix") == "done" or not self._authorised():
+            return
+        source = self._job(self.path.removesuffix("/remix"))
+        if source is None:
+            return
+        parsed = self._read_body()
+        if parsed is None:
+            return
+        prompt = parsed[0].get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            self._error(400, "Missing required parameter: 'prompt'.", "missing_required_parameter")
+            return
+        if source.phase(time.time()) != "success":
+            self._error(400, f"Video '{source.job_id}' is not completed; only a completed video can be remixed.",
+                        "video_not_ready")
+            return
+        job = self.fake.add_job(source.model, prompt, {"prompt": prompt}, remix_of=source)
+        if job is None:
+            self._too_many()
+            return
+        self._json(200, self.fake.openai_object(job, time.time()))
+
+    def _openai_list(self) -> None:
+        """``GET /v1/videos``: the jobs, newest first, as a list object."""
+        if self._fault("list") == "done" or not self._authorised():
+            return
+        now = time.time()
+        with self.fake.lock:
+            jobs = sorted((j for j in self.fake.jobs.values() if not j.deleted), key=lambda j: -j.created)
+        data = [self.fake.openai_object(job, now) for job in jobs]
+        self._json(200, {"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
+                         "last_id": data[-1]["id"] if data else None, "has_more": False})
+
+    def _send_video(self, job: Job, fault: Any) -> None:
+        """The job's MP4; a "short" fault sends half of it with a matching length (only the
+        content tells), a "cut" fault announces it whole and stops halfway."""
+        with self.fake.lock:
+            self.fake.downloads += 1
+        body = demo_video(job.job_id)
+        if fault == "short":
+            self._send(200, body[:len(body) // 2], "video/mp4")
+        elif fault == "cut":
+            self.send_response(200)
+            self.send_header("Content-Type", "video/mp4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[:len(body) // 2])
+            self.wfile.flush()
+            reset_connection(self)
+        else:
+            self._send(200, body, "video/mp4")
+
     def _invalid_create(self, fields: dict[str, Any], files: dict[str, tuple[str, bytes]]) -> tuple[str, str] | None:
         """(code, message) of the first problem, as the real services word it."""
         model, prompt = fields.get("model"), fields.get("prompt")
@@ -353,9 +445,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return "invalid_value", "duration must be an integer number of seconds."
         return None
 
-    def _job(self) -> Job | None:
+    def _job(self, path: str | None = None) -> Job | None:
         """The job the path names (after auth); answers 404 itself when there is none."""
-        job_id = self.path.split("?")[0].rstrip("/").removesuffix("/content").split("/")[-1]
+        job_id = (path or self.path).split("?")[0].rstrip("/").removesuffix("/content").split("/")[-1]
         with self.fake.lock:
             job = self.fake.jobs.get(job_id)
         if job is None or job.deleted:
@@ -366,7 +458,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _openai_get(self) -> None:
         content = self.path.split("?")[0].endswith("/content")
-        if self._fault("content" if content else "status") == "done" or not self._authorised():
+        fault = self._fault("content" if content else "status")
+        if fault == "done" or not self._authorised():
             return
         job = self._job()
         if job is None:
@@ -376,10 +469,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, self.fake.openai_object(job, now))
         elif job.phase(now) != "success":
             self._error(400, "Video is not ready yet; wait until its status is 'completed'.", "video_not_ready")
+        elif self.fake.expired(job, now):
+            self._error(404, f"The content of video '{job.job_id}' has expired.", "video_expired")
         else:
-            with self.fake.lock:
-                self.fake.downloads += 1
-            self._send(200, demo_video(job.job_id), "video/mp4")
+            self._send_video(job, fault)
 
     def _openai_delete(self) -> None:
         if self._fault("cancel") == "done" or not self._authorised():
@@ -400,7 +493,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, self.fake.newapi_object(job, time.time()))
 
     def _file(self) -> None:
-        if self._fault("files") == "done":
+        fault = self._fault("files")
+        if fault == "done":
             return
         job_id = self.path.split("/")[-1].removesuffix(".mp4")
         with self.fake.lock:
@@ -410,9 +504,7 @@ class _Handler(BaseHTTPRequestHandler):
         if job is None or job.phase(time.time()) != "success":
             self._send(404, b"<Error><Code>NoSuchKey</Code></Error>", "application/xml")
             return
-        with self.fake.lock:
-            self.fake.downloads += 1
-        self._send(200, demo_video(job.job_id), "video/mp4")
+        self._send_video(job, fault)
 
 
 class VideoTaskDemoServer(DemoServer):
@@ -423,8 +515,9 @@ class VideoTaskDemoServer(DemoServer):
     def __init__(self, flavour: str, *, api_key: str = DEMO_VIDEO_KEY, models: tuple[str, ...] = ("sora-2",),
                  job_limit: int = 3, words: str = "newapi", queued_s: tuple[float, float] = (0.1, 0.3),
                  run_s: tuple[float, float] = (0.5, 1.0), retry_after: bool = True, port: int = 0,
-                 seed: int | None = None) -> None:
-        self.fake = VideoTaskFake(flavour, api_key, models, job_limit, words, queued_s, run_s, retry_after, seed)
+                 seed: int | None = None, result_ttl_s: float = 3600.0) -> None:
+        self.fake = VideoTaskFake(flavour, api_key, models, job_limit, words, queued_s, run_s, retry_after, seed,
+                                  result_ttl_s)
         self._httpd = LoopbackServer(("127.0.0.1", port), _Handler, self.fake)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self.base_url = f"{self.url}/v1"

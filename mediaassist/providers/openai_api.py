@@ -7,8 +7,9 @@ once; ``Traffic`` bounds what goes to the server, for all of them together:
   429s, time-outs and latency; it is kept in the store, so restarts and other processes on the
   same store start from it, and the scheduler claims against it.
 * 429/503 is the server asking us to slow down. ``retry-after-ms`` / ``Retry-After`` are obeyed
-  provider-wide. Without a usable header the window counts as closed: one probe goes first, the
-  others wait for its answer, and the probes are spaced so that a reopened window is found within
+  provider-wide, by every process on the store (the deadline is kept in the store, on its
+  clock). Without a usable header the window counts as closed: one probe goes first, the others
+  wait for its answer, and the probes are spaced so that a reopened window is found within
   ~10 % of the wait (``ProbeBackoff``). With ``auto``, the first 429 after the server has served us
   since the last cut reads as our own overshoot: the limit is cut and the request goes again when
   a slot frees. ``x-ratelimit-remaining-requests`` / ``-reset-requests`` pace the requests before a
@@ -40,6 +41,8 @@ from mediaassist.core.config import MAX_CONCURRENCY_RANGE, ProviderConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.limiter import AIMDLimiter, ProbeBackoff
 from mediaassist.core.messages import Message, msg
+from mediaassist.core.money import DEFAULT_MEGAPIXELS, Produced, megapixels_of
+from mediaassist.core.outputs import image_problem
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.base import MAX_RETRY_AFTER_S, TaskContext, TaskResult, parse_retry_after
 from mediaassist.providers.openai_media import (
@@ -277,7 +280,9 @@ class OpenAIProvider:
             path.write_bytes(content)
             files.append(str(path))
         ctx.log(msg("{n} image(s) saved to {folder}", n=len(files), folder=out))
-        return TaskResult(files=files, usage=_usage(data))
+        size = megapixels_of(body.get("size")) or DEFAULT_MEGAPIXELS
+        return TaskResult(files=files, usage=_usage(data),
+                          produced=Produced(images=len(files), megapixels=size * len(files)))
 
     def _messages(self, ctx: TaskContext, image_parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         system = ctx.task.system_prompt or ctx.model.options.get("system_prompt")
@@ -314,8 +319,12 @@ class OpenAIProvider:
                 problem = exc.message
             else:
                 if response.status_code == 200:
-                    return response.content
-                problem = f"HTTP {response.status_code}"
+                    broken = image_problem(response.content)
+                    if broken is None:
+                        return response.content
+                    problem = broken
+                else:
+                    problem = f"HTTP {response.status_code}"
             if attempt < IMAGE_DOWNLOAD_TRIES:
                 ctx.log(msg("image download failed ({problem}); trying again", problem=problem))
                 await ctx.clock.sleep(IMAGE_DOWNLOAD_RETRY_S * attempt)
@@ -365,6 +374,7 @@ class OpenAIProvider:
         """One request through the gate: the JSON answer (a stream read to its end), or None after
         a rate limit (its wait registered with the gate); any other outcome raises TaskError."""
         ticket = await self.traffic.acquire()
+        await self._wait_shared_backoff(ctx)
         outcome, latency = LOST, 0.0
         timeout = self.clock.real(self.prov.timeout_s)
         try:
@@ -403,9 +413,20 @@ class OpenAIProvider:
             async with self._http().stream("POST", url, headers=headers, **send) as response:
                 yield response
 
+    def _backoff_gate(self) -> str:
+        return f"backoff:{self.prov.lane}"
+
+    async def _wait_shared_backoff(self, ctx: TaskContext) -> None:
+        """A wait another process on the store was asked for (Retry-After, a closed window)
+        holds here too: the provider's limit is one for every process using the key."""
+        while (wait := ctx.store.gate_not_before(self._backoff_gate()) - ctx.store.now()) > 0:
+            await asyncio.sleep(wait)
+
     def _rate_limited(self, ctx: TaskContext, ticket: Ticket, response: httpx.Response) -> None:
         told = told_delay(response.headers, self.clock.now())
         wait = self.traffic.rate_limited(ticket, told)
+        if wait > 0:  # kept in the store, on its clock: every process waits it out
+            ctx.store.defer_gate(self._backoff_gate(), ctx.store.now() + wait)
         status = response.status_code
         if _should_not_retry(response):
             raise TaskError(ErrorKind.PROVIDER, msg("HTTP {status} and the server says not to retry "

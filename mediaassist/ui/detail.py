@@ -18,7 +18,7 @@ from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import error_kind_labels, state_labels
-from mediaassist.ui.task_model import local_time, precise_local_time
+from mediaassist.ui.task_model import cost_tooltip, local_time, precise_local_time
 
 
 def _text_box(lines: int) -> QPlainTextEdit:
@@ -72,6 +72,8 @@ class DetailPane(QWidget):
         form.addRow(tr("Result"), self.result)
         form.addRow(tr("Media"), self.media)
         form.addRow(tr("Error"), self.error)
+        self.cost = _plain_label()
+        form.addRow(tr("Cost"), self.cost)
         form.addRow(tr("Log"), self.log)
         self.refresh()
 
@@ -100,6 +102,9 @@ class DetailPane(QWidget):
         kind = error_kind_labels().get(task.error_kind or "", task.error_kind or "")
         _set_label(self.error, labelled(kind, translated(task.error_text)) if task.error else "")
         self._show_media(task_media(task, result))
+        money = self.rt.task_money(task.task_id)
+        _set_label(self.cost, cost_tooltip(money).replace("\n", " · ") if money else "")
+        self.form.setRowVisible(self.cost, money is not None)
         self._show_log(task.task_id)
 
     def _show_media(self, items: list[MediaItem]) -> None:

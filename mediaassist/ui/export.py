@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.export import csv_row, xlsx_row
-from mediaassist.core.queries import Queries, chunks
+from mediaassist.core.queries import Queries, TaskMoney, chunks
 from mediaassist.core.secrets import redact
-from mediaassist.core.store import iso
+from mediaassist.core.store import Spend, iso
 
 HEADER = ("task_id", "batch_id", "model", "lane", "state", "attempt", "error_kind", "error",
-          "created_at", "started_at", "finished_at", "prompt", "result_text", "result_files")
+          "created_at", "started_at", "finished_at", "prompt", "result_text", "result_files",
+          # money: exact decimals as text, one per currency ("; " between), never summed across them
+          "cost", "cost_currency", "cost_source", "estimate", "estimate_currency")
 CHUNK = 100  # rows read per statement
 
 
@@ -30,11 +32,22 @@ def _rows(queries: Queries, task_ids: Sequence[str], stop: threading.Event) -> I
     for ids in chunks(task_ids, CHUNK):
         if stop.is_set():
             raise ExportStopped("export stopped")
+        spend = queries.store.task_spend(ids)
         yield [[task.task_id, task.batch_id, task.model, task.lane, task.state, task.attempt,
                 task.error_kind or "", redact(task.error or ""), iso(task.created_at) or "",
                 iso(task.started_at) or "", iso(task.finished_at) or "", redact(task.prompt),
-                redact(result.text or "") if result else "", "; ".join(result.file_list) if result else ""]
+                redact(result.text or "") if result else "", "; ".join(result.file_list) if result else "",
+                *_money_cells(spend.get(task.task_id))]
                for task, result in queries.export_chunk(ids)]
+
+
+def _money_cells(spend: list[Spend] | None) -> list[str]:
+    if not spend:
+        return [""] * 5
+    money = TaskMoney.of(spend)
+    return ["; ".join(str(m.amount) for m in money.cost), "; ".join(m.currency for m in money.cost),
+            "; ".join(money.sources), "; ".join(str(m.amount) for m in money.estimate),
+            "; ".join(m.currency for m in money.estimate)]
 
 
 async def export_tasks(queries: Queries, task_ids: Sequence[str], path: Path) -> int:

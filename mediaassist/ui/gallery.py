@@ -3,13 +3,15 @@ and a preview (images scaled to the window; videos and sounds handed to the syst
 
 Thumbnails are only asked for when a cell is painted, are made in the thumbnail cache's worker
 thread and reach the view in one coalesced ``dataChanged`` per tick, newest requests first (the
-cells on screen now). PySide6-Essentials has no Qt Multimedia, so a video shows its first frame
-(decoded by PyAV) and an "Open with the system player" button rather than playing inside the window.
+cells on screen now). A video or sound plays inside the preview with Qt Multimedia (PySide6-Addons);
+a build without it shows a video's first frame (decoded by PyAV) and "Open with the system player".
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
@@ -18,7 +20,9 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractListModel,
+    QEvent,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QPoint,
     QPointF,
@@ -30,12 +34,14 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QGuiApplication,
+    QKeyEvent,
     QPainter,
     QPixmap,
     QPolygonF,
     QResizeEvent,
 )
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -45,15 +51,19 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
 from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media
+from mediaassist.core.queries import task_costs
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.i18n import tr
+from mediaassist.ui.labels import money_text
 from mediaassist.ui.opener import open_externally
+from mediaassist.ui.player import MediaPlayer, playback_available
 
 log = logging.getLogger("mediaassist.ui")
 
@@ -63,7 +73,7 @@ KEPT_PIXMAPS = 600  # thumbnails held as pixmaps; older ones are read again from
 MAX_QUEUED = 300  # requests beyond this (cells scrolled past long ago) are dropped, asked again on paint
 WORKERS_FED = 2  # requests in flight, so the worker thread never waits for the loop
 FLUSH_MS = 100
-MAX_GALLERY_ITEMS = 5000
+MAX_GALLERY_ITEMS = 10_000  # the bench measures the gallery at 10,000 outputs (docs/outputs.md)
 READ_CHUNK = 100  # tasks read per loop step (~20 ms on a busy 2-core box)
 STRIP_PX = 96
 
@@ -97,6 +107,16 @@ def role_label(item: MediaItem) -> str:
     return tr("output")
 
 
+def caption(item: MediaItem, prompt_chars: int = 40) -> str:
+    """Row, model and the prompt's start: what tells a row's outputs apart (the id is in the tooltip)."""
+    head = tr("row {row}").format(row=item.row) if item.row is not None else item.task_id
+    prompt = " ".join(item.prompt.split())
+    if len(prompt) > prompt_chars:
+        prompt = prompt[:prompt_chars - 1] + "…"
+    star = "★ " if item.picked else ""
+    return " · ".join(part for part in (f"{star}{head}", item.model, prompt) if part)
+
+
 def media_label(kind: str) -> str:
     return {"image": tr("image"), "video": tr("video"), "audio": tr("audio")}.get(kind, tr("file"))
 
@@ -110,6 +130,7 @@ class MediaModel(QAbstractListModel):
         self.icon_px = icon_px
         self.whose = whose  # captions name the task (a grid of many tasks), or only the file (one task's strip)
         self.items: list[MediaItem] = []
+        self.costs: dict[str, str] = {}  # task id → what it cost, as the caption shows it
         self._rows_of: dict[str, list[int]] = {}
         self._pixmaps: OrderedDict[str, QPixmap] = OrderedDict()
         self._no_thumbnail: set[str] = set()
@@ -124,9 +145,10 @@ class MediaModel(QAbstractListModel):
         self._flush.timeout.connect(self._emit_changes)
         self.made = 0  # thumbnails delivered so far (the benchmark reads it)
 
-    def set_items(self, items: list[MediaItem]) -> None:
+    def set_items(self, items: list[MediaItem], costs: dict[str, str] | None = None) -> None:
         self.beginResetModel()
         self.items = items
+        self.costs = costs or {}
         self._rows_of = {}
         for row, item in enumerate(items):
             self._rows_of.setdefault(item.location, []).append(row)
@@ -138,14 +160,27 @@ class MediaModel(QAbstractListModel):
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = ROOT) -> int:
         return 0 if parent.isValid() else len(self.items)
 
+    def replace_item(self, row: int, item: MediaItem) -> None:
+        """One item changed in place (its pick mark): its cell is painted again."""
+        self.items[row] = item
+        self.dataChanged.emit(self.index(row), self.index(row), [Qt.ItemDataRole.DisplayRole])
+
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self.items):
             return None
         item = self.items[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:  # whose it is first: outputs are often all "image-1.png"
-            return f"{item.task_id} · {item.name}" if self.whose else item.name
+            star = "★ " if item.picked else ""
+            if item.role == OUTPUT and self.whose:
+                text = caption(item, 24)
+            else:
+                text = f"{star}{item.task_id} · {item.name}" if self.whose else f"{star}{item.name}"
+            cost = self.costs.get(item.task_id) if item.role == OUTPUT else None
+            return f"{text} · {cost}" if cost else text
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{item.task_id} · {role_label(item)} · {media_label(item.media)}\n{item.location}"
+            about = f"\n{tr('row {row}').format(row=item.row)} · {item.model}\n{item.prompt[:200]}" \
+                if item.role == OUTPUT and item.model else ""
+            return f"{item.task_id} · {role_label(item)} · {media_label(item.media)}{about}\n{item.location}"
         if role == Qt.ItemDataRole.DecorationRole:
             return self._decoration(item)
         if role == ITEM_ROLE:
@@ -230,9 +265,11 @@ class MediaModel(QAbstractListModel):
 class MediaActions:
     """Preview, open with the system program, open the folder: shared by the grid and strips."""
 
-    def __init__(self, parent: QWidget, cache: DiskThumbnails) -> None:
+    def __init__(self, parent: QWidget, cache: DiskThumbnails,
+                 extra_menu: Callable[[QMenu, MediaItem], None] | None = None) -> None:
         self.parent = parent
         self.cache = cache
+        self.extra_menu = extra_menu  # the grid's own entries (pick, compare, run again)
         self.jobs: set[asyncio.Future[Any]] = set()
         self.preview: PreviewDialog | None = None
         self.last_message = ""  # what the operator was last told (tests read it)
@@ -288,6 +325,9 @@ class MediaActions:
             menu.addAction(open_label(item), lambda: self.open_file(item))
             menu.addAction(tr("Open folder"), lambda: self.open_folder(item))
         menu.addAction(tr("Copy location"), lambda: QGuiApplication.clipboard().setText(item.location))
+        if self.extra_menu is not None:
+            menu.addSeparator()
+            self.extra_menu(menu, item)
         return menu
 
     def close(self) -> None:
@@ -307,9 +347,9 @@ def _media_list(model: MediaModel, icon_px: int, actions: MediaActions) -> QList
     view.setUniformItemSizes(True)
     view.setIconSize(QSize(icon_px, icon_px))
     view.setGridSize(QSize(icon_px + 24, icon_px + 34))
-    # A long caption loses its head: the tasks of one batch share their id's start, so the end of
-    # the id and the file name are what tell two cells apart (the tooltip has it all).
-    view.setTextElideMode(Qt.TextElideMode.ElideLeft)
+    # A caption starts with what tells two cells apart (row and model; a task's id for inputs), so
+    # a long one loses its end; the tooltip has it all.
+    view.setTextElideMode(Qt.TextElideMode.ElideRight)
     view.setWordWrap(False)
     view.setLayoutMode(QListView.LayoutMode.Batched)  # thousands of cells lay out in steps
     view.setBatchSize(200)
@@ -354,14 +394,21 @@ class MediaStrip(QWidget):
 
 
 class GalleryView(QWidget):
-    """The grid for a set of tasks (the table's current view)."""
+    """The grid for a set of tasks (the table's current view), with a filter of its own on top
+    (picked only, media kind). With ``pick`` an output is picked with P, the Pick button or its
+    menu; with ``compare``/``rerun`` its menu opens the compare view and "Edit and run again…"."""
 
-    def __init__(self, cache: DiskThumbnails, task_ids: Callable[[], list[str]], parent: Any = None) -> None:
+    def __init__(self, cache: DiskThumbnails, task_ids: Callable[[], list[str]], parent: Any = None,
+                 pick: Callable[[MediaItem, bool], object] | None = None,
+                 compare: Callable[[MediaItem], object] | None = None,
+                 rerun: Callable[[str], object] | None = None) -> None:
         super().__init__(parent)
         self.task_ids = task_ids
-        self.media_actions = MediaActions(self, cache)
+        self.pick, self.compare, self.rerun = pick, compare, rerun
+        self.media_actions = MediaActions(self, cache, self._menu_entries)
         self.model = MediaModel(cache, cache.size, self)
         self.view = _media_list(self.model, cache.size, self.media_actions)
+        self.view.setSelectionMode(QListView.SelectionMode.ExtendedSelection)
         self.summary = QLabel()
         self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.roles = QComboBox()
@@ -369,12 +416,36 @@ class GalleryView(QWidget):
                              (tr("Inputs"), (INPUT,))):
             self.roles.addItem(label, roles)
         self.roles.currentIndexChanged.connect(lambda _i: self.reload())
+        self.kinds = QComboBox()
+        for label, kind in ((tr("All kinds"), ""), (tr("Images"), "image"), (tr("Videos"), "video"),
+                            (tr("Sounds"), "audio")):
+            self.kinds.addItem(label, kind)
+        self.kinds.currentIndexChanged.connect(lambda _i: self.reload())
+        self.grouping = QComboBox()
+        self.grouping.addItem(tr("In the table's order"), False)
+        self.grouping.addItem(tr("By batch and row"), True)  # a row's fan-out and reruns side by side
+        self.grouping.currentIndexChanged.connect(lambda _i: self.reload())
+        self.models = QComboBox()
+        self.models.addItem(tr("All models"), "")
+        self.batches = QComboBox()
+        self.batches.addItem(tr("All batches"), "")
+        self.batches.setMaximumWidth(220)  # batch ids are long; the list shows them whole
+        for choice in (self.models, self.batches):
+            choice.currentIndexChanged.connect(lambda _i: self.reload())
+        self.picked_only = QCheckBox(tr("Picked only"))
+        self.picked_only.toggled.connect(lambda _on: self.reload())
+        self.pick_button = QPushButton(tr("★ Pick (P)"))
+        self.pick_button.setToolTip(tr("Pick or unpick the selected outputs (key P)"))
+        self.pick_button.clicked.connect(self.toggle_pick_selected)
+        self.pick_button.setVisible(pick is not None)
+        self.view.installEventFilter(self)  # the P key picks (a filter: the list view has its own keys)
         reload_button = QPushButton(tr("Reload"))
         reload_button.clicked.connect(self.reload)
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
-        top.addWidget(self.roles)
-        top.addWidget(reload_button)
+        for widget in (self.roles, self.kinds, self.models, self.batches, self.grouping, self.picked_only,
+                       self.pick_button, reload_button):
+            top.addWidget(widget)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.view, 1)
@@ -387,23 +458,96 @@ class GalleryView(QWidget):
         self._loading = asyncio.ensure_future(self._load(self.task_ids(), self.roles.currentData()))
         return self._loading
 
+    def _wanted(self, item: MediaItem) -> bool:
+        kind, model, batch = self.kinds.currentData(), self.models.currentData(), self.batches.currentData()
+        return ((not kind or item.media == kind) and (not model or item.model == model)
+                and (not batch or item.batch_id == batch) and (not self.picked_only.isChecked() or item.picked))
+
+    def _own_filter_on(self) -> bool:
+        return bool(self.kinds.currentData() or self.models.currentData() or self.batches.currentData()
+                    or self.picked_only.isChecked())
+
+    def _offer(self, choice: QComboBox, values: set[str]) -> None:
+        """The models or batches of the view as choices, the current one kept."""
+        current = choice.currentData()
+        choice.blockSignals(True)
+        while choice.count() > 1:
+            choice.removeItem(1)
+        for value in sorted(values | ({current} if current else set())):
+            choice.addItem(value, value)
+        choice.setCurrentIndex(max(0, choice.findData(current)))
+        choice.blockSignals(False)
+
     async def _load(self, task_ids: list[str], roles: tuple[str, ...]) -> None:
         self.summary.setText(tr("Reading the media of {n} tasks…").format(n=len(task_ids)))
         items: list[MediaItem] = []
+        models: set[str] = set()
+        batches: set[str] = set()
         for chunk in iter_media(task_ids, roles, READ_CHUNK):
-            items.extend(chunk)
+            models.update(item.model for item in chunk)
+            batches.update(item.batch_id for item in chunk)
+            items.extend(item for item in chunk if self._wanted(item))
             if len(items) >= MAX_GALLERY_ITEMS:
                 break
             await asyncio.sleep(0)
+        self._offer(self.models, models - {""})
+        self._offer(self.batches, batches - {""})
         shown = items[:MAX_GALLERY_ITEMS]
-        self.model.set_items(shown)
+        if self.grouping.currentData():
+            shown.sort(key=_batch_and_row)  # stable: the table's order within a row
+        costs = task_costs({item.task_id for item in shown if item.role == OUTPUT})
+        self.model.set_items(shown, {task_id: money_text(monies) for task_id, monies in costs.items()})
+        # it says plainly that it follows the table's filter, and what it adds of its own
         text = tr("{n} media files of {tasks} tasks in the current view").format(n=len(shown), tasks=len(task_ids))
+        if self._own_filter_on():
+            text += " · " + tr("filtered here too")
         if len(items) > len(shown):
             text += " · " + tr("showing the first {n}").format(n=len(shown))
         if not shown:
             text = tr("No images or videos in the current view yet: outputs appear here as tasks finish.")
         self.summary.setText(text)
         self.summary.setToolTip(text)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (watched is self.view and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
+                and event.key() == Qt.Key.Key_P and not event.modifiers() and self.pick is not None):
+            self.toggle_pick_selected()
+            return True
+        return super().eventFilter(watched, event)
+
+    # --- pick, compare, run again --------------------------------------------------------------
+    def toggle_pick_selected(self) -> int:
+        """Pick the selected outputs (or unpick them, when all are picked already); how many changed."""
+        if self.pick is None:
+            return 0
+        rows = sorted(i.row() for i in self.view.selectionModel().selectedIndexes())
+        outputs = [(row, self.model.items[row]) for row in rows if self.model.items[row].role == OUTPUT]
+        picked = not all(item.picked for _row, item in outputs)
+        for row, item in outputs:
+            self.pick(item, picked)
+            self.model.replace_item(row, dataclasses.replace(item, picked=picked))
+        return len(outputs)
+
+    def toggle_pick(self, item: MediaItem) -> MediaItem:
+        """One item's mark flipped (the compare view's star); the item as it is now."""
+        if self.pick is None or item.role != OUTPUT:
+            return item
+        self.pick(item, not item.picked)
+        changed = dataclasses.replace(item, picked=not item.picked)
+        for row, shown in enumerate(self.model.items):
+            if (shown.task_id, shown.n) == (item.task_id, item.n):
+                self.model.replace_item(row, changed)
+        return changed
+
+    def _menu_entries(self, menu: QMenu, item: MediaItem) -> None:
+        if item.role != OUTPUT:
+            return
+        if self.pick is not None:
+            menu.addAction(tr("Unpick") if item.picked else tr("Pick"), lambda: self.toggle_pick(item))
+        if self.compare is not None:
+            menu.addAction(tr("Compare this row's outputs…"), lambda: self.compare(item))  # type: ignore[misc]
+        if self.rerun is not None:
+            menu.addAction(tr("Edit and run again…"), lambda: self.rerun(item.task_id))  # type: ignore[misc]
 
     def close_media(self) -> None:
         if self._loading is not None:
@@ -412,19 +556,29 @@ class GalleryView(QWidget):
         self.media_actions.close()
 
 
+def _batch_and_row(item: MediaItem) -> tuple[str, int, str]:
+    return item.batch_id, item.row if item.row is not None else 1 << 30, item.group or item.task_id
+
+
 class PreviewDialog(QDialog):
-    """One item large: images scaled to the dialog, everything else a placeholder plus the
-    system player; the folder button only where the file exists."""
+    """One item large: images scaled to the dialog and zoomable, videos and sounds played inside
+    (Qt Multimedia) where this build can, else the first frame; the system player and the folder
+    only where the file exists."""
 
     def __init__(self, item: MediaItem, actions: MediaActions, parent: Any = None) -> None:
         super().__init__(parent)
         self.item = item
         self.setWindowTitle(f"{role_label(item)} · {item.task_id}")
         self.image: QPixmap | None = None
+        self.zoom: float | None = None  # None: fit the window; else the scale of the picture
         self.picture = QLabel()
         self.picture.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.picture.setMinimumSize(200, 150)
         self.picture.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+        self.scroller = QScrollArea()
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.scroller.setWidget(self.picture)
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.note.setTextFormat(Qt.TextFormat.PlainText)
@@ -438,13 +592,22 @@ class PreviewDialog(QDialog):
         exists = item.is_local and Path(item.location).exists()
         self.open_button: QPushButton | None = None
         self.folder_button: QPushButton | None = None
+        self.zoom_buttons: list[QPushButton] = []
         if exists:
             self.open_button = buttons.addButton(open_label(item), QDialogButtonBox.ButtonRole.ActionRole)
             self.open_button.clicked.connect(lambda: actions.open_file(item))
             self.folder_button = buttons.addButton(tr("Open folder"), QDialogButtonBox.ButtonRole.ActionRole)
             self.folder_button.clicked.connect(lambda: actions.open_folder(item))
+        self.player: MediaPlayer | None = None
+        if exists and item.media in ("video", "audio") and playback_available():
+            self.player = MediaPlayer(Path(item.location), item.media == "video")
+        if exists and item.media == "image":
+            for label, factor in ((tr("Zoom in"), 1.25), (tr("Zoom out"), 0.8), (tr("Fit"), 0.0)):
+                button = buttons.addButton(label, QDialogButtonBox.ButtonRole.ActionRole)
+                button.clicked.connect(functools.partial(self.zoom_by, factor))
+                self.zoom_buttons.append(button)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.picture, 1)
+        layout.addWidget(self.player if self.player is not None else self.scroller, 1)
         layout.addWidget(self.note)
         layout.addWidget(where)
         layout.addWidget(buttons)
@@ -454,6 +617,9 @@ class PreviewDialog(QDialog):
             self._show_placeholder("missing" if item.is_local else "link",
                                    tr("The file is gone: {path}").format(path=item.location) if item.is_local
                                    else tr("A link: it is fetched by the provider, not stored here."))
+        elif self.player is not None:
+            self.note.setText(tr("Playing inside the window; the system player is there too."))
+            self.player.play_from(0)
         elif item.media in ("image", "video"):
             self.note.setText(tr("Loading…"))
             self.loaded = actions.spawn(self._load(actions.cache))
@@ -483,11 +649,37 @@ class PreviewDialog(QDialog):
                           if video else size)
         self._fit()
 
+    def zoom_by(self, factor: float) -> None:
+        """Scale the picture by ``factor`` (0: fit the window again)."""
+        if self.image is None:
+            return
+        if not factor:
+            self.zoom = None
+        else:
+            current = self.zoom or min(self.scroller.viewport().width() / max(1, self.image.width()),
+                                       self.scroller.viewport().height() / max(1, self.image.height()))
+            self.zoom = max(0.05, min(16.0, current * factor))
+        self.scroller.setWidgetResizable(self.zoom is None)
+        self._fit()
+
     def _fit(self) -> None:
-        if self.image is not None:
-            self.picture.setPixmap(self.image.scaled(self.picture.size(), Qt.AspectRatioMode.KeepAspectRatio,
+        if self.image is None:
+            return
+        if self.zoom is None:
+            self.picture.setPixmap(self.image.scaled(self.scroller.viewport().size(),
+                                                     Qt.AspectRatioMode.KeepAspectRatio,
                                                      Qt.TransformationMode.SmoothTransformation))
+            return
+        scaled = self.image.scaled(int(self.image.width() * self.zoom), int(self.image.height() * self.zoom),
+                                   Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation)
+        self.picture.setPixmap(scaled)
+        self.picture.resize(scaled.size())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit()
+
+    def done(self, result: int) -> None:
+        if self.player is not None:
+            self.player.stop()
+        super().done(result)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mediaassist.core.budget import BatchEstimate
 from mediaassist.core.import_process import ImportFailed, ImportPreview, ImportReading
 from mediaassist.core.importer import FORMATS
 from mediaassist.core.media_items import input_items
@@ -36,7 +37,7 @@ from mediaassist.ui.core_texts import translated
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import tr
-from mediaassist.ui.labels import lane_kind_label
+from mediaassist.ui.labels import lane_kind_label, money_text
 
 INPUTS_COLUMN, PROMPT_COLUMN = 2, 3  # model, account, inputs (hidden when none), prompt
 PROMPT_CHARS = 160
@@ -59,6 +60,20 @@ def inputs_text(inputs: dict[str, list[dict[str, Any]]]) -> str:
     """``first_frame: dawn.png · last_frame: day.png`` (file names, or the URLs)."""
     return " · ".join(f"{name}: " + ", ".join(Path(e["path"]).name if "path" in e else str(e.get("url", ""))
                                            for e in entries) for name, entries in inputs.items())
+
+
+def estimate_html(estimate: BatchEstimate) -> str:
+    """The batch's estimated cost in total and per model, before anything is spent."""
+    if not estimate.total and not any(m.unknown for m in estimate.models):
+        return ""
+    lines = [tr("Estimated cost: about {total}").format(total=money_text(estimate.total.monies()) or "-")]
+    for model in estimate.models:
+        line = tr("{model}: {n} task(s), about {cost}").format(
+            model=model.model, n=model.tasks, cost=money_text(model.total.monies()) or "-")
+        if model.unknown:
+            line += " · " + tr("{n} with no price").format(n=model.unknown)
+        lines.append(line)
+    return "<br>" + "<br>".join(html.escape(line) for line in lines)
 
 
 def _fill(table: QTableWidget, rows: list[tuple[str, ...]]) -> None:
@@ -207,6 +222,8 @@ class ImportPreviewDialog(QDialog):
                                 "and will be skipped, not run twice.").format(n=preview.stored)
         for warning in preview.warnings:
             text += "<br>" + tr("Note: {w}").format(w=html.escape(translated(warning)))
+        if preview.estimate is not None:
+            text += estimate_html(preview.estimate)
         self.summary.setText(text)
         _fill(self.good_rows, [(task.model, task.account or "", inputs_text(task.inputs),
                                 redact(task.prompt)[:PROMPT_CHARS].replace("\n", " "))

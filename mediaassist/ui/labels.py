@@ -6,9 +6,11 @@ show up in the profile. A language switch clears the caches.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 
-from mediaassist.ui.i18n import clear_on_language_change, tr
+from mediaassist.core.money import Money, format_totals
+from mediaassist.ui.i18n import clear_on_language_change, current_language, tr
 
 NO_BREAK_SPACE = "\u00a0"
 
@@ -24,7 +26,18 @@ def error_kind_labels() -> dict[str, str]:
     return {"login": tr("login"), "account_disabled": tr("account disabled"), "quota": tr("quota"),
             "timeout": tr("timeout"), "stalled": tr("stalled"), "provider": tr("provider"),
             "network": tr("network"), "bad_input": tr("bad input"), "canceled": tr("canceled"),
-            "internal": tr("internal")}
+            "internal": tr("internal"), "download": tr("download")}
+
+
+def money_text(monies: Iterable[Money]) -> str:
+    """Amounts per currency, as the window's locale writes them ("¥1,234.50, 17 coins")."""
+    monies = list(monies)
+    return format_totals(monies, current_language()) if monies else ""
+
+
+def cost_source_label(source: str) -> str:
+    return {"provider": tr("reported by the provider"), "price table": tr("price table"),
+            "estimate": tr("estimate")}.get(source, source)
 
 
 def lane_kind_label(kind: str) -> str:

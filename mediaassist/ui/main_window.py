@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from mediaassist.core.errors import StorageFault
+from mediaassist.core.media_items import OUTPUT, MediaItem
 from mediaassist.core.paths import RESOURCES, default_config_path
 from mediaassist.core.queries import TaskFilter
 from mediaassist.core.store import STATES, Task
@@ -57,6 +58,7 @@ from mediaassist.ui.import_dialog import importable
 from mediaassist.ui.importing import ImportController
 from mediaassist.ui.labels import state_labels
 from mediaassist.ui.lanes import LanesController
+from mediaassist.ui.outputs_ui import OutputsController
 from mediaassist.ui.panels import BatchList, QueuePanel
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
@@ -102,6 +104,7 @@ class MainWindow(QMainWindow):
         self.importer = ImportController(rt, settings, self.jobs, self, self.thumbnails)
         self.lanes = LanesController(rt, self.jobs, self)
         self.stats = StatsController(rt, self)
+        self.outputs = OutputsController(rt, self._selected_or_view_task_ids, self)
         self._storage_fault: StorageFault | None = rt.storage_fault
         rt.add_fault_listener(self._on_storage_fault)
         self.setAcceptDrops(True)
@@ -115,10 +118,11 @@ class MainWindow(QMainWindow):
         self.model.start()
 
     def _wire(self) -> None:
-        for controller in (self.tasks, self.importer, self.lanes, self.stats):
+        for controller in (self.tasks, self.importer, self.lanes, self.stats, self.outputs):
             controller.notice.connect(self.tray.notify)
-        for controller in (self.tasks, self.importer, self.lanes):
+        for controller in (self.tasks, self.importer, self.lanes, self.outputs):
             controller.message.connect(self._message)
+        self.outputs.changed.connect(self._rows_added)
         self.tasks.changed.connect(self.stats.refresh_soon)
         self.importer.imported.connect(lambda _batch, _n: self._rows_added())
         self.importer.progress.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
@@ -144,7 +148,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self._build_queue_tab(), tr("Queue"))
         self.accounts = AccountsPanel(self.rt.accounts, self.lanes.set_account_enabled, self.lanes.log_in)
         self.tabs.addTab(self.accounts, tr("Accounts"))
-        self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids)
+        self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids, pick=self.outputs.pick,
+                                   compare=self.outputs.compare, rerun=self.outputs.edit_and_run_again)
+        self.outputs.gallery_toggle = self.gallery.toggle_pick
         self.tabs.addTab(self.gallery, tr("Gallery"))
         self.tabs.currentChanged.connect(lambda _i: self._reload_gallery_if_shown())
         # The storage banner: the one place a full disk or a vanished database shows.
@@ -181,6 +187,9 @@ class MainWindow(QMainWindow):
             toolbar.addAction(self.task_actions[action])
         toolbar.addSeparator()
         toolbar.addActions([self.retry_view, self.cancel_view])
+        self.rerun_action = self._action(tr("Edit and run again…"), self._rerun_selected)
+        self.compare_action = self._action(tr("Compare row outputs…"), self._compare_selected)
+        self.deliver_action = self._action(tr("Deliver picked…"), self.outputs.choose_delivery_folder)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu(tr("&File"))
@@ -195,6 +204,8 @@ class MainWindow(QMainWindow):
         task_menu.addActions(list(self.task_actions.values()))
         task_menu.addSeparator()
         task_menu.addActions([self.retry_view, self.cancel_view])
+        task_menu.addSeparator()
+        task_menu.addActions([self.rerun_action, self.compare_action, self.deliver_action])
         lanes_menu = self.menuBar().addMenu(tr("&Lanes"))
         lanes_menu.addAction(self._action(tr("Pause/resume all"), self.lanes.toggle_pause_all, "Ctrl+P"))
 
@@ -230,7 +241,8 @@ class MainWindow(QMainWindow):
                                     config_path)
         self.api_panel = QueuePanel(tr("API and polling pools"), [lane for lane in lanes if lane.kind != "web"],
                                     self.lanes.toggle_lane, config_path)
-        self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts))
+        self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts),
+                                 per_batch=self.rt.config.budget.per_batch)
         top = QSplitter(Qt.Orientation.Horizontal)
         top.setChildrenCollapsible(False)
         for panel in (self.web_panel, self.api_panel):
@@ -409,7 +421,7 @@ class MainWindow(QMainWindow):
     def _show_stats(self, view: StatsView) -> None:
         self.web_panel.show_snapshot(view.snap, view.lanes, view.paused, view.blocked)
         self.api_panel.show_snapshot(view.snap, view.lanes, view.paused, view.blocked)
-        self.batches.show_snapshot(view.snap, self.stats.eta)
+        self.batches.show_snapshot(view.snap, self.stats.eta, view.paused)
         totals = view.snap.totals()
         self.tray.update(view.snap.totals_by_kind(), view.all_paused, bool(view.paused))
         self._refresh_filter_counts(totals, view)
@@ -459,6 +471,9 @@ class MainWindow(QMainWindow):
     def _show_offered(self, offered: list[TaskAction], seqs: list[int]) -> None:
         for action, qaction in self.task_actions.items():
             qaction.setEnabled(action in offered)
+        single_finished = len(seqs) == 1 and TaskAction.DELETE in offered  # a finished task
+        self.rerun_action.setEnabled(single_finished)
+        self.compare_action.setEnabled(len(seqs) == 1)
         if hasattr(self, "detail"):
             single = self.model.tasks_of(seqs) if len(seqs) == 1 else []
             self.detail.show_task(single[0][0] if single else None)
@@ -467,7 +482,32 @@ class MainWindow(QMainWindow):
         menu = QMenu(self)
         for action in self.tasks.offered()[0]:
             menu.addAction(self.task_actions[action])
+        if self.rerun_action.isEnabled() or self.compare_action.isEnabled():
+            menu.addSeparator()
+            menu.addActions([a for a in (self.rerun_action, self.compare_action) if a.isEnabled()])
         return menu
+
+    def _selected_or_view_task_ids(self) -> list[str]:
+        """What "Deliver picked…" takes: the selected tasks, else every task of the current view."""
+        return [task_id for task_id, _state in self.model.tasks_of(self._selected_seqs())] \
+            or self.model.matching_task_ids()
+
+    def _selected_task_id(self) -> str | None:
+        seqs = self._selected_seqs()
+        tasks = self.model.tasks_of(seqs) if len(seqs) == 1 else []
+        return tasks[0][0] if tasks else None
+
+    def _rerun_selected(self) -> None:
+        task_id = self._selected_task_id()
+        if task_id is not None:
+            self.outputs.edit_and_run_again(task_id)
+
+    def _compare_selected(self) -> None:
+        task_id = self._selected_task_id()
+        task = self.rt.task(task_id) if task_id is not None else None
+        if task is not None:
+            self.outputs.compare(MediaItem(task.task_id, OUTPUT, "other", "", batch_id=task.batch_id,
+                                           group=task.group_key or task.task_id))
 
     def show_context_menu(self, pos: QPoint) -> None:
         menu = self.context_menu()

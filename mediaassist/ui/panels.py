@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -21,7 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mediaassist.core.budget import batch_pause_name
 from mediaassist.core.messages import Message, is_warning
+from mediaassist.core.money import Money
 from mediaassist.core.policy import ACCOUNT_DISABLED, ACCOUNT_NEEDS_LOGIN
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
@@ -29,7 +32,7 @@ from mediaassist.runtime import LaneView
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.fit import ElidedLabel, scrollable
 from mediaassist.ui.i18n import labelled, tr
-from mediaassist.ui.labels import format_seconds
+from mediaassist.ui.labels import format_seconds, money_text
 
 
 @dataclass
@@ -98,7 +101,10 @@ class LaneRow:
         else:
             self.gauge.setFormat(tr("running %v/%m"))
             text = tr("pending {pending} · done {done} · failed {failed}")
-        self.counts.setText(text.format(pending=gauge.pending, done=gauge.done, failed=gauge.failed))
+        text = text.format(pending=gauge.pending, done=gauge.done, failed=gauge.failed)
+        if self.lane.balance is not None:  # what the account had left when last read (start, after a batch)
+            text += " · " + tr("balance {balance}").format(balance=money_text([self.lane.balance]))
+        self.counts.setText(text)
         lines = self.lane.notes
         warnings = [translated(line) for line in lines if is_warning(line)]
         # A blocked lane's reason matters most; else the account check's first warning.
@@ -124,7 +130,7 @@ class QueuePanel(QGroupBox):
             hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             grid.addWidget(hint, 0, 0, 1, 3)
 
-    def show_snapshot(self, snap: Snapshot, lanes: Mapping[str, LaneView], paused: dict[str, str],
+    def show_snapshot(self, snap: Snapshot, lanes: Mapping[str, LaneView], paused: Mapping[str, Message],
                       blocked: dict[str, Message]) -> None:
         """``lanes``: the runtime's views at this refresh (running counts and limits are live)."""
         for row in self.rows:
@@ -140,9 +146,12 @@ class BatchList(QGroupBox):
     MAX_SHOWN = 6
     ID_CHARS = 24  # a batch id is <file stem>-<UTC time>-<8 hex>: the stem and the hex tell them apart
 
-    def __init__(self, on_link: Callable[[str], None] | None = None) -> None:
+    def __init__(self, on_link: Callable[[str], None] | None = None,
+                 per_batch: dict[str, Decimal] | None = None) -> None:
         super().__init__(tr("Batches"))
         self._on_link = on_link
+        self.per_batch = per_batch or {}  # [budget] per_batch, by currency
+        self._snap, self._paused = Snapshot(), dict[str, Message]()
         # The rows scroll: the panel's height is the splitter's, not the number of batches.
         inner = QWidget()
         QVBoxLayout(self).addWidget(scrollable(inner))
@@ -154,7 +163,10 @@ class BatchList(QGroupBox):
         self._layout.addWidget(self._empty)
         self._layout.addStretch(1)
 
-    def show_snapshot(self, snap: Snapshot, eta: Callable[[str], tuple[Estimate, float | None]]) -> None:
+    def show_snapshot(self, snap: Snapshot, eta: Callable[[str], tuple[Estimate, float | None]],
+                      paused: dict[str, Message] | None = None) -> None:
+        """``paused``: the store's pauses; a batch its budget stopped shows why."""
+        self._snap, self._paused = snap, paused or {}
         unfinished = [b for b in snap.batch_order if b in snap.batch_routes]
         finished = [b for b in snap.batch_order if b not in snap.batch_routes]
         shown = (unfinished + finished)[:self.MAX_SHOWN]
@@ -193,7 +205,25 @@ class BatchList(QGroupBox):
             waiting=progress.waiting)
         when = tr("finished") if progress.finished else eta_text(*eta(progress.batch))
         label.setText(f"<b>{html.escape(elide_middle(progress.batch, self.ID_CHARS))}</b><br>"
-                      f"{html.escape(counts)} · {when}")
+                      f"{html.escape(counts)} · {when}{self._money_line(progress.batch)}")
+
+    def _money_line(self, batch: str) -> str:
+        """Spent (and reserved for running tasks) beside the estimate, what the batch's budget
+        leaves, and why its budget stopped it."""
+        spent, estimated = self._snap.batch_spent.get(batch), self._snap.batch_estimate.get(batch)
+        parts = []
+        if spent:
+            parts.append(tr("spent {spent} of estimated {estimate}").format(
+                spent=money_text(spent.monies()), estimate=money_text(estimated.monies() if estimated else [])))
+            left = [Money(cap - spent.get(currency).amount, currency) for currency, cap in self.per_batch.items()
+                    if currency in spent.by_currency]
+            if left:
+                parts.append(tr("budget left {left}").format(left=money_text(left)))
+        line = html.escape(" · ".join(parts))
+        stopped = self._paused.get(batch_pause_name(batch))
+        if stopped:
+            line += f'<br><span style="color: #c62828">{html.escape(translated(stopped))}</span>'
+        return f"<br>{line}" if line else ""
 
 
 def elide_end(text: str, limit: int) -> str:

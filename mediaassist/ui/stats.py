@@ -26,7 +26,7 @@ class StatsView:
     """One refresh's numbers, for every widget that shows them."""
 
     snap: Snapshot = field(default_factory=Snapshot)
-    paused: dict[str, str] = field(default_factory=dict)
+    paused: dict[str, Message] = field(default_factory=dict)
     blocked: dict[str, Message] = field(default_factory=dict)
     running: int = 0
     all_paused: bool = False
@@ -100,7 +100,7 @@ class StatsController(QObject):
 
     def _publish(self, snap: Snapshot, cost_s: float) -> None:
         previous = self.view
-        paused = self.rt.paused_lanes()
+        paused = self.rt.paused_lane_reasons()
         self.view = StatsView(snap=snap, paused=paused, blocked=self.rt.blocked_lanes(),
                               running=self.rt.running_count(), all_paused=self.rt.all_paused(paused),
                               lanes={lane.name: lane for lane in self.rt.lane_views()})

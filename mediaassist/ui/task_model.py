@@ -21,11 +21,11 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QColor
 
-from mediaassist.core.queries import OffLoopReader, Queries, TaskFilter, TaskOrder, TaskRow
+from mediaassist.core.queries import OffLoopReader, Queries, TaskFilter, TaskMoney, TaskOrder, TaskRow
 from mediaassist.core.secrets import redact
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.i18n import labelled, tr
-from mediaassist.ui.labels import error_kind_labels, format_seconds, state_labels
+from mediaassist.ui.labels import cost_source_label, error_kind_labels, format_seconds, money_text, state_labels
 from mediaassist.ui.marks import kind_badge, state_icon, video_icon
 from mediaassist.ui.thumbnails import ThumbnailCache, is_image, is_video
 
@@ -76,6 +76,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("attempt", "attempt", 40, volatile=True),
     Column("created", "created", 80),
     Column("duration", "duration", 64, volatile=True),
+    Column("cost", "cost", 70, volatile=True),
     Column("heartbeat", "heartbeat", 80, volatile=True, shown=False),
     Column("batch", "batch", 150, shown=False),
     Column("task_id", "task_id", 160, shown=False),
@@ -88,7 +89,7 @@ def column_label(key: str) -> str:
     return {"state": tr("State"), "prompt": tr("Prompt"), "result": tr("Result"), "output": tr("Output"),
             "error": tr("Error"), "model": tr("Model"), "lane": tr("Lane"), "attempt": tr("Attempt"),
             "created": tr("Created"), "duration": tr("Duration"), "heartbeat": tr("Heartbeat age"),
-            "batch": tr("Batch"), "task_id": tr("Task"), "machine": tr("Machine")}[key]
+            "batch": tr("Batch"), "task_id": tr("Task"), "machine": tr("Machine"), "cost": tr("Cost")}[key]
 
 
 STATE_COLORS = {"pending": QColor("#8d6e63"), "running": QColor("#1565c0"), "success": QColor("#2e7d32"),
@@ -133,6 +134,28 @@ def result_text(row: TaskRow) -> str:
     if row.files:
         return tr("{n} files").format(n=len(row.files)) if len(row.files) > 1 else row.files[0].rsplit("/", 1)[-1]
     return ""
+
+
+def cost_text(row: TaskRow) -> str:
+    """What the task cost; before it has, what it is estimated at ("≈ ¥0.40")."""
+    if row.money is None:
+        return ""
+    if row.money.cost:
+        return money_text(row.money.cost)
+    if row.state in ("pending", "running") and row.money.estimate:
+        return "≈ " + money_text(row.money.estimate)
+    return ""
+
+
+def cost_tooltip(money: TaskMoney) -> str:
+    """Actual beside estimate, and where the actual came from."""
+    lines = []
+    if money.cost:
+        lines.append(tr("Cost: {cost} ({source})").format(
+            cost=money_text(money.cost), source=tr(", ").join(map(cost_source_label, money.sources))))
+    if money.estimate:
+        lines.append(tr("Estimated: {estimate}").format(estimate=money_text(money.estimate)))
+    return "\n".join(lines)
 
 
 class TaskTableModel(QAbstractTableModel):
@@ -535,8 +558,8 @@ class TaskTableModel(QAbstractTableModel):
     def _display(row: TaskRow, key: str) -> Any:
         if key == "state":
             return state_labels().get(row.state, row.state)
-        if key == "prompt":
-            return one_line(row.prompt)
+        if key == "prompt":  # a picked output shows where the operator reads first
+            return ("★ " if row.picked else "") + one_line(row.prompt)
         if key == "result":
             return result_text(row)
         if key == "error":
@@ -551,6 +574,8 @@ class TaskTableModel(QAbstractTableModel):
             return format_seconds((row.finished_at or time.time()) - row.started_at) if row.started_at else ""
         if key == "heartbeat":
             return format_seconds(time.time() - row.heartbeat_at) if row.state == "running" and row.heartbeat_at else ""
+        if key == "cost":
+            return cost_text(row)
         return {"model": row.model, "batch": row.batch_id, "task_id": row.task_id, "machine": row.host}.get(key)
 
     def _decoration(self, row: TaskRow, key: str) -> Any:
@@ -587,6 +612,8 @@ class TaskTableModel(QAbstractTableModel):
             return labelled(kind, translated(row.error_text))
         if key == "lane":
             return row.route if row.account is None else f"{row.route} · {row.account}"
+        if key == "cost" and row.money is not None:
+            return cost_tooltip(row.money)
         if key == "created":
             return datetime.fromtimestamp(row.created_at).strftime("%Y-%m-%d %H:%M:%S")
         if key in ("batch", "task_id"):

@@ -106,9 +106,13 @@ class ThumbnailCache(QObject):
         if path in self._pixmaps:
             self._pixmaps.move_to_end(path)
             return self._pixmaps[path]
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # painted while no loop runs (Qt's events handled outside it): asked again later
+            return None
         if path not in self._loading:
             self._loading.add(path)
-            future = asyncio.get_running_loop().run_in_executor(self._pool, _scaled, path, self.size)
+            future = loop.run_in_executor(self._pool, _scaled, path, self.size)
             future.add_done_callback(functools.partial(self._loaded, path))
         return None
 

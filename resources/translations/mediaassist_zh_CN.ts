@@ -88,6 +88,10 @@
       <translation>错误</translation>
     </message>
     <message>
+      <source>Cost</source>
+      <translation>费用</translation>
+    </message>
+    <message>
       <source>Log</source>
       <translation>日志</translation>
     </message>
@@ -132,6 +136,34 @@
       <translation>复制位置</translation>
     </message>
     <message>
+      <source>In the table's order</source>
+      <translation>按表格顺序</translation>
+    </message>
+    <message>
+      <source>By batch and row</source>
+      <translation>按批次和行分组</translation>
+    </message>
+    <message>
+      <source>All models</source>
+      <translation>全部模型</translation>
+    </message>
+    <message>
+      <source>All batches</source>
+      <translation>全部批次</translation>
+    </message>
+    <message>
+      <source>Picked only</source>
+      <translation>只看已选</translation>
+    </message>
+    <message>
+      <source>★ Pick (P)</source>
+      <translation>★ 选中 (P)</translation>
+    </message>
+    <message>
+      <source>Pick or unpick the selected outputs (key P)</source>
+      <translation>选中或取消选中所选输出（按 P 键）</translation>
+    </message>
+    <message>
       <source>Reload</source>
       <translation>刷新</translation>
     </message>
@@ -142,6 +174,10 @@
     <message>
       <source>input {name}</source>
       <translation>输入 {name}</translation>
+    </message>
+    <message>
+      <source>row {row}</source>
+      <translation>第 {row} 行</translation>
     </message>
     <message>
       <source>image</source>
@@ -172,8 +208,36 @@
       <translation>输入</translation>
     </message>
     <message>
+      <source>All kinds</source>
+      <translation>全部类型</translation>
+    </message>
+    <message>
+      <source>Images</source>
+      <translation>图片</translation>
+    </message>
+    <message>
+      <source>Videos</source>
+      <translation>视频</translation>
+    </message>
+    <message>
+      <source>Sounds</source>
+      <translation>音频</translation>
+    </message>
+    <message>
       <source>{n} media files of {tasks} tasks in the current view</source>
       <translation>当前视图 {tasks} 个任务中的 {n} 个媒体文件</translation>
+    </message>
+    <message>
+      <source>filtered here too</source>
+      <translation>此处另有筛选</translation>
+    </message>
+    <message>
+      <source>Compare this row's outputs…</source>
+      <translation>对比这一行的输出…</translation>
+    </message>
+    <message>
+      <source>Edit and run again…</source>
+      <translation>编辑后重新运行…</translation>
     </message>
     <message>
       <source>{w}×{h} pixels</source>
@@ -184,12 +248,32 @@
       <translation>正在读取 {n} 个任务的媒体…</translation>
     </message>
     <message>
+      <source>Unpick</source>
+      <translation>取消选中</translation>
+    </message>
+    <message>
+      <source>Pick</source>
+      <translation>选中</translation>
+    </message>
+    <message>
+      <source>Zoom in</source>
+      <translation>放大</translation>
+    </message>
+    <message>
+      <source>Zoom out</source>
+      <translation>缩小</translation>
+    </message>
+    <message>
+      <source>Fit</source>
+      <translation>适应窗口</translation>
+    </message>
+    <message>
       <source>A link: it is fetched by the provider, not stored here.</source>
       <translation>这是一个链接：由服务方获取，不保存在本地。</translation>
     </message>
     <message>
-      <source>Loading…</source>
-      <translation>正在加载…</translation>
+      <source>Playing inside the window; the system player is there too.</source>
+      <translation>正在窗口内播放；也可以用系统播放器打开。</translation>
     </message>
     <message>
       <source>The file is gone: {path}</source>
@@ -198,6 +282,10 @@
     <message>
       <source>showing the first {n}</source>
       <translation>仅显示前 {n} 个</translation>
+    </message>
+    <message>
+      <source>Loading…</source>
+      <translation>正在加载…</translation>
     </message>
     <message>
       <source>The first frame ({size}). {player}</source>
@@ -234,6 +322,14 @@
     <message>
       <source>Import</source>
       <translation>导入</translation>
+    </message>
+    <message>
+      <source>Estimated cost: about {total}</source>
+      <translation>估算费用：约 {total}</translation>
+    </message>
+    <message>
+      <source>{model}: {n} task(s), about {cost}</source>
+      <translation>{model}：{n} 个任务，约 {cost}</translation>
     </message>
     <message>
       <source>Default model</source>
@@ -278,6 +374,10 @@
     <message>
       <source>Import {n} tasks</source>
       <translation>导入 {n} 个任务</translation>
+    </message>
+    <message>
+      <source>{n} with no price</source>
+      <translation>{n} 个无价格</translation>
     </message>
     <message>
       <source>Input files of task {n}:</source>
@@ -380,6 +480,10 @@
       <translation>内部错误</translation>
     </message>
     <message>
+      <source>download</source>
+      <translation>下载</translation>
+    </message>
+    <message>
       <source>{s} s</source>
       <translation>{s} 秒</translation>
     </message>
@@ -390,6 +494,18 @@
     <message>
       <source>{h} h {m:02d} min</source>
       <translation>{h} 小时 {m:02d} 分</translation>
+    </message>
+    <message>
+      <source>reported by the provider</source>
+      <translation>服务方报告</translation>
+    </message>
+    <message>
+      <source>price table</source>
+      <translation>价格表</translation>
+    </message>
+    <message>
+      <source>estimate</source>
+      <translation>估算</translation>
     </message>
     <message>
       <source>Web</source>
@@ -440,6 +556,14 @@
       <translation>取消当前视图中等待/运行的任务</translation>
     </message>
     <message>
+      <source>Compare row outputs…</source>
+      <translation>对比该行输出…</translation>
+    </message>
+    <message>
+      <source>Deliver picked…</source>
+      <translation>交付已选…</translation>
+    </message>
+    <message>
       <source>&amp;File</source>
       <translation>文件(&amp;F)</translation>
     </message>
@@ -466,10 +590,6 @@
     <message>
       <source>All lanes</source>
       <translation>全部通道</translation>
-    </message>
-    <message>
-      <source>All batches</source>
-      <translation>全部批次</translation>
     </message>
     <message>
       <source>Export tasks</source>
@@ -560,6 +680,102 @@
       <translation>找不到可以打开 {path} 的程序：未安装 xdg-open（软件包 xdg-utils）。</translation>
     </message>
     <message>
+      <source>Nothing picked among these tasks: pick outputs with P or the star first.</source>
+      <translation>这些任务中没有已选的输出：请先按 P 键或点星标选中。</translation>
+    </message>
+    <message>
+      <source>Remix the finished video (the service's remix route; no new create)</source>
+      <translation>在已完成的视频上重混（使用服务的 remix 接口，不新建任务）</translation>
+    </message>
+    <message>
+      <source>Params (JSON)</source>
+      <translation>参数（JSON）</translation>
+    </message>
+    <message>
+      <source>Run again</source>
+      <translation>重新运行</translation>
+    </message>
+    <message>
+      <source>Play all from the start</source>
+      <translation>全部从头播放</translation>
+    </message>
+    <message>
+      <source>Deliver picked outputs to</source>
+      <translation>把已选输出交付到</translation>
+    </message>
+    <message>
+      <source>The task is gone.</source>
+      <translation>该任务已不存在。</translation>
+    </message>
+    <message>
+      <source>Params must be a JSON object, e.g. {"seconds": "8"}</source>
+      <translation>参数必须是 JSON 对象，例如 {"seconds": "8"}</translation>
+    </message>
+    <message>
+      <source>Picked (P to toggle)</source>
+      <translation>已选中（按 P 切换）</translation>
+    </message>
+    <message>
+      <source>Pick (P)</source>
+      <translation>选中 (P)</translation>
+    </message>
+    <message>
+      <source>This row has no outputs yet.</source>
+      <translation>这一行还没有输出。</translation>
+    </message>
+    <message>
+      <source>{n} files delivered to {folder}, with a manifest</source>
+      <translation>已向 {folder} 交付 {n} 个文件，并附清单</translation>
+    </message>
+    <message>
+      <source>Delivered with gaps</source>
+      <translation>交付不完整</translation>
+    </message>
+    <message>
+      <source>Delivered</source>
+      <translation>已交付</translation>
+    </message>
+    <message>
+      <source>Edit and run again: {id}</source>
+      <translation>编辑后重新运行：{id}</translation>
+    </message>
+    <message>
+      <source>Cannot run again</source>
+      <translation>无法重新运行</translation>
+    </message>
+    <message>
+      <source>Queued again</source>
+      <translation>已重新排队</translation>
+    </message>
+    <message>
+      <source>Nothing delivered</source>
+      <translation>未交付任何文件</translation>
+    </message>
+    <message>
+      <source>Compare: row {row}</source>
+      <translation>对比：第 {row} 行</translation>
+    </message>
+    <message>
+      <source>Compare: {group}</source>
+      <translation>对比：{group}</translation>
+    </message>
+    <message>
+      <source>{n} outputs of this row (its models and reruns). Click a star, or select a tile and press P, to pick.</source>
+      <translation>这一行共 {n} 个输出（各模型及重新运行的结果）。点击星标，或选中一格后按 P 键，即可选中。</translation>
+    </message>
+    <message>
+      <source>Params are not valid JSON: {error}</source>
+      <translation>参数不是有效的 JSON：{error}</translation>
+    </message>
+    <message>
+      <source>{new} queued as a rerun of {old}</source>
+      <translation>{new} 已作为 {old} 的重新运行排队</translation>
+    </message>
+    <message>
+      <source>Gone from disk: {files}</source>
+      <translation>磁盘上已不存在：{files}</translation>
+    </message>
+    <message>
       <source>waiting {pending} · done {done} · failed {failed}</source>
       <translation>排队 {pending} · 完成 {done} · 失败 {failed}</translation>
     </message>
@@ -632,8 +848,20 @@
       <translation>预计时间：测算中（还没有{kind}任务完成）</translation>
     </message>
     <message>
+      <source>balance {balance}</source>
+      <translation>余额 {balance}</translation>
+    </message>
+    <message>
       <source>No lanes of this kind yet. Add them to {config} (see the README), or start with: mediaassist --demo</source>
       <translation>尚未配置这类通道。请在 {config} 中添加（见 README），或用演示模式启动：mediaassist --demo</translation>
+    </message>
+    <message>
+      <source>spent {spent} of estimated {estimate}</source>
+      <translation>已花费 {spent}，估算 {estimate}</translation>
+    </message>
+    <message>
+      <source>budget left {left}</source>
+      <translation>预算剩余 {left}</translation>
     </message>
     <message>
       <source>account {name} needs login</source>
@@ -646,6 +874,10 @@
     <message>
       <source>Enable it</source>
       <translation>启用它</translation>
+    </message>
+    <message>
+      <source>Play</source>
+      <translation>播放</translation>
     </message>
     <message>
       <source>Concurrency</source>
@@ -834,6 +1066,18 @@
     <message>
       <source>{n} files</source>
       <translation>{n} 个文件</translation>
+    </message>
+    <message>
+      <source>Cost: {cost} ({source})</source>
+      <translation>费用：{cost}（{source}）</translation>
+    </message>
+    <message>
+      <source>Estimated: {estimate}</source>
+      <translation>估算：{estimate}</translation>
+    </message>
+    <message>
+      <source>, </source>
+      <translation>、</translation>
     </message>
     <message>
       <source>{kind}: {running} running · {waiting} waiting · {failed} failed</source>

@@ -55,7 +55,8 @@ def test_key_never_appears_in_anything_a_cli_run_writes(tmp_path: Path, data_dir
     task_file.write_text("\n".join(json.dumps(t) for t in tasks), encoding="utf-8")
     config = tmp_path / "config.toml"
 
-    with DemoOpenAIServer(api_key=key, latency_s=(0.02, 0.05), models=("writer", "painter", "locked")) as server:
+    with DemoOpenAIServer(api_key=key, latency_s=(0.02, 0.05), models=("writer", "painter", "locked"),
+                          echo_key=True) as server:  # a 401 shows the whole key: the worst case
         config.write_text(_config_text(server.base_url), encoding="utf-8")
         config.chmod(0o600)
         server.add_fault(Fault("server_error", count=1, model="writer"))  # a retry, with its log lines

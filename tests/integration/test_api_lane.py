@@ -28,7 +28,8 @@ MODELS = ("gpt-x", "reasoner", "painter")  # the remote names the config below s
 
 @pytest.fixture
 def server() -> Iterator[DemoOpenAIServer]:
-    with DemoOpenAIServer(api_key=KEY, latency_s=(0.01, 0.03), models=MODELS) as srv:
+    # echo_key: a 401 shows the whole key, as some gateways do -- the worst case for redaction
+    with DemoOpenAIServer(api_key=KEY, latency_s=(0.01, 0.03), models=MODELS, echo_key=True) as srv:
         yield srv
 
 

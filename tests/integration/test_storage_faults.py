@@ -9,7 +9,6 @@ import logging
 import os
 import sqlite3
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,7 +47,7 @@ async def test_sqlite_full_stops_claiming_hands_tasks_back_and_work_resumes_with
         pages = store.db.execute_sql("PRAGMA page_count").fetchone()[0]
         store.db.execute_sql(f"PRAGMA max_page_count = {pages}")
         await wait_until(lambda: sched.fault is not None)
-        assert sched.fault.kind == FAULT_FULL and "disk full: free space on" in str(sched.fault)
+        assert sched.fault.kind == FAULT_FULL and "disk full: the filesystem" in str(sched.fault)
         await wait_until(lambda: not any(lane.active for lane in sched.lanes.values()))
         states = _states(store)
         assert "failed" not in states  # nothing is the tasks' fault
@@ -160,8 +159,9 @@ def _damaged(path: Path) -> None:
 
 
 @pytest.mark.parametrize("spoil, says", [(_not_a_database, "is not a mediaassist database"),
-                                         (_truncated, "is damaged (truncated"),
-                                         (_damaged, "is damaged")])
+                                         (_truncated, "is damaged (PRAGMA integrity_check"),
+                                         # a statement's "malformed" is not proof: check, back up first
+                                         (_damaged, "reports damage")])
 def test_an_unusable_database_is_one_line_and_exit_2_for_run_and_status(tmp_path: Path, spoil, says: str) -> None:
     data = tmp_path / "data"
     data.mkdir()
@@ -176,27 +176,42 @@ def test_an_unusable_database_is_one_line_and_exit_2_for_run_and_status(tmp_path
         assert len(lines) == 1 and says in lines[0], proc.stderr
 
 
-def test_a_file_another_process_is_checkpointing_opens_and_a_cut_one_beside_a_wal_is_still_refused(
+def test_a_cut_file_is_called_damaged_only_after_integrity_check_and_with_a_backup_offered_first(
         tmp_path: Path) -> None:
-    """A checkpoint writes page 1 (the new page count) before the pages that extend the file: for
-    a moment a healthy store looks cut short. With its -wal beside it, that is looked at again."""
     path = tmp_path / DB
     _valid_db(path, tasks=2000)
     whole = path.read_bytes()
     path.write_bytes(whole[:len(whole) // 2])  # the header says more pages than the file has
-    (tmp_path / f"{DB}-wal").write_bytes(b"")
-    with pytest.raises(StorageFault, match="is damaged"):  # the -wal alone proves nothing
-        check_sqlite_file(path)
-    restore = threading.Timer(0.3, lambda: path.write_bytes(whole))  # the checkpoint completes
-    restore.start()
-    try:
-        check_sqlite_file(path)
-    finally:
-        restore.join()
-    (tmp_path / f"{DB}-wal").unlink()
-    path.write_bytes(whole[:len(whole) // 2])
-    with pytest.raises(StorageFault, match="is damaged"):  # no -wal: nobody is checkpointing
-        check_sqlite_file(path)
+    assert check_sqlite_file(path)  # short: looked at once open, not refused on sight
+    with pytest.raises(StorageFault, match=r"is damaged \(PRAGMA integrity_check.*'mediaassist doctor' backs it up"):
+        Store(path)
+    # The doctor backs it up as it is and says why it is damaged.
+    doctor = cli("doctor", "--data-dir", str(tmp_path))
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr, doctor.stderr
+    (backup,) = (tmp_path / "backups").iterdir()
+    assert (backup / DB).read_bytes() == whole[:len(whole) // 2]
+    assert f"{path} is damaged: " in doctor.stdout
+    path.write_bytes(whole)  # e.g. another process's checkpoint completed
+    assert not check_sqlite_file(path)
+    Store(path).close()
+    healthy = cli("doctor", "--data-dir", str(tmp_path))
+    assert healthy.returncode == 0 and "PRAGMA integrity_check ok" in healthy.stdout, healthy.stderr
+
+
+def test_the_doctor_saves_the_rows_a_damaged_file_can_still_read(tmp_path: Path) -> None:
+    path = tmp_path / DB
+    _valid_db(path, tasks=2000)
+    spoiled = bytearray(path.read_bytes())
+    middle = len(spoiled) // 2 // 4096 * 4096
+    spoiled[middle:middle + 3 * 4096] = os.urandom(3 * 4096)  # three pages in the middle
+    path.write_bytes(spoiled)
+    doctor = cli("doctor", "--data-dir", str(tmp_path))
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr, doctor.stderr
+    assert f"{path} is damaged: " in doctor.stdout and "rows that could be read are saved in" in doctor.stdout
+    assert path.read_bytes() == spoiled  # the damaged file itself is left as it was
+    (recovered,) = tmp_path.glob("mediaassist-recovered-*.sqlite3")
+    with sqlite3.connect(recovered) as conn:
+        assert 1000 < conn.execute("SELECT COUNT(*) FROM task").fetchone()[0] < 2000
 
 
 # --- real small file systems (need mount: root in CI) ---------------------------------------------
@@ -252,7 +267,7 @@ def test_a_full_disk_ends_run_with_exit_3_and_one_line_and_the_next_run_resumes(
         assert time.monotonic() - filled_at < 60
         assert "Traceback" not in stderr and "scheduler pass failed" not in stderr
         assert len([line for line in stderr.splitlines() if "disk full" in line]) == 1, stderr
-        assert f"disk full: free space on {data}" in stderr
+        assert f"disk full: the filesystem {small} (tmpfs) holding {data / DB} has " in stderr
         filler.unlink()
         assert _count(data, "failed") == 0  # nothing marked failed
         again = cli("run", str(task_file), "--speed", "20", "--config", str(config), "--data-dir", str(data),
@@ -319,3 +334,41 @@ def test_the_window_on_an_unusable_database_is_one_line_and_exit_2(tmp_path: Pat
     assert [line for line in proc.stderr.splitlines() if str(data / DB) in line] == [
         f"mediaassist: {data / DB} is not a mediaassist database (no SQLite header); move it aside, "
         "or choose another --data-dir"]
+
+
+def _short_by(path: Path) -> int:
+    """How many bytes the file is shorter than its header says (0: whole)."""
+    header = path.read_bytes()[:100]
+    page_size, pages = int.from_bytes(header[16:18], "big"), int.from_bytes(header[28:32], "big")
+    return max(0, page_size * pages - path.stat().st_size)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_store_whose_checkpoint_ran_out_of_room_is_intact_and_written_back_when_space_returns(
+        tmp_path: Path) -> None:
+    with _tmpfs(tmp_path / "small", "3m") as small:
+        data = small / "data"
+        data.mkdir()
+        store = Store(data / DB)
+        store.db.execute_sql("PRAGMA wal_autocheckpoint = 0")  # the queue's pages stay in the -wal
+        store.enqueue("b", sim_api_tasks(3000, prompt="p"))
+        filler = _fill(small)
+        with pytest.raises(StorageFault, match="disk full"):  # the checkpoint cannot grow the file
+            store.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.close()
+        assert _short_by(data / DB) > 0 and (data / f"{DB}-wal").stat().st_size > 0  # what a full disk leaves
+        config = write_config(tmp_path / "config.toml", sim_config_text())
+        still_full = cli("status", "--json", "--config", str(config), "--data-dir", str(data))
+        # Intact: never "damaged" nor "move aside"; still full: exit 3, naming the filesystem to free.
+        assert still_full.returncode == 3, still_full.stderr
+        assert "damaged" not in still_full.stderr and "move it aside" not in still_full.stderr
+        assert "intact, but part of it is still only in its -wal file" in still_full.stderr
+        assert f"disk full: the filesystem {small} (tmpfs) holding {data / DB} has 0.0 MB free" in still_full.stderr
+        filler.unlink()
+        again = cli("status", "--json", "--config", str(config), "--data-dir", str(data))
+        assert again.returncode == 0, again.stderr
+        assert _short_by(data / DB) == 0  # written back by itself once there was room
+        with sqlite3.connect(data / DB) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            assert conn.execute("SELECT COUNT(*) FROM task WHERE state = 'pending'").fetchone() == (3000,)

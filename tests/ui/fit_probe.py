@@ -119,6 +119,11 @@ class Probe:
         await self.dialog("image preview", actions.preview)
         actions.show_preview(MediaItem("t-preview", OUTPUT, "video", "clip.mp4", path=str(self.workdir / "clip.mp4")))
         await self.dialog("video preview", actions.preview)
+        window.outputs.edit_and_run_again("b0-t000")
+        await self.dialog("edit and run again", window.outputs.dialog)
+        window.outputs.compare(MediaItem("b0-t000", OUTPUT, "image", image.name, path=str(image),
+                                         batch_id=LONG_BATCH.format(n=0), group="b0-t000"))
+        await self.dialog("compare", window.outputs.dialog)
         window.confirm_destructive = True
         window.tasks.run_on_selection(TaskAction.DELETE)  # nothing selected: nothing asked
         window.request_quit()

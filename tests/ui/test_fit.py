@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCREEN = {"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768,
                        "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}
 EXPECTED = {"first window", "first window, table", "maximized window, table",
-            "settings", "import preview", "image preview", "video preview", "quit question"}
+            "settings", "import preview", "image preview", "video preview", "edit and run again", "compare",
+            "quit question"}
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from mediaassist.core.media_items import (
 from mediaassist.core.paths import output_dir
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui import disk_thumbnails as thumbnails_module
+from mediaassist.ui import gallery as gallery_module
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaActions, MediaModel, PreviewDialog
@@ -212,7 +213,10 @@ async def test_preview_scales_an_image_and_offers_the_folder(qtbot: object, tmp_
 
 @pytest.mark.asyncio
 async def test_preview_of_a_video_shows_its_first_frame_and_hands_it_to_the_system_player(
-        qtbot: object, tmp_path: Path, cache: DiskThumbnails) -> None:
+        qtbot: object, tmp_path: Path, cache: DiskThumbnails, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a build without Qt Multimedia (PySide6-Essentials alone); with it, the clip plays
+    # (tests/ui/test_outputs_window.py)
+    monkeypatch.setattr(gallery_module, "playback_available", lambda: False)
     video = write_mp4(tmp_path / "clip.mp4", CLIP_RGB, width=320, height=180)
     actions = MediaActions(None, cache)  # type: ignore[arg-type]
     dialog = PreviewDialog(MediaItem("t1", OUTPUT, "video", "clip.mp4", path=str(video)), actions)
@@ -339,7 +343,7 @@ async def test_open_folder_is_offered_only_with_outputs_and_a_missing_file_manag
     app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id=f"v{i}") for i in range(2)])
     claimed = {t.task_id: t for t in window.rt.store.claim("poll:sim-poll", "test", limit=2)}
     window.rt.store.finish_success(claimed["v0"], "no files", [])
-    folder = output_dir(window.rt.data_dir, "b1", "v1")
+    folder = output_dir(window.rt.outputs_root, "b1", "v1")
     window.rt.store.finish_success(claimed["v1"], None, [str(write_png(folder / "frame.png"))])
     window.model.refresh_membership()
     window.model.flush()

@@ -48,7 +48,7 @@ async def test_a_full_database_shows_the_banner_and_work_resumes_when_space_retu
         disk = DiskFull(store, monkeypatch)
         disk.on = True
         await wait_until(lambda: not window.storage_banner.isHidden(), timeout=30)
-        assert "disk full: free space on" in window.storage_banner.text()
+        assert "disk full: the filesystem" in window.storage_banner.text()
         assert not any(t.state == "failed" for t in store.tasks())
         disk.on = False  # space is back
         await wait_until(lambda: window.storage_banner.isHidden(), timeout=30)

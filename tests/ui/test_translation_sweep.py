@@ -38,6 +38,7 @@ from .test_window import App, start_app, stop_app
 NAMES = {"mediaassist", "API", "HTTP", "CSV", "XLSX", "Excel", "JSON", "JSONL", "TXT", "ID", "URL", "ETA",
          "Chromium", "RunningHub", "Qt", "Multimedia", "PySide6", "Essentials", "README", "demo",
          "English",  # the language's own name in the language chooser
+         "P",  # the pick key's name
          # the simulated config's names (models, site, accounts, providers)
          "writer", "video", "reasoner", "simulated"}
 # The machine's name (the Machine column, an account's host) is a name too; read when a text is

@@ -24,7 +24,7 @@ from mediaassist.ui.app import run_window
 from mediaassist.ui.import_dialog import ImportPreviewDialog
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_actions import ID_CHUNK
-from mediaassist.ui.task_model import TaskFilter
+from mediaassist.ui.task_model import COL, TaskFilter
 from tests.harness import wait_until
 from tests.helpers import import_children, sim_config_text
 
@@ -527,3 +527,43 @@ async def test_a_large_selection_is_read_off_the_loop_for_its_actions_and_its_bu
     assert {t.state for t in window.rt.store.tasks() if t.task_id != left_out} == {"canceled"}
     assert window.rt.store.get(left_out).state == "pending"  # the row left out of the selection
     assert readers and threading.get_ident() not in readers
+
+
+PRICED = """
+[budget]
+per_batch = { CNY = 1 }
+
+[[models]]
+name = "copy"
+kind = "api"
+provider = "sim-api"
+price = { currency = "CNY", per_task = 0.4 }
+"""
+
+
+@pytest.mark.asyncio
+async def test_an_estimate_before_import_then_costs_and_a_batch_budget_in_the_window(
+        tmp_path: Path, ui_settings: QSettings) -> None:
+    app = await start_app(tmp_path, ui_settings, extra_config=PRICED)
+    try:
+        path = tmp_path / "copy.csv"
+        path.write_text("model,prompt\n" + "".join(f"copy,line {i}\n" for i in range(4)), encoding="utf-8")
+        assert drop(app.window, path)
+        dialog = await previewed(app.window)
+        assert "Estimated cost: about ¥1.60" in dialog.summary.text()
+        assert "copy: 4 task(s), about ¥1.60" in dialog.summary.text()
+        dialog.import_button.click()
+        store = app.window.rt.store
+        await wait_until(lambda: sorted(t.state for t in store.tasks()) == ["pending", "pending", "success", "success"]
+                         and not any(lane.active for lane in app.window.rt.scheduler.lanes.values()), timeout=60)
+        model = app.window.model
+        await wait_until(lambda: sorted(model.index(r, COL["cost"]).data() or "" for r in range(model.rowCount()))
+                         == ["", "", "¥0.40", "¥0.40"])
+        done = next(t.task_id for t in store.tasks() if t.state == "success")
+        app.window.detail.show_task(done)
+        assert app.window.detail.cost.text() == "Cost: ¥0.40 (price table) · Estimated: ¥0.40"
+        [batch] = {t.batch_id for t in store.tasks()}
+        await wait_until(lambda: any(f"budget: ¥0.80 of ¥1.00 spent on batch {batch}" in label.text()
+                                     for label, _bar in app.window.batches._rows))
+    finally:
+        await stop_app(app)

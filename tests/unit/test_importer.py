@@ -116,7 +116,7 @@ def test_xlsx_first_sheet_with_numeric_cells(tmp_path: Path, config: AppConfig) 
         [("101", "writer", "产品卖点提炼", 3), ("x-2", "reasoner", "Long\nanswer", 7)]
     assert [str(w) for w in report.warnings] == [
         "ignored unknown column(s): notes (known: model, prompt, task_id, account, system_prompt, "
-        "params, priority, not_before)"]
+        "params, priority, not_before, models)"]
 
 
 def test_xlsx_bad_row_numbers_are_spreadsheet_rows(tmp_path: Path, config: AppConfig) -> None:

@@ -24,6 +24,7 @@ from mediaassist.core.errors import ErrorKind
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.media import iter_file_chunks
 from mediaassist.core.messages import Message, msg
+from mediaassist.core.money import Money, Produced
 from mediaassist.core.secrets import redact
 from mediaassist.providers.poll.lean_http import LeanClient, LeanHTTPError, LeanResponse
 
@@ -45,6 +46,7 @@ class RemoteOutput:
     # True only for the service's own content endpoint: the key never travels to a CDN host.
     with_key: bool = False
     suffix: str = ""  # for the file name when the URL has none (".mp4")
+    expires_at: float | None = None  # epoch seconds after which the service no longer serves it
 
 
 @dataclass
@@ -56,6 +58,7 @@ class RemoteStatus:
     outputs: list[RemoteOutput] | None = None  # when the status answer carries them
     usage: dict[str, int] | None = None  # the figures the service reported (tokens, seconds, credits)
     body: Any = None  # the answer itself, for an adapter that needs more requests to find the results
+    produced: Produced | None = None  # a finished task's charge as the service reported it (RunningHub)
 
 
 @dataclass
@@ -122,6 +125,7 @@ class HttpAdapter:
         self._client: httpx.AsyncClient | None = None
         self._poll_client: LeanClient | None = None
         self._api_key: str | None = None
+        self.last_balance: Money | None = None  # as the pre-flight or read_balance last saw it
 
     def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
         self._client, self._poll_client, self._api_key = client, poll_client, api_key
@@ -146,6 +150,7 @@ class PollAdapter(Protocol):
     # True: local media inputs are uploaded first (``upload``) and the create names them;
     # False: they travel inside the create request itself.
     uploads_inputs: bool
+    last_balance: Money | None  # the account's balance as last seen (pre-flight), if it tells
 
     def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
         """The clients of the running loop: httpx for everything, the lean one (when there is
@@ -155,6 +160,10 @@ class PollAdapter(Protocol):
     async def preflight(self) -> list[Message]:
         """Read-only look at the account at lane start; lines worth showing (warnings start
         with "warning:")."""
+        ...
+
+    async def read_balance(self) -> Money | None:
+        """What the account has left, where the service says (None: it does not)."""
         ...
 
     async def upload(self, entry: dict[str, Any]) -> str:
@@ -167,7 +176,8 @@ class PollAdapter(Protocol):
 
     async def results(self, ctx: TaskContext, remote_id: str,
                       status: RemoteStatus) -> tuple[list[RemoteOutput], Message]:
-        """A succeeded task's files to download and the result text (outputs, cost)."""
+        """A succeeded task's files to download and the result text (outputs, cost); sets
+        ``status.produced`` when the answers tell what the task was billed."""
         ...
 
     async def cancel(self, remote_id: str) -> None:

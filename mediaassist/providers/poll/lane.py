@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import re
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -23,12 +25,16 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from mediaassist.core.budget import is_budget_pause
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.lane_api import StopReason, TaskContext, TaskResult
 from mediaassist.core.media import fresh_upload_name, upload_key, verify_unchanged
+from mediaassist.core.media_items import media_kind
 from mediaassist.core.messages import Message, is_warning, msg
+from mediaassist.core.money import Money
+from mediaassist.core.outputs import BrokenDownload, verify_download
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.poll.adapter import (
     TERMINAL_STATES,
@@ -75,6 +81,8 @@ class PollProvider:
         self._client: httpx.AsyncClient | None = None
         self._poll_client: LeanClient | None = None
         self.preflight_lines: list[Message] = []
+        self.balance: Money | None = None
+        self.balance_read_at = 0.0
 
     async def start(self) -> None:
         self._api_key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
@@ -87,6 +95,8 @@ class PollProvider:
         self.adapter.open(self._client, self._poll_client, self._api_key)
         if self._api_key:
             self.preflight_lines = await self.preflight()
+            if self.adapter.last_balance is not None:
+                self.balance, self.balance_read_at = self.adapter.last_balance, time.time()
         for line in self.preflight_lines:
             log.log(logging.WARNING if is_warning(line) else logging.INFO, "[%s] %s", self.lane, line)
 
@@ -105,6 +115,19 @@ class PollProvider:
         except TimeoutError:
             return [msg("warning: account check gave no answer in {seconds} s",
                         seconds=format(PREFLIGHT_TIMEOUT_S, ".0f"))]
+
+    async def read_balance(self) -> Money | None:
+        """The account's balance now, if the service tells it (kept with the time it was read);
+        a service that does not answer leaves the last one known."""
+        try:
+            async with asyncio.timeout(PREFLIGHT_TIMEOUT_S):
+                balance = await self.adapter.read_balance()
+        except (Unusable, PauseLane, TimeoutError) as exc:
+            log.info("[%s] balance not read: %s", self.lane, exc)
+            return self.balance
+        if balance is not None:
+            self.balance, self.balance_read_at = balance, time.time()
+        return self.balance
 
     async def close(self) -> None:
         if self._client is not None:
@@ -216,8 +239,9 @@ class PollProvider:
             reason = msg("no API key for provider {provider} (set api_key_env, the OS keyring or api_key)",
                          provider=repr(self.prov.name))
             raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
-        paused = ctx.store.paused_lanes().get(self.lane)
-        if paused is not None:
+        paused = ctx.store.paused_lane_reasons().get(self.lane)
+        # A budget pause stops claims, not the tasks already claimed (and reserved) within it.
+        if paused is not None and not is_budget_pause(paused):
             raise Requeue(msg("lane paused ({reason}); waits at the head of the queue until it is resumed",
                               reason=paused))
 
@@ -351,7 +375,7 @@ class PollProvider:
         except PauseLane as pause:
             raise self._pause(ctx, pause) from None
         files = await self._download_all(ctx, remote_id, outputs)
-        return TaskResult(text=text, files=files, usage=status.usage)
+        return TaskResult(text=text, files=files, usage=status.usage, produced=status.produced)
 
     async def _results(self, ctx: TaskContext, remote_id: str,
                        status: RemoteStatus) -> tuple[list[RemoteOutput], Message]:
@@ -423,9 +447,12 @@ class PollProvider:
         return self.prov.poll_interval_s
 
     async def _download_all(self, ctx: TaskContext, remote_id: str, outputs: list[RemoteOutput]) -> list[str]:
-        """Every file at once: the links may not live long, and the task is already billed."""
+        """Every file at once, the soonest to expire first: the links may not live long, and the
+        task is already billed -- a failed download is fetched again, never generated again."""
         if not outputs:
             return []
+        outputs = sorted(outputs, key=lambda o: o.expires_at if o.expires_at is not None else math.inf)
+        self._check_expiry(ctx, remote_id, outputs[0])
         folder = ctx.make_output_dir()
         targets = [folder / safe_name(n, out) for n, out in enumerate(outputs)]
         results = await asyncio.gather(*(self._download(ctx, o, t) for o, t in zip(outputs, targets, strict=True)),
@@ -433,33 +460,56 @@ class PollProvider:
         failed = [(o.url, r) for o, r in zip(outputs, results, strict=True) if isinstance(r, BaseException)]
         if failed:
             url, exc = failed[0]
-            raise TaskError(ErrorKind.NETWORK, msg("{failed} of {total} downloads of {service} task {remote_id} "
-                                                   "failed ({error}: {detail}); a retry downloads them again, the "
-                                                   "task is not resubmitted",
-                                                   failed=len(failed), total=len(outputs),
-                                                   service=self.adapter.service, remote_id=remote_id, error=url,
-                                                   detail=redact(str(exc))))
+            raise TaskError(ErrorKind.DOWNLOAD, msg("{failed} of {total} downloads of {service} task {remote_id} "
+                                                    "failed after {tries} tries ({url}: {detail}); its remote id is "
+                                                    "kept: a retry fetches the result again without generating it",
+                                                    failed=len(failed), total=len(outputs),
+                                                    service=self.adapter.service, remote_id=remote_id,
+                                                    tries=DOWNLOAD_TRIES, url=url, detail=redact(str(exc))),
+                            retry=False)
         ctx.log(msg("downloaded {n} file(s) to {folder}", n=len(targets), folder=folder))
         return [str(t) for t in targets]
 
+    def _check_expiry(self, ctx: TaskContext, remote_id: str, soonest: RemoteOutput) -> None:
+        """A result the service serves only until some time: say how long is left, or that it is
+        gone (then only generating it again helps)."""
+        if soonest.expires_at is None:
+            return
+        left = soonest.expires_at - ctx.store.now()
+        if left <= 0:
+            raise TaskError(ErrorKind.PROVIDER, msg("the result of {service} task {remote_id} expired {ago} ago and "
+                                                    "can no longer be fetched; run the task again to generate it anew",
+                                                    service=self.adapter.service, remote_id=remote_id,
+                                                    ago=_duration(-left)), retry=False)
+        ctx.log(msg("warning: the result of {service} task {remote_id} expires in {left}; fetching it now",
+                    service=self.adapter.service, remote_id=remote_id, left=_duration(left)))
+
     async def _download(self, ctx: TaskContext, output: RemoteOutput, target: Path) -> None:
+        """One file, written under a temporary name and renamed once it is whole (the size the
+        server announced, content that decodes); a failed or broken one is fetched again with
+        growing waits."""
         partial = target.with_name(target.name + ".part")
         for attempt in range(1, DOWNLOAD_TRIES + 1):
             try:
-                await self._fetch_to(output, partial)
+                announced = await self._fetch_to(output, partial)
+                await asyncio.to_thread(verify_download, partial, announced, media_kind(target.name))
                 partial.replace(target)
                 return
-            except httpx.HTTPError as exc:
-                if attempt == DOWNLOAD_TRIES:
+            except (httpx.HTTPError, BrokenDownload) as exc:
+                partial.unlink(missing_ok=True)
+                gone = isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code in (404, 410)
+                if attempt == DOWNLOAD_TRIES or gone:
                     raise
-                ctx.log(msg("download of {url} failed ({problem}); try {n} soon",
-                            url=output.url, problem=type(exc).__name__, n=attempt + 1))
-                await ctx.clock.sleep(DOWNLOAD_RETRY_S * attempt)
+                reason = exc.message if isinstance(exc, BrokenDownload) else type(exc).__name__
+                ctx.log(msg("download of {url} failed ({problem}); fetching it again (try {n} of {tries})",
+                            url=output.url, problem=reason, n=attempt + 1, tries=DOWNLOAD_TRIES))
+                await ctx.clock.sleep(DOWNLOAD_RETRY_S * 2 ** (attempt - 1))
 
-    async def _fetch_to(self, output: RemoteOutput, partial: Path) -> None:
-        """Redirects are followed here, not by httpx: at every hop the adapter decides again
-        whether the host may see the key (the service's own host yes, a storage host never;
-        httpx would carry a custom key header such as x-goog-api-key along)."""
+    async def _fetch_to(self, output: RemoteOutput, partial: Path) -> int | None:
+        """The file written to ``partial``; the size the server announced for it. Redirects are
+        followed here, not by httpx: at every hop the adapter decides again whether the host may
+        see the key (the service's own host yes, a storage host never; httpx would carry a custom
+        key header such as x-goog-api-key along)."""
         assert self._client is not None
         url = output.url
         request = None
@@ -474,9 +524,23 @@ class PollProvider:
                 with partial.open("wb") as out:
                     async for chunk in response.aiter_bytes():
                         out.write(chunk)
-                return
+                return _announced_size(response)
         assert request is not None
         raise httpx.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects", request=request)
+
+
+def _announced_size(response: httpx.Response) -> int | None:
+    """Content-Length, when it is the file's own size (not that of a compressed transfer)."""
+    length = response.headers.get("Content-Length")
+    if length is None or not length.isdigit() or response.headers.get("Content-Encoding", "identity") != "identity":
+        return None
+    return int(length)
+
+
+def _duration(seconds: float) -> str:
+    """``h:mm:ss``: read the same in every language."""
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
 def safe_name(index: int, output: RemoteOutput) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from mediaassist.core.config import ModelConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.messages import Message, msg
+from mediaassist.core.money import Money, Produced
 from mediaassist.core.secrets import redact
 from mediaassist.providers.poll.adapter import (
     Busy,
@@ -54,6 +56,7 @@ POLL_CODE_STATES = {813: "QUEUED", 804: "RUNNING", 805: "FAILED"}
 OUTPUTS_TRIES = 6  # outputs may still say "running" for a moment after SUCCESS
 OUTPUTS_RETRY_S = 2.0
 RECORD_SITE = "https://www.runninghub.cn"
+COINS = "coins"  # the currency a RunningHub key's coins are counted in (price tables and budgets)
 
 
 @dataclass
@@ -123,6 +126,17 @@ def input_nodes(model: ModelConfig, uploads: dict[str, list[str]]) -> list[dict[
     return nodes
 
 
+def _decimal(value: Any) -> Decimal | None:
+    """RunningHub's numbers come as strings ("17"), sometimes null or empty."""
+    if value is None or isinstance(value, bool) or str(value).strip() == "":
+        return None
+    try:
+        number = Decimal(str(value).strip())
+    except InvalidOperation:
+        return None
+    return number if number.is_finite() else None
+
+
 def format_failed_reason(data: Any, fallback: str) -> str:
     reason = data.get("failedReason") if isinstance(data, dict) else None
     if not isinstance(reason, dict) or not reason:
@@ -148,6 +162,7 @@ def node_errors(data: dict[str, Any]) -> str | None:
 class RunningHubAdapter(HttpAdapter):
     service = "RunningHub"
     uploads_inputs = True  # workflow nodes take the fileName of an upload, never a path or URL
+    currency = "CNY"  # of consumeMoney/remainMoney until accountStatus names the account's own
 
     # --- pre-flight ------------------------------------------------------------------------
     async def preflight(self) -> list[Message]:
@@ -158,6 +173,8 @@ class RunningHubAdapter(HttpAdapter):
         if reply.code != 0 or not isinstance(reply.data, dict):
             return [msg("warning: accountStatus answered {code} {message}", code=reply.code, message=reply.msg)]
         data = reply.data
+        self.currency = str(data.get("currency") or self.currency)
+        self.last_balance = self._balance_of(data)
         balance = data.get("remainCoins") or data.get("remainMoney")
         lines.append(msg("account: {plan}, balance {balance} {currency}, {running} task(s) running",
                          plan=data.get('apiType') or 'key', balance=balance,
@@ -170,6 +187,20 @@ class RunningHubAdapter(HttpAdapter):
                                  "({limit}); the rest wait in RunningHub's queue or get 421",
                                  polled=self.prov.max_polling_tasks, limit=limit))
         return lines
+
+    async def read_balance(self) -> Money | None:
+        """``remainCoins`` (in coins), else ``remainMoney`` in the account's currency."""
+        reply = await self._call("/uc/openapi/accountStatus", {}, key_field="apikey")
+        if reply.code != 0 or not isinstance(reply.data, dict):
+            return None
+        self.last_balance = self._balance_of(reply.data)
+        return self.last_balance
+
+    def _balance_of(self, data: dict[str, Any]) -> Money | None:
+        coins, money = _decimal(data.get("remainCoins")), _decimal(data.get("remainMoney"))
+        if coins is not None:
+            return Money(coins, COINS)
+        return Money(money, str(data.get("currency") or self.currency)) if money is not None else None
 
     async def _concurrent_limit(self) -> int | None:
         try:
@@ -340,7 +371,8 @@ class RunningHubAdapter(HttpAdapter):
             items = await self._v2_results(ctx, remote_id)
         outputs = [RemoteOutput(str(i.get("fileUrl") or i.get("url") or i.get("outputUrl")))
                    for i in items if i.get("fileUrl") or i.get("url") or i.get("outputUrl")]
-        return outputs, self._summary(remote_id, items)
+        status.produced = self._charged(items)
+        return outputs, self._summary(remote_id, status.produced, items)
 
     async def _legacy_outputs(self, ctx: TaskContext, remote_id: str) -> list[dict[str, Any]] | None:
         """The outputs list; None when it still said "running" (or failed to answer) every time."""
@@ -376,12 +408,29 @@ class RunningHubAdapter(HttpAdapter):
                                                "come; a retry fetches them again (no resubmission)",
                                                remote_id=remote_id))
 
+    def _charged(self, items: list[dict[str, Any]]) -> Produced:
+        """What the outputs say the task cost. Every output item repeats the task's own usage
+        (the v2 query has it once per task), so the largest is the task's charge, not a sum."""
+        def most(key: str) -> Decimal | None:
+            values = [v for v in (_decimal(i.get(key)) for i in items) if v is not None]
+            return max(values) if values else None
+
+        coins, money = most("consumeCoins"), most("consumeMoney")
+        reported = (Money(coins, COINS) if coins is not None
+                    else Money(money + (most("thirdPartyConsumeMoney") or 0), self.currency) if money is not None
+                    else None)
+        return Produced(images=len(items), reported=reported)
+
     @staticmethod
-    def _summary(remote_id: str, items: list[dict[str, Any]]) -> Message:
-        coins = sum(float(i.get("consumeCoins") or 0) for i in items)
+    def _summary(remote_id: str, produced: Produced, items: list[dict[str, Any]]) -> Message:
         cost = max((float(i.get("taskCostTime") or 0) for i in items), default=0.0)
-        return msg("RunningHub task {remote_id}: {n} output(s), {seconds} s, {coins} coins", remote_id=remote_id,
-                   n=len(items), seconds=format(cost, ".0f"), coins=format(coins, ".0f"))
+        charged = produced.reported
+        if charged is None:
+            return msg("RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported",
+                       remote_id=remote_id, n=len(items), seconds=format(cost, ".0f"))
+        return msg("RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount} {currency}", remote_id=remote_id,
+                   n=len(items), seconds=format(cost, ".0f"), amount=format(charged.amount.normalize(), "f"),
+                   currency=charged.currency)
 
     async def _call_tolerant(self, ctx: TaskContext, path: str, remote_id: str) -> Reply | None:
         try:

@@ -28,6 +28,7 @@ from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.media import verify_unchanged
 from mediaassist.core.messages import Message, msg
+from mediaassist.core.money import Money
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.core.task_profiles import Request, TaskApiProfile, path_text
 from mediaassist.core.task_templates import MISSING, Several, dig, placeholders, plain, render
@@ -138,6 +139,8 @@ class TaskApiAdapter(HttpAdapter):
 
     # --- create ----------------------------------------------------------------------------
     async def create(self, ctx: TaskContext, uploads: dict[str, list[str]]) -> Created:
+        if ctx.task.remix_of and self.profile.remix is not None:
+            return await self._remix(ctx, ctx.task.remix_of)
         path_template, template = chosen_create(self.profile, set(ctx.task.inputs_dict))
         remote_model = str(ctx.model.options.get("remote_model", ctx.model.name))
         params = {**ctx.model.options.get("defaults", {}), **ctx.task.params_dict}
@@ -152,6 +155,10 @@ class TaskApiAdapter(HttpAdapter):
             response = await self._send(route, content=body, headers=body.headers)
         else:
             response = await self._send(route, json=fields)
+        return self._created(response)
+
+    def _created(self, response: httpx.Response | LeanResponse) -> Created:
+        """The job a create (or a remix) answered with."""
         self._raise_for_answer(response, creating=True)
         answer = self._json(response)
         remote_id = dig(answer, self.profile.remote_id)
@@ -169,6 +176,16 @@ class TaskApiAdapter(HttpAdapter):
                             retry=False)
         label = dig(answer, self.profile.state_path)
         return Created(str(remote_id), str(label) if label is not MISSING else "")
+
+    async def _remix(self, ctx: TaskContext, source_id: str) -> Created:
+        """A new job made from ``source_id`` by the service's remix route (no new create)."""
+        assert self.profile.remix is not None and self.profile.remix_fields is not None
+        remote_model = str(ctx.model.options.get("remote_model", ctx.model.name))
+        fields = plain(render(self.profile.remix_fields, self._lookup(ctx, remote_model)))
+        path = fill_path(self.profile.remix.path, {"id": quote(source_id, safe="")})
+        ctx.log(msg("remixing {service} video {remote_id}", service=self.service, remote_id=source_id))
+        response = await self._send(Request(self.profile.remix.method, path, self.profile.remix.headers), json=fields)
+        return self._created(response)
 
     def _lookup(self, ctx: TaskContext, remote_model: str) -> Callable[[str], Any]:
         """The placeholders' values; each worked out once (a file is read and encoded once)."""
@@ -282,15 +299,20 @@ class TaskApiAdapter(HttpAdapter):
         word = str(label).lower()
         return RemoteState(self.profile.states.get(word, "running")), str(label)
 
+    async def read_balance(self) -> Money | None:
+        return None  # none of the task-API shapes has a balance route
+
     def _outputs(self, body: Any, remote_id: str) -> list[RemoteOutput]:
+        expires = dig(body, self.profile.result_expires_at) if self.profile.result_expires_at else MISSING
+        expires_at = float(expires) if isinstance(expires, (int, float)) and not isinstance(expires, bool) else None
         found = dig(body, self.profile.result_urls) if self.profile.result_urls else MISSING
         if found is not MISSING:
             urls = found if isinstance(found, list) else [found]
-            return [RemoteOutput(str(u), with_key=self.profile.result_with_key, suffix=self.profile.result_suffix)
-                    for u in urls if isinstance(u, str)]
+            return [RemoteOutput(str(u), with_key=self.profile.result_with_key, suffix=self.profile.result_suffix,
+                                 expires_at=expires_at) for u in urls if isinstance(u, str)]
         if self.profile.content_path is not None:
             return [RemoteOutput(fill_path(self.profile.content_path, {"id": remote_id}), with_key=True,
-                                 suffix=self.profile.result_suffix)]
+                                 suffix=self.profile.result_suffix, expires_at=expires_at)]
         return []
 
     def _usage(self, body: Any) -> dict[str, int] | None:
@@ -320,7 +342,7 @@ class TaskApiAdapter(HttpAdapter):
             raise TaskError(ErrorKind.PROVIDER, msg("{service} job {remote_id} completed without a result URL",
                                                     service=self.service, remote_id=remote_id), retry=False)
         if status.usage:
-            figures = ", ".join(f"{name} {value}" for name, value in status.usage.items())
+            figures = ", ".join(f"{name}: {value}" for name, value in status.usage.items())  # data keys
             return outputs, msg("{service} job {remote_id}: {n} output(s); {figures}", service=self.service,
                                 remote_id=remote_id, n=len(outputs), figures=figures)
         return outputs, msg("{service} job {remote_id}: {n} output(s)", service=self.service, remote_id=remote_id,
