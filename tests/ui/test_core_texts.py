@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from mediaassist.core.errors import ImportFileError
 from mediaassist.core.importer import read_task_file
 from mediaassist.core.media import MediaInputError, check_input_value, split_cell
 from mediaassist.core.messages import msg
+from mediaassist.core.money import Money, Produced
 from mediaassist.core.store import Store, TaskLog, fault_message
 from mediaassist.providers.poll.adapter import status_text
 from mediaassist.providers.poll.runninghub import RunningHubAdapter
@@ -111,8 +113,11 @@ def test_a_row_of_an_older_version_shows_its_english_as_it_is(chinese: None, sto
 
 
 def test_result_texts_of_providers_are_translated_and_answers_are_not(chinese: None) -> None:
-    summary = RunningHubAdapter._summary("19", [{"consumeCoins": 12, "taskCostTime": 31}, {}])
-    assert translated(summary) == "RunningHub 任务 19：2 个输出，用时 31 秒，12 个币"
+    items = [{"consumeCoins": 12, "taskCostTime": 31}, {}]
+    charged = RunningHubAdapter._summary("19", Produced(reported=Money(Decimal(12), "coins")), items)
+    assert translated(charged) == "RunningHub 任务 19：2 个输出，用时 31 秒，12 coins"
+    assert translated(RunningHubAdapter._summary("19", Produced(), items)) == (
+        "RunningHub 任务 19：2 个输出，用时 31 秒，未报告扣费")
     assert translated("success") == "success"  # a chat answer is the model's words
     failed = msg("{task} failed: {reason}", task=msg("{service} task {remote_id}", service="openai-videos",
                                                      remote_id="video_1"), reason="generation failed (demo)")
