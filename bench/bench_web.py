@@ -14,6 +14,10 @@ stamps the last DOM change of the turn; the lag is from there to the rule accept
 shipped rule evaluated in the page and, as baselines in the same run, the same rule polled from
 Python and the old one (3 polls x 250 ms, stable 1,200 ms, polled from Python).
 
+Then the per-task overhead of a profile made by ``sites learn`` (the operator's clicks played by
+Playwright on the same page) beside the hand-written demochat profile, task for task on one page
+(40-word answers; ratio: learned / hand-written).
+
 Then peak memory (PSS, else RSS) of the browser process tree over ``--tasks`` tasks, once with the browser kept for
 all of them and once recycled every ``--recycle-after`` tasks (ratio: recycled / kept).
 """
@@ -27,17 +31,20 @@ import dataclasses
 import statistics
 import tempfile
 import time
+import tomllib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
+from playwright.async_api import Page
 
 from mediaassist.core.clock import Clock
 from mediaassist.demo_servers.chat_site import ChatSite, SiteState, write_site_profile
 from mediaassist.providers.web.browser import BrowserRuntime, LaunchSettings, PlaywrightHandle, profile_dir
 from mediaassist.providers.web.driver import SiteDriver
-from mediaassist.providers.web.site import Completion, load_site
+from mediaassist.providers.web.learn import _learn_on_page
+from mediaassist.providers.web.site import Completion, SiteProfile, load_site, parse_site
 
 
 def _quiet(_line: str) -> None:
@@ -170,6 +177,42 @@ async def completion_lag(site: ChatSite, data_dir: Path, repeats: int, rule: Com
     return statistics.median(lags)
 
 
+async def _demo_operator(step: str, page: Page) -> None:
+    """The operator's three clicks on the demo chat page (as tests/integration/test_web_learn.py)."""
+    if step == "prompt":
+        await page.click("#prompt")
+    elif step == "send":
+        await page.click("#send")
+    else:
+        await page.locator(".turn .answer-actions").wait_for()
+        await page.click(".turn .answer")
+
+
+async def learned_vs_hand(site: ChatSite, data_dir: Path, repeats: int) -> dict[str, dict[str, float]]:
+    """Median per-task phases of the learned profile and the hand-written one, alternating on one page."""
+    handle = PlaywrightHandle()
+    runtime = BrowserRuntime("learned", profile_dir(data_dir, "learned"), LaunchSettings())
+    hand = load_site("demochat", data_dir)
+    samples: dict[str, dict[str, list[float]]] = {"learned": {}, "hand-written": {}}
+    try:
+        await _login(site, runtime, handle, "learned")
+        await runtime.open(await handle.get(), _quiet)
+        page = await runtime.page()
+        await page.goto(hand.start_url)
+        text = await _learn_on_page("learned", hand.start_url, page, _demo_operator, _quiet, None)
+        profiles: dict[str, SiteProfile] = {"learned": parse_site(tomllib.loads(text)), "hand-written": hand}
+        for i in range(repeats):
+            order = list(profiles.items())
+            for name, profile in order if i % 2 else reversed(order):  # each goes first half the time
+                driver = SiteDriver(profile, page, Clock(), _quiet)
+                for phase, seconds in (await _one_task(driver, f"task {i}\nsecond line")).items():
+                    samples[name].setdefault(phase, []).append(seconds)
+    finally:
+        await runtime.close(_quiet)
+        await handle.stop()
+    return {name: {phase: statistics.median(v) for phase, v in phases.items()} for name, phases in samples.items()}
+
+
 HOG_GAP_MS = 5
 
 
@@ -223,6 +266,17 @@ async def main(args: argparse.Namespace) -> None:
             print(f"  baseline: old rule (3 x 250 ms, stable 1200 ms)   {lags['old'] * 1000:6.0f} ms")
             print(f"  in page / polled    {lags['in page'] / lags['polled']:.2f}   "
                   f"in page / old    {lags['in page'] / lags['old']:.2f}")
+
+        site.control({"answer_words": 40, "duration_s": [0.5, 0.5]})
+        both = await learned_vs_hand(site, data_dir, args.repeats)
+        print(f"learned profile beside the hand-written one, median of {args.repeats} (40-word answer, 0.5 s):")
+        for phase in both["learned"]:
+            learned, hand = both["learned"][phase], both["hand-written"][phase]
+            print(f"  {phase:<24} learned {learned * 1000:6.0f} ms   hand-written {hand * 1000:6.0f} ms   "
+                  f"ratio {learned / hand:.2f}")
+        totals = {name: sum(phases.values()) for name, phases in both.items()}
+        print(f"  per-task total           learned {totals['learned'] * 1000:6.0f} ms   hand-written "
+              f"{totals['hand-written'] * 1000:6.0f} ms   ratio {totals['learned'] / totals['hand-written']:.2f}")
 
         site.control({"answer_words": 200, "duration_s": [0.3, 0.3]})
         kept = await peak_rss(site, data_dir, args.tasks, 10_000, "kept")

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from mediaassist.core.media_items import OUTPUT, MediaItem
 from mediaassist.core.options import RuntimeOptions
 from mediaassist.core.paths import RESOURCES
-from mediaassist.core.store import NewTask
+from mediaassist.core.store import NewTask, Task
 from mediaassist.ui.app import run_window
 from mediaassist.ui.gallery import PreviewDialog
 from mediaassist.ui.main_window import MainWindow
@@ -171,13 +171,16 @@ async def shoot_previews(window: MainWindow, language: str) -> None:
 async def shoot_compare(window: MainWindow, language: str, docs: bool) -> None:
     """A row fanned out to three video services, one of them remixed: side by side, playing."""
     await accept_import(window, EXAMPLES / "fan-out.csv")
-    row = [t for t in window.store.tasks() if t.source_row == 2 and t.group_key == "row-2" and t.parent_id is None
-           and t.model in ("demo-sora", "demo-kling", "demo-video")]
-    await until(lambda: all(window.store.get(t.task_id).state == "success" for t in row), 120)
-    sora = next(t for t in row if t.model == "demo-sora")
+    def first_row() -> list[Task]:  # row 2 of fan-out.csv: one task per model (its batch enqueues in steps)
+        return [t for t in window.rt.store.tasks() if t.group_key == "row-2" and t.parent_id is None
+                and t.model in ("demo-sora", "demo-kling", "demo-video")]
+
+    await until(lambda: len(first_row()) == 3, 60)
+    await until(lambda: all(t.state == "success" for t in first_row()), 180)
+    sora = next(t for t in first_row() if t.model == "demo-sora")
     child = window.rt.rerun(sora.task_id, prompt=sora.prompt + ", seen from above", remix=True)
-    await until(lambda: window.store.get(child).state == "success", 120)
-    window.rt.set_picked(child, 1, True)
+    await until(lambda: window.rt.store.get(child).state == "success", 180)
+    window.rt.set_picked([(child, 1)], True)
     dialog = window.outputs.compare(MediaItem(sora.task_id, OUTPUT, "video", "", batch_id=sora.batch_id,
                                               group="row-2"))
     dialog.play_together()
@@ -188,9 +191,9 @@ async def shoot_compare(window: MainWindow, language: str, docs: bool) -> None:
     dialog.reject()
 
 
-async def compare_only(window: MainWindow) -> None:
+async def compare_only(window: MainWindow, docs: bool) -> None:
     window.resize(*SCREEN)
-    await shoot_compare(window, "en", True)
+    await shoot_compare(window, "en", docs)
     window.quit_requested.set_result(True)
 
 
@@ -214,7 +217,7 @@ def main() -> int:
                 runner.run(run_window([], options, settings, use_tray=False,
                                       on_window=lambda w, lang=language, shots=jobs:
                                       shots.append(asyncio.ensure_future(
-                                          compare_only(w) if args.compare_only else shoot(w, lang, docs)))))
+                                          compare_only(w, docs) if args.compare_only else shoot(w, lang, docs)))))
             jobs[0].result()
     return 0
 

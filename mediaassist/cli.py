@@ -464,7 +464,7 @@ def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
     if args.action == "pick":
         if _unknown_ids(rt.store, [args.task_id]):
             return EXIT_BAD_INPUT
-        changed = rt.set_picked(args.task_id, args.n, not args.unpick)
+        changed = rt.set_picked([(args.task_id, args.n)], not args.unpick)
         say(msg("{task_id}: {outputs} unpicked", task_id=args.task_id, outputs=_outputs(changed)) if args.unpick else
             msg("{task_id}: {outputs} picked", task_id=args.task_id, outputs=_outputs(changed)), to=sys.stdout)
         return EXIT_OK if changed else EXIT_FAILED

@@ -30,6 +30,7 @@ from mediaassist.core.errors import (
     EXIT_BAD_INPUT,
     EXIT_DISK_FULL,
     EXIT_FAILED,
+    EXIT_OK,
     ConfigError,
     ImportFileError,
     StorageFault,
@@ -54,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command is None:
             return _window(args, options)
+        if args.command == "accounts" and args.action == "login":
+            handed = _login_in_window(args, options)
+            if handed is not None:
+                return handed
         from mediaassist.cli import run_command
 
         return run_command(args, options)
@@ -113,6 +118,22 @@ def _window(args: argparse.Namespace, options: RuntimeOptions) -> int:
                         "commands: mediaassist run|status|cancel|retry|accounts", reason=exc))
         return EXIT_FAILED
     return run_gui(list(args.files), options)
+
+
+def _login_in_window(args: argparse.Namespace, options: RuntimeOptions) -> int | None:
+    """``accounts login`` while the window runs on this data dir: its lane's browser holds the
+    account's profile, so the login is handed to the window (its single-instance channel; the
+    window's display, not ours) and its answer printed. None when no window runs (or no Qt)."""
+    try:
+        from mediaassist.ui.app import hand_login_to_window
+    except ImportError:
+        return None
+    handed = hand_login_to_window(options, args.name, args.timeout)
+    if handed is None:
+        return None
+    ok, message = handed
+    print(f"{args.name}: {message} (in the running window's lane)", file=sys.stdout if ok else sys.stderr)
+    return EXIT_OK if ok else EXIT_FAILED
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:

@@ -341,12 +341,18 @@ class Runtime:
         files = result.file_list if result is not None else []
         return Path(files[0]).parent if files else task_folder(self.outputs_root, task.batch_id, task_id)
 
-    def set_picked(self, task_id: str, n: int | None, picked: bool) -> int:
-        """Pick (or unpick) output ``n`` of a task (all of them for None); the manifest follows."""
-        changed = self.store.set_picked(task_id, n, picked)
-        task = self.store.get(task_id)
-        if changed and task is not None:
-            rebuild_manifest(self.store, self.config, self.outputs_root, task.batch_id)
+    def set_picked(self, marks: Iterable[tuple[str, int | None]], picked: bool) -> int:
+        """Pick (or unpick) outputs, each ``(task_id, n)`` (``n`` None: all of the task's); each
+        batch's manifest is written again once. How many outputs changed."""
+        changed, batches = 0, set()
+        for task_id, n in marks:
+            count = self.store.set_picked(task_id, n, picked)
+            task = self.store.get(task_id) if count else None
+            if task is not None:
+                changed += count
+                batches.add(task.batch_id)
+        for batch_id in sorted(batches):
+            rebuild_manifest(self.store, self.config, self.outputs_root, batch_id)
         return changed
 
     def tasks_with_picks(self, task_ids: Iterable[str]) -> set[str]:

@@ -64,8 +64,9 @@ case "${1:-}" in
     # No exec: the trap must stop the cluster when pytest ends.
     # With no arguments: everything but the long remainder on the real third-party chat UIs
     # (marker webui: ~3,000-character prompts, a server killed mid-answer), which would push CI
-    # past its 25 minutes; their core set (tests/integration/test_webui_*.py, ~3 min) runs here. Run the
-    # remainder with `packaging/setup.sh --test -m webui`.
-    [ $# -gt 0 ] || set -- -m "not webui" --durations=25
-    timeout 1380 xvfb-run -a .venv/bin/python -m pytest "$@" ;;
+    # past its 35 minutes; their core set (tests/integration/test_webui_*.py, ~3 min) runs here. Run the
+    # remainder with `packaging/setup.sh --test -m webui`. Two worker processes: most tests wait on
+    # servers, browsers and child processes rather than the CPU; a module stays on one worker.
+    [ $# -gt 0 ] || set -- -m "not webui" -n 2 --dist loadfile --durations=25
+    timeout 2100 xvfb-run -a .venv/bin/python -m pytest "$@" ;;
 esac

@@ -94,3 +94,9 @@ def gradio_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatApp]:
 def streamlit_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatApp]:
     with chat_app("streamlit", tmp_path_factory.mktemp("streamlit")) as app:
         yield app
+
+
+@pytest.fixture(scope="module")
+def tiptap_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatApp]:
+    with chat_app("tiptap", tmp_path_factory.mktemp("tiptap")) as app:
+        yield app

@@ -1,10 +1,12 @@
-"""Real third-party chat UIs for the web-lane tests: a Gradio ChatInterface behind ``auth=`` and a
-Streamlit chat app behind a password gate, each run as its own server process on a free port,
-with the shipped site profile pointed at it."""
+"""Real third-party chat UIs for the web-lane tests: a Gradio ChatInterface behind ``auth=``, a
+Streamlit chat app behind a password gate, and a ChatGPT-like app on a TipTap composer
+(tests/fixtures/webui/tiptap_chat.py), each run as its own server process on a free port, with
+the shipped site profile (if any) pointed at it."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -30,6 +32,7 @@ from tests.harness import wait_until
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webui"
 USER, PASSWORD = "alice", "s3cret-pw"
+EMAIL = "alice@example.com"  # the TipTap app's login
 START_TIMEOUT_S = 90.0
 TEMPLATE_ORIGINS = {"gradio": "http://127.0.0.1:7860", "streamlit": "http://127.0.0.1:8501"}
 
@@ -60,6 +63,8 @@ def free_port() -> int:
 def _command(site: str, port: int) -> list[str]:
     if site == "gradio":
         return [sys.executable, str(FIXTURES / "gradio_chat.py"), str(port), USER, PASSWORD]
+    if site == "tiptap":
+        return [sys.executable, str(FIXTURES / "tiptap_chat.py"), str(port), EMAIL, PASSWORD]
     return [sys.executable, "-m", "streamlit", "run", str(FIXTURES / "streamlit_chat.py"),
             "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", "--", PASSWORD]
@@ -98,9 +103,12 @@ def _wait_serving(app: ChatApp) -> None:
     raise RuntimeError(f"{app.site} did not serve within {START_TIMEOUT_S:.0f} s:\n{app.log_text()[-2000:]}")
 
 
-def write_profile(app: ChatApp, data_dir: Path) -> Path:
-    """The shipped profile of the app's kind, pointed at the running app."""
+def write_profile(app: ChatApp, data_dir: Path, without: tuple[str, ...] = ()) -> Path:
+    """The shipped profile of the app's kind, pointed at the running app; ``without``: keys
+    (top-level or selector roles) left out, as an operator's profile may lack them."""
     text = (RESOURCES / "sites" / f"{app.site}.toml").read_text(encoding="utf-8")
+    for key in without:
+        text = re.sub(rf"(?m)^{re.escape(key)} = .*\n", "", text)
     path = make_private_dir(data_dir / "sites") / f"{app.site}.toml"
     path.write_text(text.replace(TEMPLATE_ORIGINS[app.site], app.base_url), encoding="utf-8")
     return path
@@ -173,3 +181,27 @@ async def gradio_learn_operator(step: str, page: Page) -> None:
     else:
         await page.locator('button[data-testid="stop-button"]').wait_for(state="hidden")
         await page.locator('[data-testid="bot"] p').last.click()
+
+
+async def tiptap_login(page: Page) -> None:
+    """What a person does on the TipTap app's e-mail login page."""
+    await page.locator('input[type="email"]').fill(EMAIL)
+    await page.locator('input[type="password"]').fill(PASSWORD)
+    await page.locator('button[type="submit"]').click()
+
+
+async def tiptap_learn_operator(step: str, page: Page) -> None:
+    """The operator's clicks for ``sites learn`` on the TipTap app: log in, close the "What's
+    new" pop-up with its own button, click into the composer (on its empty-state paragraph, as a
+    person does), the send button (the pointer stays on it: its tooltip shows), then the answer."""
+    if step == "prompt":
+        await tiptap_login(page)
+        await page.locator(".modal-close").click()
+        empty_paragraph = page.locator("#prompt-textarea p")
+        assert "is-editor-empty" in (await empty_paragraph.get_attribute("class") or "")  # the trap is set
+        await empty_paragraph.click()
+    elif step == "send":
+        await page.locator('[data-testid="send-button"]').click()
+    else:
+        await page.locator('[data-testid="stop-button"]').wait_for(state="hidden")
+        await page.locator(".markdown p").last.click()

@@ -139,7 +139,7 @@ def read_task_file(path: Path, config: AppConfig, default_model: str | None = No
     rows = _READERS[fmt](source, report)
     if not rows:
         raise ImportFileError(msg("{path}: the file holds no tasks", path=path))
-    if default_model is None and not any("model" in values for _, values in rows):
+    if default_model is None and not any("model" in values or "models" in values for _, values in rows):
         raise ImportFileError(msg("{path}: no model given; add a 'model' column or name a default model (--model "
                                   "NAME)",
                                   path=path))

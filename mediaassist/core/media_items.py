@@ -46,6 +46,7 @@ class MediaItem:
     batch_id: str = ""
     group: str | None = None
     picked: bool = False
+    rerun: bool = False  # its task was edited and run again from another
 
     @property
     def location(self) -> str:
@@ -76,7 +77,7 @@ def task_media(task: Task, result: Result | None, placed: list[Output] | None = 
     else:
         outputs = output_items(task.task_id, result.file_list if result else [])
     return [replace(item, row=task.source_row, model=task.model, prompt=task.prompt, batch_id=task.batch_id,
-                    group=task.group_key or task.task_id)
+                    group=task.group_key or task.task_id, rerun=task.parent_id is not None)
             for item in input_items(task.task_id, task.inputs_dict) + outputs]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 os.environ.setdefault("QT_API", "pyside6")  # qasync picks its binding from this (qasync #23)
 
 import qasync
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QCoreApplication, QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from mediaassist.core.options import RuntimeOptions
@@ -83,6 +83,7 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
         try:
             if instance is not None:
                 instance.files_received.connect(window.open_files)
+                instance.login_requested.connect(window.lanes.log_in)  # `accounts login` from a shell
             window.show_in_place()
             log.info("window open on %s", rt.data_dir)
             if files:
@@ -138,6 +139,15 @@ class QuitOnSignals:
         self._pump.stop()
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
+
+
+def hand_login_to_window(options: RuntimeOptions, account: str, timeout_s: float) -> tuple[bool, str] | None:
+    """``mediaassist accounts login`` while the window runs on the same data dir: the window logs
+    the account in inside its lane's browser (which holds the profile) and answers here; None
+    when no window runs there."""
+    QCoreApplication.instance() or QCoreApplication(sys.argv[:1])
+    data_dir = options.data_dir if options.data_dir is not None else saved_data_dir(ui_settings(options))
+    return SingleInstance(server_name(resolve_data_dir(data_dir), demo=options.demo)).request_login(account, timeout_s)
 
 
 def run_gui(files: list[Path], options: RuntimeOptions) -> int:

@@ -107,14 +107,16 @@ def role_label(item: MediaItem) -> str:
     return tr("output")
 
 
-def caption(item: MediaItem, prompt_chars: int = 40) -> str:
-    """Row, model and the prompt's start: what tells a row's outputs apart (the id is in the tooltip)."""
+def caption(item: MediaItem, prompt_chars: int = 40, star: bool = True) -> str:
+    """Row, model (↻: a rerun) and the prompt's start: what tells a row's outputs apart (the id is
+    in the tooltip). ``star``: a picked output's ★ first (the compare view has a button for it)."""
     head = tr("row {row}").format(row=item.row) if item.row is not None else item.task_id
     prompt = " ".join(item.prompt.split())
     if len(prompt) > prompt_chars:
         prompt = prompt[:prompt_chars - 1] + "…"
-    star = "★ " if item.picked else ""
-    return " · ".join(part for part in (f"{star}{head}", item.model, prompt) if part)
+    mark = "★ " if item.picked and star else ""
+    model = f"{item.model} ↻" if item.rerun else item.model
+    return " · ".join(part for part in (f"{mark}{head}", model, prompt) if part)
 
 
 def media_label(kind: str) -> str:
@@ -399,7 +401,7 @@ class GalleryView(QWidget):
     menu; with ``compare``/``rerun`` its menu opens the compare view and "Edit and run again…"."""
 
     def __init__(self, cache: DiskThumbnails, task_ids: Callable[[], list[str]], parent: Any = None,
-                 pick: Callable[[MediaItem, bool], object] | None = None,
+                 pick: Callable[[list[MediaItem], bool], object] | None = None,
                  compare: Callable[[MediaItem], object] | None = None,
                  rerun: Callable[[str], object] | None = None) -> None:
         super().__init__(parent)
@@ -441,13 +443,17 @@ class GalleryView(QWidget):
         self.view.installEventFilter(self)  # the P key picks (a filter: the list view has its own keys)
         reload_button = QPushButton(tr("Reload"))
         reload_button.clicked.connect(self.reload)
-        top = QHBoxLayout()
+        top = QHBoxLayout()  # what is shown, then the gallery's own filter on a line of its own (1366 px)
         top.addWidget(self.summary, 1)
-        for widget in (self.roles, self.kinds, self.models, self.batches, self.grouping, self.picked_only,
-                       self.pick_button, reload_button):
-            top.addWidget(widget)
+        top.addWidget(self.pick_button)
+        top.addWidget(reload_button)
+        filters = QHBoxLayout()
+        for widget in (self.roles, self.kinds, self.models, self.batches, self.grouping, self.picked_only):
+            filters.addWidget(widget)
+        filters.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(filters)
         layout.addWidget(self.view, 1)
         self._loading: asyncio.Task[None] | None = None
 
@@ -523,8 +529,8 @@ class GalleryView(QWidget):
         rows = sorted(i.row() for i in self.view.selectionModel().selectedIndexes())
         outputs = [(row, self.model.items[row]) for row in rows if self.model.items[row].role == OUTPUT]
         picked = not all(item.picked for _row, item in outputs)
+        self.pick([item for _row, item in outputs], picked)  # one write of each batch's manifest
         for row, item in outputs:
-            self.pick(item, picked)
             self.model.replace_item(row, dataclasses.replace(item, picked=picked))
         return len(outputs)
 
@@ -532,7 +538,7 @@ class GalleryView(QWidget):
         """One item's mark flipped (the compare view's star); the item as it is now."""
         if self.pick is None or item.role != OUTPUT:
             return item
-        self.pick(item, not item.picked)
+        self.pick([item], not item.picked)
         changed = dataclasses.replace(item, picked=not item.picked)
         for row, shown in enumerate(self.model.items):
             if (shown.task_id, shown.n) == (item.task_id, item.n):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
@@ -63,28 +63,38 @@ class LanesController(QObject):
         self.rt.set_account_enabled(name, enabled)
         self.changed.emit()
 
-    def log_in(self, name: str) -> None:
-        """Open the account's profile headed so the operator can log in (the web lane's job)."""
+    def log_in(self, name: str, reply: Callable[[bool, str], None] | None = None) -> None:
+        """Open the account's profile headed so the operator can log in (the web lane's job).
+        ``reply(ok, message)``: the answer to ``mediaassist accounts login`` run from another
+        process, which handed the login to this window (its lane's browser holds the profile)."""
+        answer = reply or (lambda _ok, _message: None)
         try:
             login = self.rt.log_in(name)
         except KeyError:  # gone from the store since the panel was drawn
+            answer(False, f"no account named {name!r}")
             return
         except ImportError:
             self.message.emit(tr("Log in"), tr("Logging in is not available: the web lane is not installed."))
+            answer(False, "the web lane is not installed")
             return
         if login is None:
             self.notice.emit(tr("Log in"), tr("{name} is a simulated account; it needs no login.").format(name=name))
             self.changed.emit()
+            answer(True, "a simulated account needs no login")
             return
         self.notice.emit(tr("Log in"), tr("Opening the browser for {name}…").format(name=name))
-        self.jobs.spawn(self._after_login(name, login),
-                        lambda exc: self.message.emit(tr("Log in failed"), labelled(name, str(exc))),
-                        finish_on_quit=False)
 
-    async def _after_login(self, name: str, login: Awaitable[LoginResult]) -> None:
+        def failed(exc: BaseException) -> None:
+            self.message.emit(tr("Log in failed"), labelled(name, str(exc)))
+            answer(False, str(exc))
+        self.jobs.spawn(self._after_login(name, login, answer), failed, finish_on_quit=False)
+
+    async def _after_login(self, name: str, login: Awaitable[LoginResult],
+                           answer: Callable[[bool, str], None]) -> None:
         """The account's tasks go as soon as it is logged in; a login that did not happen says why
         (no display, the window closed, the profile held elsewhere), not only in the Accounts tab."""
         result = await login
+        answer(result.ok, str(result.message))  # the waiting CLI gets the English
         if not result.ok:
             self.message.emit(tr("Log in failed"), labelled(name, translated(result.message)))
         self.rt.wake()

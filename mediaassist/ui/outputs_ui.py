@@ -82,9 +82,9 @@ class RerunDialog(QDialog):
         self.params = QPlainTextEdit(json.dumps(task.params_dict, ensure_ascii=False, indent=1))
         self.params.setMaximumHeight(90)
         self.remix = QCheckBox(tr("Remix the finished video (the service's remix route; no new create)"))
-        self.remix.setEnabled(task.state == SUCCESS and bool(task.remote_id) and self._remixable(task.model))
-        self.model.currentTextChanged.connect(lambda name: self.remix.setEnabled(
-            self.remix.isEnabled() and name == task.model))
+        remixable = task.state == SUCCESS and bool(task.remote_id) and self._remixable(task.model)
+        self.remix.setEnabled(remixable)  # a remix keeps the model: another one turns it off
+        self.model.currentTextChanged.connect(lambda name: self.remix.setEnabled(remixable and name == task.model))
         self.problem = QLabel()
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet("color: #b3261e;")
@@ -171,7 +171,7 @@ class CompareTile(QWidget):
     def _show(self) -> None:
         self.star.setText("★" if self.item.picked else "☆")
         self.star.setToolTip(tr("Picked (P to toggle)") if self.item.picked else tr("Pick (P)"))
-        self.label.setText(caption(self.item, 30))
+        self.label.setText(caption(self.item, 30, star=False))
 
     def _toggle(self) -> None:
         self.item = self.toggle_pick(self.item)
@@ -254,13 +254,13 @@ class OutputsController(QObject):
         self.dialog: QDialog | None = None  # the open rerun or compare dialog (tests reach it here)
         self.gallery_toggle: Callable[[MediaItem], MediaItem] | None = None  # the gallery's, once built
 
-    def pick(self, item: MediaItem, picked: bool) -> None:
-        self.rt.set_picked(item.task_id, item.n, picked)
+    def pick(self, items: list[MediaItem], picked: bool) -> None:
+        self.rt.set_picked([(item.task_id, item.n) for item in items], picked)
 
     def _toggle(self, item: MediaItem) -> MediaItem:
         if self.gallery_toggle is not None:
             return self.gallery_toggle(item)
-        self.pick(item, not item.picked)
+        self.pick([item], not item.picked)
         return dataclasses.replace(item, picked=not item.picked)
 
     def compare(self, item: MediaItem) -> CompareDialog:

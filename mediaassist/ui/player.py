@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QLoggingCategory, Qt, QUrl, Signal
+from PySide6.QtGui import QImage, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from mediaassist.ui.i18n import tr
@@ -36,30 +37,30 @@ def playback_available() -> bool:
 
 
 class MediaPlayer(QWidget):
-    """One clip or sound with play/pause; ``frame_shown`` once the first video frame is on screen."""
+    """One clip or sound with play/pause. A clip's frames are drawn in a label (a sink, not a
+    native video surface: they scale with the tile, and a screenshot sees them); before it plays,
+    the first frame stands as its poster. ``frame_shown`` once the first frame is on screen."""
 
     frame_shown = Signal()
 
     def __init__(self, path: Path, video: bool, parent: Any = None) -> None:
         super().__init__(parent)
-        from PySide6.QtMultimedia import QAudioOutput, QMediaPlayer
-        from PySide6.QtMultimediaWidgets import QVideoWidget
+        from PySide6.QtMultimedia import QAudioOutput, QMediaPlayer, QVideoSink
 
         self.player = QMediaPlayer(self)
         self.audio = QAudioOutput(self)
         self.player.setAudioOutput(self.audio)
         self.frames = 0
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        self._image: QImage | None = None
+        self._poster_only = video  # the first frame is fetched as a poster, then it waits for Play
+        self.picture = QLabel("" if video else "♪")
+        self.picture.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.picture.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+        self.picture.setMinimumSize(160, 90)
         if video:
-            self.screen_widget: QWidget = QVideoWidget()
-            self.player.setVideoOutput(self.screen_widget)
-            self.screen_widget.videoSink().videoFrameChanged.connect(self._frame)
-        else:
-            self.screen_widget = QLabel("♪")
-            self.screen_widget.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.screen_widget.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
-        self.screen_widget.setMinimumSize(160, 90)
+            self.sink = QVideoSink(self)
+            self.player.setVideoSink(self.sink)
+            self.sink.videoFrameChanged.connect(self._frame)
         self.button = QPushButton(tr("Play"))
         self.button.clicked.connect(self.toggle)
         self.status = QLabel()
@@ -67,17 +68,38 @@ class MediaPlayer(QWidget):
         controls = QHBoxLayout()
         controls.addWidget(self.button)
         controls.addWidget(self.status, 1)
-        layout.addWidget(self.screen_widget, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.picture, 1)
         layout.addLayout(controls)
         self.player.playbackStateChanged.connect(self._state_changed)
         self.player.errorOccurred.connect(lambda _error, text: self.status.setText(text))
         self.player.setSource(QUrl.fromLocalFile(str(path)))
+        if video:
+            self.audio.setMuted(True)  # the poster's own short play is silent
+            self.player.play()
 
     def _frame(self, frame: Any) -> None:
-        if frame.isValid():
-            self.frames += 1
-            if self.frames == 1:
-                self.frame_shown.emit()
+        if not frame.isValid():
+            return
+        self.frames += 1
+        self._image = frame.toImage()
+        self._draw()
+        if self.frames == 1:
+            self.frame_shown.emit()
+        if self._poster_only:
+            self._poster_only = False
+            self.player.pause()
+            self.audio.setMuted(False)
+
+    def _draw(self) -> None:
+        if self._image is not None and not self._image.isNull():
+            self.picture.setPixmap(QPixmap.fromImage(self._image).scaled(
+                self.picture.size(), Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._draw()
 
     def _state_changed(self, _state: Any) -> None:
         from PySide6.QtMultimedia import QMediaPlayer
@@ -95,6 +117,8 @@ class MediaPlayer(QWidget):
 
     def play_from(self, position_ms: int | None) -> None:
         """Play; from ``position_ms`` when given (the compare view starts its clips together)."""
+        self._poster_only = False
+        self.audio.setMuted(False)
         if position_ms is not None:
             self.player.setPosition(position_ms)
         self.player.play()

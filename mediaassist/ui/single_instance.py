@@ -1,6 +1,9 @@
 """One window per user and data dir: a second launch hands its files over and exits.
 
-The second process connects to the first one's ``QLocalServer`` and writes one JSON line. If no
+The second process connects to the first one's ``QLocalServer`` and writes one JSON line: a list
+of files, or ``{"login": ACCOUNT}`` from ``mediaassist accounts login`` (the running window logs
+the account in inside its lane's own browser, which holds the profile, and answers on the same
+connection with ``{"ok": ..., "message": ...}`` when the login is seen or given up). If no
 server answers, a socket file left by a crash is removed before listening, so it never blocks
 start-up -- but only when nobody answers on it: removing a live instance's socket would give two
 windows on one data dir. Hand-over and listen run under a ``QLockFile`` per user and data dir, so
@@ -14,6 +17,7 @@ import getpass
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QDir, QLockFile, QObject, Signal
@@ -32,10 +36,15 @@ def server_name(data_dir: Path, demo: bool = False) -> str:
     return f"mediaassist-demo-{key}" if demo else f"mediaassist-{key}"
 
 
+LoginReply = Callable[[bool, str], None]
+
+
 class SingleInstance(QObject):
-    """Signals: files_received(list) -- paths (str) a later launch handed over."""
+    """Signals: files_received(list) -- paths (str) a later launch handed over;
+    login_requested(str, object) -- an account to log in, and the ``LoginReply`` to answer with."""
 
     files_received = Signal(list)
+    login_requested = Signal(str, object)
 
     def __init__(self, name: str) -> None:
         super().__init__()
@@ -78,6 +87,28 @@ class SingleInstance(QObject):
         if socket.state() != QLocalSocket.LocalSocketState.UnconnectedState:
             socket.waitForDisconnected(CONNECT_MS)
         return True
+
+    def request_login(self, account: str, timeout_s: float) -> tuple[bool, str] | None:
+        """Ask the running window to log ``account`` in inside its lane's browser and wait for its
+        answer (``timeout_s`` plus a minute for the window to wind up); None when no window runs."""
+        socket = QLocalSocket(self)
+        try:
+            socket.connectToServer(self.name)
+            if not socket.waitForConnected(CONNECT_MS):
+                return None
+            socket.write(json.dumps({"login": account, "timeout_s": timeout_s}).encode() + b"\n")
+            socket.waitForBytesWritten(CONNECT_MS)
+            reply = bytearray()
+            while b"\n" not in reply and socket.waitForReadyRead(int((timeout_s + 60) * 1000)):
+                reply.extend(bytes(socket.readAll().data()))
+            try:
+                answer = json.loads(bytes(reply).partition(b"\n")[0].decode())
+                return bool(answer["ok"]), str(answer["message"])
+            except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+                return False, "the running window did not answer the login request"
+        finally:
+            socket.abort()
+            socket.deleteLater()
 
     def listen(self) -> bool:
         # With socket options Qt binds elsewhere and renames over the path, so listen() would
@@ -126,8 +157,18 @@ class SingleInstance(QObject):
         buffer.extend(bytes(socket.readAll().data()))
         if b"\n" in buffer:
             line = bytes(buffer).partition(b"\n")[0]
-            self._drop(socket)
-            self._deliver(line)
+            request = _login_request(line)
+            if request is None:
+                self._drop(socket)
+                self._deliver(line)
+                return
+            self._clients.pop(socket, None)  # kept open for the answer
+
+            def reply(ok: bool, message: str) -> None:
+                socket.write(json.dumps({"ok": ok, "message": message}).encode() + b"\n")
+                socket.flush()
+                socket.disconnectFromServer()
+            self.login_requested.emit(request, reply)
 
     def _drop(self, socket: QLocalSocket) -> None:
         # The server owns (and finally deletes) its sockets; deleting one here, inside its own
@@ -142,3 +183,12 @@ class SingleInstance(QObject):
             return
         if isinstance(files, list):
             self.files_received.emit([str(f) for f in files])
+
+
+def _login_request(line: bytes) -> str | None:
+    """The account of a ``{"login": ACCOUNT}`` line; None for anything else (a list of files)."""
+    try:
+        data = json.loads(line.decode())
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return data["login"] if isinstance(data, dict) and isinstance(data.get("login"), str) else None

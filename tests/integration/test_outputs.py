@@ -180,6 +180,12 @@ async def test_a_row_fans_out_to_three_lanes_sharing_its_group(store, data_dir, 
     assert all(t.state == "success" for t in tasks)
 
 
+def test_a_file_with_only_a_models_column_fans_out_without_a_default_model(tmp_path) -> None:
+    config = parse_config(tomllib.loads(SIM_CONFIG))
+    report = read_task_file(write_csv(tmp_path / "fan.csv", [{"models": "writer|reasoner", "prompt": "a cat"}]), config)
+    assert [(t.model, t.group) for t in report.tasks] == [("writer", "row-2"), ("reasoner", "row-2")]
+
+
 def test_a_bad_model_in_a_fan_out_row_names_the_row_and_good_rows_still_import(tmp_path) -> None:
     config = parse_config(tomllib.loads(SIM_CONFIG))
     path = write_csv(tmp_path / "fan.csv", [{"prompt": "x", "models": "writer|nope"}, {"prompt": "y", "models": ""}])

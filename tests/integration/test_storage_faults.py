@@ -10,13 +10,14 @@ import os
 import sqlite3
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import FAULT_FULL, FAULT_LOCKED, StorageFault
+from mediaassist.core.outputs import OutputFile
 from mediaassist.core.store import BUSY_TIMEOUT_S, PROBE_BUSY_TIMEOUT_MS, NewTask, Store, Task, check_sqlite_file
 from tests.harness import scheduler_running, sim_api_tasks, wait_until, wait_until_sync
 from tests.helpers import cli, cli_popen, sim_config, sim_config_text, write_config, write_csv
@@ -112,7 +113,7 @@ class _FinishRaises(Store):
     """A store whose success write breaks the way a bug in it would (not a storage fault)."""
 
     def finish_success(self, task: Task, text: str | None, files: list[str],
-                       usage: dict[str, int] | None = None) -> bool:
+                       usage: dict[str, int] | None = None, outputs: Sequence[OutputFile] = ()) -> bool:
         raise RuntimeError("result table is not what this version expects")
 
 

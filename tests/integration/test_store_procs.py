@@ -228,9 +228,10 @@ def test_an_old_database_gets_the_crash_budget_column_on_open(data_dir: Path) ->
     Store(path).close()
     raw = sqlite3.connect(path)
     raw.execute('DROP INDEX IF EXISTS "task_one_running_per_account"')
-    # as a database from before schema versions: none of version 2's columns
-    for table, column, _sql in SCHEMA_COLUMNS[2]:
-        raw.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
+    # as a database from before schema versions: none of the columns of version 2 and later
+    for version in sorted(v for v in SCHEMA_COLUMNS if v >= 2):
+        for table, column, _sql in SCHEMA_COLUMNS[version]:
+            raw.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
     raw.execute("DROP TABLE schema_version")
     raw.execute("INSERT INTO task (task_id, batch_id, model, model_kind, route, prompt, params, priority, state, "
                 "attempt, retries_left, created_at, not_before, cancel_requested, updated_at, account_pinned) "

@@ -32,11 +32,14 @@ from tests.webui_helpers import (
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 MULTI_LINE = "第一行\n第二行 with `code`\n\nthird line after a blank one"
+# The learned profile's batch: the app echoes each prompt's length as it arrived (blank line and all).
+LEARNED_BATCH = ["learned one", MULTI_LINE, "请用一句话介绍你自己。", "emoji 😀🎉 and ümlauts", "y" * 1990 + " end."]
 
 
-async def _logged_in_to(app: ChatApp, data_dir: Path) -> AppConfig:
-    """The Gradio profile pointed at ``app``, and acct-a logged in there as a person would."""
-    write_profile(app, data_dir)
+async def _logged_in_to(app: ChatApp, data_dir: Path, without: tuple[str, ...] = ()) -> AppConfig:
+    """The Gradio profile pointed at ``app`` (less the keys ``without``), and acct-a logged in
+    there as a person would."""
+    write_profile(app, data_dir, without)
     config = app_config("gradio")
     assert await login_account("acct-a", config, data_dir, None, headless=True, timeout_s=30,
                                operator=gradio_login)
@@ -81,13 +84,28 @@ async def test_gradio_sites_learn_writes_a_profile_that_runs_a_batch(
     config = await _logged_in_to(gradio_app, data_dir)
     result = await learn_site("learned-gradio", gradio_app.base_url + "/", "acct-a", config, data_dir,
                               headless=True, operator=gradio_learn_operator, say=lambda line: None)
-    prompts = ["learned one", "learned two"]
+    prompts = LEARNED_BATCH
     tasks = await run_batch(store, app_config("learned-gradio"), data_dir,
                             [app_task("learned-gradio", p) for p in prompts], WEB_SPEED)
 
     assert result.check.usable, result.profile_text
     assert 'generating = ["button[data-testid=\\"stop-button\\"]"' in result.profile_text, result.profile_text
     assert "navigation" not in result.profile_text  # the login (cookies) survives a reload
-    assert [t.state for t in tasks] == ["success"] * 2, result.profile_text
+    assert [t.state for t in tasks] == ["success"] * len(prompts), result.profile_text
     for task, prompt in zip(tasks, prompts, strict=True):  # the rendered text (a learned profile reads text)
         assert (stored_result(store, task.task_id).text or "").startswith(f"Echo of {len(prompt)} characters:")
+
+
+@pytest.mark.asyncio
+async def test_gradio_without_an_error_role_a_partial_answer_then_the_error_toast_fails(
+        gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
+    # The profile as a learned one is: no error role, no error_texts, the default banners.
+    config = await _logged_in_to(gradio_app, data_dir, without=("error", "error_texts", "banner"))
+    prompts = ["this fails [error]", "what does error 500 mean? it failed again"]
+    tasks = await run_batch(store, config, data_dir, [app_task("gradio", p) for p in prompts], WEB_SPEED)
+    failed, answered = tasks
+
+    assert (failed.state, failed.error_kind) == ("failed", "provider"), task_log(store, failed.task_id)
+    assert ERROR_MESSAGE in (failed.error or "") and store.result(failed.task_id) is None  # never 'ECHO'
+    assert answered.state == "success", task_log(store, answered.task_id)  # its own words are no error
+    assert stored_result(store, answered.task_id).text == answer_for(prompts[1])

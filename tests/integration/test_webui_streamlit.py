@@ -15,7 +15,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.store import Store
 from mediaassist.providers.base import Provider
 from mediaassist.providers.registry import build_providers
-from mediaassist.providers.web import LoginResult, login_account
+from mediaassist.providers.web import LoginResult, check_site, login_account
 from mediaassist.providers.web.learn import learn_site
 from mediaassist.providers.web.provider import WebProvider
 from mediaassist.providers.web.site import load_site
@@ -35,6 +35,8 @@ from tests.webui_helpers import (
 pytestmark = [pytest.mark.browser, needs_chromium]
 
 MULTI_LINE = "第一行\n第二行 with `code`\n\nthird line after a blank one"
+# The learned profile's batch: the app echoes each prompt's length as it arrived (blank line and all).
+LEARNED_BATCH = ["learned one", MULTI_LINE, "请用一句话介绍你自己。", "emoji 😀🎉 and ümlauts", "y" * 1990 + " end."]
 
 
 def _lane(site: str, data_dir: Path) -> tuple[dict[str, Provider], WebProvider]:
@@ -87,7 +89,7 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
     profile = load_site("learned-streamlit", data_dir)
     providers, web = _lane("learned-streamlit", data_dir)
     in_lane: list[LoginResult] = []
-    prompts = ["learned one", "learned two"]
+    prompts = LEARNED_BATCH
     tasks = await run_batch(store, learned, data_dir, [app_task("learned-streamlit", p) for p in prompts],
                             web.clock, providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
 
@@ -99,6 +101,52 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
     assert result.check.login_state == "needs_login"  # a fresh browser finds the gate, as a task would
     assert stored_account(store, "acct-a").login_state == "ok"  # logged in again in the lane's page
     assert in_lane[0].ok, in_lane[0].message
-    assert [t.state for t in tasks] == ["success"] * 2, result.profile_text
+    assert [t.state for t in tasks] == ["success"] * len(prompts), result.profile_text
     for task, prompt in zip(tasks, prompts, strict=True):  # the rendered text (a learned profile reads text)
         assert (stored_result(store, task.task_id).text or "").startswith(f"Echo of {len(prompt)} characters:")
+
+
+@pytest.mark.asyncio
+async def test_streamlit_without_an_error_role_a_partial_answer_then_the_exception_fails(
+        streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
+    write_profile(streamlit_app, data_dir, without=("error", "error_texts", "banner"))
+    config = app_config("streamlit")
+    store.sync_accounts(config.accounts)
+    # a fresh browser finds the gate: the account is flagged, its lane waits for the login
+    assert (await check_site("streamlit", "acct-a", config, data_dir, store)).login_state == "needs_login"
+    providers, web = _lane("streamlit", data_dir)
+    in_lane: list[LoginResult] = []
+    prompts = ["boom [error]", "what does error 500 mean? it failed again"]
+    tasks = await run_batch(store, config, data_dir, [app_task("streamlit", p) for p in prompts], web.clock,
+                            providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
+    by_prompt = {t.prompt: t for t in tasks}
+    failed, answered = by_prompt[prompts[0]], by_prompt[prompts[1]]
+
+    assert in_lane[0].ok, in_lane[0].message
+    assert (failed.state, failed.error_kind) == ("failed", "provider"), task_log(store, failed.task_id)
+    assert ERROR_MESSAGE in (failed.error or "") and store.result(failed.task_id) is None  # never 'ECHO'
+    assert answered.state == "success", task_log(store, answered.task_id)
+    assert stored_result(store, answered.task_id).text == answer_for(prompts[1])
+
+
+@pytest.mark.asyncio
+async def test_streamlit_page_session_login_survives_the_browser_recycle_count(
+        streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
+    write_profile(streamlit_app, data_dir)
+    config = app_config("streamlit")
+    config.app.browser_recycle_after = 1  # a recycle would be due after every task
+    store.sync_accounts(config.accounts)
+    assert (await check_site("streamlit", "acct-a", config, data_dir, store)).login_state == "needs_login"
+    providers = build_providers(config, Clock(speed=50), data_dir)
+    web = providers["web:streamlit"]
+    assert isinstance(web, WebProvider)
+    in_lane: list[LoginResult] = []
+    prompts = ["one", "two", "three"]
+    tasks = await run_batch(store, config, data_dir, [app_task("streamlit", p) for p in prompts], web.clock,
+                            providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
+
+    assert in_lane[0].ok, in_lane[0].message
+    assert [t.state for t in tasks] == ["success"] * 3, [task_log(store, t.task_id) for t in tasks]
+    logs = "".join(task_log(store, t.task_id) for t in tasks)
+    assert "not recycling the browser after 1 tasks" in logs and "recycling the browser after" not in logs.replace(
+        "not recycling the browser after", "")

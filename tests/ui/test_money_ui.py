@@ -149,8 +149,9 @@ async def test_the_gallery_caption_tells_what_an_output_cost(store: Store, confi
     try:
         gallery = GalleryView(cache, lambda: ["w0", "w2"])
         await gallery.reload()
+        # the caption (row, model, the prompt's start), then what the output cost
         assert [gallery.model.index(row).data() for row in range(gallery.model.rowCount())] == \
-            ["w0 · image-1.png · ¥0.40"]
+            ["w0 · writer · w0 · ¥0.40"]
     finally:
         gallery.close_media()
         cache.close()

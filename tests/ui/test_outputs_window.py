@@ -174,7 +174,7 @@ async def test_edit_and_run_again_then_compare_the_row_side_by_side(video_app: V
     assert isinstance(compare, CompareDialog)
     assert [t.item.task_id for t in compare.tiles] == ["k1", "k1-r2"]
     assert [t.label.text() for t in compare.tiles] == ["row 4 · clip · a lighthouse",
-                                                       "row 4 · clip · a lighthouse in a storm"]
+                                                       "row 4 · clip ↻ · a lighthouse in a storm"]
     compare.tiles[1].star.click()
     assert compare.tiles[1].star.text() == "★"
     assert [o.picked for o in window.rt.store.outputs_of(["k1-r2"])["k1-r2"]] == [True]

@@ -96,7 +96,7 @@ async def test_the_account_check_is_shown_in_chinese(tmp_path, ui_settings: QSet
     try:
         row = await runninghub_row(app)
         tooltip = row.gauge.toolTip()
-        assert "账户：NORMAL，余额 177814 coins，正在运行 0 个任务" in tooltip
+        assert "账户：NORMAL，余额 177814 个币，正在运行 0 个任务" in tooltip
         assert f"队列：此密钥可同时运行 {ACCOUNT_LIMIT} 个任务" in tooltip
         assert row.status.text() == (f"警告：max_polling_tasks = 5 超过账户可同时运行的任务数（{ACCOUNT_LIMIT}）；"
                                      "其余任务将在 RunningHub 队列中等待或收到 421")

@@ -1,13 +1,18 @@
 from __future__ import annotations
 
+import asyncio
+import gc
+import os
 import socket
+import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QDir
+from PySide6.QtCore import QDir, QTimer
 
-from mediaassist.ui.single_instance import SingleInstance, server_name
+from mediaassist.core.paths import data_dir as resolve_data_dir
+from mediaassist.ui.single_instance import LoginReply, SingleInstance, server_name
 from tests.harness import wait_until
 
 
@@ -76,3 +81,39 @@ async def test_claim_listens_first_then_hands_over(tmp_path: Path) -> None:
     assert received == [[str(tmp_path / "y.csv")]]
     assert not (Path(QDir.tempPath()) / f"{name}.lock").exists()  # released after start-up
     first.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("outcome", [True, False])
+async def test_accounts_login_from_a_shell_is_handed_to_the_running_window_and_answered(
+        tmp_path: Path, outcome: bool) -> None:
+    """``mediaassist accounts login`` in another process, while the window runs on the data dir:
+    the window (here its single-instance end, answering as its lanes do) does the login and the
+    command reports the window's answer -- with no display of its own: the window has one."""
+    # Qt objects earlier tests left in reference cycles are freed here, on this thread: collected
+    # later on the thread asyncio waits for the child process on, they warn about their timers.
+    gc.collect()
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    window = SingleInstance(server_name(resolve_data_dir(data_dir)))
+    assert window.listen()
+    asked: list[str] = []
+
+    def log_in(account: str, reply: LoginReply) -> None:
+        asked.append(account)
+        message = "login ok (in the lane's own browser)" if outcome else "no login was seen before the time ran out"
+        QTimer.singleShot(300, lambda: reply(outcome, message))
+    window.login_requested.connect(log_in)
+    env = {**os.environ, "DISPLAY": "", "WAYLAND_DISPLAY": "", "PYTHONPATH": str(Path(__file__).parents[2])}
+    command = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "mediaassist", "accounts", "login", "acct-a", "--data-dir", str(data_dir),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+    out, err = await asyncio.wait_for(command.communicate(), 90)
+    window.close()
+    window.deleteLater()  # in this thread: a garbage collection elsewhere would warn about its timers
+
+    assert asked == ["acct-a"]
+    if outcome:
+        assert command.returncode == 0 and "acct-a: login ok (in the lane's own browser)" in out.decode()
+    else:
+        assert command.returncode == 1 and "no login was seen before the time ran out" in err.decode()

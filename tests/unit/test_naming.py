@@ -104,3 +104,19 @@ def test_numbered_and_batch_name() -> None:
     assert batch_name("plain") == "plain"
     values = NamingValues("b-20260101T000000Z-0a1b2c3d", "t", None, "m", "p", "a", 0.0, {})
     assert values.for_file(1, Path("/o/x.PNG"))["ext"] == ".png" and values.for_file(1, Path("/o/x"))["row"] == 0
+
+
+def test_the_demo_takes_only_the_operators_own_settings_from_a_config(tmp_path: Path) -> None:
+    from mediaassist.core.config import AppConfig, ModelConfig, load_operator_settings
+
+    demo = AppConfig(models=[ModelConfig(name="demo-sora", kind="poll", provider="demo-openai-videos")])
+    path = tmp_path / "mine.toml"
+    path.write_text('[[providers]]\nname = "real"\nkind = "api"\ntype = "openai"\nbase_url = "https://x.example"\n'
+                    '[[notify]]\nurl_env = "HOOK"\n[outputs]\nnaming = "{row:03}{ext}"\n'
+                    '[outputs.models]\ndemo-sora = "video/{row:03}{ext}"\n', encoding="utf-8")
+    load_operator_settings(path, demo)
+    assert [hook.url_env for hook in demo.notify] == ["HOOK"] and demo.providers == []
+    assert demo.outputs.model_naming["demo-sora"].text == "video/{row:03}{ext}"
+    path.write_text('[outputs]\nnaming = "{colour}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"mine\.toml: outputs\.naming: unknown field \{colour\}"):
+        load_operator_settings(path, demo)

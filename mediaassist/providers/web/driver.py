@@ -5,7 +5,10 @@ pop-ups, check the login state, refuse on a rate-limit banner, attach files, ent
 read it back, send, see the turn start, then wait until the generating indicator is gone, the done
 marker has been seen in the new turn for several polls and the turn's text has settled -- "stop
 gone + text stable" alone would accept a settled preamble. An error the page shows during or
-after the turn fails the attempt: it is never an answer.
+after the turn fails the attempt: it is never an answer -- with no ``error`` role too, by the
+generic rule (a new alert or toast; error-like words once the answer stops growing), searching
+open shadow roots. The prompt goes in the profile's way (``prompt_entry``) and is read back
+exactly; one the page cannot hold verbatim is never sent.
 """
 
 from __future__ import annotations
@@ -25,11 +28,20 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import ErrorKind, TaskError
-from mediaassist.core.messages import Message, msg
+from mediaassist.core.messages import Message, each_of, msg
 from mediaassist.providers.web.markdown import html_to_markdown
-from mediaassist.providers.web.site import SiteProfile
+from mediaassist.providers.web.site import PROMPT_ENTRIES, SiteProfile
 
-DEFAULT_BANNERS = ["[role=alert]", "[role=status]", "[aria-live]"]
+DEFAULT_BANNERS = ["[role=alert]", "[role=status]", "[aria-live]"]  # looked at only outside the answers
+# The generic error rule, for a profile with no ``error`` role: an alert or toast that was not on
+# the page before the send fails the turn; so does a dialog, or a short text outside the answers,
+# that reads like an error (once the answer has stopped growing: the answer may be mid-sentence).
+ALERT_SELECTORS = ("[role=alert], [role=alertdialog], [aria-live=assertive], [class*=toast i], "
+                   "[data-testid*=toast i], [class*=snackbar i], [data-sonner-toast]")
+DIALOG_SELECTORS = "[role=dialog], dialog[open], [aria-modal=true]"
+ERROR_LIKE = re.compile(r"error|failed|failure|went wrong|try again|timed out|unavailable|exception|"
+                        r"出错|错误|失败|网络异常|请重试|重试|异常|超时|服务繁忙", re.IGNORECASE)
+ANSWER_QUIET_MS = 1500  # an answer unchanged this long has stopped growing (for error-like texts)
 NAV_TIMEOUT_MS = 30_000
 CLICK_TIMEOUT_MS = 5_000
 DISMISS_TIMEOUT_MS = 1_000
@@ -94,17 +106,70 @@ _TURN_SETTLED = """(rule) => {
   return texts.length > firstNew && now - window.__maEndSince >= rule.holdMs
     && now - window.__maAnswerChange >= rule.stableMs;
 }"""
-# Read in one round trip to the page, not one per selector: after the verdict, each round trip
-# waits its turn on a busy event loop. null when a selector is not CSS (the Python-side reads).
-_PAGE_ERROR_TEXTS = """([errors, banners]) => {
+# Everything one poll judges the page by, in one round trip (each round trip waits its turn on a
+# busy event loop), searching open shadow roots too: the profile's error elements; banners (the
+# default ones only outside the answers -- a live region may wrap the whole transcript, and an
+# answer that mentions "rate limit" is no banner); the answers' texts and how long they have not
+# grown. With ``generic`` (a profile with no ``error`` role): the outermost alerts and toasts,
+# dialogs with error-like text, and short error-like texts outside the answers and the prompt box
+# that are not the operator's own prompt. ``complete`` is false when a selector was not CSS (the
+# Python side then reads the profile's roles with Playwright).
+_PAGE_SIGNALS = r"""(o) => {
+  const roots = [document];
+  for (let i = 0; i < roots.length; i++)
+    for (const el of roots[i].querySelectorAll('*')) if (el.shadowRoot) roots.push(el.shadowRoot);
+  let complete = true;
+  const all = (s) => { try { return roots.flatMap((r) => [...r.querySelectorAll(s)]); }
+                       catch (e) { complete = false; return []; } };
+  const firstFound = (selectors) => {
+    for (const s of selectors) { const f = all(s); if (f.length) return f; }
+    return []; };
   const shown = (el) => { const box = el.getBoundingClientRect();  // Playwright's "visible"
     return box.width > 0 && box.height > 0 && getComputedStyle(el).visibility !== 'hidden'; };
-  const texts = (s) => [...document.querySelectorAll(s)].filter(shown).map((e) => e.innerText.trim());
-  try {
-    let first = [];
-    for (const s of errors) { const found = texts(s); if (found.length) { first = found; break; } }
-    return {errors: first, banners: banners.flatMap(texts).filter((t) => t)};
-  } catch (e) { return null; }
+  const up = (el) => el.parentElement || (el.parentNode && el.parentNode.host) || null;
+  const under = (el, set) => { for (let e = el; e; e = up(e)) if (set.has(e)) return true; return false; };
+  const text = (el) => (el.innerText || el.textContent || '').trim();
+  const answers = firstFound(o.answer), answerSet = new Set(answers);
+  const holds = (el, els) => els.some((a) => {
+    for (let e = a; e; e = up(e)) if (e === el) return true;
+    return false; });
+  const outside = (el) => !under(el, answerSet) && !holds(el, answers);
+  const errors = [];
+  for (const s of o.errors) {
+    const found = all(s).filter(shown);
+    if (found.length) { errors.push(...found.map(text)); break; } }
+  const banners = o.banners.flatMap((s) => all(s).filter((el) => shown(el) && (!o.bannersOutside || outside(el))))
+    .map(text).filter((t) => t);
+  const out = {complete, errors, banners, alerts: [], errorish: [], answers: answers.map(text), quietMs: 0};
+  const joined = out.answers.join('\n'), now = performance.now();
+  if (!window.__maGrowth || window.__maGrowth.text !== joined) window.__maGrowth = {text: joined, at: now};
+  out.quietMs = now - window.__maGrowth.at;
+  if (!o.generic) return out;
+  const errorLike = new RegExp(o.errorPattern, 'i');
+  const lines = o.prompt.split('\n').map((l) => l.trim()).filter((l) => l).sort((a, b) => b.length - a.length);
+  const notPrompt = (t) => lines.reduce((rest, line) => rest.split(line).join(' '), t);
+  const alerts = all(o.alerts).filter(shown), alertSet = new Set(alerts);
+  out.alerts = alerts.filter((el) => !under(up(el), alertSet)).map(text).filter((t) => t);
+  out.alerts.push(...all(o.dialogs).filter((el) => shown(el) && !under(el, alertSet)).map(text)
+    .filter((t) => errorLike.test(notPrompt(t))));
+  const composer = firstFound(o.promptBox), composerSet = new Set(composer), seen = new Set();
+  for (const root of roots) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      let el = node.parentElement;
+      if (!errorLike.test(node.data) || !el || /^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|OPTION)$/.test(el.tagName))
+        continue;
+      // the whole message: the largest short element around the words (in its own shadow root)
+      for (let p = el.parentElement; p && p !== document.body && (p.textContent || '').length <= 200
+           && !holds(p, answers); p = p.parentElement) el = p;
+      if (seen.has(el)) continue;
+      seen.add(el);
+      if (!shown(el) || !outside(el) || under(el, alertSet) || holds(el, composer) || under(el, composerSet)) continue;
+      const t = text(el);
+      if (t && t.length <= 300 && errorLike.test(notPrompt(t))) out.errorish.push(t);
+    }
+  }
+  return out;
 }"""
 _PAGE_BUBBLE_TEXTS = """(selectors) => {
   try {
@@ -113,6 +178,36 @@ _PAGE_BUBBLE_TEXTS = """(selectors) => {
     return [];
   } catch (e) { return null; }
 }"""
+# The prompt box's text as the site reads it: a textarea's value; in a rich-text editor, blocks
+# one per line and <br> a line break, but not the break an editor keeps at a block's end so
+# the caret has a line to stand on (innerText would add blank lines around paragraphs).
+_READ_BACK = r"""(e) => {
+  if (!e.isContentEditable) return 'value' in e ? e.value : e.innerText;
+  const blockTags = /^(P|DIV|LI|H[1-6]|PRE|BLOCKQUOTE|UL|OL|TABLE|TR|SECTION|ARTICLE)$/;
+  const isBlock = (n) => n.nodeType === 1 && blockTags.test(n.tagName);
+  const isContent = (n) => n.nodeType === 1 || (n.nodeType === 3 && n.data !== '');
+  const trailing = (br) => { let next = br.nextSibling; while (next && !isContent(next)) next = next.nextSibling;
+    return !next || br.classList.contains('ProseMirror-trailingBreak'); };
+  const walk = (n) => {
+    if (n.nodeType === 3) return n.data;
+    if (n.nodeType !== 1) return '';
+    if (n.tagName === 'BR') return trailing(n) ? '' : '\n';
+    const kids = [...n.childNodes], blocks = kids.some(isBlock);
+    const parts = kids.filter((c) => !(blocks && c.nodeType === 3 && !c.data.trim())).map((c) => [walk(c), isBlock(c)]);
+    return parts.map(([t, block], i) => (i && (block || parts[i - 1][1]) ? '\n' : '') + t).join('');
+  };
+  return walk(e);
+}"""
+# The page's own paste path, never the OS clipboard (shared by every browser on the machine):
+# a synthetic paste event carrying the text; true when the page took it (prevented the default).
+_PASTE = """(e, text) => {
+  e.focus();
+  const data = new DataTransfer();
+  data.setData('text/plain', text);
+  return !e.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
+}"""
+RICH_ENTRIES = ("type", "paste", "fill")  # tried in turn when the profile names no prompt_entry
+PLAIN_ENTRIES = ("fill", "type")
 SETTLE_WAIT_MS = 500  # how long one in-page wait runs before the page is checked for errors again
 SETTLE_POLL_MS = 25
 
@@ -124,6 +219,18 @@ class ClickIntercepted(Exception):
         super().__init__(f"clicks on the {role} are intercepted by {cover}")
         self.role = role
         self.cover = cover
+
+
+@dataclass
+class PageSignals:
+    """One read of the page (``SiteDriver.signals``)."""
+
+    errors: list[str]
+    banners: list[str]
+    alerts: list[str]
+    errorish: list[str]
+    answers: list[str]
+    quiet_ms: float
 
 
 @dataclass
@@ -145,6 +252,7 @@ class SiteDriver:
         self.log = log
         self.turn_pending = False  # sent, and neither its start nor a verdict seen yet
         self.failed_on_page_error = False  # the attempt ended on an error the page showed
+        self.prompt = ""  # the prompt last entered (its own words are no error the page shows)
 
     # --- selectors ------------------------------------------------------------------------
     def _selectors(self, role: str) -> list[str]:
@@ -258,17 +366,30 @@ class SiteDriver:
             await self.dismiss_popups()
             await asyncio.sleep(0.1)
 
-    async def banner_texts(self) -> list[str]:
-        texts = []
-        for selector in self.site.selectors.get("banner", DEFAULT_BANNERS):
-            for text in await self.page.locator(selector).filter(visible=True).all_inner_texts():
-                if text.strip():
-                    texts.append(text.strip())
-        return texts
+    async def signals(self) -> PageSignals:
+        """The page's errors, banners, alerts and answers, read in one round trip."""
+        has_banner = self.site.has("banner")
+        arg = {"errors": self._selectors("error"), "banners": self.site.selectors.get("banner", DEFAULT_BANNERS),
+               "bannersOutside": not has_banner, "answer": self.site.selectors["answer"],
+               "generic": not self.site.has("error"), "alerts": ALERT_SELECTORS, "dialogs": DIALOG_SELECTORS,
+               "errorPattern": ERROR_LIKE.pattern, "prompt": self.prompt, "promptBox": self._selectors("prompt")}
+        seen = await self.page.evaluate(_PAGE_SIGNALS, arg)
+        signals = PageSignals(seen["errors"], seen["banners"], seen["alerts"], seen["errorish"], seen["answers"],
+                              float(seen["quietMs"]))
+        if not seen["complete"]:  # a Playwright-only selector among the roles: read those with Playwright
+            signals.errors = await self.visible_texts("error")
+            signals.banners = await self._banner_texts_by_locator() if has_banner else signals.banners
+        return signals
 
-    async def check_banners(self) -> None:
+    async def _banner_texts_by_locator(self) -> list[str]:
+        texts = []
+        for selector in self.site.selectors["banner"]:
+            texts += [t.strip() for t in await self.page.locator(selector).filter(visible=True).all_inner_texts()]
+        return [t for t in texts if t]
+
+    async def check_banners(self, signals: PageSignals | None = None) -> None:
         """A visible rate-limit banner is ``quota``; a "still generating" one is ``provider``."""
-        for text in await self.banner_texts():
+        for text in (signals or await self.signals()).banners:
             lowered = text.lower()
             if any(marker in lowered for marker in self.site.rate_limit_texts):
                 # Pause the account's lane: its next tasks would hit the same banner; they wait
@@ -282,32 +403,57 @@ class SiteDriver:
                                                         site=self.site.name, detail=text[:200]))
 
     async def error_texts(self) -> Counter[str]:
-        """What the page shows as an error: ``error`` elements, and banners or toasts carrying
-        one of the ``error_texts``."""
-        banner_selectors = self.site.selectors.get("banner", DEFAULT_BANNERS) if self.site.error_texts else []
-        selectors = [*self._selectors("error"), *banner_selectors]
-        seen = (await self.page.evaluate(_PAGE_ERROR_TEXTS, [self._selectors("error"), banner_selectors])
-                if all(_is_css(s) for s in selectors) else None)
-        if seen is None:
-            seen = {"errors": await self.visible_texts("error"),
-                    "banners": await self.banner_texts() if banner_selectors else []}
-        found = Counter(_squash(t) or "(an error with no text)" for t in seen["errors"])
-        found.update(_squash(t) for t in seen["banners"]
-                     if any(marker in t.lower() for marker in self.site.error_texts))
+        """What the page shows as an error (see ``errors_of``)."""
+        return self.errors_of(await self.signals())
+
+    def errors_of(self, signals: PageSignals) -> Counter[str]:
+        """``error`` elements, and banners or toasts carrying one of the ``error_texts``; with no
+        ``error`` role, also every alert or toast, and error-like texts (see ``check_errors``)."""
+        found = self._named_errors(signals)
+        found.update(self._alerts(signals))
+        found.update(self._errorish(signals))
         return found
 
-    async def check_errors(self, before: Counter[str]) -> None:
-        """An error that was not on the page before the send fails the attempt as ``provider``.
-        ``before`` is narrowed to the old errors still showing: one that went away and comes
-        back (a page re-rendering its history) is new again."""
-        now = await self.error_texts()
+    def _named_errors(self, signals: PageSignals) -> Counter[str]:
+        """The errors the profile names: ``error`` elements, banners with one of ``error_texts``."""
+        found = Counter(_squash(t) or "(an error with no text)" for t in signals.errors)
+        found.update(_squash(t) for t in signals.banners if any(m in t.lower() for m in self.site.error_texts))
+        return found
+
+    def _alerts(self, signals: PageSignals) -> list[str]:
+        return [_squash(t) for t in signals.alerts]
+
+    def _errorish(self, signals: PageSignals) -> list[str]:
+        alerts = self._alerts(signals)
+        return [t for t in map(_squash, signals.errorish) if not any(t in alert for alert in alerts)]
+
+    def check_errors(self, before: Counter[str], signals: PageSignals, answer_stopped: bool = False) -> None:
+        """An error that was not on the page before the send fails the attempt as ``provider``;
+        an error-like text only once the answers have stopped growing (``answer_stopped``, or
+        unchanged for ``ANSWER_QUIET_MS``): a streaming answer may be mid-sentence. ``before``
+        is narrowed to the old errors still showing: one that went away and comes back (a page
+        re-rendering its history) is new again."""
+        now = self.errors_of(signals)
         before &= now
         new = now - before
+        if not (answer_stopped or signals.quiet_ms >= ANSWER_QUIET_MS):
+            new -= Counter(self._errorish(signals))
         if new:
-            message = " | ".join(new)[:300]
             self.failed_on_page_error = True
             raise TaskError(ErrorKind.PROVIDER, msg("{site} showed an error: {detail}",
-                                                    site=self.site.name, detail=message))
+                                                    site=self.site.name, detail=" | ".join(new)[:300]))
+
+    def check_answer_errors(self, before: TurnMarks, answers: list[str]) -> None:
+        """An answer bubble of the new turn whose text, or its last line, starts with one of the
+        profile's ``error_texts_in_answer``: an error the page drew inside the answer."""
+        for text in answers[_first_new(before, answers):]:
+            last_line = text.strip().rsplit("\n", 1)[-1].strip()
+            for marker in self.site.error_texts_in_answer:
+                for shown in (text.strip(), last_line):
+                    if shown.lower().startswith(marker):
+                        self.failed_on_page_error = True
+                        raise TaskError(ErrorKind.PROVIDER, msg("{site} showed an error: {detail}",
+                                                                site=self.site.name, detail=_squash(shown)[:300]))
 
     # --- composing ------------------------------------------------------------------------
     async def set_instructions(self, text: str) -> bool:
@@ -348,40 +494,58 @@ class SiteDriver:
             await asyncio.sleep(0.1)
 
     async def enter_prompt(self, text: str) -> None:
-        """Type the prompt, read it back, and type it again another way if it did not land whole."""
+        """Enter the prompt the profile's way (``prompt_entry``; unset: each way in turn, the first
+        that reads back exact wins) and read it back. A prompt the page does not hold exactly as
+        written (edge whitespace aside) is refused before sending, naming the difference."""
         found = await self.first("prompt")
         if found is None:
             raise TaskError(ErrorKind.PROVIDER, msg("{site}: prompt box not found", site=self.site.name))
         box = found.first
         await self.click("prompt box", box)
-        rich = await box.evaluate("e => e.isContentEditable")
-        await (self._type_rich(box, text) if rich else box.fill(text))
-        landed = await _box_text(box)
-        if _same(landed, text, rich):
-            return
-        self.log(msg("prompt read-back differs ({landed} of {total} characters); inserting again",
-                     landed=len(landed), total=len(text)))
+        self.prompt = text
+        rich = bool(await box.evaluate("e => e.isContentEditable"))
+        ways = [self.site.prompt_entry] if self.site.prompt_entry else list(RICH_ENTRIES if rich else PLAIN_ENTRIES)
+        differences: list[Message] = []
+        for way in ways:
+            await self._clear(box)
+            await self._enter(way, box, text, rich)
+            difference = prompt_difference(await read_back(box), text)
+            if difference is None:
+                if differences:
+                    self.log(msg("prompt entered by {way} ({detail})", way=way, detail=each_of(differences)))
+                return
+            differences.append(msg("{way}: {difference}", way=way, difference=difference))
         await self._clear(box)
-        if rich:
-            await box.fill(text)  # the editor's own paste path
+        raise TaskError(ErrorKind.PROVIDER, msg("{site}: the prompt cannot be entered verbatim, not sent ({detail}); "
+                                                "try another prompt_entry ({ways})", site=self.site.name,
+                                                detail=each_of(differences), ways=", ".join(PROMPT_ENTRIES)))
+
+    async def _enter(self, way: str, box: Locator, text: str, rich: bool) -> None:
+        text = text.replace("\r\n", "\n")
+        if way == "fill":
+            await box.fill(text)
+        elif way == "paste":
+            if not await box.evaluate(_PASTE, text):  # the page did not take it: a real paste's default
+                await self.page.keyboard.insert_text(text)
+        elif rich:
+            await self._type_lines(text)
         else:
             await self.page.keyboard.insert_text(text)
-        landed = await _box_text(box)
-        if not _same(landed, text, rich):
-            raise TaskError(ErrorKind.PROVIDER, msg("the prompt did not arrive whole in the page ({landed} of "
-                                                    "{total} characters landed)",
-                                                    landed=len(landed), total=len(text)))
 
-    async def _type_rich(self, box: Locator, text: str) -> None:
+    async def _type_lines(self, text: str) -> None:
         """A rich-text editor (ProseMirror, Lexical, Quill...): inserted line by line with the
         site's line-break chord between, as a person types it -- a raw newline in inserted
         text means something different in each editor, and Enter may send."""
-        await self._clear(box)
-        for number, line in enumerate(text.replace("\r\n", "\n").split("\n")):
+        for number, line in enumerate(text.split("\n")):
             if number:
                 await self.page.keyboard.press(self.site.line_break)
             if line:
                 await self.page.keyboard.insert_text(line)
+
+    async def clear_prompt(self) -> None:
+        found = await self.first("prompt")
+        if found is not None:
+            await self._clear(found.first)
 
     async def _clear(self, box: Locator) -> None:
         await box.focus()
@@ -426,7 +590,7 @@ class SiteDriver:
         baseline_errors = before.errors.copy()  # narrowed in place by check_errors
         in_page = await self.page.evaluate(_WATCH_ANSWERS, self.site.selectors["answer"]) and self._css_only()
         while True:
-            await self._check_turn(baseline_errors)
+            await self._check_turn(baseline_errors, before)
             generating = await self.visible("generating") > 0
             first_new, answers = await self.new_range(before)
             if not started:
@@ -437,17 +601,18 @@ class SiteDriver:
                 elif loop.time() > start_deadline:
                     raise await self._ended_in_error(msg("the answer did not start within {seconds} s after send (the "
                                                          "send may have been swallowed)",
-                                                         seconds=format(rule.start_timeout_s, ".0f")))
+                                                         seconds=format(rule.start_timeout_s, ".0f")), before)
             if started:
                 ended_without_answer = ended_without_answer + 1 if not generating and answers <= first_new else 0
-                if ended_without_answer >= max(2, rule.done_polls) and await self.error_texts():
+                if ended_without_answer >= max(2, rule.done_polls) and await self._ended_errors(before):
                     # The turn ran and ended with no new answer, the page showing an error: that
                     # error is the verdict, even when it reads like the one before the send
                     # (a page that re-runs a failed turn shows the same box again).
-                    raise await self._ended_in_error(msg("the turn ended without an answer"))
+                    raise await self._ended_in_error(msg("the turn ended without an answer"), before)
                 if in_page:
                     if await self._settled_in_page(before, min(SETTLE_WAIT_MS, (deadline - loop.time()) * 1000)):
-                        await self.check_errors(baseline_errors)  # an error in its last moments still counts
+                        # an error in its last moments, or drawn in the answer, still counts
+                        await self._check_turn(baseline_errors, before, answer_stopped=True)
                         return
                 else:
                     now_text = "\n".join(await self.turn_texts(before))
@@ -456,6 +621,7 @@ class SiteDriver:
                     done_polls = done_polls + 1 if not generating and await self._done_seen(before) else 0
                     stable_ms = (loop.time() - stable_since) * 1000
                     if done_polls >= max(1, rule.done_polls) and stable_ms >= rule.stable_ms and answers > first_new:
+                        await self._check_turn(baseline_errors, before, answer_stopped=True)
                         return
             if loop.time() > deadline:
                 raise TaskError(ErrorKind.TIMEOUT, msg("no complete answer within {seconds} s",
@@ -463,18 +629,30 @@ class SiteDriver:
             if not (started and in_page):  # the in-page wait was the pause
                 await asyncio.sleep(rule.poll_ms / 1000)
 
-    async def _check_turn(self, baseline_errors: Counter[str]) -> None:
-        """What fails a turn on any poll: pop-ups cleared first, then banners, new errors, a logout."""
+    async def _check_turn(self, baseline_errors: Counter[str], before: TurnMarks, answer_stopped: bool = False) -> None:
+        """What fails a turn on any poll: pop-ups cleared first, then banners, new errors (an
+        error drawn in the answer once it has stopped growing), a logout."""
         await self.dismiss_popups()
-        await self.check_banners()
-        await self.check_errors(baseline_errors)
+        signals = await self.signals()
+        await self.check_banners(signals)
+        self.check_errors(baseline_errors, signals, answer_stopped)
+        if answer_stopped or signals.quiet_ms >= ANSWER_QUIET_MS:
+            self.check_answer_errors(before, signals.answers)
         if await self.visible("logged_out"):
             raise TaskError(ErrorKind.LOGIN, msg("{site} logged the account out during the answer",
                                                  site=self.site.name))
 
-    async def _ended_in_error(self, what: Message) -> TaskError:
+    async def _ended_errors(self, before: TurnMarks) -> Counter[str]:
+        """The errors a turn that ended without an answer shows: every one the profile names (a
+        page that re-runs a failed turn shows the same box again), but of the generic rule's only
+        the new ones (a sidebar entry that reads like an error is not this turn's)."""
+        signals = await self.signals()
+        named = self._named_errors(signals)
+        return named + (self.errors_of(signals) - named - before.errors)
+
+    async def _ended_in_error(self, what: Message, before: TurnMarks) -> TaskError:
         """A turn that ended without an answer: the page's visible error is the reason, if it shows one."""
-        shown = " | ".join(await self.error_texts())[:300]
+        shown = " | ".join(await self._ended_errors(before))[:300]
         if shown:
             self.failed_on_page_error = True  # the page's words, then ours
             return TaskError(ErrorKind.PROVIDER, msg("{site} showed an error: {detail} ({what})",
@@ -522,12 +700,7 @@ class SiteDriver:
         re-renders its history (Streamlit drops a failed run's bubble) shifts the count. Only
         the last old one can be taken over that way: a changed older one is not this turn's."""
         texts = await self.bubble_texts()
-        first_new = 0
-        for old, now in zip(before.answer_texts, texts, strict=False):
-            if old != now:
-                break
-            first_new += 1
-        return max(first_new, before.answers - 1, 0), len(texts)
+        return _first_new(before, texts), len(texts)
 
     async def new_bubbles(self, before: TurnMarks) -> list[Locator]:
         """The answer elements of the new turn (an answer may be split over several)."""
@@ -635,17 +808,34 @@ class SiteDriver:
             await response.dispose()
 
 
-async def _box_text(box: Locator) -> str:
-    return str(await box.evaluate("e => e.isContentEditable ? e.innerText : ('value' in e ? e.value : e.innerText)"))
+async def read_back(box: Locator) -> str:
+    return str(await box.evaluate(_READ_BACK))
 
 
-def _same(landed: str, wanted: str, rich: bool = False) -> bool:
-    """Equal up to line endings and edge whitespace; a rich-text editor also renders its own
-    paragraph and line breaks (often twice), so there only the words and their order count."""
-    def norm(text: str) -> str:
-        text = text.replace("\r\n", "\n").replace("\u00a0", " ").replace("\u200b", "").strip()
-        return " ".join(text.split()) if rich else text
-    return norm(landed) == norm(wanted)
+def prompt_difference(landed: str, wanted: str) -> Message | None:
+    """None when the box holds the prompt exactly (line endings, edge whitespace and zero-width
+    spaces aside); else where and how it differs, in the prompt's lines and columns."""
+    def canonical(text: str) -> str:
+        return text.replace("\r\n", "\n").replace("\u200b", "").replace("\ufeff", "").strip()
+    got, want = canonical(landed), canonical(wanted)
+    if got == want:
+        return None
+    at = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
+    line = want.count("\n", 0, at) + 1
+    column = at - (want.rfind("\n", 0, at) + 1) + 1
+    return msg("at line {line}, column {column} the page holds {got} where the prompt has {wanted} ({n} of {total} "
+               "characters)", line=line, column=column, got=repr(got[at:at + 12]), wanted=repr(want[at:at + 12]),
+               n=len(got), total=len(want))
+
+
+def _first_new(before: TurnMarks, texts: list[str]) -> int:
+    """The index of the new turn's first answer element among ``texts`` (see ``new_range``)."""
+    first_new = 0
+    for old, now in zip(before.answer_texts, texts, strict=False):
+        if old != now:
+            break
+        first_new += 1
+    return max(first_new, before.answers - 1, 0)
 
 
 def _is_css(selector: str) -> bool:

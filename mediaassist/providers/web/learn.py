@@ -3,16 +3,24 @@
 The page opens headed in an account's profile. The operator clicks the prompt box (a test prompt
 is typed into it), then the send button (which sends it), then the finished answer. Every click
 is captured in the page and turned into robust selectors -- ``data-testid``, ``aria-label``, a
-stable id, ``role``/``name``/``placeholder``, then stable classes; never positional chains or
-generated class names. A MutationObserver installed before the send records every element that
-shows during the test turn, with when it showed and whether it was gone at the end: polling the
-page missed indicators that show for a fraction of a second (Streamlit's "running" widget while
-its script re-runs). What came after the send and was gone when the answer was done is the
-generating indicator (a stop button when it is one); what appeared as the answer ended and
-stayed is the done marker. A password box seen before the prompt was clicked means the site has
-a login; a reload that loses it (a login kept in the page session) means ``navigation =
-"stay"``. The profile is written, then checked with ``sites check``. ``operator`` plays the
-person in tests (the clicks are then driven by Playwright).
+stable id, ``role``/``name``/``placeholder``, then stable classes; never positional chains,
+generated class names, or state classes (``is-empty``, ``focused``, ``ProseMirror-*``...) that an
+element loses once text is typed or the pointer moves. A click inside a rich-text editor means its
+editable root. A click on a control inside a pop-up (a dialog with no form) is the optional
+fourth click: the ``dismiss`` button. A MutationObserver installed before the send records every
+element that shows during the test turn (hover artefacts -- tooltips, popovers -- left out), with
+when it showed and whether it was gone at the end: what came after the send and was gone when the
+answer was done is the generating indicator (a stop button when it is one); what appeared as the
+answer ended and stayed is the done marker.
+
+Then every learned selector is checked where it must work: the prompt box with text in it (each
+of type, paste and fill is tried; the first that reads back exact is ``prompt_entry``), the
+logged-in marker with a draft, a second test turn run by the learned profile itself, end to end,
+and a reload (one that loses the login means ``navigation = "stay"``). A fresh private browser
+(no cookies) shows where a logged-out person lands: ``login_url`` and its password box. No
+``error`` role is learned: the driver's generic rule applies. The profile is written, then checked
+with ``sites check``. ``operator`` plays the person in tests (the clicks are then driven by
+Playwright).
 """
 
 from __future__ import annotations
@@ -25,15 +33,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from playwright.async_api import Page
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from mediaassist.core import paths
+from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ErrorKind, TaskError
-from mediaassist.core.messages import msg
-from mediaassist.providers.web.browser import BrowserRuntime
-from mediaassist.providers.web.site import parse_site
+from mediaassist.core.messages import Message, each_of, msg
+from mediaassist.providers.web.browser import BrowserRuntime, find_chromium
+from mediaassist.providers.web.driver import SiteDriver
+from mediaassist.providers.web.site import PROMPT_ENTRIES, SiteProfile, parse_site
 from mediaassist.providers.web.tools import SiteCheckReport, check_site, no_display_message, with_browser
 
 if TYPE_CHECKING:
@@ -44,11 +55,16 @@ if TYPE_CHECKING:
 # the script has run for about 0.5 s, so a one-line answer caught it one run in two.
 TEST_PROMPT = ("Please repeat this list back, one item per line: "
                + ", ".join(f"item {number}" for number in range(1, 121)))
+# Read back after each way of entering it: a blank line, Chinese and an emoji (what editors mangle).
+ENTRY_TEST = "mediaassist test\n\nsecond paragraph 第二段 😀\n  indented line"
+SECOND_PROMPT = ("Please repeat these words back, one per line: "
+                 + ", ".join(f"word {number}" for number in range(1, 81)))
 CLICK_WAIT_S = 300.0
 WATCH_POLL_S = 0.1
 MAX_GENERATING = 3
 MIN_EXTENSION_S = 0.25  # a flicker just before or after the main indicator adds nothing
-STEPS = {"prompt": "click the prompt box (log in first if the site asks)",
+STEPS = {"prompt": "click the prompt box (log in first if the site asks; close a pop-up with its own close "
+                   "button, that click is learned too)",
          "send": "click the send button (this sends a test prompt asking for a long answer)",
          "answer": "when the answer has finished, click on the answer text"}
 Operator = Callable[[str, Page], Awaitable[None]]
@@ -56,10 +72,18 @@ Chain = list[dict[str, Any]]  # the clicked element, then its ancestors: {tag, s
 
 # In the page: remember what the operator clicks, and describe elements by robust selectors.
 PASSWORD_BOX = 'input[type="password"]'
-_PAGE_SCRIPT = r"""() => {
+# What follows the pointer (tooltips, popovers): never an indicator of anything.
+ARTEFACTS = ("[role=tooltip], [class*=tooltip i], [class*=popover i], [data-radix-popper-content-wrapper], "
+             "[data-tippy-root]")
+POPUPS = "[role=dialog], [role=alertdialog], dialog, [aria-modal=true]"
+_PAGE_SCRIPT = (r"""() => {
   if (window.__maLearn) return;
   const q = (v) => JSON.stringify(v);
   const generated = /^(svelte|css|st-emotion|sc|jsx|emotion|tw|_)-|[0-9]{3,}|^[a-z]{1,3}[0-9]|__|--/;
+  // what an element is now, not what it is: gone as soon as text is typed, the pointer moves...
+  const state = new RegExp('^(is|has)-|^ProseMirror-|empty|focus|active|hover|selected|checked|disabled|' +
+                           'expanded|collapsed|open|closed|loading', 'i');
+  const ARTEFACTS = ARTEFACT_SELECTORS, POPUPS = POPUP_SELECTORS;
   const candidates = (el, verify = true) => {
     const tag = el.tagName.toLowerCase(), out = [];
     const attr = (name) => el.getAttribute(name);
@@ -68,7 +92,7 @@ _PAGE_SCRIPT = r"""() => {
     if (el.id && !generated.test(el.id) && !/[:.]/.test(el.id)) out.push('#' + CSS.escape(el.id));
     for (const name of ['role', 'name', 'placeholder'])
       if (attr(name) && attr(name).length <= 60) out.push(`${tag}[${name}=${q(attr(name))}]`);
-    const classes = [...el.classList].filter((c) => !generated.test(c) && c.length <= 30).slice(0, 2);
+    const classes = [...el.classList].filter((c) => !generated.test(c) && !state.test(c) && c.length <= 30).slice(0, 2);
     if (classes.length) out.push(tag + classes.map((c) => '.' + CSS.escape(c)).join(''));
     if (!verify) return out;
     const matches = (s) => {
@@ -88,7 +112,8 @@ _PAGE_SCRIPT = r"""() => {
       const now = performance.now() - t0;
       for (const el of live) {
         const rec = seen.get(el), shows = el.isConnected && visible(el);
-        if (shows) { if (rec.first === null) { rec.first = now; rec.selectors = candidates(el); }
+        if (shows) { if (rec.first === null) { rec.first = now;
+                                               rec.selectors = el.closest(ARTEFACTS) ? [] : candidates(el); }
                      rec.last = now; rec.gone = false; }
         else if (rec.first !== null) { rec.gone = true; if (!el.isConnected) live.delete(el); }
       }
@@ -104,7 +129,7 @@ _PAGE_SCRIPT = r"""() => {
     const timer = setInterval(scan, 50);
     window.__maLearn.quietMs = () => performance.now() - lastChange;
     window.__maLearn.turn = () => { scan(); observer.disconnect(); clearInterval(timer);
-      return [...seen.values()].filter((r) => r.first !== null); };
+      return [...seen.values()].filter((r) => r.first !== null && r.selectors.length); };
   };
   window.__maLearn = {
     picked: null,
@@ -115,6 +140,8 @@ _PAGE_SCRIPT = r"""() => {
     describe: (el) => { const chain = []; for (let e = el; e && e !== document.body; e = e.parentElement)
       chain.push({tag: e.tagName.toLowerCase(), selectors: candidates(e), editable: e.isContentEditable ||
                   e.tagName === 'TEXTAREA' || e.tagName === 'INPUT',
+                  root: (e.isContentEditable && !(e.parentElement && e.parentElement.isContentEditable)) ||
+                  e.tagName === 'TEXTAREA' || e.tagName === 'INPUT',
                   control: ['BUTTON', 'A'].includes(e.tagName) || e.getAttribute('role') === 'button' ||
                   (e.tagName === 'INPUT' && ['submit', 'button'].includes(e.type))}); return chain; },
     census: () => { const counts = {}; for (const el of document.body.querySelectorAll('*')) {
@@ -123,10 +150,17 @@ _PAGE_SCRIPT = r"""() => {
   };
   setInterval(() => { window.__maLearn.loginSeen ||= passwordShown(); }, 100);
   document.addEventListener('pointerdown', (e) => {
+    const popup = e.target.closest(POPUPS);
+    const control = e.target.closest('button, a, [role=button]');
+    if (popup && control && !popup.querySelector('input, textarea')) {
+      window.__maLearn.dismiss = window.__maLearn.describe(control);
+      return;
+    }
     window.__maLearn.picked = window.__maLearn.describe(e.target);
     window.__maLearn.pickedElement = e.target;
   }, true);
-}""".replace("PASSWORD_BOX", json.dumps(PASSWORD_BOX))
+}""".replace("PASSWORD_BOX", json.dumps(PASSWORD_BOX)).replace("ARTEFACT_SELECTORS", json.dumps(ARTEFACTS))
+                .replace("POPUP_SELECTORS", json.dumps(POPUPS)))
 RELOAD_CHECK_MS = 15_000
 QUIET_MS = 1_000
 SETTLE_LIMIT_S = 10.0
@@ -210,7 +244,7 @@ async def learn_site(name: str, url: str, account: str, config: AppConfig, data_
 
     async def work(_runtime: BrowserRuntime, page: Page) -> str:
         await page.goto(url, wait_until="domcontentloaded")
-        return await _learn_on_page(name, url, page, operator, say)
+        return await _learn_on_page(name, url, page, operator, say, config.app.chromium_path)
 
     text = await with_browser(account, config, data_dir, headless, work)
     parse_site(_toml_loads(text), target)  # what was learned must be a valid profile
@@ -226,12 +260,30 @@ def _toml_loads(text: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+@dataclass
+class Learned:
+    """What the clicks and the test turn taught, before it is written as a profile."""
+
+    prompt: str
+    send: str
+    answer: str
+    generating: list[str]
+    done: str | None
+    dismiss: str | None
+    prompt_entry: str | None = None
+    login_url: str | None = None
+    logged_out: str | None = None
+    stay: bool = False
+
+
 async def _learn_on_page(name: str, url: str, page: Page, operator: Operator | None,
-                         say: Callable[[str], None]) -> str:
+                         say: Callable[[str], None], chromium_path: str | None) -> str:
+    await page.add_init_script(f"({_PAGE_SCRIPT})()")  # the login may navigate: every page gets it
     await page.evaluate(_PAGE_SCRIPT)
     prompt_chain = await _pick(page, "prompt", operator, say)
     has_login = bool(await page.evaluate("() => window.__maLearn.loginSeen"))
-    prompt = _choose(prompt_chain, editable=True)
+    dismiss_chain: Chain | None = await page.evaluate("() => window.__maLearn.dismiss || null")
+    prompt = _choose(prompt_chain, root=True)
     await page.locator(prompt).first.click()
     await page.keyboard.insert_text(TEST_PROMPT)
     baseline = await page.evaluate("() => window.__maLearn.census()")
@@ -244,10 +296,100 @@ async def _learn_on_page(name: str, url: str, page: Page, operator: Operator | N
     watch = Watch(baseline, await page.evaluate("() => window.__maLearn.census()"), shown)
     answer = await _answer_selector(page, answer_chain, watch)
     generating, ended = watch.generating()
-    done = await _done_selector(page, watch, ended, answer) if generating else None
-    stays = await _login_lost_on_reload(page, prompt)
-    return _profile_text(name, url, prompt, _choose(send_chain, control=True), answer, generating, done,
-                         has_login=has_login, stay=stays)
+    learned = Learned(prompt, _choose(send_chain, control=True), answer, generating,
+                      await _done_selector(page, watch, ended, answer) if generating else None,
+                      _choose(dismiss_chain, control=True) if dismiss_chain else None)
+    if learned.dismiss:
+        say(f"the pop-up's close button was learned as dismiss: {learned.dismiss}")
+    learned.login_url, learned.logged_out = await _logged_out_view(url, prompt, chromium_path)
+    if has_login and learned.login_url is None:
+        learned.login_url, learned.logged_out = url, PASSWORD_BOX
+    profile = parse_site(_toml_loads(_profile_text(name, url, learned)))
+    learned.prompt_entry = await _exact_prompt_entry(profile, page, say)
+    profile.prompt_entry = learned.prompt_entry
+    await _second_turn(profile, page, say)
+    learned.stay = await _login_lost_on_reload(page, prompt)
+    return _profile_text(name, url, learned)
+
+
+async def _logged_out_view(url: str, prompt: str, chromium_path: str | None) -> tuple[str | None, str | None]:
+    """Open ``url`` in a fresh private browser (no cookies) as a logged-out person would: the
+    login page it lands on (``login_url``) and the password box there (``logged_out``); (None,
+    None) when the chat shows without a login."""
+    async with async_playwright() as playwright:
+        try:
+            browser = await playwright.chromium.launch(executable_path=find_chromium(chromium_path), headless=True)
+        except PlaywrightError:  # no second browser here: the password box seen while learning decides
+            return None, None
+        try:
+            page = await browser.new_page()
+            try:
+                await page.goto(url, wait_until="domcontentloaded")
+            except PlaywrightError:
+                return None, None
+            either = page.locator(f"{prompt}, {PASSWORD_BOX}").filter(visible=True)
+            try:
+                await either.first.wait_for(timeout=RELOAD_CHECK_MS)
+            except PlaywrightTimeoutError:
+                return page.url, None  # neither: the logged-in marker's absence says logged out
+            if await page.locator(PASSWORD_BOX).filter(visible=True).count():
+                return page.url, PASSWORD_BOX
+            return None, None
+        finally:
+            await browser.close()
+
+
+async def _exact_prompt_entry(profile: SiteProfile, page: Page, say: Callable[[str], None]) -> str:
+    """The first of type, paste and fill that puts a multi-line prompt (a blank line, Chinese,
+    an emoji) into the learned prompt box exactly; the box is left empty."""
+    driver = SiteDriver(profile, page, Clock(), lambda _line: None)
+    problems: list[Message] = []
+    for way in PROMPT_ENTRIES:
+        profile.prompt_entry = way
+        try:
+            await driver.enter_prompt(ENTRY_TEST)
+        except TaskError as exc:
+            problems.append(exc.message)
+            continue
+        if not await driver.visible("logged_in"):
+            raise TaskError(ErrorKind.PROVIDER, msg("the prompt box's selector no longer matches once text is typed "
+                                                    "({selector}); redo the click on the prompt box",
+                                                    selector=profile.selectors["prompt"][0]), retry=False)
+        await driver.clear_prompt()
+        say(f"prompts go in by {way} (read back exact)")
+        return way
+    raise TaskError(ErrorKind.PROVIDER, msg("no way of entering a prompt reads back exact in the learned prompt box: "
+                                            "{problems}", problems=each_of(problems)), retry=False)
+
+
+async def _second_turn(profile: SiteProfile, page: Page, say: Callable[[str], None]) -> None:
+    """The learned profile runs a test turn of its own, end to end, before it is saved; an
+    indicator that never shows in it is reported."""
+    driver = SiteDriver(profile, page, Clock(), lambda _line: None)
+    seen_generating = False
+    try:
+        await driver.dismiss_popups()  # on the page as the first turn left it: a reload may log out
+        if await driver.login_state() != "ok":
+            raise TaskError(ErrorKind.LOGIN, msg("the page shows it is logged out"), retry=False)
+        await driver.enter_prompt(SECOND_PROMPT)
+        before = await driver.marks()
+        await driver.send()
+        waiting = asyncio.ensure_future(driver.wait_answer(before))
+        while not waiting.done():
+            seen_generating = seen_generating or await driver.visible("generating") > 0
+            await asyncio.wait([waiting], timeout=WATCH_POLL_S)
+        answer = waiting.result()
+    except TaskError as exc:
+        raise TaskError(ErrorKind.PROVIDER, msg("the learned profile's own test turn failed: {reason}; run sites learn "
+                                                "again (click the prompt box itself, the send button, then the "
+                                                "finished answer's text)", reason=exc.message), retry=False) from None
+    if not answer:
+        raise TaskError(ErrorKind.PROVIDER, msg("the learned profile's own test turn read an empty answer; redo the "
+                                                "click on the answer (on its text, once it has finished)"),
+                        retry=False)
+    if profile.generating_selectors and not seen_generating:
+        say(f"note: the generating indicator {profile.generating_selectors[0]} did not show in the second test turn")
+    say(f"the learned profile ran a test turn of its own ({len(answer)} characters answered)")
 
 
 async def _settle(page: Page) -> None:
@@ -274,14 +416,17 @@ async def _login_lost_on_reload(page: Page, prompt: str) -> bool:
 
 async def _pick(page: Page, step: str, operator: Operator | None, say: Callable[[str], None]) -> Chain:
     """Wait for the operator's click for ``step``; the clicked element and its ancestors."""
-    await page.evaluate("() => { window.__maLearn.picked = null; }")
+    await page.evaluate("() => { window.__maLearn.picked = null; }")  # the page is idle between steps
     say(f"in the browser window, {STEPS[step]}")
     if operator is not None:
         await operator(step, page)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + CLICK_WAIT_S
     while loop.time() < deadline:
-        picked: Chain | None = await page.evaluate("() => window.__maLearn.picked")
+        try:  # the page may be navigating (a login form posted): the next poll reads the new page
+            picked: Chain | None = await page.evaluate("() => window.__maLearn && window.__maLearn.picked")
+        except PlaywrightError:
+            picked = None
         if picked:
             return picked
         await asyncio.sleep(WATCH_POLL_S)
@@ -289,14 +434,16 @@ async def _pick(page: Page, step: str, operator: Operator | None, say: Callable[
                                            step=step, seconds=format(CLICK_WAIT_S, ".0f")), retry=False)
 
 
-def _choose(chain: Chain, editable: bool = False, control: bool = False) -> str:
+def _choose(chain: Chain, root: bool = False, control: bool = False) -> str:
     """The most robust selector of the clicked element, or of the nearest ancestor that has one.
-    ``control``: a click inside a button (on its icon, say) means the button itself."""
+    ``control``: a click inside a button (on its icon, say) means the button itself. ``root``: a
+    click inside a rich-text editor (on its empty-state paragraph, say) means its editable root,
+    or the textarea or input clicked."""
     controls = [item for item in chain if item["control"] and item["selectors"]] if control else []
     if controls:
         return str(controls[0]["selectors"][0])
     for item in chain:
-        if editable and not item["editable"]:
+        if root and not item.get("root"):
             continue
         if item["selectors"]:
             return str(item["selectors"][0])
@@ -327,24 +474,27 @@ async def _done_selector(page: Page, watch: Watch, ended: float, answer: str) ->
     return None
 
 
-def _profile_text(name: str, url: str, prompt: str, send: str, answer: str, generating: list[str],
-                  done: str | None, *, has_login: bool, stay: bool) -> str:
+def _profile_text(name: str, url: str, learned: Learned) -> str:
     def line(role: str, selectors: list[str], note: str) -> str:
         return f"{role} = {json.dumps(selectors, ensure_ascii=False)}  # {note}\n" if selectors else ""
-    stop = [s for s in generating[:1] if re.match(r"(button|#|\[)", s) and "stop" in s.lower()]
+    stop = [s for s in learned.generating[:1] if re.match(r"(button|#|\[)", s) and "stop" in s.lower()]
     top = f"name = {json.dumps(name)}\nstart_url = {json.dumps(url)}\n"
-    if has_login:
-        top += f"login_url = {json.dumps(url)}  # a password box showed before the prompt box\n"
-    if stay:
+    if learned.login_url:
+        top += f"login_url = {json.dumps(learned.login_url)}  # where a fresh browser (no cookies) lands\n"
+    if learned.stay:
         top += 'navigation = "stay"  # a reload lost the login (kept in the page session)\n'
+    if learned.prompt_entry:
+        top += f"prompt_entry = {json.dumps(learned.prompt_entry)}  # the first way that read back exact\n"
     return (f"# Learned by `mediaassist sites learn` from three clicks on {url}.\n"
-            "# Review it: add logged_out, error, dismiss and banner selectors the test turn could not show.\n"
+            "# No error role: the generic rule applies (a new alert or toast, or error-like words once the\n"
+            "# answer stops growing, fails the task). Add error/banner roles or error_texts_in_answer by hand.\n"
             f"{top}\n[selectors]\n"
-            + line("prompt", [prompt], "clicked as the prompt box")
-            + line("send", [send], "clicked as the send button")
-            + line("answer", [answer], "every answer bubble; the new turn's ones are read")
-            + line("generating", generating, "shown while the test answer was written")
+            + line("prompt", [learned.prompt], "clicked as the prompt box (its editable root)")
+            + line("send", [learned.send], "clicked as the send button")
+            + line("answer", [learned.answer], "every answer bubble; the new turn's ones are read")
+            + line("generating", learned.generating, "shown while the test answer was written")
             + line("stop", stop, "clicked to end an answer")
-            + line("done", [done] if done else [], "appeared when the test answer ended")
-            + line("logged_in", [prompt], "the prompt box shows once logged in")
-            + line("logged_out", [PASSWORD_BOX] if has_login else [], "the login form's password box"))
+            + line("done", [learned.done] if learned.done else [], "appeared when the test answer ended")
+            + line("dismiss", [learned.dismiss] if learned.dismiss else [], "the pop-up's close button, clicked")
+            + line("logged_in", [learned.prompt], "the prompt box shows once logged in")
+            + line("logged_out", [learned.logged_out] if learned.logged_out else [], "the login form's password box"))

@@ -137,7 +137,14 @@ class WebProvider:
             except (PlaywrightError, OSError) as exc:
                 ctx.log(msg("the session cookies could not be saved ({error})", error=type(exc).__name__))
             runtime.tasks_since_launch += 1
-        if runtime.needs_recycle:
+        if runtime.needs_recycle and self.site.navigation == "stay":
+            # The login lives in this page (a page-session gate): a new browser would lose it,
+            # so the page is kept (said once, when the count is reached).
+            if runtime.tasks_since_launch == runtime.settings.recycle_after:
+                ctx.log(msg("not recycling the browser after {n} tasks: the login of {site} lives in the open page "
+                            "(navigation = \"stay\"), which is kept", n=runtime.tasks_since_launch,
+                            site=self.site.name))
+        elif runtime.needs_recycle:
             ctx.log(msg("recycling the browser after {n} tasks", n=runtime.tasks_since_launch))
             await runtime.close(ctx.log)
 

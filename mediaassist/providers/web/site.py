@@ -31,8 +31,10 @@ DEFAULT_RATE_LIMIT_TEXTS = ("too many requests", "rate limit", "please wait a fe
 # A key chord (Playwright's spelling, e.g. "Enter", "Control+Enter", "Meta+Enter") instead of a
 # send button: recognised in the ``send`` list by shape, since no CSS selector looks like one.
 _CHORD = re.compile(r"^((Control|Shift|Alt|Meta|ControlOrMeta)\+)*Enter$", re.IGNORECASE)
+PROMPT_ENTRIES = ("type", "paste", "fill")
 _TOP_KEYS = {"name", "start_url", "login_url", "selectors", "completion", "rate_limit_texts", "busy_texts",
-             "error_texts", "navigation", "answer_text", "answer_format", "line_break"}
+             "error_texts", "error_texts_in_answer", "navigation", "answer_text", "answer_format", "line_break",
+             "prompt_entry"}
 _COMPLETION_KEYS = {"stable_ms", "done_polls", "poll_ms", "start_timeout_s", "timeout_s", "login_timeout_s"}
 STABLE_MS_WITH_END_SIGNAL = 300  # a done marker in the new turn or a stop button going away
 STABLE_MS_WITHOUT = 1200  # with neither, only a longer settled text guards against a preamble
@@ -67,6 +69,10 @@ class SiteProfile:
     rate_limit_texts: tuple[str, ...] = DEFAULT_RATE_LIMIT_TEXTS
     busy_texts: tuple[str, ...] = ()
     error_texts: tuple[str, ...] = ()
+    # an answer bubble whose text (or last line) starts with one of these is the page's error
+    error_texts_in_answer: tuple[str, ...] = ()
+    # how the prompt goes in: type | paste | fill; None tries them in turn until one reads back exact
+    prompt_entry: str | None = None
     source: Path | None = None
 
     def has(self, role: str) -> bool:
@@ -126,9 +132,11 @@ def parse_site(data: dict[str, Any], source: Path | None = None) -> SiteProfile:
     profile.navigation = _choice(data, "navigation", NAVIGATIONS, profile.navigation, where)
     profile.answer_format = _choice(data, "answer_format", ANSWER_FORMATS, profile.answer_format, where)
     profile.answer_text = _answer_text(data.get("answer_text", profile.answer_text), where)
+    if "prompt_entry" in data:
+        profile.prompt_entry = _choice(data, "prompt_entry", PROMPT_ENTRIES, "", where)
     if "line_break" in data:
         profile.line_break = _str_list(data["line_break"], f"{where}: line_break")[0]
-    for key in ("rate_limit_texts", "busy_texts", "error_texts"):
+    for key in ("rate_limit_texts", "busy_texts", "error_texts", "error_texts_in_answer"):
         if key in data:
             setattr(profile, key, tuple(t.lower() for t in _str_list(data[key], f"{where}: {key}")))
     for problem in feature_problems(profile):
