@@ -5,8 +5,9 @@
 Runs offscreen on a simulated 1366×768 screen (Qt's offscreen platform with a screen config), so
 the result does not depend on the X server's size. Saves screenshots/{en,zh_CN}-{first-start,
 busy,error,gallery,preview-image,preview-video,compare,import,import-errors,settings,accounts,tray}.png;
-``--docs`` also refreshes the pictures in docs/images/ (README and the documentation site, the
-compare view's among them); ``--compare-only`` shoots only the compare view (English).
+``--docs`` also refreshes the pictures in docs/images/ (README and the documentation site: the
+main views in both languages, ``<language>-<view>.png``, and the compare view's);
+``--compare-only`` shoots only the compare view (English).
 """
 
 from __future__ import annotations
@@ -50,10 +51,17 @@ LONG_REASON = ("RunningHub balance or membership exhausted (416 APIKEY_USER_BALA
                "then resume the lane")
 
 
+# The main views, in both languages, for the documentation (docs/images/<language>-<view>.png).
+DOC_VIEWS = ("first-start", "busy", "error", "gallery", "accounts", "import", "import-errors", "settings", "tray")
+DOC_SHOTS: list[bool] = []  # [True] with --docs
+
+
 def save(widget: QWidget, name: str) -> Path:
     path = OUT / f"{name}.png"
     widget.grab().save(str(path))
     print("saved", path)
+    if DOC_SHOTS and name.partition("-")[2] in DOC_VIEWS:
+        save_small(widget, DOCS / f"{name}.png")
     return path
 
 
@@ -87,8 +95,7 @@ async def accept_import(window: MainWindow, path: Path, model: str | None = None
 
 async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     await asyncio.sleep(0.5)
-    save(window, f"{language}-first-start")
-    window.resize(*SCREEN)
+    save(window, f"{language}-first-start")  # maximized: a first start on a 1366-px screen
     await accept_import(window, EXAMPLES / "images.txt", "demo-illustrator")
     for name in ("seed-batch.csv", "image-to-video.csv", "video-services.csv"):
         await accept_import(window, EXAMPLES / name)
@@ -203,6 +210,8 @@ def main() -> int:
     parser.add_argument("--compare-only", action="store_true", help="only the compare view, in English")
     args = parser.parse_args()
     docs = args.docs
+    if docs:
+        DOC_SHOTS.append(True)
     OUT.mkdir(exist_ok=True)
     DOCS.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import signal
 import sys
@@ -149,7 +150,7 @@ def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
         say(msg("mediaassist run: give FILE... (or --all to run the whole queue)"))
         return EXIT_BAD_INPUT
     try:
-        return asyncio.run(_run(args, options))
+        return asyncio.run(_run(args, dataclasses.replace(options, leave_held_accounts=True)))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
 
@@ -384,12 +385,14 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
         from mediaassist.runtime import Runtime
 
         async with Runtime(options) as rt:
+            rt.store.verify()
             lanes, at_work = lane_status(rt.config, rt.store), processes_at_work(rt.store)
             spent, stopped = spent_today(rt.config, rt.store), paused_batches(rt.store.paused_lane_reasons())
             checks = await poll_account_checks(rt.config)
     else:
         config = load_app_config(options)
         with _open_store(options) as store:
+            store.verify()
             lanes, at_work = lane_status(config, store), processes_at_work(store)
             spent, stopped = spent_today(config, store), paused_batches(store.paused_lane_reasons())
         checks = await poll_account_checks(config)
@@ -437,6 +440,31 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
     return EXIT_OK
 
 
+async def _estimate(args: argparse.Namespace, options: RuntimeOptions) -> int:
+    options.read_only = True
+    if options.demo:
+        from mediaassist.runtime import Runtime
+
+        async with Runtime(options) as rt:
+            return _print_estimate(args, rt.config, rt.store)
+    config = load_app_config(options)
+    with _open_store(options) as store:
+        return _print_estimate(args, config, store)
+
+
+def _print_estimate(args: argparse.Namespace, config: AppConfig, store: Store) -> int:
+    reports = [read_task_file(path, config, args.model, args.encoding) for path in args.files]
+    for report in reports:
+        for error in report.errors:
+            print(f"{report.source}: {error}", file=sys.stderr)
+    estimate = estimate_batch(Budgeter(store, config), [t for r in reports for t in r.tasks])
+    if args.json:
+        print(json.dumps(estimate.to_json(), ensure_ascii=False, indent=1))
+    else:
+        print("\n".join(estimate.lines()))
+    return EXIT_BAD_INPUT if any(r.errors for r in reports) else EXIT_OK
+
+
 async def _outputs_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
     """rerun, outputs manifest|pick|deliver: on the config (or the demo's) and the store."""
     from mediaassist.runtime import Runtime  # only the commands that run work load the scheduler
@@ -476,31 +504,6 @@ def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
     return EXIT_FAILED if delivery.missing else EXIT_OK
 
 
-async def _estimate(args: argparse.Namespace, options: RuntimeOptions) -> int:
-    options.read_only = True
-    if options.demo:
-        from mediaassist.runtime import Runtime
-
-        async with Runtime(options) as rt:
-            return _print_estimate(args, rt.config, rt.store)
-    config = load_app_config(options)
-    with _open_store(options) as store:
-        return _print_estimate(args, config, store)
-
-
-def _print_estimate(args: argparse.Namespace, config: AppConfig, store: Store) -> int:
-    reports = [read_task_file(path, config, args.model, args.encoding) for path in args.files]
-    for report in reports:
-        for error in report.errors:
-            say(msg("{source}: {error}", source=report.source, error=error.text))
-    estimate = estimate_batch(Budgeter(store, config), [t for r in reports for t in r.tasks])
-    if args.json:
-        print(json.dumps(estimate.to_json(), ensure_ascii=False, indent=1))
-    else:
-        print("\n".join(estimate.lines()))
-    return EXIT_BAD_INPUT if any(r.errors for r in reports) else EXIT_OK
-
-
 def _cancel(args: argparse.Namespace, store: Store) -> int:
     if not args.task_ids and not args.batch:
         say(msg("mediaassist cancel: give TASK_ID... or --batch ID"))
@@ -525,6 +528,12 @@ def _retry(args: argparse.Namespace, store: Store) -> int:
         say(msg("mediaassist: {task_id} is {state}; only finished tasks are run again",
                 task_id=task.task_id, state=task.state))
     count = store.retry(args.task_ids, args.batch, all_failed=args.failed)
+    if not count and not args.task_ids:  # nothing failed: good news, not an error
+        if args.batch:
+            say(msg("nothing to retry: no failed or canceled task in batch {batch}", batch=args.batch), to=sys.stdout)
+        else:
+            say(msg("nothing to retry: no failed task"), to=sys.stdout)
+        return EXIT_OK
     say(msg("{tasks} queued again; they run while the app is open, or at the next `mediaassist run` of their file",
             tasks=_tasks(count)), to=sys.stdout)
     return EXIT_OK if count else EXIT_FAILED

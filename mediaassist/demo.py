@@ -161,7 +161,7 @@ class DemoEnvironment:
         link, which sets the session cookie in that profile. With no Chromium on the machine the
         web lane falls back to the simulated site, so ``--demo`` still runs."""
         from mediaassist.demo_servers.chat_site import DEMO_SITE, ChatSite, SiteState, write_site_profile
-        from mediaassist.providers.web import chromium_available, login_account
+        from mediaassist.providers.web import chromium_available, login_account, profile_holder
 
         site_name = DEMO_SITE if chromium_available(self.config.app.chromium_path) else SIMULATED_SITE
         for name in DEMO_ACCOUNTS:
@@ -178,9 +178,12 @@ class DemoEnvironment:
         write_site_profile(chat.base_url, self.data_dir / "sites", DEMO_SITE)
         if not self.log_in:
             return
+        # An account whose browser another process holds (the demo window) is that process's:
+        # no login is tried, so none is reported as failed.
+        free = [name for name in DEMO_ACCOUNTS if profile_holder(self.data_dir, name) is None]
         results = await asyncio.gather(*(
             login_account(name, self.config, self.data_dir, None, headless=True,
                           login_url=f"{chat.base_url}/login?user={name}", timeout_s=30.0)
-            for name in DEMO_ACCOUNTS))
+            for name in free))
         # A LoginResult is truthy when the login was seen.
-        self.logins = dict(zip(DEMO_ACCOUNTS, [bool(r) for r in results], strict=True))
+        self.logins = dict(zip(free, [bool(r) for r in results], strict=True))

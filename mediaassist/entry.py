@@ -15,10 +15,6 @@ running; a shared server out of reach; a schema newer than this program), 3 the 
 from __future__ import annotations
 
 import argparse
-import errno
-import json
-import logging
-import logging.handlers
 import os
 import sys
 import warnings
@@ -78,10 +74,24 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # preparing the data dir on a read-only or full file system
         from mediaassist.core.store import classify_fault
 
-        classified = classify_fault(exc, Path(exc.filename or "."))
+        classified = classify_fault(exc, _where_it_failed(exc, options))
         if classified is None:
             raise
         return report_storage_fault(classified, args)
+
+
+def _where_it_failed(exc: OSError, options: RuntimeOptions) -> Path:
+    """The file an OS error names, else the store file in the data dir -- never the working
+    directory, whose disk may not be the full one."""
+    if exc.filename:
+        return Path(exc.filename)
+    from mediaassist.core.options import DB_NAME
+    from mediaassist.core.paths import data_dir
+
+    try:
+        return data_dir(options.data_dir) / DB_NAME
+    except OSError:
+        return Path(options.data_dir or ".").expanduser().resolve() / DB_NAME
 
 
 def report_storage_fault(fault: StorageFault, args: argparse.Namespace | None = None) -> int:
@@ -221,6 +231,8 @@ def _model_list(text: str) -> list[str]:
 
 def _param(text: str) -> tuple[str, Any]:
     """``KEY=VALUE``: the value as JSON when it reads as JSON (8, true, "x"), else as text."""
+    import json
+
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"{text!r}: write KEY=VALUE, e.g. --param seconds=8")
@@ -390,6 +402,9 @@ def _command_parser() -> argparse.ArgumentParser:
 # --- logging ----------------------------------------------------------------------------------
 
 def _setup_logging(args: argparse.Namespace, options: RuntimeOptions) -> None:
+    import errno
+    import logging.handlers  # not before: --version and --help need no logging
+
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(level)

@@ -13,7 +13,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mediaassist.core.budget import is_budget_pause
 from mediaassist.core.clock import Clock
@@ -35,10 +35,18 @@ from mediaassist.core.store import Account, Result, Store, Task, TaskLog
 
 if TYPE_CHECKING:
     from mediaassist.demo import DemoEnvironment
-    from mediaassist.providers.web import LoginResult
 
 log = logging.getLogger("mediaassist")
 Changed = TypeVar("Changed")
+
+
+class Login(Protocol):
+    """How a login ended (the web lane's ``LoginResult``)."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def message(self) -> Message: ...
 
 
 @dataclass(frozen=True)
@@ -54,22 +62,6 @@ class LaneView:
     running: int  # this process's attempts on it
     notes: tuple[Message, ...] = ()  # the provider's account check (a poll lane's pre-flight)
     balance: Money | None = None  # what the account had left when last read, where the service tells
-
-
-def keep_operator_money(demo: AppConfig, operator: AppConfig) -> None:
-    """What ``--demo`` takes from a given ``--config`` about money (its webhooks and [outputs]
-    come by ``load_operator_settings``): the [budget], so it can be tried on the demo providers;
-    never its providers, models or accounts -- only the price tables of its models and the daily
-    budgets of its providers that are named like the demo's."""
-    demo.budget = operator.budget
-    for provider in demo.providers:
-        theirs = operator.provider(provider.name)
-        if theirs is not None:
-            provider.daily_budget = theirs.daily_budget
-    for model in demo.models:
-        their_model = operator.model(model.name)
-        if their_model is not None and their_model.price is not None:
-            model.price = their_model.price
 
 
 class Runtime:
@@ -100,7 +92,6 @@ class Runtime:
                 self.config = await self._stack.enter_async_context(demo)
                 if self.options.config_path is not None:
                     load_operator_settings(self.options.config_path, self.config)
-                    keep_operator_money(self.config, load_app_config(self.options))
             else:
                 self.config = load_app_config(self.options)
             self.store_location = store_location(self.options, self.config, self.data_dir)
@@ -113,6 +104,8 @@ class Runtime:
                 # must not find them flipped to "needs login" by a second demo process.
                 for name in (name for name, ok in demo.logins.items() if ok):
                     self.store.set_login_state(name, "ok")
+            if self.options.leave_held_accounts:
+                self._leave_held_accounts()
             # Imported here: a headless command that only reads the store never loads a provider.
             from mediaassist.providers.registry import build_providers
 
@@ -125,6 +118,25 @@ class Runtime:
             await self._stack.aclose()
             raise
         return self
+
+    def _leave_held_accounts(self) -> None:
+        """A `run` beside the window: the accounts whose browser it holds get no lane here (their
+        tasks are the window's). Nothing is wrong, so it is said once, at info level."""
+        try:
+            from mediaassist.providers.web import profile_holder
+        except ImportError:  # no web lane installed: no browser to share
+            return
+        held = {acct.name: holder for acct in self.config.accounts
+                if (holder := profile_holder(self.data_dir, acct.name)) is not None}
+        if not held:
+            return
+        self.config.accounts = [acct for acct in self.config.accounts if acct.name not in held]
+        holders = ", ".join(sorted({str(holder.get("pid", "?")) for holder in held.values()}))
+        if self.config.accounts:  # some are free: this run takes those too
+            log.info("web accounts %s are run by the window (process %s); this run takes the other accounts, "
+                     "API and poll work", ", ".join(sorted(held)), holders)
+        else:
+            log.info("web accounts are run by the window (process %s); this run takes API and poll work", holders)
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
@@ -292,7 +304,7 @@ class Runtime:
         self.store.set_account_enabled(name, enabled)
         self.scheduler.wake()
 
-    def log_in(self, name: str) -> Awaitable[LoginResult] | None:
+    def log_in(self, name: str) -> Awaitable[Login] | None:
         """Open the account's browser profile headed so the operator can log in; None when the
         account needs no login (a simulated site's: it is marked logged in). Raises KeyError for
         an unknown account and ImportError when the web lane is not installed."""

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Idempotent set-up for a fresh Debian/Ubuntu machine: system packages, a venv in .venv, the
-# project (editable) with its test extras. Re-running it only installs what is missing.
-#   packaging/setup.sh            # install
-#   packaging/setup.sh --app ...  # install, then start the app (args go to mediaassist)
-#   packaging/setup.sh --test ... # install, then run the test suite (args go to pytest) on SQLite
-#                                 # and on a throw-away PostgreSQL (packaging/pg_test_cluster.sh)
-#   packaging/setup.sh --test-fast ... # install, then run the unit tier only (tests/unit: seconds)
-#   packaging/setup.sh --desktop  # install, then add mediaassist to the desktop's launcher
+# Idempotent set-up for a fresh Debian/Ubuntu machine: system packages, a venv in .venv and the
+# project (editable) with what the job needs. Re-running it only installs what is missing.
+#   packaging/setup.sh --app ...  # the app only, then start it (args go to mediaassist)
+#   packaging/setup.sh --test ... # the app and the test tools, then the test suite (args go to
+#                                 # pytest) on SQLite and on a throw-away PostgreSQL
+#                                 # (packaging/pg_test_cluster.sh)
+#   packaging/setup.sh --test-fast ... # the same install, then the unit tier only (tests/unit: seconds)
+#   packaging/setup.sh --desktop  # the app only, then add mediaassist to the desktop's launcher
+#   packaging/setup.sh            # the app only
+# Optional parts of the app, in MEDIAASSIST_EXTRAS (comma-separated):
+#   postgres  a team's shared queue on PostgreSQL ([store] url)
+#   player    videos and sounds play inside the gallery (Qt Multimedia, ~440 MB); without it
+#             they open in the desktop's player
+# e.g. MEDIAASSIST_EXTRAS=postgres,player packaging/setup.sh --app
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,13 +35,27 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+case "${1:-}" in
+  --test|--test-fast) extras="test,postgres,player" ;;
+  *) extras="${MEDIAASSIST_EXTRAS:-}" ;;
+esac
 PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-stamp=.venv/.mediaassist-installed
+# One stamp per set of extras: the app's install does not satisfy the tests', and a later
+# --app keeps the test tools a --test put there.
+stamp=".venv/.mediaassist-installed${extras:+-${extras//,/-}}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  .venv/bin/pip install -q -U pip
-  .venv/bin/pip install -q -e '.[test,postgres]'
+  echo "setup: installing mediaassist${extras:+ with $extras} into .venv (a few minutes the first time)" >&2
+  # pip's and setuptools' own chatter (an editable-install banner among it) goes to the log;
+  # a failure shows its end.
+  log=.venv/setup.log
+  if ! { .venv/bin/pip install -q -U pip && .venv/bin/pip install -q -e ".${extras:+[$extras]}"; } >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    echo "setup: the install failed; the whole log is in $log" >&2
+    exit 1
+  fi
   touch "$stamp"
+  echo "setup: .venv holds $(du -sh .venv | cut -f1)" >&2
 fi
 # Never `playwright install`: it downloads a browser (fails here); we use Debian's chromium.
 

@@ -33,8 +33,8 @@ from mediaassist.core.money import (
     budget_day,
     estimate_cost,
     estimate_produced,
-    format_money,
     format_totals,
+    money_message,
     with_usage,
 )
 from mediaassist.core.store import BudgetStop, Limit, NewTask, Reservation, Store, Task
@@ -181,15 +181,15 @@ class Budgeter:
 def stop_reason(stop: BudgetStop) -> Message:
     """The reason a lane (or a batch) pauses with; its id marks it as the budget's."""
     limit = stop.limit
-    spent, cap = format_money(stop.spent), format_money(limit.cap)
+    spent, cap = money_message(stop.spent), money_message(limit.cap)
     if limit.scope == "batch":
         return msg("budget: {spent} of {cap} spent on batch {batch}", spent=spent, cap=cap, batch=limit.label)
     if limit.scope == "provider":
         return msg("budget: {spent} of {cap} spent today on {provider}", spent=spent, cap=cap, provider=limit.label)
     if limit.scope == "balance":
         left = Money(limit.cap.amount - stop.spent.amount, limit.cap.currency)
-        return msg("balance: {left} left on {provider}, the next task needs about {needed}", left=format_money(left),
-                   provider=limit.label, needed=format_money(stop.needed))
+        return msg("balance: {left} left on {provider}, the next task needs about {needed}", left=money_message(left),
+                   provider=limit.label, needed=money_message(stop.needed))
     return msg("budget: {spent} of {cap} spent today", spent=spent, cap=cap)
 
 

@@ -227,8 +227,8 @@ class AppConfig:
     app: AppSettings = field(default_factory=AppSettings)
     store_url: str | None = None  # [store] url: a shared PostgreSQL store; None = the local file
     notify: list[NotifyConfig] = field(default_factory=list)
-    outputs: OutputsConfig = field(default_factory=OutputsConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    outputs: OutputsConfig = field(default_factory=OutputsConfig)
     source: Path | None = None
 
     def model(self, name: str) -> ModelConfig | None:
@@ -261,9 +261,11 @@ def load_config(path: Path) -> AppConfig:
 
 
 def load_operator_settings(path: Path, config: AppConfig) -> None:
-    """The operator's own settings of the config file at ``path`` -- ``[[notify]]`` webhooks and
-    ``[outputs]`` -- into ``config`` (``--demo`` with ``--config``: try them on the demo providers);
-    never its providers, models or accounts. ``[outputs.models]`` names ``config``'s models."""
+    """The operator's own settings of the config file at ``path`` -- ``[[notify]]`` webhooks,
+    ``[outputs]`` and ``[budget]`` -- into ``config`` (``--demo`` with ``--config``: try them on the
+    demo providers); never its providers, models or accounts, only the ``price`` of its models and
+    the ``daily_budget`` of its providers named like ``config``'s. ``[outputs.models]`` names
+    ``config``'s models."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -275,11 +277,31 @@ def load_operator_settings(path: Path, config: AppConfig) -> None:
              for i, item in enumerate(problems.read(lambda: _array(data, "notify")) or [])]
     outputs = problems.read(lambda: parse_outputs(_table(data.get("outputs", {}), "outputs"), path.parent, config,
                                                   problems))
+    budget = problems.read(lambda: parse_budget(data.get("budget", {})))
+    prices = _named_settings(data, "models", "price", parse_price, config.model, problems)
+    daily = _named_settings(data, "providers", "daily_budget", parse_amounts, config.provider, problems)
     if problems.found:
         raise ConfigError(*(f"{path}: {problem}" for problem in problems.found))
+    config.budget = budget or BudgetConfig()
+    for model in config.models:
+        model.price = prices.get(model.name, model.price)
+    for provider in config.providers:
+        provider.daily_budget = daily.get(provider.name, provider.daily_budget)
     config.notify = [hook for hook in hooks if hook is not None]
     if outputs is not None:
         config.outputs = outputs
+
+
+def _named_settings(data: dict[str, Any], array: str, key: str, parse: Callable[[Any, str], _T],
+                    known: Callable[[str], object], problems: _Problems) -> dict[str, _T]:
+    """``key`` of the ``[[array]]`` tables whose name ``known`` knows, parsed: {name: value}."""
+    found: dict[str, _T] = {}
+    for i, item in enumerate(problems.read(lambda: _array(data, array)) or []):
+        if isinstance(item, dict) and key in item and isinstance(item.get("name"), str) and known(item["name"]):
+            value = problems.read(partial(parse, item[key], f"{array}[{i}].{key}"))
+            if value is not None:
+                found[item["name"]] = value
+    return found
 
 
 def _warn_if_readable_by_others(path: Path) -> None:

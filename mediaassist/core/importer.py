@@ -296,7 +296,7 @@ def _header(source: _Source, cells: Any, report: ImportReport) -> list[str]:
 def _read_json(source: _Source, report: ImportReport) -> list[RawRow]:
     path = source.path
     try:
-        data = json.loads(_read_text(source, report))
+        data = json.loads(_read_text(source, report), parse_constant=_NonFinite)
     except json.JSONDecodeError as exc:
         raise ImportFileError(msg("{path}: not valid JSON ({detail})", path=path, detail=exc)) from None
     except RecursionError:  # nesting deeper than Python's parser can follow
@@ -312,7 +312,7 @@ def _read_jsonl(source: _Source, report: ImportReport) -> list[RawRow]:
         if not line.strip():
             continue
         try:
-            items.append((number, json.loads(line)))
+            items.append((number, json.loads(line, parse_constant=_NonFinite)))
         except json.JSONDecodeError as exc:
             items.append((number, _BadLine(msg("not valid JSON ({msg})", msg=exc.msg))))
         except RecursionError:
@@ -325,6 +325,26 @@ def _read_jsonl(source: _Source, report: ImportReport) -> list[RawRow]:
 @dataclass(frozen=True)
 class _BadLine:
     reason: Message
+
+
+@dataclass(frozen=True)
+class _NonFinite:
+    """``NaN``, ``Infinity`` or ``-Infinity`` in a JSON file: Python's parser takes them, but JSON
+    has no such values (a prompt would be stored and sent as 'nan')."""
+    literal: str
+
+
+def _non_finite_in(value: Any) -> str | None:
+    """The first NaN/Infinity literal anywhere inside a parsed value, or None."""
+    if isinstance(value, _NonFinite):
+        return value.literal
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((found for child in children if (found := _non_finite_in(child)) is not None), None)
+
+
+def _non_finite_reason(literal: str) -> Message:
+    return msg("{literal} is not a JSON value (JSON has no NaN or Infinity): write a number or a text in quotes",
+               literal=literal)
 
 
 def _object_rows(source: _Source, items: Iterator[tuple[int, Any]], report: ImportReport) -> list[RawRow]:
@@ -414,6 +434,8 @@ class _Validator:
             return None
         reasons.extend(msg("column {column}: {reason}", column=name, reason=value.reason)
                        for name, value in values.items() if isinstance(value, _BadCell))
+        reasons.extend(msg("column {column}: {reason}", column=name, reason=_non_finite_reason(literal))
+                       for name, value in values.items() if (literal := _non_finite_in(value)) is not None)
         reasons.extend(msg("{name} must be text, not {type}", name=name, type=_json_type(values[name]))
                        for name in TEXT_COLUMNS
                        if isinstance(values.get(name), (list, dict, bool)))
@@ -552,9 +574,12 @@ def _params(raw: Any, reasons: list[Message]) -> dict[str, Any]:
         return raw or {}
     if isinstance(raw, str):
         try:
-            parsed = json.loads(raw)
+            parsed = json.loads(raw, parse_constant=_NonFinite)
         except (json.JSONDecodeError, RecursionError):
             reasons.append(msg("params is not valid JSON"))
+            return {}
+        if (literal := _non_finite_in(parsed)) is not None:
+            reasons.append(msg("column {column}: {reason}", column="params", reason=_non_finite_reason(literal)))
             return {}
         if isinstance(parsed, dict):
             return parsed

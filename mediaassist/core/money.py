@@ -26,7 +26,7 @@ from babel.core import UnknownLocaleError
 from babel.numbers import format_decimal, get_currency_symbol
 
 from mediaassist.core.errors import ConfigError
-from mediaassist.core.messages import msg
+from mediaassist.core.messages import Message, msg, verbatim
 
 SOURCE_PROVIDER, SOURCE_TABLE, SOURCE_ESTIMATE = "provider", "price table", "estimate"
 # A cost's source as a task's log line says it ("cost ¥1.20 (price table)").
@@ -368,6 +368,14 @@ def format_money(money: Money, locale: str = "en") -> str:
         return f"{format_decimal(money.amount, format='#,##0.##', locale=locale)} {money.currency}"
     except (UnknownLocaleError, ValueError):
         return format_money(money, "en") if locale != "en" else f"{money.amount} {money.currency}"
+
+
+def money_message(money: Money) -> Message:
+    """An amount inside a message: as ``format_money`` writes it, a service's unit translated
+    (RunningHub's "12 coins" reads "12 个币")."""
+    if money.currency == "coins":
+        return msg("{amount} coins", amount=format_decimal(money.amount, format="#,##0.##", locale="en"))
+    return verbatim(format_money(money))
 
 
 def format_totals(totals: Totals | Iterable[Money], locale: str = "en") -> str:

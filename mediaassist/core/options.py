@@ -1,16 +1,19 @@
 """What one start of the app was asked for (the command line's common options), and the config
-file and store they point to."""
+file and store they point to. Light on purpose: the entry point reads the options before it knows
+whether a window or a command follows; the config parser and the store load when first used."""
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mediaassist.core.config import AppConfig, load_config
-from mediaassist.core.location import choose_store_url
 from mediaassist.core.paths import default_config_path, demo_data_dir
-from mediaassist.core.store import Store
+
+if TYPE_CHECKING:
+    from mediaassist.core.config import AppConfig
+    from mediaassist.core.store import Store
 
 DB_NAME = "mediaassist.sqlite3"
 
@@ -25,6 +28,9 @@ class RuntimeOptions:
     # status and other commands that only look: demo accounts are not logged in, nothing about
     # logins is written (another process may be using those accounts right now).
     read_only: bool = False
+    # `run`: web accounts whose browser another process holds (a window running them) are left
+    # to it; this run takes the rest of the work.
+    leave_held_accounts: bool = False
 
     @classmethod
     def from_arguments(cls, args: argparse.Namespace) -> RuntimeOptions:
@@ -37,6 +43,8 @@ class RuntimeOptions:
 
 def load_app_config(options: RuntimeOptions) -> AppConfig:
     """The operator's config; a missing default file is an empty config, not an error."""
+    from mediaassist.core.config import AppConfig, load_config
+
     path = options.config_path or default_config_path()
     if options.config_path is None and not path.exists():
         return AppConfig()
@@ -46,8 +54,12 @@ def load_app_config(options: RuntimeOptions) -> AppConfig:
 def store_location(options: RuntimeOptions, config: AppConfig, data_dir: Path) -> Path | str:
     """The store this run uses: a shared PostgreSQL one if --store, the environment or the
     config names one, else the SQLite file in the data dir."""
+    from mediaassist.core.location import choose_store_url
+
     return choose_store_url(options.store_url, config.store_url) or data_dir / DB_NAME
 
 
 def open_store(options: RuntimeOptions, config: AppConfig, data_dir: Path) -> Store:
+    from mediaassist.core.store import Store
+
     return Store(store_location(options, config, data_dir))

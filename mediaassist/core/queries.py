@@ -218,6 +218,10 @@ class Queries:
         self.store = store
         self.db = store.db
 
+    def task_spend(self, task_ids: Iterable[str]) -> dict[str, list[Spend]]:
+        """{task_id: its spend rows, oldest first} (every attempt's), for the export."""
+        return self.store.task_spend(task_ids)
+
     def off_loop(self) -> OffLoopReader:
         """A worker thread with its own connection to the same store, for reads too long for the loop."""
         return OffLoopReader(self.store)

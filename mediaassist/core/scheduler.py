@@ -47,7 +47,7 @@ from mediaassist.core.lane_api import AccountChecked, BalanceReported, Provider,
 from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
 from mediaassist.core.manifest import batch_entries, write_manifest
-from mediaassist.core.messages import Message, msg, verbatim
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.money import SOURCE_TEXTS, format_money
 from mediaassist.core.outputs import (
     NamingValues,
@@ -628,11 +628,11 @@ class Scheduler:
                 ctx.log(msg("canceled"))
                 self._emit(TaskEventKind.CANCELED, task, note)
         elif end is End.CANCELED:  # canceled elsewhere (e.g. on the service's website): an end, not a failure
-            message = error.message if isinstance(error, TaskError) else verbatim(str(error))
-            if self.store.finish_canceled(task, message):
+            assert isinstance(error, TaskError)
+            if self.store.finish_canceled(task, error.message):
                 self.budget.ended_unfinished(task)
-                self.store.log(task.task_id, msg("canceled: {reason}", reason=message))
-                self._emit(TaskEventKind.CANCELED, task, message)
+                self.store.log(task.task_id, msg("canceled: {reason}", reason=error.message))
+                self._emit(TaskEventKind.CANCELED, task, error.message)
         elif end is End.RELEASE and stopped:
             if self.store.release(task):
                 self.budget.released(task)

@@ -3,7 +3,8 @@
 ``schema_version`` holds one number. A store without it is either empty (created at the current
 version) or from before versions existed (version 1). Each version adds columns (the list lives
 with the models, in ``store.SCHEMA_COLUMNS``); new tables and indexes then come from
-``create_tables``, which skips what exists. Two processes starting
+``create_tables``, which skips what exists -- run when the version changes or a table is missing,
+so a new index on an existing table needs a new version (an entry with no columns will do). Two processes starting
 at once on one store migrate it once: the whole step runs under the store's write lock
 (SQLite's BEGIN IMMEDIATE, a PostgreSQL advisory lock held to the end of the transaction).
 A store newer than this program is refused: writing to it could lose what the newer one keeps.
@@ -47,11 +48,19 @@ def ensure_schema(db: pw.Database, models: Sequence[type[pw.Model]], columns: Co
                     where=where, found=found, current=current), where, FAULT_SCHEMA)
         if found:
             _add_columns(db, found, columns)
-        db.create_tables([*models, SchemaVersion])
+        if found != current or not set(_table_names(models)) <= set(db.get_tables()):
+            # Only when something is missing: CREATE INDEX IF NOT EXISTS takes a SHARE lock on
+            # its table even when the index is there, and PostgreSQL then found deadlocks with
+            # the claims of processes already at work (a process starting beside them failed).
+            db.create_tables([*models, SchemaVersion])
         if found != current:
             SchemaVersion.delete().execute()
             SchemaVersion.create(version=current)
     return found
+
+
+def _table_names(models: Sequence[type[pw.Model]]) -> list[str]:
+    return [model._meta.table_name for model in [*models, SchemaVersion]]  # type: ignore[attr-defined]  # peewee's Metadata: not in peewee-stubs
 
 
 def _write_lock(db: pw.Database) -> tuple[str, ...]:

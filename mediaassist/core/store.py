@@ -317,6 +317,17 @@ class Gate(_Base):
         table_name = "gate"
 
 
+class Upload(_Base):
+    """A file uploaded to a provider, for every task that names the same content: a second task
+    with that file reuses the remote name while it is fresh (``core.media.UPLOAD_FRESH_S``)."""
+    key = pw.CharField(primary_key=True)  # "<provider>:<sha256>" (core.media.upload_key)
+    name = pw.TextField()  # the provider's name for it
+    uploaded_at = pw.DoubleField()  # the store's clock
+
+    class Meta:
+        table_name = "upload"
+
+
 FORGET_ABSENT_S = 86400.0
 
 
@@ -435,10 +446,12 @@ class BudgetStop:
     needed: Money
 
 
-MODELS = (Task, Result, Output, TaskLog, LaneState, Account, Gate, Presence, Notice, Spend, SpendTotal)
+MODELS = (Task, Result, Output, TaskLog, LaneState, Account, Gate, Presence, Notice, Spend, SpendTotal, Upload)
 # The schema's versions after the first (1: the tables from before schema_version existed):
-# version -> the columns it adds to older stores, as (table, column, SQL type). New tables and
-# indexes need no entry (created when missing). Only defaulted or nullable columns, so rows
+# version -> the columns it adds to older stores, as (table, column, SQL type). New tables need
+# no entry (created when missing); a new index on an existing table needs a new version (an empty
+# list will do: core.schema runs create_tables only when the version changes or a table is
+# missing). Only defaulted or nullable columns, so rows
 # written by an older version stay valid. The highest key is the version this program writes.
 SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
     2: [("task", "crash_retries_left", f"INTEGER NOT NULL DEFAULT {CRASH_RETRIES}"),
@@ -611,16 +624,23 @@ def settle_short_file(db: _SqliteStoreDatabase, path: Path) -> bool:
     """A file shorter than its header: damaged only when ``PRAGMA integrity_check`` says so (then
     ``StorageFault`` with the back-up-first advice). Else it is whole through its -wal: write the
     -wal back now; False when there is no room for that yet (it is written back once there is)."""
+    refuse_damaged(db, path, "integrity_check")
+    return checkpoint(db, path)
+
+
+def refuse_damaged(db: _SqliteStoreDatabase, path: Path, check: str) -> None:
+    """``StorageFault`` (damaged, with the back-up-first advice) when ``PRAGMA <check>``
+    (integrity_check, or the faster quick_check) finds damage."""
     try:
-        problems = [row[0] for row in db.execute_sql("PRAGMA integrity_check(5)").fetchall()]
+        with faults_as_storage(path):  # the rows come while they are fetched, past execute_sql's watch
+            problems = [row[0] for row in db.execute_sql(f"PRAGMA {check}(5)").fetchall()]
     except StorageFault as fault:
         if fault.kind != FAULT_CORRUPT:
             raise
         problems = [f"it could not run ({fault.__cause__})"]
     if problems != ["ok"]:
         raise StorageFault(FAULT_CORRUPT, str(path), fault_message(
-            FAULT_CORRUPT, path, "PRAGMA integrity_check: " + "; ".join(problems)))
-    return checkpoint(db, path)
+            FAULT_CORRUPT, path, f"PRAGMA {check}: " + "; ".join(problems)))
 
 
 def checkpoint(db: _SqliteStoreDatabase, path: Path) -> bool:
@@ -641,6 +661,9 @@ def _wal_of(path: Path) -> Path:
 
 
 def _check_sqlite_header(path: Path) -> None:
+    if path.is_dir():
+        raise StorageFault(FAULT_NOT_DATABASE, str(path),
+                           fault_message(FAULT_NOT_DATABASE, path, "a folder, not a file"))
     try:
         size = path.stat().st_size
         if size == 0:
@@ -869,6 +892,13 @@ class Store:
     def _server_time(self) -> float:
         return float(self.db.execute_sql("SELECT extract(epoch from clock_timestamp())").fetchone()[0])
 
+    def verify(self) -> None:
+        """Raise ``StorageFault`` when the file is damaged anywhere (``PRAGMA quick_check``), not
+        only where the next statement reads: ``status`` must not print counts from a store that
+        ``run`` would find broken. A shared store's server looks after its own pages."""
+        if isinstance(self.db, _SqliteStoreDatabase):
+            refuse_damaged(self.db, self.path, "quick_check")
+
     def check_file(self) -> None:
         """Raise ``StorageFault`` if the database file was deleted or replaced since it was opened."""
         if isinstance(self.db, _SqliteStoreDatabase):
@@ -1019,16 +1049,16 @@ class Store:
 
         Order: higher priority first, then FIFO. For web routes ``account`` is the free account;
         tasks pinned to another account are not taken. ``batch_ids`` restricts the claim to those
-        batches, ``skip_batches`` leaves those out. With ``lane_limit`` the route's running rows --
-        whichever process runs them -- and its pending rows with a remote id (a remote task still at
-        the service) are counted in the same transaction, and at most ``lane_limit`` minus those new
-        tasks are taken; pending rows with a remote id are taken first, from any batch (skipped or
-        not: their remote task is created and paid for already).
+        batches. With ``lane_limit`` the route's running rows -- whichever process runs them --
+        and its pending rows with a remote id (a remote task still at the service) are counted in
+        the same transaction, and at most ``lane_limit`` minus those new tasks are taken; pending
+        rows with a remote id are taken first, from any batch. ``skip_batches`` leaves those batches'
+        new tasks out.
         """
         if limit <= 0:
             return []
         if lane_limit is None:
-            return self._claim(route, owner, limit, account, batch_ids, skip_batches)
+            return self._claim(route, owner, limit, account, batch_ids, skip_batches=skip_batches)
         with self._lane_lock(route):
             # Plain SQL: peewee's query building would cost more than the count itself.
             mark = self.db.param
@@ -1040,12 +1070,12 @@ class Store:
             # whichever batch it belongs to. New work gets only what the limit leaves.
             resumed = self._claim(route, owner, limit, account, None, remote=True)
             fresh = self._claim(route, owner, min(limit - len(resumed), lane_limit - holding), account,
-                                batch_ids, skip_batches, remote=False)
+                                batch_ids, remote=False, skip_batches=skip_batches)
             return resumed + fresh
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
-               batch_ids: Sequence[str] | None, skip_batches: Sequence[str] = (),
-               remote: bool | None = None) -> list[Task]:
+               batch_ids: Sequence[str] | None, remote: bool | None = None,
+               skip_batches: Sequence[str] = ()) -> list[Task]:
         """``remote``: only rows with a saved remote id (True), only rows without one (False)."""
         if limit <= 0:
             return []
@@ -1121,14 +1151,16 @@ class Store:
             reservation = plan(task)
             if reservation is None:
                 continue
-            stop = self._exceeded(reservation, spent)
+            # A task that resumes a remote task was paid for when it was created: never held back.
+            stop = None if task.remote_id else self._exceeded(reservation, spent)
             if stop is not None:
                 for back in claimed[index:]:
                     self.release(back)
                 return stop, claimed[:index]
             self._reserve(task, reservation, day)
             for covered in reservation.limits:
-                if covered.cap.currency == reservation.estimate.currency:
+                # A sum not read yet is read later from the store, which has this reservation.
+                if covered in spent and covered.cap.currency == reservation.estimate.currency:
                     spent[covered] += reservation.estimate.amount
         return None, claimed
 
@@ -1325,15 +1357,20 @@ class Store:
         remote_id: str | None = Task.select(Task.remote_id).where(Task.task_id == task_id).scalar()
         return remote_id
 
-    def save_upload(self, task: Task, key: str, name: str) -> None:
-        """Record one finished upload (``key`` = ``provider:sha256``) at once.
+    def save_upload(self, task: Task, key: str, name: str, uploaded_at: float | None = None) -> None:
+        """Record one finished upload (``key`` = ``provider:sha256``) at once; ``uploaded_at``: an
+        upload made earlier for another task, taken over with its own age (it expires as one).
 
         Written whoever owns the row now, like ``save_remote_id``: a file really uploaded must not
-        be uploaded (and paid for) again by a retry. The no-op UPDATE first takes the row's write
-        lock, so two writers cannot each merge into a stale copy and drop the other's record.
+        be uploaded (and paid for) again by a retry -- nor by another task with the same file
+        (``upload_of``). The no-op UPDATE first takes the row's write lock, so two writers cannot
+        each merge into a stale copy and drop the other's record.
         """
-        record = {"name": name, "at": self.now()}
+        record = {"name": name, "at": self.now() if uploaded_at is None else uploaded_at}
         with self.db.atomic():
+            (Upload.insert(key=key, name=name, uploaded_at=record["at"])
+             .on_conflict(conflict_target=[Upload.key],
+                          update={Upload.name: name, Upload.uploaded_at: record["at"]}).execute())
             Task.update(updated_at=self.now()).where(Task.task_id == task.task_id).execute()
             current = Task.get_or_none(Task.task_id == task.task_id)
             uploads = current.uploads_dict if current is not None else {}
@@ -1341,6 +1378,11 @@ class Store:
             text = json.dumps(uploads, ensure_ascii=False)
             Task.update(uploads=text).where(Task.task_id == task.task_id).execute()
         task.uploads = text
+
+    def upload_of(self, key: str) -> dict[str, Any] | None:
+        """The latest upload of a file to a provider by any task (``{"name", "at"}``), or None."""
+        row = Upload.get_or_none(Upload.key == key)
+        return None if row is None else {"name": row.name, "at": row.uploaded_at}
 
     def running_needing_attention(self, stall_cutoff: float) -> tuple[set[str], bool]:
         """The running rows flagged for cancel (their ids) and whether any running row's heartbeat
@@ -1440,6 +1482,9 @@ class Store:
         updated = Task.update(changes).where(_attempt_is(task)).execute()
         if updated != 1:
             return None
+        # The caller's row shows what was written: the scheduler's listeners (the tray's failure
+        # notice) read the kind from it, and a first attempt's row had none.
+        task.error_kind, task.error = kind.value, redact(str(message))
         return PENDING if retry else FAILED
 
     def finish_canceled(self, task: Task, message: Message | str = CANCELED_BY_OPERATOR) -> bool:

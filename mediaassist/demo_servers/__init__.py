@@ -45,21 +45,26 @@ def reset_connection(handler: BaseHTTPRequestHandler) -> None:
     handler.connection.close()
 
 
-class LoopbackServer(ThreadingHTTPServer):
-    """A threaded demo server holding its fake service's state in ``fake``."""
+class QuietHTTPServer(ThreadingHTTPServer):
+    """A threaded server for which a client that goes away is normal: the app quitting drops its
+    keep-alive connections and its requests in flight (a traceback on the terminal said otherwise)."""
 
     daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
+
+class LoopbackServer(QuietHTTPServer):
+    """A threaded demo server holding its fake service's state in ``fake``."""
+
     allow_reuse_address = True
     request_queue_size = 256
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], fake: Any) -> None:
         super().__init__(address, handler)
         self.fake = fake
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that drops its keep-alive connections (it stopped) is not an error."""
-        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
-            super().handle_error(request, client_address)
 
 
 class DemoServer:

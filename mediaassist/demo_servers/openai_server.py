@@ -55,6 +55,7 @@ from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 
+from mediaassist.demo_servers import QuietHTTPServer
 from mediaassist.demo_servers.text import demo_answer
 
 FAULT_STATUS = {
@@ -176,8 +177,7 @@ class DemoOpenAIServer:
         self._images: dict[str, bytes] = {}
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, port), _Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = QuietHTTPServer((host, port), _Handler)
         self._httpd.demo = self  # type: ignore[attr-defined]
         self._thread: threading.Thread | None = None
 

@@ -63,9 +63,10 @@ class Job:
     run_s: float
     outcome: str  # success | failed | canceled | expired
     deleted: bool = False
-    seconds: int = 4  # the video's length as asked for: what the service bills
+    seconds: str = "4"
     size: str = "720x1280"
     remixed_from: str | None = None
+    billed_s: int = 4  # the video's length in whole seconds: what the service bills
 
     def done_at(self) -> float:
         return self.created + self.queued_s + self.run_s
@@ -142,10 +143,10 @@ class VideoTaskFake:
                                                 ("#expire", "expired")) if marker in prompt), "success")
             job = Job(f"{prefix}{self.rng.getrandbits(96):024x}", model, prompt, now,
                       self.rng.uniform(*self.queued_s), self.rng.uniform(*self.run_s), outcome,
-                      seconds=_billed_seconds(self.flavour, body) if remix_of is None or "seconds" in body
-                      else remix_of.seconds,
+                      seconds=str(body.get("seconds", remix_of.seconds if remix_of else "4")),
                       size=str(body.get("size", remix_of.size if remix_of else "720x1280")),
-                      remixed_from=remix_of.job_id if remix_of else None)
+                      remixed_from=remix_of.job_id if remix_of else None,
+                      billed_s=remix_of.billed_s if remix_of else _billed_seconds(self.flavour, body))
             self.jobs[job.job_id] = job
             if remix_of is not None:
                 self.remixes.append(remix_of.job_id)
@@ -173,9 +174,8 @@ class VideoTaskFake:
         phase = job.phase(now)
         status = {"queued": "queued", "running": "in_progress", "success": "completed"}.get(phase, "failed")
         obj: dict[str, Any] = {"id": job.job_id, "object": "video", "model": job.model, "status": status,
-                               "progress": job.progress(now), "created_at": int(job.created),
-                               "seconds": str(job.seconds), "size": job.size, "prompt": job.prompt,
-                               "remixed_from_video_id": job.remixed_from,
+                               "progress": job.progress(now), "created_at": int(job.created), "seconds": job.seconds,
+                               "size": job.size, "prompt": job.prompt, "remixed_from_video_id": job.remixed_from,
                                "completed_at": None, "expires_at": None, "error": None}
         if status == "completed":
             obj.update(completed_at=int(job.done_at()), expires_at=int(job.done_at() + self.result_ttl_s))
@@ -194,7 +194,7 @@ class VideoTaskFake:
                 obj["content"] = {"result_url": url}
             else:
                 obj["url"] = url
-            obj["usage"] = {"duration": job.seconds}  # the seconds billed (Huawei MaaS, New API)
+            obj["usage"] = {"duration": job.billed_s}  # the seconds billed (Huawei MaaS, New API)
         if phase in ("failed", "expired"):
             obj["error"] = {"code": "generation_failed" if phase == "failed" else "expired",
                             "message": "generation failed (demo)" if phase == "failed" else "the task expired"}

@@ -35,15 +35,42 @@ class SimulatedProvider:
 
     async def run(self, ctx: TaskContext) -> TaskResult:
         params = ctx.task.params_dict
-        duration = float(params.get("sim_duration_s", service_time(ctx.task.task_id, self.low, self.high)))
+        duration = _duration(params, service_time(ctx.task.task_id, self.low, self.high))
+        fail = _failure(params)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             await self.clock.sleep(duration)
         finally:
             self.in_flight -= 1
-        if "sim_fail" in params:
-            raise TaskError(ErrorKind(params["sim_fail"]), msg("simulated failure"))
+        if fail is not None:
+            raise TaskError(fail, msg("simulated failure"))
         return TaskResult(text=msg("[{model}] {prompt} ({seconds} s)",
                                    model=ctx.task.model, prompt=ctx.task.prompt[:60],
                                    seconds=format(duration, ".0f")))
+
+
+def _duration(params: dict[str, object], drawn: float) -> float:
+    """``sim_duration_s`` as the task gives it; a value that is no duration is the task's bad
+    input (one line, not retried), not a bug of the provider."""
+    raw = params.get("sim_duration_s", drawn)
+    try:
+        duration = float(raw) if isinstance(raw, (int, float, str)) and not isinstance(raw, bool) else -1.0
+    except ValueError:  # a text that is no number
+        duration = -1.0
+    if not 0 <= duration < float("inf"):
+        raise TaskError(ErrorKind.BAD_INPUT, msg("params: sim_duration_s must be a number of seconds >= 0, not {value}",
+                                                 value=repr(raw)), retry=False)
+    return duration
+
+
+def _failure(params: dict[str, object]) -> ErrorKind | None:
+    if "sim_fail" not in params:
+        return None
+    try:
+        return ErrorKind(params["sim_fail"])
+    except ValueError:
+        allowed = ", ".join(kind.value for kind in ErrorKind)
+        raise TaskError(ErrorKind.BAD_INPUT, msg("params: sim_fail must be one of {allowed}, not {value}",
+                                                 allowed=allowed, value=repr(params["sim_fail"])),
+                        retry=False) from None

@@ -1,36 +1,45 @@
-"""``mediaassist [--demo] [FILE...]``: the desktop app on a qasync loop, scheduler on the same loop."""
+"""``mediaassist [--demo] [FILE...]``: the desktop app on a qasync loop, scheduler on the same loop.
+
+The first thing on screen is the start window (the app's name and a busy bar): it paints before
+the store, the window's own modules, the providers, the browsers and the demo servers are imported
+or started, so a start that waits for a browser or a remote service shows at once that it is coming.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import faulthandler
 import logging
 import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("QT_API", "pyside6")  # qasync picks its binding from this (qasync #23)
 
 import qasync
-from PySide6.QtCore import QCoreApplication, QSettings, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings, Qt, QTimer
+from PySide6.QtGui import QIcon, QPaintEvent
+from PySide6.QtWidgets import QApplication, QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from mediaassist.core.options import RuntimeOptions
+from mediaassist.core.paths import RESOURCES, is_demo_dir
 from mediaassist.core.paths import data_dir as resolve_data_dir
-from mediaassist.core.paths import is_demo_dir
-from mediaassist.runtime import Runtime
 from mediaassist.ui.config_problems import options_after_config_problems
 from mediaassist.ui.i18n import Translations
-from mediaassist.ui.main_window import MainWindow
-from mediaassist.ui.settings import apply_saved
 from mediaassist.ui.single_instance import SingleInstance, server_name
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger("mediaassist.ui")
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
 EXIT_BAD_CONFIG = 2  # the CLI's code for bad input or config
 
 DEMO_SETTINGS = "ui.ini"
+ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
+# bench/bench_startup.py: print "first paint" once the start window is on screen, and quit there.
+STARTUP_PROBE = "MEDIAASSIST_STARTUP_PROBE"
 # The window reads in threads (the table's keys, the counts, exports). A thread doing Python
 # work keeps the GIL for up to the switch interval (5 ms by default) each time the loop's thread
 # asks for it back -- after every SQLite call and stat() -- so a scheduler pass of ~20 such calls
@@ -63,10 +72,26 @@ def saved_data_dir(settings: QSettings) -> Path | None:
 
 async def run_window(files: list[Path], options: RuntimeOptions, settings: QSettings,
                      instance: SingleInstance | None = None, use_tray: bool = True,
-                     on_window: object = None) -> int:
+                     on_window: object = None, start: QWidget | None = None) -> int:
     """The app's life: runtime up, window until a quit is decided, then an orderly stop.
 
+    ``start``: the start window already on screen, closed once the window shows.
     ``on_window(window)`` is called once the window shows (tests and the screenshot script)."""
+    start = start or StartWindow.painted_on_screen()
+    try:
+        return await _session(files, options, settings, instance, use_tray, on_window, start)
+    finally:
+        start.close()  # also when the runtime could not start (a config error, a store refused)
+
+
+async def _session(files: list[Path], options: RuntimeOptions, settings: QSettings, instance: SingleInstance | None,
+                   use_tray: bool, on_window: object, start: QWidget) -> int:
+    # Only now: the window's modules and the store; the runtime then builds the providers
+    # (browsers, HTTP clients) and, with --demo, starts the demo servers.
+    from mediaassist.runtime import Runtime
+    from mediaassist.ui.main_window import MainWindow
+    from mediaassist.ui.settings import apply_saved
+
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     translations = Translations()
     async with Runtime(options) as rt:
@@ -85,6 +110,7 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
                 instance.files_received.connect(window.open_files)
                 instance.login_requested.connect(window.lanes.log_in)  # `accounts login` from a shell
             window.show_in_place()
+            start.close()
             log.info("window open on %s", rt.data_dir)
             if files:
                 window.open_files(files)
@@ -104,6 +130,44 @@ async def run_window(files: list[Path], options: RuntimeOptions, settings: QSett
     return 0 if signals.received is None else EXIT_INTERRUPTED
 
 
+class StartWindow(QWidget):
+    """The app's name and a busy bar while the store opens and the lanes start; ``painted``
+    resolves once it is on screen. No text to translate: the language is the config's, not read yet."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWindowTitle("mediaassist")
+        self.setWindowIcon(QIcon(str(ICON_PATH)))
+        name = QLabel("mediaassist")
+        font = name.font()
+        font.setPointSizeF(font.pointSizeF() * 2)
+        name.setFont(font)
+        name.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        busy = QProgressBar()
+        busy.setRange(0, 0)  # nothing to count: it only says "working"
+        busy.setTextVisible(False)
+        layout = QVBoxLayout(self)
+        layout.addStretch(1)
+        layout.addWidget(name)
+        layout.addWidget(busy)
+        layout.addStretch(1)
+        self.resize(420, 200)
+        self.painted = False
+
+    @classmethod
+    def painted_on_screen(cls) -> StartWindow:
+        """Shown, and back once Qt has painted it (its events run here: no asyncio loop needed)."""
+        start = cls()
+        start.show()
+        while not start.painted:
+            QApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+        return start
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        self.painted = True
+
+
 class QuitOnSignals:
     """SIGINT (Ctrl-C in the starting terminal) and SIGTERM (logout, ``kill``) quit like the
     window's Quit with "leave running tasks queued": an orderly stop, every row written.
@@ -115,6 +179,8 @@ class QuitOnSignals:
     def __init__(self, decided: asyncio.Future[bool]) -> None:
         self.received: int | None = None
         self._decided = decided
+        import asyncio
+
         self._loop = asyncio.get_running_loop()
         self._previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         for sig, handler in self._previous.items():
@@ -171,9 +237,16 @@ def run_gui(files: list[Path], options: RuntimeOptions) -> int:
     if instance.claim(files):
         print("mediaassist is already running; the files were handed to its window.")
         return 0
+    start = StartWindow.painted_on_screen()
+    if os.environ.get(STARTUP_PROBE):
+        print("first paint", flush=True)
+        return 0
+    import asyncio  # the loop only once the start window shows
+
+
     try:
         with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-            return runner.run(run_window(files, options, settings, instance))
+            return runner.run(run_window(files, options, settings, instance, start=start))
     except KeyboardInterrupt:
         # Ctrl-C before the window's own handlers are in place: the runner has cancelled
         # run_window, whose finally blocks stopped the scheduler and wrote every row.

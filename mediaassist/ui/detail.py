@@ -92,6 +92,7 @@ class DetailPane(QWidget):
                 _set_box(box, "")
             _set_label(self.error, "")
             self._show_media([])
+            self.form.setRowVisible(self.cost, False)
             return
         _set_label(self.header, tr("{id} · {state} · {lane} · attempt {attempt} · created {created}").format(
             id=task.task_id, state=state_labels().get(task.state, task.state), lane=task.lane,

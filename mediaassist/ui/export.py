@@ -32,7 +32,7 @@ def _rows(queries: Queries, task_ids: Sequence[str], stop: threading.Event) -> I
     for ids in chunks(task_ids, CHUNK):
         if stop.is_set():
             raise ExportStopped("export stopped")
-        spend = queries.store.task_spend(ids)
+        spend = queries.task_spend(ids)
         yield [[task.task_id, task.batch_id, task.model, task.lane, task.state, task.attempt,
                 task.error_kind or "", redact(task.error or ""), iso(task.created_at) or "",
                 iso(task.started_at) or "", iso(task.finished_at) or "", redact(task.prompt),

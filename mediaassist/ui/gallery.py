@@ -172,12 +172,12 @@ class MediaModel(QAbstractListModel):
             return None
         item = self.items[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:  # whose it is first: outputs are often all "image-1.png"
-            star = "★ " if item.picked else ""
+            cost = self.costs.get(item.task_id) if item.role == OUTPUT else None
             if item.role == OUTPUT and self.whose:
                 text = caption(item, 24)
             else:
+                star = "★ " if item.picked else ""
                 text = f"{star}{item.task_id} · {item.name}" if self.whose else f"{star}{item.name}"
-            cost = self.costs.get(item.task_id) if item.role == OUTPUT else None
             return f"{text} · {cost}" if cost else text
         if role == Qt.ItemDataRole.ToolTipRole:
             about = f"\n{tr('row {row}').format(row=item.row)} · {item.model}\n{item.prompt[:200]}" \
@@ -403,9 +403,11 @@ class GalleryView(QWidget):
     def __init__(self, cache: DiskThumbnails, task_ids: Callable[[], list[str]], parent: Any = None,
                  pick: Callable[[list[MediaItem], bool], object] | None = None,
                  compare: Callable[[MediaItem], object] | None = None,
-                 rerun: Callable[[str], object] | None = None) -> None:
+                 rerun: Callable[[str], object] | None = None,
+                 table_filter: Callable[[], str] = lambda: "") -> None:
         super().__init__(parent)
         self.task_ids = task_ids
+        self.table_filter = table_filter  # the Queue tab's filter in words ("" when it shows all)
         self.pick, self.compare, self.rerun = pick, compare, rerun
         self.media_actions = MediaActions(self, cache, self._menu_entries)
         self.model = MediaModel(cache, cache.size, self)
@@ -509,8 +511,12 @@ class GalleryView(QWidget):
             text += " · " + tr("filtered here too")
         if len(items) > len(shown):
             text += " · " + tr("showing the first {n}").format(n=len(shown))
+        following = self.table_filter()
         if not shown:
             text = tr("No images or videos in the current view yet: outputs appear here as tasks finish.")
+        if following:  # said plainly: an empty gallery under a "pending" filter is no mystery
+            text = tr("Follows the Queue tab's filter ({filter}); clear it there to see every task's media.").format(
+                filter=following) + " " + text
         self.summary.setText(text)
         self.summary.setToolTip(text)
 

@@ -71,6 +71,8 @@ class Translations:
         for clear in _language_caches:
             clear()
         self.language = resolve_language(choice)
+        # Dates and numbers in Qt's own widgets (a file dialog's "Date Modified") in the same language.
+        QLocale.setDefault(QLocale("zh_CN" if self.language == "zh_CN" else "en_US"))
         _language[0] = self.language
         if self.language != "en":
             qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)

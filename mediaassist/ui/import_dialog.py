@@ -159,6 +159,11 @@ class ImportPreviewDialog(QDialog):
             self.inputs_label.setText(tr("Input files of task {n}:").format(n=row + 1))
 
     @property
+    def new_tasks(self) -> int:
+        """The good rows the store does not have yet: what Import adds."""
+        return self.preview.task_count - self.preview.stored if self.preview is not None else 0
+
+    @property
     def default_model(self) -> str | None:
         data = self.model_box.currentData()  # a model's name, or None for "(from the file)"
         return data if isinstance(data, str) else None
@@ -217,7 +222,10 @@ class ImportPreviewDialog(QDialog):
         self.preview = preview
         text = tr("{good} of {total} rows are good and will be enqueued as one batch; {bad} rows have errors.").format(
             good=preview.task_count, total=preview.total_rows, bad=preview.error_count)
-        if preview.stored:
+        if preview.stored and preview.stored == preview.task_count:
+            text += "<br>" + tr("All {n} of them are in the queue already: importing the file again adds "
+                                "nothing and creates no batch.").format(n=preview.stored)
+        elif preview.stored:
             text += "<br>" + tr("{n} of them are already in the store (an earlier import of this file) "
                                 "and will be skipped, not run twice.").format(n=preview.stored)
         for warning in preview.warnings:
@@ -234,5 +242,7 @@ class ImportPreviewDialog(QDialog):
         self.tabs.setTabText(0, tr("Tasks ({n})").format(n=preview.task_count))
         self.tabs.setTabText(1, tr("Errors ({n})").format(n=preview.error_count))
         self.tabs.setCurrentIndex(1 if preview.errors else 0)  # rows to fix come first
-        self.import_button.setEnabled(bool(preview.task_count))
-        self.import_button.setText(tr("Import {n} tasks").format(n=preview.task_count))
+        fresh = self.new_tasks
+        self.import_button.setEnabled(bool(fresh))
+        self.import_button.setText(tr("Import {n} tasks").format(n=fresh) if fresh or not preview.task_count
+                                   else tr("Nothing new to import"))

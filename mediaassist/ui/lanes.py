@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from mediaassist.core.store import PAUSED_BY_OPERATOR
-from mediaassist.runtime import Runtime
+from mediaassist.runtime import Login, Runtime
 from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.i18n import labelled, tr
-
-if TYPE_CHECKING:  # the web lane is optional: imported where a login starts
-    from mediaassist.providers.web import LoginResult
 
 # Stored in English like every lane reason (the CLI and other windows read it); shown translated.
 
@@ -89,7 +85,7 @@ class LanesController(QObject):
             answer(False, str(exc))
         self.jobs.spawn(self._after_login(name, login, answer), failed, finish_on_quit=False)
 
-    async def _after_login(self, name: str, login: Awaitable[LoginResult],
+    async def _after_login(self, name: str, login: Awaitable[Login],
                            answer: Callable[[bool, str], None]) -> None:
         """The account's tasks go as soon as it is logged in; a login that did not happen says why
         (no display, the window closed, the profile held elsewhere), not only in the Accounts tab."""

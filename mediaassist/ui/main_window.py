@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QPushButton,
     QSplitter,
     QTableView,
     QTabWidget,
@@ -51,15 +52,16 @@ from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.detail import DetailPane
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
+from mediaassist.ui.file_dialogs import documents_folder, file_dialog
 from mediaassist.ui.fit import scrollable
 from mediaassist.ui.gallery import GalleryView
-from mediaassist.ui.i18n import Translations, tr
+from mediaassist.ui.i18n import Translations, labelled, tr
 from mediaassist.ui.import_dialog import importable
 from mediaassist.ui.importing import ImportController
 from mediaassist.ui.labels import state_labels
 from mediaassist.ui.lanes import LanesController
 from mediaassist.ui.outputs_ui import OutputsController
-from mediaassist.ui.panels import BatchList, QueuePanel
+from mediaassist.ui.panels import ENABLE_LINK, BatchList, QueuePanel
 from mediaassist.ui.settings import SettingsDialog
 from mediaassist.ui.stats import StatsController, StatsView
 from mediaassist.ui.task_actions import ACTION_SHORTCUTS, ID_CHUNK, TaskActions, action_label
@@ -71,6 +73,8 @@ ROW_HEIGHT = THUMB + 4
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
 HEADER_KEY = "task_table_header_v2"  # the column set changed: older saved states don't apply
 SPLITTER_KEYS = ("panels_splitter", "top_splitter", "table_splitter")
+STATES_CHANGED_BY = ("started", "success", "failed", "canceled", "retry", "released")  # scheduler events
+BATCHES_SHOWN = 3  # the batch list shows this many without scrolling
 MAXIMIZE_UP_TO_PX = 1440  # a first start on a screen this wide or narrower opens maximized
 HIDDEN_KEY = "window/hidden_columns"
 
@@ -93,6 +97,7 @@ class MainWindow(QMainWindow):
         self.quit_requested: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.quit_box: QMessageBox | None = None
         self.settings_dialog: SettingsDialog | None = None
+        self.undo_button: QPushButton | None = None
         self._closing = False
         self._offering: asyncio.Future[None] | None = None  # the actions of a large selection, being read
         self._built_language = translations.language
@@ -113,6 +118,7 @@ class MainWindow(QMainWindow):
                          use_tray)
         self._wire()
         self._build()
+        self.statusBar()  # made before the window shows: one made later stayed hidden, notices unseen
         self.start_maximized = self._restore_place()
         self.stats.start()
         self.model.start()
@@ -131,6 +137,10 @@ class MainWindow(QMainWindow):
 
     def _on_event(self, event: str, task: Task) -> None:
         self.model.mark_dirty([task.seq])
+        if self.model.filter.state is not None and event in STATES_CHANGED_BY:
+            # It moves in or out of the filtered view at the next tick: a finished row is never
+            # shown under "running".
+            self.model.refresh_membership()
         if event == "failed":
             self.tray.task_failed(time.monotonic(), task.error_kind)
 
@@ -149,7 +159,8 @@ class MainWindow(QMainWindow):
         self.accounts = AccountsPanel(self.rt.accounts, self.lanes.set_account_enabled, self.lanes.log_in)
         self.tabs.addTab(self.accounts, tr("Accounts"))
         self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids, pick=self.outputs.pick,
-                                   compare=self.outputs.compare, rerun=self.outputs.edit_and_run_again)
+                                   compare=self.outputs.compare, rerun=self.outputs.edit_and_run_again,
+                                   table_filter=self.filter_in_words)
         self.outputs.gallery_toggle = self.gallery.toggle_pick
         self.tabs.addTab(self.gallery, tr("Gallery"))
         self.tabs.currentChanged.connect(lambda _i: self._reload_gallery_if_shown())
@@ -241,13 +252,13 @@ class MainWindow(QMainWindow):
                                     config_path)
         self.api_panel = QueuePanel(tr("API and polling pools"), [lane for lane in lanes if lane.kind != "web"],
                                     self.lanes.toggle_lane, config_path)
-        self.batches = BatchList(on_link=lambda _where: self.tabs.setCurrentWidget(self.accounts),
-                                 per_batch=self.rt.config.budget.per_batch)
+        self.batches = BatchList(on_link=self._on_batch_link, per_batch=self.rt.config.budget.per_batch)
         top = QSplitter(Qt.Orientation.Horizontal)
         top.setChildrenCollapsible(False)
         for panel in (self.web_panel, self.api_panel):
             top.addWidget(scrollable(panel))  # more lanes than room: they scroll
         top.addWidget(self.batches)  # its rows scroll under its title
+        top.setSizes([1000, 1000, 1000])  # a third each
         self.table = self._build_table()
         self.detail = DetailPane(self.rt, self.thumbnails)
         lower = QSplitter(Qt.Orientation.Horizontal)
@@ -263,7 +274,14 @@ class MainWindow(QMainWindow):
         outer = QSplitter(Qt.Orientation.Vertical)
         outer.addWidget(top)
         outer.addWidget(lower)
-        outer.setSizes([200, 600])
+        # The panels as tall as their lanes (and three batches) need; the table the rest.
+        # (at most 40 % of the screen: more lanes than that scroll); the table takes what the
+        # window gains or loses (stretch), the panels keep their height.
+        panels = min(max(self.web_panel.sizeHint().height(), self.api_panel.sizeHint().height(),
+                         self.batches.height_for(BATCHES_SHOWN)), int(self.screen().availableGeometry().height() * 0.4))
+        outer.setSizes([panels, 4 * panels])
+        outer.setStretchFactor(0, 0)
+        outer.setStretchFactor(1, 1)
         self.splitters = (outer, top, lower)
         self._restore_splitters()
         return outer
@@ -362,6 +380,15 @@ class MainWindow(QMainWindow):
         await self.model.set_filter_off_loop(wanted)
         self._reload_gallery_if_shown()
 
+    def filter_in_words(self) -> str:
+        """The table's filter as the gallery names it ("State: pending · "cat""), "" for none."""
+        shown = self.model.filter
+        parts = [labelled(tr("State"), state_labels()[shown.state]) if shown.state else "",
+                 labelled(tr("Lane"), shown.lane) if shown.lane else "",
+                 labelled(tr("Batch"), shown.batch) if shown.batch else "",
+                 f"“{shown.text}”" if shown.text else ""]
+        return " · ".join(part for part in parts if part)
+
     def _reload_gallery_if_shown(self) -> None:
         """The gallery shows the table's view; it reads only while someone looks at it."""
         if self.tabs.currentWidget() is self.gallery:
@@ -426,6 +453,7 @@ class MainWindow(QMainWindow):
         self.tray.update(view.snap.totals_by_kind(), view.all_paused, bool(view.paused))
         self._refresh_filter_counts(totals, view)
         self.accounts.refresh()
+        self.fit_text_columns()
         self._update_selection_actions()  # the selected tasks' states may have moved meanwhile
 
     def _refresh_filter_counts(self, totals: dict[str, int], view: StatsView) -> None:
@@ -436,6 +464,48 @@ class MainWindow(QMainWindow):
         for batch in reversed(view.snap.batch_order):
             if batch not in known:
                 self.batch_filter.insertItem(1, batch, batch)
+
+    def fit_text_columns(self) -> None:
+        """Result and Error as wide as their default while a row in view has one, else only as
+        wide as their title: the Prompt column (which stretches) gets the room they do not need."""
+        header = self.table.horizontalHeader()
+        last = self.table.rowAt(self.table.viewport().height() - 1)
+        rows = range(max(0, self.table.rowAt(0)), (last if last >= 0 else self.model.rowCount() - 1) + 1)
+        for i, column in enumerate(COLUMNS):
+            if not column.fit or self.table.isColumnHidden(i):
+                continue
+            used = any(self.model.index(row, i).data() for row in rows)
+            wanted = max(column.width, header.sectionSizeHint(i)) if used else header.sectionSizeHint(i)
+            if header.sectionSize(i) != wanted:
+                header.resizeSection(i, wanted)
+
+    def _on_batch_link(self, target: str) -> None:
+        """"Enable it" enables the account (with an undo); "Log in" opens the Accounts tab."""
+        if target.startswith(ENABLE_LINK):
+            name = target.removeprefix(ENABLE_LINK)
+            self.lanes.set_account_enabled(name, True)
+            self.offer_undo(tr("Account {name} enabled").format(name=name),
+                            lambda: self.lanes.set_account_enabled(name, False))
+        else:
+            self.tabs.setCurrentWidget(self.accounts)
+
+    def offer_undo(self, text: str, undo: Callable[[], None]) -> None:
+        """``text`` in the status bar with an Undo button beside it, for as long as the notice shows."""
+        self.statusBar().showMessage(text, NOTICE_MS)
+        if self.undo_button is not None:
+            self.statusBar().removeWidget(self.undo_button)
+            self.undo_button.deleteLater()
+        button = QPushButton(tr("Undo"))
+        self.undo_button = button
+
+        def undone() -> None:
+            undo()
+            self.statusBar().clearMessage()
+            button.hide()
+        button.clicked.connect(undone)
+        self.statusBar().addPermanentWidget(button)
+        button.show()
+        QTimer.singleShot(NOTICE_MS, button, button.hide)  # (not once the button is gone)
 
     def _rows_added(self) -> None:
         """The table's next tick reads the new keys off the loop, as do the counts."""
@@ -534,12 +604,18 @@ class MainWindow(QMainWindow):
         bring_forward(self)
         self.importer.open_files(paths)
 
-    def choose_export_file(self) -> None:
-        dialog = QFileDialog(self, tr("Export tasks"))
+    def choose_export_file(self) -> QFileDialog:
+        folder = self.rt.outputs_root  # exports sit beside the outputs they describe
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:  # a read-only or vanished disk: the documents folder then
+            folder = documents_folder()
+        dialog = file_dialog(self, tr("Export tasks"), folder)
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setNameFilters([tr("Excel workbook (*.xlsx)"), tr("CSV (*.csv)")])
         dialog.fileSelected.connect(self.tasks.start_export)
         dialog.open()
+        return dialog
 
     # --- settings ------------------------------------------------------------------------------
     def open_settings(self) -> None:
@@ -582,13 +658,19 @@ class MainWindow(QMainWindow):
         """Ask (without blocking) whether running tasks stop or resume next time, then quit."""
         if self.quit_requested.done() or self.quit_box is not None:
             return
-        running = self.running_count()
-        if running == 0:
+        own = self.running_count()
+        if own == 0:
             self.quit_requested.set_result(False)
             return
-        box = QMessageBox(QMessageBox.Icon.Question, tr("Quit mediaassist"),
-                          tr("{n} tasks are running. Stop them now, or leave them to resume at the next "
-                             "start?").format(n=running),
+        # The count the title shows (the store's running rows, read now for both), so the
+        # question and the title agree; the tasks another process runs go on either way.
+        self.stats.refresh()
+        running = max(own, self.stats.view.snap.totals().get("running", 0))
+        text = tr("{n} tasks are running. Stop them now, or leave them to resume at the next start?").format(n=running)
+        if running > own:
+            text += " " + tr("{n} of them are run by another process and go on whatever you choose.").format(
+                n=running - own)
+        box = QMessageBox(QMessageBox.Icon.Question, tr("Quit mediaassist"), text,
                           QMessageBox.StandardButton.NoButton, self)
         self.quit_stop = box.addButton(tr("Stop them"), QMessageBox.ButtonRole.DestructiveRole)
         self.quit_leave = box.addButton(tr("Resume next start"), QMessageBox.ButtonRole.AcceptRole)

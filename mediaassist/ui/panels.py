@@ -14,10 +14,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QGridLayout,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QProgressBar,
-    QPushButton,
+    QSizePolicy,
+    QStyle,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -59,60 +60,76 @@ def lane_gauge(lane: LaneView, snap: Snapshot) -> LaneGauge:
 
 
 REASON_CHARS = 40  # a blocked lane's reason in a batch's line
+ENABLE_LINK = "enable:"  # a batch line's link that enables the account named after it
+NAME_PX = 96  # an account or provider name is shown whole up to this width
+GAUGE_PX = 64  # "100/100": the word (running, polled) is in the tooltip
+
+
+def fixed_width(label: QLabel) -> QLabel:
+    """A label the layout never squeezes: its whole text always shows (a count, never elided)."""
+    label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+    return label
 
 
 class LaneRow:
-    """One lane's two lines in a panel: name, gauge bar and pause/resume; then its counts and
-    the reason it is blocked (both elided to the panel's width, whole in their tooltips)."""
+    """One lane on one line, built for a 1366×768 screen: name, gauge, counts (whole: the failed
+    count is never the part cut off), the reason it is blocked (elided to the room left, whole in
+    its tooltip) and one icon button to pause or resume it."""
 
     def __init__(self, grid: QGridLayout, row: int, lane: LaneView, on_toggle: Callable[[str], None]) -> None:
         self.lane = lane
-        self.name = ElidedLabel(lane.name)
+        # The panel's title says the kind: the row names the account or provider.
+        self.name = ElidedLabel(lane.name.partition(":")[2] or lane.name)
         bold = self.name.font()
         bold.setBold(True)
         self.name.setFont(bold)
+        # The whole name when it is short; a long one gives way to the counts beside it.
+        self.name.setMinimumWidth(min(self.name.fontMetrics().horizontalAdvance(self.name.text()) + 4, NAME_PX))
         self.gauge = QProgressBar()
         self.gauge.setTextVisible(True)
         self.gauge.setMaximumHeight(16)
-        self.counts = ElidedLabel()
+        self.gauge.setFixedWidth(GAUGE_PX)
+        self.counts = fixed_width(QLabel())
         self.status = ElidedLabel()  # a reason can be a long provider message
         self.status.setStyleSheet("color: #c62828")
-        self.button = QPushButton()
+        self.status.setMinimumWidth(1)  # the room left, if any: the counts and the button come first
+        self.button = QToolButton()
+        self.button.setAutoRaise(True)
         self.button.clicked.connect(lambda: on_toggle(lane.name))
-        for col, widget in enumerate((self.name, self.gauge, self.button)):
-            grid.addWidget(widget, 2 * row, col)
-        details = QHBoxLayout()
-        details.addWidget(self.counts)
-        details.addWidget(self.status, 1)
-        grid.addLayout(details, 2 * row + 1, 0, 1, 3)
+        for col, widget in enumerate((self.name, self.gauge, self.counts, self.status, self.button)):
+            grid.addWidget(widget, row, col)
 
     def update(self, lane: LaneView, gauge: LaneGauge, paused: bool, blocked: Message | None) -> None:
         self.lane = lane
         self.gauge.setMaximum(max(1, gauge.limit))
         self.gauge.setValue(min(gauge.running, gauge.limit))
-        if self.lane.kind == "poll":
-            self.gauge.setFormat(tr("polled %v/%m"))
-            text = tr("waiting {pending} · done {done} · failed {failed}")
-        elif self.lane.kind == "web":
-            # Every account of a site draws from one shared queue: say so, or two accounts
-            # showing "pending 10" each read as 20 tasks.
-            self.gauge.setFormat(tr("running %v/%m"))
-            text = tr("site queue {pending} · done {done} · failed {failed}")
-        else:
-            self.gauge.setFormat(tr("running %v/%m"))
-            text = tr("pending {pending} · done {done} · failed {failed}")
-        text = text.format(pending=gauge.pending, done=gauge.done, failed=gauge.failed)
-        if self.lane.balance is not None:  # what the account had left when last read (start, after a batch)
-            text += " · " + tr("balance {balance}").format(balance=money_text([self.lane.balance]))
-        self.counts.setText(text)
+        # A paused or blocked lane says so where the eye is; its reason is beside it (room
+        # permitting) and in the tooltips.
+        self.gauge.setFormat(tr("paused") if paused else tr("blocked") if blocked else "%v/%m")
+        self.counts.setText(tr("{pending} waiting · {done} done · {failed} failed").format(
+            pending=gauge.pending, done=gauge.done, failed=gauge.failed))
+        # Every account of a site draws from one shared queue: say so, or two accounts
+        # showing "10 waiting" each read as 20 tasks.
+        shared_queue = (tr("waiting in the site's shared queue: any of its accounts takes them")
+                        if self.lane.kind == "web" else "")
         lines = self.lane.notes
         warnings = [translated(line) for line in lines if is_warning(line)]
         # A blocked lane's reason matters most; else the account check's first warning.
-        self.status.setText(translated(blocked) if blocked else (warnings[0] if warnings else ""))
-        account = "\n".join([self.lane.name, *map(translated, lines)])
+        # what the account had left when last read (start, after a batch), in the room left
+        balance = (tr("balance {balance}").format(balance=money_text([self.lane.balance]))
+                   if self.lane.balance is not None else "")
+        self.status.setText(translated(blocked) if blocked else (warnings[0] if warnings else balance))
+        account = "\n".join(filter(None, [self.lane.name, *map(translated, lines), balance]))
         self.name.setToolTip(account)
+        gauge_text = tr("polled {n} of {limit}") if self.lane.kind == "poll" else tr("running {n} of {limit}")
         self.gauge.setToolTip(account)
-        self.button.setText(tr("Resume") if paused else tr("Pause"))
+        self.counts.setToolTip("\n".join(filter(None, [gauge_text.format(n=gauge.running, limit=gauge.limit),
+                                                          shared_queue, self.status.text()])))
+        style = self.button.style()
+        icon = QStyle.StandardPixmap.SP_MediaPlay if paused else QStyle.StandardPixmap.SP_MediaPause
+        self.button.setIcon(style.standardIcon(icon))
+        self.button.setToolTip(labelled(tr("Resume") if paused else tr("Pause"), self.lane.name))
+        self.button.setAccessibleName(tr("Resume") if paused else tr("Pause"))
 
 
 class QueuePanel(QGroupBox):
@@ -120,15 +137,20 @@ class QueuePanel(QGroupBox):
                  config_path: str) -> None:
         super().__init__(title)
         grid = QGridLayout(self)
-        grid.setColumnStretch(1, 1)
+        grid.setContentsMargins(4, 2, 4, 2)
+        grid.setVerticalSpacing(2)
+        grid.setColumnStretch(0, 1)  # the name and the reason share the room the counts leave
+        grid.setColumnStretch(3, 1)
         self.rows = [LaneRow(grid, i, lane, on_toggle) for i, lane in enumerate(lanes)]
-        if not lanes:
+        if lanes:
+            grid.setRowStretch(len(lanes), 1)  # rows at the top, not spread over the panel
+        else:
             # A first start has no config: say where it goes and how to try the app without one.
             hint = QLabel(tr("No lanes of this kind yet. Add them to {config} (see the README), "
                              "or start with: mediaassist --demo").format(config=config_path))
             hint.setWordWrap(True)
             hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            grid.addWidget(hint, 0, 0, 1, 3)
+            grid.addWidget(hint, 0, 0, 1, 5)
 
     def show_snapshot(self, snap: Snapshot, lanes: Mapping[str, LaneView], paused: Mapping[str, Message],
                       blocked: dict[str, Message]) -> None:
@@ -138,13 +160,28 @@ class QueuePanel(QGroupBox):
             row.update(lane, lane_gauge(lane, snap), lane.name in paused, blocked.get(lane.name))
 
 
-class BatchList(QGroupBox):
-    """Progress of the newest batches: unfinished ones first, a few finished ones after.
+@dataclass
+class BatchRow:
+    """A batch in two short lines: its id and progress bar; then its counts and ETA, or why it
+    waits (with a link to the fix)."""
 
-    Signals (of the labels): a "Log in"/"Enable" link activates ``on_link`` with "accounts"."""
+    name: ElidedLabel
+    bar: QProgressBar
+    detail: QLabel
+
+    def set_visible(self, visible: bool) -> None:
+        for widget in (self.name, self.bar, self.detail):
+            widget.setVisible(visible)
+
+
+class BatchList(QGroupBox):
+    """Progress of the newest batches, as a compact list: unfinished ones first, a few finished
+    ones after.
+
+    Signals (of the labels): a "Log in"/"Enable" link activates ``on_link`` with its target."""
 
     MAX_SHOWN = 6
-    ID_CHARS = 24  # a batch id is <file stem>-<UTC time>-<8 hex>: the stem and the hex tell them apart
+    BAR_PX = 150
 
     def __init__(self, on_link: Callable[[str], None] | None = None,
                  per_batch: dict[str, Decimal] | None = None) -> None:
@@ -154,14 +191,24 @@ class BatchList(QGroupBox):
         self._snap, self._paused = Snapshot(), dict[str, Message]()
         # The rows scroll: the panel's height is the splitter's, not the number of batches.
         inner = QWidget()
-        QVBoxLayout(self).addWidget(scrollable(inner))
-        self._layout = QVBoxLayout(inner)
-        self._layout.setContentsMargins(2, 2, 2, 2)
-        self._rows: list[tuple[QLabel, QProgressBar]] = []
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 2, 4, 2)
+        outer.addWidget(scrollable(inner))
+        self._layout = QGridLayout(inner)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setVerticalSpacing(1)
+        self._layout.setColumnStretch(0, 1)
+        self._rows: list[BatchRow] = []
         self._empty = QLabel(tr("No batches yet: drop a task file on the window."))
         self._empty.setWordWrap(True)
-        self._layout.addWidget(self._empty)
-        self._layout.addStretch(1)
+        self._layout.addWidget(self._empty, 0, 0, 1, 2)
+        self._layout.setRowStretch(2 * self.MAX_SHOWN + 1, 1)
+
+    def height_for(self, rows: int) -> int:
+        """The panel's height that shows ``rows`` batches without scrolling."""
+        line = max(self.fontMetrics().height(), 16) + 2
+        margins = self.contentsMargins()
+        return margins.top() + margins.bottom() + 2 * rows * line + 8
 
     def show_snapshot(self, snap: Snapshot, eta: Callable[[str], tuple[Estimate, float | None]],
                       paused: dict[str, Message] | None = None) -> None:
@@ -171,45 +218,54 @@ class BatchList(QGroupBox):
         finished = [b for b in snap.batch_order if b not in snap.batch_routes]
         shown = (unfinished + finished)[:self.MAX_SHOWN]
         while len(self._rows) < len(shown):
-            self._rows.append(self._add_row())
+            self._rows.append(self._add_row(len(self._rows)))
         self._empty.setVisible(not shown)
-        for i, (label, bar) in enumerate(self._rows):
-            visible = i < len(shown)
-            label.setVisible(visible)
-            bar.setVisible(visible)
-            if visible:
-                progress = BatchProgress.of(shown[i], snap.by_batch[shown[i]])
-                self._show(progress, eta, label, bar)
+        for i, row in enumerate(self._rows):
+            row.set_visible(i < len(shown))
+            if i < len(shown):
+                self._show(BatchProgress.of(shown[i], snap.by_batch[shown[i]]), eta, row)
 
-    def _add_row(self) -> tuple[QLabel, QProgressBar]:
-        label, bar = QLabel(), QProgressBar()
-        label.setWordWrap(True)
-        label.setTextFormat(Qt.TextFormat.RichText)
-        if self._on_link is not None:
-            label.linkActivated.connect(self._on_link)
+    def _add_row(self, index: int) -> BatchRow:
+        name = ElidedLabel()
+        bold = name.font()
+        bold.setBold(True)
+        name.setFont(bold)
+        bar = QProgressBar()
         bar.setMaximumHeight(16)
-        at = self._layout.count() - 1  # before the stretch
-        self._layout.insertWidget(at, label)
-        self._layout.insertWidget(at + 1, bar)
-        return label, bar
+        bar.setFixedWidth(self.BAR_PX)
+        detail = QLabel()
+        detail.setTextFormat(Qt.TextFormat.RichText)
+        # One line whatever its length: the whole of it is in the tooltip.
+        detail.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        if self._on_link is not None:
+            detail.linkActivated.connect(self._on_link)
+        self._layout.addWidget(name, 2 * index + 1, 0)
+        self._layout.addWidget(bar, 2 * index + 1, 1)
+        self._layout.addWidget(detail, 2 * index + 2, 0, 1, 2)
+        return BatchRow(name, bar, detail)
 
     def _show(self, progress: BatchProgress, eta: Callable[[str], tuple[Estimate, float | None]],
-              label: QLabel, bar: QProgressBar) -> None:
-        bar.setMaximum(max(1, progress.total))
-        bar.setValue(progress.ended)
-        bar.setFormat(f"{progress.ended}/{progress.total}")
-        label.setToolTip(progress.batch)
-        counts = tr("{done} done · {failed} failed · {canceled} canceled · {running} running · "
-                    "{waiting} waiting").format(
-            done=progress.done, failed=progress.failed, canceled=progress.canceled, running=progress.running,
-            waiting=progress.waiting)
+              row: BatchRow) -> None:
+        row.bar.setMaximum(max(1, progress.total))
+        row.bar.setValue(progress.ended)
+        row.bar.setFormat(f"{progress.ended}/{progress.total}")
+        row.name.setText(progress.batch)
+        # The failed count first: it is the one that must not be the part cut off.
+        counts = tr("{failed} failed · {done} done · {running} running · {waiting} waiting").format(
+            failed=progress.failed, done=progress.done, running=progress.running, waiting=progress.waiting)
+        if progress.canceled:
+            counts += " · " + tr("{canceled} canceled").format(canceled=progress.canceled)
         when = tr("finished") if progress.finished else eta_text(*eta(progress.batch))
-        label.setText(f"<b>{html.escape(elide_middle(progress.batch, self.ID_CHARS))}</b><br>"
-                      f"{html.escape(counts)} · {when}{self._money_line(progress.batch)}")
+        money = self._money_line(progress.batch)
+        # One line: why it waits (its fix's link) first, else the counts first; money after.
+        line = f"{when} · {html.escape(counts)}" if "<a " in when else f"{html.escape(counts)} · {when}"
+        row.detail.setText(line + (f" · {money}" if money else ""))
+        row.detail.setToolTip(f"{html.escape(progress.batch)}<br>{html.escape(counts)}<br>{when}"
+                              + (f"<br>{money}" if money else ""))
 
     def _money_line(self, batch: str) -> str:
         """Spent (and reserved for running tasks) beside the estimate, what the batch's budget
-        leaves, and why its budget stopped it."""
+        leaves, and why its budget stopped it (rich text, "" when there is nothing to say)."""
         spent, estimated = self._snap.batch_spent.get(batch), self._snap.batch_estimate.get(batch)
         parts = []
         if spent:
@@ -222,17 +278,12 @@ class BatchList(QGroupBox):
         line = html.escape(" · ".join(parts))
         stopped = self._paused.get(batch_pause_name(batch))
         if stopped:
-            line += f'<br><span style="color: #c62828">{html.escape(translated(stopped))}</span>'
-        return f"<br>{line}" if line else ""
+            line += (" · " if line else "") + f'<span style="color: #c62828">{html.escape(translated(stopped))}</span>'
+        return line
 
 
 def elide_end(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def elide_middle(text: str, limit: int, tail: int = 8) -> str:
-    """Keep the start (a batch's file name) and the last ``tail`` characters (its hex)."""
-    return text if len(text) <= limit else f"{text[:limit - tail - 1]}…{text[-tail:]}"
 
 
 def eta_text(estimate: Estimate, shown_seconds: float | None) -> str:
@@ -261,7 +312,8 @@ def blocked_text(blocked: Blocked) -> str:
             fix = f' → <a href="accounts">{html.escape(tr("Log in"))}</a>'
         elif reason == ACCOUNT_DISABLED:
             whys.append(html.escape(tr("account {name} is disabled").format(name=account)))
-            fix = fix or f' → <a href="accounts">{html.escape(tr("Enable it"))}</a>'
+            # the link does it (with an undo), not only shows where it is done
+            fix = fix or f' → <a href="{ENABLE_LINK}{html.escape(account)}">{html.escape(tr("Enable it"))}</a>'
         else:
             # the lane's own row shows the whole reason (in its tooltip); here it must wrap in a
             # narrow panel, and one long token (an error code) cannot

@@ -57,6 +57,9 @@ class Column:
     volatile: bool = False  # changes while tasks run: sorting on it moves rows
     shown: bool = True  # shown until the operator's column chooser says otherwise
     stretch: bool = False  # takes the table's spare width (long text, elided); never scrolls sideways
+    # as narrow as its title while the rows in view have nothing in it (pending rows have no
+    # result or error): the prompt gets that room
+    fit: bool = False
 
 
 # Column order is the table's order: what the operator reads first comes first. The default set
@@ -66,9 +69,9 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     Column("state", "state", 96, volatile=True),
     Column("prompt", "prompt", 300, stretch=True),
-    Column("result", None, 200, stretch=True),
+    Column("result", None, 200, fit=True),
     Column("output", None, 40),
-    Column("error", "error", 170, volatile=True, stretch=True),  # the reason, read beside the prompt
+    Column("error", "error", 170, volatile=True, fit=True),  # the reason, read beside the prompt
     Column("model", "model", 90),
     Column("lane", "lane", 100, volatile=True),
     # Which machine ran it: news on a team's shared store, noise on one desktop (hidden there).

@@ -92,7 +92,10 @@ class Tray:
         self.menu = QMenu(window)
         self._show = QAction(self.menu)
         self._show.triggered.connect(self._raise_window)
-        self.count_actions = {kind: QAction(self.menu, enabled=False) for kind in KINDS}
+        # Enabled, so they read as information rather than greyed-out choices; a click shows the window.
+        self.count_actions = {kind: QAction(self.menu) for kind in KINDS}
+        for action in self.count_actions.values():
+            action.triggered.connect(self._raise_window)
         self.pause_all = QAction(self.menu)
         self.pause_all.triggered.connect(on_pause_all)
         self.resume_all = QAction(self.menu)

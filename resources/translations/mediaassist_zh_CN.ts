@@ -104,6 +104,18 @@
       <translation>{id} · {state} · {lane} · 第 {attempt} 次尝试 · 创建于 {created}</translation>
     </message>
     <message>
+      <source>Look in:</source>
+      <translation>查找范围：</translation>
+    </message>
+    <message>
+      <source>File name:</source>
+      <translation>文件名：</translation>
+    </message>
+    <message>
+      <source>Files of type:</source>
+      <translation>文件类型：</translation>
+    </message>
+    <message>
       <source>output</source>
       <translation>输出</translation>
     </message>
@@ -292,6 +304,10 @@
       <translation>第一帧（{size}）。{player}</translation>
     </message>
     <message>
+      <source>Follows the Queue tab's filter ({filter}); clear it there to see every task's media.</source>
+      <translation>跟随“队列”页的筛选（{filter}）；在那里清除筛选即可看到所有任务的媒体。</translation>
+    </message>
+    <message>
       <source>This file cannot be shown as an image.</source>
       <translation>该文件无法作为图片显示。</translation>
     </message>
@@ -356,6 +372,10 @@
       <translation>{total} 行中有 {good} 行有效，将作为一个批次加入队列；{bad} 行有错误。</translation>
     </message>
     <message>
+      <source>Nothing new to import</source>
+      <translation>没有新任务可导入</translation>
+    </message>
+    <message>
       <source>Import {name}</source>
       <translation>导入 {name}</translation>
     </message>
@@ -372,10 +392,6 @@
       <translation>错误（{n}）</translation>
     </message>
     <message>
-      <source>Import {n} tasks</source>
-      <translation>导入 {n} 个任务</translation>
-    </message>
-    <message>
       <source>{n} with no price</source>
       <translation>{n} 个无价格</translation>
     </message>
@@ -388,12 +404,20 @@
       <translation>正在读取 {name}…</translation>
     </message>
     <message>
-      <source>{n} of them are already in the store (an earlier import of this file) and will be skipped, not run twice.</source>
-      <translation>其中 {n} 个任务已在队列中（此前导入过该文件），将被跳过，不会重复执行。</translation>
+      <source>All {n} of them are in the queue already: importing the file again adds nothing and creates no batch.</source>
+      <translation>它们 {n} 个都已在队列中：再次导入此文件不会添加任何任务，也不会创建批次。</translation>
     </message>
     <message>
       <source>Note: {w}</source>
       <translation>注意：{w}</translation>
+    </message>
+    <message>
+      <source>Import {n} tasks</source>
+      <translation>导入 {n} 个任务</translation>
+    </message>
+    <message>
+      <source>{n} of them are already in the store (an earlier import of this file) and will be skipped, not run twice.</source>
+      <translation>其中 {n} 个任务已在队列中（此前导入过该文件），将被跳过，不会重复执行。</translation>
     </message>
     <message>
       <source>Import task file</source>
@@ -422,6 +446,10 @@
     <message>
       <source>Importing {name}: {n} of {total} tasks…</source>
       <translation>正在导入 {name}：已加入 {n} / {total} 个任务…</translation>
+    </message>
+    <message>
+      <source>Nothing imported from {name}: its {n} tasks are in the queue already</source>
+      <translation>没有从 {name} 导入任何任务：它的 {n} 个任务已在队列中</translation>
     </message>
     <message>
       <source>pending</source>
@@ -592,6 +620,10 @@
       <translation>全部通道</translation>
     </message>
     <message>
+      <source>Undo</source>
+      <translation>撤销</translation>
+    </message>
+    <message>
       <source>Export tasks</source>
       <translation>导出任务</translation>
     </message>
@@ -648,6 +680,10 @@
       <translation>CSV (*.csv)</translation>
     </message>
     <message>
+      <source>{n} tasks are running. Stop them now, or leave them to resume at the next start?</source>
+      <translation>有 {n} 个任务正在运行。现在停止它们，还是留待下次启动时继续？</translation>
+    </message>
+    <message>
       <source>Quitting</source>
       <translation>正在退出</translation>
     </message>
@@ -660,12 +696,28 @@
       <translation>搜索失败</translation>
     </message>
     <message>
-      <source>{n} tasks are running. Stop them now, or leave them to resume at the next start?</source>
-      <translation>有 {n} 个任务正在运行。现在停止它们，还是留待下次启动时继续？</translation>
+      <source>State</source>
+      <translation>状态</translation>
+    </message>
+    <message>
+      <source>Lane</source>
+      <translation>通道</translation>
+    </message>
+    <message>
+      <source>Batch</source>
+      <translation>批次</translation>
     </message>
     <message>
       <source>No new work is taken: {problem}</source>
       <translation>暂停接收新任务：{problem}</translation>
+    </message>
+    <message>
+      <source>Account {name} enabled</source>
+      <translation>账号 {name} 已启用</translation>
+    </message>
+    <message>
+      <source>{n} of them are run by another process and go on whatever you choose.</source>
+      <translation>其中 {n} 个由另一个进程运行，无论你选择什么都会继续。</translation>
     </message>
     <message>
       <source>No program could be found to open {path} (xdg-open ended with code {code}): install a file manager or media player, or set a default application.</source>
@@ -776,8 +828,16 @@
       <translation>磁盘上已不存在：{files}</translation>
     </message>
     <message>
-      <source>waiting {pending} · done {done} · failed {failed}</source>
-      <translation>排队 {pending} · 完成 {done} · 失败 {failed}</translation>
+      <source>waiting in the site's shared queue: any of its accounts takes them</source>
+      <translation>在该网站的共享队列中等待：它的任一账号都可领取</translation>
+    </message>
+    <message>
+      <source>polled {n} of {limit}</source>
+      <translation>轮询中 {n}/{limit}</translation>
+    </message>
+    <message>
+      <source>running {n} of {limit}</source>
+      <translation>运行中 {n}/{limit}</translation>
     </message>
     <message>
       <source>Batches</source>
@@ -796,16 +856,8 @@
       <translation>配置中没有能处理它们的通道</translation>
     </message>
     <message>
-      <source>polled %v/%m</source>
-      <translation>轮询 %v/%m</translation>
-    </message>
-    <message>
-      <source>site queue {pending} · done {done} · failed {failed}</source>
-      <translation>站点队列 {pending} · 完成 {done} · 失败 {failed}</translation>
-    </message>
-    <message>
-      <source>pending {pending} · done {done} · failed {failed}</source>
-      <translation>等待 {pending} · 完成 {done} · 失败 {failed}</translation>
+      <source>paused</source>
+      <translation>已暂停</translation>
     </message>
     <message>
       <source>Resume</source>
@@ -816,8 +868,8 @@
       <translation>暂停</translation>
     </message>
     <message>
-      <source>{done} done · {failed} failed · {canceled} canceled · {running} running · {waiting} waiting</source>
-      <translation>{done} 完成 · {failed} 失败 · {canceled} 已取消 · {running} 运行中 · {waiting} 等待中</translation>
+      <source>{failed} failed · {done} done · {running} running · {waiting} waiting</source>
+      <translation>失败 {failed} · 完成 {done} · 运行中 {running} · 等待 {waiting}</translation>
     </message>
     <message>
       <source>ETA {t}</source>
@@ -840,20 +892,28 @@
       <translation>{n} 个{kind}任务在等待：</translation>
     </message>
     <message>
-      <source>running %v/%m</source>
-      <translation>运行 %v/%m</translation>
+      <source>blocked</source>
+      <translation>受阻</translation>
     </message>
     <message>
-      <source>ETA: measuring (no {kind} task has finished yet)</source>
-      <translation>预计时间：测算中（还没有{kind}任务完成）</translation>
+      <source>{pending} waiting · {done} done · {failed} failed</source>
+      <translation>等待 {pending} · 完成 {done} · 失败 {failed}</translation>
     </message>
     <message>
       <source>balance {balance}</source>
       <translation>余额 {balance}</translation>
     </message>
     <message>
+      <source>ETA: measuring (no {kind} task has finished yet)</source>
+      <translation>预计时间：测算中（还没有{kind}任务完成）</translation>
+    </message>
+    <message>
       <source>No lanes of this kind yet. Add them to {config} (see the README), or start with: mediaassist --demo</source>
       <translation>尚未配置这类通道。请在 {config} 中添加（见 README），或用演示模式启动：mediaassist --demo</translation>
+    </message>
+    <message>
+      <source>{canceled} canceled</source>
+      <translation>已取消 {canceled}</translation>
     </message>
     <message>
       <source>spent {spent} of estimated {estimate}</source>
@@ -1024,16 +1084,8 @@
       <translation>取消 {n} 个任务？</translation>
     </message>
     <message>
-      <source>State</source>
-      <translation>状态</translation>
-    </message>
-    <message>
       <source>Output</source>
       <translation>输出</translation>
-    </message>
-    <message>
-      <source>Lane</source>
-      <translation>通道</translation>
     </message>
     <message>
       <source>Attempt</source>
@@ -1050,10 +1102,6 @@
     <message>
       <source>Heartbeat age</source>
       <translation>心跳间隔</translation>
-    </message>
-    <message>
-      <source>Batch</source>
-      <translation>批次</translation>
     </message>
     <message>
       <source>Task</source>

@@ -268,6 +268,8 @@ def test_operator_mistakes_get_a_clear_answer(tmp_path: Path) -> None:
     assert cli("lanes", "pause", "api:sim-api", *common).returncode == 0
     unknown_task = cli("retry", "nosuch", *common)
     assert unknown_task.returncode == 2 and "no task 'nosuch'" in unknown_task.stderr
+    nothing_failed = cli("retry", "--failed", *common)  # nothing is wrong: exit 0, said plainly
+    assert nothing_failed.returncode == 0 and nothing_failed.stdout.strip() == "nothing to retry: no failed task"
     quoted = tmp_path / "quoted.toml"
     quoted.write_text('[[providers]]\nname="p"\nkind="api"\ntype="simulated"\nconcurrency="3"\n')
     bad = cli("status", "--config", str(quoted), "--data-dir", str(tmp_path / "d"))

@@ -47,6 +47,32 @@ def test_demo_servers_are_loaded_only_when_the_demo_asks() -> None:
     assert loaded_after_importing(app, ("mediaassist.demo",)) == []
 
 
+def test_the_window_never_reaches_into_the_store_or_the_scheduler() -> None:
+    """The UI asks the Runtime (mediaassist/runtime.py): no ``rt.store``, ``rt.scheduler``,
+    ``Lane.active`` or ``.lanes`` of the scheduler anywhere under mediaassist/ui."""
+    reaching = []
+    for path in sorted((ROOT / "mediaassist" / "ui").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("store", "scheduler", "active"):
+                reaching.append(f"{path.name}:{node.lineno}: .{node.attr}")
+    assert reaching == []
+
+
+def test_every_core_and_provider_module_has_a_layer() -> None:
+    """A module left out of its container's layers would be checked by no inner wall."""
+    import re
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    inner = [c for c in config["tool"]["importlinter"]["contracts"] if c.get("containers")]
+    assert {c["containers"][0] for c in inner} == {"mediaassist.core", "mediaassist.providers"}
+    for contract in inner:
+        [container] = contract["containers"]
+        listed = {name.strip() for layer in contract["layers"] for name in re.split(r"[|:]", layer)}
+        children = {m.split(".")[2] for m in package_modules() if m.startswith(container + ".")}
+        assert children - listed == set(), f"give these a layer in {container}'s contract"
+
+
 def _tool(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     """A lint tool from this interpreter's environment, run over the checkout."""
     return subprocess.run([str(Path(sys.executable).with_name(name)), *args], cwd=ROOT,
@@ -54,9 +80,10 @@ def _tool(name: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_import_contracts_hold() -> None:
-    """pyproject.toml's import-linter contracts: ui > cli > runtime/status > demo > providers |
-    demo_servers > core; Qt only in ui; demo servers only through the demo; no provider imports
-    the scheduler; no cycles."""
+    """pyproject.toml's import-linter contracts, none with an ignored import: entry point > ui | cli >
+    runtime | status > demo > providers | demo_servers > core; layers inside the core and the
+    providers; Qt only in ui; the window reaches the scheduler and providers only through the
+    Runtime; demo servers only through the demo; no provider imports the scheduler; no cycles."""
     result = _tool("lint-imports", "--no-cache")
     assert result.returncode == 0, result.stdout[-3000:]
 

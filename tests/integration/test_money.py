@@ -249,3 +249,19 @@ async def test_a_failed_attempt_that_spent_nothing_releases_its_reservation(stor
     assert not store.task_spend(["f0"])
     assert [r.source for r in store.task_spend(["a000"])["a000"]] == [SOURCE_TABLE]
     assert_totals_agree()
+
+
+@pytest.mark.asyncio
+async def test_a_resumed_remote_task_is_taken_whatever_the_budget(runninghub, store, data_dir) -> None:
+    """A task whose remote task was created (and paid) before the app stopped resumes polling
+    even when the budget is spent: holding it back would lose what was paid for."""
+    config = _rh_config(runninghub.url, '{ currency = "coins", per_task = 20 }', limit=2)
+    config.budget.daily = {"coins": Decimal(20)}
+    [first] = await run_batch(store, config, data_dir, _rh_tasks(1, "r"), SPEED)
+    assert first.state == "success"
+    store.enqueue("b2", _rh_tasks(2, "s"))
+    store.save_remote_id(store.get("s000"), first.remote_id)  # as a process that stopped left it
+    second = await run_batch(store, config, data_dir, [], SPEED, batch="b2")
+    assert [t.state for t in second] == ["success", "pending"]  # the resumed one ran, the new one waits
+    assert store.paused_lanes()["poll:rh"] == "budget: 34 coins of 20 coins spent today"  # 17 + 17 charged
+    assert_totals_agree()

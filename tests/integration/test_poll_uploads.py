@@ -23,7 +23,7 @@ from mediaassist.core.importer import new_batch_id, read_task_file
 from mediaassist.core.media import UPLOAD_FRESH_S
 from mediaassist.core.options import DB_NAME
 from mediaassist.core.paths import RESOURCES
-from mediaassist.core.store import Store, Task
+from mediaassist.core.store import Store, Task, Upload
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
 from tests import poll_helpers
@@ -126,6 +126,7 @@ async def test_a_retry_reuses_the_fresh_uploads_and_a_stale_one_is_uploaded_agai
     stale_key = sorted(uploads)[0]
     uploads[stale_key]["at"] -= UPLOAD_FRESH_S + 60
     Task.update(uploads=json.dumps(uploads)).where(Task.task_id == ids[0]).execute()
+    Upload.update(uploaded_at=uploads[stale_key]["at"]).where(Upload.key == stale_key).execute()  # the same upload
     assert store.retry([ids[0]]) == 1
     async with scheduler_running(store, config, data_dir, SPEED) as sched:
         await sched.wait_for_batches([batch])
@@ -304,3 +305,37 @@ def test_kill_during_an_upload_uploads_that_file_once_more_and_nothing_else(serv
     expected = _frame_hashes(batch_file) + Counter([lost[0]["sha256"]])
     assert Counter(u["sha256"] for u in stats["uploads"]) == expected
     assert lost[0]["name"] not in {n["fieldValue"] for nodes in stats["create_nodes"] for n in nodes}
+
+
+@pytest.mark.asyncio
+async def test_a_file_named_by_several_tasks_is_uploaded_once_per_provider_while_fresh(
+        server, store, data_dir, batch_file) -> None:
+    """Every row names the same two frames: two uploads in all, not two per task; an upload past
+    its freshness goes up again, once."""
+    rows = batch_file.read_text(encoding="utf-8").splitlines()
+    same = [rows[0]] + [f"shared-{n},demo-i2v,the same two frames {n},frames/cat-left.png,frames/cat-right.png"
+                        for n in range(4)]
+    batch_file.write_text("\n".join(same) + "\n", encoding="utf-8")
+    config = rh_config(server.url)
+    report = read_task_file(batch_file, config)
+    assert report.errors == [] and len(report.tasks) == 4
+    ids, _ = store.enqueue("b", report.tasks)
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
+        await sched.wait_for_batches(["b"])
+    assert states(store, ids) == ["success"] * 4
+    stats = server.stats()
+    assert len(stats["uploads"]) == 2  # one per file, counted at the service
+    names = {frozenset(n["fieldValue"] for n in nodes if n["fieldName"] == "image") for nodes in stats["create_nodes"]}
+    assert len(names) == 1  # every create sent the same two uploaded names
+    assert any("for another task; not uploading it again" in task_log(store, i) for i in ids)
+
+    # A day on, the uploads have expired at the service: the next task uploads them again, once.
+    Upload.update(uploaded_at=Upload.uploaded_at - UPLOAD_FRESH_S - 60).execute()
+    more = read_task_file(batch_file, config).tasks
+    for n, task in enumerate(more):
+        task.task_id = f"later-{n}"
+    later, _ = store.enqueue("b2", more)
+    async with scheduler_running(store, config, data_dir, SPEED) as sched:
+        await sched.wait_for_batches(["b2"])
+    assert states(store, later) == ["success"] * 4
+    assert len(server.stats()["uploads"]) == 4

@@ -9,15 +9,16 @@ import logging
 import os
 import sqlite3
 import subprocess
+import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import FAULT_FULL, FAULT_LOCKED, StorageFault
-from mediaassist.core.outputs import OutputFile
+from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import BUSY_TIMEOUT_S, PROBE_BUSY_TIMEOUT_MS, NewTask, Store, Task, check_sqlite_file
 from tests.harness import scheduler_running, sim_api_tasks, wait_until, wait_until_sync
 from tests.helpers import cli, cli_popen, sim_config, sim_config_text, write_config, write_csv
@@ -112,8 +113,7 @@ def test_an_enqueue_into_a_full_store_is_a_storage_fault_and_adds_nothing(store:
 class _FinishRaises(Store):
     """A store whose success write breaks the way a bug in it would (not a storage fault)."""
 
-    def finish_success(self, task: Task, text: str | None, files: list[str],
-                       usage: dict[str, int] | None = None, outputs: Sequence[OutputFile] = ()) -> bool:
+    def finish_success(self, task: Task, *_result: object, **_more: object) -> bool:
         raise RuntimeError("result table is not what this version expects")
 
 
@@ -202,9 +202,12 @@ def test_a_cut_file_is_called_damaged_only_after_integrity_check_and_with_a_back
 def test_the_doctor_saves_the_rows_a_damaged_file_can_still_read(tmp_path: Path) -> None:
     path = tmp_path / DB
     _valid_db(path, tasks=2000)
+    with sqlite3.connect(path) as conn:  # three of the task table's leaf pages, not its root
+        leaves = [row[0] for row in conn.execute("SELECT pageno FROM dbstat WHERE name = 'task' "
+                                                 "AND pagetype = 'leaf'")]
     spoiled = bytearray(path.read_bytes())
-    middle = len(spoiled) // 2 // 4096 * 4096
-    spoiled[middle:middle + 3 * 4096] = os.urandom(3 * 4096)  # three pages in the middle
+    for page in leaves[len(leaves) // 2:len(leaves) // 2 + 3]:
+        spoiled[(page - 1) * 4096:page * 4096] = os.urandom(4096)
     path.write_bytes(spoiled)
     doctor = cli("doctor", "--data-dir", str(tmp_path))
     assert doctor.returncode == 1 and "Traceback" not in doctor.stderr, doctor.stderr
@@ -373,3 +376,20 @@ def test_a_store_whose_checkpoint_ran_out_of_room_is_intact_and_written_back_whe
         with sqlite3.connect(data / DB) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
             assert conn.execute("SELECT COUNT(*) FROM task WHERE state = 'pending'").fetchone() == (3000,)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_the_demos_disk_full_line_names_the_filesystem_of_its_data_dir_not_the_working_directory(
+        tmp_path: Path) -> None:
+    with _tmpfs(tmp_path / "small", "2m") as small:
+        data = small / "data"
+        data.mkdir()
+        _fill(small)
+        example = RESOURCES / "examples" / "seed-batch.csv"
+        proc = subprocess.run([sys.executable, "-m", "mediaassist", "run", str(example), "--demo", "--speed", "60",
+                               "--data-dir", str(data)], capture_output=True, text=True, timeout=180,
+                              cwd=tmp_path)  # the working directory is on another, roomy disk
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"disk full: the filesystem {small} (tmpfs) holding {data}" in proc.stderr

@@ -87,8 +87,7 @@ class Probe:
         self.fits("first window", window)
         self.table_fits("first window")
         fill(window, self.workdir)
-        window.showMaximized()
-        window.resize(self.screen.size())
+        window.showMaximized()  # (a first start on this screen is maximized already)
         await settle(1.0)
         self.table_fits("maximized window")
         for index in range(window.tabs.count()):

@@ -313,9 +313,17 @@ async def test_gallery_tab_and_detail_pane_show_inputs_beside_outputs(app: App, 
     assert clip.cacheKey() != window.gallery.model._placeholder("video").cacheKey()  # its first frame
     window.gallery.roles.setCurrentIndex(window.gallery.roles.findText("Inputs"))
     await wait_until(lambda: window.gallery.model.rowCount() == 6)
-    # The gallery follows the table's filter.
+    assert "Follows the Queue tab's filter" not in window.gallery.summary.text()
+    # The gallery follows the table's filter, and says so.
     window.text_filter.setText("v1")
     window.apply_filter()
+    await wait_until(lambda: window.gallery.model.rowCount() == 2)
+    await wait_until(lambda: "media files" in window.gallery.summary.text())
+    assert window.gallery.summary.text().startswith("Follows the Queue tab's filter (“v1”); clear it there")
+    window.state_filter.setCurrentIndex(window.state_filter.findData("pending"))  # nothing pending has media
+    await wait_until(lambda: "No images or videos" in window.gallery.summary.text())
+    assert window.gallery.summary.text().startswith("Follows the Queue tab's filter (State: pending · “v1”)")
+    window.state_filter.setCurrentIndex(0)
     await wait_until(lambda: window.gallery.model.rowCount() == 2)
     # Double-click a cell: the preview of the input picture.
     index = window.gallery.model.index(0)

@@ -123,7 +123,7 @@ def test_the_batch_panel_shows_spent_estimated_budget_left_and_the_stop(store: S
     panel = BatchList(per_batch=config.budget.per_batch)
     panel.show_snapshot(Queries(store).snapshot(), lambda _batch: (Estimate(seconds=60.0), 60.0),
                         store.paused_lane_reasons())
-    label = panel._rows[0][0].text()
+    label = panel._rows[0].detail.text()
     # spent counts what is reserved for the running task too: the budget it holds
     assert "已花费 ¥1.20, US$1,234.50，估算 ¥1.20, US$1,234.50 · 预算剩余 ¥0.10" in label
     assert "预算：批次 b1 已花费 ¥1.20，上限 ¥1.30" in label
@@ -151,7 +151,7 @@ async def test_the_gallery_caption_tells_what_an_output_cost(store: Store, confi
         await gallery.reload()
         # the caption (row, model, the prompt's start), then what the output cost
         assert [gallery.model.index(row).data() for row in range(gallery.model.rowCount())] == \
-            ["w0 · writer · w0 · ¥0.40"]
+            ["w0 · writer · w0 · ¥0.40"]  # the task (no row: enqueued directly), its model and prompt, its cost
     finally:
         gallery.close_media()
         cache.close()

@@ -207,20 +207,38 @@ async def test_batch_progress_counts_cancelled_and_names_the_login_that_blocks(r
     running.enqueue(writer_tasks(10), batch="many")
     window.rt.store.cancel([f"t{i:03d}" for i in range(7)])
     window.refresh_stats()
-    label = window.batches._rows[0][0].text()
+    label = window.batches._rows[0].detail.text()
     assert "7 canceled" in label and "3 waiting" in label and "finished" not in label
     window.rt.store.cancel([f"t{i:03d}" for i in range(7, 10)])
     window.refresh_stats()
-    label = window.batches._rows[0][0].text()
+    label = window.batches._rows[0].detail.text()
     assert "10 canceled" in label and "finished" in label
     window.rt.store.set_login_state("acct-a", "needs_login")
     running.enqueue(sim_web_tasks(4, prompt="ask"), batch="web-batch")
     window.lanes.toggle_pause_all()  # resumed: only the login blocks now
     window.refresh_stats()
-    label = window.batches._rows[0][0].text()
+    label = window.batches._rows[0].detail.text()
     assert "4 web tasks wait:" in label and "account acct-a needs login" in label and 'href="accounts"' in label
-    window.batches._rows[0][0].linkActivated.emit("accounts")
+    window.batches._rows[0].detail.linkActivated.emit("accounts")
     assert window.tabs.currentWidget() is window.accounts
+
+
+@pytest.mark.asyncio
+async def test_enable_it_enables_the_account_with_an_undo(running: App) -> None:
+    window = running.window
+    window.lanes.set_account_enabled("acct-a", False)
+    window.lanes.toggle_pause_all()  # the tasks wait, whatever the account
+    running.enqueue(sim_web_tasks(2, prompt="ask"), batch="web-batch")
+    window.lanes.toggle_pause_all()
+    window.refresh_stats()
+    label = window.batches._rows[0].detail.text()
+    assert "account acct-a is disabled" in label and 'href="enable:acct-a"' in label
+    window.batches._rows[0].detail.linkActivated.emit("enable:acct-a")
+    assert window.rt.store.account("acct-a").enabled
+    assert window.statusBar().currentMessage() == "Account acct-a enabled"
+    assert window.undo_button is not None and window.undo_button.isVisible()
+    window.undo_button.click()
+    assert not window.rt.store.account("acct-a").enabled and not window.undo_button.isVisibleTo(window)
 
 
 @pytest.mark.asyncio

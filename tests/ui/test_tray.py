@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 
 from mediaassist.core.store import NewTask
+from mediaassist.ui.labels import error_kind_labels
 from mediaassist.ui.tray import FailureBursts, KindCounts, kind_counts
 from tests.harness import wait_until
 
@@ -44,6 +45,11 @@ async def test_menu_and_tooltip_show_counts_per_kind_and_pause_resume_all(app: A
     assert lines == ["Web: 0 running · 0 waiting · 0 failed", "API: 0 running · 3 waiting · 0 failed",
                      "Polling: 0 running · 1 waiting · 0 failed"]
     assert tray.tooltip.splitlines()[1:] == lines
+    # information, not greyed-out choices: a click brings the window up
+    assert all(a.isEnabled() for a in tray.count_actions.values())
+    window.showMinimized()
+    tray.count_actions["api"].trigger()
+    assert not window.isMinimized()
     assert "4 waiting" in tray.tooltip.splitlines()[0] and "Paused" in tray.tooltip
     assert not tray.pause_all.isEnabled() and tray.resume_all.isEnabled()
     tray.resume_all.trigger()
@@ -67,3 +73,14 @@ async def test_a_failure_burst_reaches_the_operator_once(app: App) -> None:  # n
     bursts = [n for n in window.tray.notices if n.title == "Failures"]
     assert len(bursts) == 1
     assert "5 tasks failed within a minute (provider 5)" in bursts[0].text
+
+
+@pytest.mark.asyncio
+async def test_the_failure_notice_names_the_kind_the_rows_show(app: App) -> None:  # noqa: F811
+    """A first attempt's failure (no retry for bad input) reached the tray as "internal"."""
+    window = app.window
+    app.enqueue(writer_tasks(5, sim_fail="bad_input", sim_duration_s=0.1))
+    await wait_until(lambda: sum(t.state == "failed" for t in window.rt.store.tasks()) == 5, timeout=60)
+    assert {t.error_kind for t in window.rt.store.tasks()} == {"bad_input"}
+    [burst] = [n for n in window.tray.notices if n.title == "Failures"]
+    assert f"5 tasks failed within a minute ({error_kind_labels()['bad_input']} 5)" in burst.text

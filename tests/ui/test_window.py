@@ -24,7 +24,7 @@ from mediaassist.ui.app import run_window
 from mediaassist.ui.import_dialog import ImportPreviewDialog
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_actions import ID_CHUNK
-from mediaassist.ui.task_model import COL, TaskFilter
+from mediaassist.ui.task_model import COL, StateRole, TaskFilter
 from tests.harness import wait_until
 from tests.helpers import import_children, sim_config_text
 
@@ -149,13 +149,22 @@ async def test_a_second_drop_of_the_same_file_says_its_tasks_are_already_stored(
     path = tmp_path / "prompts.txt"
     write_task_file(path)
     app.window.lanes.toggle_pause_all()
-    for expected_note in (False, True):
-        assert drop(app.window, path)
-        dialog = await previewed(app.window)
-        assert ("2 of them are already in the store" in dialog.summary.text()) is expected_note
-        dialog.import_button.click()
-        await wait_until(lambda: len(app.window.rt.store.tasks()) == 2 and not app.window.jobs)
-    assert len(app.window.rt.store.tasks()) == 2  # the second import added nothing
+    assert drop(app.window, path)
+    dialog = await previewed(app.window)
+    assert "already" not in dialog.summary.text() and dialog.import_button.text() == "Import 2 tasks"
+    dialog.import_button.click()
+    await wait_until(lambda: len(app.window.rt.store.tasks()) == 2 and not app.window.jobs)
+    batches = {t.batch_id for t in app.window.rt.store.tasks()}
+    notices = len(app.window.tray.notices)
+    # The same file again: nothing to add, and the dialog says so instead of promising 2 tasks.
+    assert drop(app.window, path)
+    dialog = await previewed(app.window)
+    assert "All 2 of them are in the queue already" in dialog.summary.text()
+    assert dialog.import_button.text() == "Nothing new to import" and not dialog.import_button.isEnabled()
+    dialog.accept()  # (Enter on the dialog) enqueues nothing
+    await wait_until(lambda: app.window.importer.dialog is None and not app.window.jobs)
+    assert len(app.window.rt.store.tasks()) == 2 and {t.batch_id for t in app.window.rt.store.tasks()} == batches
+    assert not [n for n in app.window.tray.notices[notices:] if n.title == "Imported"]  # no "0 tasks enqueued as …"
 
 
 @pytest.mark.asyncio
@@ -291,6 +300,25 @@ async def test_trayless_app_pauses_notifies_and_shows_counts(app: App) -> None:
     await wait_until(lambda: all(t.state == "success" for t in window.rt.store.tasks()))
     await wait_until(lambda: any(n.title == "Batch finished" for n in window.tray.notices), timeout=15)
     assert "Batch finished" in window.statusBar().currentMessage() or window.tray.notices
+
+
+@pytest.mark.asyncio
+async def test_the_quit_question_counts_what_the_title_counts(tmp_path: Path, ui_settings: QSettings) -> None:
+    app = await start_app(tmp_path, ui_settings, duration=600.0, speed=1.0)
+    window = app.window
+    app.enqueue(writer_tasks(4))
+    # another process (a `run`) runs a poll task: the title counts it, the quit does not stop it
+    app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id="v1")], batch="b2")
+    window.lanes.toggle_lane("poll:sim-poll")
+    assert window.rt.store.claim("poll:sim-poll", "host:1:2:other", limit=1)
+    await wait_until(lambda: window.running_count() == 2)
+    window.request_quit()
+    assert window.quit_box is not None
+    assert "mediaassist: 3 running" in window.windowTitle()
+    assert window.quit_box.text().startswith("3 tasks are running.")
+    assert "1 of them are run by another process" in window.quit_box.text()
+    window.quit_leave.click()
+    await asyncio.wait_for(app.runner, 20)
 
 
 @pytest.mark.asyncio
@@ -529,6 +557,21 @@ async def test_a_large_selection_is_read_off_the_loop_for_its_actions_and_its_bu
     assert readers and threading.get_ident() not in readers
 
 
+@pytest.mark.asyncio
+async def test_a_task_that_succeeded_leaves_the_running_filter_at_once(app: App) -> None:
+    window = app.window
+    window.state_filter.setCurrentIndex(window.state_filter.findData("running"))
+    app.enqueue(writer_tasks(4, sim_duration_s=20))
+    await wait_until(lambda: window.model.rowCount() == 2, timeout=30)
+    seen: set[str] = set()
+
+    def shown_states() -> bool:
+        seen.update(window.model.index(r, 0).data(StateRole) for r in range(window.model.rowCount()))
+        return all(t.state == "success" for t in window.rt.store.tasks()) and window.model.rowCount() == 0
+    await wait_until(shown_states, timeout=60)
+    assert seen == {"running"}, seen  # a finished row was never shown under "running"
+
+
 PRICED = """
 [budget]
 per_batch = { CNY = 1 }
@@ -564,6 +607,6 @@ async def test_an_estimate_before_import_then_costs_and_a_batch_budget_in_the_wi
         assert app.window.detail.cost.text() == "Cost: ¥0.40 (price table) · Estimated: ¥0.40"
         [batch] = {t.batch_id for t in store.tasks()}
         await wait_until(lambda: any(f"budget: ¥0.80 of ¥1.00 spent on batch {batch}" in label.text()
-                                     for label, _bar in app.window.batches._rows))
+                                     for label in (row.detail for row in app.window.batches._rows)))
     finally:
         await stop_app(app)

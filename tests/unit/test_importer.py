@@ -301,6 +301,7 @@ def demo_config() -> AppConfig:
         "models": [{"name": "demo-reasoner", "kind": "web", "site": "demo-chat"},
                    {"name": "demo-writer", "kind": "api", "provider": "p-api"},
                    {"name": "demo-video", "kind": "poll", "provider": "p-poll"},
+                   {"name": "demo-sora", "kind": "poll", "provider": "p-poll"},
                    {"name": "demo-illustrator", "kind": "api", "provider": "p-img"}],
     })
 
@@ -324,6 +325,10 @@ def test_other_examples_import(demo_config: AppConfig) -> None:
     bad = read_task_file(EXAMPLES / "bad-rows.csv", demo_config)
     assert (len(bad.tasks), len(bad.errors)) == (2, 3)
     assert len({e.reason.split(" ")[0] for e in bad.errors}) == 3  # three different kinds of fault
+    # the demo's failure markers (docs/desktop-app.md): a newcomer's way to see a failure
+    failures = read_task_file(EXAMPLES / "failures.csv", demo_config)
+    assert (len(failures.tasks), failures.errors) == (4, [])
+    assert sum(("[error]" in t.prompt) or ("#fail" in t.prompt) for t in failures.tasks) == 3
 
 
 # --- hardening (issue 9 item 8) ------------------------------------------------------------

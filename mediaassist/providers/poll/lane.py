@@ -316,10 +316,17 @@ class PollProvider:
                                                      name=input_name, service=self.adapter.service,
                                                      url=entry.get('url')), retry=False)
         key = upload_key(self.prov.name, entry)
-        fresh = fresh_upload_name(ctx.task.uploads_dict, key, ctx.store.now())
+        now = ctx.store.now()
+        fresh = fresh_upload_name(ctx.task.uploads_dict, key, now)
         file_name = Path(entry["path"]).name
         if fresh is not None:
             ctx.log(msg("{file} was uploaded as {name} already; not uploading it again", file=file_name, name=fresh))
+            return fresh
+        shared = ctx.store.upload_of(key)  # the same file, uploaded for another task
+        if shared is not None and (fresh := fresh_upload_name({key: shared}, key, now)) is not None:
+            ctx.store.save_upload(ctx.task, key, fresh, uploaded_at=shared["at"])
+            ctx.log(msg("{file} was uploaded as {name} for another task; not uploading it again", file=file_name,
+                        name=fresh))
             return fresh
         verify_unchanged(entry)  # never send a different picture than the operator checked
         try:

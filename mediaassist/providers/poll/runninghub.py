@@ -22,7 +22,7 @@ from mediaassist.core.config import ModelConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.messages import Message, msg
-from mediaassist.core.money import Money, Produced
+from mediaassist.core.money import Money, Produced, money_message
 from mediaassist.core.secrets import redact
 from mediaassist.providers.poll.adapter import (
     Busy,
@@ -178,7 +178,7 @@ class RunningHubAdapter(HttpAdapter):
         balance = data.get("remainCoins") or data.get("remainMoney")
         lines.append(msg("account: {plan}, balance {balance} {currency}, {running} task(s) running",
                          plan=data.get('apiType') or 'key', balance=balance,
-                         currency=data.get('currency') or 'coins', running=data.get('currentTaskCounts')))
+                         currency=data.get("currency") or msg("coins"), running=data.get("currentTaskCounts")))
         limit = await self._concurrent_limit()
         if limit is not None:
             lines.append(msg("queue: the key runs {limit} task(s) at once", limit=limit))
@@ -428,9 +428,8 @@ class RunningHubAdapter(HttpAdapter):
         if charged is None:
             return msg("RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported",
                        remote_id=remote_id, n=len(items), seconds=format(cost, ".0f"))
-        return msg("RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount} {currency}", remote_id=remote_id,
-                   n=len(items), seconds=format(cost, ".0f"), amount=format(charged.amount.normalize(), "f"),
-                   currency=charged.currency)
+        return msg("RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount}", remote_id=remote_id,
+                   n=len(items), seconds=format(cost, ".0f"), amount=money_message(charged))
 
     async def _call_tolerant(self, ctx: TaskContext, path: str, remote_id: str) -> Reply | None:
         try:

@@ -15,7 +15,7 @@ import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import psutil
@@ -125,6 +125,12 @@ def profile_dir(data_dir: Path, account: str) -> Path:
     executable) and private to the user."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in account) or "_"
     return make_private_dir(make_private_dir(data_dir.resolve() / "profiles") / safe)
+
+
+def profile_holder(data_dir: Path, account: str) -> dict[str, Any] | None:
+    """The other process holding the account's browser profile ({"pid", "program", ...}), or
+    None when no other process does (a `run` beside the window leaves such accounts to it)."""
+    return ProfileLock(profile_dir(data_dir, account)).holder_elsewhere()
 
 
 class PlaywrightHandle:

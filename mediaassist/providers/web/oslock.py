@@ -66,6 +66,23 @@ class ProfileLock:
         self._file.write(json.dumps(info))
         self._file.flush()
 
+    def holder_elsewhere(self) -> dict[str, Any] | None:
+        """Who holds the lock when another process does ({"pid", "program", ...}; {} when it
+        did not say), else None. Takes and drops the lock to find out; never waits."""
+        try:
+            self.acquire()
+        except ProfileBusy:
+            return self._holder_info()
+        self.release()
+        return None
+
+    def _holder_info(self) -> dict[str, Any]:
+        try:
+            info = json.loads(self.path.read_text(encoding="utf-8") or "{}")
+        except (OSError, ValueError):
+            return {}
+        return info if isinstance(info, dict) else {}
+
     def release(self) -> None:
         if self._file is None:
             return
@@ -78,10 +95,7 @@ class ProfileLock:
             self._file = None
 
     def _holder_text(self) -> str:
-        try:
-            info = json.loads(self.path.read_text(encoding="utf-8") or "{}")
-        except (OSError, ValueError):
-            info = {}
+        info = self._holder_info()
         if not info:
             return f"another process holds {self.path}"
         text = f"process {info.get('pid')} ({info.get('program') or 'unknown program'})"

@@ -1,0 +1,38 @@
+"""The queue panels built for 1366×768 (issue 27 item 3): with 2 web accounts, 1 API and 3 poll
+lanes every lane row shows whole without scrolling (name, gauge, counts, button), the failed
+count is never the elided part, three batches show, and the Prompt column gets the room that
+empty Result and Error columns do not need. In English and Chinese, by geometry (each language
+in its own process: the screen is fixed when Qt starts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREEN = {"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768,
+                       "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_every_lane_and_its_failed_count_show_at_1366x768(tmp_path: Path, language: str) -> None:
+    screens = tmp_path / "screens.json"
+    screens.write_text(json.dumps(SCREEN))
+    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={screens}",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "tests.ui.panels_probe", language, str(tmp_path)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report.get("problems") == [], report
+    assert report["maximized"] and report["lanes"] == 6 and report["batches_seen"] >= 3
+    # pending rows: Result and Error as narrow as their titles, the Prompt wider than both together
+    assert report["result_px"] < 100 and report["error_px"] < 100, report
+    assert report["prompt_px"] >= 200 and report["prompt_px"] > report["result_px"] + report["error_px"], report
