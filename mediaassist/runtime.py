@@ -29,6 +29,8 @@ from mediaassist.core.notices import Notifier
 from mediaassist.core.options import RuntimeOptions, load_app_config, store_location
 from mediaassist.core.outputs import outputs_root, task_folder
 from mediaassist.core.paths import data_dir as resolve_data_dir
+from mediaassist.core.policy import ACCOUNT_DISABLED as ACCOUNT_DISABLED  # for the window (it sees no policy)
+from mediaassist.core.policy import ACCOUNT_NEEDS_LOGIN as ACCOUNT_NEEDS_LOGIN
 from mediaassist.core.queries import OffLoopReader, Queries, TaskMoney
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Account, Result, Store, Task, TaskLog

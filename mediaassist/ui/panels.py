@@ -26,10 +26,9 @@ from PySide6.QtWidgets import (
 from mediaassist.core.budget import batch_pause_name
 from mediaassist.core.messages import Message, is_warning
 from mediaassist.core.money import Money
-from mediaassist.core.policy import ACCOUNT_DISABLED, ACCOUNT_NEEDS_LOGIN
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
-from mediaassist.runtime import LaneView
+from mediaassist.runtime import ACCOUNT_DISABLED, ACCOUNT_NEEDS_LOGIN, LaneView
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.fit import ElidedLabel, scrollable
 from mediaassist.ui.i18n import labelled, tr
