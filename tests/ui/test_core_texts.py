@@ -115,7 +115,7 @@ def test_a_row_of_an_older_version_shows_its_english_as_it_is(chinese: None, sto
 def test_result_texts_of_providers_are_translated_and_answers_are_not(chinese: None) -> None:
     items = [{"consumeCoins": 12, "taskCostTime": 31}, {}]
     charged = RunningHubAdapter._summary("19", Produced(reported=Money(Decimal(12), "coins")), items)
-    assert translated(charged) == "RunningHub 任务 19：2 个输出，用时 31 秒，12 coins"
+    assert translated(charged) == "RunningHub 任务 19：2 个输出，用时 31 秒，12 个币"
     assert translated(RunningHubAdapter._summary("19", Produced(), items)) == (
         "RunningHub 任务 19：2 个输出，用时 31 秒，未报告扣费")
     assert translated("success") == "success"  # a chat answer is the model's words
