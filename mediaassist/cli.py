@@ -32,7 +32,7 @@ from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.lanes import lane_names
 from mediaassist.core.manifest import file_entry
 from mediaassist.core.messages import ENGLISH, Message, each_of, language_from_environment, listed, msg, render
-from mediaassist.core.money import format_money, format_totals, from_micros
+from mediaassist.core.money import format_totals, from_micros, money_message
 from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
 from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
@@ -295,7 +295,7 @@ def _report_cost(rt: Runtime, batch_ids: list[str]) -> None:
         say(msg("cost: {actual} (estimated {estimate})", actual=format_totals(actual),
                 estimate=format_totals(estimate)))
     for route, (balance, _read_at) in sorted(rt.scheduler.budget.balances.items()):
-        say(msg("balance: {route}: {money} left", route=route, money=format_money(balance)))
+        say(msg("balance: {route}: {money} left", route=route, money=money_message(balance)))
 
 
 def _run_summary(rt: Runtime, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
