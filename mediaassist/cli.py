@@ -12,8 +12,9 @@ import json
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mediaassist.core.budget import Budgeter, estimate_batch, is_budget_pause, paused_batches
 from mediaassist.core.config import AppConfig
@@ -30,21 +31,42 @@ from mediaassist.core.errors import (
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.lanes import lane_names
 from mediaassist.core.manifest import file_entry
-from mediaassist.core.money import format_money, format_totals, from_micros
+from mediaassist.core.messages import ENGLISH, Message, each_of, language_from_environment, listed, msg, render
+from mediaassist.core.money import format_totals, from_micros, money_message
 from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
 from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
-from mediaassist.core.store import FINAL_STATES, SPEND_SETTLED, Spend, Store, Task, iso
+from mediaassist.core.store import FINAL_STATES, PAUSED_BY_OPERATOR, SPEND_SETTLED, Spend, Store, Task, iso
 from mediaassist.status import lane_status, poll_account_checks, processes_at_work, spent_today
 
 if TYPE_CHECKING:
     from mediaassist.runtime import Runtime
+
+# --- what the operator reads -----------------------------------------------------------------
+
+@dataclass
+class _Output:
+    language: str = ENGLISH  # --lang, else the locale's (LC_ALL, LC_MESSAGES, LANG)
+
+
+_OUT = _Output()
+
+
+def output_language(args: argparse.Namespace) -> str:
+    return getattr(args, "lang", None) or language_from_environment()
+
+
+def say(message: Message, *, to: TextIO | None = None, end: str = "\n") -> None:
+    """One line for the operator in the CLI's language; on stderr unless ``to`` says otherwise."""
+    print(render(message, _OUT.language), file=to or sys.stderr, end=end, flush=True)
+
 
 # --- dispatch ---------------------------------------------------------------------------------
 
 
 def run_command(args: argparse.Namespace, options: RuntimeOptions) -> int:
     """One headless command, as mediaassist/entry.py parsed it."""
+    _OUT.language = output_language(args)
     if args.command == "run":
         return _run_with_signals(args, options)
     if args.command == "status":
@@ -113,7 +135,7 @@ def _doctor(options: RuntimeOptions) -> int:
         print(f"{path}: PRAGMA integrity_check ok; "
               + ("its -wal is written back" if report.checkpointed else "another process is using it now"))
         return EXIT_OK
-    print(f"{path} is damaged: " + "; ".join(report.problems))
+    say(msg("{path} is damaged: {problems}", path=path, problems=each_of(report.problems)), to=sys.stdout)
     if report.recovered_file is not None and report.recovered:
         saved = ", ".join(f"{table} {n}" for table, n in report.recovered.items())
         print(f"rows that could be read are saved in {report.recovered_file} ({saved}); to use them, move "
@@ -125,7 +147,7 @@ def _doctor(options: RuntimeOptions) -> int:
 
 def _run_with_signals(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if not args.files and not args.all:
-        print("mediaassist run: give FILE... (or --all to run the whole queue)", file=sys.stderr)
+        say(msg("mediaassist run: give FILE... (or --all to run the whole queue)"))
         return EXIT_BAD_INPUT
     try:
         return asyncio.run(_run(args, dataclasses.replace(options, leave_held_accounts=True)))
@@ -173,8 +195,7 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if args.json:
             print(json.dumps(_run_summary(rt, batch_ids, tasks), ensure_ascii=False, indent=1))
         if interrupted.is_set():
-            print("mediaassist: interrupted; unfinished tasks stay queued and resume on the next run",
-                  file=sys.stderr)
+            say(msg("mediaassist: interrupted; unfinished tasks stay queued and resume on the next run"))
             return EXIT_INTERRUPTED
     if bad_rows:
         return EXIT_BAD_INPUT
@@ -207,21 +228,22 @@ def _enqueue(rt: Runtime, reports: list[ImportReport]) -> tuple[list[str], list[
     batch_ids: list[str] = []
     bad_rows = 0
     for report in reports:
-        for warning in getattr(report, "warnings", []):
-            print(f"{report.source}: warning: {warning}", file=sys.stderr)
+        for warning in report.warnings:
+            say(msg("{path}: warning: {reason}", path=report.source, reason=warning))
         for error in report.errors:
-            print(f"{report.source}: {error}", file=sys.stderr)
+            say(msg("{path}: {reason}", path=report.source, reason=error.text))
         bad_rows += len(report.errors)
         batch = rt.enqueue(report)
         ids = [task.task_id for task in report.tasks if task.task_id]  # every row has one once enqueued
         task_ids += ids
         batch_ids += sorted({t.batch_id for t in _tasks_by_id(rt.store, ids)})
-        queued = (f"{_count(batch.inserted, 'task')} queued as batch {batch.batch_id}"
-                  if batch.inserted else "nothing new queued")
-        print(f"{report.source}: {queued}"
-              + (f", {_count(batch.skipped, 'task')} already in the store (resumed as they are)"
-                 if batch.skipped else "")
-              + (f", {_count(len(report.errors), 'bad row')} skipped" if report.errors else ""), file=sys.stderr)
+        parts = [msg("{tasks} queued as batch {batch}", tasks=_tasks(batch.inserted), batch=batch.batch_id)
+                 if batch.inserted else msg("nothing new queued")]
+        if batch.skipped:
+            parts.append(msg("{tasks} already in the store (resumed as they are)", tasks=_tasks(batch.skipped)))
+        if report.errors:
+            parts.append(msg("{rows} skipped", rows=_bad_rows(len(report.errors))))
+        say(msg("{path}: {reason}", path=report.source, reason=listed(parts)))
     return task_ids, sorted(set(batch_ids)), bad_rows
 
 
@@ -247,20 +269,22 @@ def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:
     if not left:
         return
     blocked = rt.scheduler.blocked_lanes()
-    stopped = {batch: why for batch, why in paused_batches(rt.store.paused_lanes()).items()
+    stopped = {batch: why for batch, why in paused_batches(rt.store.paused_lane_reasons()).items()
                if batch in {t.batch_id for t in left}}
-    print(f"mediaassist: {_count(len(left), 'task')} could not run and stay queued:", file=sys.stderr)
+    say(msg("mediaassist: {tasks} could not run and stay queued:", tasks=_tasks(len(left))))
     for batch, reason in sorted(stopped.items()):
-        print(f"  batch {batch}: {reason}; raise [budget] per_batch in the config, then run the file again",
-              file=sys.stderr)
+        say(msg("  batch {batch}: {reason}; raise [budget] per_batch in the config, then run the file again",
+                batch=batch, reason=reason))
     for lane, reason in sorted(blocked.items()):
         if is_budget_pause(reason):
-            hint = "; raise the budget in the config (or top up), or wait for the budget day to turn"
+            say(msg("  {lane}: {reason}; raise the budget in the config (or top up), or wait for the budget day "
+                    "to turn", lane=lane, reason=reason))
+        elif lane.startswith("web:"):
+            say(msg("  {lane}: {reason}", lane=lane, reason=reason))
         else:
-            hint = "" if lane.startswith("web:") else f"; resume with: mediaassist lanes resume {lane}"
-        print(f"  {lane}: {reason}{hint}", file=sys.stderr)
+            say(msg("  {lane}: {reason}; resume with: mediaassist lanes resume {lane}", lane=lane, reason=reason))
     if not blocked and not stopped:
-        print("  no lane in the config can run their model", file=sys.stderr)
+        say(msg("  no lane in the config can run their model"))
 
 
 def _report_cost(rt: Runtime, batch_ids: list[str]) -> None:
@@ -268,9 +292,10 @@ def _report_cost(rt: Runtime, batch_ids: list[str]) -> None:
     actual = rt.store.spend_totals(batch_ids=batch_ids, settled_only=True)
     estimate = rt.store.batch_estimates(batch_ids)
     if actual or estimate:
-        print(f"cost: {format_totals(actual)} (estimated {format_totals(estimate)})", file=sys.stderr)
+        say(msg("cost: {actual} (estimated {estimate})", actual=format_totals(actual),
+                estimate=format_totals(estimate)))
     for route, (balance, _read_at) in sorted(rt.scheduler.budget.balances.items()):
-        print(f"balance: {route}: {format_money(balance)} left", file=sys.stderr)
+        say(msg("balance: {route}: {money} left", route=route, money=money_message(balance)))
 
 
 def _run_summary(rt: Runtime, batch_ids: list[str], tasks: list[Task]) -> dict[str, Any]:
@@ -335,9 +360,11 @@ class _Progress:
         for (_route, _account, _pinned, state), n in self.store.batch_counts(self.batch_ids).items():
             count[state] += n
         done = count["success"] + count["failed"] + count["canceled"]
-        line = (f"[{now - self.started:5.0f}s] {done}/{sum(count.values())} done: {count['success']} ok, "
-                f"{count['failed']} failed, {count['canceled']} canceled; "
-                f"{count['running']} running, {count['pending']} queued")
+        line = render(msg("[{seconds}s] {done}/{total} done: {ok} ok, {failed} failed, {canceled} canceled; "
+                          "{running} running, {pending} queued", seconds=format(now - self.started, "5.0f"),
+                          done=done, total=sum(count.values()), ok=count["success"], failed=count["failed"],
+                          canceled=count["canceled"], running=count["running"], pending=count["pending"]),
+                      _OUT.language)
         if line[8:] == self.last_line[8:] and not self.tty:
             return
         self.last_line = line
@@ -360,21 +387,22 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
         async with Runtime(options) as rt:
             rt.store.verify()
             lanes, at_work = lane_status(rt.config, rt.store), processes_at_work(rt.store)
-            spent, stopped = spent_today(rt.config, rt.store), paused_batches(rt.store.paused_lanes())
+            spent, stopped = spent_today(rt.config, rt.store), paused_batches(rt.store.paused_lane_reasons())
             checks = await poll_account_checks(rt.config)
     else:
         config = load_app_config(options)
         with _open_store(options) as store:
             store.verify()
             lanes, at_work = lane_status(config, store), processes_at_work(store)
-            spent, stopped = spent_today(config, store), paused_batches(store.paused_lanes())
+            spent, stopped = spent_today(config, store), paused_batches(store.paused_lane_reasons())
         checks = await poll_account_checks(config)
     for lane in lanes:
         if lane["lane"] in checks:
-            lane["account_check"] = checks[lane["lane"]]
+            lane["account_check"] = [str(line) for line in checks[lane["lane"]]]  # English in the JSON
     if args.json:
         print(json.dumps({"lanes": lanes, "at_work": at_work, "spent_today": spent.to_json(),
-                          "stopped_batches": stopped}, ensure_ascii=False, indent=1))
+                          "stopped_batches": {batch: str(why) for batch, why in stopped.items()}},
+                         ensure_ascii=False, indent=1))
         return EXIT_OK
     for lane in lanes:
         line = (f"{lane['lane']:<28} {lane['kind']:<5} running {lane['running']}/{lane['limit']}  "
@@ -397,16 +425,18 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
         if lane["lane"] in spent.by_lane:
             line += f"  spent today {format_totals(spent.by_lane[lane['lane']])}"
         print(line)
-        for check in lane.get("account_check", []):
-            print(f"    {check}")
+        for check in checks.get(lane["lane"], []):
+            print("    " + render(check, _OUT.language))
     if not lanes:
         where = options.config_path or default_config_path()
-        print(f"no lanes: add [[providers]] and [[accounts]] to {where} (see docs/configuration.md), or try --demo")
-    print(f"spent today ({spent.day}): {format_totals(spent.total)}")
+        say(msg("no lanes: add [[providers]] and [[accounts]] to {where} (see docs/configuration.md), or try --demo",
+                where=where), to=sys.stdout)
+    say(msg("spent today ({day}): {spent}", day=spent.day, spent=format_totals(spent.total)), to=sys.stdout)
     for batch, reason in sorted(stopped.items()):
-        print(f"batch {batch} STOPPED: {reason}")
-    print("at work on this store: " + (", ".join(f"{host} ({_count(n, 'process', 'processes')})"
-                                                  for host, n in at_work.items()) or "no mediaassist process"))
+        say(msg("batch {batch} STOPPED: {reason}", batch=batch, reason=reason), to=sys.stdout)
+    hosts = [msg("{host} ({processes})", host=host, processes=_processes(n)) for host, n in at_work.items()]
+    say(msg("at work on this store: {hosts}", hosts=listed(hosts) if hosts else msg("no mediaassist process")),
+        to=sys.stdout)
     return EXIT_OK
 
 
@@ -444,7 +474,7 @@ async def _outputs_command(args: argparse.Namespace, options: RuntimeOptions) ->
         try:
             return _outputs_action(args, rt)
         except DeliveryError as exc:
-            print(f"mediaassist: {exc}", file=sys.stderr)
+            say(msg("mediaassist: {reason}", reason=exc.message))
             return EXIT_BAD_INPUT
 
 
@@ -452,68 +482,88 @@ def _outputs_action(args: argparse.Namespace, rt: Runtime) -> int:
     if args.command == "rerun":
         new_id = rt.rerun(args.task_id, prompt=args.prompt, model=args.model, params=dict(args.param),
                           remix=args.remix)
-        print(f"{new_id} queued as a rerun of {args.task_id}; it runs while the app is open, or with "
-              "`mediaassist run --all`")
+        say(msg("{new_id} queued as a rerun of {task_id}; it runs while the app is open, or with "
+                "`mediaassist run --all`", new_id=new_id, task_id=args.task_id), to=sys.stdout)
         return EXIT_OK
     if args.action == "manifest":
         path, count = rt.rebuild_manifest(args.batch)
-        print(f"{path}: {_count(count, 'file')}")
+        say(msg("{path}: {files}", path=path, files=_files(count)), to=sys.stdout)
         return EXIT_OK
     if args.action == "pick":
         if _unknown_ids(rt.store, [args.task_id]):
             return EXIT_BAD_INPUT
         changed = rt.set_picked([(args.task_id, args.n)], not args.unpick)
-        print(f"{args.task_id}: {_count(changed, 'output')} {'unpicked' if args.unpick else 'picked'}")
+        say(msg("{task_id}: {outputs} unpicked", task_id=args.task_id, outputs=_outputs(changed)) if args.unpick else
+            msg("{task_id}: {outputs} picked", task_id=args.task_id, outputs=_outputs(changed)), to=sys.stdout)
         return EXIT_OK if changed else EXIT_FAILED
     delivery = rt.deliver(args.batch, args.to, args.picked, args.tasks)
     for gone in delivery.missing:
-        print(f"mediaassist: {gone} is gone from disk; not delivered", file=sys.stderr)
-    print(f"{_count(len(delivery.files), 'file')} delivered to {delivery.folder} (with manifest.json and "
-          "manifest.csv)")
+        say(msg("mediaassist: {path} is gone from disk; not delivered", path=gone))
+    say(msg("{files} delivered to {folder} (with manifest.json and manifest.csv)", files=_files(len(delivery.files)),
+            folder=delivery.folder), to=sys.stdout)
     return EXIT_FAILED if delivery.missing else EXIT_OK
 
 
 def _cancel(args: argparse.Namespace, store: Store) -> int:
     if not args.task_ids and not args.batch:
-        print("mediaassist cancel: give TASK_ID... or --batch ID", file=sys.stderr)
+        say(msg("mediaassist cancel: give TASK_ID... or --batch ID"))
         return EXIT_BAD_INPUT
     if _unknown_ids(store, args.task_ids):
         return EXIT_BAD_INPUT
     result = store.cancel(args.task_ids, args.batch)
-    print(f"{_count(result['canceled'], 'task')} canceled, "
-          f"{_count(result['cancel_requested'], 'running task')} asked to stop")
+    running = result["cancel_requested"]
+    say(msg("{tasks} canceled, {running} asked to stop", tasks=_tasks(result["canceled"]),
+            running=msg("1 running task") if running == 1 else msg("{n} running tasks", n=running)), to=sys.stdout)
     return EXIT_OK if sum(result.values()) else EXIT_FAILED
 
 
 def _retry(args: argparse.Namespace, store: Store) -> int:
     if not (args.task_ids or args.failed or args.batch):
-        print("mediaassist retry: give TASK_ID..., --batch ID or --failed", file=sys.stderr)
+        say(msg("mediaassist retry: give TASK_ID..., --batch ID or --failed"))
         return EXIT_BAD_INPUT
     if _unknown_ids(store, args.task_ids):
         return EXIT_BAD_INPUT
     unfinished = [t for t in _tasks_by_id(store, args.task_ids) if t.state not in FINAL_STATES]
     for task in unfinished:
-        print(f"mediaassist: {task.task_id} is {task.state}; only finished tasks are run again",
-              file=sys.stderr)
+        say(msg("mediaassist: {task_id} is {state}; only finished tasks are run again",
+                task_id=task.task_id, state=task.state))
     count = store.retry(args.task_ids, args.batch, all_failed=args.failed)
     if not count and not args.task_ids:  # nothing failed: good news, not an error
-        where = f" in batch {args.batch}" if args.batch else ""
-        print(f"nothing to retry: no failed{' or canceled' if args.batch else ''} task{where}")
+        if args.batch:
+            say(msg("nothing to retry: no failed or canceled task in batch {batch}", batch=args.batch), to=sys.stdout)
+        else:
+            say(msg("nothing to retry: no failed task"), to=sys.stdout)
         return EXIT_OK
-    print(f"{_count(count, 'task')} queued again; they run while the app is open, or at the next "
-          "`mediaassist run` of their file")
+    say(msg("{tasks} queued again; they run while the app is open, or at the next `mediaassist run` of their file",
+            tasks=_tasks(count)), to=sys.stdout)
     return EXIT_OK if count else EXIT_FAILED
 
 
 def _unknown_ids(store: Store, task_ids: list[str]) -> bool:
     missing = store.missing(task_ids)
     for task_id in missing:
-        print(f"mediaassist: no task {task_id!r}", file=sys.stderr)
+        say(msg("mediaassist: no task {task_id}", task_id=repr(task_id)))
     return bool(missing)
 
 
-def _count(n: int, noun: str, plural: str | None = None) -> str:
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+def _tasks(n: int) -> Message:
+    return msg("1 task") if n == 1 else msg("{n} tasks", n=n)
+
+
+def _bad_rows(n: int) -> Message:
+    return msg("1 bad row") if n == 1 else msg("{n} bad rows", n=n)
+
+
+def _processes(n: int) -> Message:
+    return msg("1 process") if n == 1 else msg("{n} processes", n=n)
+
+
+def _files(n: int) -> Message:
+    return msg("1 file") if n == 1 else msg("{n} files", n=n)
+
+
+def _outputs(n: int) -> Message:
+    return msg("1 output") if n == 1 else msg("{n} outputs", n=n)
 
 
 def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> int:
@@ -526,10 +576,10 @@ def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -
             print(f"{acct.name:<20} site {acct.site:<16} {state:<9} login {acct.login_state:<11} "
                   f"on {acct.host or 'any machine'}{error}")
         if not store.accounts():
-            print("no accounts: add [[accounts]] to the config")
+            say(msg("no accounts: add [[accounts]] to the config"), to=sys.stdout)
         return EXIT_OK
     if not store.set_account_enabled(args.name, args.action == "enable"):
-        print(f"mediaassist: no account named {args.name!r}", file=sys.stderr)
+        say(msg("mediaassist: no account named {name}", name=repr(args.name)))
         return EXIT_BAD_INPUT
     print(f"{args.name}: {args.action}d")
     return EXIT_OK
@@ -558,8 +608,8 @@ def _profiles_check(args: argparse.Namespace) -> int:
     profile = load_profile(args.name, "profiles check", Path.cwd())
     base_url = (args.base_url or profile.base_url or "").rstrip("/")
     if not base_url:
-        raise ConfigError(f"profiles check: {profile.name} has no base_url; give --base-url URL (the service's "
-                          "address, e.g. https://api.example.com/v1)")
+        raise ConfigError(msg("profiles check: {name} has no base_url; give --base-url URL (the service's address, "
+                              "e.g. https://api.example.com/v1)", name=profile.name))
     print("\n".join(describe_requests(profile, base_url)))
     return EXIT_OK
 
@@ -567,8 +617,8 @@ def _profiles_check(args: argparse.Namespace) -> int:
 def _profile_busy(command: str, busy: Any) -> int:
     """The one line for a command that found its account's browser profile held elsewhere
     (``busy``: a ProfileInUse, whose module is imported only when a browser is wanted)."""
-    print(f"mediaassist: {command}: {busy.busy}; close that program (or let its run end), then try again",
-          file=sys.stderr)
+    say(msg("mediaassist: {command}: {busy}; close that program (or let its run end), then try again",
+            command=command, busy=busy.busy))
     return EXIT_FAILED
 
 
@@ -583,7 +633,7 @@ async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int
             result = await learn_site(args.name, args.url, args.account, rt.config, rt.data_dir, force=args.force,
                                       store=rt.store)
         except TaskError as exc:
-            print(f"mediaassist: sites learn: {exc.message}", file=sys.stderr)
+            say(msg("mediaassist: sites learn: {reason}", reason=exc.message))
             return EXIT_FAILED
         except ProfileInUse as exc:
             return _profile_busy("sites learn", exc)
@@ -596,29 +646,30 @@ async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> i
     from mediaassist.providers.web.tools import no_display_message
 
     if (blocked := no_display_message(args.name)) is not None:
-        print(f"mediaassist: {blocked}", file=sys.stderr)
+        say(msg("mediaassist: {reason}", reason=blocked))
         return EXIT_FAILED
     from mediaassist.runtime import Runtime
 
     async with Runtime(options) as rt:
         rt.store.sync_accounts(rt.config.accounts)
-        print(f"{args.name}: log in in the browser window, then close it (waiting up to {args.timeout:.0f} s)")
+        say(msg("{name}: log in in the browser window, then close it (waiting up to {seconds} s)",
+                name=args.name, seconds=format(args.timeout, ".0f")), to=sys.stdout)
         result = await login_account(args.name, rt.config, rt.data_dir, rt.store, timeout_s=args.timeout)
     if result.ok:
-        print(f"{args.name}: login ok (checked again after relaunching the browser)")
+        say(msg("{name}: login ok (checked again after relaunching the browser)", name=args.name), to=sys.stdout)
         return EXIT_OK
-    print(f"{args.name}: login not confirmed: {result.message}", file=sys.stderr)
+    say(msg("{name}: login not confirmed: {reason}", name=args.name, reason=result.message))
     return EXIT_FAILED
 
 
 def _lanes(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> int:
     known = _known_lanes(options, store)
     if args.name not in known:
-        print(f"mediaassist: no lane named {args.name!r} (lanes: {', '.join(sorted(known)) or 'none yet'})",
-              file=sys.stderr)
+        say(msg("mediaassist: no lane named {name} (lanes: {lanes})", name=repr(args.name),
+                lanes=", ".join(sorted(known)) or msg("none yet")))
         return EXIT_BAD_INPUT
     if args.action == "pause":
-        store.pause_lane(args.name, "paused by operator")
+        store.pause_lane(args.name, PAUSED_BY_OPERATOR)
     else:
         store.resume_lane(args.name)
     print(f"{args.name}: {args.action}d")

@@ -33,6 +33,7 @@ from mediaassist.core.errors import (
 )
 
 if TYPE_CHECKING:
+    from mediaassist.core.messages import Message
     from mediaassist.core.options import RuntimeOptions
 
 COMMANDS = ("run", "estimate", "status", "cancel", "retry", "rerun", "outputs", "accounts", "lanes", "sites",
@@ -58,21 +59,25 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_command(args, options)
     except ConfigError as exc:
+        from mediaassist.core.messages import msg
+
         for problem in exc.problems:  # every problem, one a line: all typos are fixed in one go
-            print(f"mediaassist: config error: {problem}", file=sys.stderr)
+            _tell(args, msg("mediaassist: config error: {reason}", reason=problem))
         return EXIT_BAD_INPUT
     except ImportFileError as exc:
-        print(f"mediaassist: cannot import: {exc}", file=sys.stderr)
+        from mediaassist.core.messages import msg
+
+        _tell(args, msg("mediaassist: cannot import: {reason}", reason=exc.message))
         return EXIT_BAD_INPUT
     except StorageFault as fault:
-        return report_storage_fault(fault)
+        return report_storage_fault(fault, args)
     except OSError as exc:  # preparing the data dir on a read-only or full file system
         from mediaassist.core.store import classify_fault
 
         classified = classify_fault(exc, _where_it_failed(exc, options))
         if classified is None:
             raise
-        return report_storage_fault(classified)
+        return report_storage_fault(classified, args)
 
 
 def _where_it_failed(exc: OSError, options: RuntimeOptions) -> Path:
@@ -89,25 +94,38 @@ def _where_it_failed(exc: OSError, options: RuntimeOptions) -> Path:
         return Path(options.data_dir or ".").expanduser().resolve() / DB_NAME
 
 
-def report_storage_fault(fault: StorageFault) -> int:
+def report_storage_fault(fault: StorageFault, args: argparse.Namespace | None = None) -> int:
     """The one line for a store that cannot be used, and its exit code."""
-    print(f"mediaassist: {fault}", file=sys.stderr)
+    from mediaassist.core.messages import msg
+
+    _tell(args, msg("mediaassist: {reason}", reason=fault.message))
     return EXIT_DISK_FULL if fault.disk_full else EXIT_BAD_INPUT
+
+
+def _tell(args: argparse.Namespace | None, message: Message) -> None:
+    """A line on stderr in the language of ``--lang`` or the locale (LC_ALL, LC_MESSAGES, LANG)."""
+    from mediaassist.core.messages import language_from_environment, render
+
+    print(render(message, getattr(args, "lang", None) or language_from_environment()), file=sys.stderr)
 
 
 def _window(args: argparse.Namespace, options: RuntimeOptions) -> int:
     if sys.platform.startswith("linux") and not any(
             os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
         # Qt would abort the process with a misleading hint about xcb libraries.
-        print("mediaassist: no display to open the window on (DISPLAY is not set). Start it from a "
-              "desktop session or under xvfb-run, or use the headless commands: "
-              "mediaassist run|status|cancel|retry|accounts|lanes", file=sys.stderr)
+        from mediaassist.core.messages import msg
+
+        _tell(args, msg("mediaassist: no display to open the window on (DISPLAY is not set). Start it from a "
+                        "desktop session or under xvfb-run, or use the headless commands: "
+                        "mediaassist run|status|cancel|retry|accounts|lanes"))
         return EXIT_FAILED
     try:
         from mediaassist.ui.app import run_gui
     except ImportError as exc:
-        print(f"mediaassist: the desktop app is not available here ({exc}); "
-              "use the headless commands: mediaassist run|status|cancel|retry|accounts", file=sys.stderr)
+        from mediaassist.core.messages import msg
+
+        _tell(args, msg("mediaassist: the desktop app is not available here ({reason}); use the headless "
+                        "commands: mediaassist run|status|cancel|retry|accounts", reason=exc))
         return EXIT_FAILED
     return run_gui(list(args.files), options)
 
@@ -150,7 +168,7 @@ def _command_first(argv: list[str]) -> list[str]:
     return argv
 
 
-_VALUE_OPTIONS = ("--config", "--data-dir", "--speed", "--store")
+_VALUE_OPTIONS = ("--config", "--data-dir", "--speed", "--store", "--lang")
 
 
 # --- arguments ----------------------------------------------------------------------------------
@@ -166,9 +184,20 @@ def _common(parser: argparse.ArgumentParser, speed: bool = True) -> None:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
     parser.add_argument("--demo", action="store_true",
                         help="use the built-in demo providers (kept apart in DATA_DIR/demo)")
+    parser.add_argument("--lang", type=_language, metavar="LANG",
+                        help="language of the messages: en or zh_CN (default: from LC_ALL, LC_MESSAGES or LANG)")
     if speed:
         parser.add_argument("--speed", type=_positive_float, default=1.0, metavar="N",
                             help="divide every demo duration and scheduler timer by N")
+
+
+def _language(text: str) -> str:
+    from mediaassist.core.messages import normalized_language
+
+    try:
+        return normalized_language(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _data_dir(text: str) -> Path:
@@ -400,7 +429,9 @@ def _setup_logging(args: argparse.Namespace, options: RuntimeOptions) -> None:
     except OSError as exc:
         # A read-only or full file system is reported once, by the store, with what to do.
         if exc.errno not in (errno.EROFS, errno.ENOSPC):
-            print(f"mediaassist: no log file ({exc})", file=sys.stderr)
+            from mediaassist.core.messages import msg
+
+            _tell(args, msg("mediaassist: no log file ({reason})", reason=exc))
     # Third-party chatter (httpx logs every request URL at INFO) stays out of our logs.
     for noisy in ("httpx", "httpcore", "asyncio", "peewee"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -8,7 +8,7 @@ views as plain dataclasses, events) and never reaches into the store or the sche
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +23,14 @@ from mediaassist.core.errors import StorageFault
 from mediaassist.core.import_process import ImportedBatch, ImportReading, ReadRequest, enqueue_in_steps
 from mediaassist.core.importer import ImportReport, derive_missing_ids
 from mediaassist.core.lane_api import BalanceReported
+from mediaassist.core.messages import Message
 from mediaassist.core.money import Money
 from mediaassist.core.notices import Notifier
 from mediaassist.core.options import RuntimeOptions, load_app_config, store_location
 from mediaassist.core.outputs import outputs_root, task_folder
 from mediaassist.core.paths import data_dir as resolve_data_dir
+from mediaassist.core.policy import ACCOUNT_DISABLED as ACCOUNT_DISABLED  # for the window (it sees no policy)
+from mediaassist.core.policy import ACCOUNT_NEEDS_LOGIN as ACCOUNT_NEEDS_LOGIN
 from mediaassist.core.queries import OffLoopReader, Queries, TaskMoney
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import Account, Result, Store, Task, TaskLog
@@ -45,7 +48,7 @@ class Login(Protocol):
     @property
     def ok(self) -> bool: ...
     @property
-    def message(self) -> str: ...
+    def message(self) -> Message: ...
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class LaneView:
     limit: int  # the configured gate (for concurrency = "auto" its ceiling)
     current_limit: int  # what it may run now (the learned limit for "auto")
     running: int  # this process's attempts on it
-    notes: tuple[str, ...] = ()  # the provider's account check (a poll lane's pre-flight)
+    notes: tuple[Message, ...] = ()  # the provider's account check (a poll lane's pre-flight)
     balance: Money | None = None  # what the account had left when last read, where the service tells
 
 
@@ -243,15 +246,19 @@ class Runtime:
     def paused_lanes(self) -> dict[str, str]:
         return self.store.paused_lanes()
 
-    def blocked_lanes(self) -> dict[str, str]:
+    def paused_lane_reasons(self) -> dict[str, Message]:
+        """{lane: why it is paused}, to be shown in the reader's language."""
+        return self.store.paused_lane_reasons()
+
+    def blocked_lanes(self) -> dict[str, Message]:
         """Lanes that cannot take work now, with the reason (paused, an account's state)."""
         return self.scheduler.blocked_lanes()
 
-    def all_paused(self, paused: dict[str, str] | None = None) -> bool:
+    def all_paused(self, paused: Mapping[str, object] | None = None) -> bool:
         paused = self.store.paused_lanes() if paused is None else paused
         return bool(self.scheduler.lanes) and all(name in paused for name in self.scheduler.lanes)
 
-    def pause_lane(self, name: str, reason: str) -> None:
+    def pause_lane(self, name: str, reason: Message | str) -> None:
         self.store.pause_lane(name, reason)
         self.scheduler.wake()
 
@@ -259,8 +266,8 @@ class Runtime:
         self.store.resume_lane(name)
         self.scheduler.wake()
 
-    def pause_all(self, reason: str) -> None:
-        paused = self.store.paused_lanes()
+    def pause_all(self, reason: Message | str) -> None:
+        paused = self.store.paused_lane_reasons()
         for name in self.scheduler.lanes:
             # A budget's pause lifts by itself when the budget allows: the operator's must not.
             if name not in paused or is_budget_pause(paused[name]):

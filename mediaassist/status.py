@@ -12,6 +12,7 @@ from mediaassist.core.config import AppConfig
 from mediaassist.core.hours import closed_reason
 from mediaassist.core.lanes import lane_specs, site_route
 from mediaassist.core.limiter import AUTO_START
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.money import Totals, budget_day
 from mediaassist.core.scheduler import STALL_S
 from mediaassist.core.store import STATES, Store
@@ -34,7 +35,8 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
         if spec.kind == "poll":
             entry.update(_pool(store, spec.route, spec.limit, entry["pending"]))
         if spec.hours:
-            entry["closed"] = closed_reason(spec.hours, datetime.now())
+            closed = closed_reason(spec.hours, datetime.now())
+            entry["closed"] = None if closed is None else str(closed)  # English in the JSON
         if spec.account is not None:
             stored, acct = accounts.get(spec.account), configured[spec.account]
             entry["site"] = spec.site
@@ -101,7 +103,7 @@ def _pool(store: Store, route: str, limit: int, pending: int) -> dict[str, Any]:
     }
 
 
-async def poll_account_checks(config: AppConfig) -> dict[str, list[str]]:
+async def poll_account_checks(config: AppConfig) -> dict[str, list[Message]]:
     """Each real poll provider's pre-flight, read-only: balance, tasks running, the key's
     concurrent limit, and a warning when ``max_polling_tasks`` is above it. By lane."""
     provs = [p for p in config.providers if p.kind == "poll" and p.type != "simulated"]
@@ -113,12 +115,12 @@ async def poll_account_checks(config: AppConfig) -> dict[str, list[str]]:
     return {prov.lane: lines for prov, lines in zip(provs, checks, strict=True)}
 
 
-async def _account_check(provider: Any) -> list[str]:
+async def _account_check(provider: Any) -> list[Message]:
     try:
         await provider.start()  # runs the pre-flight, bounded in time
         if not provider.has_key:
-            return ["warning: no API key (set api_key_env, the OS keyring or api_key)"]
-        lines: list[str] = provider.preflight_lines
+            return [msg("warning: no API key (set api_key_env, the OS keyring or api_key)")]
+        lines: list[Message] = provider.preflight_lines
         return lines
     finally:
         await provider.close()

@@ -17,10 +17,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from mediaassist.core.config import AppConfig, ModelConfig
 from mediaassist.core.lane_api import BalanceReported, TaskResult
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.money import (
     SOURCE_ESTIMATE,
     Cost,
@@ -32,38 +33,42 @@ from mediaassist.core.money import (
     budget_day,
     estimate_cost,
     estimate_produced,
-    format_money,
     format_totals,
+    money_message,
     with_usage,
 )
 from mediaassist.core.store import BudgetStop, Limit, NewTask, Reservation, Store, Task
 
+Reason = TypeVar("Reason", Message, str)
 HISTORY_TTL_S = 10.0  # real seconds a model's record is reused for estimates
-# How a lane's pause reason says the budget (not the operator) paused it: it resumes by itself.
-BUDGET_REASONS = ("budget: ", "balance: ")
+# How a pause's reason marks it as the budget's (not the operator's: it lifts by itself): the
+# prefix of its message id (stored in lane_state.reason_message), never the rendered text, which
+# is in the reader's language.
+BUDGET_ID_PREFIXES = ("budget: ", "balance: ")
 
 
 BATCH_PAUSE = "batch:"  # a batch its budget stopped is paused under this name (lane_state)
 
 
-def is_budget_pause(reason: str | None) -> bool:
-    return reason is not None and reason.startswith(BUDGET_REASONS)
+def is_budget_pause(reason: Message | str | None) -> bool:
+    """Whether a pause's reason is a budget's (by its message id; a plain text is not)."""
+    return isinstance(reason, Message) and reason.id.startswith(BUDGET_ID_PREFIXES)
 
 
 def batch_pause_name(batch_id: str) -> str:
     return f"{BATCH_PAUSE}{batch_id}"
 
 
-def paused_batches(paused: Mapping[str, str]) -> dict[str, str]:
-    """{batch id: reason} among the store's pauses (``Store.paused_lanes``)."""
+def paused_batches(paused: Mapping[str, Reason]) -> dict[str, Reason]:
+    """{batch id: reason} among the store's pauses (``Store.paused_lane_reasons``)."""
     return {name.removeprefix(BATCH_PAUSE): reason for name, reason in paused.items() if name.startswith(BATCH_PAUSE)}
 
 
 @dataclass
 class Claimed:
     tasks: list[Task]
-    lane_stop: str | None = None  # why the lane takes no more (a budget over the whole lane)
-    batch_stops: dict[str, str] = field(default_factory=dict)  # batch id → why it takes no more
+    lane_stop: Message | None = None  # why the lane takes no more (a budget over the whole lane)
+    batch_stops: dict[str, Message] = field(default_factory=dict)  # batch id → why it takes no more
 
 
 class Budgeter:
@@ -173,19 +178,19 @@ class Budgeter:
                 self.balances[route] = (provider.balance, provider.balance_read_at)
 
 
-def stop_reason(stop: BudgetStop) -> str:
-    """The English reason a lane pauses with (the window translates it: ui/core_texts.py)."""
+def stop_reason(stop: BudgetStop) -> Message:
+    """The reason a lane (or a batch) pauses with; its id marks it as the budget's."""
     limit = stop.limit
-    spent, cap = format_money(stop.spent), format_money(limit.cap)
+    spent, cap = money_message(stop.spent), money_message(limit.cap)
     if limit.scope == "batch":
-        return f"budget: {spent} of {cap} spent on batch {limit.label}"
+        return msg("budget: {spent} of {cap} spent on batch {batch}", spent=spent, cap=cap, batch=limit.label)
     if limit.scope == "provider":
-        return f"budget: {spent} of {cap} spent today on {limit.label}"
+        return msg("budget: {spent} of {cap} spent today on {provider}", spent=spent, cap=cap, provider=limit.label)
     if limit.scope == "balance":
         left = Money(limit.cap.amount - stop.spent.amount, limit.cap.currency)
-        return f"balance: {format_money(left)} left on {limit.label}, the next task needs about " \
-               f"{format_money(stop.needed)}"
-    return f"budget: {spent} of {cap} spent today"
+        return msg("balance: {left} left on {provider}, the next task needs about {needed}", left=money_message(left),
+                   provider=limit.label, needed=money_message(stop.needed))
+    return msg("budget: {spent} of {cap} spent today", spent=spent, cap=cap)
 
 
 # --- a batch's estimate before it is queued --------------------------------------------------

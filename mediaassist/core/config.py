@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.hours import Hours, parse_hours
 from mediaassist.core.location import check_store_url
+from mediaassist.core.messages import Message, msg, verbatim
 from mediaassist.core.money import BudgetConfig, Price, parse_amounts, parse_budget, parse_price
 from mediaassist.core.naming import Template, parse_template
 from mediaassist.core.secrets import register_secret
@@ -244,15 +245,15 @@ def load_config(path: Path) -> AppConfig:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
+        raise ConfigError(msg("config file not found: {path}", path=path)) from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(msg("{path}: not valid TOML: {reason}", path=path, reason=exc)) from None
     try:
         config = parse_config(data, path.parent)
     except ConfigError as exc:
-        raise ConfigError(*(f"{path}: {problem}" for problem in exc.problems)) from None
+        raise ConfigError(*(msg("{path}: {reason}", path=path, reason=problem) for problem in exc.problems)) from None
     config.source = path
     if any(p.api_key for p in config.providers):
         _warn_if_readable_by_others(path)
@@ -268,9 +269,9 @@ def load_operator_settings(path: Path, config: AppConfig) -> None:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
+        raise ConfigError(msg("config file not found: {path}", path=path)) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(msg("{path}: not valid TOML: {reason}", path=path, reason=exc)) from None
     problems = _Problems()
     hooks = [problems.read(partial(_parse_notify, item, f"notify[{i}]", problems))
              for i, item in enumerate(problems.read(lambda: _array(data, "notify")) or [])]
@@ -318,7 +319,7 @@ class _Problems:
     noted and its table still read; a bad value ends its own table, the other tables go on."""
 
     def __init__(self) -> None:
-        self.found: list[str] = []
+        self.found: list[Message] = []
 
     def unknown_keys(self, item: dict[str, Any], allowed: set[str], where: str) -> None:
         self.found.extend(unknown_key_problems(item, allowed, where))
@@ -387,7 +388,8 @@ def parse_outputs(item: dict[str, Any], base_dir: Path | None, config: AppConfig
         outputs.naming = parse_template(item["naming"], "outputs.naming")
     for name, text in _table(item.get("models", {}), "outputs.models").items():
         if config.model(name) is None:
-            raise ConfigError(f"outputs.models.{name}: no model named {name!r} ({_model_names(config)})")
+            raise ConfigError(msg("outputs.models.{name}: no model named {model} ({models})", name=name,
+                                  model=repr(name), models=_model_names(config)))
         outputs.model_naming[name] = parse_template(text, f"outputs.models.{name}")
     return outputs
 
@@ -400,12 +402,16 @@ def _parse_notify(item: dict[str, Any], where: str, problems: _Problems) -> Noti
     item = _table(item, where)
     problems.unknown_keys(item, _NOTIFY_KEYS, where)
     if ("url" in item) == ("url_env" in item):
-        raise ConfigError(f"{where}: give the webhook as url = \"https://...\" or url_env = \"ENV_VAR\" (one of them)")
+        raise ConfigError(msg("{where}: give the webhook as url = \"https://...\" or url_env = \"ENV_VAR\" (one of "
+                              "them)",
+                              where=where))
     hook = NotifyConfig(name=_str(item, "name", where) if "name" in item else where)
     if "url" in item:
         hook.url = _str(item, "url", where)
         if urlsplit(hook.url).scheme not in ("http", "https") or not urlsplit(hook.url).hostname:
-            raise ConfigError(f"{where}.url: not an http(s) URL (e.g. https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=...)")
+            raise ConfigError(msg("{where}.url: not an http(s) URL (e.g. "
+                                  "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=...)",
+                                  where=where))
     else:
         hook.url_env = _str(item, "url_env", where)
     if "format" in item:
@@ -413,11 +419,12 @@ def _parse_notify(item: dict[str, Any], where: str, problems: _Problems) -> Noti
     if "events" in item:
         events = item["events"]
         if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
-            raise ConfigError(f"{where}.events: a non-empty list of event names (allowed: {', '.join(NOTICE_KINDS)})")
+            raise ConfigError(msg("{where}.events: a non-empty list of event names (allowed: {items})",
+                                  where=where, items=', '.join(NOTICE_KINDS)))
         unknown = [e for e in events if e not in NOTICE_KINDS]
         if unknown:
-            raise ConfigError(f"{where}.events: {', '.join(map(repr, unknown))} is not an event "
-                              f"(allowed: {', '.join(NOTICE_KINDS)})")
+            raise ConfigError(msg("{where}.events: {items} is not an event (allowed: {items2})",
+                                  where=where, items=', '.join(map(repr, unknown)), items2=', '.join(NOTICE_KINDS)))
         hook.events = tuple(events)
     return hook
 
@@ -465,36 +472,40 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
     if kind == "api":
         _parse_concurrency(item, provider, where)
     elif "concurrency" in item or "max_concurrency" in item:
-        raise ConfigError(f"{where}.concurrency: only for kind = \"api\" (poll providers use max_polling_tasks)")
+        raise ConfigError(msg("{where}.concurrency: only for kind = \"api\" (poll providers use max_polling_tasks)",
+                              where=where))
     if "max_polling_tasks" in item:
         if kind != "poll":
-            raise ConfigError(f"{where}.max_polling_tasks: only for kind = \"poll\"")
+            raise ConfigError(msg("{where}.max_polling_tasks: only for kind = \"poll\"", where=where))
         provider.max_polling_tasks = _int(item, "max_polling_tasks", POLLING_TASKS_RANGE, where)
     for key in ("poll_interval_s", "queue_check_interval_s", "min_duration_s", "max_duration_s",
                 "queued_poll_max_s", "min_create_interval_s"):
         if key in item:
             if key in ("queued_poll_max_s", "min_create_interval_s") and kind != "poll":
-                raise ConfigError(f"{where}.{key}: only for kind = \"poll\"")
+                raise ConfigError(msg("{where}.{key}: only for kind = \"poll\"", where=where, key=key))
             setattr(provider, key, _float(item, key, INTERVAL_RANGE, where))
     if ptype != "task_api":
         for key in ("profile", "secret_key_env"):
             if key in item:
-                raise ConfigError(f"{where}.{key}: only for type = \"task_api\"")
+                raise ConfigError(msg("{where}.{key}: only for type = \"task_api\"", where=where, key=key))
     elif "secret_key_env" in item:
         provider.secret_key_env = _str(item, "secret_key_env", where)
         assert provider.task_profile is not None
         if not provider.task_profile.auth.needs_secret:
-            raise ConfigError(f"{where}.secret_key_env: profile {provider.profile} does not sign its requests "
-                              f"(auth.scheme = \"{provider.task_profile.auth.scheme}\"); leave it out")
+            raise ConfigError(msg("{where}.secret_key_env: profile {profile} does not sign its requests "
+                                  "(auth.scheme = \"{scheme}\"); leave it out",
+                                  where=where, profile=provider.profile, scheme=provider.task_profile.auth.scheme))
     if "upload_api" in item:
         if ptype != "runninghub":
-            raise ConfigError(f"{where}.upload_api: only for type = \"runninghub\"")
+            raise ConfigError(msg("{where}.upload_api: only for type = \"runninghub\"", where=where))
         provider.upload_api = _choice(item, "upload_api", UPLOAD_APIS, where)
     if "timeout_s" in item:
         provider.timeout_s = _float(item, "timeout_s", TIMEOUT_RANGE, where)
     if provider.min_duration_s > provider.max_duration_s:
-        raise ConfigError(f"{where}.min_duration_s: {provider.min_duration_s} is more than max_duration_s "
-                          f"{provider.max_duration_s} (allowed: min_duration_s <= max_duration_s)")
+        raise ConfigError(msg("{where}.min_duration_s: {min_duration_s} is more than max_duration_s "
+                              "{max_duration_s} (allowed: min_duration_s <= max_duration_s)",
+                              where=where, min_duration_s=provider.min_duration_s,
+                              max_duration_s=provider.max_duration_s))
     if "max_upload_bytes" in item:
         provider.max_upload_bytes = _int(item, "max_upload_bytes", UPLOAD_BYTES_RANGE, where)
     if "price" in item:
@@ -512,11 +523,12 @@ def _parse_concurrency(item: dict[str, Any], provider: ProviderConfig, where: st
             provider.max_concurrency = _int(item, "max_concurrency", MAX_CONCURRENCY_RANGE, where)
         return
     if "max_concurrency" in item:
-        raise ConfigError(f"{where}.max_concurrency: only with concurrency = \"auto\"")
+        raise ConfigError(msg("{where}.max_concurrency: only with concurrency = \"auto\"", where=where))
     if isinstance(item.get("concurrency"), str):
-        raise ConfigError(f"{where}.concurrency: {item['concurrency']!r} is not an integer (allowed: "
-                          f"{API_CONCURRENCY_RANGE[0]}..{API_CONCURRENCY_RANGE[1]} written without quotes, "
-                          "or \"auto\")")
+        raise ConfigError(msg("{where}.concurrency: {concurrency} is not an integer (allowed: {low}..{high} "
+                              "written without quotes, or \"auto\")",
+                              where=where, concurrency=repr(item['concurrency']), low=API_CONCURRENCY_RANGE[0],
+                              high=API_CONCURRENCY_RANGE[1]))
     if "concurrency" in item:
         provider.concurrency = _int(item, "concurrency", API_CONCURRENCY_RANGE, where)
 
@@ -525,18 +537,18 @@ def _base_url(item: dict[str, Any], where: str) -> str:
     """An http(s) URL with a host and, if given, a port in range -- checked here, not at the
     first request an hour into a batch."""
     url = _str(item, "base_url", where).strip().rstrip("/")
-    problem = f"{where}.base_url: {url!r} is not an http(s) URL with a host (e.g. https://api.example.com/v1)"
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:  # urlsplit's own check of the port ("port out of range", "not a number")
-        raise ConfigError(f"{where}.base_url: {url!r} has an invalid port "
-                          f"(allowed: {PORT_RANGE[0]}..{PORT_RANGE[1]})") from None
+        raise ConfigError(msg("{where}.base_url: {url} has an invalid port (allowed: {low}..{high})",
+                              where=where, url=repr(url), low=PORT_RANGE[0], high=PORT_RANGE[1])) from None
     if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
-        raise ConfigError(problem)
+        raise ConfigError(msg("{where}.base_url: {url} is not an http(s) URL with a host "
+                              "(e.g. https://api.example.com/v1)", where=where, url=repr(url)))
     if port is not None and not PORT_RANGE[0] <= port <= PORT_RANGE[1]:
-        raise ConfigError(f"{where}.base_url: port {port} is out of range "
-                          f"(allowed: {PORT_RANGE[0]}..{PORT_RANGE[1]})")
+        raise ConfigError(msg("{where}.base_url: port {port} is out of range (allowed: {low}..{high})",
+                              where=where, port=port, low=PORT_RANGE[0], high=PORT_RANGE[1]))
     return url
 
 
@@ -564,9 +576,10 @@ def _parse_proxy(item: dict[str, Any], where: str) -> str:
     except ValueError:
         port = None
     if parts.scheme not in PROXY_SCHEMES or not parts.hostname or port is None:
-        raise ConfigError(f"{where}.proxy: {proxy_label(value)!r} is not a proxy URL (allowed: "
-                          f"{', '.join(s + '://' for s in PROXY_SCHEMES)} with a host and a port, "
-                          "e.g. http://127.0.0.1:7890 or socks5://user:password@10.0.0.2:1080)")
+        raise ConfigError(msg("{where}.proxy: {value} is not a proxy URL (allowed: {items} with a host and a port, "
+                              "e.g. http://127.0.0.1:7890 or socks5://user:password@10.0.0.2:1080)",
+                              where=where, value=repr(proxy_label(value)),
+                              items=', '.join(s + '://' for s in PROXY_SCHEMES)))
     if parts.password:
         register_secret(parts.password)
     return value
@@ -598,18 +611,20 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig, problems: 
             raise ConfigError()  # its provider's own problems are told already
         if provider is None:
             names = ", ".join(p.name for p in config.providers) or "none defined"
-            raise ConfigError(f"{where}.provider: no provider named {model.provider!r} (have: {names})")
+            raise ConfigError(msg("{where}.provider: no provider named {provider} (have: {names})",
+                                  where=where, provider=repr(model.provider), names=names))
         if provider.kind != kind:
             raise ConfigError(
-                f"{where}.provider: {model.provider!r} is a {provider.kind} provider, model kind is {kind}"
+                msg("{where}.provider: {provider} is a {kind} provider, model kind is {model_kind}",
+                    where=where, provider=repr(model.provider), kind=provider.kind, model_kind=kind)
             )
         ptype = provider.type
         model.price = provider.price
     problems.unknown_keys(item, _MODEL_COMMON_KEYS | MODEL_KEYS_BY_TYPE[ptype], where)
     if kind == "web" and "provider" in item:
-        raise ConfigError(f"{where}.provider: web models name a site, not a provider")
+        raise ConfigError(msg("{where}.provider: web models name a site, not a provider", where=where))
     if kind != "web" and "site" in item:
-        raise ConfigError(f"{where}.site: only web models name a site")
+        raise ConfigError(msg("{where}.site: only web models name a site", where=where))
     if "need_empty_prompt" in item:
         model.need_empty_prompt = _bool(item, "need_empty_prompt", where)
     if ptype == "openai" and "endpoint" in item:
@@ -628,40 +643,45 @@ def _parse_model(item: dict[str, Any], where: str, config: AppConfig, problems: 
 
 def _node_info_list(value: Any, where: str) -> None:
     if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
-        raise ConfigError(f"{where}: must be an array of tables "
-                          '({ nodeId = "3", fieldName = "steps", fieldValue = 20 })')
+        raise ConfigError(msg("{where}: must be an array of tables ({{ nodeId = \"3\", fieldName = \"steps\", "
+                              "fieldValue = 20 }})",
+                              where=where))
     for i, entry in enumerate(value):
         for key in ("nodeId", "fieldName", "fieldValue"):
             _required(entry, key, f"{where}[{i}]")
         for key in ("nodeId", "fieldName"):
             if isinstance(entry[key], bool) or not isinstance(entry[key], (str, int)):
-                raise ConfigError(f"{where}[{i}].{key}: {entry[key]!r} must be a string")
+                raise ConfigError(msg("{where}[{i}].{key}: {entry} must be a string",
+                                      where=where, i=i, key=key, entry=repr(entry[key])))
 
 
 def _parse_inputs(value: Any, where: str) -> dict[str, InputSpec]:
     """``["image", "mask"]`` or ``{ first_frame = { nodeId = "39", ... }, ... }``, in order."""
     if isinstance(value, list):
         if not all(isinstance(name, str) for name in value):
-            raise ConfigError(f"{where}: must be a list of input names or a table of name = {{ options }}")
+            raise ConfigError(msg("{where}: must be a list of input names or a table of name = {{ options }}",
+                                  where=where))
         tables: dict[str, Any] = {}
         for name in value:
             if name in tables:
-                raise ConfigError(f"{where}: {name!r} is listed twice")
+                raise ConfigError(msg("{where}: {name} is listed twice", where=where, name=repr(name)))
             tables[name] = {}
     elif isinstance(value, dict):
         tables = value
     else:
-        raise ConfigError(f"{where}: must be a list of input names or a table of name = {{ options }}")
+        raise ConfigError(msg("{where}: must be a list of input names or a table of name = {{ options }}",
+                              where=where))
     return {name: _parse_input(name, options, f"{where}.{name}") for name, options in tables.items()}
 
 
 def _parse_input(name: str, options: Any, where: str) -> InputSpec:
     if not _INPUT_NAME.fullmatch(name):
-        raise ConfigError(f"{where}: input names are task-file column names: lowercase letters, digits "
-                          "and _, starting with a letter")
+        raise ConfigError(msg("{where}: input names are task-file column names: lowercase letters, digits and _, "
+                              "starting with a letter",
+                              where=where))
     if name in TASK_COLUMNS:
-        raise ConfigError(f"{where}: {name!r} is a task-file column already "
-                          f"(reserved: {', '.join(TASK_COLUMNS)})")
+        raise ConfigError(msg("{where}: {name} is a task-file column already (reserved: {items})",
+                              where=where, name=repr(name), items=', '.join(TASK_COLUMNS)))
     options = _table(options, where)
     spec = InputSpec(name=name, options={k: v for k, v in options.items() if k not in _INPUT_FLAG_KEYS})
     if "media" in options:
@@ -669,8 +689,8 @@ def _parse_input(name: str, options: Any, where: str) -> InputSpec:
         media = [media] if isinstance(media, str) else media
         if (not isinstance(media, list) or not media
                 or not all(isinstance(kind, str) and kind in MEDIA_KINDS for kind in media)):
-            raise ConfigError(f"{where}.media: {options['media']!r} is not allowed "
-                              f"(allowed: a list among {', '.join(MEDIA_KINDS)})")
+            raise ConfigError(msg("{where}.media: {media} is not allowed (allowed: a list among {items})",
+                                  where=where, media=repr(options['media']), items=', '.join(MEDIA_KINDS)))
         spec.media = tuple(dict.fromkeys(media))
     if "multiple" in options:
         spec.multiple = _bool(options, "multiple", where)
@@ -686,82 +706,89 @@ def _reject_duplicates(config: AppConfig) -> None:
         seen: set[str] = set()
         for i, item in enumerate(items):
             if item.name in seen:
-                raise ConfigError(f"{section}[{i}].name: {item.name!r} is defined twice")
+                raise ConfigError(msg("{section}[{i}].name: {name} is defined twice",
+                                      section=section, i=i, name=repr(item.name)))
             seen.add(item.name)
 
 
 # --- typed getters: each names the key and the allowed values -------------------------------
 
-def did_you_mean(word: str, allowed: Sequence[str] | set[str]) -> str:
-    """'; did you mean "concurrency"?' for a likely typo, else ''."""
+def did_you_mean(word: str, allowed: Sequence[str] | set[str]) -> Message:
+    """'; did you mean "concurrency"?' for a likely typo, else nothing."""
     close = difflib.get_close_matches(word, sorted(allowed), n=1, cutoff=0.6)
-    return f'; did you mean "{close[0]}"?' if close else ""
+    return msg('; did you mean "{word}"?', word=close[0]) if close else verbatim("")
 
 
-def unknown_key_problems(item: dict[str, Any], allowed: set[str], where: str) -> list[str]:
+def unknown_key_problems(item: dict[str, Any], allowed: set[str], where: str) -> list[Message]:
     prefix = f"{where}." if where else ""
-    return [f"{prefix}{key}: unknown key{did_you_mean(key, allowed)} (allowed: {', '.join(sorted(allowed))})"
+    return [msg("{prefix}{key}: unknown key{typo} (allowed: {items})", prefix=prefix, key=key,
+                typo=did_you_mean(key, allowed), items=", ".join(sorted(allowed)))
             for key in item if key not in allowed]
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}: must be a table")
+        raise ConfigError(msg("{where}: must be a table", where=where))
     return value
 
 
 def _array(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
     value = data.get(key, [])
     if not isinstance(value, list):
-        raise ConfigError(f"{key}: must be an array of tables ([[{key}]])")
+        raise ConfigError(msg("{key}: must be an array of tables ([[{key}]])", key=key))
     return value
 
 
 def _required(item: dict[str, Any], key: str, where: str) -> Any:
     if key not in item:
-        raise ConfigError(f"{where}.{key}: required")
+        raise ConfigError(msg("{where}.{key}: required", where=where, key=key))
     return item[key]
 
 
 def _str(item: dict[str, Any], key: str, where: str) -> str:
     value = _required(item, key, where)
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}.{key}: must be a non-empty string")
+        raise ConfigError(msg("{where}.{key}: must be a non-empty string", where=where, key=key))
     return value
 
 
 def _bool(item: dict[str, Any], key: str, where: str) -> bool:
     value = _required(item, key, where)
     if not isinstance(value, bool):
-        raise ConfigError(f"{where}.{key}: must be true or false")
+        raise ConfigError(msg("{where}.{key}: must be true or false", where=where, key=key))
     return value
 
 
 def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
     value = _required(item, key, where)
     if not isinstance(value, str) or value not in allowed:  # (allowed holds only strings)
-        typo = did_you_mean(value, allowed) if isinstance(value, str) else ""
-        raise ConfigError(f"{where}.{key}: {value!r} is not allowed{typo} (allowed: {', '.join(allowed)})")
+        typo = did_you_mean(value, allowed) if isinstance(value, str) else verbatim("")
+        raise ConfigError(msg("{where}.{key}: {value} is not allowed{typo} (allowed: {items})",
+                              where=where, key=key, value=repr(value), typo=typo, items=', '.join(allowed)))
     return value
 
 
 def _int(item: dict[str, Any], key: str, bounds: tuple[int, int], where: str) -> int:
     value = _required(item, key, where)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{where}.{key}: {value!r} is not an integer (allowed: {bounds[0]}..{bounds[1]}, "
-                          "written without quotes)")
+        raise ConfigError(msg("{where}.{key}: {value} is not an integer (allowed: {low}..{high}, written without "
+                              "quotes)",
+                              where=where, key=key, value=repr(value), low=bounds[0], high=bounds[1]))
     if not bounds[0] <= value <= bounds[1]:
-        raise ConfigError(f"{where}.{key}: {value!r} is out of range (allowed: integer {bounds[0]}..{bounds[1]})")
+        raise ConfigError(msg("{where}.{key}: {value} is out of range (allowed: integer {low}..{high})",
+                              where=where, key=key, value=repr(value), low=bounds[0], high=bounds[1]))
     return value
 
 
 def _float(item: dict[str, Any], key: str, bounds: tuple[float, float], where: str) -> float:
     value = _required(item, key, where)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{where}.{key}: {value!r} is not a number (allowed: {bounds[0]}..{bounds[1]}, "
-                          "written without quotes)")
+        raise ConfigError(msg("{where}.{key}: {value} is not a number (allowed: {low}..{high}, written without "
+                              "quotes)",
+                              where=where, key=key, value=repr(value), low=bounds[0], high=bounds[1]))
     if not bounds[0] <= value <= bounds[1]:
-        raise ConfigError(f"{where}.{key}: {value!r} is out of range (allowed: number {bounds[0]}..{bounds[1]})")
+        raise ConfigError(msg("{where}.{key}: {value} is out of range (allowed: number {low}..{high})",
+                              where=where, key=key, value=repr(value), low=bounds[0], high=bounds[1]))
     return float(value)
 
 
@@ -776,5 +803,5 @@ def check_setting(key: str, value: Any) -> None:
         "browser_recycle_after": lambda: _int({key: value}, key, RECYCLE_RANGE, "app"),
     }
     if key not in checks:
-        raise ConfigError(f"{key}: not an editable setting")
+        raise ConfigError(msg("{key}: not an editable setting", key=key))
     checks[key]()

@@ -20,20 +20,22 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.config import AppConfig
+from mediaassist.core.errors import MessageError
 from mediaassist.core.manifest import batch_entries, file_entry, write_manifest
+from mediaassist.core.messages import msg
 from mediaassist.core.outputs import batch_folder, move_unique
 from mediaassist.core.store import SUCCESS, NewTask, Store, Task
 
 
-class DeliveryError(ValueError):
+class DeliveryError(MessageError, ValueError):
     """An operator's request that cannot be done as asked; the message says why and what to do."""
 
 
 def known_batch(store: Store, batch_id: str) -> list[Task]:
     tasks = store.tasks([batch_id])
     if not tasks:
-        raise DeliveryError(f"no batch {batch_id!r} (mediaassist status lists the lanes; a batch id looks like "
-                            "tasks-20260101T120000Z-0a1b2c3d)")
+        raise DeliveryError(msg("no batch {batch} (mediaassist status lists the lanes; a batch id looks like "
+                                "tasks-20260101T120000Z-0a1b2c3d)", batch=repr(batch_id)))
     return tasks
 
 
@@ -63,10 +65,10 @@ def deliver(store: Store, config: AppConfig, root: Path, batch_id: str, to: Path
                                                                        picked_only)
               if wanted is None or task.task_id in wanted]
     if not chosen and picked_only:
-        raise DeliveryError(f"batch {batch_id} has no picked outputs to deliver (pick some first: mediaassist "
-                            "outputs pick TASK_ID)")
+        raise DeliveryError(msg("batch {batch} has no picked outputs to deliver (pick some first: mediaassist "
+                                "outputs pick TASK_ID)", batch=batch_id))
     if not chosen:
-        raise DeliveryError(f"batch {batch_id} has no outputs to deliver")
+        raise DeliveryError(msg("batch {batch} has no outputs to deliver", batch=batch_id))
     delivery = Delivery(to)
     entries: list[dict[str, Any]] = []
     to.mkdir(parents=True, exist_ok=True)
@@ -104,12 +106,13 @@ def rerun(store: Store, config: AppConfig, task_id: str, *, prompt: str | None =
     """The new task's id: ``task_id`` edited and queued again as its child."""
     parent = store.get(task_id)
     if parent is None:
-        raise DeliveryError(f"no task {task_id!r}")
+        raise DeliveryError(msg("no task {task}", task=repr(task_id)))
     model_name = model or parent.model
     chosen = config.model(model_name)
     if chosen is None:
-        names = ", ".join(m.name for m in config.models) or "none configured"
-        raise DeliveryError(f"no model {model_name!r} in the config (models: {names})")
+        names = ", ".join(m.name for m in config.models)
+        raise DeliveryError(msg("no model {model} in the config (models: {names})", model=repr(model_name),
+                                names=names or msg("none configured")))
     remix_of = _remix_source(config, parent, model_name) if remix else None
     new_id = _child_id(store, parent.task_id)
     account = parent.account if parent.account_pinned and chosen.kind == "web" else None
@@ -129,12 +132,13 @@ def _remix_source(config: AppConfig, parent: Task, model_name: str) -> str:
     provider = config.provider(model.provider or "") if model is not None else None
     profile = provider.task_profile if provider is not None else None
     if profile is None or profile.remix is None:
-        raise DeliveryError(f"--remix needs a task-API model whose profile has a [remix] route (like "
-                            f"openai-videos); {model_name!r} has none")
+        raise DeliveryError(msg("--remix needs a task-API model whose profile has a [remix] route (like "
+                                "openai-videos); {model} has none", model=repr(model_name)))
     if model_name != parent.model:
-        raise DeliveryError("--remix keeps the model: a video is remixed by the service that made it")
+        raise DeliveryError(msg("--remix keeps the model: a video is remixed by the service that made it"))
     if parent.state != SUCCESS or not parent.remote_id:
-        raise DeliveryError(f"task {parent.task_id} is {parent.state}; only a succeeded video can be remixed")
+        raise DeliveryError(msg("task {task} is {state}; only a succeeded video can be remixed", task=parent.task_id,
+                                state=parent.state))
     return str(parent.remote_id)
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from mediaassist.core.messages import Message, msg, verbatim
+
 RECOVER_CHUNK = 200  # rows read at a time; a chunk that fails is read again row by row
 
 
@@ -23,7 +25,7 @@ RECOVER_CHUNK = 200  # rows read at a time; a chunk that fails is read again row
 class DoctorReport:
     backup: Path
     healthy: bool
-    problems: list[str] = field(default_factory=list)
+    problems: list[Message] = field(default_factory=list)  # SQLite's own words are kept verbatim
     checkpointed: bool = False
     recovered_file: Path | None = None
     recovered: dict[str, int] = field(default_factory=dict)  # table -> rows saved
@@ -51,13 +53,13 @@ def examine(path: Path, backups: Path) -> DoctorReport:
     return report
 
 
-def _integrity_problems(path: Path) -> list[str]:
+def _integrity_problems(path: Path) -> list[Message]:
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
             rows = [row[0] for row in conn.execute("PRAGMA integrity_check(20)")]
     except sqlite3.DatabaseError as exc:
-        return [f"cannot be checked: {exc}"]
-    return [] if rows == ["ok"] else rows
+        return [msg("cannot be checked: {reason}", reason=exc)]
+    return [] if rows == ["ok"] else [verbatim(row) for row in rows]
 
 
 def _new_folder(parent: Path, name: str) -> Path:
@@ -84,7 +86,7 @@ def _recover(path: Path, report: DoctorReport) -> None:
         tables = source.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' "
                                 "AND name NOT LIKE 'sqlite_%'").fetchall()
     except sqlite3.DatabaseError as exc:
-        report.problems.append(f"its table list cannot be read ({exc}); nothing could be recovered")
+        report.problems.append(msg("its table list cannot be read ({reason}); nothing could be recovered", reason=exc))
         return
     with sqlite3.connect(report.recovered_file) as target:
         for name, sql in tables:

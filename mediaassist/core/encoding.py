@@ -13,6 +13,7 @@ import codecs
 from dataclasses import dataclass
 
 from mediaassist.core.errors import ImportFileError
+from mediaassist.core.messages import Message, either, msg, verbatim
 
 # Shares of the non-ASCII characters that make a legacy decoding believable.
 _KANA_SHARE = 0.2  # Japanese prose is a third or more kana; other texts decoded as cp932 ~none
@@ -28,7 +29,7 @@ LEGACY_NAMES = {"gb18030": "GB18030", "cp932": "Shift-JIS", "cp949": "EUC-KR", "
 class DecodedText:
     text: str
     encoding: str
-    note: str | None = None  # a line for the import report when the encoding was guessed
+    note: Message | None = None  # a line for the import report when the encoding was guessed
 
 
 def decode_task_text(data: bytes, where: str, encoding: str | None = None) -> DecodedText:
@@ -42,9 +43,9 @@ def decode_task_text(data: bytes, where: str, encoding: str | None = None) -> De
     except UnicodeDecodeError as exc:
         if data.startswith(codecs.BOM_UTF8):
             raise ImportFileError(
-                f"{where}: starts with a UTF-8 byte-order mark but is not UTF-8 (invalid byte at offset "
-                f"{exc.start} after the mark); save it as UTF-8 again, or name its "
-                "encoding with --encoding") from None
+                msg("{path}: starts with a UTF-8 byte-order mark but is not UTF-8 (invalid byte at offset {offset} "
+                    "after the mark); save it as UTF-8 again, or name its encoding with --encoding",
+                    path=where, offset=exc.start)) from None
     return _guess_legacy(data, where)
 
 
@@ -52,8 +53,9 @@ def _decode_as(data: bytes, where: str, encoding: str) -> DecodedText:
     try:
         name = codecs.lookup(encoding).name
     except LookupError:
-        raise ImportFileError(f"{where}: unknown encoding {encoding!r} (e.g. utf-8, gb18030, shift_jis, "
-                              "big5, euc_kr)") from None
+        raise ImportFileError(msg("{path}: unknown encoding {encoding} (e.g. utf-8, gb18030, shift_jis, big5, "
+                                  "euc_kr)",
+                                  path=where, encoding=repr(encoding))) from None
     if name.startswith("utf-8"):
         name = "utf-8-sig"
     elif data.startswith(codecs.BOM_UTF8):
@@ -66,8 +68,9 @@ def _strict(data: bytes, encoding: str, where: str) -> str:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
         shown = encoding.removesuffix("-sig")
-        raise ImportFileError(f"{where}: not valid {shown} (byte offset {exc.start}: {exc.reason}); "
-                              "check --encoding, or save the file as UTF-8") from None
+        raise ImportFileError(msg("{path}: not valid {encoding} (byte offset {offset}: {reason}); check "
+                                  "--encoding, or save the file as UTF-8",
+                                  path=where, encoding=shown, offset=exc.start, reason=exc.reason)) from None
 
 
 def _guess_legacy(data: bytes, where: str) -> DecodedText:
@@ -75,14 +78,17 @@ def _guess_legacy(data: bytes, where: str) -> DecodedText:
     if len(fits) == 1:
         encoding = fits[0]
         note = None if encoding == "gb18030" else (
-            f"read as {LEGACY_NAMES[encoding]} (detected); name another with --encoding if that is wrong")
+            msg("read as {encoding} (detected); name another with --encoding if that is wrong",
+                encoding=LEGACY_NAMES[encoding]))
         return DecodedText(data.decode(encoding), encoding, note)
     if fits:
-        names = " or ".join(LEGACY_NAMES[e] for e in fits)
-        raise ImportFileError(f"{where}: not UTF-8, and could be {names}; name the encoding with --encoding "
-                              "(e.g. --encoding gb18030), or save the file as UTF-8")
-    raise ImportFileError(f"{where}: not readable as text (not UTF-8, and not clearly GB18030, Shift-JIS, "
-                          "Big5 or EUC-KR); save it as UTF-8, or name its encoding with --encoding")
+        names = either([verbatim(LEGACY_NAMES[e]) for e in fits])
+        raise ImportFileError(msg("{path}: not UTF-8, and could be {encodings}; name the encoding with --encoding "
+                                  "(e.g. --encoding gb18030), or save the file as UTF-8",
+                                  path=where, encodings=names))
+    raise ImportFileError(msg("{path}: not readable as text (not UTF-8, and not clearly GB18030, Shift-JIS, Big5 "
+                              "or EUC-KR); save it as UTF-8, or name its encoding with --encoding",
+                              path=where))
 
 
 def _fitting_encodings(data: bytes) -> list[str]:

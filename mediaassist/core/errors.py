@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from mediaassist.core.messages import Message, as_message, msg, one_per_line, verbatim
+
 # The process exit codes (mediaassist/entry.py lists what each means).
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -25,6 +27,16 @@ class ErrorKind(str, enum.Enum):  # noqa: UP042
     DOWNLOAD = "download"
 
 
+# How a kind reads inside a text ("attempt 2 failed (provider): ..."): its value in English,
+# its label in Chinese.
+KIND_TEXTS = {
+    ErrorKind.LOGIN: msg("login"), ErrorKind.ACCOUNT_DISABLED: msg("account_disabled"), ErrorKind.QUOTA: msg("quota"),
+    ErrorKind.TIMEOUT: msg("timeout"), ErrorKind.STALLED: msg("stalled"), ErrorKind.PROVIDER: msg("provider"),
+    ErrorKind.NETWORK: msg("network"), ErrorKind.BAD_INPUT: msg("bad_input"), ErrorKind.CANCELED: msg("canceled"),
+    ErrorKind.INTERNAL: msg("internal"),
+}
+
+
 # Kinds worth another attempt: the same input may well succeed next time.
 RETRYABLE_KINDS = frozenset(
     {ErrorKind.STALLED, ErrorKind.PROVIDER, ErrorKind.NETWORK, ErrorKind.TIMEOUT, ErrorKind.INTERNAL}
@@ -36,22 +48,23 @@ class TaskError(Exception):
 
     ``retry`` overrides the default for the kind (e.g. a poll-lane time-out is final because the
     remote task may still run). ``pause_lane`` carries a reason when the whole lane (provider or
-    account) should stop taking work, e.g. an exhausted quota or a rejected key.
+    account) should stop taking work, e.g. an exhausted quota or a rejected key. ``message`` is a
+    ``Message``; ``str()`` of the error is its English.
     """
 
     def __init__(
         self,
         kind: ErrorKind,
-        message: str,
+        message: Message | str,
         *,
         retry: bool | None = None,
-        pause_lane: str | None = None,
+        pause_lane: Message | str | None = None,
     ) -> None:
-        super().__init__(message)
+        self.message = as_message(message)
+        super().__init__(str(self.message))
         self.kind = ErrorKind(kind)
-        self.message = message
         self.retry = (self.kind in RETRYABLE_KINDS) if retry is None else retry
-        self.pause_lane = pause_lane
+        self.pause_lane = None if pause_lane is None else as_message(pause_lane)
 
     def __str__(self) -> str:
         return f"{self.kind.value}: {self.message}"
@@ -65,36 +78,47 @@ class Requeue(Exception):
     elsewhere -- say, another process holds the account's browser profile -- so the task may go
     to another lane meanwhile, and nothing is marked as broken."""
 
-    def __init__(self, message: str, *, pause_lane: str | None = None, wait_s: float | None = None) -> None:
-        super().__init__(message)
-        self.pause_lane = pause_lane
+    def __init__(self, message: Message | str, *, pause_lane: Message | str | None = None,
+                 wait_s: float | None = None) -> None:
+        self.message = as_message(message)
+        super().__init__(str(self.message))
+        self.pause_lane = None if pause_lane is None else as_message(pause_lane)
         self.wait_s = wait_s
 
 
-class ConfigError(Exception):
+class MessageError(Exception):
+    """An error whose text is a ``Message``: ``str()`` is the English, ``message`` renders in the
+    reader's language (the CLI's, the window's)."""
+
+    def __init__(self, message: Message | str) -> None:
+        self.message = as_message(message)
+        super().__init__(str(self.message))
+
+
+class ConfigError(MessageError):
     """Config file problems; each names the key and what is allowed. ``problems`` holds them
-    all (a config is checked whole, so two typos take one start to find); ``str()`` is one a line.
-    No problems at all means "already reported" (a model naming a provider whose own table failed)."""
+    all (a config is checked whole, so two typos take one start to find); ``str()`` and
+    ``message`` are one a line. No problems at all means "already reported" (a model naming a
+    provider whose own table failed)."""
 
-    def __init__(self, *problems: str) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = list(problems)
+    def __init__(self, *problems: Message | str) -> None:
+        self.problems = [as_message(problem) for problem in problems]
+        super().__init__(one_per_line(self.problems) if self.problems else verbatim(""))
 
 
-class ImportFileError(Exception):
+class ImportFileError(MessageError):
     """A task file that cannot be read at all (nothing from it is enqueued)."""
 
 
-class StorageFault(Exception):
+class StorageFault(MessageError):
     """The task store cannot be used as it is: the disk is full, the file is read-only, corrupt,
     not a database, or was deleted/replaced under us. ``str()`` is the one line for the operator
     (which file, and what to do); ``kind`` is one of the ``FAULT_*`` names below."""
 
-    def __init__(self, kind: str, path: str, message: str) -> None:
+    def __init__(self, kind: str, path: str, message: Message | str) -> None:
         super().__init__(message)
         self.kind = kind
         self.path = path
-        self.message = message
 
     @property
     def disk_full(self) -> bool:

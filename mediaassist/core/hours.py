@@ -12,6 +12,7 @@ import re
 from datetime import datetime, timedelta
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.messages import Message, msg
 
 DAY_S = 86400
 # (start, end) in seconds since local midnight; end < start: the range runs past midnight.
@@ -25,20 +26,23 @@ def parse_hours(value: object, where: str) -> Hours:
     given = value if isinstance(value, list) else [value]
     texts = [text for text in given if isinstance(text, str)]
     if not texts or len(texts) != len(given):
-        raise ConfigError(f'{where}.hours: {value!r} is not allowed (allowed: "HH:MM-HH:MM" in local time, '
-                          'or a list of them, e.g. "23:00-07:00" or ["09:00-12:00", "14:00-18:00"])')
+        raise ConfigError(msg("{where}.hours: {value} is not allowed (allowed: \"HH:MM-HH:MM\" in local time, or a "
+                              "list of them, e.g. \"23:00-07:00\" or [\"09:00-12:00\", \"14:00-18:00\"])",
+                              where=where, value=repr(value)))
     ranges = []
     for text in texts:
         match = _RANGE.fullmatch(text)
         if match is None:
-            raise ConfigError(f'{where}.hours: {text!r} is not a time range (allowed: "HH:MM-HH:MM" in local '
-                              'time, 00:00 to 23:59, e.g. "23:00-07:00")')
+            raise ConfigError(msg("{where}.hours: {text} is not a time range (allowed: \"HH:MM-HH:MM\" in local "
+                                  "time, 00:00 to 23:59, e.g. \"23:00-07:00\")",
+                                  where=where, text=repr(text)))
         h1, m1, s1, h2, m2, s2 = match.groups()
         start = int(h1) * 3600 + int(m1) * 60 + int(s1 or 0)
         end = int(h2) * 3600 + int(m2) * 60 + int(s2 or 0)
         if start == end:
-            raise ConfigError(f"{where}.hours: {text!r} is empty (start and end are the same time); "
-                              "leave hours out to run at any time")
+            raise ConfigError(msg("{where}.hours: {text} is empty (start and end are the same time); leave hours "
+                                  "out to run at any time",
+                                  where=where, text=repr(text)))
         ranges.append((start, end))
     return tuple(ranges)
 
@@ -67,15 +71,15 @@ def describe(hours: Hours) -> str:
     return ", ".join(f"{_clock(start)}-{_clock(end)}" for start, end in hours)
 
 
-def closed_reason(hours: Hours, moment: datetime) -> str | None:
+def closed_reason(hours: Hours, moment: datetime) -> Message | None:
     """Why the lane takes no work now (``outside its hours 23:00-07:00; opens at 23:00``), or None."""
     if is_open(hours, moment):
         return None
     opens = next_opening(hours, moment)
     ranges, at = describe(hours), _clock(_seconds_of_day(opens))
     if opens.date() == moment.date():
-        return f"outside its hours {ranges}; opens at {at}"
-    return f"outside its hours {ranges}; opens at {at} tomorrow"
+        return msg("outside its hours {hours}; opens at {time}", hours=ranges, time=at)
+    return msg("outside its hours {hours}; opens at {time} tomorrow", hours=ranges, time=at)
 
 
 def parse_not_before(text: str, now: datetime) -> datetime:

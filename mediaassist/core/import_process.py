@@ -38,9 +38,10 @@ from typing import IO, Any, Literal, TypeVar
 
 from mediaassist.core.budget import BatchEstimate, Budgeter, estimate_batch
 from mediaassist.core.config import AppConfig
-from mediaassist.core.errors import ImportFileError, StorageFault
+from mediaassist.core.errors import ImportFileError, MessageError, StorageFault
 from mediaassist.core.importer import ImportReport, RowError, derive_missing_ids, new_batch_id, read_task_file
-from mediaassist.core.secrets import redact
+from mediaassist.core.messages import Message, msg
+from mediaassist.core.secrets import redacted
 from mediaassist.core.store import NewTask, Store
 
 PREVIEW_ROWS = 200  # the good rows and the bad rows a preview shows: a preview, not a copy
@@ -76,7 +77,7 @@ class ImportPreview:
     error_count: int
     tasks: list[NewTask]  # the first PREVIEW_ROWS good rows
     errors: list[RowError]  # the first PREVIEW_ROWS bad rows
-    warnings: list[str]
+    warnings: list[Message]
     any_inputs: bool  # some good row names input files
     stored: int  # good rows the store already has: skipped, not run twice
     estimate: BatchEstimate | None = None  # what the good rows will probably cost (core.budget)
@@ -100,16 +101,16 @@ class Failure:
     survive pickling)."""
 
     kind: FailureKind
-    text: str
+    text: Message
     detail: str = ""
 
 
-class ImportFailed(Exception):
+class ImportFailed(MessageError):
     """Reading or enqueuing stopped. ``kind``: "file" (the file cannot be imported; the text,
     the importer's, names it), "store" (the store refused; its one-line fault) or "bug"
     (anything else: the text is its type and message)."""
 
-    def __init__(self, kind: FailureKind, text: str) -> None:
+    def __init__(self, kind: FailureKind, text: Message) -> None:
         super().__init__(text)
         self.kind = kind
 
@@ -182,21 +183,21 @@ class ImportReading:
             reply = await asyncio.to_thread(pickle.load, self._replies)
         except (EOFError, OSError, ValueError):  # ValueError: our side was closed
             code = await asyncio.to_thread(self._child.wait)
-            raise ImportFailed("bug", f"the import process ended early (exit code {code})") from None
+            raise ImportFailed("bug", msg("the import process ended early (exit code {code})", code=code)) from None
         except Exception as exc:  # a reply cut short or not ours
             log.exception("unreadable reply from the import process")
-            raise ImportFailed("bug", f"unreadable reply from the import process ({type(exc).__name__}: "
-                                      f"{exc})") from None
+            raise ImportFailed("bug", msg("unreadable reply from the import process ({error}: {detail})",
+                                          error=type(exc).__name__, detail=exc)) from None
         if isinstance(reply, Failure):
             if reply.detail:  # a bug in the child: its traceback, for whoever fixes it
                 log.error("the import process failed:\n%s", reply.detail)
-            raise ImportFailed(reply.kind, redact(reply.text))  # the child knows no key: masked here
+            raise ImportFailed(reply.kind, redacted(reply.text))  # the child knows no key: masked here
         return reply
 
 
 def _expected(reply: object, kind: type[R]) -> R:
     if not isinstance(reply, kind):
-        raise ImportFailed("bug", f"unexpected reply from the import process: {type(reply).__name__}")
+        raise ImportFailed("bug", msg("unexpected reply from the import process: {reply}", reply=type(reply).__name__))
     return reply
 
 
@@ -254,13 +255,13 @@ def preview_of(report: ImportReport, stored: int, estimate: BatchEstimate | None
 
 def _failure(exc: Exception) -> Failure:
     if isinstance(exc, ImportFileError):
-        return Failure("file", str(exc))
+        return Failure("file", exc.message)
     if isinstance(exc, StorageFault):  # a full disk, a read-only or unreachable store
-        return Failure("store", str(exc))
+        return Failure("store", exc.message)
     if isinstance(exc, OSError):  # the file, gone or changed since the importer read it
-        return Failure("file", f"{getattr(exc, 'filename', None) or ''}: cannot read the file "
-                               f"({exc.strerror or exc})".lstrip(": "))
-    return Failure("bug", f"the import process failed: {type(exc).__name__}: {exc}",
+        return Failure("file", msg("{path}: cannot read the file ({reason})",
+                                   path=getattr(exc, "filename", None) or "", reason=exc.strerror or exc))
+    return Failure("bug", msg("the import process failed: {error}: {detail}", error=type(exc).__name__, detail=exc),
                    "".join(traceback.format_exception(exc)))
 
 

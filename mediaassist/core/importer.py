@@ -29,6 +29,7 @@ from mediaassist.core.encoding import decode_task_text
 from mediaassist.core.errors import ImportFileError
 from mediaassist.core.hours import parse_not_before
 from mediaassist.core.media import LIST_SEPARATOR, MediaCache, MediaInputError, check_input_value, split_cell
+from mediaassist.core.messages import Message, each_of, msg, verbatim
 from mediaassist.core.store import NewTask
 
 FORMATS = {".csv": "csv", ".xlsx": "xlsx", ".json": "json", ".jsonl": "jsonl", ".txt": "txt"}
@@ -50,7 +51,7 @@ _ROW_PROBLEM = "\0problem"
 class _BadCell:
     """A cell whose value cannot be used (an XLSX formula nobody calculated); the reason says why."""
 
-    reason: str
+    reason: Message
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,21 @@ class _Source:
 @dataclass(frozen=True)
 class RowError:
     row: int
-    reason: str
+    reason: str  # in English; ``message`` renders it in the reader's language
+    message: Message | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(cls, row: int, reasons: list[Message]) -> RowError:
+        message = each_of(reasons)
+        return cls(row, str(message), message)
+
+    @property
+    def text(self) -> Message:
+        """"row 3: why" as a message."""
+        return msg("row {row}: {reason}", row=self.row, reason=self.message or verbatim(self.reason))
 
     def __str__(self) -> str:
-        return f"row {self.row}: {self.reason}"
+        return str(self.text)
 
 
 @dataclass
@@ -76,7 +88,7 @@ class ImportReport:
     tasks: list[NewTask] = field(default_factory=list)
     errors: list[RowError] = field(default_factory=list)
     total_rows: int = 0
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Message] = field(default_factory=list)
 
 
 def new_batch_id(source: Path) -> str:
@@ -114,21 +126,23 @@ def read_task_file(path: Path, config: AppConfig, default_model: str | None = No
     fmt = _format_of(path)
     for name in ([default_model] if default_model is not None else []) + list(fan_out or []):
         if config.model(name) is None:
-            raise ImportFileError(f"{path}: unknown model {name!r} ({_known_models(config)})")
+            raise ImportFileError(msg("{path}: unknown model {model} ({known})",
+                                      path=path, model=repr(name), known=_known_models(config)))
     if fan_out:
         default_model = default_model or fan_out[0]
     if fmt == "txt" and default_model is None:
-        raise ImportFileError(f"{path}: a TXT file holds only prompts; name the model (--model NAME)")
+        raise ImportFileError(msg("{path}: a TXT file holds only prompts; name the model (--model NAME)", path=path))
     report = ImportReport(source=path, format=fmt)
     input_names = {name for model in config.models for name in model.inputs}
     # the columns the naming templates name ({col:NAME}) are kept for naming, not ignored
     source = _Source(path, frozenset(COLUMNS) | input_names | config.outputs.columns, encoding)
     rows = _READERS[fmt](source, report)
     if not rows:
-        raise ImportFileError(f"{path}: the file holds no tasks")
+        raise ImportFileError(msg("{path}: the file holds no tasks", path=path))
     if default_model is None and not any("model" in values or "models" in values for _, values in rows):
-        raise ImportFileError(f"{path}: no model given; add a 'model' column or name a default "
-                              "model (--model NAME)")
+        raise ImportFileError(msg("{path}: no model given; add a 'model' column or name a default model (--model "
+                                  "NAME)",
+                                  path=path))
     _Validator(config, default_model, path.resolve().parent, fan_out).run(rows, report)
     return report
 
@@ -136,16 +150,25 @@ def read_task_file(path: Path, config: AppConfig, default_model: str | None = No
 def _format_of(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix == ".xls":
-        raise ImportFileError(f"{path}: old .xls workbooks are not supported; save it as .xlsx or CSV")
+        raise ImportFileError(msg("{path}: old .xls workbooks are not supported; save it as .xlsx or CSV", path=path))
     if suffix not in FORMATS:
-        raise ImportFileError(f"{path}: unsupported file type {suffix or '(none)'!r} "
-                              f"(supported: {', '.join(FORMATS)})")
+        raise ImportFileError(msg("{path}: unsupported file type {suffix} (supported: {formats})",
+                                  path=path, suffix=repr(suffix or '(none)'), formats=', '.join(FORMATS)))
     return FORMATS[suffix]
 
 
-def _known_models(config: AppConfig) -> str:
+def _once_each(reasons: list[Message]) -> list[Message]:
+    """The reasons without repeats (a fanned-out row meets its cells' problems once per model)."""
+    unique: list[Message] = []
+    for reason in reasons:
+        if reason not in unique:
+            unique.append(reason)
+    return unique
+
+
+def _known_models(config: AppConfig) -> Message:
     names = ", ".join(m.name for m in config.models)
-    return f"known models: {names}" if names else "no models are configured"
+    return msg("known models: {names}", names=names) if names else msg("no models are configured")
 
 
 # --- reading: each reader returns the non-blank rows and notes unknown columns ----------------
@@ -154,11 +177,12 @@ def _read_bytes(path: Path) -> bytes:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise ImportFileError(f"{path}: file not found") from None
+        raise ImportFileError(msg("{path}: file not found", path=path)) from None
     except OSError as exc:
-        raise ImportFileError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+        raise ImportFileError(msg("{path}: cannot read the file ({reason})",
+                                  path=path, reason=exc.strerror or exc)) from None
     if not data.strip():
-        raise ImportFileError(f"{path}: the file is empty")
+        raise ImportFileError(msg("{path}: the file is empty", path=path))
     return data
 
 
@@ -167,7 +191,8 @@ def _read_text(source: _Source, report: ImportReport) -> str:
     characters make believable (``core/encoding.py``); ``--encoding`` overrides the guess."""
     decoded = decode_task_text(_read_bytes(source.path), str(source.path), source.encoding)
     if "\0" in decoded.text:  # a binary file, or UTF-16 without its BOM
-        raise ImportFileError(f"{source.path}: not readable as text (it holds NUL bytes); save it as UTF-8")
+        raise ImportFileError(msg("{path}: not readable as text (it holds NUL bytes); save it as UTF-8",
+                                  path=source.path))
     if decoded.note:
         report.warnings.append(decoded.note)
     # Excel puts CRLF between rows but a bare LF inside multi-line cells; keep one style.
@@ -190,7 +215,8 @@ def _read_csv(source: _Source, report: ImportReport) -> list[RawRow]:
         for record in reader:
             records.append(record)
     except csv.Error as exc:
-        raise ImportFileError(f"{source.path}: not a valid CSV file (line {reader.line_num}: {exc})") from None
+        raise ImportFileError(msg("{path}: not a valid CSV file (line {line}: {detail})",
+                                  path=source.path, line=reader.line_num, detail=exc)) from None
     return _table_rows(source, enumerate(records, start=1), report)
 
 
@@ -205,7 +231,8 @@ def _read_xlsx(source: _Source, report: ImportReport) -> list[RawRow]:
                                                                                      strict=True)])
                    for (number, cells), (_, formula_cells) in zip(values, formulas, strict=True)]
     except Exception as exc:  # a damaged workbook can fail anywhere inside openpyxl's XML parsing
-        raise ImportFileError(f"{source.path}: not a readable XLSX workbook ({exc})") from None
+        raise ImportFileError(msg("{path}: not a readable XLSX workbook ({detail})",
+                                  path=source.path, detail=exc)) from None
     return _table_rows(source, iter(records), report)
 
 
@@ -234,8 +261,9 @@ def _has_formulas(path: Path) -> bool:
 
 def _uncalculated(value: Any, formula: Any) -> Any:
     if value is None and isinstance(formula, str) and formula.startswith("="):
-        return _BadCell(f"holds the formula {formula[:40]} with no saved value (the program that wrote the "
-                        "file did not calculate it); open and save it in Excel, or paste it as values")
+        return _BadCell(msg("holds the formula {formula} with no saved value (the program that wrote the file did "
+                            "not calculate it); open and save it in Excel, or paste it as values",
+                            formula=formula[:40]))
     return value
 
 
@@ -259,7 +287,8 @@ def _header(source: _Source, cells: Any, report: ImportReport) -> list[str]:
     names = [str(cell).strip().lower() if cell is not None else "" for cell in cells]
     for name in source.columns:
         if names.count(name) > 1:
-            raise ImportFileError(f"{source.path}: column {name!r} appears more than once in the header")
+            raise ImportFileError(msg("{path}: column {column} appears more than once in the header",
+                                      path=source.path, column=repr(name)))
     _warn_unknown(report, {name for name in names if name}, source.columns)
     return names
 
@@ -269,11 +298,11 @@ def _read_json(source: _Source, report: ImportReport) -> list[RawRow]:
     try:
         data = json.loads(_read_text(source, report), parse_constant=_NonFinite)
     except json.JSONDecodeError as exc:
-        raise ImportFileError(f"{path}: not valid JSON ({exc})") from None
+        raise ImportFileError(msg("{path}: not valid JSON ({detail})", path=path, detail=exc)) from None
     except RecursionError:  # nesting deeper than Python's parser can follow
-        raise ImportFileError(f"{path}: JSON nested too deeply to be a task list") from None
+        raise ImportFileError(msg("{path}: JSON nested too deeply to be a task list", path=path)) from None
     if not isinstance(data, list) or (data and not any(isinstance(item, dict) for item in data)):
-        raise ImportFileError(f"{path}: JSON must be a list of objects, one per task")
+        raise ImportFileError(msg("{path}: JSON must be a list of objects, one per task", path=path))
     return _object_rows(source, enumerate(data, start=1), report)
 
 
@@ -285,17 +314,17 @@ def _read_jsonl(source: _Source, report: ImportReport) -> list[RawRow]:
         try:
             items.append((number, json.loads(line, parse_constant=_NonFinite)))
         except json.JSONDecodeError as exc:
-            items.append((number, _BadLine(f"not valid JSON ({exc.msg})")))
+            items.append((number, _BadLine(msg("not valid JSON ({msg})", msg=exc.msg))))
         except RecursionError:
-            items.append((number, _BadLine("JSON nested too deeply")))
+            items.append((number, _BadLine(msg("JSON nested too deeply"))))
     if not any(isinstance(item, dict) for _, item in items):
-        raise ImportFileError(f"{source.path}: JSONL must hold one JSON object per line")
+        raise ImportFileError(msg("{path}: JSONL must hold one JSON object per line", path=source.path))
     return _object_rows(source, iter(items), report)
 
 
 @dataclass(frozen=True)
 class _BadLine:
-    reason: str
+    reason: Message
 
 
 @dataclass(frozen=True)
@@ -313,8 +342,9 @@ def _non_finite_in(value: Any) -> str | None:
     return next((found for child in children if (found := _non_finite_in(child)) is not None), None)
 
 
-def _non_finite_reason(literal: str) -> str:
-    return f"{literal} is not a JSON value (JSON has no NaN or Infinity): write a number or a text in quotes"
+def _non_finite_reason(literal: str) -> Message:
+    return msg("{literal} is not a JSON value (JSON has no NaN or Infinity): write a number or a text in quotes",
+               literal=literal)
 
 
 def _object_rows(source: _Source, items: Iterator[tuple[int, Any]], report: ImportReport) -> list[RawRow]:
@@ -323,7 +353,7 @@ def _object_rows(source: _Source, items: Iterator[tuple[int, Any]], report: Impo
     seen_keys: set[str] = set()
     for number, item in items:
         if not isinstance(item, dict):
-            reason = item.reason if isinstance(item, _BadLine) else "item is not a JSON object"
+            reason = item.reason if isinstance(item, _BadLine) else msg("item is not a JSON object")
             rows.append((number, {_ROW_PROBLEM: reason}))
             continue
         values: dict[str, Any] = {}
@@ -350,8 +380,8 @@ def _warn_unknown(report: ImportReport, names: set[str], known: frozenset[str]) 
     unknown = sorted(names - known)
     if unknown:
         inputs = sorted(known - set(COLUMNS))
-        report.warnings.append(f"ignored unknown column(s): {', '.join(unknown)} "
-                               f"(known: {', '.join(COLUMNS + tuple(inputs))})")
+        report.warnings.append(msg("ignored unknown column(s): {columns} (known: {known})",
+                                   columns=', '.join(unknown), known=', '.join(COLUMNS + tuple(inputs))))
 
 
 def _is_blank(value: Any) -> bool:
@@ -373,18 +403,18 @@ class _Validator:
     def run(self, rows: list[RawRow], report: ImportReport) -> None:
         report.total_rows = len(rows)
         for number, values in rows:
-            reasons: list[str] = []
+            reasons: list[Message] = []
             models = self.models(values, reasons)
             if models is None:
                 tasks = [self.task(number, values, reasons)]
             else:  # one task per model, all from this row
                 tasks = [self.task(number, {**values, "model": model}, reasons, fan_out=True) for model in models]
             if reasons or None in tasks:
-                report.errors.append(RowError(number, "; ".join(dict.fromkeys(reasons))))
+                report.errors.append(RowError.of(number, _once_each(reasons)))
             else:
                 report.tasks.extend(task for task in tasks if task is not None)
 
-    def models(self, values: dict[str, Any], reasons: list[str]) -> list[str] | None:
+    def models(self, values: dict[str, Any], reasons: list[Message]) -> list[str] | None:
         """The models a row fans out to (its ``models`` cell, else ``--models``), or None."""
         raw = values.get("models")
         if raw is None:
@@ -394,18 +424,20 @@ class _Validator:
         names = [name.strip() for name in cells]
         names = list(dict.fromkeys(name for name in names if name))
         if not names:
-            reasons.append("models names no model (write them as a|b|c)")
+            reasons.append(msg("models names no model (write them as a|b|c)"))
         return names
 
-    def task(self, number: int, values: dict[str, Any], reasons: list[str], fan_out: bool = False) -> NewTask | None:
+    def task(self, number: int, values: dict[str, Any], reasons: list[Message], fan_out: bool = False
+             ) -> NewTask | None:
         if _ROW_PROBLEM in values:
             reasons.append(values[_ROW_PROBLEM])
             return None
-        reasons.extend(f"column {name}: {value.reason}" for name, value in values.items()
-                       if isinstance(value, _BadCell))
-        reasons.extend(f"column {name}: {_non_finite_reason(literal)}" for name, value in values.items()
-                       if (literal := _non_finite_in(value)) is not None)
-        reasons.extend(f"{name} must be text, not {_json_type(values[name])}" for name in TEXT_COLUMNS
+        reasons.extend(msg("column {column}: {reason}", column=name, reason=value.reason)
+                       for name, value in values.items() if isinstance(value, _BadCell))
+        reasons.extend(msg("column {column}: {reason}", column=name, reason=_non_finite_reason(literal))
+                       for name, value in values.items() if (literal := _non_finite_in(value)) is not None)
+        reasons.extend(msg("{name} must be text, not {type}", name=name, type=_json_type(values[name]))
+                       for name in TEXT_COLUMNS
                        if isinstance(values.get(name), (list, dict, bool)))
         if reasons:
             return None
@@ -416,12 +448,13 @@ class _Validator:
         system_prompt = _text(values.get("system_prompt"))
         prompt = _text(values.get("prompt")) or ""
         if len(prompt) > MAX_PROMPT:
-            reasons.append(f"prompt has {len(prompt):,} characters (at most {MAX_PROMPT:,})")
+            reasons.append(msg("prompt has {n} characters (at most {limit})",
+                               n=format(len(prompt), ","), limit=format(MAX_PROMPT, ",")))
         model = self.model(values.get("model"), reasons)
         if model is None:
             return None
         if not prompt and _needs_prompt(model):
-            reasons.append(f"prompt is empty (model {model.name!r} needs one)")
+            reasons.append(msg("prompt is empty (model {model} needs one)", model=repr(model.name)))
         account = self.account(values.get("account"), model, reasons)
         inputs = self.inputs(values, model, reasons)
         cells = {name: str(_text(values[name])) for name in self.config.outputs.columns
@@ -432,13 +465,14 @@ class _Validator:
                        group=f"row-{number}", cells=cells)
 
     def inputs(self, values: dict[str, Any], model: ModelConfig,
-               reasons: list[str]) -> dict[str, list[dict[str, Any]]]:
+               reasons: list[Message]) -> dict[str, list[dict[str, Any]]]:
         """Each of the model's inputs checked; a filled input column the model lacks is an error
         too (the operator meant that file to be used)."""
         for name in values:
             if name not in COLUMNS and name not in model.inputs and name not in self.config.outputs.columns:
                 takes = ", ".join(model.inputs) or "none"
-                reasons.append(f"column {name}: model {model.name!r} takes no input {name!r} (its inputs: {takes})")
+                reasons.append(msg("column {column}: model {model} takes no input {name} (its inputs: {inputs})",
+                                   column=name, model=repr(model.name), name=repr(name), inputs=takes))
         provider = self.config.provider(model.provider) if model.provider else None
         max_bytes = provider.max_upload_bytes if provider else None
         checked: dict[str, list[dict[str, Any]]] = {}
@@ -446,12 +480,13 @@ class _Validator:
             try:
                 entries = self.input_entries(values.get(name), spec, max_bytes)
             except MediaInputError as exc:
-                reasons.append(f"column {name}: {exc}")
+                reasons.append(msg("column {column}: {reason}", column=name, reason=exc.message))
                 continue
             if entries:
                 checked[name] = entries
             elif spec.required:
-                reasons.append(f"column {name}: required by model {model.name!r} (a file path or URL)")
+                reasons.append(msg("column {column}: required by model {model} (a file path or URL)",
+                                   column=name, model=repr(model.name)))
         return checked
 
     def input_entries(self, raw: Any, spec: InputSpec, max_bytes: int | None) -> list[dict[str, Any]]:
@@ -462,59 +497,62 @@ class _Validator:
         elif isinstance(raw, str):
             values = split_cell(raw, spec)
         else:
-            raise MediaInputError(f"must be a file path or URL, not {_json_type(raw)}")
+            raise MediaInputError(msg("must be a file path or URL, not {type}", type=_json_type(raw)))
         return [check_input_value(value, self.base_dir, spec, max_bytes, self.media_cache) for value in values]
 
-    def model(self, raw: Any, reasons: list[str]) -> ModelConfig | None:
+    def model(self, raw: Any, reasons: list[Message]) -> ModelConfig | None:
         name = _text(raw) or self.default_model
         if name is None:
-            reasons.append("model is empty and no default model was given")
+            reasons.append(msg("model is empty and no default model was given"))
             return None
         model = self.config.model(name)
         if model is None:
-            reasons.append(f"unknown model {name!r} ({_known_models(self.config)})")
+            reasons.append(msg("unknown model {model} ({known})", model=repr(name), known=_known_models(self.config)))
         return model
 
-    def task_id(self, number: int, raw: Any, reasons: list[str], suffix: Any = None) -> str | None:
+    def task_id(self, number: int, raw: Any, reasons: list[Message], suffix: Any = None) -> str | None:
         task_id = _text(raw)
         if task_id is None:
             return None
         if suffix is not None:  # a row fanned out: one id per model
             task_id = f"{task_id}-{suffix}"
         if len(task_id) > MAX_TASK_ID:
-            reasons.append(f"task_id is {len(task_id)} characters long (at most {MAX_TASK_ID})")
+            reasons.append(msg("task_id is {n} characters long (at most {limit})", n=len(task_id), limit=MAX_TASK_ID))
         first = self.first_row_of_id.setdefault(task_id, number)
         if first != number:
-            reasons.append(f"duplicate task_id {task_id!r} (first on row {first})")
+            reasons.append(msg("duplicate task_id {task_id} (first on row {row})", task_id=repr(task_id), row=first))
         return task_id
 
-    def account(self, raw: Any, model: ModelConfig, reasons: list[str]) -> str | None:
+    def account(self, raw: Any, model: ModelConfig, reasons: list[Message]) -> str | None:
         name = _text(raw)
         if name is None:
             return None
         if model.kind != "web":
-            reasons.append(f"account {name!r} given for {model.kind} model {model.name!r} "
-                           "(only web models run on an account)")
+            reasons.append(msg("account {account} given for {kind} model {model} (only web models run on an "
+                               "account)",
+                               account=repr(name), kind=model.kind, model=repr(model.name)))
             return None
         account = self.config.account(name)
         if account is None or account.site != model.site:
             site_accounts = ", ".join(a.name for a in self.config.accounts if a.site == model.site) or "none"
-            runs_on = f"model {model.name!r} runs on site {model.site!r} (accounts: {site_accounts})"
-            # whole sentences, so the window finds each in its catalogue of core texts (and no
-            # "; ": that joins a row's reasons)
-            reasons.append(f"account {name!r} is not configured, but {runs_on}" if account is None
-                           else f"account {name!r} belongs to site {account.site!r}, but {runs_on}")
+            runs_on = msg("model {model} runs on site {site} (accounts: {accounts})",
+                          model=repr(model.name), site=repr(model.site), accounts=site_accounts)
+            # no "; " inside: that joins a row's reasons
+            reasons.append(msg("account {account} is not configured, but {runs_on}",
+                               account=repr(name), runs_on=runs_on) if account is None else
+                           msg("account {account} belongs to site {other}, but {runs_on}",
+                               account=repr(name), other=repr(account.site), runs_on=runs_on))
         return name
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: Any) -> Message:
     if isinstance(value, bool):
-        return "true/false"
+        return msg("true/false")
     if isinstance(value, list):
-        return "a list"
+        return msg("a list")
     if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+        return msg("an object")
+    return verbatim(type(value).__name__)
 
 
 def _needs_prompt(model: ModelConfig) -> bool:
@@ -531,26 +569,25 @@ def _text(value: Any) -> str | None:
     return str(value).strip()
 
 
-def _params(raw: Any, reasons: list[str]) -> dict[str, Any]:
+def _params(raw: Any, reasons: list[Message]) -> dict[str, Any]:
     if raw is None or isinstance(raw, dict):
         return raw or {}
     if isinstance(raw, str):
         try:
             parsed = json.loads(raw, parse_constant=_NonFinite)
         except (json.JSONDecodeError, RecursionError):
-            reasons.append("params is not valid JSON")
+            reasons.append(msg("params is not valid JSON"))
             return {}
         if (literal := _non_finite_in(parsed)) is not None:
-            column = "params"
-            reasons.append(f"column {column}: {_non_finite_reason(literal)}")
+            reasons.append(msg("column {column}: {reason}", column="params", reason=_non_finite_reason(literal)))
             return {}
         if isinstance(parsed, dict):
             return parsed
-    reasons.append("params is not a JSON object")
+    reasons.append(msg("params is not a JSON object"))
     return {}
 
 
-def _not_before(raw: Any, reasons: list[str]) -> float:
+def _not_before(raw: Any, reasons: list[Message]) -> float:
     """The ``not_before`` cell as epoch seconds (0: at once)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return 0.0
@@ -559,12 +596,12 @@ def _not_before(raw: Any, reasons: list[str]) -> float:
     try:
         return parse_not_before(str(raw), datetime.now()).timestamp()
     except ValueError:
-        reasons.append(f"not_before {str(raw)!r} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time "
-                       "with its offset, or 23:00 for the next time the clock shows it)")
+        reasons.append(msg("not_before {value} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time with its "
+                           "offset, or 23:00 for the next time the clock shows it)", value=repr(str(raw))))
         return 0.0
 
 
-def _priority(raw: Any, reasons: list[str]) -> int:
+def _priority(raw: Any, reasons: list[Message]) -> int:
     if raw is None:
         return 0
     value: int | None = None
@@ -575,9 +612,10 @@ def _priority(raw: Any, reasons: list[str]) -> int:
     elif isinstance(raw, str) and re.fullmatch(r"[+-]?\d+", raw.strip()):
         value = int(raw.strip())
     if value is None:
-        reasons.append(f"priority {raw!r} is not an integer")
+        reasons.append(msg("priority {value} is not an integer", value=repr(raw)))
         return 0
     if not PRIORITY_RANGE[0] <= value <= PRIORITY_RANGE[1]:
-        reasons.append(f"priority {value} is out of range ({PRIORITY_RANGE[0]}..{PRIORITY_RANGE[1]})")
+        reasons.append(msg("priority {value} is out of range ({low}..{high})",
+                           value=value, low=PRIORITY_RANGE[0], high=PRIORITY_RANGE[1]))
         return 0
     return value

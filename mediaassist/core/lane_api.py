@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import ModelConfig
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.money import Money, Produced
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ class StopReason(enum.StrEnum):
 
 @dataclass
 class TaskResult:
-    text: str | None = None
+    text: Message | str | None = None  # the answer, or a summary of what was made (a message)
     files: list[str] = field(default_factory=list)  # absolute paths under ctx.output_dir
     usage: dict[str, int] | None = None  # token counts as the provider reported them
     # What the task made and what the provider charged for it, where the provider knows more
@@ -58,9 +59,9 @@ class TaskContext:
     # Set by a provider whose clean-up after an operator cancel fell short (e.g. the remote
     # task could not be cancelled), or whose remote task was canceled elsewhere: the scheduler
     # writes it as the canceled task's error.
-    cancel_note: str | None = None
+    cancel_note: Message | None = None
 
-    def log(self, message: str) -> None:
+    def log(self, message: Message | str) -> None:
         """A line for the task's own log (detail pane) and the lane log."""
         self.logger.info("%s: %s", self.task.task_id, message)
         self.store.log(self.task.task_id, message)
@@ -80,14 +81,14 @@ class TaskContext:
         the caller must cancel the extra remote task."""
         if not self.store.save_remote_id(self.task, remote_id):
             return False
-        self.log(f"remote task id {remote_id} saved")
+        self.log(msg("remote task id {remote_id} saved", remote_id=remote_id))
         return True
 
     def save_upload(self, key: str, name: str) -> None:
         """Persist an upload at once (``key`` = ``provider:sha256``): a retry or a restart reuses
         ``name`` while it is fresh instead of uploading the file again."""
         self.store.save_upload(self.task, key, name)
-        self.log(f"uploaded {self._file_of(key)} as {name}")
+        self.log(msg("uploaded {file} as {name}", file=self._file_of(key), name=name))
 
     def _file_of(self, key: str) -> str:
         """The file name behind an upload key, for the log (never the key's provider secret)."""
@@ -127,6 +128,6 @@ class BalanceReported(Protocol):
 @runtime_checkable
 class AccountChecked(Protocol):
     """A provider that looks at its account when it starts (the poll lane's pre-flight): the
-    lines it found, in English like every core text (warnings start with "warning:")."""
+    lines it found (a warning's English starts with "warning:")."""
 
-    preflight_lines: list[str]
+    preflight_lines: list[Message]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from mediaassist.core.config import AppConfig
 from mediaassist.core.hours import Hours
+from mediaassist.core.messages import Message
 
 DEFAULT_SWEEP_S = 5.0  # seconds between looks for work no event announced (a poll lane sets its own)
 # A web account is one logged-in browser session: the site errors (or silently mixes up the
@@ -57,11 +58,11 @@ class AccountView:
 class LaneConditions:
     """What one read of the store says about the lanes: pauses, learned limits, accounts."""
 
-    paused: Mapping[str, str] = field(default_factory=dict)  # lane -> reason
+    paused: Mapping[str, Message] = field(default_factory=dict)  # lane -> reason (as written)
     learned: Mapping[str, int] = field(default_factory=dict)  # lane -> learned limit (concurrency "auto")
     accounts: Mapping[str, AccountView] = field(default_factory=dict)
     # lane -> why it takes no work now (outside its hours); added by the scheduler from its clock
-    closed: Mapping[str, str] = field(default_factory=dict)
+    closed: Mapping[str, Message] = field(default_factory=dict)
 
 
 def lane_specs(config: AppConfig) -> list[LaneSpec]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from mediaassist.core.errors import ConfigError, StorageFault
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.secrets import KEYRING_SERVICE, keyring_password, register_secret
 
 STORE_URL_ENV = "MEDIAASSIST_STORE_URL"
@@ -32,18 +33,18 @@ FAULT_NO_CONNECTION_SLOT = "too_many_connections"
 # What the server said (libpq's text: a refused connection carries no SQLSTATE) -> the fault and
 # what the operator should do about it, tried in order ('too many connections for role "x"'
 # is not a login refusal). Anything else is "cannot reach".
-_SERVER_REFUSALS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+_SERVER_REFUSALS: tuple[tuple[tuple[str, ...], str, Message], ...] = (
     (("too many connections", "remaining connection slots are reserved", "too many clients"),
-     FAULT_NO_CONNECTION_SLOT, "the server has no free connection; close other clients, or raise "
-                               "max_connections (or the user's CONNECTION LIMIT)"),
+     FAULT_NO_CONNECTION_SLOT, msg("the server has no free connection; close other clients, or raise "
+                                   "max_connections (or the user's CONNECTION LIMIT)")),
     (("password authentication failed", "role \"", "no pg_hba.conf entry", "authentication failed"),
-     FAULT_LOGIN, "the server refused the login; check the user and password "
-                  "(in the URL, ~/.pgpass or the keyring entry for service 'mediaassist')"),
+     FAULT_LOGIN, msg("the server refused the login; check the user and password "
+                      "(in the URL, ~/.pgpass or the keyring entry for service 'mediaassist')")),
     (("database \"",), FAULT_NO_DATABASE,
-     "that database does not exist; create it (createdb NAME) or fix the URL's database name"),
+     msg("that database does not exist; create it (createdb NAME) or fix the URL's database name")),
     (("permission denied",), FAULT_PERMISSION,
-     "the user may not create or use the tables; grant it CREATE and USAGE on schema public "
-     "of that database (or connect as its owner)"),
+     msg("the user may not create or use the tables; grant it CREATE and USAGE on schema public "
+         "of that database (or connect as its owner)")),
 )
 
 
@@ -51,7 +52,7 @@ class StoreUnavailable(StorageFault):
     """The store cannot be used at all (server out of reach, no driver, schema newer than this
     program): one line for the operator, exit code 2, like a damaged file."""
 
-    def __init__(self, message: str, where: str = "", kind: str = FAULT_UNREACHABLE) -> None:
+    def __init__(self, message: Message | str, where: str = "", kind: str = FAULT_UNREACHABLE) -> None:
         super().__init__(kind, where, message)
 
 
@@ -61,8 +62,9 @@ def server_refusal(where: str, reason: str) -> StoreUnavailable:
     lowered = reason.lower()
     for needles, kind, advice in _SERVER_REFUSALS:
         if any(needle in lowered for needle in needles):
-            return StoreUnavailable(f"the shared store {where} refused: {reason}; {advice}", where, kind)
-    return StoreUnavailable(f"cannot reach the shared store {where}: {reason}", where)
+            return StoreUnavailable(msg("the shared store {where} refused: {reason}; {advice}",
+                                        where=where, reason=reason, advice=advice), where, kind)
+    return StoreUnavailable(msg("cannot reach the shared store {where}: {reason}", where=where, reason=reason), where)
 
 
 def host_id() -> str:
@@ -87,22 +89,26 @@ def refuse_url_as_path(location: str | os.PathLike[str], where: str) -> None:
     if is_pg_url(location) or url_taken_as_path(location):
         scheme, rest = str(location).split(":", 1)
         url = f"{scheme}://{rest.lstrip('/')}"  # the '//' back, so that its password is found and hidden
-        raise ConfigError(f"{where}: {redact_url(url)!r} is a PostgreSQL URL, not a path; "
-                          "a shared store is named with --store URL, MEDIAASSIST_STORE_URL or [store] url")
+        raise ConfigError(msg("{where}: {url} is a PostgreSQL URL, not a path; a shared store is named with "
+                              "--store URL, MEDIAASSIST_STORE_URL or [store] url",
+                              where=where, url=repr(redact_url(url))))
 
 
 def check_store_url(url: str, where: str) -> str:
     """A config or flag value: a postgresql:// URL naming a database, or a ConfigError naming ``where``."""
     if not is_pg_url(url):
-        raise ConfigError(f"{where}: {redact_url(url)!r} is not a postgresql:// URL "
-                          "(allowed: postgresql://USER@HOST[:PORT]/DATABASE; leave it out for the local SQLite file)")
+        raise ConfigError(msg("{where}: {url} is not a postgresql:// URL (allowed: "
+                              "postgresql://USER@HOST[:PORT]/DATABASE; leave it out for the local SQLite file)",
+                              where=where, url=repr(redact_url(url))))
     parts = urlsplit(url)
     if not parts.path.strip("/"):
-        raise ConfigError(f"{where}: {redact_url(url)!r} names no database (postgresql://USER@HOST/DATABASE)")
+        raise ConfigError(msg("{where}: {url} names no database (postgresql://USER@HOST/DATABASE)",
+                              where=where, url=repr(redact_url(url))))
     try:
         parts.port  # noqa: B018 -- raises on a port that is not a number in range
     except ValueError:
-        raise ConfigError(f"{where}: {redact_url(url)!r} has an invalid port (allowed: 1..65535)") from None
+        raise ConfigError(msg("{where}: {url} has an invalid port (allowed: 1..65535)",
+                              where=where, url=repr(redact_url(url)))) from None
     return url
 
 

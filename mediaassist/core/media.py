@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from mediaassist.core.config import InputSpec
-from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.errors import ErrorKind, MessageError, TaskError
+from mediaassist.core.messages import Message, either, msg, verbatim
 
 MIB = 1 << 20
 # Used when the provider sets no max_upload_bytes; RunningHub documents ~10 MB for images.
@@ -42,7 +43,7 @@ _AUDIO_BRANDS = (b"M4A ", b"M4B ", b"M4P ", b"F4A ")
 _BMP_DIB_SIZES = (12, 40, 52, 56, 64, 108, 124)
 
 
-class MediaInputError(ValueError):
+class MediaInputError(MessageError, ValueError):
     """One input value that cannot be used; the message is a short reason for the row error."""
 
 
@@ -131,9 +132,10 @@ def split_cell(value: str, spec: InputSpec) -> list[str]:
     """The values of one cell: ``a.png|b.png`` only where the input takes several."""
     parts = [part.strip() for part in value.split(LIST_SEPARATOR)] if spec.multiple else [value.strip()]
     if not spec.multiple and LIST_SEPARATOR in value and not is_url(value):
-        raise MediaInputError(f"several files given ({LIST_SEPARATOR}) but {spec.name} takes one")
+        raise MediaInputError(msg("several files given ({separator}) but {input} takes one",
+                                  separator=LIST_SEPARATOR, input=spec.name))
     if any(not part for part in parts):
-        raise MediaInputError(f"an empty file name between '{LIST_SEPARATOR}' separators")
+        raise MediaInputError(msg("an empty file name between '{separator}' separators", separator=LIST_SEPARATOR))
     return parts
 
 
@@ -152,13 +154,13 @@ def url_entry(value: str, spec: InputSpec) -> dict[str, Any]:
         parts = urlsplit(url)
         parts.port  # noqa: B018 -- raises ValueError on a bad port
     except ValueError:
-        raise MediaInputError(f"{url!r} is not a valid URL") from None
+        raise MediaInputError(msg("{url} is not a valid URL", url=repr(url))) from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
-        raise MediaInputError(f"{url!r} is not a valid http(s) URL")
+        raise MediaInputError(msg("{url} is not a valid http(s) URL", url=repr(url)))
     guessed = _URL_SUFFIX_MEDIA.get(Path(parts.path).suffix.lower())
     if guessed is not None and guessed not in spec.media:
-        raise MediaInputError(f"{url} looks like {_a(guessed)} by its name, but {spec.name} takes "
-                              f"{_kinds(spec.media)}")
+        raise MediaInputError(msg("{url} looks like {media} by its name, but {input} takes {kinds}",
+                                  url=url, media=_a(guessed), input=spec.name, kinds=_kinds(spec.media)))
     media = guessed or ("image" if "image" in spec.media else spec.media[0])
     return {"url": url, "media": media}
 
@@ -175,11 +177,12 @@ def check_local_input(value: str, base_dir: Path, spec: InputSpec, max_bytes: in
     try:
         info = path.stat()
     except FileNotFoundError:
-        raise MediaInputError(f"file not found: {path}") from None
+        raise MediaInputError(msg("file not found: {path}", path=path)) from None
     except OSError as exc:
-        raise MediaInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise MediaInputError(msg("cannot read {path}: {reason}", path=path, reason=exc.strerror or exc)) from None
     if not stat.S_ISREG(info.st_mode):
-        raise MediaInputError(f"{path} is a folder" if stat.S_ISDIR(info.st_mode) else f"{path} is not a regular file")
+        raise MediaInputError(msg("{path} is a folder", path=path) if stat.S_ISDIR(info.st_mode)
+                              else msg("{path} is not a regular file", path=path))
     stamp = (str(path), info.st_size, info.st_mtime_ns)
     if stamp not in cache.sniffed:
         _read_or_fail(path, lambda opened: _learn(opened, stamp, spec, max_bytes, cache))
@@ -210,14 +213,17 @@ def _accepted(name: str, sniffed: tuple[str, str] | None, size: int, spec: Input
               max_bytes: int | None) -> tuple[str, str]:
     """``(media, mime)`` when ``spec`` takes this file, else ``MediaInputError`` saying why."""
     if sniffed is None:
-        raise MediaInputError(f"{name} is not {_kinds(spec.media)} file by its content (known: PNG, JPEG, GIF, "
-                              "WEBP, BMP, MP4, MOV, WEBM, MKV, MP3, WAV, M4A, AAC, OGG, FLAC)")
+        raise MediaInputError(msg("{name} is not {kinds} file by its content (known: PNG, JPEG, GIF, WEBP, BMP, "
+                                  "MP4, MOV, WEBM, MKV, MP3, WAV, M4A, AAC, OGG, FLAC)",
+                                  name=name, kinds=_kinds(spec.media)))
     media, mime = sniffed
     if media not in spec.media:
-        raise MediaInputError(f"{name} is {_a(media)} ({mime}), but {spec.name} takes {_kinds(spec.media)}")
+        raise MediaInputError(msg("{name} is {media} ({mime}), but {input} takes {kinds}",
+                                  name=name, media=_a(media), mime=mime, input=spec.name, kinds=_kinds(spec.media)))
     limit = max_bytes or DEFAULT_MAX_BYTES[media]
     if size > limit:
-        raise MediaInputError(f"{name} is {_size(size)}, over the {_size(limit)} limit for {_a(media)}")
+        raise MediaInputError(msg("{name} is {size}, over the {limit} limit for {media}",
+                                  name=name, size=_size(size), limit=_size(limit), media=_a(media)))
     return sniffed
 
 
@@ -225,7 +231,7 @@ def _read_or_fail(path: Path, read: Callable[[Path], _T]) -> _T:
     try:
         return read(path)
     except OSError as exc:
-        raise MediaInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise MediaInputError(msg("cannot read {path}: {reason}", path=path, reason=exc.strerror or exc)) from None
 
 
 def iter_file_chunks(path: Path | str, chunk: int = _CHUNK) -> Iterator[bytes]:
@@ -253,12 +259,15 @@ def verify_unchanged(entry: dict[str, Any]) -> None:
     try:
         info = path.stat()
     except FileNotFoundError:
-        raise TaskError(ErrorKind.BAD_INPUT, f"input file {path} is gone since import", retry=False) from None
+        raise TaskError(ErrorKind.BAD_INPUT, msg("input file {path} is gone since import",
+                                                 path=path), retry=False) from None
     except OSError as exc:
-        raise TaskError(ErrorKind.BAD_INPUT, f"input file {path} cannot be read: {exc.strerror or exc}",
+        raise TaskError(ErrorKind.BAD_INPUT, msg("input file {path} cannot be read: {reason}",
+                                                 path=path, reason=exc.strerror or exc),
                         retry=False) from None
-    changed = TaskError(ErrorKind.BAD_INPUT, f"input file {path} changed since import (size/hash differ); "
-                                             "import the task again to send the new file", retry=False)
+    changed = TaskError(ErrorKind.BAD_INPUT, msg("input file {path} changed since import (size/hash differ); "
+                                                 "import the task again to send the new file",
+                                                 path=path), retry=False)
     if info.st_size != entry["size"]:
         raise changed
     if info.st_mtime_ns == entry.get("mtime_ns"):
@@ -266,7 +275,8 @@ def verify_unchanged(entry: dict[str, Any]) -> None:
     try:
         digest = file_sha256(path)
     except OSError as exc:
-        raise TaskError(ErrorKind.BAD_INPUT, f"input file {path} cannot be read: {exc.strerror or exc}",
+        raise TaskError(ErrorKind.BAD_INPUT, msg("input file {path} cannot be read: {reason}",
+                                                 path=path, reason=exc.strerror or exc),
                         retry=False) from None
     if digest != entry["sha256"]:
         raise changed
@@ -285,17 +295,22 @@ def fresh_upload_name(uploads: dict[str, dict[str, Any]], key: str, now: float) 
     return str(record["name"])
 
 
-def _a(media: str) -> str:
-    return f"an {media}" if media[0] in "aeiou" else f"a {media}"
+MEDIA_TEXTS = {"image": msg("an image"), "video": msg("a video"), "audio": msg("an audio")}
 
 
-def _kinds(media: tuple[str, ...]) -> str:
-    """"an image or a video": phrases of one kind each, so the window can translate them one by one."""
-    return " or ".join(_a(kind) for kind in media)
+def _a(media: str) -> Message:
+    return MEDIA_TEXTS[media]
 
 
-def _size(n: int) -> str:
+def _kinds(media: tuple[str, ...]) -> Message:
+    """"an image or a video", each kind in the reader's language."""
+    return either([_a(kind) for kind in media])
+
+
+def _size(n: int) -> Message:
     if n >= MIB and n % MIB == 0:
-        return f"{n // MIB} MiB"
-    return f"{n / MIB:.1f} MiB ({n:,} bytes)" if n >= MIB else f"{n:,} bytes"
+        return verbatim(f"{n // MIB} MiB")
+    if n >= MIB:
+        return msg("{size} MiB ({n} bytes)", size=format(n / MIB, ".1f"), n=format(n, ","))
+    return msg("{n} bytes", n=format(n, ","))
 

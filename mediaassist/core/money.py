@@ -26,8 +26,12 @@ from babel.core import UnknownLocaleError
 from babel.numbers import format_decimal, get_currency_symbol
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.messages import Message, msg, verbatim
 
 SOURCE_PROVIDER, SOURCE_TABLE, SOURCE_ESTIMATE = "provider", "price table", "estimate"
+# A cost's source as a task's log line says it ("cost ¥1.20 (price table)").
+SOURCE_TEXTS = {SOURCE_PROVIDER: msg("reported by the provider"), SOURCE_TABLE: msg("price table"),
+                SOURCE_ESTIMATE: msg("estimate")}
 RATE_KEYS = ("per_task", "per_1k_input_tokens", "per_1k_output_tokens", "per_image", "per_second", "per_megapixel")
 PRICE_KEYS = ("currency", *RATE_KEYS)
 BUDGET_KEYS = ("per_batch", "daily", "daily_reset")
@@ -148,46 +152,49 @@ def parse_price(value: Any, where: str, inherited: Price | None = None) -> Price
     """A ``price`` table; ``inherited`` is the provider's, whose rates a model's table keeps
     unless it names another currency (rates in another unit would be nonsense)."""
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}: must be a table such as {{ currency = \"CNY\", per_task = 0.5 }}")
+        raise ConfigError(msg("{where}: must be a table such as {{ currency = \"CNY\", per_task = 0.5 }}", where=where))
     for key in value:
         if key not in PRICE_KEYS:
-            raise ConfigError(f"{where}.{key}: unknown key (allowed: {', '.join(PRICE_KEYS)})")
+            raise ConfigError(msg("{where}.{key}: unknown key (allowed: {allowed})", where=where, key=key,
+                                  allowed=", ".join(PRICE_KEYS)))
     currency = value.get("currency", inherited.currency if inherited else None)
     if currency is None:
-        raise ConfigError(f"{where}.currency: required (e.g. \"CNY\", \"USD\" or a service unit such as \"coins\")")
+        raise ConfigError(msg("{where}.currency: required (e.g. \"CNY\", \"USD\" or a service unit such as \"coins\")",
+                              where=where))
     if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
-        raise ConfigError(f"{where}.currency: {currency!r} is not a currency code or unit name "
-                          "(letters, digits, - and _, e.g. \"CNY\" or \"coins\")")
+        raise ConfigError(msg("{where}.currency: {currency} is not a currency code or unit name (letters, digits, - "
+                              "and _, e.g. \"CNY\" or \"coins\")", where=where, currency=repr(currency)))
     keep = inherited if inherited is not None and inherited.currency == currency else None
     rates = {key: getattr(keep, key) if keep else None for key in RATE_KEYS}
     rates.update({key: amount(value[key], f"{where}.{key}") for key in RATE_KEYS if key in value})
     if all(rate is None for rate in rates.values()):
-        raise ConfigError(f"{where}: names no rate (allowed: {', '.join(RATE_KEYS)})")
+        raise ConfigError(msg("{where}: names no rate (allowed: {allowed})", where=where, allowed=", ".join(RATE_KEYS)))
     return Price(currency, **rates)
 
 
 def amount(value: Any, where: str) -> Decimal:
     """A non-negative number written in the config (an int, a float or a decimal string), exact."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ConfigError(f"{where}: {value!r} is not a number")
+        raise ConfigError(msg("{where}: {value} is not a number", where=where, value=repr(value)))
     try:
         number = Decimal(str(value).strip())
     except InvalidOperation:
-        raise ConfigError(f"{where}: {value!r} is not a number") from None
+        raise ConfigError(msg("{where}: {value} is not a number", where=where, value=repr(value))) from None
     if not number.is_finite():
-        raise ConfigError(f"{where}: {value!r} is not a finite number")
+        raise ConfigError(msg("{where}: {value} is not a finite number", where=where, value=repr(value)))
     if number < 0:
-        raise ConfigError(f"{where}: {value!r} is negative (allowed: 0 or more)")
+        raise ConfigError(msg("{where}: {value} is negative (allowed: 0 or more)", where=where, value=repr(value)))
     return number
 
 
 def parse_amounts(value: Any, where: str) -> dict[str, Decimal]:
     """``{ CNY = 50, coins = 3000 }``: one limit per currency."""
     if not isinstance(value, dict) or not value:
-        raise ConfigError(f"{where}: must be a table of currency = amount, e.g. {{ CNY = 50 }}")
+        raise ConfigError(msg("{where}: must be a table of currency = amount, e.g. {{ CNY = 50 }}", where=where))
     for currency in value:
         if not _CURRENCY.fullmatch(currency):
-            raise ConfigError(f"{where}.{currency}: not a currency code or unit name")
+            raise ConfigError(msg("{where}.{currency}: not a currency code or unit name", where=where,
+                                  currency=currency))
     return {currency: amount(limit, f"{where}.{currency}") for currency, limit in value.items()}
 
 
@@ -202,10 +209,11 @@ class BudgetConfig:
 
 def parse_budget(value: Any, where: str = "budget") -> BudgetConfig:
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}: must be a table")
+        raise ConfigError(msg("{where}: must be a table", where=where))
     for key in value:
         if key not in BUDGET_KEYS:
-            raise ConfigError(f"{where}.{key}: unknown key (allowed: {', '.join(BUDGET_KEYS)})")
+            raise ConfigError(msg("{where}.{key}: unknown key (allowed: {allowed})", where=where, key=key,
+                                  allowed=", ".join(BUDGET_KEYS)))
     budget = BudgetConfig()
     if "per_batch" in value:
         budget.per_batch = parse_amounts(value["per_batch"], f"{where}.per_batch")
@@ -215,8 +223,8 @@ def parse_budget(value: Any, where: str = "budget") -> BudgetConfig:
         reset = value["daily_reset"]
         match = _RESET.fullmatch(reset) if isinstance(reset, str) else None
         if match is None:
-            raise ConfigError(f"{where}.daily_reset: {reset!r} is not a time of day (allowed: \"HH:MM\", "
-                              "e.g. \"04:00\")")
+            raise ConfigError(msg("{where}.daily_reset: {reset} is not a time of day (allowed: \"HH:MM\", e.g. "
+                                  "\"04:00\")", where=where, reset=repr(reset)))
         budget.daily_reset = (int(match.group(1)), int(match.group(2)))
     return budget
 
@@ -360,6 +368,14 @@ def format_money(money: Money, locale: str = "en") -> str:
         return f"{format_decimal(money.amount, format='#,##0.##', locale=locale)} {money.currency}"
     except (UnknownLocaleError, ValueError):
         return format_money(money, "en") if locale != "en" else f"{money.amount} {money.currency}"
+
+
+def money_message(money: Money) -> Message:
+    """An amount inside a message: as ``format_money`` writes it, a service's unit translated
+    (RunningHub's "12 coins" reads "12 个币")."""
+    if money.currency == "coins":
+        return msg("{amount} coins", amount=format_decimal(money.amount, format="#,##0.##", locale="en"))
+    return verbatim(format_money(money))
 
 
 def format_totals(totals: Totals | Iterable[Money], locale: str = "en") -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.messages import msg
 
 # Each field a template may name, with what it stands for (docs/outputs.md lists the same).
 FIELDS = {
@@ -54,35 +55,38 @@ class Template:
 def parse_template(text: Any, where: str) -> Template:
     """The template ``text`` of config key ``where``, or a ConfigError saying what is wrong."""
     if not isinstance(text, str) or not text.strip():
-        raise ConfigError(f"{where}: must be a non-empty string such as \"{{row:03}}_{{model}}{{ext}}\"")
+        raise ConfigError(msg("{where}: must be a non-empty string such as \"{{row:03}}_{{model}}{{ext}}\"",
+                              where=where))
     try:
         pieces = list(string.Formatter().parse(text))
     except ValueError as exc:
-        raise ConfigError(f"{where}: {text!r} is not a valid template ({exc}; write a literal brace as {{{{ or }}}})"
-                          ) from None
+        raise ConfigError(msg("{where}: {text} is not a valid template ({reason}; write a literal brace as {{{{ or "
+                              "}}}})", where=where, text=repr(text), reason=exc)) from None
     columns: set[str] = set()
     for _literal, name, spec, conversion in pieces:
         if name is None:
             continue
         if name not in FIELDS:
-            raise ConfigError(f"{where}: unknown field {{{name}}} (allowed: "
-                              f"{', '.join('{' + f + '}' for f in FIELDS if f != 'col')}, {{col:NAME}})")
+            raise ConfigError(msg("{where}: unknown field {field} (allowed: {allowed}, {{col:NAME}})", where=where,
+                                  field="{" + name + "}",
+                                  allowed=", ".join("{" + f + "}" for f in FIELDS if f != "col")))
         if conversion:
-            raise ConfigError(f"{where}: {{{name}!{conversion}}}: conversions are not allowed")
+            raise ConfigError(msg("{where}: {field}: conversions are not allowed", where=where,
+                                  field="{" + name + "!" + conversion + "}"))
         if name == "col":
             if not spec or not spec.strip():
-                raise ConfigError(f"{where}: {{col}} needs a column name: {{col:NAME}}")
+                raise ConfigError(msg("{where}: {{col}} needs a column name: {{col:NAME}}", where=where))
             columns.add(spec.strip().lower())
     parts = text.replace("\\", "/").split("/")
     if text.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", text) or any(p in ("..", ".") for p in parts):
-        raise ConfigError(f"{where}: {text!r} must be a relative path inside the batch's folder "
-                          "(no leading /, drive letter, . or ..)")
+        raise ConfigError(msg("{where}: {text} must be a relative path inside the batch's folder (no leading /, "
+                              "drive letter, . or ..)", where=where, text=repr(text)))
     template = Template(text, frozenset(columns))
     try:
         render(template, _SAMPLE, {name: "x" for name in columns})
     except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{where}: {text!r} cannot be rendered ({exc}; e.g. {{row:03}} pads the row "
-                          "to 3 digits)") from None
+        raise ConfigError(msg("{where}: {text} cannot be rendered ({reason}; e.g. {{row:03}} pads the row to 3 "
+                              "digits)", where=where, text=repr(text), reason=exc)) from None
     return template
 
 

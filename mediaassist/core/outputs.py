@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.config import AppConfig
-from mediaassist.core.media import file_sha256, sniff_bytes, sniff_media
+from mediaassist.core.errors import MessageError
+from mediaassist.core.media import MEDIA_TEXTS, file_sha256, sniff_bytes, sniff_media
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.naming import DEFAULT_NAMING, Template, numbered, render
 from mediaassist.core.paths import output_dir, safe_name
 
@@ -31,7 +33,7 @@ TEXT_SUFFIXES = {".txt", ".md", ".json", ".csv", ".srt", ".vtt", ".html"}
 OUTPUTS_DIR = "outputs"
 
 
-class BrokenDownload(Exception):
+class BrokenDownload(MessageError):
     """A downloaded file that is not whole (short, cut, not what it claims to be)."""
 
 
@@ -172,19 +174,22 @@ def probe(path: Path) -> tuple[int | None, int | None, float | None]:
 
 # --- is a download whole? -------------------------------------------------------------------
 
+MEDIA_NOUNS = {"video": msg("video"), "audio": msg("audio")}  # "holds no {media} stream"
+
 def verify_download(path: Path, announced: int | None, expected_media: str | None) -> None:
     """Raise ``BrokenDownload`` unless ``path`` holds the announced number of bytes and content
     that is whole: an MP4/MOV whose boxes all fit, a PNG that ends with IEND, a JPEG with its
     end marker, a video or sound PyAV decodes a frame of."""
     size = path.stat().st_size
     if announced is not None and size != announced:
-        raise BrokenDownload(f"got {size:,} of the {announced:,} bytes announced")
+        raise BrokenDownload(msg("got {size} of the {announced} bytes announced", size=format(size, ","),
+                                 announced=format(announced, ",")))
     if size == 0:
-        raise BrokenDownload("the file is empty")
+        raise BrokenDownload(msg("the file is empty"))
     sniffed = sniff_media(path)
     if sniffed is None:
         if expected_media in ("image", "video", "audio"):
-            raise BrokenDownload(f"not {_a(expected_media)} by its content")
+            raise BrokenDownload(msg("not {media} by its content", media=MEDIA_TEXTS[expected_media]))
         return
     media, mime = sniffed
     if mime in ("video/mp4", "video/quicktime", "audio/mp4"):
@@ -200,20 +205,20 @@ def verify_download(path: Path, announced: int | None, expected_media: str | Non
 
 
 # How a whole PNG and a whole JPEG end (trailing zero padding aside).
-_END_MARKERS = {"image/png": (b"IEND\xaeB`\x82", "PNG without its end (IEND)"),
-                "image/jpeg": (b"\xff\xd9", "JPEG without its end marker")}
+_END_MARKERS = {"image/png": (b"IEND\xaeB`\x82", msg("PNG without its end (IEND)")),
+                "image/jpeg": (b"\xff\xd9", msg("JPEG without its end marker"))}
 
 
-def _end_problem(mime: str, tail: bytes) -> str | None:
+def _end_problem(mime: str, tail: bytes) -> Message | None:
     marker, problem = _END_MARKERS[mime]
     return None if tail.rstrip(b"\0").endswith(marker) else problem
 
 
-def image_problem(data: bytes) -> str | None:
+def image_problem(data: bytes) -> Message | None:
     """Why downloaded bytes are not a whole image, or None when they are."""
     sniffed = sniff_bytes(data[:64])
     if sniffed is None or sniffed[0] != "image":
-        return "not an image by its content"
+        return msg("not {media} by its content", media=MEDIA_TEXTS["image"])
     return _end_problem(sniffed[1], data[-64:]) if sniffed[1] in _END_MARKERS else None
 
 
@@ -226,15 +231,16 @@ def _check_iso_boxes(path: Path, size: int) -> None:
             handle.seek(position)
             head = handle.read(16)
             if len(head) < 8:
-                raise BrokenDownload(f"cut inside a box header at byte {position:,}")
+                raise BrokenDownload(msg("cut inside a box header at byte {position}", position=format(position, ",")))
             box_size, kind = struct.unpack(">I4s", head[:8])
             if box_size == 1 and len(head) == 16:
                 box_size = struct.unpack(">Q", head[8:16])[0]
             elif box_size == 0:  # the box runs to the end of the file
                 return
             if box_size < 8 or position + box_size > size:
-                raise BrokenDownload(f"cut short: the {kind.decode('latin-1')!r} box needs "
-                                     f"{position + box_size:,} bytes, the file has {size:,}")
+                raise BrokenDownload(msg("cut short: the {box} box needs {needed} bytes, the file has {size}",
+                                         box=repr(kind.decode("latin-1")), needed=format(position + box_size, ","),
+                                         size=format(size, ",")))
             position += box_size
 
 
@@ -245,14 +251,11 @@ def _check_decodes(path: Path, media: str) -> None:
         with av.open(str(path)) as container:
             streams = container.streams.video if media == "video" else container.streams.audio
             if not streams:
-                raise BrokenDownload(f"holds no {media} stream")
+                raise BrokenDownload(msg("holds no {media} stream", media=MEDIA_NOUNS[media]))
             for _frame in container.decode(streams[0]):
                 return
     except av.FFmpegError as exc:
-        raise BrokenDownload(f"does not decode ({exc})") from None
-    raise BrokenDownload(f"no {media} frame decodes")
+        raise BrokenDownload(msg("does not decode ({problem})", problem=exc)) from None
+    raise BrokenDownload(msg("no {media} frame decodes", media=MEDIA_NOUNS[media]))
 
-
-def _a(media: str) -> str:
-    return f"an {media}" if media[0] in "aeiou" else f"a {media}"
 

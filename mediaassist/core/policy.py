@@ -22,6 +22,7 @@ from mediaassist.core.hours import Hours, closed_reason
 from mediaassist.core.lane_api import StopReason
 from mediaassist.core.lanes import WEB_LANE_LIMIT, AccountView, LaneConditions
 from mediaassist.core.limiter import AUTO_START
+from mediaassist.core.messages import Message, as_message, msg
 
 
 @dataclass(frozen=True)
@@ -61,27 +62,31 @@ def current_limit(kind: str, limit: int, adaptive: bool, learned: int | None) ->
     return limit
 
 
-def account_blocked(account: AccountView | None, here: str) -> str | None:
+ACCOUNT_DISABLED = msg("account disabled")
+ACCOUNT_NEEDS_LOGIN = msg("account needs login")
+
+
+def account_blocked(account: AccountView | None, here: str) -> Message | None:
     """Why this machine (``here``) may not run a web account's tasks, or None if it may."""
     if account is None:
-        return "account not in the store"
+        return msg("account not in the store")
     if not account.enabled:
-        return "account disabled"
+        return ACCOUNT_DISABLED
     if account.login_state == "needs_login":
-        return "account needs login"
+        return ACCOUNT_NEEDS_LOGIN
     if account.host is not None and account.host != here:
         # Its browser profile (the logged-in session) is on that machine, not this one.
-        return f"account lives on {account.host}"
+        return msg("account lives on {host}", host=account.host)
     return None
 
 
-def blocked_lanes(lanes: Iterable[LaneSlots], conditions: LaneConditions, here: str) -> dict[str, str]:
+def blocked_lanes(lanes: Iterable[LaneSlots], conditions: LaneConditions, here: str) -> dict[str, Message]:
     """The lanes that cannot take work now, with the reason: paused (its reason), outside its hours,
     else its account's."""
-    blocked: dict[str, str] = {}
+    blocked: dict[str, Message] = {}
     for lane in lanes:
         if lane.name in conditions.paused:
-            blocked[lane.name] = conditions.paused[lane.name]
+            blocked[lane.name] = as_message(conditions.paused[lane.name])
         elif lane.name in conditions.closed:
             blocked[lane.name] = conditions.closed[lane.name]
         elif lane.account is not None:
@@ -91,13 +96,13 @@ def blocked_lanes(lanes: Iterable[LaneSlots], conditions: LaneConditions, here: 
     return blocked
 
 
-def closed_lanes(hours: Mapping[str, Hours], local: datetime) -> dict[str, str]:
+def closed_lanes(hours: Mapping[str, Hours], local: datetime) -> dict[str, Message]:
     """The lanes outside their hours at ``local`` time, with when they open."""
     closed = {name: closed_reason(lane_hours, local) for name, lane_hours in hours.items()}
     return {name: why for name, why in closed.items() if why is not None}
 
 
-def waiting_for_hours(blocked: Mapping[str, str], conditions: LaneConditions) -> set[str]:
+def waiting_for_hours(blocked: Mapping[str, Message], conditions: LaneConditions) -> set[str]:
     """Blocked lanes that only wait for their hours: they will take work without anyone's help."""
     return {name for name, why in blocked.items() if conditions.closed.get(name) == why}
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from mediaassist.core.messages import Message
 from mediaassist.core.queries import Snapshot
 from mediaassist.core.store import CANCELED, FAILED, PENDING, RUNNING, SUCCESS
 
@@ -75,7 +76,7 @@ class Blocked:
 
     route: str
     waiting: int
-    reasons: tuple[tuple[str, str], ...] = ()
+    reasons: tuple[tuple[str, Message | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class Estimate:
     measuring: str | None = None
 
 
-def estimate(batch: str, snap: Snapshot, lanes: Iterable[LaneLike], blocked: Mapping[str, str],
+def estimate(batch: str, snap: Snapshot, lanes: Iterable[LaneLike], blocked: Mapping[str, Message],
              service: ServiceTimes) -> Estimate:
     """Seconds until the batch ends: per route, the batch's unfinished tasks plus those of older
     batches (FIFO: they go first) shared by the route's open lanes, one measured service time
@@ -103,7 +104,7 @@ def estimate(batch: str, snap: Snapshot, lanes: Iterable[LaneLike], blocked: Map
         of_route = [lane for lane in lanes if lane.route == route]
         parallel = sum(lane.limit for lane in of_route if lane.name not in blocked)
         if parallel == 0:
-            return Estimate(blocked=Blocked(route, count, tuple((lane.name, blocked.get(lane.name, ""))
+            return Estimate(blocked=Blocked(route, count, tuple((lane.name, blocked.get(lane.name))
                                                                 for lane in of_route)))
         mean = service.mean.get(route)
         if mean is None:

@@ -19,8 +19,9 @@ from typing import Any
 
 import peewee as pw
 
+from mediaassist.core.messages import Message
 from mediaassist.core.money import Money, Totals, from_micros
-from mediaassist.core.store import FINAL_STATES, SPEND_SETTLED, Output, Result, Spend, Store, Task
+from mediaassist.core.store import FINAL_STATES, SPEND_SETTLED, Output, Result, Spend, Store, Task, stored_message
 
 CHUNK = 500  # keys per IN (...) (SQLite's variable limit is far above; PG plans stay simple)
 PREVIEW_CHARS = 200  # prompt, result and error text a table row carries
@@ -134,9 +135,19 @@ class TaskRow:
     finished_at: float | None
     prompt: str
     result_text: str | None
+    error_message: str | None  # the error as a stored message (JSON), beside its English
+    result_message: str | None  # a provider's summary as a stored message (JSON)
     picked: int  # the task's outputs the operator picked
     files: tuple[str, ...]
     money: TaskMoney | None = None  # None: nothing was estimated or spent
+
+    @property
+    def error_text(self) -> Message | None:
+        return stored_message(self.error, self.error_message)
+
+    @property
+    def result_shown(self) -> Message | None:
+        return stored_message(self.result_text, self.result_message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +182,7 @@ def _picked_count() -> pw.Node:
 _ROW_COLUMNS = (Task.seq, Task.task_id, Task.batch_id, Task.model, Task.model_kind, Task.route, Task.account,
                 Task.host, Task.state, Task.attempt, Task.error_kind, _preview(Task.error), Task.created_at,
                 Task.started_at, Task.heartbeat_at, Task.finished_at, _preview(Task.prompt),
-                _preview(Result.text), _picked_count(), Result.files)
+                _preview(Result.text), Task.error_message, Result.text_message, _picked_count(), Result.files)
 
 
 @dataclass

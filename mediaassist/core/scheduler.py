@@ -40,13 +40,15 @@ from typing import Any
 from mediaassist.core.budget import Budgeter, Claimed, batch_pause_name, is_budget_pause, paused_batches
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
-from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
+from mediaassist.core.errors import KIND_TEXTS, ErrorKind, Requeue, StorageFault, TaskError
+from mediaassist.core.events import STATE_AFTER, TaskEvent, TaskEventKind
 from mediaassist.core.hours import Hours, next_opening
 from mediaassist.core.lane_api import AccountChecked, BalanceReported, Provider, StopReason, TaskContext, TaskResult
 from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
 from mediaassist.core.manifest import batch_entries, write_manifest
-from mediaassist.core.money import format_money
+from mediaassist.core.messages import Message, msg
+from mediaassist.core.money import SOURCE_TEXTS, format_money
 from mediaassist.core.outputs import (
     NamingValues,
     OutputFile,
@@ -72,7 +74,7 @@ from mediaassist.core.policy import (
     plan_claims,
     waiting_for_hours,
 )
-from mediaassist.core.store import CRASH_RETRIES, Store, Task
+from mediaassist.core.store import CANCELED_BY_OPERATOR, CRASH_RETRIES, Store, Task
 
 log = logging.getLogger("mediaassist.scheduler")
 
@@ -147,7 +149,7 @@ class Lane:
     def resting(self) -> bool:
         return time.monotonic() < self.resting_until
 
-    def account_notes(self) -> list[str]:
+    def account_notes(self) -> list[Message]:
         """What the lane's provider found about its account when it started (a poll lane's
         pre-flight: balance, tasks running, the concurrent limit, warnings); none for others."""
         return list(self.provider.preflight_lines) if isinstance(self.provider, AccountChecked) else []
@@ -175,6 +177,7 @@ class Scheduler:
         self._beat_task: asyncio.Task[None] | None = None
         self._attempts: set[asyncio.Task[None]] = set()
         self._listeners: list[Callable[[str, Task], None]] = []
+        self._event_listeners: list[Callable[[TaskEvent], None]] = []
         self._fault_listeners: list[Callable[[StorageFault | None], None]] = []
         self._stopping = False
         self.only_batches: list[str] | None = None  # None: every batch queued on our lanes
@@ -195,9 +198,18 @@ class Scheduler:
         """``callback(event, task)`` on started/success/failed/retry/canceled/released."""
         self._listeners.append(callback)
 
-    def _emit(self, event: str, task: Task) -> None:
+    def add_event_listener(self, callback: Callable[[TaskEvent], None]) -> None:
+        """``callback(TaskEvent)`` on the same events, with the text that goes with them."""
+        self._event_listeners.append(callback)
+
+    def _emit(self, kind: TaskEventKind, task: Task, message: Message | None = None) -> None:
         for callback in self._listeners:
-            callback(event, task)
+            callback(kind.value, task)
+        if self._event_listeners:
+            state = STATE_AFTER.get(kind, task.state)
+            event = TaskEvent(kind, task.seq, task.task_id, task.lane, state, message)
+            for listener in self._event_listeners:
+                listener(event)
 
     def add_fault_listener(self, callback: Callable[[StorageFault | None], None]) -> None:
         """``callback(fault)`` when the store becomes unusable, ``callback(None)`` when it is back."""
@@ -271,13 +283,15 @@ class Scheduler:
         silent = self.store.silent_owners(owners, self._stall_cutoff())
         for owner in owners:
             if owner_is_dead(owner):
-                why = "died"
+                why = msg("died")
             elif owner in silent and not owner_is_running_here(owner):
-                why = f"stopped renewing its presence for over {self.clock.real(STALL_S):.0f} s"
+                why = msg("stopped renewing its presence for over {seconds} s",
+                          seconds=format(self.clock.real(STALL_S), ".0f"))
             else:
                 continue
             for task in self.store.running_of_owner(owner):
-                message = f"the process running it ({describe_owner(owner)}) {why}; attempt {task.attempt} lost"
+                message = msg("the process running it ({owner}) {why}; attempt {attempt} lost",
+                              owner=describe_owner(owner), why=why, attempt=task.attempt)
                 self._fail(task, ErrorKind.STALLED, message, retry=True, immediate=True, crashed=True)
                 recovered += 1
         return recovered
@@ -365,7 +379,7 @@ class Scheduler:
             task = self._unreleased[0]
             if self.store.release(task):
                 self.budget.released(task)
-                self.store.log(task.task_id, "handed back to the queue after a storage fault")
+                self.store.log(task.task_id, msg("handed back to the queue after a storage fault"))
             self._unreleased.pop(0)
 
     def _on_fault(self, fault: StorageFault) -> None:
@@ -459,14 +473,15 @@ class Scheduler:
                 continue
             attempt = self._find_attempt(task.task_id)
             if attempt is not None and attempt.task.attempt == task.attempt:
-                attempt.ctx.log("heartbeat stalled; abandoning this attempt")
+                attempt.ctx.log(msg("heartbeat stalled; abandoning this attempt"))
                 self._stop_attempt(attempt, StopReason.STALLED)
             age = self.store.now() - (task.heartbeat_at or 0.0)
             # Another host's process that stopped beating is a crash there, not the task's fault.
             crashed = task.owner != self.owner and owner_is_dead(
                 task.owner or "", task.heartbeat_at, self.store.now(), self.clock.real(STALL_S))
             self._fail(task, ErrorKind.STALLED,
-                       f"no heartbeat for {age:.0f} s (limit {self.clock.real(STALL_S):.0f} s)", retry=True,
+                       msg("no heartbeat for {seconds} s (limit {limit} s)", seconds=format(age, ".0f"),
+                           limit=format(self.clock.real(STALL_S), ".0f")), retry=True,
                        crashed=crashed)
 
     def honour_cancels(self) -> None:
@@ -474,7 +489,7 @@ class Scheduler:
         for task_id in self.store.cancel_requested_among(active):
             attempt = active[task_id]
             if attempt.ctx.stop_reason is None:
-                attempt.ctx.log("cancel requested; stopping at the next checkpoint")
+                attempt.ctx.log(msg("cancel requested; stopping at the next checkpoint"))
                 self._stop_attempt(attempt, StopReason.CANCEL)
 
     def assign(self) -> None:
@@ -499,7 +514,7 @@ class Scheduler:
             for task in claimed.tasks:
                 self._start_attempt(lane, task)
 
-    def _note_budget_stops(self, lane: Lane, claimed: Claimed, paused: dict[str, str]) -> None:
+    def _note_budget_stops(self, lane: Lane, claimed: Claimed, paused: dict[str, Message]) -> None:
         """Pause what the budget stopped (the lane, or batches), with the reason; resume what it
         paused before and now lets through."""
         stops = {lane.name: claimed.lane_stop} if claimed.lane_stop else {}
@@ -549,7 +564,8 @@ class Scheduler:
             self._on_fault(fault)
         except Exception as exc:
             lane.logger.error("%s: ending the attempt failed", task.task_id, exc_info=exc)
-            self._fail_quietly(task, f"ending the attempt failed: {type(exc).__name__}: {exc}")
+            self._fail_quietly(task, msg("ending the attempt failed: {error}: {detail}",
+                                         error=type(exc).__name__, detail=exc))
         finally:
             # A reaped attempt may still be winding down when its retry starts in the same
             # lane: only remove the entry if it is still this attempt's.
@@ -562,12 +578,13 @@ class Scheduler:
         result: TaskResult | None = None
         error: Exception | None = None
         try:
-            ctx.log(f"attempt {task.attempt} started on {lane.name}")
-            self._emit("started", task)
+            ctx.log(msg("attempt {attempt} started on {lane}", attempt=task.attempt, lane=lane.name))
+            self._emit(TaskEventKind.STARTED, task)
             if ctx.stop_reason is not None:  # stopped between the claim and this first step
                 raise asyncio.CancelledError
             if ctx.model is None:
-                raise TaskError(ErrorKind.BAD_INPUT, f"model {task.model!r} is not in the config", retry=False)
+                raise TaskError(ErrorKind.BAD_INPUT, msg("model {model} is not in the config", model=repr(task.model)),
+                                retry=False)
             attempt.work = asyncio.ensure_future(lane.provider.run(ctx))
             result = await attempt.work
             outcome = Outcome.RESULT
@@ -593,33 +610,34 @@ class Scheduler:
         if end is End.SUCCESS:
             assert result is not None
             if self.store.finish_success(task, result.text, [o.path for o in outputs], result.usage, outputs):
-                ctx.log("success")
+                ctx.log(msg("success"))
                 self._stale_manifests.add(task.batch_id)
                 cost = self.budget.settle(task, result)
                 if cost is not None:
-                    ctx.log(f"cost {format_money(cost.money)} ({cost.source})")
-                self._emit("success", task)
+                    ctx.log(msg("cost {cost} ({source})", cost=format_money(cost.money),
+                                source=SOURCE_TEXTS.get(cost.source, cost.source)))
+                self._emit(TaskEventKind.SUCCESS, task)
             else:
-                ctx.log("finished, but the row was no longer this attempt's; result not written")
+                ctx.log(msg("finished, but the row was no longer this attempt's; result not written"))
         elif end is End.DROP_RESULT:
-            ctx.log("finished after being reaped; result dropped (the retry owns the row)")
+            ctx.log(msg("finished after being reaped; result dropped (the retry owns the row)"))
         elif end is End.CANCELED and stopped:
-            note = ctx.cancel_note or "canceled by operator"  # e.g. "remote cancel failed"
+            note = ctx.cancel_note or CANCELED_BY_OPERATOR  # e.g. "remote cancel failed"
             if self.store.finish_canceled(task, note):
                 self.budget.ended_unfinished(task)
-                ctx.log("canceled")
-                self._emit("canceled", task)
+                ctx.log(msg("canceled"))
+                self._emit(TaskEventKind.CANCELED, task, note)
         elif end is End.CANCELED:  # canceled elsewhere (e.g. on the service's website): an end, not a failure
             assert isinstance(error, TaskError)
             if self.store.finish_canceled(task, error.message):
                 self.budget.ended_unfinished(task)
-                self.store.log(task.task_id, f"canceled: {error.message}")
-                self._emit("canceled", task)
+                self.store.log(task.task_id, msg("canceled: {reason}", reason=error.message))
+                self._emit(TaskEventKind.CANCELED, task, error.message)
         elif end is End.RELEASE and stopped:
             if self.store.release(task):
                 self.budget.released(task)
-                ctx.log("app stopped; task goes back to the queue to resume on the next start")
-                self._emit("released", task)
+                ctx.log(msg("app stopped; task goes back to the queue to resume on the next start"))
+                self._emit(TaskEventKind.RELEASED, task)
         elif end is End.RELEASE:
             assert isinstance(error, Requeue)
             self._requeue(lane, attempt, error)
@@ -627,7 +645,8 @@ class Scheduler:
             self._end_error(lane, task, error)
         elif end is End.FAIL:  # a provider bug must not take the lane down
             lane.logger.error("%s: provider raised", task.task_id, exc_info=error)
-            self._fail(task, ErrorKind.INTERNAL, f"{type(error).__name__}: {error}", retry=True)
+            self._fail(task, ErrorKind.INTERNAL, msg("{error}: {detail}", error=type(error).__name__, detail=error),
+                       retry=True)
 
     async def _place(self, lane: Lane, task: Task, files: list[str]) -> list[OutputFile]:
         """The result's files moved to their templated names and described (hashing a video
@@ -650,8 +669,8 @@ class Scheduler:
             lane.resting_until = time.monotonic() + self.clock.real(exc.wait_s)
         if self.store.release(task):
             self.budget.released(task)
-            attempt.ctx.log(f"back in the queue: {exc}")
-            self._emit("released", task)
+            attempt.ctx.log(msg("back in the queue: {reason}", reason=exc.message))
+            self._emit(TaskEventKind.RELEASED, task, exc.message)
 
     def _stop_attempt(self, attempt: Attempt, reason: StopReason) -> None:
         attempt.ctx.stop_reason = reason
@@ -665,12 +684,12 @@ class Scheduler:
             self.store.set_login_state(lane.account, "needs_login", exc.message)
         self._fail(task, exc.kind, exc.message, retry=exc.retry)
 
-    def _pause(self, lane: Lane, task: Task, reason: str) -> None:
+    def _pause(self, lane: Lane, task: Task, reason: Message) -> None:
         self.store.pause_lane(lane.name, reason)
         lane.logger.warning("paused: %s", reason)
-        self._emit("paused", task)
+        self._emit(TaskEventKind.PAUSED, task, reason)
 
-    def _fail(self, task: Task, kind: ErrorKind, message: str, retry: bool, immediate: bool = False,
+    def _fail(self, task: Task, kind: ErrorKind, message: Message, retry: bool, immediate: bool = False,
               crashed: bool = False) -> None:
         """End the attempt as failed (retried while its budget lasts). ``crashed``: lost with the
         process that ran it, so the crash budget pays, and an empty one says why it failed."""
@@ -681,19 +700,21 @@ class Scheduler:
         elif decision is Retry.LATER:
             retry_at = self.store.now() + self.clock.real(retry_delay_s(task.attempt))
         elif decision is Retry.NO_CRASH_BUDGET:
-            message += (f"; the process running this task died {CRASH_RETRIES + 1} times, so the task itself "
-                        "may be what kills it: failed without another try (retry it once the cause is fixed)")
+            message = msg("{reason}; the process running this task died {times} times, so the task itself may be what "
+                          "kills it: failed without another try (retry it once the cause is fixed)",
+                          reason=message, times=CRASH_RETRIES + 1)
         state = self.store.finish_failure(task, kind, message, retry_at, crashed=crashed)
         if state is None:
             return
         self.budget.ended_unfinished(task)
-        self.store.log(task.task_id, f"attempt {task.attempt} failed ({kind.value}): {message}"
-                       + ("; will retry" if state == "pending" else ""))
+        said = {"attempt": task.attempt, "kind": KIND_TEXTS[kind], "message": message}
+        self.store.log(task.task_id, msg("attempt {attempt} failed ({kind}): {message}; will retry", **said)
+                       if state == "pending" else msg("attempt {attempt} failed ({kind}): {message}", **said))
         logging.getLogger("mediaassist.lane").log(
             logging.WARNING, "[%s] %s: %s: %s", task.lane, task.task_id, kind.value, message)
-        self._emit("retry" if state == "pending" else "failed", task)
+        self._emit(TaskEventKind.RETRY if state == "pending" else TaskEventKind.FAILED, task, message)
 
-    def _fail_quietly(self, task: Task, message: str) -> None:
+    def _fail_quietly(self, task: Task, message: Message) -> None:
         """Last resort after a failed write: an internal failure if the store takes it, else
         the reaper ends the row once its heartbeat stops."""
         try:
@@ -722,7 +743,7 @@ class Scheduler:
     def _local_now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.now())
 
-    def blocked_lanes(self, conditions: LaneConditions | None = None) -> dict[str, str]:
+    def blocked_lanes(self, conditions: LaneConditions | None = None) -> dict[str, Message]:
         """Lanes that cannot take work right now, with the reason (paused, disabled, login).
         ``conditions``: the store's, when the caller has just read them."""
         conditions = self.lane_conditions() if conditions is None else conditions

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import peewee as pw
 
 from mediaassist.core.location import FAULT_SCHEMA, StoreUnavailable
+from mediaassist.core.messages import msg
 
 VERSION_TABLE = "schema_version"
 LEGACY_VERSION = 1  # the tables as they were before schema_version existed
@@ -42,8 +43,9 @@ def ensure_schema(db: pw.Database, models: Sequence[type[pw.Model]], columns: Co
         found = _stored_version(db)
         if found > current:
             raise StoreUnavailable(
-                f"{where}: the store's schema is version {found}, newer than this program knows "
-                f"({current}); upgrade mediaassist on this machine before using that store", where, FAULT_SCHEMA)
+                msg("{where}: the store's schema is version {found}, newer than this program knows ({current}); "
+                    "upgrade mediaassist on this machine before using that store",
+                    where=where, found=found, current=current), where, FAULT_SCHEMA)
         if found:
             _add_columns(db, found, columns)
         if found != current or not set(_table_names(models)) <= set(db.get_tables()):

@@ -12,6 +12,8 @@ import logging
 import os
 import threading
 
+from mediaassist.core.messages import Message
+
 KEYRING_SERVICE = "mediaassist"
 _MASK = "***"
 _known: set[str] = set()
@@ -31,6 +33,13 @@ def redact(text: str) -> str:
         if secret in text:
             text = text.replace(secret, _MASK)
     return text
+
+
+def redacted(message: Message) -> Message:
+    """``message`` with every known key masked in its values (a message's id is our own text)."""
+    params = {name: redacted(value) if isinstance(value, Message) else redact(value) if isinstance(value, str)
+              else value for name, value in message.params.items()}
+    return Message(message.id, params)
 
 
 def resolve_api_key(provider_name: str, api_key: str | None, api_key_env: str | None) -> str | None:

@@ -61,6 +61,7 @@ from mediaassist.core.location import (
     refuse_url_as_path,
     server_refusal,
 )
+from mediaassist.core.messages import Message, msg, verbatim
 from mediaassist.core.money import (
     SOURCE_ESTIMATE,
     SOURCE_PROVIDER,
@@ -74,7 +75,7 @@ from mediaassist.core.money import (
 from mediaassist.core.outputs import OutputFile
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
-from mediaassist.core.secrets import redact
+from mediaassist.core.secrets import redact, redacted
 from mediaassist.core.store_clock import ServerClock
 
 log = logging.getLogger("mediaassist.store")
@@ -93,6 +94,25 @@ PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever tak
 PROBE_HEADROOM_PAGES = 64  # the room probe_write wants: a few results' worth, not an update in place
 
 database_proxy = pw.DatabaseProxy()
+
+
+# Why a lane stopped taking work when the operator paused it (the window, ``lanes pause``).
+PAUSED_BY_OPERATOR = msg("paused by operator")
+CANCELED_BY_OPERATOR = msg("canceled by operator")
+CANCELED_BEFORE_IT_RAN = msg("canceled before it ran")
+
+
+def _stored_json(text: Message | str | None) -> str | None:
+    """A message as stored beside its English (keys masked); None for a plain text (an answer)."""
+    return redacted(text).to_json() if isinstance(text, Message) else None
+
+
+def stored_message(english: str | None, stored: str | None) -> Message | None:
+    """A stored text as a message: the one kept beside it, else (a row written before messages
+    were kept, or a plain text) the English itself, shown as it is."""
+    if english is None and stored is None:
+        return None
+    return Message.from_json(stored) or verbatim(english or "")
 
 
 class _Base(pw.Model):
@@ -125,7 +145,8 @@ class Task(_Base):
     cancel_requested = pw.BooleanField(default=False)
     remote_id = pw.CharField(null=True)
     error_kind = pw.CharField(null=True)
-    error = pw.TextField(null=True)
+    error = pw.TextField(null=True)  # in English, for every reader (logs, exports, older versions)
+    error_message = pw.TextField(null=True)  # the same as a Message (JSON): shown in the reader's language
     owner = pw.CharField(null=True)  # core.owners.Owner of the scheduler running it
     host = pw.CharField(null=True)  # the machine that ran it last (kept after the attempt ends)
     updated_at = pw.DoubleField(default=0.0)
@@ -163,6 +184,10 @@ class Task(_Base):
         return uploads
 
     @property
+    def error_text(self) -> Message | None:
+        return stored_message(self.error, self.error_message)
+
+    @property
     def cells_dict(self) -> dict[str, str]:
         cells: dict[str, str] = json.loads(self.cells or "{}")
         return cells
@@ -188,6 +213,7 @@ Task.add_index(pw.SQL('CREATE UNIQUE INDEX IF NOT EXISTS "task_one_running_per_a
 class Result(_Base):
     task_id = pw.CharField(primary_key=True)
     text = pw.TextField(null=True)
+    text_message = pw.TextField(null=True)  # a provider's summary as a Message (JSON); None for an answer
     files = pw.TextField(default="[]")
     usage = pw.TextField(null=True)  # JSON: the provider's token counts, e.g. {"total_tokens": 42}
     written_at = pw.DoubleField()
@@ -199,6 +225,11 @@ class Result(_Base):
     def file_list(self) -> list[str]:
         files: list[str] = json.loads(self.files or "[]")
         return files
+
+    @property
+    def text_shown(self) -> Message | None:
+        """The provider's summary as a message, or the answer (the model's own words) as it is."""
+        return stored_message(self.text, self.text_message)
 
     @property
     def usage_dict(self) -> dict[str, int]:
@@ -230,16 +261,22 @@ class TaskLog(_Base):
     id = pw.AutoField()  # peewee's implicit primary key, declared so that it is typed
     task_id = pw.CharField(index=True)
     at = pw.DoubleField()
-    line = pw.TextField()
+    line = pw.TextField()  # in English
+    message = pw.TextField(null=True)  # the same as a Message (JSON); None in rows of older versions
 
     class Meta:
         table_name = "task_log"
+
+    @property
+    def text(self) -> Message:
+        return stored_message(self.line, self.message) or verbatim("")
 
 
 class LaneState(_Base):
     name = pw.CharField(primary_key=True)
     paused = pw.BooleanField(default=False)
     reason = pw.TextField(null=True)
+    reason_message = pw.TextField(null=True)
     learned_limit = pw.IntegerField(null=True)  # concurrency = "auto": the limit learnt so far
     updated_at = pw.DoubleField(default=0.0)
 
@@ -256,10 +293,15 @@ class Account(_Base):
     # tasks. Set by `host = ...` in [[accounts]] or by a login on that machine; None = any.
     host = pw.CharField(null=True)
     last_error = pw.TextField(null=True)
+    last_error_message = pw.TextField(null=True)
     updated_at = pw.DoubleField(default=0.0)
 
     class Meta:
         table_name = "account"
+
+    @property
+    def last_error_text(self) -> Message | None:
+        return stored_message(self.last_error, self.last_error_message)
 
 
 class Gate(_Base):
@@ -421,6 +463,9 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
     # outputs by template, fan-out and reruns (core/outputs.py; the output table is new)
     3: [("task", "source_row", "INTEGER"), ("task", "group_key", "VARCHAR(255)"), ("task", "parent_id", "VARCHAR(255)"),
         ("task", "remix_of", "VARCHAR(255)"), ("task", "cells", "TEXT NOT NULL DEFAULT '{}'")],
+    # user-facing texts kept as messages beside their English (core.messages)
+    4: [("task", "error_message", "TEXT"), ("task_log", "message", "TEXT"), ("result", "text_message", "TEXT"),
+        ("lane_state", "reason_message", "TEXT"), ("account", "last_error_message", "TEXT")],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
@@ -485,35 +530,38 @@ def filesystem_of(path: Path) -> str:
     return f"{mount} ({kinds[mount]})" if mount in kinds else str(mount)
 
 
-def fault_message(kind: str, path: Path, reason: str) -> str:
+def fault_message(kind: str, path: Path, reason: Message | str) -> Message:
     """The one line an operator reads: which file, what is wrong, what to do."""
     if kind == FAULT_FULL:
-        return (f"disk full: the filesystem {filesystem_of(path)} holding {path.resolve()} has "
-                f"{free_space_text(path)} free ({reason}); free some space -- queued and running tasks stay "
-                "queued and resume when there is room")
+        return msg("disk full: the filesystem {filesystem} holding {path} has {free} free ({reason}); free some "
+                   "space -- queued and running tasks stay queued and resume when there is room",
+                   filesystem=filesystem_of(path), path=path.resolve(), free=free_space_text(path), reason=reason)
     if kind == FAULT_READ_ONLY:
-        return (f"cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both "
-                "writable by you (e.g. chmod u+w), or choose another --data-dir")
+        return msg("cannot write {path} ({reason}): the file or its folder is read-only or not yours; make both "
+                   "writable by you (e.g. chmod u+w), or choose another --data-dir", path=path, reason=reason)
     if kind == FAULT_CORRUPT:
-        return (f"{path} is damaged ({reason}); first keep what it holds: 'mediaassist doctor' backs it up and "
-                "saves the rows it can still read; then move it aside together with its -wal and -shm files "
-                "to start with an empty queue, or restore a backup")
+        return msg("{path} is damaged ({reason}); first keep what it holds: 'mediaassist doctor' backs it up and "
+                   "saves the rows it can still read; then move it aside together with its -wal and -shm files "
+                   "to start with an empty queue, or restore a backup", path=path, reason=reason)
     if kind == FAULT_NOT_DATABASE:
-        return f"{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir"
+        return msg("{path} is not a mediaassist database ({reason}); move it aside, or choose another --data-dir",
+                   path=path, reason=reason)
     if kind == FAULT_LOCKED:
-        return (f"{path} stays locked by another process ({reason} for {BUSY_TIMEOUT_S} s): a mediaassist "
-                "process that is stopped (Ctrl-Z, a debugger) or hung holds its write lock; resume or end "
-                "it -- queued and running tasks stay queued and go on once the lock is free")
+        return msg("{path} stays locked by another process ({reason} for {seconds} s): a mediaassist process that "
+                   "is stopped (Ctrl-Z, a debugger) or hung holds its write lock; resume or end it -- queued and "
+                   "running tasks stay queued and go on once the lock is free",
+                   path=path, reason=reason, seconds=BUSY_TIMEOUT_S)
     if kind == FAULT_REPLACED:
-        return (f"{path} was {reason} while in use; nothing more was written to it. Put the file back (or move "
-                "the new one aside), then start again")
-    return f"cannot read or write {path} ({reason}); check the disk and the file, then start again"
+        return msg("{path} was {reason} while in use; nothing more was written to it. Put the file back (or move "
+                   "the new one aside), then start again", path=path, reason=reason)
+    return msg("cannot read or write {path} ({reason}); check the disk and the file, then start again",
+               path=path, reason=reason)
 
 
-def suspected_damage_message(path: Path, reason: str) -> str:
+def suspected_damage_message(path: Path, reason: str) -> Message:
     """A statement said "malformed": damage is not proven until ``PRAGMA integrity_check`` fails."""
-    return (f"{path} reports damage ({reason}); nothing is lost yet: run 'mediaassist doctor' -- it backs the "
-            "file up first, then checks it -- before moving anything")
+    return msg("{path} reports damage ({reason}); nothing is lost yet: run 'mediaassist doctor' -- it backs the "
+               "file up first, then checks it -- before moving anything", path=path, reason=reason)
 
 
 def classify_fault(exc: BaseException, path: Path) -> StorageFault | None:
@@ -626,15 +674,17 @@ def _check_sqlite_header(path: Path) -> None:
         return
     if not header.startswith(_SQLITE_HEADER):
         raise StorageFault(FAULT_NOT_DATABASE, str(path),
-                           fault_message(FAULT_NOT_DATABASE, path, "no SQLite header"))
+                           fault_message(FAULT_NOT_DATABASE, path, msg("no SQLite header")))
     if len(header) < 100:
-        raise StorageFault(FAULT_CORRUPT, str(path), fault_message(FAULT_CORRUPT, path, f"truncated to {size} bytes"))
+        raise StorageFault(FAULT_CORRUPT, str(path),
+                           fault_message(FAULT_CORRUPT, path, msg("truncated to {size} bytes", size=size)))
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     change_counter, pages, valid_for = (int.from_bytes(header[i:i + 4], "big") for i in (24, 28, 92))
     if size % page_size or (valid_for == change_counter and pages * page_size > size):
         raise StorageFault(FAULT_CORRUPT, str(path), fault_message(
-            FAULT_CORRUPT, path, f"truncated: {size} bytes of {max(pages * page_size, size)}"))
+            FAULT_CORRUPT, path,
+            msg("truncated: {size} bytes of {total}", size=size, total=max(pages * page_size, size))))
 
 
 class _SqliteStoreDatabase(pw.SqliteDatabase):
@@ -658,9 +708,10 @@ class _SqliteStoreDatabase(pw.SqliteDatabase):
             info = os.stat(self.file)
         except FileNotFoundError:
             raise StorageFault(FAULT_REPLACED, str(self.file),
-                               fault_message(FAULT_REPLACED, self.file, "deleted")) from None
+                               fault_message(FAULT_REPLACED, self.file, msg("deleted"))) from None
         if (info.st_dev, info.st_ino) != self.identity:
-            raise StorageFault(FAULT_REPLACED, str(self.file), fault_message(FAULT_REPLACED, self.file, "replaced"))
+            raise StorageFault(FAULT_REPLACED, str(self.file),
+                               fault_message(FAULT_REPLACED, self.file, msg("replaced")))
 
     def execute_sql(self, sql: str, params: Any = None) -> Any:
         self.check_identity()
@@ -809,8 +860,8 @@ class Store:
             try:
                 pg.connect(reuse_if_open=True)
             except pw.ImproperlyConfigured:
-                raise StoreUnavailable("a shared store needs the PostgreSQL driver: "
-                                       "pip install 'mediaassist[postgres]'", self.where) from None
+                raise StoreUnavailable(msg("a shared store needs the PostgreSQL driver: pip install "
+                                           "'mediaassist[postgres]'"), self.where) from None
             except pw.OperationalError as exc:
                 raise pg._unavailable(exc) from None
             return pg
@@ -865,7 +916,7 @@ class Store:
         self.check_file()
         if isinstance(self.db, pw.SqliteDatabase) and not self._has_room_to_grow():
             raise StorageFault(FAULT_FULL, str(self.path),
-                               fault_message(FAULT_FULL, self.path, "no room to grow"))
+                               fault_message(FAULT_FULL, self.path, msg("no room to grow")))
         with self._busy_timeout_ms(PROBE_BUSY_TIMEOUT_MS):
             self.set_gate_not_before(PROBE_GATE, self.now())
         if self.wal_pending and isinstance(self.db, _SqliteStoreDatabase):
@@ -1354,23 +1405,27 @@ class Store:
         return found
 
     # --- finishing an attempt --------------------------------------------------------------
-    def finish_success(self, task: Task, text: str | None, files: list[str],
+    def finish_success(self, task: Task, result_text: Message | str | None, files: list[str],
                        usage: dict[str, int] | None = None, outputs: Sequence[OutputFile] = ()) -> bool:
         """End the attempt as success and upsert its result (and its output files' records, which
-        replace an earlier result's). False if the attempt lost the row."""
+        replace an earlier result's). False if the attempt lost the row.
+        ``result_text``: the answer, or a provider's summary of what it made (a message)."""
         now = self.now()
-        text = redact(text) if text is not None else None  # a server may echo the key in its answer
+        # a server may echo the key in its answer
+        text = redact(str(result_text)) if result_text is not None else None
+        text_message = _stored_json(result_text)
         usage_json = json.dumps(usage) if usage else None
         with self.db.atomic():
             updated = (Task.update(state=SUCCESS, finished_at=now, updated_at=now, error_kind=None,
-                                   error=None)
+                                   error=None, error_message=None)
                        .where(_attempt_is(task)).execute())
             if updated != 1:
                 return False
-            (Result.insert(task_id=task.task_id, text=text, files=json.dumps(files, ensure_ascii=False),
-                           usage=usage_json, written_at=now)
+            (Result.insert(task_id=task.task_id, text=text, text_message=text_message,
+                           files=json.dumps(files, ensure_ascii=False), usage=usage_json, written_at=now)
              .on_conflict(conflict_target=[Result.task_id],
-                          update={Result.text: text, Result.files: json.dumps(files, ensure_ascii=False),
+                          update={Result.text: text, Result.text_message: text_message,
+                                  Result.files: json.dumps(files, ensure_ascii=False),
                                   Result.usage: usage_json, Result.written_at: now})
              .execute())
             Output.delete().where(Output.task_id == task.task_id).execute()
@@ -1402,7 +1457,7 @@ class Store:
             Task.update(updated_at=self.now()).where(Task.task_id == task_id).execute()  # the window's sweep sees it
         return changed
 
-    def finish_failure(self, task: Task, kind: ErrorKind, message: str, retry_at: float | None,
+    def finish_failure(self, task: Task, kind: ErrorKind, message: Message | str, retry_at: float | None,
                        crashed: bool = False) -> str | None:
         """End the attempt as failed; with ``retry_at`` the same row goes back to pending.
 
@@ -1414,7 +1469,8 @@ class Store:
         budget = Task.crash_retries_left if crashed else Task.retries_left
         retry = retry_at is not None and (task.crash_retries_left if crashed else task.retries_left) > 0
         changes: dict[Any, Any] = {
-            Task.error_kind: kind.value, Task.error: redact(message), Task.updated_at: now, Task.owner: None,
+            Task.error_kind: kind.value, Task.error: redact(str(message)), Task.error_message: _stored_json(message),
+            Task.updated_at: now, Task.owner: None,
         }
         if retry:
             changes.update({Task.state: PENDING, Task.attempt: Task.attempt + 1,
@@ -1428,13 +1484,14 @@ class Store:
             return None
         # The caller's row shows what was written: the scheduler's listeners (the tray's failure
         # notice) read the kind from it, and a first attempt's row had none.
-        task.error_kind, task.error = kind.value, redact(message)
+        task.error_kind, task.error = kind.value, redact(str(message))
         return PENDING if retry else FAILED
 
-    def finish_canceled(self, task: Task, message: str = "canceled by operator") -> bool:
+    def finish_canceled(self, task: Task, message: Message | str = CANCELED_BY_OPERATOR) -> bool:
         now = self.now()
         updated: int = (Task.update(state=CANCELED, finished_at=now, updated_at=now, owner=None,
-                               error_kind=ErrorKind.CANCELED.value, error=message)
+                               error_kind=ErrorKind.CANCELED.value, error=redact(str(message)),
+                               error_message=_stored_json(message))
                    .where(_attempt_is(task)).execute())
         return updated == 1
 
@@ -1503,7 +1560,8 @@ class Store:
         now = self.now()
         with self.db.atomic():
             canceled = (Task.update(state=CANCELED, finished_at=now, updated_at=now,
-                                    error_kind=ErrorKind.CANCELED.value, error="canceled before it ran")
+                                    error_kind=ErrorKind.CANCELED.value, error=str(CANCELED_BEFORE_IT_RAN),
+                                    error_message=CANCELED_BEFORE_IT_RAN.to_json())
                         .where(scope & (Task.state == PENDING)).execute())
             flagged = (Task.update(cancel_requested=True, updated_at=now)
                        .where(scope & (Task.state == RUNNING)).execute())
@@ -1533,7 +1591,7 @@ class Store:
             # lost poll -- may still be running, so the retry resumes polling it, never resubmits.
             Task.remote_id: pw.Case(None, [((Task.state == SUCCESS) | Task.error_kind.in_(REMOTE_FINAL_KINDS),
                                             None)], Task.remote_id),
-            Task.error_kind: None, Task.error: None,
+            Task.error_kind: None, Task.error: None, Task.error_message: None,
         }
         updated: int = Task.update(changes).where(scope).execute()
         return updated
@@ -1610,25 +1668,29 @@ class Store:
         return gate.not_before if gate is not None else 0.0
 
     # --- logs ------------------------------------------------------------------------------
-    def log(self, task_id: str, line: str) -> None:
+    def log(self, task_id: str, line: Message | str) -> None:
+        """A line of the task's log: its English, and the message it renders from in any language."""
         # Plain SQL: two lines a task, and peewee's query building costs more than the insert.
         mark = self.db.param
-        self.db.execute_sql(f'INSERT INTO "task_log" (task_id, at, line) VALUES ({mark}, {mark}, {mark})',
-                            (task_id, self.now(), redact(line)))
+        self.db.execute_sql(f'INSERT INTO "task_log" (task_id, at, line, message) VALUES ({mark}, {mark}, {mark}, '
+                            f'{mark})', (task_id, self.now(), redact(str(line)), _stored_json(line)))
 
     def logs(self, task_id: str) -> list[TaskLog]:
         return list(TaskLog.select().where(TaskLog.task_id == task_id).order_by(TaskLog.id))
 
     # --- lanes and accounts ----------------------------------------------------------------
-    def pause_lane(self, name: str, reason: str | None) -> None:
+    def pause_lane(self, name: str, reason: Message | str | None) -> None:
         now = self.now()
-        (LaneState.insert(name=name, paused=True, reason=reason, updated_at=now)
+        english = None if reason is None else redact(str(reason))
+        message = _stored_json(reason)
+        (LaneState.insert(name=name, paused=True, reason=english, reason_message=message, updated_at=now)
          .on_conflict(conflict_target=[LaneState.name],
-                      update={LaneState.paused: True, LaneState.reason: reason, LaneState.updated_at: now})
+                      update={LaneState.paused: True, LaneState.reason: english, LaneState.reason_message: message,
+                              LaneState.updated_at: now})
          .execute())
 
     def resume_lane(self, name: str) -> None:
-        LaneState.update(paused=False, reason=None, updated_at=self.now()).where(
+        LaneState.update(paused=False, reason=None, reason_message=None, updated_at=self.now()).where(
             LaneState.name == name).execute()
 
     def save_lane_limit(self, name: str, limit: int) -> None:
@@ -1647,15 +1709,16 @@ class Store:
 
     def lane_conditions(self) -> LaneConditions:
         """Pauses, learned limits and accounts in one read: what a scheduler pass plans with."""
-        states = cast(Iterable[tuple[str, object, str | None, int | None]], (
-            LaneState.select(LaneState.name, LaneState.paused, LaneState.reason, LaneState.learned_limit)
+        states = cast(Iterable[tuple[str, object, str | None, str | None, int | None]], (
+            LaneState.select(LaneState.name, LaneState.paused, LaneState.reason, LaneState.reason_message,
+                             LaneState.learned_limit)
             .where((LaneState.paused == True) | LaneState.learned_limit.is_null(False))  # noqa: E712
             .tuples()))
-        paused: dict[str, str] = {}
+        paused: dict[str, Message] = {}
         learned: dict[str, int] = {}
-        for name, is_paused, reason, limit in states:
+        for name, is_paused, reason, reason_message, limit in states:
             if is_paused:
-                paused[name] = reason or ""
+                paused[name] = stored_message(reason, reason_message) or verbatim("")
             if limit is not None:
                 learned[name] = limit
         rows = cast(Iterable[tuple[str, str, object, str, str | None]], (
@@ -1666,7 +1729,14 @@ class Store:
         return LaneConditions(paused=paused, learned=learned, accounts=accounts)
 
     def paused_lanes(self) -> dict[str, str]:
-        return {s.name: s.reason or "" for s in LaneState.select().where(LaneState.paused == True)}  # noqa: E712
+        """{lane: why it is paused, in English}."""
+        return {name: str(reason) for name, reason in self.paused_lane_reasons().items()}
+
+    def paused_lane_reasons(self) -> dict[str, Message]:
+        """{lane: why it is paused}, to be shown in the reader's language (and, by its id, whose
+        pause it is: ``budget.is_budget_pause``)."""
+        return {s.name: stored_message(s.reason, s.reason_message) or verbatim("")
+                for s in LaneState.select().where(LaneState.paused == True)}  # noqa: E712
 
     def sync_accounts(self, accounts: Iterable[Any]) -> None:
         """Add configured accounts the store has not seen; the operator's toggles then win.
@@ -1691,10 +1761,12 @@ class Store:
         updated: int = Account.update(enabled=enabled, updated_at=self.now()).where(Account.name == name).execute()
         return updated == 1
 
-    def set_login_state(self, name: str, state: str, error: str | None = None) -> None:
+    def set_login_state(self, name: str, state: str, error: Message | str | None = None) -> None:
         """A login that worked binds an unbound account to this machine: its browser profile,
         and so the session, lives here."""
-        changes: dict[Any, Any] = {Account.login_state: state, Account.last_error: error,
+        changes: dict[Any, Any] = {Account.login_state: state,
+                                   Account.last_error: None if error is None else redact(str(error)),
+                                   Account.last_error_message: _stored_json(error),
                                    Account.updated_at: self.now()}
         if state == "ok":
             changes[Account.host] = pw.fn.COALESCE(Account.host, host_id())

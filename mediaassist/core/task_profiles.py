@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.messages import msg
 from mediaassist.core.paths import RESOURCES
 from mediaassist.core.task_templates import (
     INPUT_FORMS,
@@ -169,25 +170,27 @@ def load_profile(ref: str, where: str, base_dir: Path | None = None) -> TaskApiP
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{where}: profile {path} cannot be read: {exc}") from None
+        raise ConfigError(msg("{where}: profile {path} cannot be read: {reason}",
+                              where=where, path=path, reason=exc)) from None
     try:
         return parse_profile(data, str(path))
     except ConfigError as exc:
-        raise ConfigError(f"{where} ({path.name}): {exc}") from None
+        raise ConfigError(msg("{where} ({name}): {reason}", where=where, name=path.name, reason=exc.message)) from None
 
 
 def _resolve(ref: str, where: str, base_dir: Path | None) -> Path:
     if "/" not in ref and "\\" not in ref and not ref.endswith(".toml"):
         path = SHIPPED_DIR / f"{ref}.toml"
         if not path.is_file():
-            raise ConfigError(f"{where}: no shipped profile {ref!r} (shipped: {', '.join(shipped_profiles())}; "
-                              "or give the path of a .toml file)")
+            raise ConfigError(msg("{where}: no shipped profile {ref} (shipped: {items}; or give the path of a "
+                                  ".toml file)",
+                                  where=where, ref=repr(ref), items=', '.join(shipped_profiles())))
         return path
     path = Path(ref).expanduser()
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
     if not path.is_file():
-        raise ConfigError(f"{where}: profile file {path} not found")
+        raise ConfigError(msg("{where}: profile file {path} not found", where=where, path=path))
     return path
 
 
@@ -203,12 +206,13 @@ def parse_profile(data: dict[str, Any], source: str = "<inline>") -> TaskApiProf
     remix = _section(data, "remix", where, _REMIX_KEYS, required=False)
     urls, content = _paths(result, "urls", "result", ()), _opt_str(result, "content_path", "result")
     if not urls and content is None:
-        raise ConfigError("result: needs urls (where result URLs are) or content_path (a download route)")
+        raise ConfigError(msg("result: needs urls (where result URLs are) or content_path (a download route)"))
     states, present = _states(status, "status"), _present(status, "status")
     for needed in ("success", "failed"):
         if needed not in states.values() and needed not in dict(present):
-            raise ConfigError(f"status.states.{needed}: required (the words that end a job; or "
-                              f"status.present.{needed}, a field whose presence means it)")
+            raise ConfigError(msg("status.states.{needed}: required (the words that end a job; or "
+                                  "status.present.{needed}, a field whose presence means it)",
+                                  needed=needed))
     return TaskApiProfile(
         name=_str(data, "name", where), source=source,
         description=_opt_str(data, "description", where) or "", docs=_opt_str(data, "docs", where) or "",
@@ -254,34 +258,36 @@ def _auth(data: dict[str, Any]) -> AuthSpec:
     item = _section(data, "auth", "", _AUTH_KEYS, required=False)
     scheme = _choice(item, "scheme", AUTH_SCHEMES, "auth", "bearer")
     if scheme == "header" and "header" not in item:
-        raise ConfigError("auth.header: required for scheme = \"header\" (the header's name, e.g. "
-                          "\"x-goog-api-key\"; with prefix = \"Token \" for \"Token <key>\")")
+        raise ConfigError(msg("auth.header: required for scheme = \"header\" (the header's name, e.g. "
+                              "\"x-goog-api-key\"; with prefix = \"Token \" for \"Token <key>\")"))
     jwt = scheme == "jwt_hs256"
     for key in ("ttl_s", "not_before_s", "renew_before_s"):
         if key in item and not jwt:
-            raise ConfigError(f"auth.{key}: only for scheme = \"jwt_hs256\"")
+            raise ConfigError(msg("auth.{key}: only for scheme = \"jwt_hs256\"", key=key))
     spec = AuthSpec(scheme, header=_opt_str(item, "header", "auth") or "Authorization",
                     prefix=_text(item, "prefix", "auth", "" if scheme == "header" else "Bearer "),
                     ttl_s=_number(item, "ttl_s", "auth", 1800.0, (10, 86400)),
                     not_before_s=_number(item, "not_before_s", "auth", 5.0, (0, 3600)),
                     renew_before_s=_number(item, "renew_before_s", "auth", 300.0, (0, 86400)))
     if spec.renew_before_s >= spec.ttl_s:
-        raise ConfigError(f"auth.renew_before_s: {spec.renew_before_s:g} is not below ttl_s {spec.ttl_s:g} "
-                          "(a token would be renewed on every request)")
+        raise ConfigError(msg("auth.renew_before_s: {renew_before_s} is not below ttl_s {ttl_s} (a token would be "
+                              "renewed on every request)",
+                              renew_before_s=format(spec.renew_before_s, "g"), ttl_s=format(spec.ttl_s, "g")))
     return spec
 
 
 def _variants(create: dict[str, Any]) -> tuple[InputVariant, ...]:
     table = create.get("with_inputs", {})
     if not isinstance(table, dict):
-        raise ConfigError("create.with_inputs: must be a table: input name = { path, fields }")
+        raise ConfigError(msg("create.with_inputs: must be a table: input name = {{ path, fields }}"))
     variants = []
     for name, item in table.items():
         where = f"create.with_inputs.{name}"
         if not _INPUT_NAME.fullmatch(name):
-            raise ConfigError(f"{where}: {name!r} is not an input name (lower case letters, digits, _)")
+            raise ConfigError(msg("{where}: {name} is not an input name (lower case letters, digits, _)",
+                                  where=where, name=repr(name)))
         if not isinstance(item, dict):
-            raise ConfigError(f"{where}: must be a table (path, fields)")
+            raise ConfigError(msg("{where}: must be a table (path, fields)", where=where))
         _known(item, _VARIANT_KEYS, where)
         path = _request(item, where, "POST", ("remote_model",)).path if "path" in item else None
         variants.append(InputVariant(name, path, _fields(item, where)))
@@ -291,7 +297,7 @@ def _variants(create: dict[str, Any]) -> tuple[InputVariant, ...]:
 def _result_requests(result: dict[str, Any]) -> tuple[ResultRequest, ...]:
     items = result.get("requests", [])
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-        raise ConfigError("result.requests: must be an array of tables ([[result.requests]] method, path, take)")
+        raise ConfigError(msg("result.requests: must be an array of tables ([[result.requests]] method, path, take)"))
     steps = []
     for n, item in enumerate(items):
         where = f"result.requests[{n}]"
@@ -304,7 +310,7 @@ def _result_requests(result: dict[str, Any]) -> tuple[ResultRequest, ...]:
 def _usage(result: dict[str, Any]) -> dict[str, Paths]:
     table = result.get("usage", {})
     if not isinstance(table, dict):
-        raise ConfigError("result.usage: must be a table: figure name = path (e.g. credits = \"credits\")")
+        raise ConfigError(msg("result.usage: must be a table: figure name = path (e.g. credits = \"credits\")"))
     return {name: _paths(table, name, "result.usage", None) for name in table}
 
 
@@ -312,11 +318,12 @@ def _codes(errors: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """``codes`` (code or glob pattern → action), then the older ``backoff_codes``/``quota_codes``."""
     table = errors.get("codes", {})
     if not isinstance(table, dict):
-        raise ConfigError("errors.codes: must be a table: \"code\" = \"action\"")
+        raise ConfigError(msg("errors.codes: must be a table: \"code\" = \"action\""))
     codes = []
     for code, action in table.items():
         if action not in ERROR_ACTIONS:
-            raise ConfigError(f"errors.codes.{code}: {action!r} is not allowed (allowed: {', '.join(ERROR_ACTIONS)})")
+            raise ConfigError(msg("errors.codes.{code}: {action} is not allowed (allowed: {items})",
+                                  code=code, action=repr(action), items=', '.join(ERROR_ACTIONS)))
         codes.append((str(code), str(action)))
     for key, action in (("backoff_codes", "backoff"), ("quota_codes", "quota")):
         codes += [(code, action) for code in sorted(_strs(errors, key, "errors"))]
@@ -326,10 +333,12 @@ def _codes(errors: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 def _present(status: dict[str, Any], where: str) -> tuple[tuple[str, Paths], ...]:
     table = status.get("present", {})
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}.present: must be a table: state = path (e.g. failed = \"error\")")
+        raise ConfigError(msg("{where}.present: must be a table: state = path (e.g. failed = \"error\")",
+                              where=where))
     for state in table:
         if state not in STATE_NAMES:
-            raise ConfigError(f"{where}.present.{state}: unknown state (allowed: {', '.join(STATE_NAMES)})")
+            raise ConfigError(msg("{where}.present.{state}: unknown state (allowed: {items})",
+                                  where=where, state=state, items=', '.join(STATE_NAMES)))
     return tuple((state, _paths(table, state, f"{where}.present", None)) for state in table)
 
 
@@ -342,17 +351,18 @@ def _at(where: str, key: str) -> str:
 def _known(item: dict[str, Any], allowed: set[str], where: str) -> None:
     for key in item:
         if key not in allowed:
-            raise ConfigError(f"{_at(where, key)}: unknown key (allowed: {', '.join(sorted(allowed))})")
+            raise ConfigError(msg("{where}: unknown key (allowed: {items})",
+                                  where=_at(where, key), items=', '.join(sorted(allowed))))
 
 
 def _section(data: dict[str, Any], key: str, where: str, allowed: set[str], required: bool = True) -> dict[str, Any]:
     if key not in data:
         if required:
-            raise ConfigError(f"{_at(where, key)}: required (a [{key}] table)")
+            raise ConfigError(msg("{where}: required (a [{key}] table)", where=_at(where, key), key=key))
         return {}
     value = data[key]
     if not isinstance(value, dict):
-        raise ConfigError(f"{_at(where, key)}: must be a table")
+        raise ConfigError(msg("{where}: must be a table", where=_at(where, key)))
     _known(value, allowed, _at(where, key))
     return value
 
@@ -360,7 +370,9 @@ def _section(data: dict[str, Any], key: str, where: str, allowed: set[str], requ
 def _str(item: dict[str, Any], key: str, where: str) -> str:
     value = item.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{_at(where, key)}: {'required' if key not in item else 'must be a non-empty string'}")
+        raise ConfigError(msg("{path}: {reason}",
+                              path=_at(where, key),
+                              reason='required' if key not in item else 'must be a non-empty string'))
     return value
 
 
@@ -371,7 +383,8 @@ def _opt_str(item: dict[str, Any], key: str, where: str) -> str | None:
 def _choice(item: dict[str, Any], key: str, allowed: tuple[str, ...], where: str, default: str) -> str:
     value = item.get(key, default)
     if not isinstance(value, str) or value not in allowed:  # (allowed holds only strings)
-        raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: {', '.join(allowed)})")
+        raise ConfigError(msg("{where}.{key}: {value} is not allowed (allowed: {items})",
+                              where=where, key=key, value=repr(value), items=', '.join(allowed)))
     return value
 
 
@@ -379,28 +392,31 @@ def _request(item: dict[str, Any], where: str, default_method: str, allowed: tup
     method = _choice(item, "method", METHODS, where, default_method)
     path = _str(item, "path", where)
     if not path.startswith("/") and not ("create_path" in allowed and path.startswith("{create_path}")):
-        raise ConfigError(f"{where}.path: {path!r} must start with / (it is joined to base_url)")
+        raise ConfigError(msg("{where}.path: {path} must start with / (it is joined to base_url)",
+                              where=where, path=repr(path)))
     if where in ("status", "cancel", "remix") and "{id}" not in path:
-        raise ConfigError(f"{where}.path: {path!r} must contain {{id}} (the remote id)")
+        raise ConfigError(msg("{where}.path: {path} must contain {{id}} (the remote id)",
+                              where=where, path=repr(path)))
     for name in PLACEHOLDER.findall(path):
         if name not in allowed:
-            raise ConfigError(f"{where}.path: unknown placeholder {{{name}}} "
-                              f"(allowed: {', '.join('{' + a + '}' for a in allowed)})")
+            raise ConfigError(msg("{where}.path: unknown placeholder {{{name}}} (allowed: {items})",
+                                  where=where, name=name, items=', '.join('{' + a + '}' for a in allowed)))
     return Request(method, path, _headers(item, where))
 
 
 def _headers(item: dict[str, Any], where: str) -> dict[str, str]:
     value = item.get("headers", {})
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise ConfigError(f"{_at(where, 'headers')}: must be a table of header = \"value\" "
-                          "(e.g. \"X-DashScope-Async\" = \"enable\")")
+        raise ConfigError(msg("{where}: must be a table of header = \"value\" (e.g. \"X-DashScope-Async\" = "
+                              "\"enable\")",
+                              where=_at(where, 'headers')))
     for name, text in value.items():
         if not re.fullmatch(r"[A-Za-z0-9-]+", name) or "\r" in text or "\n" in text:
-            raise ConfigError(f"{_at(where, 'headers')}.{name}: not a usable header (letters, digits and -; "
-                              "one line)")
+            raise ConfigError(msg("{where}.{name}: not a usable header (letters, digits and -; one line)",
+                                  where=_at(where, 'headers'), name=name))
         if name.lower() == "authorization":
-            raise ConfigError(f"{_at(where, 'headers')}.{name}: the key travels by [auth], never as a fixed "
-                              "header in a profile")
+            raise ConfigError(msg("{where}.{name}: the key travels by [auth], never as a fixed header in a profile",
+                                  where=_at(where, 'headers'), name=name))
     return dict(value)
 
 
@@ -408,19 +424,20 @@ def _paths(item: dict[str, Any], key: str, where: str, default: tuple[str, ...] 
     """A path ("data.videos[0].url") or a list of them, tried in order."""
     if key not in item:
         if default is None:
-            raise ConfigError(f"{where}.{key}: required (a dotted path into the answer, e.g. \"data.id\")")
+            raise ConfigError(msg("{where}.{key}: required (a dotted path into the answer, e.g. \"data.id\")",
+                                  where=where, key=key))
         return tuple(parse_path(text, f"{where}.{key}") for text in default)
     value = item[key]
     values = [value] if isinstance(value, str) else value
     if not isinstance(values, list) or not values or not all(isinstance(v, str) and v.strip() for v in values):
-        raise ConfigError(f"{where}.{key}: must be a dotted path or a list of them")
+        raise ConfigError(msg("{where}.{key}: must be a dotted path or a list of them", where=where, key=key))
     return tuple(parse_path(text, f"{where}.{key}") for text in values)
 
 
 def _fields(item: dict[str, Any], where: str) -> dict[str, Any]:
     value = item.get("fields", {})
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}.fields: must be a table of request field = value")
+        raise ConfigError(msg("{where}.fields: must be a table of request field = value", where=where))
     for name, field_value in value.items():
         check_placeholders(field_value, lambda p: p in ("prompt", "remote_model") or is_input_placeholder(p),
                            f"{where}.fields.{name}", _CREATE_PLACEHOLDERS)
@@ -430,16 +447,20 @@ def _fields(item: dict[str, Any], where: str) -> dict[str, Any]:
 def _states(item: dict[str, Any], where: str) -> dict[str, str]:
     table = item.get("states")
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}.states: required (a table: {' / '.join(STATE_NAMES)} = [service words])")
+        raise ConfigError(msg("{where}.states: required (a table: {items} = [service words])",
+                              where=where, items=' / '.join(STATE_NAMES)))
     mapping: dict[str, str] = {}
     for state, words in table.items():
         if state not in STATE_NAMES:
-            raise ConfigError(f"{where}.states.{state}: unknown state (allowed: {', '.join(STATE_NAMES)})")
+            raise ConfigError(msg("{where}.states.{state}: unknown state (allowed: {items})",
+                                  where=where, state=state, items=', '.join(STATE_NAMES)))
         if not isinstance(words, list) or not all(isinstance(w, str) and w for w in words):
-            raise ConfigError(f"{where}.states.{state}: must be a list of the service's status words")
+            raise ConfigError(msg("{where}.states.{state}: must be a list of the service's status words",
+                                  where=where, state=state))
         for word in words:
             if word.lower() in mapping:
-                raise ConfigError(f"{where}.states.{state}: {word!r} is already mapped to {mapping[word.lower()]}")
+                raise ConfigError(msg("{where}.states.{state}: {word} is already mapped to {mapping}",
+                                      where=where, state=state, word=repr(word), mapping=mapping[word.lower()]))
             mapping[word.lower()] = state
     return mapping
 
@@ -448,14 +469,14 @@ def _ints(item: dict[str, Any], key: str, where: str, default: tuple[int, ...]) 
     value = item.get(key, list(default))
     if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool)
                                               and 100 <= v <= 599 for v in value):
-        raise ConfigError(f"{where}.{key}: must be a list of HTTP status codes (100..599)")
+        raise ConfigError(msg("{where}.{key}: must be a list of HTTP status codes (100..599)", where=where, key=key))
     return frozenset(value)
 
 
 def _strs(item: dict[str, Any], key: str, where: str) -> frozenset[str]:
     value = item.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{where}.{key}: must be a list of strings")
+        raise ConfigError(msg("{where}.{key}: must be a list of strings", where=where, key=key))
     return frozenset(value)
 
 
@@ -463,14 +484,17 @@ def _number(item: dict[str, Any], key: str, where: str, default: float, bounds: 
     value = item.get(key, default)
     low, high = bounds
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: number {low:g}..{high:g})")
+        raise ConfigError(msg("{where}.{key}: {value} is not allowed (allowed: number {low}..{high})",
+                              where=where, key=key, value=repr(value), low=format(low, "g"),
+                              high=format(high, "g")))
     return float(value)
 
 
 def _bool(item: dict[str, Any], key: str, where: str) -> bool:
     value = item.get(key, False)
     if not isinstance(value, bool):
-        raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: true, false)")
+        raise ConfigError(msg("{where}.{key}: {value} is not allowed (allowed: true, false)",
+                              where=where, key=key, value=repr(value)))
     return value
 
 
@@ -478,7 +502,7 @@ def _text(item: dict[str, Any], key: str, where: str, default: str) -> str:
     """A string that may be empty (a header prefix)."""
     value = item.get(key, default)
     if not isinstance(value, str) or "\n" in value or "\r" in value:
-        raise ConfigError(f"{where}.{key}: must be a one-line string")
+        raise ConfigError(msg("{where}.{key}: must be a one-line string", where=where, key=key))
     return value
 
 
@@ -487,5 +511,6 @@ def _opt_int(item: dict[str, Any], key: str, where: str) -> int | None:
         return None
     value = item[key]
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{where}.{key}: {value!r} is not allowed (allowed: integer >= 1)")
+        raise ConfigError(msg("{where}.{key}: {value} is not allowed (allowed: integer >= 1)",
+                              where=where, key=key, value=repr(value)))
     return value

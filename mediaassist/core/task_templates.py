@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.messages import msg
 
 
 class _Missing:
@@ -44,8 +45,9 @@ def parse_path(text: str, where: str) -> JsonPath:
     for segment in text.split("."):
         match = _SEGMENT.fullmatch(segment)
         if not segment or match is None or (match.group(1) is None and not parts):
-            raise ConfigError(f"{where}: {text!r} is not a path (dotted names with [n] or [*] indexes, "
-                              "e.g. \"data.task_result.videos[0].url\")")
+            raise ConfigError(msg("{where}: {text} is not a path (dotted names with [n] or [*] indexes, e.g. "
+                                  "\"data.task_result.videos[0].url\")",
+                                  where=where, text=repr(text)))
         if match.group(1) is not None:
             parts.append(match.group(1))
         for index in _INDEX.findall(match.group(2)):
@@ -104,7 +106,8 @@ def check_placeholders(template: Any, allowed: Callable[[str], bool], where: str
     """A ConfigError naming ``where`` for the first placeholder that ``allowed`` refuses."""
     for name in sorted(placeholders(template)):
         if not allowed(name):
-            raise ConfigError(f"{where}: unknown placeholder {{{name}}} (allowed: {hint})")
+            raise ConfigError(msg("{where}: unknown placeholder {{{name}}} (allowed: {hint})",
+                                  where=where, name=name, hint=hint))
 
 
 def is_input_placeholder(name: str) -> bool:

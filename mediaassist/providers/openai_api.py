@@ -40,6 +40,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import MAX_CONCURRENCY_RANGE, ProviderConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.limiter import AIMDLimiter, ProbeBackoff
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.money import DEFAULT_MEGAPIXELS, Produced, megapixels_of
 from mediaassist.core.outputs import image_problem
 from mediaassist.core.secrets import redact, resolve_api_key
@@ -211,15 +212,18 @@ class OpenAIProvider:
 
     async def run(self, ctx: TaskContext) -> TaskResult:
         if not self._auth:
-            where = f"environment variable {self.prov.api_key_env}" if self.prov.api_key_env else "api_key_env"
-            reason = f"no API key for provider {self.prov.name} (set {where}, the OS keyring or api_key)"
+            where = (msg("environment variable {name}", name=self.prov.api_key_env) if self.prov.api_key_env
+                     else "api_key_env")
+            reason = msg("no API key for provider {provider} (set {where}, the OS keyring or api_key)",
+                         provider=self.prov.name, where=where)
             raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
         endpoint = ctx.model.options.get("endpoint", "chat")
         if endpoint not in ENDPOINTS:
-            raise TaskError(ErrorKind.BAD_INPUT, f"endpoint {endpoint!r} is not one of: "
-                                                 f"{', '.join(ENDPOINTS)}", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("endpoint {endpoint} is not one of: {endpoints}",
+                                                     endpoint=repr(endpoint), endpoints=', '.join(ENDPOINTS)),
+                            retry=False)
         if not ctx.task.prompt.strip():
-            raise TaskError(ErrorKind.BAD_INPUT, "the prompt is empty", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("the prompt is empty"), retry=False)
         entries = input_entries(ctx.model, ctx.task.inputs_dict)  # unchanged since import, or fails
         self._sync_limit(ctx)
         try:
@@ -228,7 +232,8 @@ class OpenAIProvider:
             return await self._images(ctx, endpoint, entries)
         except asyncio.CancelledError:
             # httpx closes the connection of a cancelled request, so nothing is left half-read.
-            ctx.log(f"stopped ({ctx.stop_reason or 'cancelled'}); the request in flight was dropped")
+            ctx.log(msg("stopped ({reason}); the request in flight was dropped",
+                        reason=ctx.stop_reason or 'cancelled'))
             raise
         finally:
             self._record_limit(ctx)
@@ -266,7 +271,7 @@ class OpenAIProvider:
         data = await self._call(ctx, endpoint, payload)
         items = data.get("data")
         if not isinstance(items, list) or not items:
-            raise TaskError(ErrorKind.PROVIDER, "image response has no data[] entries")
+            raise TaskError(ErrorKind.PROVIDER, msg("image response has no data[] entries"))
         out = ctx.make_output_dir()
         files = []
         for number, item in enumerate(items, 1):
@@ -274,7 +279,7 @@ class OpenAIProvider:
             path = out / f"image-{number}{_extension(content)}"
             path.write_bytes(content)
             files.append(str(path))
-        ctx.log(f"{len(files)} image(s) saved to {out}")
+        ctx.log(msg("{n} image(s) saved to {folder}", n=len(files), folder=out))
         size = megapixels_of(body.get("size")) or DEFAULT_MEGAPIXELS
         return TaskResult(files=files, usage=_usage(data),
                           produced=Produced(images=len(files), megapixels=size * len(files)))
@@ -296,15 +301,15 @@ class OpenAIProvider:
             try:
                 return base64.b64decode(item["b64_json"], validate=True)
             except (binascii.Error, ValueError):
-                raise TaskError(ErrorKind.PROVIDER, "image data[].b64_json is not valid base64") from None
+                raise TaskError(ErrorKind.PROVIDER, msg("image data[].b64_json is not valid base64")) from None
         if isinstance(item, dict) and isinstance(item.get("url"), str):
             return await self._download_image(ctx, item["url"])
-        raise TaskError(ErrorKind.PROVIDER, "image data[] entry has neither b64_json nor url")
+        raise TaskError(ErrorKind.PROVIDER, msg("image data[] entry has neither b64_json nor url"))
 
     async def _download_image(self, ctx: TaskContext, url: str) -> bytes:
         """A few tries, redirects followed; after that the task fails for good: a retry of the
         attempt would pay for the generation again."""
-        problem = ""
+        problem: Message | str = ""
         for attempt in range(1, IMAGE_DOWNLOAD_TRIES + 1):
             try:
                 # No Authorization header: the URL is often a CDN (or redirects to one) that must
@@ -321,11 +326,13 @@ class OpenAIProvider:
                 else:
                     problem = f"HTTP {response.status_code}"
             if attempt < IMAGE_DOWNLOAD_TRIES:
-                ctx.log(f"image download failed ({problem}); trying again")
+                ctx.log(msg("image download failed ({problem}); trying again", problem=problem))
                 await ctx.clock.sleep(IMAGE_DOWNLOAD_RETRY_S * attempt)
-        raise TaskError(ErrorKind.PROVIDER, f"the image was generated (and billed) but its download failed "
-                                            f"{IMAGE_DOWNLOAD_TRIES} times ({problem}); not retried, so it is "
-                                            f"not paid for twice: {redact(url)}", retry=False)
+        raise TaskError(ErrorKind.PROVIDER, msg("the image was generated (and billed) but its download failed {n} "
+                                                "times ({problem}); not retried, so it is not paid for twice: "
+                                                "{detail}",
+                                                n=IMAGE_DOWNLOAD_TRIES, problem=problem, detail=redact(url)),
+                            retry=False)
 
     async def _get(self, url: str) -> httpx.Response:
         timeout = self.clock.real(self.prov.timeout_s)
@@ -333,7 +340,8 @@ class OpenAIProvider:
             async with asyncio.timeout(timeout):
                 return await self._http().get(url, follow_redirects=True)
         except (TimeoutError, httpx.TimeoutException):
-            raise TaskError(ErrorKind.TIMEOUT, f"no response within {timeout:.1f} s (timeout_s)") from None
+            raise TaskError(ErrorKind.TIMEOUT, msg("no response within {seconds} s (timeout_s)",
+                                                   seconds=format(timeout, ".1f"))) from None
         except httpx.HTTPError as exc:
             raise TaskError(ErrorKind.NETWORK, redact(f"{type(exc).__name__}: {exc}")) from None
 
@@ -352,13 +360,14 @@ class OpenAIProvider:
             answer = await self._request(ctx, url, payload)
             if answer is not None:
                 return answer
-        raise TaskError(ErrorKind.PROVIDER, f"still rate limited after {MAX_RATE_LIMIT_WAITS} waits")
+        raise TaskError(ErrorKind.PROVIDER, msg("still rate limited after {n} waits", n=MAX_RATE_LIMIT_WAITS))
 
     @staticmethod
     def _params(ctx: TaskContext) -> dict[str, Any]:
         defaults = ctx.model.options.get("defaults", {})
         if not isinstance(defaults, dict):
-            raise TaskError(ErrorKind.BAD_INPUT, f"model {ctx.model.name}: defaults must be a table", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("model {model}: defaults must be a table",
+                                                     model=ctx.model.name), retry=False)
         return {**defaults, **ctx.task.params_dict}
 
     async def _request(self, ctx: TaskContext, url: str, payload: Payload) -> dict[str, Any] | None:
@@ -389,7 +398,8 @@ class OpenAIProvider:
                     return _parse(response)
         except (TimeoutError, httpx.TimeoutException):
             outcome = TIMED_OUT if outcome == LOST else outcome
-            raise TaskError(ErrorKind.TIMEOUT, f"no response within {timeout:.1f} s (timeout_s)") from None
+            raise TaskError(ErrorKind.TIMEOUT, msg("no response within {seconds} s (timeout_s)",
+                                                   seconds=format(timeout, ".1f"))) from None
         except httpx.HTTPError as exc:
             raise TaskError(ErrorKind.NETWORK, redact(f"{type(exc).__name__}: {exc}")) from None
         finally:
@@ -419,17 +429,21 @@ class OpenAIProvider:
             ctx.store.defer_gate(self._backoff_gate(), ctx.store.now() + wait)
         status = response.status_code
         if _should_not_retry(response):
-            raise TaskError(ErrorKind.PROVIDER, f"HTTP {status} and the server says not to retry "
-                                                f"(x-should-retry: false): {_error_detail(response)}", retry=False)
+            raise TaskError(ErrorKind.PROVIDER, msg("HTTP {status} and the server says not to retry "
+                                                    "(x-should-retry: false): {detail}",
+                                                    status=status, detail=_error_detail(response)), retry=False)
         if told is not None:
-            ctx.log(f"HTTP {status} (rate limited): the server asks for {wait:.1f} s; "
-                    f"no request to {self.prov.name} before then")
+            ctx.log(msg("HTTP {status} (rate limited): the server asks for {seconds} s; no request to {provider} "
+                        "before then",
+                        status=status, seconds=format(wait, ".1f"), provider=self.prov.name))
         elif wait == 0:
-            ctx.log(f"HTTP {status} at {ticket.in_flight} in flight: over the provider's limit; learned "
-                    f"limit now {self.limiter.limit if self.limiter else '-'}, sent again when a slot frees")
+            ctx.log(msg("HTTP {status} at {n} in flight: over the provider's limit; learned limit now {limit}, "
+                        "sent again when a slot frees",
+                        status=status, n=ticket.in_flight, limit=self.limiter.limit if self.limiter else '-'))
         else:
-            ctx.log(f"HTTP {status} (rate limited, no usable header): one probe to {self.prov.name} "
-                    f"in {wait:.1f} s, the other requests wait for its answer")
+            ctx.log(msg("HTTP {status} (rate limited, no usable header): one probe to {provider} in {seconds} s, "
+                        "the other requests wait for its answer",
+                        status=status, provider=self.prov.name, seconds=format(wait, ".1f")))
 
 
 # --- streams ---------------------------------------------------------------------------------
@@ -452,13 +466,14 @@ async def _read_stream(ctx: TaskContext, response: httpx.Response, keep_alive: C
                 break
             if ctx.clock.monotonic() >= next_note and chat.chars:
                 next_note = ctx.clock.monotonic() + ctx.clock.real(PARTIAL_NOTE_S)
-                ctx.log(f"receiving: {chat.chars} characters so far: …{chat.tail(PARTIAL_TAIL_CHARS)}")
+                ctx.log(msg("receiving: {n} characters so far: …{tail}",
+                            n=chat.chars, tail=chat.tail(PARTIAL_TAIL_CHARS)))
     except httpx.TransportError as exc:
-        raise TaskError(ErrorKind.PROVIDER, f"the stream broke after {chat.chars} characters "
-                                            f"({type(exc).__name__})") from None
+        raise TaskError(ErrorKind.PROVIDER, msg("the stream broke after {n} characters ({error})",
+                                                n=chat.chars, error=type(exc).__name__)) from None
     if not chat.done:
-        raise TaskError(ErrorKind.PROVIDER, f"the stream ended without [DONE] after {chat.chars} characters")
-    ctx.log(f"stream read to the end: {chat.chars} characters")
+        raise TaskError(ErrorKind.PROVIDER, msg("the stream ended without [DONE] after {n} characters", n=chat.chars))
+    ctx.log(msg("stream read to the end: {n} characters", n=chat.chars))
     return chat.completion()
 
 
@@ -483,7 +498,8 @@ class StreamedChat:
         try:
             event = json.loads(payload)
         except ValueError:
-            raise TaskError(ErrorKind.PROVIDER, f"stream event is not JSON: {_snippet(payload)}") from None
+            raise TaskError(ErrorKind.PROVIDER, msg("stream event is not JSON: {detail}",
+                                                    detail=_snippet(payload))) from None
         if isinstance(event, dict) and "error" in event:
             raise _stream_error(event)
         self._add(event)
@@ -520,8 +536,10 @@ def _stream_error(event: dict[str, Any]) -> TaskError:
     error = event.get("error")
     detail = _snippet(str(error.get("message") or error) if isinstance(error, dict) else str(error))
     if any(marker in json.dumps(event).lower() for marker in QUOTA_MARKERS):
-        return TaskError(ErrorKind.QUOTA, f"stream error: {detail}", pause_lane=f"quota exhausted: {detail}")
-    return TaskError(ErrorKind.PROVIDER, f"stream error: {detail}")
+        return TaskError(ErrorKind.QUOTA, msg("stream error: {detail}",
+                                              detail=detail), pause_lane=msg("quota exhausted: {detail}",
+                                                                                    detail=detail))
+    return TaskError(ErrorKind.PROVIDER, msg("stream error: {detail}", detail=detail))
 
 
 # --- headers ---------------------------------------------------------------------------------
@@ -576,10 +594,10 @@ def _parse(response: httpx.Response) -> dict[str, Any]:
     try:
         data = response.json()
     except ValueError:
-        raise TaskError(ErrorKind.PROVIDER, f"HTTP {status} but the body is not JSON: "
-                                            f"{_snippet(response.text)}") from None
+        raise TaskError(ErrorKind.PROVIDER, msg("HTTP {status} but the body is not JSON: {detail}",
+                                                status=status, detail=_snippet(response.text))) from None
     if not isinstance(data, dict):
-        raise TaskError(ErrorKind.PROVIDER, f"HTTP {status} but the body is not a JSON object")
+        raise TaskError(ErrorKind.PROVIDER, msg("HTTP {status} but the body is not a JSON object", status=status))
     return data
 
 
@@ -594,15 +612,19 @@ def _classify_error(response: httpx.Response) -> TaskError:
     status = response.status_code
     detail = _error_detail(response)
     if status == 402 or _says_quota(response):
-        return TaskError(ErrorKind.QUOTA, f"HTTP {status}: {detail}", pause_lane=f"quota exhausted: {detail}")
+        return TaskError(ErrorKind.QUOTA, msg("HTTP {status}: {detail}",
+                                              status=status, detail=detail), pause_lane=msg("quota exhausted: {detail}",
+                                                                                     detail=detail))
     if status in LOGIN_STATUSES:
-        return TaskError(ErrorKind.LOGIN, f"HTTP {status}, API key rejected: {detail}",
-                         pause_lane=f"API key rejected (HTTP {status}): {detail}")
+        return TaskError(ErrorKind.LOGIN, msg("HTTP {status}, API key rejected: {detail}",
+                                              status=status, detail=detail),
+                         pause_lane=msg("API key rejected (HTTP {status}): {detail}", status=status, detail=detail))
     if status in BAD_INPUT_STATUSES:
-        return TaskError(ErrorKind.BAD_INPUT, f"HTTP {status}: {detail}", retry=False)
+        return TaskError(ErrorKind.BAD_INPUT, msg("HTTP {status}: {detail}",
+                                                  status=status, detail=detail), retry=False)
     if status == 408:
-        return TaskError(ErrorKind.TIMEOUT, f"HTTP 408: {detail}")
-    return TaskError(ErrorKind.PROVIDER, f"HTTP {status}: {detail}")
+        return TaskError(ErrorKind.TIMEOUT, msg("HTTP 408: {detail}", detail=detail))
+    return TaskError(ErrorKind.PROVIDER, msg("HTTP {status}: {detail}", status=status, detail=detail))
 
 
 # Statuses whose body may say "out of money" (LiteLLM sends budget errors as 400 or 422).
@@ -639,7 +661,7 @@ def _chat_text(data: dict[str, Any]) -> str:
     """Every choice's text (n > 1 was paid for in full), in index order, joined."""
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
-        raise TaskError(ErrorKind.PROVIDER, "response has no choices[0].message.content")
+        raise TaskError(ErrorKind.PROVIDER, msg("response has no choices[0].message.content"))
     ordered = sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0)
     return CHOICE_SEPARATOR.join(_choice_text(choice) for choice in ordered)
 
@@ -648,12 +670,12 @@ def _choice_text(choice: Any) -> str:
     try:
         content = choice["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise TaskError(ErrorKind.PROVIDER, "response has no choices[0].message.content") from None
+        raise TaskError(ErrorKind.PROVIDER, msg("response has no choices[0].message.content")) from None
     if isinstance(content, list):  # content parts, as some compatible servers send them
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
     if not isinstance(content, str) or not content.strip():
         reason = choice.get("finish_reason") if isinstance(choice, dict) else None
-        raise TaskError(ErrorKind.PROVIDER, f"empty answer (finish_reason={reason})")
+        raise TaskError(ErrorKind.PROVIDER, msg("empty answer (finish_reason={reason})", reason=reason))
     return content
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from mediaassist.core.config import ModelConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.media import iter_file_chunks, verify_unchanged
+from mediaassist.core.messages import msg
 
 MASK_INPUT = "mask"
 B64_CHUNK = 3 << 18  # 768 KiB: a multiple of 3, so each piece encodes without padding
@@ -43,8 +44,8 @@ def image_parts(entries: list[tuple[str, dict[str, Any]]]) -> tuple[list[dict[st
     parts, files = [], {}
     for name, entry in entries:
         if entry.get("media") != "image":
-            raise TaskError(ErrorKind.BAD_INPUT, f"input {name} is {entry.get('media')}; a chat model takes "
-                                                 "images only", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("input {name} is {media}; a chat model takes images only",
+                                                     name=name, media=entry.get('media')), retry=False)
         if "url" in entry:
             parts.append({"type": "image_url", "image_url": {"url": entry["url"]}})
             continue
@@ -99,12 +100,12 @@ def edit_payload(fields: dict[str, Any], entries: list[tuple[str, dict[str, Any]
     """multipart/form-data for images/edits: the fields as text, the files streamed from disk."""
     images = [(name, entry) for name, entry in entries if name != MASK_INPUT]
     if not images:
-        raise TaskError(ErrorKind.BAD_INPUT, "images_edit needs at least one image input "
-                                             "(declare inputs = [\"image\"] and fill its column)", retry=False)
+        raise TaskError(ErrorKind.BAD_INPUT, msg("images_edit needs at least one image input (declare inputs = "
+                                                 "[\"image\"] and fill its column)"), retry=False)
     for name, entry in entries:
         if "path" not in entry:
-            raise TaskError(ErrorKind.BAD_INPUT, f"input {name}: images_edit uploads local files; "
-                                                 f"{entry.get('url')} is a URL", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("input {name}: images_edit uploads local files; {url} is a URL",
+                                                     name=name, url=entry.get('url')), retry=False)
     data = {key: _form_text(value) for key, value in fields.items()}
 
     @contextmanager

@@ -12,6 +12,7 @@ import zlib
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.messages import msg
 from mediaassist.providers.base import TaskContext, TaskResult
 
 
@@ -43,8 +44,10 @@ class SimulatedProvider:
         finally:
             self.in_flight -= 1
         if fail is not None:
-            raise TaskError(fail, "simulated failure")
-        return TaskResult(text=f"[{ctx.task.model}] {ctx.task.prompt[:60]} ({duration:.0f} s)")
+            raise TaskError(fail, msg("simulated failure"))
+        return TaskResult(text=msg("[{model}] {prompt} ({seconds} s)",
+                                   model=ctx.task.model, prompt=ctx.task.prompt[:60],
+                                   seconds=format(duration, ".0f")))
 
 
 def _duration(params: dict[str, object], drawn: float) -> float:
@@ -56,8 +59,8 @@ def _duration(params: dict[str, object], drawn: float) -> float:
     except ValueError:  # a text that is no number
         duration = -1.0
     if not 0 <= duration < float("inf"):
-        raise TaskError(ErrorKind.BAD_INPUT, f"params: sim_duration_s must be a number of seconds >= 0, "
-                                             f"not {raw!r}", retry=False)
+        raise TaskError(ErrorKind.BAD_INPUT, msg("params: sim_duration_s must be a number of seconds >= 0, not {value}",
+                                                 value=repr(raw)), retry=False)
     return duration
 
 
@@ -68,5 +71,6 @@ def _failure(params: dict[str, object]) -> ErrorKind | None:
         return ErrorKind(params["sim_fail"])
     except ValueError:
         allowed = ", ".join(kind.value for kind in ErrorKind)
-        raise TaskError(ErrorKind.BAD_INPUT, f"params: sim_fail must be one of {allowed}, "
-                                             f"not {params['sim_fail']!r}", retry=False) from None
+        raise TaskError(ErrorKind.BAD_INPUT, msg("params: sim_fail must be one of {allowed}, not {value}",
+                                                 allowed=allowed, value=repr(params["sim_fail"])),
+                        retry=False) from None

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from mediaassist.core.secrets import redact
 from mediaassist.core.store import Account
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.i18n import tr
@@ -50,7 +49,7 @@ class AccountsPanel(QWidget):
             box.setChecked(acct.enabled)
             box.blockSignals(False)
             self._cell(row, 3).setText(login_label(acct.login_state))
-            self._cell(row, 4).setText(translated(redact(acct.last_error or "")))
+            self._cell(row, 4).setText(translated(acct.last_error_text))
             self._cell(row, 5).setText(acct.host or tr("any (not bound yet)"))
 
     def _cell(self, row: int, col: int) -> QTableWidgetItem:

@@ -12,7 +12,6 @@ import logging
 import os
 import signal
 import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,12 +89,10 @@ async def _session(files: list[Path], options: RuntimeOptions, settings: QSettin
     # Only now: the window's modules and the store; the runtime then builds the providers
     # (browsers, HTTP clients) and, with --demo, starts the demo servers.
     from mediaassist.runtime import Runtime
-    from mediaassist.ui.core_texts import compile_catalogues
     from mediaassist.ui.main_window import MainWindow
     from mediaassist.ui.settings import apply_saved
 
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
-    threading.Thread(target=compile_catalogues, name="catalogues", daemon=True).start()
     translations = Translations()
     async with Runtime(options) as rt:
         # The window's own choice (settings dialog) wins; else the config's [app] language.

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.options import RuntimeOptions, load_app_config
 from mediaassist.core.paths import default_config_path, demo_data_dir
+from mediaassist.ui.core_texts import translated
 from mediaassist.ui.i18n import tr
 
 DEMO_CHOSEN = 2  # the dialog's result when the operator starts the demo instead
@@ -67,7 +68,7 @@ class ConfigProblemsDialog(QDialog):
     def show_problems(self, error: ConfigError) -> None:
         self.heading.setText(tr("The config file {path} has {n} problems. Fix them and try again, or start "
                                 "with the demo providers.").format(path=self.path, n=len(error.problems)))
-        self.problems.setPlainText("\n".join(error.problems))
+        self.problems.setPlainText("\n".join(translated(problem) for problem in error.problems))
 
     def _open(self) -> None:
         self._open_file(self.path)

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QPlainTextEdit, QWidget
 from mediaassist.core.media_items import MediaItem, task_media
 from mediaassist.core.secrets import redact
 from mediaassist.runtime import Runtime
-from mediaassist.ui.core_texts import translated, translated_result
+from mediaassist.ui.core_texts import translated
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import labelled, tr
@@ -99,9 +99,9 @@ class DetailPane(QWidget):
             attempt=task.attempt, created=local_time(task.created_at)))
         _set_box(self.prompt, redact(task.prompt))
         result = self.rt.result(task.task_id)
-        _set_box(self.result, redact(translated_result(result.text or "")) if result else "")
+        _set_box(self.result, translated(result.text_shown) if result else "")
         kind = error_kind_labels().get(task.error_kind or "", task.error_kind or "")
-        _set_label(self.error, labelled(kind, translated(redact(task.error))) if task.error else "")
+        _set_label(self.error, labelled(kind, translated(task.error_text)) if task.error else "")
         self._show_media(task_media(task, result))
         money = self.rt.task_money(task.task_id)
         _set_label(self.cost, cost_tooltip(money).replace("\n", " · ") if money else "")
@@ -120,7 +120,7 @@ class DetailPane(QWidget):
             self.log.clear()
         for entry in entries[self._log_lines:]:
             # appendPlainText keeps the view where it is unless it was at the bottom already
-            self.log.appendPlainText(f"{precise_local_time(entry.at)}  {translated(redact(entry.line))}")
+            self.log.appendPlainText(f"{precise_local_time(entry.at)}  {translated(entry.text)}")
         self._log_lines = len(entries)
 
     def close_media(self) -> None:

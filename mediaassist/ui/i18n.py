@@ -1,5 +1,6 @@
 """Qt translations: every UI string goes through ``tr()`` (one context), compiled .qm per language.
-Texts stored in English and translated where shown are marked with ``tr_noop()``.
+The core's texts (log lines, errors) are not Qt's: they come as messages and are rendered
+through the core's gettext catalogue (mediaassist/ui/core_texts.py).
 
 ``resources/translations/build_translations.py`` extracts the ``tr("...")`` literals into the .ts
 files and compiles them with ``pyside6-lrelease``; the compiled .qm files are shipped.
@@ -36,12 +37,6 @@ def labelled(label: str, text: str) -> str:
     return tr("{label}: {text}").format(label=label, text=text)
 
 
-def tr_noop(text: str) -> str:
-    """Marks a text for the translation files without translating it now (it is stored, or
-    matched, in English and translated where it is shown: ``tr(text)``)."""
-    return text
-
-
 def resolve_language(choice: str) -> str:
     """``auto`` follows the system locale: Chinese locales get zh_CN, everything else English."""
     if choice != "auto":
@@ -49,14 +44,16 @@ def resolve_language(choice: str) -> str:
     return "zh_CN" if QLocale.system().language() == QLocale.Language.Chinese else "en"
 
 
-# The translators installed in the application. One list for the process, not one per
-# ``Translations``: the application is one, so switching language anywhere replaces them all.
-_installed: list[QTranslator] = []
-_language = ["en"]  # the window's language now (amounts are written as its locale writes them)
+_language = ["en"]  # the window's language as applied last (one per process, like the translators)
 
 
 def current_language() -> str:
     return _language[0]
+
+
+# The translators installed in the application. One list for the process, not one per
+# ``Translations``: the application is one, so switching language anywhere replaces them all.
+_installed: list[QTranslator] = []
 
 
 class Translations:

@@ -33,7 +33,7 @@ from mediaassist.core.importer import FORMATS
 from mediaassist.core.media_items import input_items
 from mediaassist.core.secrets import redact
 from mediaassist.runtime import Runtime
-from mediaassist.ui.core_texts import translated, translated_reasons
+from mediaassist.ui.core_texts import translated
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import tr
@@ -207,12 +207,12 @@ class ImportPreviewDialog(QDialog):
 
     def _failure_text(self, exc: ImportFailed) -> str:
         if exc.kind in ("file", "store"):
-            return str(exc)  # the importer's or the store's own line, naming the file
-        return tr("Cannot read {path}: {reason}").format(path=self.path, reason=translated(str(exc)))
+            return translated(exc.message)  # the importer's or the store's own line, naming the file
+        return tr("Cannot read {path}: {reason}").format(path=self.path, reason=translated(exc.message))
 
     def _show_error(self, text: str) -> None:
         self.preview = None
-        self.summary.setText(f"<span style='color:#c62828'>{html.escape(translated(text))}</span>")
+        self.summary.setText(f"<span style='color:#c62828'>{html.escape(text)}</span>")
         _fill(self.good_rows, [])
         self._show_inputs(-1)
         _fill(self.bad_rows, [])
@@ -238,7 +238,7 @@ class ImportPreviewDialog(QDialog):
                                for task in preview.tasks])
         self.good_rows.setColumnHidden(INPUTS_COLUMN, not preview.any_inputs)
         self._show_inputs(0 if preview.tasks else -1)
-        _fill(self.bad_rows, [(str(error.row), translated_reasons(error.reason)) for error in preview.errors])
+        _fill(self.bad_rows, [(str(error.row), translated(error.message or error.reason)) for error in preview.errors])
         self.tabs.setTabText(0, tr("Tasks ({n})").format(n=preview.task_count))
         self.tabs.setTabText(1, tr("Errors ({n})").format(n=preview.error_count))
         self.tabs.setCurrentIndex(1 if preview.errors else 0)  # rows to fix come first

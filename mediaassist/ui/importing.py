@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from mediaassist.core.import_process import ImportReading
 from mediaassist.runtime import Runtime
 from mediaassist.ui.background import BackgroundJobs
-from mediaassist.ui.core_texts import translated
+from mediaassist.ui.core_texts import error_text, translated
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.file_dialogs import documents_folder, file_dialog
 from mediaassist.ui.i18n import tr
@@ -80,7 +80,7 @@ class ImportController(QObject):
             if dialog.default_model:
                 self.settings.setValue("import/default_model", dialog.default_model)
             self.jobs.spawn(self._enqueue(reading, dialog.path.name, dialog.new_tasks),
-                            lambda exc: self.message.emit(tr("Import failed"), translated(str(exc))),
+                            lambda exc: self.message.emit(tr("Import failed"), translated(error_text(exc))),
                             finish_on_quit=True)
         dialog.deleteLater()
         self._next()

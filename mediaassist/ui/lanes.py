@@ -6,13 +6,13 @@ from collections.abc import Awaitable, Callable
 
 from PySide6.QtCore import QObject, Signal
 
+from mediaassist.core.store import PAUSED_BY_OPERATOR
 from mediaassist.runtime import Login, Runtime
 from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.core_texts import translated
-from mediaassist.ui.i18n import labelled, tr, tr_noop
+from mediaassist.ui.i18n import labelled, tr
 
 # Stored in English like every lane reason (the CLI and other windows read it); shown translated.
-OPERATOR_PAUSE = tr_noop("paused by operator")
 
 
 class LanesController(QObject):
@@ -38,7 +38,7 @@ class LanesController(QObject):
         if name in self.rt.paused_lanes():
             self.rt.resume_lane(name)
         else:
-            self.rt.pause_lane(name, OPERATOR_PAUSE)
+            self.rt.pause_lane(name, PAUSED_BY_OPERATOR)
         self.changed.emit()
 
     def toggle_pause_all(self) -> None:
@@ -48,7 +48,7 @@ class LanesController(QObject):
             self.pause_all()
 
     def pause_all(self) -> None:
-        self.rt.pause_all(OPERATOR_PAUSE)
+        self.rt.pause_all(PAUSED_BY_OPERATOR)
         self.changed.emit()
 
     def resume_all(self) -> None:
@@ -90,7 +90,7 @@ class LanesController(QObject):
         """The account's tasks go as soon as it is logged in; a login that did not happen says why
         (no display, the window closed, the profile held elsewhere), not only in the Accounts tab."""
         result = await login
-        answer(result.ok, result.message)
+        answer(result.ok, str(result.message))  # the waiting CLI gets the English
         if not result.ok:
             self.message.emit(tr("Log in failed"), labelled(name, translated(result.message)))
         self.rt.wake()

@@ -434,13 +434,13 @@ class MainWindow(QMainWindow):
         self._storage_fault = fault
         self._show_storage_fault()
         if fault is not None:
-            self.tray.notify(tr("No new work taken"), translated(str(fault)))
+            self.tray.notify(tr("No new work taken"), translated(fault.message))
 
     def _show_storage_fault(self) -> None:
         fault = self._storage_fault
         self.storage_banner.setVisible(fault is not None)
         if fault is not None:
-            self.storage_banner.setText(tr("No new work is taken: {problem}").format(problem=translated(str(fault))))
+            self.storage_banner.setText(tr("No new work is taken: {problem}").format(problem=translated(fault.message)))
 
     def refresh_stats(self) -> None:
         self.stats.refresh()

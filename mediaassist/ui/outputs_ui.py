@@ -33,7 +33,7 @@ from mediaassist.core.delivery import Delivery, DeliveryError
 from mediaassist.core.media_items import MediaItem, group_outputs
 from mediaassist.core.store import SUCCESS
 from mediaassist.runtime import Runtime
-from mediaassist.ui.core_texts import translated
+from mediaassist.ui.core_texts import error_text, translated
 from mediaassist.ui.gallery import caption
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.player import MediaPlayer, playback_available
@@ -122,7 +122,7 @@ class RerunDialog(QDialog):
             new_id = self.rt.rerun(self.task_id, prompt=self.prompt.toPlainText(), model=self.model.currentText(),
                                    params=params, remix=self.remix.isChecked() and self.remix.isEnabled())
         except DeliveryError as exc:
-            self.problem.setText(translated(str(exc)))
+            self.problem.setText(translated(error_text(exc)))
             return None
         self.queued.emit(new_id)
         self.accept()
@@ -272,7 +272,7 @@ class OutputsController(QObject):
         try:
             dialog = RerunDialog(self.rt, task_id, self.window)
         except DeliveryError as exc:
-            self.message.emit(tr("Cannot run again"), translated(str(exc)))
+            self.message.emit(tr("Cannot run again"), translated(error_text(exc)))
             return None
         dialog.queued.connect(lambda new_id: self.notice.emit(
             tr("Queued again"), tr("{new} queued as a rerun of {old}").format(new=new_id, old=task_id)))
@@ -302,7 +302,7 @@ class OutputsController(QObject):
         try:
             deliveries = deliver_picked(self.rt, self.view_task_ids(), folder)
         except (DeliveryError, OSError) as exc:
-            self.message.emit(tr("Nothing delivered"), translated(str(exc)))
+            self.message.emit(tr("Nothing delivered"), translated(error_text(exc)))
             return []
         files = sum(len(d.files) for d in deliveries)
         missing = [path for d in deliveries for path in d.missing]

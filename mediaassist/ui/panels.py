@@ -24,10 +24,11 @@ from PySide6.QtWidgets import (
 )
 
 from mediaassist.core.budget import batch_pause_name
+from mediaassist.core.messages import Message, is_warning
 from mediaassist.core.money import Money
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
-from mediaassist.runtime import LaneView
+from mediaassist.runtime import ACCOUNT_DISABLED, ACCOUNT_NEEDS_LOGIN, LaneView
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.fit import ElidedLabel, scrollable
 from mediaassist.ui.i18n import labelled, tr
@@ -97,7 +98,7 @@ class LaneRow:
         for col, widget in enumerate((self.name, self.gauge, self.counts, self.status, self.button)):
             grid.addWidget(widget, row, col)
 
-    def update(self, lane: LaneView, gauge: LaneGauge, paused: bool, blocked: str | None) -> None:
+    def update(self, lane: LaneView, gauge: LaneGauge, paused: bool, blocked: Message | None) -> None:
         self.lane = lane
         self.gauge.setMaximum(max(1, gauge.limit))
         self.gauge.setValue(min(gauge.running, gauge.limit))
@@ -111,7 +112,7 @@ class LaneRow:
         shared_queue = (tr("waiting in the site's shared queue: any of its accounts takes them")
                         if self.lane.kind == "web" else "")
         lines = self.lane.notes
-        warnings = [translated(line) for line in lines if line.startswith("warning:")]
+        warnings = [translated(line) for line in lines if is_warning(line)]
         # A blocked lane's reason matters most; else the account check's first warning.
         # what the account had left when last read (start, after a batch), in the room left
         balance = (tr("balance {balance}").format(balance=money_text([self.lane.balance]))
@@ -150,8 +151,8 @@ class QueuePanel(QGroupBox):
             hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             grid.addWidget(hint, 0, 0, 1, 5)
 
-    def show_snapshot(self, snap: Snapshot, lanes: Mapping[str, LaneView], paused: dict[str, str],
-                      blocked: dict[str, str]) -> None:
+    def show_snapshot(self, snap: Snapshot, lanes: Mapping[str, LaneView], paused: Mapping[str, Message],
+                      blocked: dict[str, Message]) -> None:
         """``lanes``: the runtime's views at this refresh (running counts and limits are live)."""
         for row in self.rows:
             lane = lanes.get(row.lane.name, row.lane)
@@ -186,7 +187,7 @@ class BatchList(QGroupBox):
         super().__init__(tr("Batches"))
         self._on_link = on_link
         self.per_batch = per_batch or {}  # [budget] per_batch, by currency
-        self._snap, self._paused = Snapshot(), dict[str, str]()
+        self._snap, self._paused = Snapshot(), dict[str, Message]()
         # The rows scroll: the panel's height is the splitter's, not the number of batches.
         inner = QWidget()
         outer = QVBoxLayout(self)
@@ -209,7 +210,7 @@ class BatchList(QGroupBox):
         return margins.top() + margins.bottom() + 2 * rows * line + 8
 
     def show_snapshot(self, snap: Snapshot, eta: Callable[[str], tuple[Estimate, float | None]],
-                      paused: dict[str, str] | None = None) -> None:
+                      paused: dict[str, Message] | None = None) -> None:
         """``paused``: the store's pauses; a batch its budget stopped shows why."""
         self._snap, self._paused = snap, paused or {}
         unfinished = [b for b in snap.batch_order if b in snap.batch_routes]
@@ -305,10 +306,10 @@ def blocked_text(blocked: Blocked) -> str:
     fix = ""
     for lane, reason in blocked.reasons:
         account = lane.partition(":")[2]
-        if reason == "account needs login":
+        if reason == ACCOUNT_NEEDS_LOGIN:
             whys.append(html.escape(tr("account {name} needs login").format(name=account)))
             fix = f' → <a href="accounts">{html.escape(tr("Log in"))}</a>'
-        elif reason == "account disabled":
+        elif reason == ACCOUNT_DISABLED:
             whys.append(html.escape(tr("account {name} is disabled").format(name=account)))
             # the link does it (with an undo), not only shows where it is done
             fix = fix or f' → <a href="{ENABLE_LINK}{html.escape(account)}">{html.escape(tr("Enable it"))}</a>'

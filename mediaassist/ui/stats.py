@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from mediaassist.core.messages import Message
 from mediaassist.core.progress import BatchProgress, Estimate, EtaSmoother, ServiceTimes, estimate
 from mediaassist.core.queries import Snapshot
 from mediaassist.core.store import Task
@@ -28,8 +29,8 @@ class StatsView:
     """One refresh's numbers, for every widget that shows them."""
 
     snap: Snapshot = field(default_factory=Snapshot)
-    paused: dict[str, str] = field(default_factory=dict)
-    blocked: dict[str, str] = field(default_factory=dict)
+    paused: dict[str, Message] = field(default_factory=dict)
+    blocked: dict[str, Message] = field(default_factory=dict)
     running: int = 0
     all_paused: bool = False
     lanes: dict[str, LaneView] = field(default_factory=dict)
@@ -132,7 +133,7 @@ class StatsController(QObject):
 
     def _publish(self, snap: Snapshot, cost_s: float) -> None:
         previous = self.view
-        paused = self.rt.paused_lanes()
+        paused = self.rt.paused_lane_reasons()
         self.view = StatsView(snap=snap, paused=paused, blocked=self.rt.blocked_lanes(),
                               running=self.rt.running_count(), all_paused=self.rt.all_paused(paused),
                               lanes={lane.name: lane for lane in self.rt.lane_views()})
@@ -168,8 +169,8 @@ class StatsController(QObject):
         if event in MEASURED_EVENTS and task.started_at:
             self.service.record(task.route, time.time() - task.started_at)
         if event == "paused":
-            paused = self.rt.paused_lanes()
-            reason = paused.get(task.lane) or paused.get(task.route, "")
+            paused = self.rt.paused_lane_reasons()
+            reason = paused.get(task.lane) or paused.get(task.route)
             self.notice.emit(tr("Lane paused"), labelled(task.lane, translated(reason)))
 
     def _notify_finished_batches(self, previous: StatsView, now: StatsView) -> None:

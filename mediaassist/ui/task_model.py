@@ -23,7 +23,7 @@ from PySide6.QtGui import QColor
 
 from mediaassist.core.queries import OffLoopReader, Queries, TaskFilter, TaskMoney, TaskOrder, TaskRow
 from mediaassist.core.secrets import redact
-from mediaassist.ui.core_texts import translated, translated_result
+from mediaassist.ui.core_texts import translated
 from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import cost_source_label, error_kind_labels, format_seconds, money_text, state_labels
 from mediaassist.ui.marks import kind_badge, state_icon, video_icon
@@ -133,7 +133,7 @@ def one_line(text: str | None) -> str:
 
 def result_text(row: TaskRow) -> str:
     if row.result_text:
-        return one_line(translated_result(row.result_text))
+        return one_line(translated(row.result_shown))
     if row.files:
         return tr("{n} files").format(n=len(row.files)) if len(row.files) > 1 else row.files[0].rsplit("/", 1)[-1]
     return ""
@@ -566,7 +566,7 @@ class TaskTableModel(QAbstractTableModel):
         if key == "result":
             return result_text(row)
         if key == "error":
-            return one_line(translated(row.error or "")) if row.error_kind else ""
+            return one_line(translated(row.error_text)) if row.error_kind else ""
         if key == "lane":
             return lane_text(row)
         if key == "attempt":  # "1" on every row is noise: only retries and live attempts show
@@ -607,12 +607,12 @@ class TaskTableModel(QAbstractTableModel):
         if key == "prompt":
             return redact(row.prompt) or None
         if key == "result":
-            return "\n".join([redact(translated_result(row.result_text or "")), *row.files]).strip() or None
+            return "\n".join([translated(row.result_shown), *row.files]).strip() or None
         if key == "output":
             return "\n".join(row.files) or None
         if key == "error" and row.error_kind:
             kind = error_kind_labels().get(row.error_kind, row.error_kind)
-            return labelled(kind, translated(redact(row.error or "")))
+            return labelled(kind, translated(row.error_text))
         if key == "lane":
             return row.route if row.account is None else f"{row.route} · {row.account}"
         if key == "cost" and row.money is not None:

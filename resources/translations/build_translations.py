@@ -1,27 +1,37 @@
-"""Refresh the .ts files from the ``tr("...")`` and ``tr_noop("...")`` literals in mediaassist/ui
-and compile the .qm.
+"""Refresh the .ts files from the ``tr("...")`` literals in mediaassist/ui
+and compile the .qm; refresh the core's gettext catalogues (``core_<lang>.po``) from the
+``msg("...")`` literals outside mediaassist/ui and compile the .mo (with Babel).
 
     python resources/translations/build_translations.py
 
 Translations already in a .ts file are kept; new strings are added as unfinished, strings no longer
-used are dropped. Compiling uses ``pyside6-lrelease`` (shipped in PySide6-Essentials). The .qm
-files are committed, so running the app never needs this script.
+used are dropped. Compiling uses ``pyside6-lrelease`` (shipped in PySide6-Essentials). In a .po,
+new ids are added untranslated and ids no longer used become obsolete (``#~``, kept for reuse, not
+compiled). The .qm and .mo files are committed, so running the app (or building a wheel) never needs
+this script; tests/unit/test_messages.py fails when a .mo is older than its .po.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from babel.messages.catalog import Catalog
+from babel.messages.extract import extract
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po, write_po
+
 HERE = Path(__file__).resolve().parent
-UI = HERE.parents[1] / "mediaassist" / "ui"
+PACKAGE = HERE.parents[1] / "mediaassist"
+UI = PACKAGE / "ui"
 LANGUAGES = ("zh_CN",)
 CONTEXT = "mediaassist"
-MARKERS = ("tr", "tr_noop")  # tr_noop: stored in English, translated where shown
+MARKERS = ("tr",)
 
 
 def source_strings() -> list[str]:
@@ -71,6 +81,58 @@ def lrelease() -> str:
     return found
 
 
+PO_HEADER = """\
+# Chinese translations of mediaassist's core texts (log lines, errors, CLI lines).
+# The ids are the English texts written with msg("...") in the source; fill the msgstr lines, then
+# run resources/translations/build_translations.py to refresh this file and compile the .mo.
+# See docs/development-messages.md."""
+
+
+def core_message_ids() -> dict[str, list[tuple[str, int]]]:
+    """Every ``msg("...")`` id outside mediaassist/ui, with where it is written."""
+    found: dict[str, list[tuple[str, int]]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if UI in path.parents:
+            continue
+        with path.open("rb") as source:
+            for line, message_id, _comments, _context in extract("python", source, keywords={"msg": None}):
+                if isinstance(message_id, str):
+                    found.setdefault(message_id, []).append((str(path.relative_to(PACKAGE.parent)), line))
+    return found
+
+
+def core_catalogue(language: str) -> Catalog:
+    with (HERE / f"core_{language}.po").open("rb") as po:
+        return read_po(po)
+
+
+def compiled(catalogue: Catalog) -> bytes:
+    out = io.BytesIO()
+    write_mo(out, catalogue)
+    return out.getvalue()
+
+
+def refresh_core(language: str) -> int:
+    """Rewrites core_<language>.po from the source and compiles its .mo; returns how many ids lack a translation."""
+    known = core_catalogue(language)
+    fresh = Catalog(locale=language, project="mediaassist", version="", domain="core", fuzzy=False,
+                    header_comment=PO_HEADER, creation_date=known.creation_date,
+                    revision_date=known.revision_date)
+    ids = core_message_ids()
+    for message_id, places in ids.items():
+        old = known.get(message_id)
+        fresh.add(message_id, old.string if old is not None else "", locations=places,
+                  flags=("python-brace-format",))
+    for old in [*known, *known.obsolete.values()]:
+        if old.id and old.id not in ids and old.string:
+            fresh.obsolete[old.id] = old
+    with (HERE / f"core_{language}.po").open("wb") as po:
+        # no line numbers: every edit above a text would otherwise touch the .po
+        write_po(po, fresh, width=0, include_previous=False, include_lineno=False)
+    (HERE / f"core_{language}.mo").write_bytes(compiled(fresh))
+    return sum(1 for message in fresh if message.id and not message.string)
+
+
 def main() -> int:
     strings = source_strings()
     for language in LANGUAGES:
@@ -78,6 +140,7 @@ def main() -> int:
         missing = write_ts(ts, language, strings, existing(ts))
         subprocess.run([lrelease(), "-silent", str(ts), "-qm", str(ts.with_suffix(".qm"))], check=True)
         print(f"{ts.name}: {len(strings)} strings, {missing} untranslated")
+        print(f"core_{language}.po: {len(core_message_ids())} ids, {refresh_core(language)} untranslated")
     return 0
 
 

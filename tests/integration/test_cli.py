@@ -326,3 +326,37 @@ def test_common_options_may_come_before_the_command(tmp_path: Path) -> None:
     lanes = json.loads(before.stdout)["lanes"]
     assert any(lane["lane"] == "api:demo-openai" for lane in lanes)
     assert (tmp_path / "d" / "demo").is_dir()  # the option reached the command
+
+
+CHINESE_LOCALE = {"LANG": "zh_CN.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""}
+
+
+def test_a_chinese_locale_reports_bad_rows_in_chinese(tmp_path: Path) -> None:
+    """The shipped example of bad rows under LANG=zh_CN.UTF-8: row, column and reason in Chinese,
+    the values (model names, the cell) as written; the good rows still run."""
+    proc = cli("run", str(RESOURCES / "examples" / "bad-rows.csv"), "--demo", "--speed", "100",
+               "--data-dir", str(tmp_path / "d"), env=CHINESE_LOCALE)
+    assert proc.returncode == 2
+    assert "bad-rows.csv：第 3 行：未知模型 'gpt-unknown'（已知模型：demo-writer" in proc.stderr
+    assert "bad-rows.csv：第 4 行：提示词为空（模型 'demo-writer' 需要提示词）" in proc.stderr
+    assert "bad-rows.csv：第 6 行：priority 'high' 不是整数" in proc.stderr
+    assert "2 个任务已作为批次 bad-rows-" in proc.stderr and "跳过 3 个错误行" in proc.stderr
+    assert "row 3" not in proc.stderr and "unknown model" not in proc.stderr
+
+
+def test_lang_chooses_the_language_over_the_locale(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[[providers]]\nname="p"\nkind="api"\ntype="simulated"\nconcurrency=9\n', encoding="utf-8")
+    chinese = cli("status", "--config", str(config), "--data-dir", str(tmp_path / "d"), "--lang", "zh_CN")
+    assert chinese.returncode == 2
+    assert "mediaassist：配置错误：" in chinese.stderr
+    assert "providers[0].concurrency：9 超出范围（允许：整数 1..5）" in chinese.stderr
+    english = cli("status", "--config", str(config), "--data-dir", str(tmp_path / "d"), "--lang", "en",
+                  env=CHINESE_LOCALE)
+    assert "mediaassist: config error: " in english.stderr
+    assert "providers[0].concurrency: 9 is out of range (allowed: integer 1..5)" in english.stderr
+    c_locale = cli("status", "--config", str(config), "--data-dir", str(tmp_path / "d"),
+                   env={**CHINESE_LOCALE, "LC_ALL": "C"})  # LC_ALL wins over LANG
+    assert "config error" in c_locale.stderr
+    unknown = cli("status", "--lang", "fr_FR", "--data-dir", str(tmp_path / "d"))
+    assert unknown.returncode == 2 and "unknown language 'fr_FR' (known: en, zh_CN)" in unknown.stderr

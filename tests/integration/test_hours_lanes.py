@@ -44,7 +44,8 @@ async def test_a_lane_rests_until_its_hours_begin_then_runs(store: Store, data_d
     tasks = await run_batch(store, config, data_dir, sim_api_tasks(3), 20.0, during=while_closed)
     assert [t.state for t in tasks] == ["success"] * 3
     assert all(t.started_at is not None and t.started_at >= opens_at.timestamp() for t in tasks)
-    assert reasons == [f"outside its hours {_hours_from(opens_at)}; opens at {opens_at:%H:%M:%S}"]
+    expected = f"outside its hours {_hours_from(opens_at)}; opens at {opens_at:%H:%M:%S}"
+    assert [str(reason) for reason in reasons] == [expected]
 
 
 def test_run_waits_for_the_hours_and_status_says_why(tmp_path: Path) -> None:

@@ -167,7 +167,7 @@ def test_a_reader_bug_is_reported_with_its_traceback(tmp_path: Path, store_locat
     replies.seek(0)
     failure = pickle.load(replies)
     assert isinstance(failure, Failure) and failure.kind == "bug"
-    assert failure.text == "the import process failed: KeyError: 'column lookup went wrong'"
+    assert str(failure.text) == "the import process failed: KeyError: 'column lookup went wrong'"
     assert "in crash" in failure.detail
 
 

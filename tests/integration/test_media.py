@@ -205,7 +205,7 @@ def test_verify_unchanged_detects_edits_and_deletions(tmp_path: Path, change: st
     with pytest.raises(TaskError) as caught:
         verify_unchanged(entry)
     assert caught.value.kind is ErrorKind.BAD_INPUT and not caught.value.retry
-    assert message in caught.value.message and str(path) in caught.value.message
+    assert message in str(caught.value.message) and str(path) in str(caught.value.message)
 
 
 # --- store: inputs, uploads, migration ---------------------------------------------------------

@@ -17,7 +17,7 @@ from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.delivery import DeliveryError, deliver, rebuild_manifest, rerun
 from mediaassist.core.importer import derive_missing_ids, read_task_file
 from mediaassist.core.outputs import batch_folder, outputs_root
-from mediaassist.core.store import NewTask, Store
+from mediaassist.core.store import SCHEMA_VERSION, NewTask, Store
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
 from tests.harness import scheduler_running, task_log
 from tests.helpers import SIM_CONFIG, write_csv
@@ -255,6 +255,6 @@ def test_a_version_2_store_gets_the_outputs_columns_and_table(store_location: st
         [claimed] = store.claim(ROUTE, "test", 1)
         assert store.finish_success(claimed, None, ["/x/a.mp4"], None, [])
         assert store.outputs_of(["o1"]) == {} and store.set_picked("o1", None, True) == 0
-        assert store.db.execute_sql("SELECT version FROM schema_version").fetchone()[0] == 3
+        assert store.db.execute_sql("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION
     finally:
         store.close()

@@ -64,6 +64,17 @@ def test_wheel_runs_the_demo_batch_from_another_folder(installed: Path, tmp_path
     assert str(ROOT) not in where.stdout
 
 
+def test_wheel_speaks_chinese_under_a_chinese_locale(installed: Path, tmp_path: Path) -> None:
+    """The core's compiled catalogue (resources/translations/core_zh_CN.mo) travels in the wheel."""
+    bad_rows = tmp_path / "bad-rows.csv"
+    bad_rows.write_bytes((ROOT / "resources" / "examples" / "bad-rows.csv").read_bytes())
+    run = subprocess.run([str(installed / "mediaassist"), "run", bad_rows.name, "--demo", "--speed", "60",
+                          "--data-dir", str(tmp_path / "data")], cwd=tmp_path, capture_output=True, text=True,
+                         env={**_clean_env(), "LANG": "zh_CN.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""}, timeout=600)
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert "bad-rows.csv：第 6 行：priority 'high' 不是整数" in run.stderr
+
+
 def test_wheel_starts_the_window(installed: Path, tmp_path: Path) -> None:
     smoke = subprocess.run([str(installed / "python"), str(ROOT / "packaging" / "smoke_window.py"),
                             str(tmp_path / "data")], cwd=tmp_path, env=_clean_env(),

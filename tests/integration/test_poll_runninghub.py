@@ -392,7 +392,7 @@ async def test_preflight_reads_the_account_and_warns_when_polling_more_than_the_
     provider = build_providers(config, Clock(), data_dir)[ROUTE]
     await provider.start()
     try:
-        lines = provider.preflight_lines
+        lines = [str(line) for line in provider.preflight_lines]
     finally:
         await provider.close()
     assert any(line.startswith("account:") and "177814" in line for line in lines)

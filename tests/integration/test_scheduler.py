@@ -10,6 +10,9 @@ import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.events import TaskEvent, TaskEventKind
+from mediaassist.core.messages import CHINESE, render
+from mediaassist.core.policy import ACCOUNT_DISABLED
 from mediaassist.core.scheduler import STALL_S, Scheduler
 from mediaassist.core.store import NewTask, Store, Task
 from mediaassist.providers.base import Provider, TaskContext, TaskResult
@@ -183,7 +186,7 @@ async def test_disabled_account_takes_no_new_work(store: Store, data_dir: Path) 
     tasks = {t.task_id: t for t in store.tasks(["b"])}
     assert {tasks[f"w{i:03d}"].account for i in range(3)} == {"alice"}
     assert tasks["for-bob"].state == "pending"  # waits for bob; the run ends as blocked
-    assert sched.blocked_lanes() == {"web:bob": "account disabled"}
+    assert sched.blocked_lanes() == {"web:bob": ACCOUNT_DISABLED}
 
 
 @pytest.mark.asyncio
@@ -308,3 +311,21 @@ async def test_a_lane_with_every_slot_taken_is_not_asked_to_claim_until_one_free
     finally:
         await sched.stop()
 
+
+
+@pytest.mark.asyncio
+async def test_events_carry_kind_task_state_and_the_failures_message(store: Store, data_dir: Path) -> None:
+    """A listener learns what happened without reading English: the kind, the row's state after
+    it, and the failure's own message (rendered in the listener's language)."""
+    store.enqueue("b", sim_api_tasks(1, sim_fail="bad_input", sim_duration_s=0.01))
+    sched = _scheduler(store, data_dir, Clock(speed=200))
+    events: list[TaskEvent] = []
+    sched.add_event_listener(events.append)
+    await run_to_end(sched, "b", 60)
+    (task,) = store.tasks(["b"])
+    assert [(e.kind, e.state) for e in events] == [(TaskEventKind.STARTED, "running"),
+                                                    (TaskEventKind.FAILED, "failed")]
+    failed = events[-1]
+    assert (failed.seq, failed.task_id, failed.lane) == (task.seq, task.task_id, "api:sim-api")
+    assert failed.message is not None and str(failed.message) == task.error
+    assert render(failed.message, CHINESE) != task.error  # the same failure, in Chinese

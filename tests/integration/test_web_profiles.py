@@ -56,8 +56,8 @@ def test_profile_errors_name_the_key_and_the_feature(top: dict[str, Any], messag
 
 def test_inputs_need_a_file_input() -> None:
     profile = parse_site(_profile())
-    assert feature_problems(profile, inputs=True) == ["selectors.file_input: required by a web model with inputs "
-                                                      "(attachments)"]
+    problems = [str(problem) for problem in feature_problems(profile, inputs=True)]
+    assert problems == ["selectors.file_input: required by a web model with inputs (attachments)"]
     assert feature_problems(parse_site(_profile(selectors={"file_input": "input[type=file]"})), inputs=True) == []
 
 

@@ -62,7 +62,7 @@ async def test_streamlit_session_login_done_inside_the_running_lane_lasts_while_
                             providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
     by_prompt = {t.prompt: t for t in tasks}
 
-    assert not relaunched.ok and "did not survive relaunching" in relaunched.message
+    assert not relaunched.ok and "did not survive relaunching" in str(relaunched.message)
     assert state_after_login == "needs_login"
     assert in_lane[0].ok, in_lane[0].message
     assert web.runtime("acct-a").headless is False and stored_account(store, "acct-a").login_state == "ok"

@@ -15,7 +15,8 @@ from PySide6.QtCore import Qt
 from mediaassist.core.budget import BatchEstimate, Budgeter, ModelEstimate, batch_pause_name
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.lane_api import TaskResult
-from mediaassist.core.money import Money, Produced, Totals
+from mediaassist.core.messages import msg
+from mediaassist.core.money import SOURCE_TABLE, SOURCE_TEXTS, Money, Produced, Totals
 from mediaassist.core.progress import Estimate
 from mediaassist.core.queries import Queries, TaskFilter, TaskOrder
 from mediaassist.core.store import NewTask, Store
@@ -78,7 +79,8 @@ def _spent_batch(store: Store, config: AppConfig) -> None:
     budgeter = Budgeter(store, config)
     claimed = budgeter.claim("api:sim-api", "me", 5, None, None, None)
     assert [t.task_id for t in claimed.tasks] == ["w0", "w1", "p0", "w2"]
-    assert claimed.batch_stops == {"b1": "budget: ¥1.20 of ¥1.30 spent on batch b1"}
+    stops = {batch: str(why) for batch, why in claimed.batch_stops.items()}
+    assert stops == {"b1": "budget: ¥1.20 of ¥1.30 spent on batch b1"}
     store.pause_lane(batch_pause_name("b1"), claimed.batch_stops["b1"])
     for task in claimed.tasks[:3]:
         store.finish_success(task, "done", [])
@@ -106,11 +108,13 @@ def test_amounts_and_reasons_in_chinese(store: Store, config: AppConfig, chinese
     model = table_model(store)
     assert _cost_cells(model)["p0"] == "US$1,234.50"
     assert model.headerData(COL["cost"], Qt.Orientation.Horizontal) == "费用"
-    assert translated("budget: ¥48.20 of ¥50.00 spent today") == "预算：今日已花费 ¥48.20，上限 ¥50.00"
-    assert translated("budget: ¥1.20 of ¥1.30 spent on batch b1") == "预算：批次 b1 已花费 ¥1.20，上限 ¥1.30"
-    assert translated("balance: 6 coins left on rh, the next task needs about 17 coins") == \
-        "余额：rh 仅剩 6 coins，下一个任务约需 17 coins"
-    assert translated("cost ¥0.40 (price table)") == "费用 ¥0.40（价格表）"
+    assert translated(msg("budget: {spent} of {cap} spent today", spent="¥48.20", cap="¥50.00")) == \
+        "预算：今日已花费 ¥48.20，上限 ¥50.00"
+    assert translated(store.paused_lane_reasons()[batch_pause_name("b1")]) == "预算：批次 b1 已花费 ¥1.20，上限 ¥1.30"
+    assert translated(msg("balance: {left} left on {provider}, the next task needs about {needed}", left="6 coins",
+                          provider="rh", needed="17 coins")) == "余额：rh 仅剩 6 coins，下一个任务约需 17 coins"
+    assert translated(msg("cost {cost} ({source})", cost="¥0.40", source=SOURCE_TEXTS[SOURCE_TABLE])) == \
+        "费用 ¥0.40（价格表）"
 
 
 def test_the_batch_panel_shows_spent_estimated_budget_left_and_the_stop(store: Store, config: AppConfig,
@@ -118,7 +122,7 @@ def test_the_batch_panel_shows_spent_estimated_budget_left_and_the_stop(store: S
     _spent_batch(store, config)
     panel = BatchList(per_batch=config.budget.per_batch)
     panel.show_snapshot(Queries(store).snapshot(), lambda _batch: (Estimate(seconds=60.0), 60.0),
-                        store.paused_lanes())
+                        store.paused_lane_reasons())
     label = panel._rows[0].detail.text()
     # spent counts what is reserved for the running task too: the budget it holds
     assert "已花费 ¥1.20, US$1,234.50，估算 ¥1.20, US$1,234.50 · 预算剩余 ¥0.10" in label

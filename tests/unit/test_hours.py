@@ -52,11 +52,11 @@ def test_an_overnight_range_is_open_across_midnight(moment: datetime, open_: boo
 def test_the_next_opening_and_the_reason_say_when() -> None:
     assert next_opening(NIGHT, at(12, 30)) == at(23)
     assert next_opening(NIGHT, at(2)) == at(2)
-    assert closed_reason(NIGHT, at(12, 30)) == "outside its hours 23:00-07:00; opens at 23:00"
+    assert str(closed_reason(NIGHT, at(12, 30))) == "outside its hours 23:00-07:00; opens at 23:00"
     assert closed_reason(NIGHT, at(3)) is None
     split = parse_hours(["09:00-12:00", "14:00-18:00"], "x")
-    assert closed_reason(split, at(12, 5)) == "outside its hours 09:00-12:00, 14:00-18:00; opens at 14:00"
-    assert closed_reason(split, at(19)) == "outside its hours 09:00-12:00, 14:00-18:00; opens at 09:00 tomorrow"
+    assert str(closed_reason(split, at(12, 5))) == "outside its hours 09:00-12:00, 14:00-18:00; opens at 14:00"
+    assert str(closed_reason(split, at(19))) == "outside its hours 09:00-12:00, 14:00-18:00; opens at 09:00 tomorrow"
 
 
 def test_a_closed_lane_claims_nothing_and_only_waits_for_its_hours() -> None:
@@ -67,7 +67,8 @@ def test_a_closed_lane_claims_nothing_and_only_waits_for_its_hours() -> None:
     conditions = LaneConditions(paused={"api:held": "quota"}, closed=closed)
     assert [claim.lane for claim in plan_claims(lanes, conditions, "here")] == ["api:day"]
     blocked = blocked_lanes(lanes, conditions, "here")
-    assert blocked == {"api:night": "outside its hours 23:00-07:00; opens at 23:00", "api:held": "quota"}
+    assert {lane: str(why) for lane, why in blocked.items()} == {
+        "api:night": "outside its hours 23:00-07:00; opens at 23:00", "api:held": "quota"}
     assert waiting_for_hours(blocked, conditions) == {"api:night"}  # a paused lane waits for a person
 
 

@@ -114,7 +114,7 @@ def test_xlsx_first_sheet_with_numeric_cells(tmp_path: Path, config: AppConfig) 
     assert report.format == "xlsx" and report.errors == [] and report.total_rows == 2
     assert [(t.task_id, t.model, t.prompt, t.priority) for t in report.tasks] == \
         [("101", "writer", "产品卖点提炼", 3), ("x-2", "reasoner", "Long\nanswer", 7)]
-    assert report.warnings == [
+    assert [str(w) for w in report.warnings] == [
         "ignored unknown column(s): notes (known: model, prompt, task_id, account, system_prompt, "
         "params, priority, not_before, models)"]
 
@@ -155,7 +155,7 @@ def test_jsonl_skips_blank_lines_and_reports_line_numbers(tmp_path: Path, config
     assert [t.prompt for t in report.tasks] == ["one", "four"]
     assert [(e.row, e.reason.split(" (")[0]) for e in report.errors] == [
         (3, "params is not a JSON object"), (4, "not valid JSON")]
-    assert len(report.warnings) == 1 and "extra" in report.warnings[0]
+    assert len(report.warnings) == 1 and "extra" in str(report.warnings[0])
 
 
 def test_txt_uses_default_model_and_line_numbers(tmp_path: Path, config: AppConfig) -> None:
@@ -374,7 +374,7 @@ def test_legacy_cjk_files_are_detected_never_read_as_gb18030(tmp_path: Path, con
     report = read_task_file(write(tmp_path / "legacy.csv", data), config)
     expected = [line.split(",")[2] for line in text.splitlines()[1:]]
     assert [t.prompt for t in report.tasks] == expected
-    assert len(report.warnings) == 1 and "(detected); name another with --encoding" in report.warnings[0]
+    assert len(report.warnings) == 1 and "(detected); name another with --encoding" in str(report.warnings[0])
 
 
 def test_an_undecidable_legacy_file_is_refused_and_encoding_reads_it(tmp_path: Path, config: AppConfig) -> None:

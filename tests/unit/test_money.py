@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from mediaassist.core.budget import is_budget_pause, stop_reason
 from mediaassist.core.config import parse_config
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.messages import CHINESE, msg, render, verbatim
 from mediaassist.core.money import (
     SOURCE_PROVIDER,
     SOURCE_TABLE,
@@ -31,6 +33,7 @@ from mediaassist.core.money import (
     to_micros,
     with_usage,
 )
+from mediaassist.core.store import BudgetStop, Limit
 
 OPENAI = {"name": "oa", "kind": "api", "type": "openai", "base_url": "https://api.example.com/v1"}
 
@@ -175,3 +178,18 @@ def test_usage_figures_complete_what_a_provider_produced() -> None:
     assert with_usage(Produced(), {"credits": 40}).reported == Money(Decimal(40), "credits")
     reported = Money(Decimal(17), "coins")
     assert with_usage(Produced(reported=reported), {"credits": 40}).reported == reported  # the provider's own wins
+
+
+def test_a_budget_pause_is_known_by_its_message_id_not_its_words() -> None:
+    """Every reason a budget stops with is marked as the budget's by its id, in any language;
+    an operator's pause, a plain text (an older row) or another lane reason is not."""
+    cny = Money(Decimal("1.00"), "CNY")
+    stops = [BudgetStop(Limit(scope, "k", cny, label="b1"), cny, cny) for scope in ("batch", "day", "provider",
+                                                                                     "balance")]
+    reasons = [stop_reason(stop) for stop in stops]
+    assert all(is_budget_pause(reason) for reason in reasons)
+    assert [render(reason, CHINESE)[:2] for reason in reasons] == ["预算", "预算", "预算", "余额"]
+    assert not is_budget_pause(msg("paused by operator"))
+    assert not is_budget_pause(str(reasons[0]))  # the English alone is never parsed
+    assert not is_budget_pause(verbatim("budget: ¥1.00 of ¥1.00 spent today"))
+    assert not is_budget_pause(None)

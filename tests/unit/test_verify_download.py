@@ -47,8 +47,8 @@ def test_a_size_other_than_announced_is_refused(tmp_path: Path) -> None:
 
 def test_image_bytes_and_output_descriptions(tmp_path: Path) -> None:
     assert image_problem(png_bytes()) is None
-    assert image_problem(png_bytes()[:-4]) == "PNG without its end (IEND)"
-    assert image_problem(b"{\"error\": 1}") == "not an image by its content"
+    assert str(image_problem(png_bytes()[:-4])) == "PNG without its end (IEND)"
+    assert str(image_problem(b"{\"error\": 1}")) == "not an image by its content"
     clip = describe_output(1, written(tmp_path, "c.mp4", CLIP))
     assert (clip.media, clip.width, clip.height, clip.bytes) == ("video", 160, 90, len(CLIP))
     assert clip.duration_s is not None and 0.5 < clip.duration_s < 2

@@ -13,10 +13,10 @@ def test_an_exact_read_back_passes_edge_whitespace_line_endings_and_zero_width_s
 def test_a_folded_blank_line_is_named_by_line_and_column() -> None:
     difference = prompt_difference("first\nsecond", "first\n\nsecond")
 
-    assert difference == ("at line 2, column 1 the page holds 'second' where the prompt has '\\nsecond' "
-                          "(12 of 13 characters)")
+    assert str(difference) == ("at line 2, column 1 the page holds 'second' where the prompt has '\\nsecond' "
+                               "(12 of 13 characters)")
 
 
 def test_spaces_made_non_breaking_or_a_truncated_prompt_are_differences() -> None:
-    assert "at line 1, column 2" in (prompt_difference("a\u00a0 b", "a  b") or "")
-    assert "(10 of 25 characters)" in (prompt_difference("x" * 10, "x" * 25) or "")
+    assert "at line 1, column 2" in str(prompt_difference("a\u00a0 b", "a  b"))
+    assert "(10 of 25 characters)" in str(prompt_difference("x" * 10, "x" * 25))

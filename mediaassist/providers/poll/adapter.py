@@ -23,6 +23,7 @@ from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.media import iter_file_chunks
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.money import Money, Produced
 from mediaassist.core.secrets import redact
 from mediaassist.providers.poll.lean_http import LeanClient, LeanHTTPError, LeanResponse
@@ -95,9 +96,25 @@ class PauseLane(Exception):
     """The key or the account cannot work (rejected key, no balance): the whole lane stops
     until the operator resumes it, instead of failing one task after another."""
 
-    def __init__(self, kind: ErrorKind, reason: str) -> None:
-        super().__init__(reason)
+    def __init__(self, kind: ErrorKind, reason: Message) -> None:
+        super().__init__(str(reason))
         self.kind = kind
+        self.reason = reason
+
+
+# A service's own status words (a profile's [status.states], RunningHub's taskStatus), shown in
+# the reader's language when known (matched in lower case); an unknown word stays as sent.
+STATUS_WORDS = {
+    "queued": msg("queued"), "submitted": msg("submitted"), "pending": msg("pending"), "not_start": msg("not_start"),
+    "create": msg("create"), "in_progress": msg("in_progress"), "processing": msg("processing"),
+    "running": msg("running"), "completed": msg("completed"), "succeeded": msg("succeeded"), "success": msg("success"),
+    "failed": msg("failed"), "failure": msg("failure"), "expired": msg("expired"), "cancelled": msg("cancelled"),
+    "canceled": msg("canceled"), "cancel": msg("cancel"),
+}
+
+
+def status_text(word: str) -> Message | str:
+    return STATUS_WORDS.get(word.lower(), word)
 
 
 class HttpAdapter:
@@ -140,7 +157,7 @@ class PollAdapter(Protocol):
         one) for the status requests of ``status``."""
         ...
 
-    async def preflight(self) -> list[str]:
+    async def preflight(self) -> list[Message]:
         """Read-only look at the account at lane start; lines worth showing (warnings start
         with "warning:")."""
         ...
@@ -158,7 +175,7 @@ class PollAdapter(Protocol):
     async def status(self, ctx: TaskContext, remote_id: str) -> RemoteStatus: ...
 
     async def results(self, ctx: TaskContext, remote_id: str,
-                      status: RemoteStatus) -> tuple[list[RemoteOutput], str]:
+                      status: RemoteStatus) -> tuple[list[RemoteOutput], Message]:
         """A succeeded task's files to download and the result text (outputs, cost); sets
         ``status.produced`` when the answers tell what the task was billed."""
         ...

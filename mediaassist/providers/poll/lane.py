@@ -32,6 +32,7 @@ from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.lane_api import StopReason, TaskContext, TaskResult
 from mediaassist.core.media import fresh_upload_name, upload_key, verify_unchanged
 from mediaassist.core.media_items import media_kind
+from mediaassist.core.messages import Message, is_warning, msg
 from mediaassist.core.money import Money
 from mediaassist.core.outputs import BrokenDownload, verify_download
 from mediaassist.core.secrets import redact, resolve_api_key
@@ -45,6 +46,7 @@ from mediaassist.providers.poll.adapter import (
     RemoteState,
     RemoteStatus,
     Unusable,
+    status_text,
 )
 from mediaassist.providers.poll.gate import CreateGate, StoreCreateGate
 from mediaassist.providers.poll.lean_http import LeanClient, proxy_configured
@@ -78,7 +80,7 @@ class PollProvider:
         self._api_key: str | None = None
         self._client: httpx.AsyncClient | None = None
         self._poll_client: LeanClient | None = None
-        self.preflight_lines: list[str] = []
+        self.preflight_lines: list[Message] = []
         self.balance: Money | None = None
         self.balance_read_at = 0.0
 
@@ -96,22 +98,23 @@ class PollProvider:
             if self.adapter.last_balance is not None:
                 self.balance, self.balance_read_at = self.adapter.last_balance, time.time()
         for line in self.preflight_lines:
-            log.log(logging.WARNING if line.startswith("warning:") else logging.INFO, "[%s] %s", self.lane, line)
+            log.log(logging.WARNING if is_warning(line) else logging.INFO, "[%s] %s", self.lane, line)
 
     @property
     def has_key(self) -> bool:
         return bool(self._api_key)
 
-    async def preflight(self) -> list[str]:
+    async def preflight(self) -> list[Message]:
         """The account as the service sees it (read-only); never stops the lane from starting,
         nor holds it up for long when the service does not answer."""
         try:
             async with asyncio.timeout(PREFLIGHT_TIMEOUT_S):
                 return await self.adapter.preflight()
         except (Unusable, PauseLane) as exc:
-            return [f"warning: account check failed: {exc}"]
+            return [msg("warning: account check failed: {reason}", reason=exc)]
         except TimeoutError:
-            return [f"warning: account check gave no answer in {PREFLIGHT_TIMEOUT_S:.0f} s"]
+            return [msg("warning: account check gave no answer in {seconds} s",
+                        seconds=format(PREFLIGHT_TIMEOUT_S, ".0f"))]
 
     async def read_balance(self) -> Money | None:
         """The account's balance now, if the service tells it (kept with the time it was read);
@@ -139,7 +142,8 @@ class PollProvider:
         try:
             remote_id = ctx.current_remote_id()
             if remote_id:
-                ctx.log(f"resuming {self.adapter.service} task {remote_id} (a task is never created twice)")
+                ctx.log(msg("resuming {service} task {remote_id} (a task is never created twice)",
+                            service=self.adapter.service, remote_id=remote_id))
             else:
                 remote_id = await self._create_in_turn(ctx)
             return await self._follow(ctx, remote_id)
@@ -152,7 +156,8 @@ class PollProvider:
         if not remote_id:
             return
         if ctx.stop_reason == StopReason.SHUTDOWN:
-            ctx.log(f"left {self.adapter.service} task {remote_id} running; polling resumes on the next start")
+            ctx.log(msg("left {service} task {remote_id} running; polling resumes on the next start",
+                        service=self.adapter.service, remote_id=remote_id))
         elif ctx.stop_reason == StopReason.CANCEL:
             problem: str | None = "no reply in time"
             try:
@@ -161,13 +166,14 @@ class PollProvider:
             except TimeoutError:
                 pass
             if problem is None:
-                ctx.log(f"{self.adapter.service} task {remote_id} canceled remotely (verified)")
+                ctx.log(msg("{service} task {remote_id} canceled remotely (verified)",
+                            service=self.adapter.service, remote_id=remote_id))
                 self._gate_for(ctx).slot_freed()
                 return
             # The scheduler writes this as the task's error: "canceled" alone would hide that
             # the remote task may still run (and bill).
-            ctx.cancel_note = (f"local cancel only; remote cancel failed ({problem}); "
-                               f"check {self.adapter.where_to_check(remote_id)}")
+            ctx.cancel_note = msg("local cancel only; remote cancel failed ({problem}); check {where}",
+                                  problem=problem, where=self.adapter.where_to_check(remote_id))
             ctx.log(ctx.cancel_note)
 
     async def _cancel_remote(self, ctx: TaskContext, remote_id: str) -> str | None:
@@ -183,8 +189,8 @@ class PollProvider:
             except Unusable as exc:
                 problem = str(exc)
             if attempt < CANCEL_TRIES:
-                ctx.log(f"remote cancel of {self.adapter.service} task {remote_id} failed ({problem}); "
-                        "trying again")
+                ctx.log(msg("remote cancel of {service} task {remote_id} failed ({problem}); trying again",
+                            service=self.adapter.service, remote_id=remote_id, problem=problem))
                 await asyncio.sleep(self.clock.real(CANCEL_RETRY_S))
         return problem
 
@@ -218,9 +224,10 @@ class PollProvider:
                     busy_tries += 1
                 except NotSent as exc:
                     if transient_tries >= CREATE_TRANSIENT_TRIES:
-                        raise TaskError(ErrorKind.NETWORK, f"{self.adapter.service} create: {exc}") from None
+                        raise TaskError(ErrorKind.NETWORK, msg("{service} create: {detail}",
+                                                               service=self.adapter.service, detail=exc)) from None
                     transient_tries += 1
-                    ctx.log(f"create failed ({exc}); trying again")
+                    ctx.log(msg("create failed ({problem}); trying again", problem=exc))
                     await ctx.clock.sleep(2.0 ** transient_tries)
                 except PauseLane as pause:
                     raise self._pause(ctx, pause) from None
@@ -229,13 +236,14 @@ class PollProvider:
         """Behind a head task that hit an auth/balance error (or with no key at all): go back
         to the queue instead of failing one task after another against the same wall."""
         if not self._api_key:
-            reason = (f"no API key for provider {self.prov.name!r} (set api_key_env, the OS keyring "
-                      "or api_key)")
+            reason = msg("no API key for provider {provider} (set api_key_env, the OS keyring or api_key)",
+                         provider=repr(self.prov.name))
             raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
-        paused = ctx.store.paused_lanes().get(self.lane)
+        paused = ctx.store.paused_lane_reasons().get(self.lane)
         # A budget pause stops claims, not the tasks already claimed (and reserved) within it.
         if paused is not None and not is_budget_pause(paused):
-            raise Requeue(f"lane paused ({paused}); waits at the head of the queue until it is resumed")
+            raise Requeue(msg("lane paused ({reason}); waits at the head of the queue until it is resumed",
+                              reason=paused))
 
     async def _send_create(self, ctx: TaskContext) -> str:
         job = asyncio.ensure_future(self._create_and_save(ctx))
@@ -254,7 +262,8 @@ class PollProvider:
         # process) may have created the remote task since this attempt was claimed.
         existing = ctx.current_remote_id()
         if existing:
-            ctx.log(f"{self.adapter.service} task {existing} was created meanwhile; polling it, not creating")
+            ctx.log(msg("{service} task {remote_id} was created meanwhile; polling it, not creating",
+                        service=self.adapter.service, remote_id=existing))
             return existing
         uploads = await self._upload_inputs(ctx)
         try:
@@ -264,16 +273,20 @@ class PollProvider:
         except Unusable as exc:
             raise TaskError(
                 ErrorKind.NETWORK,
-                f"create was sent but its reply was lost ({exc}); {self.adapter.service} may have created "
-                f"the task, so it is not resubmitted automatically: check {self.adapter.where_to_check(None)} "
-                "before retrying", retry=False) from None
+                msg("create was sent but its reply was lost ({problem}); {service} may have created the task, so "
+                    "it is not resubmitted automatically: check {where} before retrying",
+                    problem=exc, service=self.adapter.service, where=self.adapter.where_to_check(None)),
+                retry=False) from None
         if not ctx.save_remote_id(created.remote_id):  # before anything else: a lost id is a second bill
             await self._cancel_extra(ctx, created.remote_id)
             return ctx.current_remote_id() or created.remote_id
         if created.rejected:
-            raise TaskError(ErrorKind.BAD_INPUT, f"{self.adapter.service} rejected the inputs: {created.rejected}",
+            raise TaskError(ErrorKind.BAD_INPUT, msg("{service} rejected the inputs: {detail}",
+                                                     service=self.adapter.service, detail=created.rejected),
                             retry=False)
-        ctx.log(f"created {self.adapter.service} task {created.remote_id} ({created.label or 'queued'})")
+        ctx.log(msg("created {service} task {remote_id} ({status})",
+                    service=self.adapter.service, remote_id=created.remote_id,
+                    status=status_text(created.label or "queued")))
         return created.remote_id
 
     async def _cancel_extra(self, ctx: TaskContext, extra_id: str) -> None:
@@ -281,8 +294,9 @@ class PollProvider:
         kept = ctx.current_remote_id()
         problem = await self._cancel_remote(ctx, extra_id)
         outcome = "canceled it" if problem is None else f"its cancel failed ({problem}); cancel it by hand"
-        ctx.log(f"created {self.adapter.service} task {extra_id}, but the task already had remote id {kept} "
-                f"(another attempt created it first): {outcome}")
+        ctx.log(msg("created {service} task {remote_id}, but the task already had remote id {other} (another "
+                    "attempt created it first): {detail}",
+                    service=self.adapter.service, remote_id=extra_id, other=kept, detail=outcome))
 
     async def _upload_inputs(self, ctx: TaskContext) -> dict[str, list[str]]:
         """For a service that takes uploads: each local input's remote name, uploaded now unless
@@ -297,19 +311,22 @@ class PollProvider:
 
     async def _uploaded_name(self, ctx: TaskContext, input_name: str, entry: dict[str, Any]) -> str:
         if "path" not in entry:
-            raise TaskError(ErrorKind.BAD_INPUT, f"input {input_name}: {self.adapter.service} needs a local file to "
-                                                 f"upload, not a URL ({entry.get('url')})", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("input {name}: {service} needs a local file to upload, not a "
+                                                     "URL ({url})",
+                                                     name=input_name, service=self.adapter.service,
+                                                     url=entry.get('url')), retry=False)
         key = upload_key(self.prov.name, entry)
         now = ctx.store.now()
         fresh = fresh_upload_name(ctx.task.uploads_dict, key, now)
         file_name = Path(entry["path"]).name
         if fresh is not None:
-            ctx.log(f"{file_name} was uploaded as {fresh} already; not uploading it again")
+            ctx.log(msg("{file} was uploaded as {name} already; not uploading it again", file=file_name, name=fresh))
             return fresh
         shared = ctx.store.upload_of(key)  # the same file, uploaded for another task
         if shared is not None and (fresh := fresh_upload_name({key: shared}, key, now)) is not None:
             ctx.store.save_upload(ctx.task, key, fresh, uploaded_at=shared["at"])
-            ctx.log(f"{file_name} was uploaded as {fresh} for another task; not uploading it again")
+            ctx.log(msg("{file} was uploaded as {name} for another task; not uploading it again", file=file_name,
+                        name=fresh))
             return fresh
         verify_unchanged(entry)  # never send a different picture than the operator checked
         try:
@@ -326,17 +343,19 @@ class PollProvider:
             delay = min(BACKOFF_CAP_S, max(busy.retry_after_s, 0.0))
         else:
             delay = min(BACKOFF_CAP_S, busy.delay_s * BACKOFF_GROWTH ** tries) * random.uniform(0.8, 1.2)
-        ctx.log(f"{self.adapter.service} is full ({busy}); keeping the head of the queue, "
-                f"next try in {delay:.0f} s or when one of our tasks ends")
+        ctx.log(msg("{service} is full ({detail}); keeping the head of the queue, next try in {seconds} s or when "
+                    "one of our tasks ends",
+                    service=self.adapter.service, detail=busy, seconds=format(delay, ".0f")))
         await self._gate_for(ctx).wait_capacity(self.clock.real(delay), mark)
 
     def _pause(self, ctx: TaskContext, pause: PauseLane) -> TaskError:
-        reason = f"{self.adapter.service} {pause}; fix it, then resume the lane"
+        reason = msg("{service} {reason}; fix it, then resume the lane", service=self.adapter.service,
+                     reason=pause.reason)
         # Written now, not only by the scheduler after we return: the tasks queued behind the
         # gate must see the pause before they try to create. retry: the task comes back when
         # the operator resumes the lane (a task with a remote id then resumes polling).
         ctx.store.pause_lane(self.lane, reason)
-        return TaskError(pause.kind, str(pause), retry=True, pause_lane=reason)
+        return TaskError(pause.kind, pause.reason, retry=True, pause_lane=reason)
 
     def _gate_for(self, ctx: TaskContext) -> CreateGate:
         """The provider's create gate, on the store the scheduler gave us (known at run time)."""
@@ -350,33 +369,36 @@ class PollProvider:
         try:
             status = await self._poll_until_done(ctx, remote_id)
             self._gate_for(ctx).slot_freed()
-            name = f"{self.adapter.service} task {remote_id}"
+            name = msg("{service} task {remote_id}", service=self.adapter.service, remote_id=remote_id)
             if status.state == RemoteState.CANCELED:
                 # The scheduler ends the row canceled (not failed) with this as its note.
-                raise TaskError(ErrorKind.CANCELED, f"{name} was canceled remotely "
-                                                    f"({status.error or 'on the service'})", retry=False)
+                raise TaskError(ErrorKind.CANCELED, msg("{task} was canceled remotely ({reason})", task=name,
+                                                        reason=status.error or "on the service"), retry=False)
             if status.state == RemoteState.FAILED:
                 # Not retried: a retry would only poll the same failed remote task again.
-                raise TaskError(ErrorKind.PROVIDER, f"{name} failed: {status.error or 'no reason given'}",
-                                retry=False)
+                raise TaskError(ErrorKind.PROVIDER, msg("{task} failed: {reason}", task=name,
+                                                        reason=status.error or "no reason given"), retry=False)
             outputs, text = await self._results(ctx, remote_id, status)
         except PauseLane as pause:
             raise self._pause(ctx, pause) from None
         files = await self._download_all(ctx, remote_id, outputs)
         return TaskResult(text=text, files=files, usage=status.usage, produced=status.produced)
 
-    async def _results(self, ctx: TaskContext, remote_id: str, status: RemoteStatus) -> tuple[list[RemoteOutput], str]:
+    async def _results(self, ctx: TaskContext, remote_id: str,
+                       status: RemoteStatus) -> tuple[list[RemoteOutput], Message]:
         """The adapter's results, asked again a few times when a further request of it fails."""
         for attempt in range(1, DOWNLOAD_TRIES + 1):
             try:
                 return await self.adapter.results(ctx, remote_id, status)
             except Unusable as exc:
                 if attempt == DOWNLOAD_TRIES:  # a retry polls again and asks again, never creates
-                    raise TaskError(ErrorKind.NETWORK, f"{self.adapter.service} task {remote_id} succeeded but "
-                                                       f"its results could not be fetched ({exc}); a retry asks "
-                                                       "again, the task is not resubmitted") from None
-                ctx.log(f"results of {self.adapter.service} task {remote_id} could not be fetched ({exc}); "
-                        f"try {attempt + 1} soon")
+                    raise TaskError(ErrorKind.NETWORK, msg("{service} task {remote_id} succeeded but its results "
+                                                           "could not be fetched ({problem}); a retry asks again, the "
+                                                           "task is not resubmitted",
+                                                           service=self.adapter.service, remote_id=remote_id,
+                                                           problem=exc)) from None
+                ctx.log(msg("results of {service} task {remote_id} could not be fetched ({problem}); try {n} soon",
+                            service=self.adapter.service, remote_id=remote_id, problem=exc, n=attempt + 1))
                 await ctx.clock.sleep(DOWNLOAD_RETRY_S * attempt)
         raise AssertionError("unreachable")
 
@@ -396,26 +418,33 @@ class PollProvider:
             except Unusable as exc:
                 failures += 1
                 if failures >= POLL_FAILURE_BUDGET:
-                    raise TaskError(ErrorKind.NETWORK, f"{failures} polls in a row failed (last: {exc}); "
-                                                       f"{self.adapter.service} task {remote_id} may still be "
-                                                       f"running: check {self.adapter.where_to_check(remote_id)}"
+                    raise TaskError(ErrorKind.NETWORK, msg("{n} polls in a row failed (last: {problem}); {service} "
+                                                           "task {remote_id} may still be running: check {where}",
+                                                           n=failures, problem=exc, service=self.adapter.service,
+                                                           remote_id=remote_id,
+                                                           where=self.adapter.where_to_check(remote_id))
                                     ) from None
                 status = last
             if status is not None:
                 if last is None or status.label != last.label:
-                    ctx.log(f"{self.adapter.service} task {remote_id}: {status.label or status.state}")
+                    ctx.log(msg("{service} task {remote_id}: {status}",
+                                service=self.adapter.service, remote_id=remote_id,
+                                status=status_text(status.label or status.state)))
                 if status.progress is not None and status.progress >= logged_progress + PROGRESS_LOG_STEP:
                     logged_progress = status.progress
-                    ctx.log(f"{self.adapter.service} task {remote_id}: {status.progress:.0f} %")
+                    ctx.log(msg("{service} task {remote_id}: {progress} %",
+                                service=self.adapter.service, remote_id=remote_id,
+                                progress=format(status.progress, ".0f")))
                 if status.state in TERMINAL_STATES:
                     return status
                 interval = self._next_interval(interval, status, last)
                 last = status
             if self.clock.monotonic() >= deadline:
                 raise TaskError(ErrorKind.TIMEOUT,
-                                f"no result after {self.prov.timeout_s:.0f} s; {self.adapter.service} task "
-                                f"{remote_id} is still running remotely; check "
-                                f"{self.adapter.where_to_check(remote_id)}", retry=False)
+                                msg("no result after {seconds} s; {service} task {remote_id} is still running "
+                                    "remotely; check {where}",
+                                    seconds=format(self.prov.timeout_s, ".0f"), service=self.adapter.service,
+                                    remote_id=remote_id, where=self.adapter.where_to_check(remote_id)), retry=False)
             await ctx.clock.sleep(interval)
 
     def _next_interval(self, interval: float, status: RemoteStatus, last: RemoteStatus | None) -> float:
@@ -438,12 +467,14 @@ class PollProvider:
         failed = [(o.url, r) for o, r in zip(outputs, results, strict=True) if isinstance(r, BaseException)]
         if failed:
             url, exc = failed[0]
-            raise TaskError(ErrorKind.DOWNLOAD, f"{len(failed)} of {len(outputs)} downloads of "
-                                                f"{self.adapter.service} task {remote_id} failed after "
-                                                f"{DOWNLOAD_TRIES} tries ({url}: {redact(str(exc))}); its remote id "
-                                                "is kept: a retry fetches the result again without generating it",
+            raise TaskError(ErrorKind.DOWNLOAD, msg("{failed} of {total} downloads of {service} task {remote_id} "
+                                                    "failed after {tries} tries ({url}: {detail}); its remote id is "
+                                                    "kept: a retry fetches the result again without generating it",
+                                                    failed=len(failed), total=len(outputs),
+                                                    service=self.adapter.service, remote_id=remote_id,
+                                                    tries=DOWNLOAD_TRIES, url=url, detail=redact(str(exc))),
                             retry=False)
-        ctx.log(f"downloaded {len(targets)} file(s) to {folder}")
+        ctx.log(msg("downloaded {n} file(s) to {folder}", n=len(targets), folder=folder))
         return [str(t) for t in targets]
 
     def _check_expiry(self, ctx: TaskContext, remote_id: str, soonest: RemoteOutput) -> None:
@@ -453,11 +484,12 @@ class PollProvider:
             return
         left = soonest.expires_at - ctx.store.now()
         if left <= 0:
-            raise TaskError(ErrorKind.PROVIDER, f"the result of {self.adapter.service} task {remote_id} expired "
-                                                f"{_duration(-left)} ago and can no longer be fetched; run the task "
-                                                "again to generate it anew", retry=False)
-        ctx.log(f"warning: the result of {self.adapter.service} task {remote_id} expires in {_duration(left)}; "
-                "fetching it now")
+            raise TaskError(ErrorKind.PROVIDER, msg("the result of {service} task {remote_id} expired {ago} ago and "
+                                                    "can no longer be fetched; run the task again to generate it anew",
+                                                    service=self.adapter.service, remote_id=remote_id,
+                                                    ago=_duration(-left)), retry=False)
+        ctx.log(msg("warning: the result of {service} task {remote_id} expires in {left}; fetching it now",
+                    service=self.adapter.service, remote_id=remote_id, left=_duration(left)))
 
     async def _download(self, ctx: TaskContext, output: RemoteOutput, target: Path) -> None:
         """One file, written under a temporary name and renamed once it is whole (the size the
@@ -475,9 +507,9 @@ class PollProvider:
                 gone = isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code in (404, 410)
                 if attempt == DOWNLOAD_TRIES or gone:
                     raise
-                reason = str(exc) if isinstance(exc, BrokenDownload) else type(exc).__name__
-                ctx.log(f"download of {output.url} failed ({reason}); fetching it again (try {attempt + 1} "
-                        f"of {DOWNLOAD_TRIES})")
+                reason = exc.message if isinstance(exc, BrokenDownload) else type(exc).__name__
+                ctx.log(msg("download of {url} failed ({problem}); fetching it again (try {n} of {tries})",
+                            url=output.url, problem=reason, n=attempt + 1, tries=DOWNLOAD_TRIES))
                 await ctx.clock.sleep(DOWNLOAD_RETRY_S * 2 ** (attempt - 1))
 
     async def _fetch_to(self, output: RemoteOutput, partial: Path) -> int | None:

@@ -21,7 +21,8 @@ import httpx
 from mediaassist.core.config import ModelConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
-from mediaassist.core.money import Money, Produced
+from mediaassist.core.messages import Message, msg
+from mediaassist.core.money import Money, Produced, money_message
 from mediaassist.core.secrets import redact
 from mediaassist.providers.poll.adapter import (
     Busy,
@@ -100,8 +101,9 @@ def build_node_info_list(model: ModelConfig, prompt: str, params: dict[str, Any]
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for entry in entries:
         if not isinstance(entry, dict) or not {"nodeId", "fieldName", "fieldValue"} <= entry.keys():
-            raise TaskError(ErrorKind.BAD_INPUT, f"node_info_list entry {entry!r} needs nodeId, "
-                                                 "fieldName and fieldValue", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("node_info_list entry {n} needs nodeId, fieldName and "
+                                                     "fieldValue",
+                                                     n=repr(entry)), retry=False)
         key = (str(entry["nodeId"]), str(entry["fieldName"]))
         merged[key] = {**entry, "nodeId": key[0], "fieldName": key[1]}
     return list(merged.values())
@@ -114,8 +116,9 @@ def input_nodes(model: ModelConfig, uploads: dict[str, list[str]]) -> list[dict[
     for name, names in uploads.items():
         spec = model.inputs.get(name)
         if spec is None or "nodeId" not in spec.options:
-            raise TaskError(ErrorKind.BAD_INPUT, f"model {model.name!r} input {name!r} names no nodeId "
-                                                 "(inputs = { name = { nodeId = \"39\", fieldName = \"image\" } })",
+            raise TaskError(ErrorKind.BAD_INPUT, msg("model {model} input {name} names no nodeId (inputs = {{ name "
+                                                     "= {{ nodeId = \"39\", fieldName = \"image\" }} }})",
+                                                     model=repr(model.name), name=repr(name)),
                             retry=False)
         value: Any = names if spec.multiple else names[0]
         nodes.append({"nodeId": str(spec.options["nodeId"]),
@@ -162,25 +165,27 @@ class RunningHubAdapter(HttpAdapter):
     currency = "CNY"  # of consumeMoney/remainMoney until accountStatus names the account's own
 
     # --- pre-flight ------------------------------------------------------------------------
-    async def preflight(self) -> list[str]:
+    async def preflight(self) -> list[Message]:
         """accountStatus (balance, tasks now running) and, where the key has it, v2
         queue/status (concurrentLimit); a warning when we would poll more than it runs."""
-        lines: list[str] = []
+        lines: list[Message] = []
         reply = await self._call("/uc/openapi/accountStatus", {}, key_field="apikey")
         if reply.code != 0 or not isinstance(reply.data, dict):
-            return [f"warning: accountStatus answered {reply.code} {reply.msg}".rstrip()]
+            return [msg("warning: accountStatus answered {code} {message}", code=reply.code, message=reply.msg)]
         data = reply.data
         self.currency = str(data.get("currency") or self.currency)
         self.last_balance = self._balance_of(data)
         balance = data.get("remainCoins") or data.get("remainMoney")
-        lines.append(f"account: {data.get('apiType') or 'key'}, balance {balance} "
-                     f"{data.get('currency') or 'coins'}, {data.get('currentTaskCounts')} task(s) running")
+        lines.append(msg("account: {plan}, balance {balance} {currency}, {running} task(s) running",
+                         plan=data.get('apiType') or 'key', balance=balance,
+                         currency=data.get("currency") or msg("coins"), running=data.get("currentTaskCounts")))
         limit = await self._concurrent_limit()
         if limit is not None:
-            lines.append(f"queue: the key runs {limit} task(s) at once")
+            lines.append(msg("queue: the key runs {limit} task(s) at once", limit=limit))
             if self.prov.max_polling_tasks > limit:
-                lines.append(f"warning: max_polling_tasks = {self.prov.max_polling_tasks} is above what the "
-                             f"account runs at once ({limit}); the rest wait in RunningHub's queue or get 421")
+                lines.append(msg("warning: max_polling_tasks = {polled} is above what the account runs at once "
+                                 "({limit}); the rest wait in RunningHub's queue or get 421",
+                                 polled=self.prov.max_polling_tasks, limit=limit))
         return lines
 
     async def read_balance(self) -> Money | None:
@@ -220,7 +225,7 @@ class RunningHubAdapter(HttpAdapter):
         try:
             response = await self._send("POST", route, content=body, headers=body.headers)
         except FileNotFoundError:
-            raise TaskError(ErrorKind.BAD_INPUT, f"input file {path} is gone", retry=False) from None
+            raise TaskError(ErrorKind.BAD_INPUT, msg("input file {path} is gone", path=path), retry=False) from None
         reply = parse_reply(response)
         if reply.code == 0:
             name = reply.data.get("fileName") if isinstance(reply.data, dict) else None
@@ -230,12 +235,13 @@ class RunningHubAdapter(HttpAdapter):
         if reply.code in CAPACITY_BACKOFF_S:
             raise Busy(f"upload: {reply.code} {reply.msg}".strip(), CAPACITY_BACKOFF_S[reply.code])
         if reply.code == 401:
-            raise PauseLane(ErrorKind.LOGIN, f"API key rejected by the v2 upload ({reply.msg})")
+            raise PauseLane(ErrorKind.LOGIN, msg("API key rejected by the v2 upload ({msg})", msg=reply.msg))
         self._raise_account_error(reply)
         if reply.code in TRANSIENT_CODES:
             raise NotSent(f"upload of {path.name}: {reply.code} {reply.msg}".strip())
         why = " (too large for RunningHub)" if reply.code in SIZE_CODES else ""
-        raise TaskError(ErrorKind.BAD_INPUT, f"RunningHub upload of {path.name}: {reply.code} {reply.msg}{why}",
+        raise TaskError(ErrorKind.BAD_INPUT, msg("RunningHub upload of {file}: {code} {msg}{why}",
+                                                 file=path.name, code=reply.code, msg=reply.msg, why=why),
                         retry=False)
 
     async def create(self, ctx: TaskContext, uploads: dict[str, list[str]]) -> Created:
@@ -245,8 +251,9 @@ class RunningHubAdapter(HttpAdapter):
             data = reply.data if isinstance(reply.data, dict) else {}
             task_id = data.get("taskId")
             if not task_id:
-                raise TaskError(ErrorKind.PROVIDER, "create answered code 0 without a taskId; check "
-                                                    f"{self.where_to_check(None)} before retrying", retry=False)
+                raise TaskError(ErrorKind.PROVIDER, msg("create answered code 0 without a taskId; check {where} "
+                                                        "before retrying",
+                                                        where=self.where_to_check(None)), retry=False)
             return Created(str(task_id), str(data.get("taskStatus") or "QUEUED"), rejected=node_errors(data))
         if reply.code in CAPACITY_BACKOFF_S:
             raise Busy(f"{reply.code} {reply.msg}".strip(), CAPACITY_BACKOFF_S[reply.code])
@@ -271,8 +278,8 @@ class RunningHubAdapter(HttpAdapter):
             if nodes:
                 body["nodeInfoList"] = nodes
         else:
-            raise TaskError(ErrorKind.BAD_INPUT, f"model {ctx.model.name!r} names neither workflow_id "
-                                                 "nor webapp_id", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("model {model} names neither workflow_id nor webapp_id",
+                                                     model=repr(ctx.model.name)), retry=False)
         instance = params.get("instance_type", options.get("instance_type"))
         if instance:
             body["instanceType"] = instance
@@ -282,9 +289,10 @@ class RunningHubAdapter(HttpAdapter):
     def _raise_account_error(reply: Reply) -> None:
         """Auth and balance codes stop the whole lane, not one task after another."""
         if reply.code in AUTH_CODES:
-            raise PauseLane(ErrorKind.LOGIN, f"API key rejected ({reply.code} {reply.msg})")
+            raise PauseLane(ErrorKind.LOGIN, msg("API key rejected ({code} {msg})", code=reply.code, msg=reply.msg))
         if reply.code in QUOTA_CODES:
-            raise PauseLane(ErrorKind.QUOTA, f"balance or membership exhausted ({reply.code} {reply.msg})")
+            raise PauseLane(ErrorKind.QUOTA, msg("balance or membership exhausted ({code} {msg})",
+                                                 code=reply.code, msg=reply.msg))
 
     # --- status ----------------------------------------------------------------------------
     async def status(self, ctx: TaskContext, remote_id: str) -> RemoteStatus:
@@ -324,11 +332,13 @@ class RunningHubAdapter(HttpAdapter):
         text = f"RunningHub task {remote_id}: {reply.code} {reply.msg}"
         self._raise_account_error(reply)
         if reply.code in UNKNOWN_TASK_CODES:
-            raise TaskError(ErrorKind.PROVIDER, f"{text} (unknown to RunningHub under this key)", retry=False)
+            raise TaskError(ErrorKind.PROVIDER, msg("{detail} (unknown to RunningHub under this key)",
+                                                    detail=text), retry=False)
         if reply.code in REMOTE_FAILED_CODES:
             # Not retried: a retry would only poll the same failed remote task again.
-            raise TaskError(ErrorKind.PROVIDER, f"{text} (the remote task failed; submit it again as a "
-                                                "new task to run it again)", retry=False)
+            raise TaskError(ErrorKind.PROVIDER, msg("{detail} (the remote task failed; submit it again as a new "
+                                                    "task to run it again)",
+                                                    detail=text), retry=False)
         raise Unusable(f"code {reply.code} {reply.msg}")
 
     async def query(self, remote_id: str) -> tuple[RemoteStatus, list[dict[str, Any]] | None]:
@@ -355,7 +365,7 @@ class RunningHubAdapter(HttpAdapter):
 
     # --- results ---------------------------------------------------------------------------
     async def results(self, ctx: TaskContext, remote_id: str,
-                      status: RemoteStatus) -> tuple[list[RemoteOutput], str]:
+                      status: RemoteStatus) -> tuple[list[RemoteOutput], Message]:
         items = await self._legacy_outputs(ctx, remote_id)
         if items is None:  # legacy never gave them: ask v2 before giving up
             items = await self._v2_results(ctx, remote_id)
@@ -372,7 +382,8 @@ class RunningHubAdapter(HttpAdapter):
             if reply is not None:
                 if reply.code == 805:
                     reason = format_failed_reason(reply.data, reply.msg)
-                    raise TaskError(ErrorKind.PROVIDER, f"RunningHub task {remote_id} failed: {reason}",
+                    raise TaskError(ErrorKind.PROVIDER, msg("RunningHub task {remote_id} failed: {reason}",
+                                                            remote_id=remote_id, reason=reason),
                                     retry=False)
                 if reply.code not in (0, 804, 813):
                     self._raise_for_poll_code(reply, remote_id)
@@ -388,13 +399,14 @@ class RunningHubAdapter(HttpAdapter):
         try:
             status, results = await self.query(remote_id)
         except Unusable as exc:
-            ctx.log(f"v2 query for {remote_id}: {exc}")
+            ctx.log(msg("v2 query for {remote_id}: {detail}", remote_id=remote_id, detail=exc))
             results, status = None, None
         if status is not None and status.state == RemoteState.SUCCESS and results is not None:
-            ctx.log(f"outputs of RunningHub task {remote_id} taken from the v2 query")
+            ctx.log(msg("outputs of RunningHub task {remote_id} taken from the v2 query", remote_id=remote_id))
             return [r for r in results if isinstance(r, dict)]
-        raise TaskError(ErrorKind.NETWORK, f"RunningHub task {remote_id} succeeded but its outputs did not "
-                                           f"come; a retry fetches them again (no resubmission)")
+        raise TaskError(ErrorKind.NETWORK, msg("RunningHub task {remote_id} succeeded but its outputs did not "
+                                               "come; a retry fetches them again (no resubmission)",
+                                               remote_id=remote_id))
 
     def _charged(self, items: list[dict[str, Any]]) -> Produced:
         """What the outputs say the task cost. Every output item repeats the task's own usage
@@ -410,21 +422,20 @@ class RunningHubAdapter(HttpAdapter):
         return Produced(images=len(items), reported=reported)
 
     @staticmethod
-    def _summary(remote_id: str, produced: Produced, items: list[dict[str, Any]]) -> str:
+    def _summary(remote_id: str, produced: Produced, items: list[dict[str, Any]]) -> Message:
         cost = max((float(i.get("taskCostTime") or 0) for i in items), default=0.0)
         charged = produced.reported
         if charged is None:
-            return f"RunningHub task {remote_id}: {len(items)} output(s), {cost:.0f} s, no charge reported"
-        amount = f"{charged.amount.normalize():f}"
-        if charged.currency == COINS:
-            return f"RunningHub task {remote_id}: {len(items)} output(s), {cost:.0f} s, {amount} coins"
-        return f"RunningHub task {remote_id}: {len(items)} output(s), {cost:.0f} s, {amount} {charged.currency}"
+            return msg("RunningHub task {remote_id}: {n} output(s), {seconds} s, no charge reported",
+                       remote_id=remote_id, n=len(items), seconds=format(cost, ".0f"))
+        return msg("RunningHub task {remote_id}: {n} output(s), {seconds} s, {amount}", remote_id=remote_id,
+                   n=len(items), seconds=format(cost, ".0f"), amount=money_message(charged))
 
     async def _call_tolerant(self, ctx: TaskContext, path: str, remote_id: str) -> Reply | None:
         try:
             return await self._call(path, {"taskId": remote_id})
         except Unusable as exc:
-            ctx.log(f"{path} for {remote_id}: {exc}")
+            ctx.log(msg("{path} for {remote_id}: {detail}", path=path, remote_id=remote_id, detail=exc))
             return None
 
     # --- cancel ----------------------------------------------------------------------------

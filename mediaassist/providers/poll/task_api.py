@@ -27,6 +27,7 @@ from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.media import verify_unchanged
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.money import Money
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.core.task_profiles import Request, TaskApiProfile, path_text
@@ -92,7 +93,7 @@ class TaskApiAdapter(HttpAdapter):
         self.profile = profile
         self.service = profile.name
         self._signer: Signer | None = None
-        self._auth_problem: str | None = None
+        self._auth_problem: Message | None = None
 
     def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
         super().open(client, poll_client, api_key)
@@ -105,11 +106,12 @@ class TaskApiAdapter(HttpAdapter):
         try:
             self._signer = make_signer(self.profile.auth, api_key, secret)
         except ValueError:
-            where = f"secret_key_env = {self.prov.secret_key_env!r} is empty" if self.prov.secret_key_env \
-                else "set secret_key_env"
-            self._auth_problem = (f"no secret key for provider {self.prov.name!r} ({self.profile.auth.scheme} "
-                                  f"signs with the access key and a secret key: {where}, or the OS keyring "
-                                  f"entry {self.prov.name}:secret)")
+            where = (msg("secret_key_env = {name} is empty", name=repr(self.prov.secret_key_env))
+                     if self.prov.secret_key_env else "set secret_key_env")
+            self._auth_problem = msg("no secret key for provider {provider} ({scheme} signs with the access key and a "
+                                     "secret key: {where}, or the OS keyring entry {entry})",
+                                     provider=repr(self.prov.name), scheme=self.profile.auth.scheme, where=where,
+                                     entry=self.prov.name + ":secret")
 
     def key_headers(self) -> dict[str, str]:
         if self._auth_problem is not None:
@@ -122,15 +124,17 @@ class TaskApiAdapter(HttpAdapter):
             return self.key_headers()
         return {}
 
-    async def preflight(self) -> list[str]:
+    async def preflight(self) -> list[Message]:
         limit = self.profile.job_limit
         if limit is not None and self.prov.max_polling_tasks > limit:
-            return [f"warning: max_polling_tasks = {self.prov.max_polling_tasks} is above the {limit} jobs "
-                    f"{self.service} runs at once; the rest are refused with 429 and wait"]
+            return [msg("warning: max_polling_tasks = {polled} is above the {limit} jobs {service} runs at once; "
+                        "the rest are refused with 429 and wait",
+                        polled=self.prov.max_polling_tasks, limit=limit, service=self.service)]
         return []
 
     async def upload(self, entry: dict[str, Any]) -> str:
-        raise TaskError(ErrorKind.BAD_INPUT, f"{self.service}: inputs travel inside the create request",
+        raise TaskError(ErrorKind.BAD_INPUT, msg("{service}: inputs travel inside the create request",
+                                                 service=self.service),
                         retry=False)
 
     # --- create ----------------------------------------------------------------------------
@@ -159,12 +163,16 @@ class TaskApiAdapter(HttpAdapter):
         answer = self._json(response)
         remote_id = dig(answer, self.profile.remote_id)
         if remote_id is MISSING or isinstance(remote_id, (dict, list)):
-            raise TaskError(ErrorKind.PROVIDER, f"create answered HTTP {response.status_code} without a job id at "
-                                                f"{path_text(self.profile.remote_id)}; check "
-                                                f"{self.where_to_check(None)} before retrying", retry=False)
+            raise TaskError(ErrorKind.PROVIDER, msg("create answered HTTP {status} without a job id at {path}; "
+                                                    "check {where} before retrying",
+                                                    status=response.status_code,
+                                                    path=path_text(self.profile.remote_id),
+                                                    where=self.where_to_check(None)), retry=False)
         if not _SAFE_ID.fullmatch(str(remote_id)) or ".." in str(remote_id):
-            raise TaskError(ErrorKind.PROVIDER, f"create answered a job id that cannot be polled safely "
-                                                f"({str(remote_id)[:80]!r}); check {self.where_to_check(None)}",
+            raise TaskError(ErrorKind.PROVIDER, msg("create answered a job id that cannot be polled safely "
+                                                    "({remote_id}); check {where}",
+                                                    remote_id=repr(str(remote_id)[:80]),
+                                                    where=self.where_to_check(None)),
                             retry=False)
         label = dig(answer, self.profile.state_path)
         return Created(str(remote_id), str(label) if label is not MISSING else "")
@@ -175,7 +183,7 @@ class TaskApiAdapter(HttpAdapter):
         remote_model = str(ctx.model.options.get("remote_model", ctx.model.name))
         fields = plain(render(self.profile.remix_fields, self._lookup(ctx, remote_model)))
         path = fill_path(self.profile.remix.path, {"id": quote(source_id, safe="")})
-        ctx.log(f"remixing {self.service} video {source_id}")
+        ctx.log(msg("remixing {service} video {remote_id}", service=self.service, remote_id=source_id))
         response = await self._send(Request(self.profile.remix.method, path, self.profile.remix.headers), json=fields)
         return self._created(response)
 
@@ -211,11 +219,13 @@ class TaskApiAdapter(HttpAdapter):
         if "url" in entry and form != "base64":
             return str(entry["url"])
         if "url" in entry:
-            raise TaskError(ErrorKind.BAD_INPUT, f"input {name}: {self.service} takes the file's bytes here; give a "
-                                                 f"local file, not the URL {entry['url']}", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("input {name}: {service} takes the file's bytes here; give a "
+                                                     "local file, not the URL {url}",
+                                                     name=name, service=self.service, url=entry['url']), retry=False)
         if form == "url":
-            raise TaskError(ErrorKind.BAD_INPUT, f"input {name}: {self.service} takes only URLs here, not the local "
-                                                 f"file {entry['path']}", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("input {name}: {service} takes only URLs here, not the local "
+                                                     "file {path}",
+                                                     name=name, service=self.service, path=entry['path']), retry=False)
         verify_unchanged(entry)  # never send a different file than the operator checked
         raw = base64.b64encode(Path(entry["path"]).read_bytes()).decode()
         return f"data:{mime};base64,{raw}" if form == "url_or_data_uri" else raw
@@ -256,9 +266,10 @@ class TaskApiAdapter(HttpAdapter):
         path = self._status_path(remote_id, ctx)
         response = await self._send(Request(self.profile.status.method, path, self.profile.status.headers), hot=True)
         if response.status_code == 404:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id}: HTTP 404 "
-                                                f"{self._error_text(response)} (unknown to the service, or "
-                                                "expired)", retry=False)
+            raise TaskError(ErrorKind.PROVIDER, msg("{service} job {remote_id}: HTTP 404 {detail} (unknown to the "
+                                                    "service, or expired)",
+                                                    service=self.service, remote_id=remote_id,
+                                                    detail=self._error_text(response)), retry=False)
         self._raise_for_answer(response, creating=False)
         body = self._json(response)
         state, label = self._state(body, response.status_code)
@@ -318,28 +329,34 @@ class TaskApiAdapter(HttpAdapter):
         return figures or None
 
     async def results(self, ctx: TaskContext, remote_id: str,
-                      status: RemoteStatus) -> tuple[list[RemoteOutput], str]:
+                      status: RemoteStatus) -> tuple[list[RemoteOutput], Message]:
         outputs = status.outputs or []
         if self.profile.result_requests:
             outputs = self._outputs(await self._result_answer(remote_id, status.body), remote_id)
         if not outputs and status.error:  # the service says why (Veo's safety filter)
-            raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id} completed without a result "
-                                                f"URL: {status.error}", retry=False)
+            raise TaskError(ErrorKind.PROVIDER, msg("{service} job {remote_id} completed without a result URL: "
+                                                    "{reason}",
+                                                    service=self.service, remote_id=remote_id, reason=status.error),
+                            retry=False)
         if not outputs:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id} completed without a result "
-                                                "URL", retry=False)
+            raise TaskError(ErrorKind.PROVIDER, msg("{service} job {remote_id} completed without a result URL",
+                                                    service=self.service, remote_id=remote_id), retry=False)
         if status.usage:
             figures = ", ".join(f"{name}: {value}" for name, value in status.usage.items())  # data keys
-            return outputs, f"{self.service} job {remote_id}: {len(outputs)} output(s); {figures}"
-        return outputs, f"{self.service} job {remote_id}: {len(outputs)} output(s)"
+            return outputs, msg("{service} job {remote_id}: {n} output(s); {figures}", service=self.service,
+                                remote_id=remote_id, n=len(outputs), figures=figures)
+        return outputs, msg("{service} job {remote_id}: {n} output(s)", service=self.service, remote_id=remote_id,
+                            n=len(outputs))
 
     async def _result_answer(self, remote_id: str, body: Any) -> Any:
         """The answer of the last ``result.requests`` step, each filled from the one before."""
         for step in self.profile.result_requests:
             value = dig(body, step.take)
             if value is MISSING or isinstance(value, (dict, list)):
-                raise TaskError(ErrorKind.PROVIDER, f"{self.service} job {remote_id} succeeded without "
-                                                    f"{path_text(step.take)} to ask for its result", retry=False)
+                raise TaskError(ErrorKind.PROVIDER, msg("{service} job {remote_id} succeeded without {path} to ask "
+                                                        "for its result",
+                                                        service=self.service, remote_id=remote_id,
+                                                        path=path_text(step.take)), retry=False)
             path = fill_path(step.path, {"id": remote_id, "value": quote(str(value), safe="")})
             response = await self._send(Request(step.method, path))
             self._raise_for_answer(response, creating=False)
@@ -378,13 +395,15 @@ class TaskApiAdapter(HttpAdapter):
             raise Busy(text, self.profile.backoff_s,
                        parse_retry_after(response.headers.get("Retry-After"), time.time()))
         if action == "quota":
-            raise PauseLane(ErrorKind.QUOTA, f"balance or quota exhausted ({text})")
+            raise PauseLane(ErrorKind.QUOTA, msg("balance or quota exhausted ({detail})", detail=text))
         if action in ("login", "renew"):  # renew: a fresh token was refused too
-            raise PauseLane(ErrorKind.LOGIN, f"API key rejected ({text})")
+            raise PauseLane(ErrorKind.LOGIN, msg("API key rejected ({detail})", detail=text))
         if action == "refused":
-            raise TaskError(ErrorKind.PROVIDER, f"{self.service} refused the task: {text}", retry=False)
+            raise TaskError(ErrorKind.PROVIDER, msg("{service} refused the task: {detail}",
+                                                    service=self.service, detail=text), retry=False)
         if action == "bad_input" or (creating and status < 500):
-            raise TaskError(ErrorKind.BAD_INPUT, f"{self.service} create: {text}", retry=False)
+            raise TaskError(ErrorKind.BAD_INPUT, msg("{service} create: {detail}",
+                                                     service=self.service, detail=text), retry=False)
         raise Unusable(text)
 
     def _action_for_status(self, status: int) -> str | None:

@@ -23,6 +23,7 @@ from playwright.async_api import BrowserContext, Page, Playwright, async_playwri
 
 from mediaassist.core.config import AppConfig, proxy_label
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.paths import make_private_dir
 from mediaassist.providers.web import procs
 from mediaassist.providers.web.oslock import ProfileBusy, ProfileLock
@@ -33,7 +34,7 @@ if TYPE_CHECKING:  # what async_playwright() returns; public only through that f
     from playwright.async_api._context_manager import PlaywrightContextManager
 
 log = logging.getLogger("mediaassist.web")
-Log = Callable[[str], None]
+Log = Callable[[Message | str], None]
 T = TypeVar("T")
 
 # Keep Chromium quiet on a closed network: no update, sync, component or field-trial traffic.
@@ -76,7 +77,8 @@ def find_chromium(configured: str | None) -> str:
         if path and os.access(path, os.X_OK):
             return path
     wanted = configured or ", ".join(CHROMIUM_CANDIDATES)
-    raise TaskError(ErrorKind.PROVIDER, f"no Chromium executable found ({wanted}); set app.chromium_path",
+    raise TaskError(ErrorKind.PROVIDER, msg("no Chromium executable found ({detail}); set app.chromium_path",
+                                            detail=wanted),
                     retry=False)
 
 

@@ -28,6 +28,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.errors import ErrorKind, TaskError
+from mediaassist.core.messages import Message, each_of, msg
 from mediaassist.providers.web.markdown import html_to_markdown
 from mediaassist.providers.web.site import PROMPT_ENTRIES, SiteProfile
 
@@ -244,7 +245,7 @@ class TurnMarks:
 
 
 class SiteDriver:
-    def __init__(self, site: SiteProfile, page: Page, clock: Clock, log: Callable[[str], None]) -> None:
+    def __init__(self, site: SiteProfile, page: Page, clock: Clock, log: Callable[[Message | str], None]) -> None:
         self.site = site
         self.page = page
         self.clock = clock
@@ -301,7 +302,7 @@ class SiteDriver:
                 except PlaywrightError:
                     break  # gone meanwhile, or itself covered: the next step tells
         if clicked:
-            self.log(f"dismissed {clicked} pop-up(s)")
+            self.log(msg("dismissed {n} pop-up(s)", n=clicked))
         return clicked
 
     async def click(self, role: str, locator: Locator) -> None:
@@ -340,7 +341,8 @@ class SiteDriver:
         try:
             await self.page.goto(url, wait_until="domcontentloaded", timeout=NAV_TIMEOUT_MS)
         except PlaywrightError as exc:
-            raise TaskError(ErrorKind.NETWORK, f"could not open {url}: {first_line(exc)}") from None
+            raise TaskError(ErrorKind.NETWORK, msg("could not open {url}: {detail}",
+                                                   url=url, detail=first_line(exc))) from None
 
     async def login_state(self, timeout_s: float | None = None) -> str:
         """"ok" once the logged-in marker shows, "needs_login" on the logged-out one. A site with
@@ -356,10 +358,11 @@ class SiteDriver:
             if loop.time() > deadline:
                 if not self.site.has("logged_out") and self.site.login_url:
                     return "needs_login"
-                seen = "neither logged in nor logged out" if self.site.has("logged_out") else "logged_in"
-                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the page shows no login marker ({seen}); "
-                                "the site may have changed (check it with: "
-                                f"mediaassist sites check {self.site.name} --account NAME)")
+                seen = msg("neither logged in nor logged out") if self.site.has("logged_out") else "logged_in"
+                raise TaskError(ErrorKind.PROVIDER, msg("{site}: the page shows no login marker ({seen}); the site "
+                                                        "may have changed (check it with: mediaassist sites check "
+                                                        "{name} --account NAME)",
+                                                        site=self.site.name, seen=seen, name=self.site.name))
             await self.dismiss_popups()
             await asyncio.sleep(0.1)
 
@@ -391,10 +394,13 @@ class SiteDriver:
             if any(marker in lowered for marker in self.site.rate_limit_texts):
                 # Pause the account's lane: its next tasks would hit the same banner; they wait
                 # (or go to another account) until the operator resumes the lane.
-                raise TaskError(ErrorKind.QUOTA, f"{self.site.name} shows a rate-limit banner: {text[:200]}",
-                                pause_lane=f"rate limited by {self.site.name}: {text[:120]}")
+                raise TaskError(ErrorKind.QUOTA, msg("{site} shows a rate-limit banner: {detail}",
+                                                     site=self.site.name, detail=text[:200]),
+                                pause_lane=msg("rate limited by {site}: {detail}",
+                                               site=self.site.name, detail=text[:120]))
             if any(marker in lowered for marker in self.site.busy_texts):
-                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} refused: {text[:200]}")
+                raise TaskError(ErrorKind.PROVIDER, msg("{site} refused: {detail}",
+                                                        site=self.site.name, detail=text[:200]))
 
     async def error_texts(self) -> Counter[str]:
         """What the page shows as an error (see ``errors_of``)."""
@@ -434,7 +440,8 @@ class SiteDriver:
             new -= Counter(self._errorish(signals))
         if new:
             self.failed_on_page_error = True
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {' | '.join(new)[:300]}")
+            raise TaskError(ErrorKind.PROVIDER, msg("{site} showed an error: {detail}",
+                                                    site=self.site.name, detail=" | ".join(new)[:300]))
 
     def check_answer_errors(self, before: TurnMarks, answers: list[str]) -> None:
         """An answer bubble of the new turn whose text, or its last line, starts with one of the
@@ -445,7 +452,8 @@ class SiteDriver:
                 for shown in (text.strip(), last_line):
                     if shown.lower().startswith(marker):
                         self.failed_on_page_error = True
-                        raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {_squash(shown)[:300]}")
+                        raise TaskError(ErrorKind.PROVIDER, msg("{site} showed an error: {detail}",
+                                                                site=self.site.name, detail=_squash(shown)[:300]))
 
     # --- composing ------------------------------------------------------------------------
     async def set_instructions(self, text: str) -> bool:
@@ -461,7 +469,8 @@ class SiteDriver:
         site has one); an error the page shows meanwhile is a refusal of the file."""
         found = await self.first("file_input")
         if found is None:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: file input not found (selectors.file_input)")
+            raise TaskError(ErrorKind.PROVIDER, msg("{site}: file input not found (selectors.file_input)",
+                                                    site=self.site.name))
         ready_before = await self.count("attachment_ready")
         await found.first.set_input_files([str(f) for f in files])
         names = ", ".join(f.name for f in files)
@@ -470,15 +479,18 @@ class SiteDriver:
         while True:
             new = (await self.error_texts()) - before_errors
             if new:
-                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name} rejected the attachment {names}: "
-                                f"{' | '.join(new)[:300]}", retry=False)
+                raise TaskError(ErrorKind.PROVIDER, msg("{site} rejected the attachment {names}: {detail}",
+                                                        site=self.site.name, names=names,
+                                                        detail=' | '.join(new)[:300]), retry=False)
             ready = await self.count("attachment_ready") >= ready_before + len(files)
             if not self.site.has("attachment_ready") or ready:
-                self.log(f"attached {names}")
+                self.log(msg("attached {names}", names=names))
                 return
             if loop.time() > deadline:
-                raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the attachment {names} was not shown as "
-                                f"ready within {self.site.completion.start_timeout_s:.0f} s")
+                raise TaskError(ErrorKind.PROVIDER, msg("{site}: the attachment {names} was not shown as ready "
+                                                        "within {seconds} s",
+                                                        site=self.site.name, names=names,
+                                                        seconds=format(self.site.completion.start_timeout_s, ".0f")))
             await asyncio.sleep(0.1)
 
     async def enter_prompt(self, text: str) -> None:
@@ -487,25 +499,26 @@ class SiteDriver:
         written (edge whitespace aside) is refused before sending, naming the difference."""
         found = await self.first("prompt")
         if found is None:
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: prompt box not found")
+            raise TaskError(ErrorKind.PROVIDER, msg("{site}: prompt box not found", site=self.site.name))
         box = found.first
         await self.click("prompt box", box)
         self.prompt = text
         rich = bool(await box.evaluate("e => e.isContentEditable"))
         ways = [self.site.prompt_entry] if self.site.prompt_entry else list(RICH_ENTRIES if rich else PLAIN_ENTRIES)
-        differences: list[str] = []
+        differences: list[Message] = []
         for way in ways:
             await self._clear(box)
             await self._enter(way, box, text, rich)
             difference = prompt_difference(await read_back(box), text)
             if difference is None:
                 if differences:
-                    self.log(f"prompt entered by {way} ({'; '.join(differences)})")
+                    self.log(msg("prompt entered by {way} ({detail})", way=way, detail=each_of(differences)))
                 return
-            differences.append(f"{way}: {difference}")
+            differences.append(msg("{way}: {difference}", way=way, difference=difference))
         await self._clear(box)
-        raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: the prompt cannot be entered verbatim, not sent "
-                        f"({'; '.join(differences)}); try another prompt_entry ({', '.join(PROMPT_ENTRIES)})")
+        raise TaskError(ErrorKind.PROVIDER, msg("{site}: the prompt cannot be entered verbatim, not sent ({detail}); "
+                                                "try another prompt_entry ({ways})", site=self.site.name,
+                                                detail=each_of(differences), ways=", ".join(PROMPT_ENTRIES)))
 
     async def _enter(self, way: str, box: Locator, text: str, rich: bool) -> None:
         text = text.replace("\r\n", "\n")
@@ -552,8 +565,8 @@ class SiteDriver:
             return
         chord, found = self.site.send_chord, await self.first("prompt")
         if chord is None or found is None:
-            missing = "prompt box" if chord else "send button"
-            raise TaskError(ErrorKind.PROVIDER, f"{self.site.name}: {missing} not found")
+            missing = msg("prompt box") if chord else msg("send button")
+            raise TaskError(ErrorKind.PROVIDER, msg("{site}: {what} not found", site=self.site.name, what=missing))
         self.turn_pending = True
         await found.first.focus()
         await self.page.keyboard.press(chord)
@@ -584,17 +597,18 @@ class SiteDriver:
                 started = generating or answers > first_new
                 if started:
                     self.turn_pending = False
-                    self.log("the answer started")
+                    self.log(msg("the answer started"))
                 elif loop.time() > start_deadline:
-                    raise await self._ended_in_error(f"the answer did not start within {rule.start_timeout_s:.0f} s "
-                                                     "after send (the send may have been swallowed)", before)
+                    raise await self._ended_in_error(msg("the answer did not start within {seconds} s after send (the "
+                                                         "send may have been swallowed)",
+                                                         seconds=format(rule.start_timeout_s, ".0f")), before)
             if started:
                 ended_without_answer = ended_without_answer + 1 if not generating and answers <= first_new else 0
                 if ended_without_answer >= max(2, rule.done_polls) and await self._ended_errors(before):
                     # The turn ran and ended with no new answer, the page showing an error: that
                     # error is the verdict, even when it reads like the one before the send
                     # (a page that re-runs a failed turn shows the same box again).
-                    raise await self._ended_in_error("the turn ended without an answer", before)
+                    raise await self._ended_in_error(msg("the turn ended without an answer"), before)
                 if in_page:
                     if await self._settled_in_page(before, min(SETTLE_WAIT_MS, (deadline - loop.time()) * 1000)):
                         # an error in its last moments, or drawn in the answer, still counts
@@ -610,7 +624,8 @@ class SiteDriver:
                         await self._check_turn(baseline_errors, before, answer_stopped=True)
                         return
             if loop.time() > deadline:
-                raise TaskError(ErrorKind.TIMEOUT, f"no complete answer within {rule.timeout_s:.0f} s")
+                raise TaskError(ErrorKind.TIMEOUT, msg("no complete answer within {seconds} s",
+                                                       seconds=format(rule.timeout_s, ".0f")))
             if not (started and in_page):  # the in-page wait was the pause
                 await asyncio.sleep(rule.poll_ms / 1000)
 
@@ -624,7 +639,8 @@ class SiteDriver:
         if answer_stopped or signals.quiet_ms >= ANSWER_QUIET_MS:
             self.check_answer_errors(before, signals.answers)
         if await self.visible("logged_out"):
-            raise TaskError(ErrorKind.LOGIN, f"{self.site.name} logged the account out during the answer")
+            raise TaskError(ErrorKind.LOGIN, msg("{site} logged the account out during the answer",
+                                                 site=self.site.name))
 
     async def _ended_errors(self, before: TurnMarks) -> Counter[str]:
         """The errors a turn that ended without an answer shows: every one the profile names (a
@@ -634,13 +650,13 @@ class SiteDriver:
         named = self._named_errors(signals)
         return named + (self.errors_of(signals) - named - before.errors)
 
-    async def _ended_in_error(self, what: str, before: TurnMarks) -> TaskError:
+    async def _ended_in_error(self, what: Message, before: TurnMarks) -> TaskError:
         """A turn that ended without an answer: the page's visible error is the reason, if it shows one."""
         shown = " | ".join(await self._ended_errors(before))[:300]
         if shown:
-            detail = f"{shown} ({what})"  # the page's words, then ours
-            self.failed_on_page_error = True
-            return TaskError(ErrorKind.PROVIDER, f"{self.site.name} showed an error: {detail}")
+            self.failed_on_page_error = True  # the page's words, then ours
+            return TaskError(ErrorKind.PROVIDER, msg("{site} showed an error: {detail} ({what})",
+                                                     site=self.site.name, detail=shown, what=what))
         return TaskError(ErrorKind.PROVIDER, what)
 
     def _css_only(self) -> bool:
@@ -703,7 +719,7 @@ class SiteDriver:
             copied = await self._copied_texts(before)
             if copied:
                 return "\n\n".join(copied)
-            self.log("the copy button gave no text; reading the answer from the page instead")
+            self.log(msg("the copy button gave no text; reading the answer from the page instead"))
         bubbles = await self.new_bubbles(before)
         attribute = self.site.answer_attribute
         parts: list[str] = []
@@ -726,7 +742,7 @@ class SiteDriver:
             try:
                 await found.nth(i).click(timeout=CLICK_TIMEOUT_MS)
             except PlaywrightError as exc:
-                self.log(f"copy button {i + 1} could not be clicked ({first_line(exc)})")
+                self.log(msg("copy button {n} could not be clicked ({error})", n=i + 1, error=first_line(exc)))
                 continue
             copied = await self.page.evaluate("() => window.__maCopied.splice(0)")
             texts += [t.strip() for t in copied[-1:] if t.strip()]
@@ -741,7 +757,7 @@ class SiteDriver:
                 try:
                     await button.first.click(timeout=2_000)
                 except PlaywrightError as exc:
-                    self.log(f"the stop button could not be clicked ({first_line(exc)})")
+                    self.log(msg("the stop button could not be clicked ({error})", error=first_line(exc)))
                     return False
                 return True
         return False
@@ -782,7 +798,7 @@ class SiteDriver:
         response = await self.page.context.request.get(src)
         try:  # the browser keeps every response body until disposed (or the browser closes)
             if not response.ok:
-                self.log(f"image {src} could not be fetched (HTTP {response.status})")
+                self.log(msg("image {src} could not be fetched (HTTP {status})", src=src, status=response.status))
                 return None
             ext = mimetypes.guess_extension(response.headers.get("content-type", "").split(";")[0]) or ".bin"
             path = folder_for() / f"image-{number}{ext}"
@@ -796,7 +812,7 @@ async def read_back(box: Locator) -> str:
     return str(await box.evaluate(_READ_BACK))
 
 
-def prompt_difference(landed: str, wanted: str) -> str | None:
+def prompt_difference(landed: str, wanted: str) -> Message | None:
     """None when the box holds the prompt exactly (line endings, edge whitespace and zero-width
     spaces aside); else where and how it differs, in the prompt's lines and columns."""
     def canonical(text: str) -> str:
@@ -807,8 +823,9 @@ def prompt_difference(landed: str, wanted: str) -> str | None:
     at = next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want)))
     line = want.count("\n", 0, at) + 1
     column = at - (want.rfind("\n", 0, at) + 1) + 1
-    return (f"at line {line}, column {column} the page holds {got[at:at + 12]!r} where the prompt has "
-            f"{want[at:at + 12]!r} ({len(got)} of {len(want)} characters)")
+    return msg("at line {line}, column {column} the page holds {got} where the prompt has {wanted} ({n} of {total} "
+               "characters)", line=line, column=column, got=repr(got[at:at + 12]), wanted=repr(want[at:at + 12]),
+               n=len(got), total=len(want))
 
 
 def _first_new(before: TurnMarks, texts: list[str]) -> int:

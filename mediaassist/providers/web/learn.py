@@ -41,6 +41,7 @@ from mediaassist.core import paths
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ErrorKind, TaskError
+from mediaassist.core.messages import Message, each_of, msg
 from mediaassist.providers.web.browser import BrowserRuntime, find_chromium
 from mediaassist.providers.web.driver import SiteDriver
 from mediaassist.providers.web.site import PROMPT_ENTRIES, SiteProfile, parse_site
@@ -233,12 +234,13 @@ async def learn_site(name: str, url: str, account: str, config: AppConfig, data_
     """Learn a profile for the chat page at ``url`` and save it as ``<config dir>/sites/<name>.toml``;
     the login state its check sees is recorded on the account (when a store is given)."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
-        raise ConfigError(f"site name {name!r}: letters, digits, '.', '_' and '-' only")
+        raise ConfigError(msg("site name {name}: letters, digits, '.', '_' and '-' only", name=repr(name)))
     target = paths.config_dir() / "sites" / f"{name}.toml"
     if target.exists() and not force:
-        raise ConfigError(f"{target} exists; pass --force to replace it")
-    if not headless and (blocked := no_display_message(account)) is not None:
-        raise ConfigError(blocked.replace("accounts login", f"sites learn {url} --name {name} --account"))
+        raise ConfigError(msg("{target} exists; pass --force to replace it", target=target))
+    learn_again = f"sites learn {url} --name {name} --account {account}"
+    if not headless and (blocked := no_display_message(account, learn_again)):
+        raise ConfigError(blocked)
 
     async def work(_runtime: BrowserRuntime, page: Page) -> str:
         await page.goto(url, wait_until="domcontentloaded")
@@ -341,7 +343,7 @@ async def _exact_prompt_entry(profile: SiteProfile, page: Page, say: Callable[[s
     """The first of type, paste and fill that puts a multi-line prompt (a blank line, Chinese,
     an emoji) into the learned prompt box exactly; the box is left empty."""
     driver = SiteDriver(profile, page, Clock(), lambda _line: None)
-    problems = []
+    problems: list[Message] = []
     for way in PROMPT_ENTRIES:
         profile.prompt_entry = way
         try:
@@ -350,13 +352,14 @@ async def _exact_prompt_entry(profile: SiteProfile, page: Page, say: Callable[[s
             problems.append(exc.message)
             continue
         if not await driver.visible("logged_in"):
-            raise TaskError(ErrorKind.PROVIDER, "the prompt box's selector no longer matches once text is typed "
-                            f"({profile.selectors['prompt'][0]}); redo the click on the prompt box", retry=False)
+            raise TaskError(ErrorKind.PROVIDER, msg("the prompt box's selector no longer matches once text is typed "
+                                                    "({selector}); redo the click on the prompt box",
+                                                    selector=profile.selectors["prompt"][0]), retry=False)
         await driver.clear_prompt()
         say(f"prompts go in by {way} (read back exact)")
         return way
-    raise TaskError(ErrorKind.PROVIDER, "no way of entering a prompt reads back exact in the learned prompt box: "
-                    + "; ".join(problems), retry=False)
+    raise TaskError(ErrorKind.PROVIDER, msg("no way of entering a prompt reads back exact in the learned prompt box: "
+                                            "{problems}", problems=each_of(problems)), retry=False)
 
 
 async def _second_turn(profile: SiteProfile, page: Page, say: Callable[[str], None]) -> None:
@@ -367,7 +370,7 @@ async def _second_turn(profile: SiteProfile, page: Page, say: Callable[[str], No
     try:
         await driver.dismiss_popups()  # on the page as the first turn left it: a reload may log out
         if await driver.login_state() != "ok":
-            raise TaskError(ErrorKind.LOGIN, "the page shows it is logged out", retry=False)
+            raise TaskError(ErrorKind.LOGIN, msg("the page shows it is logged out"), retry=False)
         await driver.enter_prompt(SECOND_PROMPT)
         before = await driver.marks()
         await driver.send()
@@ -377,12 +380,13 @@ async def _second_turn(profile: SiteProfile, page: Page, say: Callable[[str], No
             await asyncio.wait([waiting], timeout=WATCH_POLL_S)
         answer = waiting.result()
     except TaskError as exc:
-        raise TaskError(ErrorKind.PROVIDER, f"the learned profile's own test turn failed: {exc.message}; run "
-                        "sites learn again (click the prompt box itself, the send button, then the finished "
-                        "answer's text)", retry=False) from None
+        raise TaskError(ErrorKind.PROVIDER, msg("the learned profile's own test turn failed: {reason}; run sites learn "
+                                                "again (click the prompt box itself, the send button, then the "
+                                                "finished answer's text)", reason=exc.message), retry=False) from None
     if not answer:
-        raise TaskError(ErrorKind.PROVIDER, "the learned profile's own test turn read an empty answer; redo the "
-                        "click on the answer (on its text, once it has finished)", retry=False)
+        raise TaskError(ErrorKind.PROVIDER, msg("the learned profile's own test turn read an empty answer; redo the "
+                                                "click on the answer (on its text, once it has finished)"),
+                        retry=False)
     if profile.generating_selectors and not seen_generating:
         say(f"note: the generating indicator {profile.generating_selectors[0]} did not show in the second test turn")
     say(f"the learned profile ran a test turn of its own ({len(answer)} characters answered)")
@@ -426,7 +430,8 @@ async def _pick(page: Page, step: str, operator: Operator | None, say: Callable[
         if picked:
             return picked
         await asyncio.sleep(WATCH_POLL_S)
-    raise TaskError(ErrorKind.TIMEOUT, f"no click for the {step} within {CLICK_WAIT_S:.0f} s", retry=False)
+    raise TaskError(ErrorKind.TIMEOUT, msg("no click for the {step} within {seconds} s",
+                                           step=step, seconds=format(CLICK_WAIT_S, ".0f")), retry=False)
 
 
 def _choose(chain: Chain, root: bool = False, control: bool = False) -> str:
@@ -442,8 +447,9 @@ def _choose(chain: Chain, root: bool = False, control: bool = False) -> str:
             continue
         if item["selectors"]:
             return str(item["selectors"][0])
-    raise TaskError(ErrorKind.PROVIDER, "the clicked element has no stable selector (no data-testid, "
-                    "aria-label, id, role or stable class); write this role by hand", retry=False)
+    raise TaskError(ErrorKind.PROVIDER, msg("the clicked element has no stable selector (no data-testid, "
+                                            "aria-label, id, role or stable class); write this role by hand"),
+                    retry=False)
 
 
 async def _answer_selector(page: Page, chain: Chain, watch: Watch) -> str:

@@ -20,6 +20,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ErrorKind, TaskError
 from mediaassist.core.media import verify_unchanged
+from mediaassist.core.messages import Message, msg, verbatim
 from mediaassist.providers.base import TaskContext, TaskResult
 from mediaassist.providers.web.browser import (
     BrowserRuntime,
@@ -70,10 +71,10 @@ class WebProvider:
     async def run(self, ctx: TaskContext) -> TaskResult:
         account = ctx.task.account
         if not account:
-            raise TaskError(ErrorKind.INTERNAL, "a web task reached the provider without an account")
+            raise TaskError(ErrorKind.INTERNAL, msg("a web task reached the provider without an account"))
         runtime = self.runtime(account)
         if runtime.lock.locked():
-            ctx.log(f"waiting: account {account} is still busy with another generation")
+            ctx.log(msg("waiting: account {account} is still busy with another generation", account=account))
         async with runtime.lock:
             return await self._run_locked(runtime, ctx)
 
@@ -90,7 +91,7 @@ class WebProvider:
             return result
         except PlaywrightError as exc:
             # the page or browser broke mid-task; a browser that went away is relaunched next time
-            raise TaskError(ErrorKind.PROVIDER, f"browser error: {first_line(exc)}") from None
+            raise TaskError(ErrorKind.PROVIDER, msg("browser error: {detail}", detail=first_line(exc))) from None
         finally:
             # Whatever ended the attempt (cancel, shutdown, time-out, an error mid-answer),
             # its answer must end before the account is free: the next send would otherwise
@@ -118,10 +119,13 @@ class WebProvider:
                 await runtime.open(await self.playwright.get(), note, headless=headless)
                 seen = await wait_for_login(self.site, runtime, await runtime.page(), None, operator, timeout_s)
             except (PlaywrightError, TaskError, ProfileInUse) as exc:
-                result = LoginResult(False, first_line(exc))
+                result = LoginResult(False, exc.message if isinstance(exc, (TaskError, ProfileInUse))
+                                     else verbatim(first_line(exc)))
             else:
-                result = (LoginResult(True, "login ok (in the lane's own browser, kept open for its tasks)") if seen
-                          else LoginResult(False, "no login was seen before the window closed or the time ran out"))
+                result = (LoginResult(True, msg("login ok (in the lane's own browser, kept open for its tasks)"))
+                          if seen
+                          else LoginResult(False, msg("no login was seen before the window closed or the time ran "
+                                                      "out")))
         if store is not None:
             store.set_login_state(account, "ok" if result.ok else "needs_login", None if result.ok else result.message)
         return result
@@ -131,16 +135,17 @@ class WebProvider:
             try:
                 await save_session(runtime.context, runtime.profile)
             except (PlaywrightError, OSError) as exc:
-                ctx.log(f"the session cookies could not be saved ({type(exc).__name__})")
+                ctx.log(msg("the session cookies could not be saved ({error})", error=type(exc).__name__))
             runtime.tasks_since_launch += 1
         if runtime.needs_recycle and self.site.navigation == "stay":
             # The login lives in this page (a page-session gate): a new browser would lose it,
             # so the page is kept (said once, when the count is reached).
             if runtime.tasks_since_launch == runtime.settings.recycle_after:
-                ctx.log(f"not recycling the browser after {runtime.tasks_since_launch} tasks: the login of "
-                        f"{self.site.name} lives in the open page (navigation = \"stay\"), which is kept")
+                ctx.log(msg("not recycling the browser after {n} tasks: the login of {site} lives in the open page "
+                            "(navigation = \"stay\"), which is kept", n=runtime.tasks_since_launch,
+                            site=self.site.name))
         elif runtime.needs_recycle:
-            ctx.log(f"recycling the browser after {runtime.tasks_since_launch} tasks")
+            ctx.log(msg("recycling the browser after {n} tasks", n=runtime.tasks_since_launch))
             await runtime.close(ctx.log)
 
 
@@ -150,19 +155,20 @@ async def generate(driver: SiteDriver, ctx: TaskContext, fresh: bool = False) ->
     try:
         before = await _compose_and_send(driver, ctx)
     except ClickIntercepted as covered:
-        ctx.log(f"{covered}; reloading the page once")
+        ctx.log(msg("{detail}; reloading the page once", detail=covered))
         await prepare_page(driver, ctx, fresh=True)
         try:
             before = await _compose_and_send(driver, ctx)
         except ClickIntercepted as again:
             # not retried: the same cover would come back; the profile needs its close button
-            raise TaskError(ErrorKind.PROVIDER, f"{driver.site.name}: {again}, also after a reload; add a "
-                            "selector for its close button to the profile's dismiss list", retry=False) from None
+            raise TaskError(ErrorKind.PROVIDER, msg("{site}: {detail}, also after a reload; add a selector for its "
+                                                    "close button to the profile's dismiss list",
+                                                    site=driver.site.name, detail=again), retry=False) from None
     started = ctx.clock.monotonic()
     text = await driver.wait_answer(before)
     files = await driver.save_images(before, ctx.make_output_dir)
-    ctx.log(f"answer complete: {len(text)} characters, {len(files)} image(s) "
-            f"in {ctx.clock.monotonic() - started:.1f} s")
+    ctx.log(msg("answer complete: {chars} characters, {images} image(s) in {seconds} s",
+                chars=len(text), images=len(files), seconds=format(ctx.clock.monotonic() - started, ".1f")))
     return TaskResult(text=text, files=files)
 
 
@@ -173,21 +179,24 @@ async def prepare_page(driver: SiteDriver, ctx: TaskContext, fresh: bool = False
     await _open_logged_in(driver, ctx, fresh)
     outcome = await driver.stop_and_wait(STOP_WAIT_S)
     if outcome != "idle":
-        ctx.log(f"an earlier answer was still being generated on this account; clicked stop ({outcome})")
+        ctx.log(msg("an earlier answer was still being generated on this account; clicked stop ({outcome})",
+                    outcome=outcome))
     if outcome == "still_generating":
-        ctx.log("reloading the page and checking again")
+        ctx.log(msg("reloading the page and checking again"))
         await _open_logged_in(driver, ctx, fresh=True)
         if await driver.stop_and_wait(STOP_WAIT_S) == "still_generating":
-            raise TaskError(ErrorKind.PROVIDER, f"an earlier answer on account {ctx.task.account} was still "
-                            f"being generated {STOP_WAIT_S:.0f} s after clicking stop, also after a reload")
+            raise TaskError(ErrorKind.PROVIDER, msg("an earlier answer on account {account} was still being "
+                                                    "generated {seconds} s after clicking stop, also after a reload",
+                                                    account=ctx.task.account, seconds=format(STOP_WAIT_S, ".0f")))
     await driver.check_banners()
 
 
 async def _open_logged_in(driver: SiteDriver, ctx: TaskContext, fresh: bool) -> None:
     if await driver.open_chat(fresh) == "needs_login":
         account = ctx.task.account
-        raise TaskError(ErrorKind.LOGIN, f"account {account} is logged out of {driver.site.name}; "
-                        f"log in with: mediaassist accounts login {account}")
+        raise TaskError(ErrorKind.LOGIN, msg("account {account} is logged out of {site}; log in with: mediaassist "
+                                             "accounts login {name}",
+                                             account=account, site=driver.site.name, name=account))
 
 
 async def _compose_and_send(driver: SiteDriver, ctx: TaskContext) -> TurnMarks:
@@ -196,22 +205,23 @@ async def _compose_and_send(driver: SiteDriver, ctx: TaskContext) -> TurnMarks:
     prompt, system = ctx.task.prompt, ctx.task.system_prompt
     if ctx.model.need_empty_prompt:
         if await driver.set_instructions(""):
-            ctx.log("need_empty_prompt: cleared the page's default instructions")
+            ctx.log(msg("need_empty_prompt: cleared the page's default instructions"))
         if system:
-            ctx.log("need_empty_prompt: the system prompt is not sent")
+            ctx.log(msg("need_empty_prompt: the system prompt is not sent"))
     elif system and not await driver.set_instructions(system):
         prompt = f"{system}\n\n{prompt}"  # a page with no system slot gets it as plain text
     files = attachments(ctx)
     if files:
         await driver.attach(files, await driver.error_texts())
     await driver.enter_prompt(prompt)
-    ctx.log(f"prompt entered ({len(prompt)} characters, {prompt.count(chr(10)) + 1} lines)")
+    ctx.log(msg("prompt entered ({chars} characters, {lines} lines)",
+                chars=len(prompt), lines=prompt.count(chr(10)) + 1))
     before = await driver.marks()
     await driver.send()
     return before
 
 
-def _log_for_account(account: str, line: str) -> None:
+def _log_for_account(account: str, line: Message | str) -> None:
     log.info("[web:%s] %s", account, line)
 
 
@@ -223,8 +233,9 @@ def attachments(ctx: TaskContext) -> list[Path]:
     for name in ctx.model.inputs:
         for entry in inputs.get(name, []):
             if "path" not in entry:
-                raise TaskError(ErrorKind.BAD_INPUT, f"input {name}: {entry.get('url')} is a URL; a web model "
-                                "attaches local files only (download it and name the file instead)", retry=False)
+                raise TaskError(ErrorKind.BAD_INPUT, msg("input {name}: {url} is a URL; a web model attaches local "
+                                                         "files only (download it and name the file instead)",
+                                                         name=name, url=entry.get('url')), retry=False)
             verify_unchanged(entry)
             files.append(Path(entry["path"]))
     return files
@@ -238,16 +249,17 @@ async def _stop_generation(driver: SiteDriver, ctx: TaskContext) -> str:
     try:
         outcome = await asyncio.wait_for(driver.stop_and_wait(wait_s), wait_s + 3)
     except (TimeoutError, PlaywrightError) as exc:
-        ctx.log(f"stopping the generation failed ({type(exc).__name__})")
+        ctx.log(msg("stopping the generation failed ({error})", error=type(exc).__name__))
         return "unknown"
     if outcome == "stopped":
-        ctx.log("clicked stop on the page; the answer ended")
+        ctx.log(msg("clicked stop on the page; the answer ended"))
     elif outcome == "still_generating":
-        ctx.log(f"clicked stop on the page, but the answer was still being generated {wait_s:.0f} s "
-                "later; the page is reloaded before the next task")
+        ctx.log(msg("clicked stop on the page, but the answer was still being generated {seconds} s later; the "
+                    "page is reloaded before the next task",
+                    seconds=format(wait_s, ".0f")))
         return outcome
     elif ctx.stop_reason is not None:
-        ctx.log("no generation was showing; nothing to stop")
+        ctx.log(msg("no generation was showing; nothing to stop"))
     return "idle_or_stopped"
 
 
@@ -256,5 +268,6 @@ def build_web_provider(site: str, config: AppConfig, clock: Clock, data_dir: Pat
     with_inputs = [m.name for m in config.models if m.kind == "web" and m.site == site and m.inputs]
     if with_inputs:
         for problem in feature_problems(profile, inputs=True):
-            raise ConfigError(f"{profile.source or site}: {problem} (model {with_inputs[0]} has inputs)")
+            raise ConfigError(msg("{source}: {problem} (model {model} has inputs)",
+                                  source=profile.source or site, problem=problem, model=with_inputs[0]))
     return WebProvider(profile, LaunchSettings.from_config(config), clock, data_dir)

@@ -16,6 +16,7 @@ from typing import Any
 
 from mediaassist.core import paths
 from mediaassist.core.errors import ConfigError
+from mediaassist.core.messages import Message, msg
 
 # What every profile needs: where to type, how to send, what the answer is, how a login shows.
 REQUIRED_SELECTORS = ("prompt", "send", "answer", "logged_in")
@@ -107,14 +108,15 @@ def load_site(site: str, data_dir: Path) -> SiteProfile:
         if path.is_file():
             return parse_site(_read_toml(path), path)
     where = ", ".join(str(p) for p in searched)
-    raise ConfigError(f"site {site!r}: no profile {site}.toml in {where}")
+    raise ConfigError(msg("site {site}: no profile {name}.toml in {where}",
+                          site=repr(site), name=site, where=where))
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(msg("{path}: not valid TOML: {reason}", path=path, reason=exc)) from None
 
 
 def parse_site(data: dict[str, Any], source: Path | None = None) -> SiteProfile:
@@ -122,7 +124,7 @@ def parse_site(data: dict[str, Any], source: Path | None = None) -> SiteProfile:
     _reject_unknown(data, _TOP_KEYS, where)
     for key in ("name", "start_url"):
         if not isinstance(data.get(key), str) or not data[key].strip():
-            raise ConfigError(f"{where}: {key}: required, a non-empty string")
+            raise ConfigError(msg("{where}: {key}: required, a non-empty string", where=where, key=key))
     selectors = _parse_selectors(data.get("selectors", {}), where)
     profile = SiteProfile(name=data["name"], start_url=data["start_url"], selectors=selectors,
                           completion=_parse_completion(data.get("completion", {}), _has_end_signal(selectors), where),
@@ -138,42 +140,42 @@ def parse_site(data: dict[str, Any], source: Path | None = None) -> SiteProfile:
         if key in data:
             setattr(profile, key, tuple(t.lower() for t in _str_list(data[key], f"{where}: {key}")))
     for problem in feature_problems(profile):
-        raise ConfigError(f"{where}: {problem}")
+        raise ConfigError(msg("{path}: {reason}", path=where, reason=problem))
     return profile
 
 
-def feature_problems(profile: SiteProfile, inputs: bool = False) -> list[str]:
+def feature_problems(profile: SiteProfile, inputs: bool = False) -> list[Message]:
     """Roles a chosen feature needs but the profile lacks, each named with the feature."""
     needs = [("new_chat", profile.navigation == "new_chat", 'navigation = "new_chat"'),
              ("copy", profile.answer_text == "copy_button", 'answer_text = "copy_button"'),
              ("file_input", inputs, "a web model with inputs (attachments)")]
-    problems = [f"selectors.{role}: required by {feature}" for role, wanted, feature in needs
-                if wanted and not profile.has(role)]
+    problems = [msg("selectors.{role}: required by {feature}", role=role, feature=feature)
+                for role, wanted, feature in needs if wanted and not profile.has(role)]
     if not any(profile.has(role) for role in COMPLETION_SIGNALS):
-        problems.append("selectors: the completion rule needs one of generating, stop or done")
+        problems.append(msg("selectors: the completion rule needs one of generating, stop or done"))
     if not profile.send_buttons and profile.send_chord is None:
-        problems.append("selectors.send: a button selector or a key chord such as \"Enter\"")
+        problems.append(msg("selectors.send: a button selector or a key chord such as \"Enter\""))
     return problems
 
 
 def _parse_selectors(table: Any, where: str) -> dict[str, list[str]]:
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}: selectors: must be a table")
+        raise ConfigError(msg("{where}: selectors: must be a table", where=where))
     _reject_unknown(table, set(REQUIRED_SELECTORS + OPTIONAL_SELECTORS), f"{where}: selectors")
     missing = [role for role in REQUIRED_SELECTORS if role not in table]
     if missing:
-        raise ConfigError(f"{where}: selectors: missing {', '.join(missing)}")
+        raise ConfigError(msg("{where}: selectors: missing {items}", where=where, items=', '.join(missing)))
     return {role: _str_list(value, f"{where}: selectors.{role}") for role, value in table.items()}
 
 
 def _parse_completion(table: Any, has_end_signal: bool, where: str) -> Completion:
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}: completion: must be a table")
+        raise ConfigError(msg("{where}: completion: must be a table", where=where))
     _reject_unknown(table, _COMPLETION_KEYS, f"{where}: completion")
     completion = Completion(stable_ms=STABLE_MS_WITH_END_SIGNAL if has_end_signal else STABLE_MS_WITHOUT)
     for key, value in table.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ConfigError(f"{where}: completion.{key}: must be a number >= 0")
+            raise ConfigError(msg("{where}: completion.{key}: must be a number >= 0", where=where, key=key))
         setattr(completion, key, type(getattr(completion, key))(value))
     return completion
 
@@ -186,24 +188,27 @@ def _has_end_signal(selectors: dict[str, list[str]]) -> bool:
 def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], default: str, where: str) -> str:
     value = data.get(key, default)
     if value not in allowed:
-        raise ConfigError(f"{where}: {key}: {value!r} is not one of {', '.join(allowed)}")
+        raise ConfigError(msg("{where}: {key}: {value} is not one of {items}",
+                              where=where, key=key, value=repr(value), items=', '.join(allowed)))
     return str(value)
 
 
 def _answer_text(value: Any, where: str) -> str:
     if isinstance(value, str) and (value in ("text", "copy_button") or re.fullmatch(r"attribute:[\w:.-]+", value)):
         return value
-    raise ConfigError(f"{where}: answer_text: {value!r} is not one of text, copy_button, attribute:NAME")
+    raise ConfigError(msg("{where}: answer_text: {value} is not one of text, copy_button, attribute:NAME",
+                          where=where, value=repr(value)))
 
 
 def _str_list(value: Any, where: str) -> list[str]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items or not all(isinstance(s, str) and s.strip() for s in items):
-        raise ConfigError(f"{where}: must be a string or a non-empty list of strings")
+        raise ConfigError(msg("{where}: must be a string or a non-empty list of strings", where=where))
     return items
 
 
 def _reject_unknown(table: dict[str, Any], allowed: set[str], where: str) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
+        raise ConfigError(msg("{where}: unknown key {unknown} (allowed: {items})",
+                              where=where, unknown=repr(unknown[0]), items=', '.join(sorted(allowed))))

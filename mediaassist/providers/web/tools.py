@@ -17,6 +17,7 @@ from playwright.async_api import Page
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, TaskError
+from mediaassist.core.messages import Message, msg, verbatim
 from mediaassist.providers.web.browser import (
     BrowserRuntime,
     LaunchSettings,
@@ -50,7 +51,7 @@ class SiteCheckReport:
     url: str
     login_state: str  # ok | needs_login | unknown
     checks: list[SelectorCheck] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)
 
     @property
     def usable(self) -> bool:
@@ -71,7 +72,7 @@ def _account_site(account: str, config: AppConfig) -> str:
     acct = config.account(account)
     if acct is None:
         names = ", ".join(a.name for a in config.accounts) or "none configured"
-        raise ConfigError(f"no account named {account!r} (have: {names})")
+        raise ConfigError(msg("no account named {account} (have: {names})", account=repr(account), names=names))
     return acct.site
 
 
@@ -81,7 +82,7 @@ async def with_browser(account: str, config: AppConfig, data_dir: Path, headless
     handle = PlaywrightHandle()
     runtime = BrowserRuntime(account, profile_dir(data_dir, account), LaunchSettings.from_config(config))
 
-    def note(line: str) -> None:
+    def note(line: Message | str) -> None:
         log.info("[web:%s] %s", account, line)
     try:
         await runtime.open(await handle.get(), note, headless=headless)
@@ -107,13 +108,15 @@ async def check_site(site: str, account: str, config: AppConfig, data_dir: Path,
         for role, selectors in profile.selectors.items():
             for selector in selectors:
                 if role == "send" and selector not in profile.send_buttons:
-                    report.notes.append(f"send: the key chord {selector} (when no send button matches)")
+                    report.notes.append(msg("send: the key chord {selector} (when no send button matches)",
+                                            selector=selector))
                     continue
                 locator = page.locator(selector)
                 report.checks.append(SelectorCheck(role, selector, await locator.count(),
                                                    await locator.filter(visible=True).count()))
         if report.login_state == "ok":
-            report.notes.append("send/generating/answer/done/error selectors may match only during or after an answer")
+            report.notes.append(msg("send/generating/answer/done/error selectors may match only during or after an "
+                                    "answer"))
         return report
 
     report: SiteCheckReport = await with_browser(account, config, data_dir, None, work)
@@ -128,7 +131,7 @@ class LoginResult:
     """Truthy when the login was seen, and seen again after relaunching the profile."""
 
     ok: bool
-    message: str
+    message: Message
 
     def __bool__(self) -> bool:
         return self.ok
@@ -137,12 +140,14 @@ class LoginResult:
 Operator = Callable[[Page], Awaitable[None]]
 
 
-def no_display_message(account: str) -> str | None:
-    """Why a headed window cannot open here, with the way out; None when it can."""
+def no_display_message(account: str, command: str | None = None) -> Message | None:
+    """Why a headed window cannot open here, with the way out (``command``, by default the
+    account's login); None when it can."""
     if not sys.platform.startswith("linux") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
         return None
-    return ("no display to open the login window on (DISPLAY is not set); log in from a desktop "
-            f"session, or on a virtual screen: xvfb-run -a mediaassist accounts login {account}")
+    command = command or "accounts login " + account
+    return msg("no display to open the login window on (DISPLAY is not set); log in from a desktop session, or on a "
+               "virtual screen: xvfb-run -a mediaassist {command}", command=command)
 
 
 async def login_account(account: str, config: AppConfig, data_dir: Path, store: Store | None, *,
@@ -163,17 +168,17 @@ async def login_account(account: str, config: AppConfig, data_dir: Path, store: 
         return await wait_for_login(site, runtime, page, login_url, operator, timeout_s)
 
     try:
-        result = LoginResult(True, "login ok")
+        result = LoginResult(True, msg("login ok"))
         if not await with_browser(account, config, data_dir, headless, work):
-            result = LoginResult(False, "no login was seen before the window closed or the time ran out")
+            result = LoginResult(False, msg("no login was seen before the window closed or the time ran out"))
         elif (lost := await _login_after_relaunch(account, config, data_dir)) is not None:
             result = LoginResult(False, lost)
     except TaskError as exc:
         result = LoginResult(False, exc.message)
     except ProfileInUse as exc:
-        result = LoginResult(False, str(exc))
+        result = LoginResult(False, exc.message)
     except PlaywrightError as exc:  # e.g. the window was closed while the page loaded
-        result = LoginResult(False, (str(exc).strip().splitlines() or ["browser error"])[0])
+        result = LoginResult(False, verbatim((str(exc).strip().splitlines() or ["browser error"])[0]))
     if not result.ok:
         log.warning("[web:%s] login not confirmed: %s", account, result.message)
     # Record only what was checked: a profile we could not open (another program holds it) says
@@ -202,7 +207,7 @@ async def wait_for_login(site: SiteProfile, runtime: BrowserRuntime, page: Page,
     return False
 
 
-async def _login_after_relaunch(account: str, config: AppConfig, data_dir: Path) -> str | None:
+async def _login_after_relaunch(account: str, config: AppConfig, data_dir: Path) -> Message | None:
     """Relaunch the profile headless, as a task would, and look at the chat page; the reason
     the login did not last, or None when it did."""
     site = load_site(_account_site(account, config), data_dir)
@@ -213,5 +218,5 @@ async def _login_after_relaunch(account: str, config: AppConfig, data_dir: Path)
     state = await with_browser(account, config, data_dir, True, work)
     if state == "ok":
         return None
-    return ("the login did not survive relaunching the browser (the site may keep it only in the open "
-            "page, or the session expired at once); tasks on this account would find it logged out")
+    return msg("the login did not survive relaunching the browser (the site may keep it only in the open page, or the "
+               "session expired at once); tasks on this account would find it logged out")
