@@ -87,6 +87,15 @@ case "${1:-}" in
     # past its 35 minutes; their core set (tests/integration/test_webui_*.py, ~3 min) runs here. Run the
     # remainder with `packaging/setup.sh --test -m webui`. Two worker processes: most tests wait on
     # servers, browsers and child processes rather than the CPU; a module stays on one worker.
-    [ $# -gt 0 ] || set -- -m "not webui" -n 2 --dist loadfile --durations=25
-    timeout 2100 xvfb-run -a .venv/bin/python -m pytest "$@" ;;
+    if [ $# -gt 0 ]; then
+      timeout 2100 xvfb-run -a .venv/bin/python -m pytest "$@"
+      exit
+    fi
+    # The windows one after another: they share one display, its window manager and the
+    # single-instance channel, and a Qt abort would take a worker down with a module's state.
+    rc=0
+    timeout 1500 xvfb-run -a .venv/bin/python -m pytest -m "not webui" -n 2 --dist loadfile --durations=25 \
+      tests/unit tests/integration || rc=$?
+    timeout 900 xvfb-run -a .venv/bin/python -m pytest -m "not webui" --durations=10 tests/ui || rc=$((rc ? rc : $?))
+    exit "$rc" ;;
 esac
