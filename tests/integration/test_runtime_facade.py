@@ -61,7 +61,7 @@ async def test_pause_resume_cancel_and_retry_through_the_facade(tmp_path: Path) 
         await rt.start()
         try:
             rt.pause_all("paused by operator")
-            assert rt.all_paused() and rt.blocked_lanes()["api:sim-api"] == "paused by operator"
+            assert rt.all_paused() and str(rt.blocked_lanes()["api:sim-api"]) == "paused by operator"
             batch = rt.enqueue(read_task_file(tasks_file(tmp_path, 3), rt.config))
             ids = [t.task_id for t in rt.store.tasks([batch.batch_id])]
             assert rt.cancel(ids[:1])["canceled"] == 1
@@ -93,4 +93,4 @@ async def test_a_simulated_account_needs_no_login_and_an_unknown_one_is_refused(
         with pytest.raises(KeyError):
             rt.log_in("nobody")
         rt.set_account_enabled("bob", False)
-        assert rt.blocked_lanes()["web:bob"] == "account disabled"
+        assert str(rt.blocked_lanes()["web:bob"]) == "account disabled"

@@ -95,7 +95,7 @@ async def test_a_new_alert_fails_the_turn_with_its_text_even_when_it_reads_like_
     with pytest.raises(TaskError) as failed:
         await _turn(page, _profile(), "cut off [toast]")
 
-    assert failed.value.kind.value == "provider" and "Connection lost" in failed.value.message
+    assert failed.value.kind.value == "provider" and "Connection lost" in str(failed.value.message)
 
 
 @pytest.mark.asyncio
@@ -104,7 +104,7 @@ async def test_error_like_words_in_a_shadow_root_fail_the_turn_once_the_answer_s
         await _turn(page, _profile(), "breaks [shadow]")
 
     assert failed.value.kind.value == "provider"
-    assert "Upstream request failed, please retry" in failed.value.message
+    assert "Upstream request failed, please retry" in str(failed.value.message)
 
 
 @pytest.mark.asyncio
@@ -113,7 +113,7 @@ async def test_an_error_drawn_in_the_answer_bubble_is_described_by_error_texts_i
         await _turn(page, _profile(error_texts_in_answer=["Error:", "出错了"]), "partial [inline]")
     unmarked = await _turn(page, _profile(), "partial again [inline]")
 
-    assert failed.value.kind.value == "provider" and "出错了：模型过载" in failed.value.message
+    assert failed.value.kind.value == "provider" and "出错了：模型过载" in str(failed.value.message)
     assert unmarked == "ECHO partial\n\n出错了：模型过载"  # without the key, nothing says it is an error
 
 
@@ -122,4 +122,4 @@ async def test_the_profiles_own_error_role_finds_an_error_inside_a_shadow_root(p
     with pytest.raises(TaskError) as failed:
         await _turn(page, _profile(error=[".note"]), "breaks [shadow]")
 
-    assert failed.value.kind.value == "provider" and "Upstream request failed" in failed.value.message
+    assert failed.value.kind.value == "provider" and "Upstream request failed" in str(failed.value.message)
