@@ -119,7 +119,7 @@ async def test_poll_tolerates_bad_replies_then_fails_network_and_resumes(server,
     server.inject("status", *["nonjson"] * 5)
     server.inject("query", *["nonjson"] * 5)  # the v2 fallback is down too
     async with scheduler_running(store, make_config(server.url), data_dir, SPEED) as sched:
-        await wait_until(lambda: store.get(ids[0]).attempt == 2)
+        await wait_until(lambda: store.get(ids[0]).attempt == 2, timeout=120)
         await sched.wait_for_batches([batch])
     task = store.get(ids[0])
     assert task.state == "success" and task.error_kind is None
