@@ -644,9 +644,15 @@ def refuse_damaged(db: _SqliteStoreDatabase, path: Path, check: str) -> None:
 
 
 def checkpoint(db: _SqliteStoreDatabase, path: Path) -> bool:
-    """Write the -wal back into the main file; False when the disk has no room for it."""
+    """Write the -wal back into the main file; False when the disk has no room for it.
+
+    PASSIVE: what other processes' readers and writers leave free now, without waiting for them.
+    A file looks short while another process is checkpointing it too, and a TRUNCATE there
+    waited (holding the write lock) for every reader to go: a second process starting beside a
+    busy one gave up after ``BUSY_TIMEOUT_S`` as "locked". SQLite's own checkpoints write the
+    rest back later."""
     try:
-        db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
     except StorageFault as fault:
         if fault.kind != FAULT_FULL:
             raise
