@@ -84,6 +84,19 @@ class TaskContext:
         self.log(msg("remote task id {remote_id} saved", remote_id=remote_id))
         return True
 
+    def hold_create(self, hold_s: float) -> None:
+        """A create is about to be sent: its slot is held for ``hold_s`` real seconds unless
+        its reply is read first (``Store.hold_create``)."""
+        self.store.hold_create(self.task, hold_s)
+
+    def release_create(self) -> None:
+        """The create's reply said nothing was created."""
+        self.store.release_create(self.task)
+
+    def create_unresolved(self) -> bool:
+        """An earlier attempt sent a create and nobody read the reply (a crash, a lost reply)."""
+        return self.store.create_unresolved(self.task.task_id)
+
     def save_upload(self, key: str, name: str) -> None:
         """Persist an upload at once (``key`` = ``provider:sha256``): a retry or a restart reuses
         ``name`` while it is fresh instead of uploading the file again."""

@@ -144,6 +144,9 @@ class Task(_Base):
     finished_at = pw.DoubleField(null=True)
     cancel_requested = pw.BooleanField(default=False)
     remote_id = pw.CharField(null=True)
+    # A create was sent and its reply not yet read (store clock: hold its slot until then).
+    # Whoever died or lost the reply cannot know whether the service created the task.
+    create_hold_until = pw.DoubleField(null=True)
     error_kind = pw.CharField(null=True)
     error = pw.TextField(null=True)  # in English, for every reader (logs, exports, older versions)
     error_message = pw.TextField(null=True)  # the same as a Message (JSON): shown in the reader's language
@@ -466,6 +469,8 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
     # user-facing texts kept as messages beside their English (core.messages)
     4: [("task", "error_message", "TEXT"), ("task_log", "message", "TEXT"), ("result", "text_message", "TEXT"),
         ("lane_state", "reason_message", "TEXT"), ("account", "last_error_message", "TEXT")],
+    # a create whose reply was never read holds its slot (providers/poll/lane.py)
+    5: [("task", "create_hold_until", "DOUBLE PRECISION")],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
@@ -1070,10 +1075,14 @@ class Store:
             mark = self.db.param
             holding = self.db.execute_sql(
                 f'SELECT COUNT(*) FROM "task" WHERE route = {mark} AND (state = {mark} '
-                f'OR (state = {mark} AND remote_id IS NOT NULL))', (route, RUNNING, PENDING)).fetchone()[0]
+                f'OR (state = {mark} AND remote_id IS NOT NULL) '
+                f'OR (state <> {mark} AND remote_id IS NULL AND create_hold_until > {mark}))',
+                (route, RUNNING, PENDING, RUNNING, self.now())).fetchone()[0]
             # A remote task whose process died or stopped runs on at the service: its row holds
             # its slot until it ends, and any process may take it (its slot is counted already),
-            # whichever batch it belongs to. New work gets only what the limit leaves.
+            # whichever batch it belongs to. So does a create whose reply nobody read (its
+            # process died, the reply was lost), for as long as such a task could run.
+            # New work gets only what the limit leaves.
             resumed = self._claim(route, owner, limit, account, None, remote=True)
             fresh = self._claim(route, owner, min(limit - len(resumed), lane_limit - holding), account,
                                 batch_ids, remote=False, skip_batches=skip_batches)
@@ -1351,12 +1360,28 @@ class Store:
         False when the row already holds a *different* remote id: another attempt created one
         first, and the caller's remote task is the extra one (it must cancel it).
         """
-        updated = (Task.update(remote_id=remote_id, updated_at=self.now())
+        updated = (Task.update(remote_id=remote_id, create_hold_until=None, updated_at=self.now())
                    .where((Task.task_id == task.task_id) & Task.remote_id.is_null()).execute())
         if updated != 1 and self.remote_id_of(task.task_id) != remote_id:
             return False
         task.remote_id = remote_id
         return True
+
+    def hold_create(self, task: Task, hold_s: float) -> None:
+        """A create is about to be sent: until its reply is read (``save_remote_id``, or
+        ``release_create`` when nothing was created) the row holds a slot of its route for
+        ``hold_s`` -- and a later attempt must not send it again blindly (``create_unresolved``)."""
+        (Task.update(create_hold_until=self.now() + hold_s)
+         .where((Task.task_id == task.task_id) & Task.remote_id.is_null()).execute())
+
+    def release_create(self, task: Task) -> None:
+        """The create was answered "nothing created" (refused, full, never sent)."""
+        Task.update(create_hold_until=None).where(Task.task_id == task.task_id).execute()
+
+    def create_unresolved(self, task_id: str) -> bool:
+        """A create of this task was sent and nobody read its reply: the service may have made it."""
+        return bool(Task.select().where((Task.task_id == task_id) & Task.remote_id.is_null()
+                                        & Task.create_hold_until.is_null(False)).exists())
 
     def remote_id_of(self, task_id: str) -> str | None:
         """The row's remote id now, whoever saved it (read at the last moment before a create)."""
@@ -1598,6 +1623,8 @@ class Store:
             Task.remote_id: pw.Case(None, [((Task.state == SUCCESS) | Task.error_kind.in_(REMOTE_FINAL_KINDS),
                                             None)], Task.remote_id),
             Task.error_kind: None, Task.error: None, Task.error_message: None,
+            # The operator checked the service (the error said to) and asks for a new create.
+            Task.create_hold_until: None,
         }
         updated: int = Task.update(changes).where(scope).execute()
         return updated

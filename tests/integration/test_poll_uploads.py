@@ -286,6 +286,16 @@ def test_kill_between_upload_and_create_never_uploads_again(server, batch_file, 
     assert {u["name"] for u in server.stats()["uploads"]} == {r["name"] for r in saved["i2v-001"][0].values()}
     assert server.stats()["creates"] == {}
 
+    # Its reply never came: the service may have made (and billed) it, so the next run does not
+    # send it again by itself -- it says where to look. The other tasks run.
+    second = cli(*args)
+    assert second.returncode == 1, second.stderr
+    assert json.loads(second.stdout)["success"] == 2 and sorted(server.stats()["creates"].values()) == [1, 1]
+    with sqlite3.connect(tmp_path / "data" / DB_NAME) as db:
+        (error,) = db.execute("select error from task where task_id = 'i2v-001'").fetchone()
+    assert "may have created the task" in error and "check" in error
+    # The operator looked and asks for it again: created once, with the frames uploaded before.
+    assert cli("retry", "i2v-001", *args[2:6]).returncode == 0
     stats = _finish(args, server)
     assert Counter(u["sha256"] for u in stats["uploads"]) == _frame_hashes(batch_file)  # each frame once
     assert _saved_uploads(tmp_path / "data")["i2v-001"][0] == saved["i2v-001"][0]  # the same names reused

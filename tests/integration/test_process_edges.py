@@ -170,12 +170,21 @@ def test_kill_9_and_restart_of_three_runs_never_exceeds_the_polling_limit(tmp_pa
             others = [run for n, run in enumerate(runs) if n != victim]
             if _kill_while_it_polls(runs[victim], location, _batch_of(location, files[victim]), others):
                 runs[victim] = _run_file(files[victim], config, location, data)
+        # A kill while a create is on the wire leaves it unresolved: the service made the task,
+        # but nobody read which one. That task fails saying where to look (its run exits 1).
+        unresolved = "%may have created the task%"
         for run in runs:
             _stdout, stderr = run.communicate(timeout=240)
-            assert run.returncode == 0, stderr
+            assert run.returncode == 0 or (run.returncode == 1 and _rows(
+                location, "SELECT COUNT(*) FROM task WHERE state = 'failed' AND error LIKE ?", (unresolved,))[0][0]), \
+                stderr
     assert runninghub.fake.max_in_flight <= POLL_LIMIT, runninghub.fake.max_in_flight
-    assert len(runninghub.fake.creates) == 18 and set(runninghub.fake.creates.values()) == {1}  # none twice
-    assert {state for (state,) in _rows(location, "SELECT DISTINCT state FROM task")} == {"success"}
+    ended = dict(_rows(location, "SELECT state, COUNT(*) FROM task WHERE state = 'success' OR error LIKE ? "
+                                 "GROUP BY state", (unresolved,)))
+    assert sum(ended.values()) == 18 and ended.get("failed", 0) <= 4, ended
+    # None twice; an unresolved create may not have reached the service before the kill.
+    creates = runninghub.fake.creates
+    assert set(creates.values()) == {1} and 18 - ended.get("failed", 0) <= len(creates) <= 18
 
 
 def _kill_while_it_polls(run: subprocess.Popen[str], location: str, batch: str,

@@ -107,6 +107,35 @@ def test_the_claim_can_be_restricted_to_some_batches(store: Store) -> None:
     assert {t.state for t in store.tasks(["other"])} == {"pending"}
 
 
+def test_a_create_whose_reply_nobody_read_holds_its_slot_until_its_time_is_up(store: Store) -> None:
+    store.enqueue("b", _api(10, route="poll:rh"))
+    sent, *_others = store.claim("poll:rh", "process-1", limit=3, lane_limit=3)
+    store.hold_create(sent, 3600.0)
+    # Its process dies with the create on the wire; the task fails saying so, its slot stays taken.
+    store.finish_failure(sent, ErrorKind.NETWORK, "unresolved", retry_at=None)
+    assert store.create_unresolved(sent.task_id)
+    for task in _others:
+        store.finish_success(task, "x", [])
+    assert len(store.claim("poll:rh", "process-2", limit=5, lane_limit=3)) == 2
+    # A saved remote id resolves it (the row then holds its slot as a remote task, if pending).
+    store.save_remote_id(sent, "r-1")
+    assert not store.create_unresolved(sent.task_id)
+
+
+def test_a_create_released_or_retried_or_timed_out_holds_nothing(store: Store) -> None:
+    store.enqueue("b", _api(6, route="poll:rh"))
+    first, second, third = store.claim("poll:rh", "process-1", limit=3, lane_limit=3)
+    store.hold_create(first, 3600.0)
+    store.release_create(first)  # "full, nothing created"
+    store.hold_create(second, -1.0)  # held for as long as such a task could run, and that is over
+    store.hold_create(third, 3600.0)
+    for task in (first, second, third):
+        store.finish_failure(task, ErrorKind.NETWORK, "x", retry_at=None)
+    assert len(store.claim("poll:rh", "process-2", limit=5, lane_limit=3)) == 2
+    assert store.create_unresolved(third.task_id) and store.retry([third.task_id]) == 1
+    assert not store.create_unresolved(third.task_id)  # the operator checked and asks again
+
+
 CLAIMER = """
     import sys, time
     from mediaassist.core.store import Store, Task

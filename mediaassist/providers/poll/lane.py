@@ -144,6 +144,14 @@ class PollProvider:
             if remote_id:
                 ctx.log(msg("resuming {service} task {remote_id} (a task is never created twice)",
                             service=self.adapter.service, remote_id=remote_id))
+            elif ctx.create_unresolved():
+                raise TaskError(
+                    ErrorKind.NETWORK,
+                    msg("an earlier attempt sent its create and stopped before reading the reply (its process "
+                        "died); {service} may have created the task, so it is not resubmitted automatically: "
+                        "check {where} before retrying",
+                        service=self.adapter.service, where=self.adapter.where_to_check(None)),
+                    retry=False)
             else:
                 remote_id = await self._create_in_turn(ctx)
             return await self._follow(ctx, remote_id)
@@ -266,9 +274,13 @@ class PollProvider:
                         service=self.adapter.service, remote_id=existing))
             return existing
         uploads = await self._upload_inputs(ctx)
+        # Until its reply is read the create holds a slot (for as long as the task could run),
+        # and a later attempt knows not to send it again: the process may die right here.
+        ctx.hold_create(self.clock.real(self.prov.timeout_s))
         try:
             created = await self.adapter.create(ctx, uploads)
-        except NotSent:
+        except (NotSent, Busy, PauseLane, TaskError):
+            ctx.release_create()  # the service said for sure that nothing was created
             raise
         except Unusable as exc:
             raise TaskError(
