@@ -21,7 +21,7 @@ from typing import Any
 
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import MessageError
-from mediaassist.core.manifest import batch_entries, file_entry, write_manifest
+from mediaassist.core.manifest import batch_entries, write_manifest
 from mediaassist.core.messages import msg
 from mediaassist.core.outputs import batch_folder, move_unique
 from mediaassist.core.store import SUCCESS, NewTask, Store, Task
@@ -61,7 +61,7 @@ def deliver(store: Store, config: AppConfig, root: Path, batch_id: str, to: Path
     known_batch(store, batch_id)
     wanted = set(task_ids) if task_ids is not None else None
     source_folder = batch_folder(root, batch_id)
-    chosen = [(task, output) for task, output, _entry in batch_entries(store, config, batch_id, source_folder,
+    chosen = [(output, entry) for task, output, entry in batch_entries(store, config, batch_id, source_folder,
                                                                        picked_only)
               if wanted is None or task.task_id in wanted]
     if not chosen and picked_only:
@@ -72,7 +72,7 @@ def deliver(store: Store, config: AppConfig, root: Path, batch_id: str, to: Path
     delivery = Delivery(to)
     entries: list[dict[str, Any]] = []
     to.mkdir(parents=True, exist_ok=True)
-    for task, output in chosen:
+    for output, entry in chosen:
         source = Path(output.path)
         if not source.is_file():
             delivery.missing.append(output.path)
@@ -82,7 +82,7 @@ def deliver(store: Store, config: AppConfig, root: Path, batch_id: str, to: Path
             relative = source.name  # a file placed before templates, outside the batch's folder
         target = _copy_unique(source, to / relative)
         delivery.files.append(target)
-        entries.append({**file_entry(config, task, output, to), "file": target.relative_to(to).as_posix()})
+        entries.append({**entry, "file": target.relative_to(to).as_posix()})
     write_manifest(to, entries)
     return delivery
 

@@ -2,8 +2,9 @@
 
 Written atomically (a temporary file renamed over the old one) while the batch runs and on demand
 (``mediaassist outputs manifest BATCH``); ``file`` is relative to the manifest, and ``bytes`` and
-``sha256`` are the file's as it was placed. A delivery writes the same two files, listing only
-what it copied.
+``sha256`` are the file's as it was placed; ``cost`` is what its task was charged (every attempt,
+per currency, never summed across currencies: a task's files each carry it). A delivery writes
+the same two files, listing only what it copied.
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from mediaassist.core.config import AppConfig
-from mediaassist.core.store import Output, Store, Task, iso
+from mediaassist.core.queries import TaskMoney
+from mediaassist.core.store import Output, Spend, Store, Task, iso
 
 FIELDS = ("task_id", "row", "group", "parent_id", "model", "provider", "account", "remote_id", "prompt",
           "params", "file", "bytes", "sha256", "media", "width", "height", "duration_s", "started_at",
-          "finished_at", "picked")
+          "finished_at", "picked", "cost")
 JSON_NAME, CSV_NAME = "manifest.json", "manifest.csv"
 
 
@@ -34,8 +36,10 @@ def provider_of(config: AppConfig, task: Task) -> str:
     return task.route.partition(":")[2]
 
 
-def file_entry(config: AppConfig, task: Task, output: Output, folder: Path) -> dict[str, Any]:
-    """One manifest entry: the task's fields and the file's, ``file`` relative to ``folder``."""
+def file_entry(config: AppConfig, task: Task, output: Output, folder: Path,
+               spend: Sequence[Spend] = ()) -> dict[str, Any]:
+    """One manifest entry: the task's fields and the file's, ``file`` relative to ``folder``;
+    ``spend``: the task's spend rows (its ``cost``)."""
     provider = provider_of(config, task)
     return {
         "task_id": task.task_id, "row": task.source_row, "group": task.group_key, "parent_id": task.parent_id,
@@ -44,8 +48,13 @@ def file_entry(config: AppConfig, task: Task, output: Output, folder: Path) -> d
         "file": Path(os.path.relpath(output.path, folder)).as_posix(), "bytes": output.bytes,
         "sha256": output.sha256, "media": output.media, "width": output.width, "height": output.height,
         "duration_s": output.duration_s, "started_at": iso(task.started_at), "finished_at": iso(task.finished_at),
-        "picked": bool(output.picked),
+        "picked": bool(output.picked), "cost": _cost(spend),
     }
+
+
+def _cost(spend: Sequence[Spend]) -> list[dict[str, str]]:
+    cost = TaskMoney.of(spend).cost if spend else ()
+    return [{"amount": str(money.amount), "currency": money.currency} for money in cost]
 
 
 def batch_entries(store: Store, config: AppConfig, batch_id: str, folder: Path,
@@ -53,7 +62,8 @@ def batch_entries(store: Store, config: AppConfig, batch_id: str, folder: Path,
     """(task, output, entry) for every output file of the batch, in task order."""
     tasks = store.tasks([batch_id])
     outputs = store.outputs_of(t.task_id for t in tasks)
-    return [(task, output, file_entry(config, task, output, folder))
+    spend = store.task_spend(outputs)
+    return [(task, output, file_entry(config, task, output, folder, spend.get(task.task_id, ())))
             for task in tasks for output in outputs.get(task.task_id, [])
             if output.picked or not picked_only]
 
@@ -77,6 +87,8 @@ def _csv_text(rows: list[dict[str, Any]]) -> str:
 
 
 def _cell(value: Any) -> Any:
+    if isinstance(value, list):  # the cost: "0.35 CNY; 0.02 USD"
+        return "; ".join(f"{money['amount']} {money['currency']}" for money in value)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
     if value is None:

@@ -15,7 +15,7 @@ from tests.helpers import cli, parse_json_output, write_config, write_csv
 
 MANIFEST_FIELDS = {"task_id", "row", "group", "parent_id", "model", "provider", "account", "remote_id", "prompt",
                    "params", "file", "bytes", "sha256", "media", "width", "height", "duration_s", "started_at",
-                   "finished_at", "picked"}
+                   "finished_at", "picked", "cost"}
 
 
 @pytest.fixture
@@ -46,6 +46,7 @@ name = "sora-b"
 kind = "poll"
 provider = "gateway"
 remote_model = "sora-2"
+price = {{ currency = "USD", per_task = 0.4 }}
 
 [outputs]
 naming = "{{col:shot}}_{{row:02}}_{{model}}{{ext}}"
@@ -72,6 +73,11 @@ def test_run_json_manifest_pick_deliver_and_rerun_headless(sora, tmp_path) -> No
     folder = Path(files[0]["path"]).parent
     written = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["files"]
     assert sorted(e["file"] for e in written) == sorted(f["file"] for f in files)
+    # Each file carries its task's cost, per currency; a model with no price has none (not 0).
+    assert {e["model"]: e["cost"] for e in written} == {"sora": [], "sora-b": [{"amount": "0.4", "currency": "USD"}]}
+    csv_costs = {line.split(",")[4]: line.rsplit(",", 1)[1] for line in
+                 (folder / "manifest.csv").read_text(encoding="utf-8-sig").splitlines()[1:]}
+    assert csv_costs == {"sora": "", "sora-b": "0.4 USD"}
 
     picked_task = summary["tasks"][0]["task_id"]
     assert cli("outputs", "pick", *common, picked_task).returncode == 0
