@@ -183,6 +183,7 @@ class Scheduler:
         self.only_batches: list[str] | None = None  # None: every batch queued on our lanes
         self._draining = False  # no new claims: the running attempts are finishing (run --all)
         self._unreleased: list[Task] = []  # attempts whose end the store refused (a fault)
+        self._went_idle: set[str] = set()  # lanes of a balance-reporting provider that just ran dry
         self.fault: StorageFault | None = None
         self.outputs_root = outputs_root(config, data_dir)
         self._stale_manifests: set[str] = set()  # batches with outputs their manifest lacks
@@ -322,6 +323,7 @@ class Scheduler:
                     if changed or now >= next_assign:
                         self.assign()
                         next_assign = now + self._assign_timeout()
+                    self._refresh_idle_balances()
                     timeout = self._idle_timeout(next_assign - now)
                     if self._stale_manifests:
                         timeout = min(timeout, self._write_manifests_when_due(now))
@@ -539,6 +541,26 @@ class Scheduler:
                 await provider.read_balance()
         self.budget.take_balances(self.providers.items())
 
+    def _refresh_idle_balances(self) -> None:
+        """Read the balance of a reporting provider whose lane has nothing left to run (its batch
+        is through): the window and the next claims see what the account has left, not what
+        it had at start. Not after every task: a lane refilled at once is still busy."""
+        idle = [self.lanes[name] for name in self._went_idle if not self.lanes[name].active]
+        self._went_idle.clear()
+        for provider in _unique(lane.provider for lane in idle):
+            if isinstance(provider, BalanceReported):
+                reading = asyncio.ensure_future(self._refresh_balance(provider))
+                self._attempts.add(reading)  # awaited by stop() like an attempt
+                reading.add_done_callback(self._attempts.discard)
+
+    async def _refresh_balance(self, provider: BalanceReported) -> None:
+        try:
+            await provider.read_balance()
+        except Exception:  # a balance is a nicety: never let it stop the loop or the quit
+            log.exception("reading a balance failed")
+            return
+        self.budget.take_balances(self.providers.items())
+
     # --- one attempt -----------------------------------------------------------------------
     def _start_attempt(self, lane: Lane, task: Task) -> None:
         model = self.config.model(task.model)
@@ -571,6 +593,8 @@ class Scheduler:
             # lane: only remove the entry if it is still this attempt's.
             if lane.active.get(task.task_id) is attempt:
                 del lane.active[task.task_id]
+            if not lane.active and isinstance(lane.provider, BalanceReported):
+                self._went_idle.add(lane.name)
             self.wake()
 
     async def _attempt_to_its_end(self, lane: Lane, attempt: Attempt) -> None:

@@ -19,7 +19,7 @@ from mediaassist.core.store import SPEND_SETTLED, NewTask, Spend, SpendTotal, St
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
-from tests.harness import numbered_tasks, run_batch, task_log
+from tests.harness import numbered_tasks, run_batch, scheduler_running, task_log, wait_until
 from tests.helpers import toml_table
 from tests.poll_helpers import SPEED
 
@@ -168,6 +168,23 @@ async def test_a_balance_running_out_pauses_the_lane_before_the_task_it_cannot_p
     reason = store.paused_lanes()["poll:rh"]
     assert reason == "balance: 6 coins left on rh, the next task needs about 17 coins"
     assert all(t.started_at is None and t.attempt == 1 for t in done[2:])  # never started
+
+
+@pytest.mark.asyncio
+async def test_the_balance_is_read_again_once_a_lane_has_run_its_batch(store, data_dir) -> None:
+    """The window never calls ``refresh_balances`` as ``run`` does after its batch: the lane
+    going idle reads it, so the panel shows what is left, not what there was at start."""
+    with RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.05, 0.1), run_s=(0.2, 0.4), seed=7,
+                              balance=100) as server:
+        async with scheduler_running(store, _rh_config(server.url), data_dir, SPEED) as sched:
+            provider = sched.lanes["poll:rh"].provider
+            assert provider.balance == Money(Decimal(100), "coins")  # read at start
+            store.enqueue("b1", _rh_tasks(3, "r"))
+            sched.wake()
+            await sched.wait_for_batches(["b1"])
+            await wait_until(lambda: provider.balance == Money(Decimal(100 - 3 * 17), "coins"))
+            assert sched.budget.balances["poll:rh"][0] == provider.balance
+        assert server.stats()["calls"]["account"] <= 3  # start, once idle (and maybe between tasks)
 
 
 @pytest.mark.asyncio
