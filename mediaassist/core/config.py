@@ -24,7 +24,15 @@ from mediaassist.core.errors import ConfigError
 from mediaassist.core.hours import Hours, parse_hours
 from mediaassist.core.location import check_store_url
 from mediaassist.core.messages import Message, msg, verbatim
-from mediaassist.core.money import BudgetConfig, Price, parse_amounts, parse_budget, parse_price
+from mediaassist.core.money import (
+    BalanceRoute,
+    BudgetConfig,
+    Price,
+    parse_amounts,
+    parse_balance_route,
+    parse_budget,
+    parse_price,
+)
 from mediaassist.core.naming import Template, parse_template
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
@@ -73,6 +81,8 @@ _PROVIDER_KEYS = {
     # what its models cost (core/money.py; a model's own price table overrides it) and the most
     # it may spend in a budget day, per currency
     "price", "daily_budget",
+    # openai providers: the gateway's route that tells what the key has left (core/money.py)
+    "balance",
 }
 _MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs", "price"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
@@ -127,6 +137,7 @@ class ProviderConfig:
     hours: Hours = ()  # local hours it may run in; () = any time
     price: Price | None = None
     daily_budget: dict[str, Decimal] = field(default_factory=dict)  # by currency
+    balance: BalanceRoute | None = None  # openai: where the gateway tells what the key has left
 
     @property
     def lane(self) -> str:
@@ -512,6 +523,11 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
         provider.price = parse_price(item["price"], f"{where}.price")
     if "daily_budget" in item:
         provider.daily_budget = parse_amounts(item["daily_budget"], f"{where}.daily_budget")
+    if "balance" in item:
+        if ptype != "openai":
+            raise ConfigError(msg("{where}.balance: only for type = \"openai\" (RunningHub reports its balance "
+                                  "by itself)", where=where))
+        provider.balance = parse_balance_route(item["balance"], f"{where}.balance")
     return provider
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.config import AppConfig
-from mediaassist.core.queries import TaskMoney
-from mediaassist.core.store import Output, Spend, Store, Task, iso
+from mediaassist.core.money import Totals
+from mediaassist.core.store import SPEND_SETTLED, Output, Spend, Store, Task, iso
 
 FIELDS = ("task_id", "row", "group", "parent_id", "model", "provider", "account", "remote_id", "prompt",
           "params", "file", "bytes", "sha256", "media", "width", "height", "duration_s", "started_at",
@@ -53,8 +53,8 @@ def file_entry(config: AppConfig, task: Task, output: Output, folder: Path,
 
 
 def _cost(spend: Sequence[Spend]) -> list[dict[str, str]]:
-    cost = TaskMoney.of(spend).cost if spend else ()
-    return [{"amount": str(money.amount), "currency": money.currency} for money in cost]
+    cost = Totals(row.money for row in spend if row.state == SPEND_SETTLED)
+    return [{"amount": str(money.amount), "currency": money.currency} for money in cost.monies()]
 
 
 def batch_entries(store: Store, config: AppConfig, batch_id: str, folder: Path,

@@ -27,6 +27,7 @@ from babel.numbers import format_decimal, get_currency_symbol
 
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.messages import Message, msg, verbatim
+from mediaassist.core.task_templates import JsonPath, parse_path
 
 SOURCE_PROVIDER, SOURCE_TABLE, SOURCE_ESTIMATE = "provider", "price table", "estimate"
 # A cost's source as a task's log line says it ("cost ¥1.20 (price table)").
@@ -170,6 +171,57 @@ def parse_price(value: Any, where: str, inherited: Price | None = None) -> Price
     if all(rate is None for rate in rates.values()):
         raise ConfigError(msg("{where}: names no rate (allowed: {allowed})", where=where, allowed=", ".join(RATE_KEYS)))
     return Price(currency, **rates)
+
+
+BALANCE_KEYS = ("url", "amount", "used", "currency", "currency_at")
+
+
+@dataclass(frozen=True)
+class BalanceRoute:
+    """Where an OpenAI-compatible gateway tells what the key has left (no standard route exists):
+    ``url`` (absolute, or a path after the provider's ``base_url``), the JSON paths of the amount
+    and, for gateways that report credits bought and used (OpenRouter), of what was used; the
+    currency as written, or the path where the reply names it."""
+
+    url: str
+    amount: JsonPath
+    currency: str | None = None
+    currency_at: JsonPath | None = None
+    used: JsonPath | None = None
+
+
+def parse_balance_route(value: Any, where: str) -> BalanceRoute:
+    """A provider's ``balance`` table (docs/money.md has DeepSeek's, OpenRouter's and SiliconFlow's)."""
+    if not isinstance(value, dict):
+        raise ConfigError(msg("{where}: must be a table such as {{ url = \"/user/balance\", amount = "
+                              "\"balance_infos[0].total_balance\", currency_at = \"balance_infos[0].currency\" }}",
+                              where=where))
+    for key in value:
+        if key not in BALANCE_KEYS:
+            raise ConfigError(msg("{where}.{key}: unknown key (allowed: {allowed})", where=where, key=key,
+                                  allowed=", ".join(BALANCE_KEYS)))
+    for key in ("url", "amount"):
+        if not isinstance(value.get(key), str) or not value[key].strip():
+            raise ConfigError(msg("{where}.{key}: required, a text (e.g. {example})", where=where, key=key,
+                                  example='"/user/balance"' if key == "url" else '"data.balance"'))
+    currency = value.get("currency")
+    if ("currency" in value) == ("currency_at" in value):
+        raise ConfigError(msg("{where}: name the currency (currency = \"CNY\") or where the reply names it "
+                              "(currency_at = \"data.currency\"), one of the two", where=where))
+    if currency is not None and (not isinstance(currency, str) or not _CURRENCY.fullmatch(currency)):
+        raise ConfigError(msg("{where}.currency: {currency} is not a currency code or unit name (letters, digits, - "
+                              "and _, e.g. \"CNY\" or \"coins\")", where=where, currency=repr(currency)))
+
+    def path(key: str) -> JsonPath | None:
+        if key not in value:
+            return None
+        if not isinstance(value[key], str):
+            raise ConfigError(msg("{where}.{key}: must be a text such as \"data.balance\"", where=where, key=key))
+        return parse_path(value[key], f"{where}.{key}")
+
+    amount_at = path("amount")
+    assert amount_at is not None  # checked above
+    return BalanceRoute(value["url"].strip(), amount_at, currency, path("currency_at"), path("used"))
 
 
 def amount(value: Any, where: str) -> Decimal:

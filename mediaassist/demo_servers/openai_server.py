@@ -12,7 +12,9 @@ As strict as the real API, so the client cannot lean on kindness:
 * ``x-ratelimit-limit/remaining/reset-requests`` on every answer, from a requests-per-window
   budget (``rpm``); past it, 429 with or without ``Retry-After``;
 * a hidden concurrency limit (``concurrency_limit``): past N API requests in flight, 429 with no
-  header at all, as LiteLLM and many gateways do.
+  header at all, as LiteLLM and many gateways do;
+* with ``balance`` a prepaid key as DeepSeek's: each answer's tokens are charged, ``GET
+  /user/balance`` tells what is left, and a key with nothing left gets 402 "Insufficient Balance".
 
 The latency is drawn per request and divided by ``speed``. It counts requests in flight (and
 the maximum seen), keeps a request log, and injects faults on demand -- from Python
@@ -49,6 +51,7 @@ import time
 import zlib
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from email.message import Message
 from email.parser import BytesParser
 from email.utils import formatdate
@@ -155,6 +158,7 @@ class DemoOpenAIServer:
                  models: Iterable[str] | None = None, concurrency_limit: int | None = None,
                  rpm: tuple[int, float] | None = None, rpm_retry_after: bool = True,
                  ratelimit_headers: bool = True, echo_key: bool = False,
+                 balance: Decimal | None = None, price_per_1k_tokens: Decimal = Decimal("0.002"),
                  host: str = "127.0.0.1", port: int = 0) -> None:
         self.api_key = api_key
         self.latency_s = latency_s
@@ -166,6 +170,10 @@ class DemoOpenAIServer:
         self.rpm_retry_after = rpm_retry_after
         self.ratelimit_headers = ratelimit_headers  # x-ratelimit-*: many gateways send none
         self.echo_key = echo_key  # a 401 shows the whole key, as some gateways do (else masked, as OpenAI)
+        # A prepaid key, as DeepSeek's: each answer's tokens are charged (CNY), the balance is told at
+        # /user/balance, and a key with nothing left is refused with 402 "Insufficient Balance".
+        self.balance = balance
+        self.price_per_1k_tokens = price_per_1k_tokens
         self.in_flight = 0
         self.max_in_flight = 0
         self.requests: list[RequestRecord] = []
@@ -275,6 +283,25 @@ class DemoOpenAIServer:
             self.in_flight -= 1
             record.finished = time.monotonic()
 
+    def charge(self, usage: dict[str, Any]) -> None:
+        if self.balance is None:
+            return
+        tokens = int(usage.get("total_tokens", 0))
+        with self._lock:
+            self.balance -= Decimal(tokens) * self.price_per_1k_tokens / 1000
+
+    def out_of_balance(self) -> bool:
+        with self._lock:
+            return self.balance is not None and self.balance <= 0
+
+    def balance_reply(self) -> dict[str, Any]:
+        """DeepSeek's ``GET /user/balance``."""
+        with self._lock:
+            left = self.balance or Decimal(0)
+        total = f"{left.quantize(Decimal('0.01')):f}"
+        return {"is_available": left > 0, "balance_infos": [
+            {"currency": "CNY", "total_balance": total, "granted_balance": "0.00", "topped_up_balance": total}]}
+
     def over_hidden_limit(self, record: RequestRecord) -> bool:
         return self.concurrency_limit is not None and record.in_flight > self.concurrency_limit
 
@@ -382,6 +409,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, self.demo.stats())
         elif self.path.startswith("/files/"):
             self._file(self.path.removeprefix("/files/"))
+        elif self.path in ("/user/balance", "/v1/user/balance") and self.demo.balance is not None:
+            if self.demo.api_key is not None and self.headers.get("Authorization") != f"Bearer {self.demo.api_key}":
+                self._send_json(401, _unauthorized(self.headers.get("Authorization"), self.demo.echo_key))
+            else:
+                self._send_json(200, self.demo.balance_reply())
         elif self.path == "/v1/models" or self.path.startswith("/v1/models/"):
             self._models(self.path.removeprefix("/v1/models").strip("/"))
         else:
@@ -439,6 +471,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.demo.over_hidden_limit(record):  # no header at all, as gateways answer it
             return self._reply(record, 429, _error("Too many concurrent requests for this key.",
                                                    "rate_limit_exceeded", "requests"))
+        if self.demo.out_of_balance():
+            return self._reply(record, 402, {"error": {"message": "Insufficient Balance", "type": "unknown_error",
+                                                       "param": None, "code": "invalid_request_error"}})
         allowed, window_headers = self.demo.take_window()
         if not allowed:
             record.retry_after = window_headers.get("Retry-After")
@@ -466,9 +501,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._reply(record, 200, b"<html><body>502 Bad Gateway</body></html>", "text/html")
         if fault is not None and fault.kind == "bad_shape":
             return self._reply(record, 200, {"id": "x", "object": "chat.completion", "choices": []})
-        if self.path.endswith(("/images/generations", "/images/edits")):
-            return self._reply(record, 200, self._images(body), headers=window_headers)
-        return self._reply(record, 200, _chat_answer(body), headers=window_headers)
+        answer = self._images(body) if self.path.endswith(("/images/generations", "/images/edits")) \
+            else _chat_answer(body)
+        self.demo.charge(answer["usage"])
+        return self._reply(record, 200, answer, headers=window_headers)
 
     def _validate(self, record: RequestRecord, body: dict[str, Any]) -> None:
         chat = self.path.endswith("/chat/completions")
@@ -537,6 +573,7 @@ class _Handler(BaseHTTPRequestHandler):
         """The answer as ``chat.completion.chunk`` events, spread over the latency, with SSE
         comment heartbeats between them; ``broken`` hangs up halfway."""
         answer = _chat_answer(body)
+        self.demo.charge(answer["usage"])
         events = _chunks(answer, include_usage=_include_usage(body))
         record.status, record.responded, record.sent_headers = 200, time.monotonic(), dict(headers)
         self.send_response(200)

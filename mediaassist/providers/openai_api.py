@@ -28,7 +28,9 @@ import asyncio
 import base64
 import binascii
 import json
+import logging
 import re
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -41,10 +43,11 @@ from mediaassist.core.config import MAX_CONCURRENCY_RANGE, ProviderConfig
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
 from mediaassist.core.limiter import AIMDLimiter, ProbeBackoff
 from mediaassist.core.messages import Message, msg
-from mediaassist.core.money import DEFAULT_MEGAPIXELS, Produced, megapixels_of
+from mediaassist.core.money import DEFAULT_MEGAPIXELS, Money, Produced, megapixels_of
 from mediaassist.core.outputs import image_problem
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.providers.base import MAX_RETRY_AFTER_S, TaskContext, TaskResult, parse_retry_after
+from mediaassist.providers.gateway_balance import BalanceUnreadable, read_gateway_balance
 from mediaassist.providers.openai_media import (
     Payload,
     edit_payload,
@@ -53,6 +56,8 @@ from mediaassist.providers.openai_media import (
     json_payload,
 )
 from mediaassist.providers.proxy import http_client
+
+log = logging.getLogger("mediaassist.openai")
 
 ENDPOINTS = {"chat": "chat/completions", "images": "images/generations", "images_edit": "images/edits"}
 RATE_LIMIT_STATUSES = frozenset({429, 503})
@@ -198,12 +203,29 @@ class OpenAIProvider:
         self.traffic = Traffic(clock, self.limiter)
         self._saved_limit: int | None = None
         self._synced_at = float("-inf")
+        self.balance: Money | None = None  # what the gateway's balance route said last (config ``balance``)
+        self.balance_read_at = 0.0
 
     async def start(self) -> None:
         key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
         self._auth = {"Authorization": f"Bearer {key}"} if key else {}
         # No client-wide timeout: each request gets its own deadline in ``_request`` instead.
         self._client = http_client(self.prov.proxy, timeout=None, limits=POOL_LIMITS, follow_redirects=False)
+        if self._auth:
+            await self.read_balance()
+
+    async def read_balance(self) -> Money | None:
+        """What the key has left, where the config names the gateway's route for it; a route that
+        does not answer leaves the last one known (and says why in the log)."""
+        if self.prov.balance is None or not self._auth:
+            return None
+        try:
+            balance = await read_gateway_balance(self._http(), self.prov.balance, self.prov.base_url, self._auth)
+        except BalanceUnreadable as exc:
+            log.info("[%s] balance not read: %s", self.prov.lane, redact(str(exc)))
+            return self.balance
+        self.balance, self.balance_read_at = balance, time.time()
+        return balance
 
     async def close(self) -> None:
         if self._client is not None:

@@ -5,6 +5,7 @@ a real store."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterator
 from decimal import Decimal
@@ -14,6 +15,7 @@ import pytest
 
 from mediaassist.core.budget import Budgeter, estimate_batch
 from mediaassist.core.config import AppConfig, parse_config
+from mediaassist.core.errors import ConfigError
 from mediaassist.core.money import SOURCE_PROVIDER, SOURCE_TABLE, Money, budget_day
 from mediaassist.core.store import SPEND_SETTLED, NewTask, Spend, SpendTotal, Store
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
@@ -185,6 +187,50 @@ async def test_the_balance_is_read_again_once_a_lane_has_run_its_batch(store, da
             await wait_until(lambda: provider.balance == Money(Decimal(100 - 3 * 17), "coins"))
             assert sched.budget.balances["poll:rh"][0] == provider.balance
         assert server.stats()["calls"]["account"] <= 3  # start, once idle (and maybe between tasks)
+
+
+GATEWAY_BALANCE = '{ url = "/user/balance", amount = "balance_infos[0].total_balance", ' \
+                  'currency_at = "balance_infos[0].currency" }'
+
+
+@pytest.mark.asyncio
+async def test_a_gateway_balance_is_read_and_the_lane_pauses_before_the_key_runs_dry(store, data_dir) -> None:
+    """A prepaid gateway key (DeepSeek's balance route on the demo): its balance is read at start
+    and spent down by the price table as tasks end; the lane pauses before a task the rest cannot
+    pay -- the gateway never has to refuse one with its 402."""
+    with DemoOpenAIServer(api_key=KEY, models=("writer",), balance=Decimal("2.00"),
+                          price_per_1k_tokens=Decimal(2)) as server:
+        config = _config(
+            toml_table("providers", name="acme", kind="api", type="openai", base_url=server.base_url,
+                       api_key=KEY, concurrency=1) + f"balance = {GATEWAY_BALANCE}\n"
+            + 'price = { currency = "CNY", per_1k_input_tokens = 2, per_1k_output_tokens = 2 }\n\n'
+            + toml_table("models", name="writer", kind="api", provider="acme", endpoint="chat"))
+        done = await run_batch(store, config, data_dir,
+                               numbered_tasks(24, "writer", "api", "api:acme", "w", prompt="a slogan for tea"), SPEED)
+        statuses = [r.status for r in server.requests if r.path.endswith("/chat/completions")]
+        left = server.balance
+    ran = [t for t in done if t.state == "success"]
+    assert 1 < len(ran) < 24 and all(t.state == "pending" and t.started_at is None for t in done[len(ran):])
+    assert 402 not in statuses and left is not None and left > 0
+    reason = store.paused_lanes()["api:acme"]
+    assert reason.startswith("balance: ") and "left on acme" in reason
+    spent = store.spend_totals(batch_ids=["b1"], settled_only=True).by_currency["CNY"]
+    assert spent == Decimal("2.00") - left  # the price table charged what the gateway did
+
+
+def test_a_balance_table_names_every_mistake() -> None:
+    base = toml_table("providers", name="acme", kind="api", type="openai", base_url="http://127.0.0.1:9/v1")
+    for table, expected in [
+            ('{ url = "/b" }', "providers[0].balance.amount: required"),
+            ('{ url = "/b", amount = "x" }', "name the currency"),
+            ('{ url = "/b", amount = "x", currency = "CNY", currency_at = "c" }', "one of the two"),
+            ('{ url = "/b", amount = "x..y", currency = "CNY" }', "is not a path"),
+            ('{ url = "/b", amount = "x", currency = "CNY", left = 1 }', "providers[0].balance.left: unknown key")]:
+        with pytest.raises(ConfigError, match=re.escape(expected)):
+            _config(base + f"balance = {table}\n")
+    rh = toml_table("providers", name="rh", kind="poll", type="runninghub", base_url="http://127.0.0.1:9")
+    with pytest.raises(ConfigError, match='only for type = "openai"'):
+        _config(rh + f"balance = {GATEWAY_BALANCE}\n")
 
 
 @pytest.mark.asyncio
