@@ -796,6 +796,11 @@ class Scheduler:
         conditions = self.lane_conditions()  # one read for both questions, every tick of a wait
         blocked = self.blocked_lanes(conditions)
         opening = waiting_for_hours(blocked, conditions)  # they open by themselves: worth the wait
+        stopped_by_budget = {name for name in blocked if is_budget_pause(conditions.paused.get(name))}
+        if stopped_by_budget and self.store.has_reservations():
+            # Another process's attempts hold part of the budget: once they settle (for less,
+            # or fail) the next claim may fit again -- the pause lifts by itself then.
+            opening |= stopped_by_budget
         open_lanes = [lane for lane in self.lanes.values() if lane.name not in blocked or lane.name in opening]
         routes = {lane.route for lane in open_lanes}
         accounts_ok = {lane.account for lane in open_lanes}

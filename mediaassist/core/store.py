@@ -394,7 +394,8 @@ class Spend(_Base):
     class Meta:
         table_name = "spend"
         indexes = ((("day", "currency"), False), (("batch_id", "currency"), False),
-                   (("task_id", "attempt"), False), (("model", "state"), False))
+                   (("task_id", "attempt"), False), (("model", "state"), False),
+                   (("state",), False))  # has_reservations (schema 5)
 
     @property
     def money(self) -> Money:
@@ -469,7 +470,8 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
     # user-facing texts kept as messages beside their English (core.messages)
     4: [("task", "error_message", "TEXT"), ("task_log", "message", "TEXT"), ("result", "text_message", "TEXT"),
         ("lane_state", "reason_message", "TEXT"), ("account", "last_error_message", "TEXT")],
-    # a create whose reply was never read holds its slot (providers/poll/lane.py)
+    # a create whose reply was never read holds its slot (providers/poll/lane.py); and an index
+    # on spend.state for has_reservations
     5: [("task", "create_hold_until", "DOUBLE PRECISION")],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
@@ -1271,6 +1273,10 @@ class Store:
     def _drop(self, row: Spend) -> None:
         self._count(row, -row.amount)
         Spend.delete().where(Spend.id == row.id).execute()
+
+    def has_reservations(self) -> bool:
+        """Some attempt, of any process on the store, holds money it has not settled yet."""
+        return bool(Spend.select().where(Spend.state == SPEND_RESERVED).exists())
 
     def release_spend(self, task: Task) -> None:
         """The attempt spent nothing (it failed or went back to the queue before any charge)."""

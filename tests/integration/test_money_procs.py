@@ -11,6 +11,7 @@ import pytest
 
 from mediaassist.core.location import HOST_ID_ENV
 from mediaassist.core.store import SPEND_SETTLED, Spend, Store
+from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from tests.helpers import PG_URL, cli, cli_popen, fresh_pg_database, toml_table, write_config, write_csv
 
 DAILY = Decimal(5)
@@ -87,6 +88,42 @@ def test_a_daily_budget_is_shared_by_two_machines_on_postgresql(tmp_path: Path) 
             assert {r.task_id.split("-")[0] for r in Spend.select()} <= {"p0", "p1"}
         finally:
             store.close()
+
+
+TOKEN_DAILY = Decimal(4)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not PG_URL, reason="set MEDIAASSIST_TEST_PG to a postgresql:// server URL")
+def test_a_token_priced_daily_budget_is_shared_by_two_machines_on_postgresql(tmp_path: Path) -> None:
+    """Prices by tokens: an estimate is not the actual. Reservations in the shared store still
+    keep two machines from spending the same yuan, and each stops only when the next task's
+    estimate no longer fits."""
+    key = "sk-money-procs-0123456789"
+    with DemoOpenAIServer(api_key=key, models=("writer",), latency_s=(0.2, 0.4)) as server, \
+            fresh_pg_database(PG_URL) as url:  # type: ignore[arg-type]
+        config = write_config(tmp_path / "config.toml", f"[budget]\ndaily = {{ CNY = {TOKEN_DAILY} }}\n\n"
+                              + toml_table("providers", name="acme", kind="api", type="openai",
+                                           base_url=server.base_url, api_key=key, concurrency=2)
+                              + 'price = { currency = "CNY", per_1k_input_tokens = 2, per_1k_output_tokens = 8 }\n\n'
+                              + toml_table("models", name="writer", kind="api", provider="acme", endpoint="chat"))
+        procs = [cli_popen("run", "--config", str(config), "--data-dir", str(tmp_path / machine), "--store", url,
+                           "--speed", "20", "--json", str(_tasks_file(tmp_path / f"{machine}.csv", machine, 12)),
+                           env={HOST_ID_ENV: machine}) for machine in ("machine-a", "machine-b")]
+        outcomes = [proc.communicate(timeout=240) for proc in procs]
+        store = Store(url)
+        try:
+            rows = list(Spend.select())
+        finally:
+            store.close()
+    settled = [r for r in rows if r.state == SPEND_SETTLED]
+    spent = sum((r.money.amount for r in settled), Decimal(0))
+    assert all(r.state == SPEND_SETTLED for r in rows)  # no reservation left behind
+    assert 0 < spent <= TOKEN_DAILY
+    assert TOKEN_DAILY - spent < max(r.estimate for r in settled) / Decimal(10**6)  # stopped when the next did not fit
+    assert {r.source for r in settled} == {"price table"}
+    assert len(settled) < 24 and sum(json.loads(out)["success"] for out, _err in outcomes) == len(settled)
+    assert all("budget: " in err for _out, err in outcomes)
 
 
 def test_estimate_status_and_a_raised_budget_on_the_command_line(tmp_path: Path) -> None:
