@@ -33,7 +33,7 @@ KIND_TEXTS = {
     ErrorKind.LOGIN: msg("login"), ErrorKind.ACCOUNT_DISABLED: msg("account_disabled"), ErrorKind.QUOTA: msg("quota"),
     ErrorKind.TIMEOUT: msg("timeout"), ErrorKind.STALLED: msg("stalled"), ErrorKind.PROVIDER: msg("provider"),
     ErrorKind.NETWORK: msg("network"), ErrorKind.BAD_INPUT: msg("bad_input"), ErrorKind.CANCELED: msg("canceled"),
-    ErrorKind.INTERNAL: msg("internal"),
+    ErrorKind.INTERNAL: msg("internal"), ErrorKind.DOWNLOAD: msg("download"),
 }
 
 

@@ -350,7 +350,7 @@ class OpenAIProvider:
             if attempt < IMAGE_DOWNLOAD_TRIES:
                 ctx.log(msg("image download failed ({problem}); trying again", problem=problem))
                 await ctx.clock.sleep(IMAGE_DOWNLOAD_RETRY_S * attempt)
-        raise TaskError(ErrorKind.PROVIDER, msg("the image was generated (and billed) but its download failed {n} "
+        raise TaskError(ErrorKind.DOWNLOAD, msg("the image was generated (and billed) but its download failed {n} "
                                                 "times ({problem}); not retried, so it is not paid for twice: "
                                                 "{detail}",
                                                 n=IMAGE_DOWNLOAD_TRIES, problem=problem, detail=redact(url)),

@@ -113,7 +113,7 @@ async def test_image_that_cannot_be_downloaded_fails_without_paying_again(server
     server.add_fault(Fault("server_error", count=None, target="files"))
     [task] = await run_batch(store, make_config(server.base_url), data_dir, [image_task()], fast_clock)
 
-    assert (task.state, task.error_kind, task.attempt) == ("failed", "provider", 1)
+    assert (task.state, task.error_kind, task.attempt) == ("failed", "download", 1)
     assert "generated (and billed) but its download failed 3 times (HTTP 500)" in task.error
     assert len(server.api_requests()) == 1
     assert len([r for r in server.requests if r.path.startswith("/files/")]) == 3

@@ -14,6 +14,7 @@ from types import ModuleType
 
 import pytest
 
+from mediaassist.core.errors import KIND_TEXTS, ErrorKind
 from mediaassist.core.messages import (
     CHINESE,
     ENGLISH,
@@ -156,3 +157,8 @@ def test_the_locale_variables_choose_the_language(environ: dict[str, str], langu
 
 def test_the_catalogue_is_a_shipped_resource() -> None:
     assert catalogue_file(CHINESE) == Path(RESOURCES) / "translations" / "core_zh_CN.mo"
+
+
+def test_every_error_kind_has_a_text() -> None:
+    # A kind without one broke the end of every attempt that failed with it (download did).
+    assert set(KIND_TEXTS) == set(ErrorKind)
