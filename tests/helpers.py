@@ -70,6 +70,26 @@ def api_model_toml(name: str, provider: str, **settings: object) -> str:
     return toml_table("models", name=name, kind="api", provider=provider, **settings)
 
 
+# An operator's task-API profile with only what is required (a create, a status with its two
+# states, where the result is): the tests of the profile format change one line of it at a time.
+MINIMAL_TASK_PROFILE = """
+name = "mine"
+[create]
+path = "/jobs"
+remote_id = "job.id"
+[create.fields]
+prompt = "{prompt}"
+[status]
+path = "/jobs/{id}"
+state = "job.state"
+[status.states]
+success = ["DONE"]
+failed = ["ERR"]
+[result]
+urls = "job.outputs[0].url"
+"""
+
+
 def sim_config_text(api_concurrency: int = 3, api_s: tuple[float, float] = (20, 40), poll_limit: int = 4,
                     poll_s: tuple[float, float] = (30, 60), accounts: tuple[str, ...] = ("alice", "bob")) -> str:
     """A config on simulated providers: models writer (api), video (poll), reasoner (web)."""
