@@ -20,6 +20,8 @@ WEB_SPEED = 10.0  # the web tests' clock: nominal answer time-outs and back-offs
 MODEL = "reasoner"
 PLAIN_MODEL = "plain"
 needs_chromium = pytest.mark.skipif(not chromium_available(None), reason="no Chromium on this machine")
+# A TipTap (ProseMirror) rich-text composer for the demo chat site (``demo_site(editor_bundle=...)``).
+EDITOR_BUNDLE = Path(__file__).parent / "fixtures" / "editor" / "tiptap-bundle.js"
 
 
 @contextmanager
