@@ -121,6 +121,15 @@ def write_profile(app: ChatApp, data_dir: Path, without: tuple[str, ...] = ()) -
     return path
 
 
+def app_on_store(app: ChatApp, data_dir: Path, store: Store, without: tuple[str, ...] = ()) -> AppConfig:
+    """The shipped profile pointed at ``app`` (less the keys ``without``), its config, and the
+    config's accounts in ``store``."""
+    write_profile(app, data_dir, without)
+    config = app_config(app.site)
+    store.sync_accounts(config.accounts)
+    return config
+
+
 def app_config(site: str, accounts: tuple[str, ...] = ("acct-a",)) -> AppConfig:
     return AppConfig(accounts=[AccountConfig(name=a, site=site) for a in accounts],
                      models=[ModelConfig(name=f"{site}-chat", kind="web", site=site)])

@@ -18,13 +18,12 @@ from tests.harness import run_batch, task_log, wait_until
 from tests.web_helpers import WEB_SPEED, needs_chromium, stored_result
 from tests.webui_helpers import (
     ChatApp,
-    app_config,
+    app_on_store,
     app_task,
     chat_app,
     logged_in_to_gradio,
     logs_in_when_the_lane_waits,
     web_lane,
-    write_profile,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.webui, needs_chromium]
@@ -45,9 +44,7 @@ async def test_gradio_long_prompt_arrives_whole_and_its_answer_is_exact(
 @pytest.mark.asyncio
 async def test_streamlit_long_prompt_arrives_whole_and_its_answer_is_exact(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
-    write_profile(streamlit_app, data_dir)
-    config = app_config("streamlit")
-    store.sync_accounts(config.accounts)
+    config = app_on_store(streamlit_app, data_dir, store)
     assert (await check_site("streamlit", "acct-a", config, data_dir, store)).login_state == "needs_login"
     providers, web = web_lane(data_dir, "streamlit", config)
     in_lane: list[LoginResult] = []

@@ -23,22 +23,21 @@ from tests.webui_helpers import (
     MULTI_LINE,
     ChatApp,
     app_config,
+    app_on_store,
     app_task,
     gradio_learn_operator,
     gradio_login,
     log_out_of_gradio,
     logged_in_to_gradio,
-    write_profile,
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
+
 @pytest.mark.asyncio
 async def test_gradio_login_lasts_an_error_fails_without_blocking_the_account_and_a_logout_is_needs_login(
         gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
-    write_profile(gradio_app, data_dir)
-    config = app_config("gradio")
-    store.sync_accounts(config.accounts)
+    config = app_on_store(gradio_app, data_dir, store)
     before = await check_site("gradio", "acct-a", config, data_dir, store)
     state_before = stored_account(store, "acct-a").login_state
     login = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,

@@ -23,22 +23,21 @@ from tests.webui_helpers import (
     MULTI_LINE,
     ChatApp,
     app_config,
+    app_on_store,
     app_task,
     logs_in_when_the_lane_waits,
     streamlit_learn_operator,
     streamlit_login,
     web_lane,
-    write_profile,
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 
+
 @pytest.mark.asyncio
 async def test_streamlit_session_login_done_inside_the_running_lane_lasts_while_the_page_stays(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
-    write_profile(streamlit_app, data_dir)
-    config = app_config("streamlit")
-    store.sync_accounts(config.accounts)
+    config = app_on_store(streamlit_app, data_dir, store)
     relaunched = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,
                                      operator=streamlit_login)
     state_after_login = stored_account(store, "acct-a").login_state
@@ -96,9 +95,7 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
 @pytest.mark.asyncio
 async def test_streamlit_without_an_error_role_a_partial_answer_then_the_exception_fails(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
-    write_profile(streamlit_app, data_dir, without=("error", "error_texts", "banner"))
-    config = app_config("streamlit")
-    store.sync_accounts(config.accounts)
+    config = app_on_store(streamlit_app, data_dir, store, without=("error", "error_texts", "banner"))
     # a fresh browser finds the gate: the account is flagged, its lane waits for the login
     assert (await check_site("streamlit", "acct-a", config, data_dir, store)).login_state == "needs_login"
     providers, web = web_lane(data_dir, "streamlit")
@@ -119,10 +116,8 @@ async def test_streamlit_without_an_error_role_a_partial_answer_then_the_excepti
 @pytest.mark.asyncio
 async def test_streamlit_page_session_login_survives_the_browser_recycle_count(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
-    write_profile(streamlit_app, data_dir)
-    config = app_config("streamlit")
+    config = app_on_store(streamlit_app, data_dir, store)
     config.app.browser_recycle_after = 1  # a recycle would be due after every task
-    store.sync_accounts(config.accounts)
     assert (await check_site("streamlit", "acct-a", config, data_dir, store)).login_state == "needs_login"
     providers, web = web_lane(data_dir, "streamlit", config)
     in_lane: list[LoginResult] = []
