@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -37,7 +38,7 @@ os.environ.setdefault("QT_API", "pyside6")
 
 import qasync
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QScrollBar
 
 from mediaassist.core.options import DB_NAME, RuntimeOptions
 from mediaassist.core.store import NewTask, Store
@@ -282,6 +283,15 @@ async def until(predicate, timeout: float = 600.0) -> None:
         await asyncio.sleep(0.01)
 
 
+async def scroll_to_end(bar: QScrollBar, loading: Callable[[], bool]) -> None:
+    """Scroll ``bar`` to its end page by page, each screenful made (``loading()`` false) before the next."""
+    while bar.value() < bar.maximum():
+        bar.setValue(min(bar.maximum(), bar.value() + bar.pageStep()))
+        await asyncio.sleep(0.02)
+        while loading():
+            await asyncio.sleep(0.005)
+
+
 def profiled(profile: cProfile.Profile | None, label: str) -> None:
     if profile is not None:
         profile.disable()
@@ -404,12 +414,7 @@ async def gallery_round(window: MainWindow, label: str) -> None:
     while gallery.model.made == 0 or gallery.model.loading:  # what the first screen asked for
         await asyncio.sleep(0.005)
     first_screen, on_screen = time.perf_counter() - started, gallery.model.made
-    bar = gallery.view.verticalScrollBar()
-    while bar.value() < bar.maximum():  # page by page, each screenful made before the next
-        bar.setValue(min(bar.maximum(), bar.value() + bar.pageStep()))
-        await asyncio.sleep(0.02)
-        while gallery.model.loading:
-            await asyncio.sleep(0.005)
+    await scroll_to_end(gallery.view.verticalScrollBar(), lambda: gallery.model.loading)
     everything = time.perf_counter() - started
     probe.cancel()
     print(f"gallery {label}: {gallery.model.rowCount():,} images listed {listed * 1000:6.0f} ms, first screen "
@@ -430,12 +435,7 @@ async def table_round(window: MainWindow) -> None:
     table.viewport().repaint()
     await until(lambda: not model.thumbnails.loading)
     first_screen = time.perf_counter() - started
-    bar = table.verticalScrollBar()
-    while bar.value() < bar.maximum():
-        bar.setValue(min(bar.maximum(), bar.value() + bar.pageStep()))
-        await asyncio.sleep(0.02)
-        while model.thumbnails.loading:
-            await asyncio.sleep(0.005)
+    await scroll_to_end(table.verticalScrollBar(), lambda: model.thumbnails.loading)
     everything = time.perf_counter() - started
     probe.cancel()
     print(f"table: {model.rowCount():,} rows, first screen {first_screen * 1000:6.0f} ms, scrolled to the end "

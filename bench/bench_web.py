@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from playwright.async_api import Page
 
 from mediaassist.core.clock import Clock
 from mediaassist.demo_servers.chat_site import ChatSite, SiteState, write_site_profile
@@ -45,6 +44,7 @@ from mediaassist.providers.web.browser import BrowserRuntime, LaunchSettings, Pl
 from mediaassist.providers.web.driver import SiteDriver
 from mediaassist.providers.web.learn import _learn_on_page
 from mediaassist.providers.web.site import Completion, SiteProfile, load_site, parse_site
+from tests.web_helpers import demo_operator
 
 
 def _quiet(_line: str) -> None:
@@ -177,17 +177,6 @@ async def completion_lag(site: ChatSite, data_dir: Path, repeats: int, rule: Com
     return statistics.median(lags)
 
 
-async def _demo_operator(step: str, page: Page) -> None:
-    """The operator's three clicks on the demo chat page (as tests/integration/test_web_learn.py)."""
-    if step == "prompt":
-        await page.click("#prompt")
-    elif step == "send":
-        await page.click("#send")
-    else:
-        await page.locator(".turn .answer-actions").wait_for()
-        await page.click(".turn .answer")
-
-
 async def learned_vs_hand(site: ChatSite, data_dir: Path, repeats: int) -> dict[str, dict[str, float]]:
     """Median per-task phases of the learned profile and the hand-written one, alternating on one page."""
     handle = PlaywrightHandle()
@@ -199,7 +188,7 @@ async def learned_vs_hand(site: ChatSite, data_dir: Path, repeats: int) -> dict[
         await runtime.open(await handle.get(), _quiet)
         page = await runtime.page()
         await page.goto(hand.start_url)
-        text = await _learn_on_page("learned", hand.start_url, page, _demo_operator, _quiet, None)
+        text = await _learn_on_page("learned", hand.start_url, page, demo_operator, _quiet, None)
         profiles: dict[str, SiteProfile] = {"learned": parse_site(tomllib.loads(text)), "hand-written": hand}
         for i in range(repeats):
             order = list(profiles.items())

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import socketserver
 import subprocess
 import sys
 import textwrap
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from mediaassist.core.config import AppConfig, parse_config
@@ -36,6 +38,24 @@ def fresh_pg_database(base_url: str) -> Iterator[str]:
         admin.cursor().execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         admin.close()
+
+
+_Server = TypeVar("_Server", bound=socketserver.BaseServer)
+
+
+@contextmanager
+def local_server(server_class: Callable[[tuple[str, int], Any], _Server],
+                 handler: type[socketserver.BaseRequestHandler]) -> Iterator[_Server]:
+    """A server for one test: ``server_class`` with ``handler`` on a free port of 127.0.0.1,
+    serving on a daemon thread while the block runs; shut down and closed after it."""
+    server = server_class(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def stored_text(store: Any) -> str:
@@ -68,6 +88,26 @@ def openai_provider_toml(name: str, base_url: str, key_env: str = "ACME_API_KEY"
 
 def api_model_toml(name: str, provider: str, **settings: object) -> str:
     return toml_table("models", name=name, kind="api", provider=provider, **settings)
+
+
+# An operator's task-API profile with only what is required (a create, a status with its two
+# states, where the result is): the tests of the profile format change one line of it at a time.
+MINIMAL_TASK_PROFILE = """
+name = "mine"
+[create]
+path = "/jobs"
+remote_id = "job.id"
+[create.fields]
+prompt = "{prompt}"
+[status]
+path = "/jobs/{id}"
+state = "job.state"
+[status.states]
+success = ["DONE"]
+failed = ["ERR"]
+[result]
+urls = "job.outputs[0].url"
+"""
 
 
 def sim_config_text(api_concurrency: int = 3, api_s: tuple[float, float] = (20, 40), poll_limit: int = 4,

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from tests.helpers import local_server
+
 
 @dataclass
 class Proxy:
@@ -105,12 +107,6 @@ def http_proxy(user: str | None = None, password: str | None = None) -> Iterator
         daemon_threads = True
         allow_reuse_address = True
 
-    server = Server(("127.0.0.1", 0), Handler)
-    proxy = Proxy(port=server.server_address[1], user=user, password=password)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with local_server(Server, Handler) as server:
+        proxy = Proxy(port=server.server_address[1], user=user, password=password)
         yield proxy
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from playwright.async_api import Page
 
 from mediaassist.core.config import AccountConfig, AppConfig, AppSettings, ModelConfig
 from mediaassist.core.store import Account, NewTask, Result, Store
@@ -20,6 +21,8 @@ WEB_SPEED = 10.0  # the web tests' clock: nominal answer time-outs and back-offs
 MODEL = "reasoner"
 PLAIN_MODEL = "plain"
 needs_chromium = pytest.mark.skipif(not chromium_available(None), reason="no Chromium on this machine")
+# A TipTap (ProseMirror) rich-text composer for the demo chat site (``demo_site(editor_bundle=...)``).
+EDITOR_BUNDLE = Path(__file__).parent / "fixtures" / "editor" / "tiptap-bundle.js"
 
 
 @contextmanager
@@ -34,6 +37,17 @@ def demo_site(data_dir: Path, duration_fn: Callable[[str], float] | None = None,
             text = re.sub(r"(?m)^timeout_s = \d+", f"timeout_s = {answer_timeout_s}", profile.read_text())
             profile.write_text(text)
         yield site
+
+
+async def demo_operator(step: str, page: Page) -> None:
+    """The operator's three clicks for ``sites learn`` on the demo chat page."""
+    if step == "prompt":
+        await page.click("#prompt")
+    elif step == "send":
+        await page.click("#send")
+    else:
+        await page.locator(".turn .answer-actions").wait_for()  # the answer has finished
+        await page.click(".turn .answer")
 
 
 def slow_first_time(slow_s: float = 60.0, fast_s: float = 0.3, marker: str = "[slow]") -> Callable[[str], float]:

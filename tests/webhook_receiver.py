@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.helpers import local_server
+
 
 @dataclass
 class Receiver:
@@ -49,12 +51,6 @@ def webhook_receiver(path: str = "/hook?key=SECRET-HOOK-KEY-123") -> Iterator[Re
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}{path}")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with local_server(ThreadingHTTPServer, Handler) as server:
+        receiver = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}{path}")
         yield receiver
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -20,11 +20,14 @@ from pathlib import Path
 import httpx
 from playwright.async_api import Page
 
+from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig
 from mediaassist.core.paths import RESOURCES, make_private_dir
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import NewTask, Store
-from mediaassist.providers.web import LoginResult
+from mediaassist.providers.base import Provider
+from mediaassist.providers.registry import build_providers
+from mediaassist.providers.web import LoginResult, login_account
 from mediaassist.providers.web.browser import BrowserRuntime
 from mediaassist.providers.web.provider import WebProvider
 from mediaassist.providers.web.tools import with_browser
@@ -35,6 +38,10 @@ USER, PASSWORD = "alice", "s3cret-pw"
 EMAIL = "alice@example.com"  # the TipTap app's login
 START_TIMEOUT_S = 90.0
 TEMPLATE_ORIGINS = {"gradio": "http://127.0.0.1:7860", "streamlit": "http://127.0.0.1:8501"}
+
+MULTI_LINE = "第一行\n第二行 with `code`\n\nthird line after a blank one"
+# The learned profile's batch: the app echoes each prompt's length as it arrived (blank line and all).
+LEARNED_BATCH = ["learned one", MULTI_LINE, "请用一句话介绍你自己。", "emoji 😀🎉 and ümlauts", "y" * 1990 + " end."]
 
 
 @dataclass
@@ -114,6 +121,15 @@ def write_profile(app: ChatApp, data_dir: Path, without: tuple[str, ...] = ()) -
     return path
 
 
+def app_on_store(app: ChatApp, data_dir: Path, store: Store, without: tuple[str, ...] = ()) -> AppConfig:
+    """The shipped profile pointed at ``app`` (less the keys ``without``), its config, and the
+    config's accounts in ``store``."""
+    write_profile(app, data_dir, without)
+    config = app_config(app.site)
+    store.sync_accounts(config.accounts)
+    return config
+
+
 def app_config(site: str, accounts: tuple[str, ...] = ("acct-a",)) -> AppConfig:
     return AppConfig(accounts=[AccountConfig(name=a, site=site) for a in accounts],
                      models=[ModelConfig(name=f"{site}-chat", kind="web", site=site)])
@@ -123,11 +139,30 @@ def app_task(site: str, prompt: str) -> NewTask:
     return NewTask(model=f"{site}-chat", model_kind="web", route=f"web:{site}", prompt=prompt)
 
 
+def web_lane(data_dir: Path, site: str, config: AppConfig | None = None) -> tuple[dict[str, Provider], WebProvider]:
+    """The providers of ``config`` (default: ``app_config(site)``) and the web lane of ``site``
+    among them, on a fast clock: errors are retried, so the back-offs are short."""
+    providers = build_providers(config or app_config(site), Clock(speed=50), data_dir)
+    web = providers[f"web:{site}"]
+    assert isinstance(web, WebProvider)
+    return providers, web
+
+
 async def gradio_login(page: Page) -> None:
     """What a person does on Gradio's login form."""
     await page.locator('input[data-testid="textbox"]').fill(USER)
     await page.locator('input[data-testid="password"]').fill(PASSWORD)
     await page.keyboard.press("Enter")
+
+
+async def logged_in_to_gradio(app: ChatApp, data_dir: Path, without: tuple[str, ...] = ()) -> AppConfig:
+    """The Gradio profile pointed at ``app`` (less the keys ``without``), and acct-a logged in
+    there as a person would."""
+    write_profile(app, data_dir, without)
+    config = app_config("gradio")
+    assert await login_account("acct-a", config, data_dir, None, headless=True, timeout_s=30,
+                               operator=gradio_login)
+    return config
 
 
 async def streamlit_login(page: Page) -> None:

@@ -149,15 +149,20 @@ def with_usage(produced: Produced, usage: Mapping[str, Any] | None) -> Produced:
 
 # --- the config's tables -----------------------------------------------------------------
 
+def _known_keys(table: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    """A ConfigError naming the table's first key that is not ``allowed``."""
+    for key in table:
+        if key not in allowed:
+            raise ConfigError(msg("{where}.{key}: unknown key (allowed: {allowed})", where=where, key=key,
+                                  allowed=", ".join(allowed)))
+
+
 def parse_price(value: Any, where: str, inherited: Price | None = None) -> Price:
     """A ``price`` table; ``inherited`` is the provider's, whose rates a model's table keeps
     unless it names another currency (rates in another unit would be nonsense)."""
     if not isinstance(value, dict):
         raise ConfigError(msg("{where}: must be a table such as {{ currency = \"CNY\", per_task = 0.5 }}", where=where))
-    for key in value:
-        if key not in PRICE_KEYS:
-            raise ConfigError(msg("{where}.{key}: unknown key (allowed: {allowed})", where=where, key=key,
-                                  allowed=", ".join(PRICE_KEYS)))
+    _known_keys(value, PRICE_KEYS, where)
     currency = value.get("currency", inherited.currency if inherited else None)
     if currency is None:
         raise ConfigError(msg("{where}.currency: required (e.g. \"CNY\", \"USD\" or a service unit such as \"coins\")",
@@ -262,10 +267,7 @@ class BudgetConfig:
 def parse_budget(value: Any, where: str = "budget") -> BudgetConfig:
     if not isinstance(value, dict):
         raise ConfigError(msg("{where}: must be a table", where=where))
-    for key in value:
-        if key not in BUDGET_KEYS:
-            raise ConfigError(msg("{where}.{key}: unknown key (allowed: {allowed})", where=where, key=key,
-                                  allowed=", ".join(BUDGET_KEYS)))
+    _known_keys(value, BUDGET_KEYS, where)
     budget = BudgetConfig()
     if "per_batch" in value:
         budget.per_batch = parse_amounts(value["per_batch"], f"{where}.per_batch")

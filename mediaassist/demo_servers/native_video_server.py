@@ -354,6 +354,13 @@ class ServiceFormat:
             raise Refused(404, self.error(fake, "not_found", f"task {job_id} not found"))
         return job
 
+    def mark_canceled(self, fake: NativeVideoFake, job_id: str) -> None:
+        """The known job ``job_id`` canceled at the operator's request (and counted in ``cancels``)."""
+        job = self.known(fake, job_id)
+        with fake.lock:
+            job.canceled = True
+            fake.cancels.append(job.job_id)
+
 
 class Kling(ServiceFormat):
     def __init__(self) -> None:
@@ -729,10 +736,7 @@ class Runway(ServiceFormat):
         return 200, answer, None
 
     def cancel(self, fake: NativeVideoFake, match: Any, body: Any, query: Any, headers: Any) -> Answer:
-        job = self.known(fake, match.group(1))
-        with fake.lock:
-            job.canceled = True
-            fake.cancels.append(job.job_id)
+        self.mark_canceled(fake, match.group(1))
         return 204, None, None
 
 
@@ -817,10 +821,7 @@ class Veo(ServiceFormat):
         return 200, answer, None
 
     def cancel(self, fake: NativeVideoFake, match: Any, body: Any, query: Any, headers: Any) -> Answer:
-        job = self.known(fake, match.group(1))
-        with fake.lock:
-            job.canceled = True
-            fake.cancels.append(job.job_id)
+        self.mark_canceled(fake, match.group(1))
         return 200, {}, None
 
     def download(self, fake: NativeVideoFake, match: Any, body: Any, query: Any, headers: Any) -> Answer:

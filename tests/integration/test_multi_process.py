@@ -20,42 +20,11 @@ from mediaassist.demo import DEMO_ACCOUNTS
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from tests.helpers import cli, cli_popen, sim_config_text, write_config, write_csv
+from tests.process_helpers import write_demo_lanes_config, write_mixed_task_file
 
 OPENAI_KEY = "sk-multi-process-test-key-0001"
 API_LIMIT, POLL_LIMIT = 3, 3
 API_TASKS, POLL_TASKS = 12, 4  # per file (one file per process)
-
-CONFIG = """
-[[providers]]
-name = "acme"
-kind = "api"
-type = "openai"
-base_url = "{openai}"
-api_key_env = "ACME_API_KEY"
-concurrency = {api_limit}
-
-[[providers]]
-name = "rh"
-kind = "poll"
-type = "runninghub"
-base_url = "{runninghub}"
-api_key_env = "RH_API_KEY"
-max_polling_tasks = {poll_limit}
-
-[[models]]
-name = "writer"
-kind = "api"
-provider = "acme"
-endpoint = "chat"
-
-[[models]]
-name = "video"
-kind = "poll"
-provider = "rh"
-workflow_id = "1904136902449209346"
-prompt_node_id = "6"
-prompt_field_name = "text"
-"""
 
 
 @pytest.fixture
@@ -64,12 +33,6 @@ def servers() -> Iterator[tuple[DemoOpenAIServer, RunningHubDemoServer]]:
     with DemoOpenAIServer(api_key=OPENAI_KEY, latency_s=(0.3, 0.6), models=("writer",)) as openai, \
             RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.1, 0.2), run_s=(0.6, 1.2), seed=3) as runninghub:
         yield openai, runninghub
-
-
-def _task_file(folder: Path, index: int) -> Path:
-    rows = ([{"model": "writer", "prompt": f"ad copy {index}-{n}"} for n in range(API_TASKS)]
-            + [{"model": "video", "prompt": f"video {index}-{n}"} for n in range(POLL_TASKS)])
-    return write_csv(folder / f"batch-{index}.csv", rows)
 
 
 def _rows(data: Path, sql: str) -> list[tuple]:
@@ -83,12 +46,12 @@ def _rows(data: Path, sql: str) -> list[tuple]:
 def test_runs_on_one_data_dir_share_the_limits_and_never_double_work(
         tmp_path: Path, servers: tuple[DemoOpenAIServer, RunningHubDemoServer], processes: int) -> None:
     openai, runninghub = servers
-    config = write_config(tmp_path / "config.toml", CONFIG.format(
-        openai=openai.base_url, runninghub=runninghub.url, api_limit=API_LIMIT, poll_limit=POLL_LIMIT))
+    config = write_demo_lanes_config(tmp_path, openai, runninghub, API_LIMIT, POLL_LIMIT)
     data = tmp_path / "data"
     env = {"ACME_API_KEY": OPENAI_KEY, "RH_API_KEY": DEMO_API_KEY}
-    runs = [cli_popen("run", str(_task_file(tmp_path, i)), "--json", "--speed", "20", "--config", str(config),
-                      "--data-dir", str(data), env=env) for i in range(processes)]
+    files = [write_mixed_task_file(tmp_path, f"batch-{i}", API_TASKS, POLL_TASKS) for i in range(processes)]
+    runs = [cli_popen("run", str(task_file), "--json", "--speed", "20", "--config", str(config),
+                      "--data-dir", str(data), env=env) for task_file in files]
     outputs = [run.communicate(timeout=240) for run in runs]
     for run, (stdout, stderr) in zip(runs, outputs, strict=True):
         assert run.returncode == 0, stderr

@@ -16,6 +16,7 @@ from mediaassist.core.store import Store
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
 from tests import poll_helpers
 from tests.harness import scheduler_running, task_log, wait_until
+from tests.helpers import MINIMAL_TASK_PROFILE
 from tests.media_helpers import first_frame_size
 from tests.poll_helpers import SPEED, states
 
@@ -230,24 +231,6 @@ base_url = "http://127.0.0.1:9/v1"
 """
 
 
-GOOD_PROFILE = """
-name = "mine"
-[create]
-path = "/jobs"
-remote_id = "job.id"
-[create.fields]
-prompt = "{prompt}"
-[status]
-path = "/jobs/{id}"
-state = "job.state"
-[status.states]
-success = ["DONE"]
-failed = ["ERR"]
-[result]
-urls = "job.outputs"
-"""
-
-
 @pytest.mark.parametrize("change, key, reason", [
     (("[create]\npath = \"/jobs\"", "[create]\npath = \"jobs\""), "create.path", "must start with /"),
     (("path = \"/jobs/{id}\"", "path = \"/jobs\""), "status.path", "must contain {id}"),
@@ -255,11 +238,12 @@ urls = "job.outputs"
     (("failed = [\"ERR\"]", "failed = [\"DONE\"]"), "status.states.failed", "already mapped to success"),
     (("prompt = \"{prompt}\"", "prompt = \"{text}\""), "create.fields.prompt", "unknown placeholder"),
     (("remote_id = \"job.id\"", "remote_id = 7"), "create.remote_id", "dotted path"),
-    (("urls = \"job.outputs\"", "urlz = \"job.outputs\""), "result.urlz", "unknown key"),
+    (("urls = \"job.outputs[0].url\"", "urlz = \"job.outputs[0].url\""), "result.urlz", "unknown key"),
 ])
 def test_invalid_operator_profile_is_a_config_error_naming_the_key(tmp_path, change, key, reason) -> None:
     profile = tmp_path / "mine.toml"
-    profile.write_text(GOOD_PROFILE.replace(*change), encoding="utf-8")
+    assert change[0] in MINIMAL_TASK_PROFILE
+    profile.write_text(MINIMAL_TASK_PROFILE.replace(*change), encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
         parse_config(tomllib.loads(provider_table(str(profile))))
     message = str(caught.value)
@@ -268,7 +252,7 @@ def test_invalid_operator_profile_is_a_config_error_naming_the_key(tmp_path, cha
 
 
 def test_operator_profile_path_is_relative_to_the_config_and_loads(tmp_path) -> None:
-    (tmp_path / "mine.toml").write_text(GOOD_PROFILE, encoding="utf-8")
+    (tmp_path / "mine.toml").write_text(MINIMAL_TASK_PROFILE, encoding="utf-8")
     config = parse_config(tomllib.loads(provider_table("mine.toml")), tmp_path)
     profile = config.providers[0].task_profile
     assert profile is not None and profile.name == "mine" and profile.states == {"done": "success", "err": "failed"}

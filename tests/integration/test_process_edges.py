@@ -25,43 +25,12 @@ from mediaassist.core.store import AUTO_RETRIES, CRASH_RETRIES, NewTask, Presenc
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
 from tests.harness import make_scheduler, wait_until_sync
-from tests.helpers import PG_URL, cli_popen, fresh_pg_database, sim_config_text, write_config, write_csv
+from tests.helpers import PG_URL, cli_popen, fresh_pg_database, sim_config_text
+from tests.process_helpers import write_demo_lanes_config, write_mixed_task_file
 
 OPENAI_KEY = "sk-process-edges-test-key-0001"
 API_LIMIT, POLL_LIMIT = 3, 3
 SHIFT_S = 120.0
-
-CONFIG = """
-[[providers]]
-name = "acme"
-kind = "api"
-type = "openai"
-base_url = "{openai}"
-api_key_env = "ACME_API_KEY"
-concurrency = {api_limit}
-
-[[providers]]
-name = "rh"
-kind = "poll"
-type = "runninghub"
-base_url = "{runninghub}"
-api_key_env = "RH_API_KEY"
-max_polling_tasks = {poll_limit}
-
-[[models]]
-name = "writer"
-kind = "api"
-provider = "acme"
-endpoint = "chat"
-
-[[models]]
-name = "video"
-kind = "poll"
-provider = "rh"
-workflow_id = "1904136902449209346"
-prompt_node_id = "6"
-prompt_field_name = "text"
-"""
 ENV = {"ACME_API_KEY": OPENAI_KEY, "RH_API_KEY": DEMO_API_KEY}
 
 
@@ -81,14 +50,7 @@ def _store_args(location: str, data: Path) -> list[str]:
 
 
 def _config(tmp_path: Path, openai: DemoOpenAIServer, runninghub: RunningHubDemoServer) -> Path:
-    return write_config(tmp_path / "config.toml", CONFIG.format(
-        openai=openai.base_url, runninghub=runninghub.url, api_limit=API_LIMIT, poll_limit=POLL_LIMIT))
-
-
-def _task_file(folder: Path, name: str, api: int, poll: int) -> Path:
-    rows = ([{"model": "writer", "prompt": f"ad copy {name}-{n}"} for n in range(api)]
-            + [{"model": "video", "prompt": f"video {name}-{n}"} for n in range(poll)])
-    return write_csv(folder / f"{name}.csv", rows)
+    return write_demo_lanes_config(tmp_path, openai, runninghub, API_LIMIT, POLL_LIMIT)
 
 
 def _shifted_clock_env(folder: Path, shift_s: float) -> dict[str, str]:
@@ -116,9 +78,9 @@ def test_a_process_with_its_clock_two_minutes_ahead_reaps_no_live_task(tmp_path:
         # local file they are two processes of this machine.
         hosts = ({"MEDIAASSIST_HOST_ID": "machine-on-time"}, {"MEDIAASSIST_HOST_ID": "machine-ahead"}) \
             if shared else ({}, {})
-        on_time = cli_popen("run", str(_task_file(tmp_path, "on-time", 15, 4)), "--json", "--speed", "20",
+        on_time = cli_popen("run", str(write_mixed_task_file(tmp_path, "on-time", 15, 4)), "--json", "--speed", "20",
                             "--config", str(config), *_store_args(location, data), env={**ENV, **hosts[0]})
-        ahead = cli_popen("run", str(_task_file(tmp_path, "ahead", 15, 4)), "--json", "--speed", "20",
+        ahead = cli_popen("run", str(write_mixed_task_file(tmp_path, "ahead", 15, 4)), "--json", "--speed", "20",
                           "--config", str(config), *_store_args(location, data),
                           env={**ENV, **hosts[1], **_shifted_clock_env(tmp_path / "ahead-site", SHIFT_S)})
         outputs = [run.communicate(timeout=240) for run in (on_time, ahead)]
@@ -163,7 +125,7 @@ def test_kill_9_and_restart_of_three_runs_never_exceeds_the_polling_limit(tmp_pa
     with RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.2, 0.4), run_s=(3.0, 5.0), seed=11) as runninghub, \
             DemoOpenAIServer(api_key=OPENAI_KEY, models=("writer",)) as openai:
         config, data = _config(tmp_path, openai, runninghub), tmp_path / "data"
-        files = [_task_file(tmp_path, f"file{i}", 0, 6) for i in range(3)]
+        files = [write_mixed_task_file(tmp_path, f"file{i}", 0, 6) for i in range(3)]
         runs = [_run_file(f, config, location, data) for f in files]
         for round_ in range(4):
             victim = round_ % 3
@@ -293,7 +255,7 @@ def test_a_retry_after_told_to_one_process_holds_for_all_three(tmp_path: Path, l
                           ratelimit_headers=False) as openai, \
             RunningHubDemoServer({DEMO_API_KEY: 100}) as runninghub:
         config, data = _config(tmp_path, openai, runninghub), tmp_path / "data"
-        runs = [_run_file(_task_file(tmp_path, f"file{i}", 6, 0), config, location, data) for i in range(3)]
+        runs = [_run_file(write_mixed_task_file(tmp_path, f"file{i}", 6, 0), config, location, data) for i in range(3)]
         for run in runs:
             _stdout, stderr = run.communicate(timeout=240)
             assert run.returncode == 0, stderr

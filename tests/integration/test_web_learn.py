@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Page
 
 from mediaassist.core import paths
 from mediaassist.core.errors import ConfigError
@@ -14,21 +13,10 @@ from mediaassist.core.store import Store
 from mediaassist.providers.web.learn import Shown, Watch, learn_site
 from mediaassist.providers.web.site import load_site
 from tests.harness import run_batch
-from tests.web_helpers import WEB_SPEED, demo_site, log_in, needs_chromium, stored_result, web_config
+from tests.web_helpers import WEB_SPEED, demo_operator, demo_site, log_in, needs_chromium, stored_result, web_config
 from tests.webui_helpers import app_config, app_task
 
 pytestmark = [pytest.mark.browser, needs_chromium]
-
-
-async def demo_operator(step: str, page: Page) -> None:
-    """The operator's three clicks on the demo chat page."""
-    if step == "prompt":
-        await page.click("#prompt")
-    elif step == "send":
-        await page.click("#send")
-    else:
-        await page.locator(".turn .answer-actions").wait_for()  # the answer has finished
-        await page.click(".turn .answer")
 
 
 @pytest.mark.asyncio

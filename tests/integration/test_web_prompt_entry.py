@@ -10,6 +10,7 @@ import pytest
 from mediaassist.core.store import Store, Task
 from tests.harness import run_batch, task_log
 from tests.web_helpers import (
+    EDITOR_BUNDLE,
     PLAIN_MODEL,
     WEB_SPEED,
     demo_site,
@@ -21,7 +22,6 @@ from tests.web_helpers import (
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]
-EDITOR_BUNDLE = Path(__file__).parents[1] / "fixtures" / "editor" / "tiptap-bundle.js"
 BLANK_LINE = "first line\n\nafter a blank line\n  indented 第二行 😀"
 
 

@@ -12,20 +12,18 @@ import pytest
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.store import Store
-from mediaassist.providers.registry import build_providers
-from mediaassist.providers.web import LoginResult, check_site, login_account
-from mediaassist.providers.web.provider import WebProvider
+from mediaassist.providers.web import LoginResult, check_site
 from tests.fixtures.webui.answers import answer_for
 from tests.harness import run_batch, task_log, wait_until
 from tests.web_helpers import WEB_SPEED, needs_chromium, stored_result
 from tests.webui_helpers import (
     ChatApp,
-    app_config,
+    app_on_store,
     app_task,
     chat_app,
-    gradio_login,
+    logged_in_to_gradio,
     logs_in_when_the_lane_waits,
-    write_profile,
+    web_lane,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.webui, needs_chromium]
@@ -36,9 +34,7 @@ LONG_PROMPT = "long: " + " ".join(f"word{i}" for i in range(420))  # ~3,000 char
 @pytest.mark.asyncio
 async def test_gradio_long_prompt_arrives_whole_and_its_answer_is_exact(
         gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
-    write_profile(gradio_app, data_dir)
-    config = app_config("gradio")
-    assert await login_account("acct-a", config, data_dir, None, headless=True, timeout_s=30, operator=gradio_login)
+    config = await logged_in_to_gradio(gradio_app, data_dir)
     tasks = await run_batch(store, config, data_dir, [app_task("gradio", LONG_PROMPT)], WEB_SPEED)
 
     assert tasks[0].state == "success", task_log(store, tasks[0].task_id)
@@ -48,13 +44,9 @@ async def test_gradio_long_prompt_arrives_whole_and_its_answer_is_exact(
 @pytest.mark.asyncio
 async def test_streamlit_long_prompt_arrives_whole_and_its_answer_is_exact(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
-    write_profile(streamlit_app, data_dir)
-    config = app_config("streamlit")
-    store.sync_accounts(config.accounts)
+    config = app_on_store(streamlit_app, data_dir, store)
     assert (await check_site("streamlit", "acct-a", config, data_dir, store)).login_state == "needs_login"
-    providers = build_providers(config, Clock(speed=50), data_dir)
-    web = providers["web:streamlit"]
-    assert isinstance(web, WebProvider)
+    providers, web = web_lane(data_dir, "streamlit", config)
     in_lane: list[LoginResult] = []
     tasks = await run_batch(store, config, data_dir, [app_task("streamlit", LONG_PROMPT)], web.clock,
                             providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
@@ -67,11 +59,8 @@ async def test_streamlit_long_prompt_arrives_whole_and_its_answer_is_exact(
 @pytest.mark.asyncio
 async def test_gradio_server_killed_mid_answer_fails_never_succeeds(
         store: Store, data_dir: Path, tmp_path: Path) -> None:
-    config = app_config("gradio")
     with chat_app("gradio", tmp_path) as app:
-        write_profile(app, data_dir)
-        assert await login_account("acct-a", config, data_dir, None, headless=True, timeout_s=30,
-                                   operator=gradio_login)
+        config = await logged_in_to_gradio(app, data_dir)
 
         async def kill_while_streaming(_sched: object, _ids: list[str]) -> None:
             await wait_until(lambda: "the answer started" in "".join(

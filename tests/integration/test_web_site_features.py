@@ -13,6 +13,7 @@ from mediaassist.demo_servers.chat_site import ERROR_TEXT
 from mediaassist.providers.web import login_account
 from tests.harness import run_batch, task_log, wait_until
 from tests.web_helpers import (
+    EDITOR_BUNDLE,
     PLAIN_MODEL,
     WEB_SPEED,
     demo_site,
@@ -25,7 +26,6 @@ from tests.web_helpers import (
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]
-EDITOR_BUNDLE = Path(__file__).parents[1] / "fixtures" / "editor" / "tiptap-bundle.js"
 
 
 @pytest.mark.asyncio

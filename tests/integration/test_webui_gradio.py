@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from mediaassist.core.config import AppConfig
 from mediaassist.core.store import Store
 from mediaassist.providers.web import check_site, login_account
 from mediaassist.providers.web.browser import profile_dir
@@ -20,38 +19,25 @@ from tests.fixtures.webui.answers import ERROR_MESSAGE, answer_for
 from tests.harness import run_batch, task_log
 from tests.web_helpers import WEB_SPEED, needs_chromium, stored_account, stored_result
 from tests.webui_helpers import (
+    LEARNED_BATCH,
+    MULTI_LINE,
     ChatApp,
     app_config,
+    app_on_store,
     app_task,
     gradio_learn_operator,
     gradio_login,
     log_out_of_gradio,
-    write_profile,
+    logged_in_to_gradio,
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]
-
-MULTI_LINE = "第一行\n第二行 with `code`\n\nthird line after a blank one"
-# The learned profile's batch: the app echoes each prompt's length as it arrived (blank line and all).
-LEARNED_BATCH = ["learned one", MULTI_LINE, "请用一句话介绍你自己。", "emoji 😀🎉 and ümlauts", "y" * 1990 + " end."]
-
-
-async def _logged_in_to(app: ChatApp, data_dir: Path, without: tuple[str, ...] = ()) -> AppConfig:
-    """The Gradio profile pointed at ``app`` (less the keys ``without``), and acct-a logged in
-    there as a person would."""
-    write_profile(app, data_dir, without)
-    config = app_config("gradio")
-    assert await login_account("acct-a", config, data_dir, None, headless=True, timeout_s=30,
-                               operator=gradio_login)
-    return config
 
 
 @pytest.mark.asyncio
 async def test_gradio_login_lasts_an_error_fails_without_blocking_the_account_and_a_logout_is_needs_login(
         gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
-    write_profile(gradio_app, data_dir)
-    config = app_config("gradio")
-    store.sync_accounts(config.accounts)
+    config = app_on_store(gradio_app, data_dir, store)
     before = await check_site("gradio", "acct-a", config, data_dir, store)
     state_before = stored_account(store, "acct-a").login_state
     login = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,
@@ -81,7 +67,7 @@ async def test_gradio_login_lasts_an_error_fails_without_blocking_the_account_an
 @pytest.mark.asyncio
 async def test_gradio_sites_learn_writes_a_profile_that_runs_a_batch(
         gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
-    config = await _logged_in_to(gradio_app, data_dir)
+    config = await logged_in_to_gradio(gradio_app, data_dir)
     result = await learn_site("learned-gradio", gradio_app.base_url + "/", "acct-a", config, data_dir,
                               headless=True, operator=gradio_learn_operator, say=lambda line: None)
     prompts = LEARNED_BATCH
@@ -100,7 +86,7 @@ async def test_gradio_sites_learn_writes_a_profile_that_runs_a_batch(
 async def test_gradio_without_an_error_role_a_partial_answer_then_the_error_toast_fails(
         gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
     # The profile as a learned one is: no error role, no error_texts, the default banners.
-    config = await _logged_in_to(gradio_app, data_dir, without=("error", "error_texts", "banner"))
+    config = await logged_in_to_gradio(gradio_app, data_dir, without=("error", "error_texts", "banner"))
     prompts = ["this fails [error]", "what does error 500 mean? it failed again"]
     tasks = await run_batch(store, config, data_dir, [app_task("gradio", p) for p in prompts], WEB_SPEED)
     failed, answered = tasks

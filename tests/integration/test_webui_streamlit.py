@@ -11,51 +11,37 @@ from pathlib import Path
 
 import pytest
 
-from mediaassist.core.clock import Clock
 from mediaassist.core.store import Store
-from mediaassist.providers.base import Provider
-from mediaassist.providers.registry import build_providers
 from mediaassist.providers.web import LoginResult, check_site, login_account
 from mediaassist.providers.web.learn import learn_site
-from mediaassist.providers.web.provider import WebProvider
 from mediaassist.providers.web.site import load_site
 from tests.fixtures.webui.answers import ERROR_MESSAGE, answer_for
 from tests.harness import run_batch, task_log
 from tests.web_helpers import needs_chromium, stored_account, stored_result
 from tests.webui_helpers import (
+    LEARNED_BATCH,
+    MULTI_LINE,
     ChatApp,
     app_config,
+    app_on_store,
     app_task,
     logs_in_when_the_lane_waits,
     streamlit_learn_operator,
     streamlit_login,
-    write_profile,
+    web_lane,
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]
-
-MULTI_LINE = "第一行\n第二行 with `code`\n\nthird line after a blank one"
-# The learned profile's batch: the app echoes each prompt's length as it arrived (blank line and all).
-LEARNED_BATCH = ["learned one", MULTI_LINE, "请用一句话介绍你自己。", "emoji 😀🎉 and ümlauts", "y" * 1990 + " end."]
-
-
-def _lane(site: str, data_dir: Path) -> tuple[dict[str, Provider], WebProvider]:
-    providers = build_providers(app_config(site), Clock(speed=50), data_dir)  # errors are retried: short back-offs
-    web = providers[f"web:{site}"]
-    assert isinstance(web, WebProvider)
-    return providers, web
 
 
 @pytest.mark.asyncio
 async def test_streamlit_session_login_done_inside_the_running_lane_lasts_while_the_page_stays(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
-    write_profile(streamlit_app, data_dir)
-    config = app_config("streamlit")
-    store.sync_accounts(config.accounts)
+    config = app_on_store(streamlit_app, data_dir, store)
     relaunched = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,
                                      operator=streamlit_login)
     state_after_login = stored_account(store, "acct-a").login_state
-    providers, web = _lane("streamlit", data_dir)
+    providers, web = web_lane(data_dir, "streamlit")
     in_lane: list[LoginResult] = []
     prompts = [MULTI_LINE, "boom [error]", "after the error"]
     tasks = await run_batch(store, config, data_dir, [app_task("streamlit", p) for p in prompts], web.clock,
@@ -87,7 +73,7 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
     result = await learn_site("learned-streamlit", streamlit_app.base_url + "/", "acct-a", learned, data_dir,
                               headless=True, operator=streamlit_learn_operator, say=lambda line: None, store=store)
     profile = load_site("learned-streamlit", data_dir)
-    providers, web = _lane("learned-streamlit", data_dir)
+    providers, web = web_lane(data_dir, "learned-streamlit")
     in_lane: list[LoginResult] = []
     prompts = LEARNED_BATCH
     tasks = await run_batch(store, learned, data_dir, [app_task("learned-streamlit", p) for p in prompts],
@@ -109,12 +95,10 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
 @pytest.mark.asyncio
 async def test_streamlit_without_an_error_role_a_partial_answer_then_the_exception_fails(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
-    write_profile(streamlit_app, data_dir, without=("error", "error_texts", "banner"))
-    config = app_config("streamlit")
-    store.sync_accounts(config.accounts)
+    config = app_on_store(streamlit_app, data_dir, store, without=("error", "error_texts", "banner"))
     # a fresh browser finds the gate: the account is flagged, its lane waits for the login
     assert (await check_site("streamlit", "acct-a", config, data_dir, store)).login_state == "needs_login"
-    providers, web = _lane("streamlit", data_dir)
+    providers, web = web_lane(data_dir, "streamlit")
     in_lane: list[LoginResult] = []
     prompts = ["boom [error]", "what does error 500 mean? it failed again"]
     tasks = await run_batch(store, config, data_dir, [app_task("streamlit", p) for p in prompts], web.clock,
@@ -132,14 +116,10 @@ async def test_streamlit_without_an_error_role_a_partial_answer_then_the_excepti
 @pytest.mark.asyncio
 async def test_streamlit_page_session_login_survives_the_browser_recycle_count(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
-    write_profile(streamlit_app, data_dir)
-    config = app_config("streamlit")
+    config = app_on_store(streamlit_app, data_dir, store)
     config.app.browser_recycle_after = 1  # a recycle would be due after every task
-    store.sync_accounts(config.accounts)
     assert (await check_site("streamlit", "acct-a", config, data_dir, store)).login_state == "needs_login"
-    providers = build_providers(config, Clock(speed=50), data_dir)
-    web = providers["web:streamlit"]
-    assert isinstance(web, WebProvider)
+    providers, web = web_lane(data_dir, "streamlit", config)
     in_lane: list[LoginResult] = []
     prompts = ["one", "two", "three"]
     tasks = await run_batch(store, config, data_dir, [app_task("streamlit", p) for p in prompts], web.clock,

@@ -49,6 +49,15 @@ def english_after_each_test() -> Iterator[None]:
         Translations().apply("en")
 
 
+@pytest.fixture
+def chinese(qtbot: object) -> Iterator[None]:
+    """The test runs with the interface in Chinese (English again after it)."""
+    translations = Translations()
+    translations.apply("zh_CN")
+    yield
+    translations.apply("en")
+
+
 def api_tasks(n: int, prefix: str = "t", **params: object) -> list[NewTask]:
     """The window tests' tasks: ids ``t00000``.. (five digits sort as numbers up to the 300 of
     ``filled_store``), prompts ``prompt 0``.."""

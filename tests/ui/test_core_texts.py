@@ -87,14 +87,6 @@ def test_the_scan_finds_an_english_sentence() -> None:
     assert [is_english_literal(node) for node in text_arguments(tree)] == [True, True, False]
 
 
-@pytest.fixture
-def chinese(qtbot: object) -> Iterator[None]:
-    translations = Translations()
-    translations.apply("zh_CN")
-    yield
-    translations.apply("en")
-
-
 def test_a_stored_log_line_reads_in_chinese_with_its_values(chinese: None, store: Store) -> None:
     line = msg("attempt {attempt} failed ({kind}): {message}; will retry", attempt=2,
                kind=errors.KIND_TEXTS[errors.ErrorKind.PROVIDER], message=msg("simulated failure"))

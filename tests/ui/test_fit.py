@@ -4,20 +4,14 @@ its own process on Qt's offscreen platform with a 1366×768 screen."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QLabel
 
 from mediaassist.ui.fit import ElidedLabel
+from tests.ui.ui_helpers import probe_on_a_laptop_screen
 
-ROOT = Path(__file__).resolve().parents[2]
-SCREEN = {"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768,
-                       "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}
 EXPECTED = {"first window", "first window, table", "maximized window, table",
             "settings", "import preview", "image preview", "video preview", "edit and run again", "compare",
             "quit question"}
@@ -27,14 +21,7 @@ EXPECTED = {"first window", "first window, table", "maximized window, table",
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 def test_window_and_dialogs_fit_a_1366x768_screen(tmp_path: Path, language: str) -> None:
-    screens = tmp_path / "screens.json"
-    screens.write_text(json.dumps(SCREEN))
-    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={screens}",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, "-m", "tests.ui.fit_probe", language, str(tmp_path)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=240, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = probe_on_a_laptop_screen("fit_probe", language, tmp_path)
     assert set(report["checked"]) >= EXPECTED, report["checked"]
     assert sum(name.startswith("window, tab") for name in report["checked"]) == 3
     assert report["problems"] == []

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
@@ -23,7 +22,6 @@ from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import GalleryView
-from mediaassist.ui.i18n import Translations
 from mediaassist.ui.import_dialog import estimate_html
 from mediaassist.ui.panels import BatchList
 from mediaassist.ui.task_model import COL, COLUMNS, TaskTableModel
@@ -58,14 +56,6 @@ price = { currency = "USD", per_image = 1234.5 }
 @pytest.fixture
 def config() -> AppConfig:
     return parse_config(tomllib.loads(CONFIG))
-
-
-@pytest.fixture
-def chinese(qtbot: object) -> Iterator[None]:
-    translations = Translations()
-    translations.apply("zh_CN")
-    yield
-    translations.apply("en")
 
 
 def _spent_batch(store: Store, config: AppConfig) -> None:

@@ -6,31 +6,18 @@ in its own process: the screen is fixed when Qt starts)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-SCREEN = {"screens": [{"name": "laptop", "x": 0, "y": 0, "width": 1366, "height": 768,
-                       "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}
+from tests.ui.ui_helpers import probe_on_a_laptop_screen
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 def test_every_lane_and_its_failed_count_show_at_1366x768(tmp_path: Path, language: str) -> None:
-    screens = tmp_path / "screens.json"
-    screens.write_text(json.dumps(SCREEN))
-    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={screens}",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, "-m", "tests.ui.panels_probe", language, str(tmp_path)], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=240, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = probe_on_a_laptop_screen("panels_probe", language, tmp_path)
     assert report.get("problems") == [], report
     assert report["maximized"] and report["lanes"] == 6 and report["batches_seen"] >= 3
     # pending rows: Result and Error as narrow as their titles, the Prompt wider than both together

@@ -11,23 +11,9 @@ from mediaassist.core.config import parse_config
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.paths import RESOURCES
 from mediaassist.core.task_profiles import load_profile, parse_profile
+from tests.helpers import MINIMAL_TASK_PROFILE
 
-BASE = """
-name = "mine"
-[create]
-path = "/jobs"
-remote_id = "job.id"
-[create.fields]
-prompt = "{prompt}"
-[status]
-path = "/jobs/{id}"
-state = "job.state"
-[status.states]
-success = ["DONE"]
-failed = ["ERR"]
-[result]
-urls = "job.outputs[0].url"
-"""
+BASE = MINIMAL_TASK_PROFILE
 NATIVE = ("kling", "volcengine-seedance", "minimax-hailuo", "dashscope-wan", "vidu", "runway", "gemini-veo")
 
 
