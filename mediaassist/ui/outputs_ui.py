@@ -36,7 +36,7 @@ from mediaassist.runtime import Runtime
 from mediaassist.ui.core_texts import error_text, translated
 from mediaassist.ui.gallery import caption
 from mediaassist.ui.i18n import tr
-from mediaassist.ui.player import MediaPlayer, playback_available
+from mediaassist.ui.player import MediaPlayer, PlaybackGroup, playback_available
 
 COMPARE_COLUMNS = 3  # tiles per line: three clips side by side still fit 1366 px
 
@@ -179,7 +179,7 @@ class CompareTile(QWidget):
 
 
 class CompareDialog(QDialog):
-    """A row's outputs -- its fan-out and its reruns -- side by side; clips start together."""
+    """A row's outputs -- its fan-out and its reruns -- side by side; clips play in step."""
 
     def __init__(self, rt: Runtime, batch_id: str, group: str, pick: Callable[[MediaItem], MediaItem],
                  parent: Any = None) -> None:
@@ -196,9 +196,12 @@ class CompareDialog(QDialog):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(grid_host)
+        self.playback = PlaybackGroup([t.player for t in self.tiles if t.player is not None], self)
         self.play_all = QPushButton(tr("Play all from the start"))
-        self.play_all.setEnabled(any(t.player is not None for t in self.tiles))
-        self.play_all.clicked.connect(self.play_together)
+        self.play_all.setEnabled(bool(self.playback.players))
+        self.play_all.clicked.connect(self.playback.toggle)
+        self.playback.playing_changed.connect(lambda playing: self.play_all.setText(
+            tr("Pause all") if playing else tr("Play all from the start")))
         note = QLabel(tr("{n} outputs of this row (its models and reruns). Click a star, or select a tile and "
                          "press P, to pick.").format(n=len(items)) if items
                       else tr("This row has no outputs yet."))
@@ -226,12 +229,8 @@ class CompareDialog(QDialog):
             if tile is focused or tile.isAncestorOf(focused):
                 tile._toggle()
 
-    def play_together(self) -> None:
-        for tile in self.tiles:
-            if tile.player is not None:
-                tile.player.play_from(0)
-
     def done(self, result: int) -> None:
+        self.playback.pause()
         for tile in self.tiles:
             if tile.player is not None:
                 tile.player.stop()

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QLoggingCategory, Qt, QUrl, Signal
+from PySide6.QtCore import QLoggingCategory, QObject, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QImage, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
@@ -126,3 +126,64 @@ class MediaPlayer(QWidget):
     def stop(self) -> None:
         self.player.stop()
         self.player.setSource(QUrl())
+
+
+SYNC_EVERY_MS = 400
+SYNC_TOLERANCE_MS = 150  # two decoders drift by a frame or two; more than this is seen
+
+
+class PlaybackGroup(QObject):
+    """Clips that play together (the compare view): started from the start at once, then kept
+    on the first clip's position while they play -- decoders start at different moments and
+    drift apart -- and paused or played again together. ``playing_changed(bool)``."""
+
+    playing_changed = Signal(bool)
+
+    def __init__(self, players: list[MediaPlayer], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.players = players
+        self.playing = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(SYNC_EVERY_MS)
+        self._timer.timeout.connect(self.align)
+
+    def toggle(self) -> None:
+        if self.playing:
+            self.pause()
+        else:
+            self.play_from_start()
+
+    def play_from_start(self) -> None:
+        for player in self.players:
+            player.play_from(0)
+        self._set_playing(True)
+
+    def pause(self) -> None:
+        for player in self.players:
+            player.player.pause()
+        self._set_playing(False)
+
+    def align(self) -> None:
+        """Bring every clip to the first one's position, where the first has not outrun it."""
+        from PySide6.QtMultimedia import QMediaPlayer
+
+        if not self.players:
+            return
+        leader = self.players[0].player
+        if leader.playbackState() != QMediaPlayer.PlaybackState.PlayingState:
+            self._set_playing(False)  # it ended (or was paused by its own button): the group rests
+            return
+        position = leader.position()
+        for follower in (p.player for p in self.players[1:]):
+            inside = follower.duration() <= 0 or position < follower.duration()
+            if inside and abs(follower.position() - position) > SYNC_TOLERANCE_MS:
+                follower.setPosition(position)
+
+    def _set_playing(self, playing: bool) -> None:
+        if playing:
+            self._timer.start()
+        else:
+            self._timer.stop()
+        if playing != self.playing:
+            self.playing = playing
+            self.playing_changed.emit(playing)
