@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     options = RuntimeOptions.from_arguments(args)
     _setup_logging(args, options)
     # A warning (say, a config file others can read) is a message to the operator, not a trace.
-    warnings.formatwarning = lambda message, *_rest, **_kw: f"mediaassist: warning: {message}\n"
+    warnings.formatwarning = lambda message, *_rest, **_kw: _warning_line(args, message)
     try:
         if args.command is None:
             return _window(args, options)
@@ -78,6 +78,17 @@ def main(argv: list[str] | None = None) -> int:
         if classified is None:
             raise
         return report_storage_fault(classified, args)
+
+
+def _warning_line(args: argparse.Namespace, warning: Warning | str) -> str:
+    """A warning as the operator reads it, in the language of ``--lang`` or the locale."""
+    from mediaassist.core.messages import Message, language_from_environment, msg, render, verbatim
+
+    reason = getattr(warning, "message", None)
+    if not isinstance(reason, Message):
+        reason = verbatim(str(warning))
+    line = msg("mediaassist: warning: {reason}", reason=reason)
+    return render(line, getattr(args, "lang", None) or language_from_environment()) + "\n"
 
 
 def _where_it_failed(exc: OSError, options: RuntimeOptions) -> Path:
@@ -142,7 +153,10 @@ def _login_in_window(args: argparse.Namespace, options: RuntimeOptions) -> int |
     if handed is None:
         return None
     ok, message = handed
-    print(f"{args.name}: {message} (in the running window's lane)", file=sys.stdout if ok else sys.stderr)
+    from mediaassist.core.messages import language_from_environment, msg, render
+
+    line = msg("{name}: {reason} (in the running window's lane)", name=args.name, reason=message)
+    print(render(line, args.lang or language_from_environment()), file=sys.stdout if ok else sys.stderr)
     return EXIT_OK if ok else EXIT_FAILED
 
 
