@@ -12,6 +12,7 @@ import json
 import signal
 import sys
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -31,13 +32,32 @@ from mediaassist.core.errors import (
 from mediaassist.core.importer import ImportReport, read_task_file
 from mediaassist.core.lanes import lane_names
 from mediaassist.core.manifest import file_entry
-from mediaassist.core.messages import ENGLISH, Message, each_of, language_from_environment, listed, msg, render
-from mediaassist.core.money import format_totals, from_micros, money_message
+from mediaassist.core.messages import (
+    ENGLISH,
+    Message,
+    each_of,
+    language_from_environment,
+    listed,
+    msg,
+    render,
+    verbatim,
+)
+from mediaassist.core.money import Totals, from_micros, money_message, totals_message
 from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
 from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
-from mediaassist.core.store import FINAL_STATES, PAUSED_BY_OPERATOR, SPEND_SETTLED, Spend, Store, Task, iso
-from mediaassist.status import lane_status, poll_account_checks, processes_at_work, spent_today
+from mediaassist.core.store import (
+    FINAL_STATES,
+    LOGIN_STATES,
+    PAUSED_BY_OPERATOR,
+    SPEND_SETTLED,
+    Spend,
+    Store,
+    Task,
+    iso,
+    login_state_message,
+)
+from mediaassist.status import lane_status, lanes_outside_hours, poll_account_checks, processes_at_work, spent_today
 
 if TYPE_CHECKING:
     from mediaassist.runtime import Runtime
@@ -58,7 +78,24 @@ def output_language(args: argparse.Namespace) -> str:
 
 def say(message: Message, *, to: TextIO | None = None, end: str = "\n") -> None:
     """One line for the operator in the CLI's language; on stderr unless ``to`` says otherwise."""
-    print(render(message, _OUT.language), file=to or sys.stderr, end=end, flush=True)
+    print(shown(message), file=to or sys.stderr, end=end, flush=True)
+
+
+def shown(message: Message) -> str:
+    """``message`` in the CLI's language."""
+    return render(message, _OUT.language)
+
+
+def width(text: str) -> int:
+    """The columns ``text`` takes on a terminal: a wide (CJK) character takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 0 if unicodedata.combining(c) else 1
+               for c in text)
+
+
+def padded(text: str | Message, columns: int) -> str:
+    """``text`` (a message in the CLI's language) filled with spaces to ``columns`` terminal columns."""
+    text = shown(text) if isinstance(text, Message) else text
+    return text + " " * max(0, columns - width(text))
 
 
 # --- dispatch ---------------------------------------------------------------------------------
@@ -118,28 +155,30 @@ def _doctor(options: RuntimeOptions) -> int:
     config = load_app_config(options) if not options.demo else AppConfig()
     path = data_dir(options.data_dir) / DB_NAME
     if store_location(options, config, path.parent) != path:
-        print("mediaassist doctor: the store is a shared PostgreSQL database; its server looks after it "
-              "(pg_dump for a backup)", file=sys.stderr)
+        say(msg("mediaassist doctor: the store is a shared PostgreSQL database; its server looks after it "
+                "(pg_dump for a backup)"))
         return EXIT_BAD_INPUT
     if not path.is_file():
-        print(f"mediaassist doctor: there is no store file at {path}", file=sys.stderr)
+        say(msg("mediaassist doctor: there is no store file at {path}", path=path))
         return EXIT_BAD_INPUT
     try:
         report = examine(path, path.parent / "backups")
     except OSError as exc:
-        print(f"mediaassist doctor: could not back up {path} first ({exc.strerror or exc}); nothing was "
-              "changed -- free some space and run it again", file=sys.stderr)
+        say(msg("mediaassist doctor: could not back up {path} first ({reason}); nothing was changed -- free "
+                "some space and run it again", path=path, reason=exc.strerror or exc))
         return EXIT_FAILED
-    print(f"backed up to {report.backup}")
+    say(msg("backed up to {path}", path=report.backup), to=sys.stdout)
     if report.healthy:
-        print(f"{path}: PRAGMA integrity_check ok; "
-              + ("its -wal is written back" if report.checkpointed else "another process is using it now"))
+        say(msg("{path}: PRAGMA integrity_check ok; its -wal is written back", path=path) if report.checkpointed
+            else msg("{path}: PRAGMA integrity_check ok; another process is using it now", path=path),
+            to=sys.stdout)
         return EXIT_OK
     say(msg("{path} is damaged: {problems}", path=path, problems=each_of(report.problems)), to=sys.stdout)
     if report.recovered_file is not None and report.recovered:
-        saved = ", ".join(f"{table} {n}" for table, n in report.recovered.items())
-        print(f"rows that could be read are saved in {report.recovered_file} ({saved}); to use them, move "
-              f"{path.name} and its -wal and -shm files aside and put that file in its place")
+        saved = listed([msg("{table} {rows}", table=table, rows=n) for table, n in report.recovered.items()])
+        say(msg("rows that could be read are saved in {file} ({saved}); to use them, move {name} and its -wal "
+                "and -shm files aside and put that file in its place", file=report.recovered_file, saved=saved,
+                name=path.name), to=sys.stdout)
     return EXIT_FAILED
 
 
@@ -292,8 +331,8 @@ def _report_cost(rt: Runtime, batch_ids: list[str]) -> None:
     actual = rt.store.spend_totals(batch_ids=batch_ids, settled_only=True)
     estimate = rt.store.batch_estimates(batch_ids)
     if actual or estimate:
-        say(msg("cost: {actual} (estimated {estimate})", actual=format_totals(actual),
-                estimate=format_totals(estimate)))
+        say(msg("cost: {actual} (estimated {estimate})", actual=totals_message(actual),
+                estimate=totals_message(estimate)))
     for route, (balance, _read_at) in sorted(rt.scheduler.budget.balances.items()):
         say(msg("balance: {route}: {money} left", route=route, money=money_message(balance)))
 
@@ -387,15 +426,18 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
         async with Runtime(options) as rt:
             rt.store.verify()
             lanes, at_work = lane_status(rt.config, rt.store), processes_at_work(rt.store)
-            spent, stopped = spent_today(rt.config, rt.store), paused_batches(rt.store.paused_lane_reasons())
+            spent, paused = spent_today(rt.config, rt.store), rt.store.paused_lane_reasons()
+            closed = lanes_outside_hours(rt.config)
             checks = await poll_account_checks(rt.config)
     else:
         config = load_app_config(options)
         with _open_store(options) as store:
             store.verify()
             lanes, at_work = lane_status(config, store), processes_at_work(store)
-            spent, stopped = spent_today(config, store), paused_batches(store.paused_lane_reasons())
+            spent, paused = spent_today(config, store), store.paused_lane_reasons()
+        closed = lanes_outside_hours(config)
         checks = await poll_account_checks(config)
+    stopped = paused_batches(paused)
     for lane in lanes:
         if lane["lane"] in checks:
             lane["account_check"] = [str(line) for line in checks[lane["lane"]]]  # English in the JSON
@@ -404,40 +446,50 @@ async def _status(args: argparse.Namespace, options: RuntimeOptions) -> int:
                           "stopped_batches": {batch: str(why) for batch, why in stopped.items()}},
                          ensure_ascii=False, indent=1))
         return EXIT_OK
+    name_width = max([28, *(width(lane["lane"]) for lane in lanes)])
     for lane in lanes:
-        line = (f"{lane['lane']:<28} {lane['kind']:<5} running {lane['running']}/{lane['limit']}  "
-                f"pending {lane['pending']}  success {lane['success']}  failed {lane['failed']}  "
-                f"canceled {lane['canceled']}")
-        if lane["kind"] == "poll":
-            line += f"  polling {lane['currentPollingTasks']}, waiting {lane['waitingQueueSize']}"
-        if lane.get("adaptive"):
-            line += f"  (auto: learned limit {lane['limit']}, max {lane['max_concurrency']})"
-        if lane.get("paused"):
-            line += f"  PAUSED: {lane['paused']}"
-        elif lane.get("closed"):
-            line += f"  RESTING: {lane['closed']}"
-        if lane.get("enabled") is False:
-            line += "  DISABLED"
-        if lane["kind"] == "web" and "host" in lane:
-            line += f"  on {lane['host'] or 'any machine'}"
-        if lane.get("login_state") == "needs_login":
-            line += f"  NEEDS LOGIN (mediaassist accounts login {lane['lane'].split(':', 1)[1]})"
-        if lane["lane"] in spent.by_lane:
-            line += f"  spent today {format_totals(spent.by_lane[lane['lane']])}"
-        print(line)
+        print(_lane_line(lane, name_width, paused.get(lane["lane"]), closed.get(lane["lane"]),
+                         spent.by_lane.get(lane["lane"])))
         for check in checks.get(lane["lane"], []):
-            print("    " + render(check, _OUT.language))
+            print("    " + shown(check))
     if not lanes:
         where = options.config_path or default_config_path()
         say(msg("no lanes: add [[providers]] and [[accounts]] to {where} (see docs/configuration.md), or try --demo",
                 where=where), to=sys.stdout)
-    say(msg("spent today ({day}): {spent}", day=spent.day, spent=format_totals(spent.total)), to=sys.stdout)
+    say(msg("spent today ({day}): {spent}", day=spent.day, spent=totals_message(spent.total)), to=sys.stdout)
     for batch, reason in sorted(stopped.items()):
         say(msg("batch {batch} STOPPED: {reason}", batch=batch, reason=reason), to=sys.stdout)
     hosts = [msg("{host} ({processes})", host=host, processes=_processes(n)) for host, n in at_work.items()]
     say(msg("at work on this store: {hosts}", hosts=listed(hosts) if hosts else msg("no mediaassist process")),
         to=sys.stdout)
     return EXIT_OK
+
+
+def _lane_line(lane: dict[str, Any], name_width: int, paused: Message | None, closed: Message | None,
+               spent: Totals | None) -> str:
+    """One lane of ``status``: its name and kind in columns, then its counts and conditions."""
+    parts = [msg("running {running}/{limit}  pending {pending}  success {success}  failed {failed}  "
+                 "canceled {canceled}", running=lane["running"], limit=lane["limit"], pending=lane["pending"],
+                 success=lane["success"], failed=lane["failed"], canceled=lane["canceled"])]
+    if lane["kind"] == "poll":
+        parts.append(msg("polling {polling}, waiting {waiting}", polling=lane["currentPollingTasks"],
+                         waiting=lane["waitingQueueSize"]))
+    if lane.get("adaptive"):
+        parts.append(msg("(auto: learned limit {limit}, max {max})", limit=lane["limit"],
+                         max=lane["max_concurrency"]))
+    if lane.get("paused"):
+        parts.append(msg("PAUSED: {reason}", reason=paused or lane["paused"]))
+    elif lane.get("closed"):
+        parts.append(msg("RESTING: {reason}", reason=closed or lane["closed"]))
+    if lane.get("enabled") is False:
+        parts.append(msg("DISABLED"))
+    if lane["kind"] == "web" and "host" in lane:
+        parts.append(msg("on {host}", host=lane["host"] or msg("any machine")))
+    if lane.get("login_state") == "needs_login":
+        parts.append(msg("NEEDS LOGIN (mediaassist accounts login {account})", account=lane["lane"].split(":", 1)[1]))
+    if spent is not None:
+        parts.append(msg("spent today {spent}", spent=totals_message(spent)))
+    return " ".join([padded(lane["lane"], name_width), padded(lane["kind"], 5), "  ".join(map(shown, parts))])
 
 
 async def _estimate(args: argparse.Namespace, options: RuntimeOptions) -> int:
@@ -456,12 +508,13 @@ def _print_estimate(args: argparse.Namespace, config: AppConfig, store: Store) -
     reports = [read_task_file(path, config, args.model, args.encoding) for path in args.files]
     for report in reports:
         for error in report.errors:
-            print(f"{report.source}: {error}", file=sys.stderr)
+            say(msg("{path}: {reason}", path=report.source, reason=error.text))
     estimate = estimate_batch(Budgeter(store, config), [t for r in reports for t in r.tasks])
     if args.json:
         print(json.dumps(estimate.to_json(), ensure_ascii=False, indent=1))
     else:
-        print("\n".join(estimate.lines()))
+        for line in estimate.lines():
+            say(line, to=sys.stdout)
     return EXIT_BAD_INPUT if any(r.errors for r in reports) else EXIT_OK
 
 
@@ -570,18 +623,27 @@ def _accounts(args: argparse.Namespace, options: RuntimeOptions, store: Store) -
     config = load_app_config(options)
     store.sync_accounts(config.accounts)
     if args.action == "list":
-        for acct in store.accounts():
-            state = "enabled" if acct.enabled else "disabled"
-            error = f"  ({acct.last_error})" if acct.last_error else ""
-            print(f"{acct.name:<20} site {acct.site:<16} {state:<9} login {acct.login_state:<11} "
-                  f"on {acct.host or 'any machine'}{error}")
+        accounts = store.accounts()
+        name_width = max([20, *(width(acct.name) for acct in accounts)])
+        site_width = max([16, *(width(acct.site) for acct in accounts)])
+        state_width = max(width(shown(m)) for m in (msg("enabled"), msg("disabled")))
+        login_width = max(width(shown(state)) for state in LOGIN_STATES.values())
+        for acct in accounts:
+            line = msg("{name} site {site} {state} {login} on {host}", name=padded(acct.name, name_width),
+                       site=padded(acct.site, site_width),
+                       state=padded(msg("enabled") if acct.enabled else msg("disabled"), state_width),
+                       login=padded(login_state_message(acct.login_state), login_width),
+                       host=acct.host or msg("any machine"))
+            error = acct.last_error_text
+            say(msg("{line}  ({error})", line=line, error=error) if error else line, to=sys.stdout)
         if not store.accounts():
             say(msg("no accounts: add [[accounts]] to the config"), to=sys.stdout)
         return EXIT_OK
     if not store.set_account_enabled(args.name, args.action == "enable"):
         say(msg("mediaassist: no account named {name}", name=repr(args.name)))
         return EXIT_BAD_INPUT
-    print(f"{args.name}: {args.action}d")
+    say(msg("{name}: enabled", name=args.name) if args.action == "enable" else msg("{name}: disabled", name=args.name),
+        to=sys.stdout)
     return EXIT_OK
 
 
@@ -596,7 +658,8 @@ async def _sites_check(args: argparse.Namespace, options: RuntimeOptions) -> int
             report = await check_site(args.site, args.account, rt.config, rt.data_dir, rt.store)
         except ProfileInUse as exc:
             return _profile_busy("sites check", exc)
-    print(report.format())
+    for line in report.lines():
+        say(line, to=sys.stdout)
     return EXIT_OK if report.usable else EXIT_FAILED
 
 
@@ -610,7 +673,8 @@ def _profiles_check(args: argparse.Namespace) -> int:
     if not base_url:
         raise ConfigError(msg("profiles check: {name} has no base_url; give --base-url URL (the service's address, "
                               "e.g. https://api.example.com/v1)", name=profile.name))
-    print("\n".join(describe_requests(profile, base_url)))
+    for line in describe_requests(profile, base_url, _OUT.language):
+        say(line, to=sys.stdout)
     return EXIT_OK
 
 
@@ -637,7 +701,8 @@ async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int
             return EXIT_FAILED
         except ProfileInUse as exc:
             return _profile_busy("sites learn", exc)
-    print(result.check.format())
+    for line in result.check.lines():
+        say(line, to=sys.stdout)
     return EXIT_OK if result.check.usable else EXIT_FAILED
 
 
@@ -666,13 +731,14 @@ def _lanes(args: argparse.Namespace, options: RuntimeOptions, store: Store) -> i
     known = _known_lanes(options, store)
     if args.name not in known:
         say(msg("mediaassist: no lane named {name} (lanes: {lanes})", name=repr(args.name),
-                lanes=", ".join(sorted(known)) or msg("none yet")))
+                lanes=listed([verbatim(name) for name in sorted(known)]) if known else msg("none yet")))
         return EXIT_BAD_INPUT
     if args.action == "pause":
         store.pause_lane(args.name, PAUSED_BY_OPERATOR)
     else:
         store.resume_lane(args.name)
-    print(f"{args.name}: {args.action}d")
+    say(msg("{name}: paused", name=args.name) if args.action == "pause" else msg("{name}: resumed", name=args.name),
+        to=sys.stdout)
     return EXIT_OK
 
 

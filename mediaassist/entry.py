@@ -33,6 +33,9 @@ from mediaassist.core.errors import (
 )
 
 if TYPE_CHECKING:
+    import logging
+    from collections.abc import Callable
+
     from mediaassist.core.messages import Message
     from mediaassist.core.options import RuntimeOptions
 
@@ -47,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     options = RuntimeOptions.from_arguments(args)
     _setup_logging(args, options)
     # A warning (say, a config file others can read) is a message to the operator, not a trace.
-    warnings.formatwarning = lambda message, *_rest, **_kw: f"mediaassist: warning: {message}\n"
+    warnings.formatwarning = lambda message, *_rest, **_kw: _warning_line(args, message)
     try:
         if args.command is None:
             return _window(args, options)
@@ -78,6 +81,17 @@ def main(argv: list[str] | None = None) -> int:
         if classified is None:
             raise
         return report_storage_fault(classified, args)
+
+
+def _warning_line(args: argparse.Namespace, warning: Warning | str) -> str:
+    """A warning as the operator reads it, in the language of ``--lang`` or the locale."""
+    from mediaassist.core.messages import Message, language_from_environment, msg, render, verbatim
+
+    reason = getattr(warning, "message", None)
+    if not isinstance(reason, Message):
+        reason = verbatim(str(warning))
+    line = msg("mediaassist: warning: {reason}", reason=reason)
+    return render(line, getattr(args, "lang", None) or language_from_environment()) + "\n"
 
 
 def _where_it_failed(exc: OSError, options: RuntimeOptions) -> Path:
@@ -142,7 +156,10 @@ def _login_in_window(args: argparse.Namespace, options: RuntimeOptions) -> int |
     if handed is None:
         return None
     ok, message = handed
-    print(f"{args.name}: {message} (in the running window's lane)", file=sys.stdout if ok else sys.stderr)
+    from mediaassist.core.messages import language_from_environment, msg, render
+
+    line = msg("{name}: {reason} (in the running window's lane)", name=args.name, reason=message)
+    print(render(line, args.lang or language_from_environment()), file=sys.stdout if ok else sys.stderr)
     return EXIT_OK if ok else EXIT_FAILED
 
 
@@ -408,7 +425,12 @@ def _setup_logging(args: argparse.Namespace, options: RuntimeOptions) -> None:
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(level)
-    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    console.setFormatter(_console_formatter("%(levelname)s %(name)s: %(message)s"))
+    from mediaassist.core.messages import ENGLISH, language_from_environment
+
+    language = getattr(args, "lang", None) or language_from_environment()
+    if language != ENGLISH:  # before the secret filter (install_log_filter) flattens the record to English
+        console.addFilter(_console_language(language))
     root = logging.getLogger()
     root.setLevel(logging.DEBUG if args.verbose > 1 else logging.INFO)
     root.addHandler(console)
@@ -436,3 +458,37 @@ def _setup_logging(args: argparse.Namespace, options: RuntimeOptions) -> None:
     for noisy in ("httpx", "httpcore", "asyncio", "peewee"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     install_log_filter()
+
+
+def _console_language(language: str) -> Callable[[logging.LogRecord], bool]:
+    """A console filter that writes a record's messages (a task's failure, a lane's pause) in
+    ``language`` as its ``console_text``; the record itself, and so the log file, stays English."""
+    from mediaassist.core.messages import Message, render
+    from mediaassist.core.secrets import redact
+
+    def filter_record(record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and any(isinstance(arg, Message) for arg in args):
+            shown = tuple(render(arg, language) if isinstance(arg, Message) else arg for arg in args)
+            try:
+                record.console_text = redact(str(record.msg) % shown)
+            except (TypeError, ValueError):
+                pass
+        return True
+
+    return filter_record
+
+
+def _console_formatter(form: str) -> logging.Formatter:
+    """The console's formatter: a record's ``console_text`` (``_console_language``), when it has
+    one, is its message there."""
+    import logging
+
+    class ConsoleFormatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            text = getattr(record, "console_text", None)
+            if text is None:
+                return super().format(record)
+            return super().format(logging.makeLogRecord({**record.__dict__, "msg": text, "args": None}))
+
+    return ConsoleFormatter(form)

@@ -9,11 +9,11 @@ from typing import Any
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
-from mediaassist.core.hours import closed_reason
 from mediaassist.core.lanes import lane_specs, site_route
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.messages import Message, msg
 from mediaassist.core.money import Totals, budget_day
+from mediaassist.core.policy import closed_lanes
 from mediaassist.core.scheduler import STALL_S
 from mediaassist.core.store import STATES, Store
 
@@ -26,6 +26,7 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
     accounts = {a.name: a for a in store.accounts()}
     configured = {a.name: a for a in config.accounts}
     specs = lane_specs(config)
+    closed = lanes_outside_hours(config)
     lanes: list[dict[str, Any]] = []
     for spec in specs:
         entry = _entry(spec.name, spec.kind, spec.limit, counts,
@@ -35,8 +36,7 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
         if spec.kind == "poll":
             entry.update(_pool(store, spec.route, spec.limit, entry["pending"]))
         if spec.hours:
-            closed = closed_reason(spec.hours, datetime.now())
-            entry["closed"] = None if closed is None else str(closed)  # English in the JSON
+            entry["closed"] = str(closed[spec.name]) if spec.name in closed else None  # English in the JSON
         if spec.account is not None:
             stored, acct = accounts.get(spec.account), configured[spec.account]
             entry["site"] = spec.site
@@ -54,6 +54,11 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
     for entry in lanes:
         entry["paused"] = paused.get(entry["lane"])
     return lanes
+
+
+def lanes_outside_hours(config: AppConfig) -> dict[str, Message]:
+    """{lane: why it takes no work now, and when it opens} for the lanes outside their hours."""
+    return closed_lanes({spec.name: spec.hours for spec in lane_specs(config) if spec.hours}, datetime.now())
 
 
 @dataclass

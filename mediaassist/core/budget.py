@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from mediaassist.core.config import AppConfig, ModelConfig
 from mediaassist.core.lane_api import BalanceReported, TaskResult
-from mediaassist.core.messages import Message, msg
+from mediaassist.core.messages import Message, msg, verbatim
 from mediaassist.core.money import (
     SOURCE_ESTIMATE,
     Cost,
@@ -33,8 +33,8 @@ from mediaassist.core.money import (
     budget_day,
     estimate_cost,
     estimate_produced,
-    format_totals,
     money_message,
+    totals_message,
     with_usage,
 )
 from mediaassist.core.store import BudgetStop, Limit, NewTask, Reservation, Store, Task
@@ -201,7 +201,12 @@ class ModelEstimate:
     tasks: int = 0
     unknown: int = 0  # tasks whose cost cannot be told (no price table and no record)
     total: Totals = field(default_factory=Totals)
-    basis: str = ""  # where the estimate comes from, for the operator
+    basis_message: Message = field(default_factory=lambda: verbatim(""))  # where the estimate comes from
+
+    @property
+    def basis(self) -> str:
+        """``basis_message`` in English (``estimate --json``)."""
+        return str(self.basis_message)
 
     def to_json(self) -> dict[str, Any]:
         return {"model": self.model, "tasks": self.tasks, "unknown": self.unknown,
@@ -217,10 +222,14 @@ class BatchEstimate:
         return {"models": [m.to_json() for m in self.models], "total": self.total.to_json(),
                 "unknown": sum(m.unknown for m in self.models)}
 
-    def lines(self, locale: str = "en") -> list[str]:
-        lines = [f"{m.model}: {m.tasks} task(s), about {format_totals(m.total, locale)} ({m.basis})"
-                 + (f", {m.unknown} with no price" if m.unknown else "") for m in self.models]
-        return [*lines, f"total: about {format_totals(self.total, locale)}"]
+    def lines(self) -> list[Message]:
+        """One line per model and the total, for the operator (``estimate``)."""
+        lines = [msg("{model}: {n} task(s), about {total} ({basis}), {unknown} with no price", model=m.model,
+                     n=m.tasks, total=totals_message(m.total), basis=m.basis_message, unknown=m.unknown)
+                 if m.unknown else
+                 msg("{model}: {n} task(s), about {total} ({basis})", model=m.model, n=m.tasks,
+                     total=totals_message(m.total), basis=m.basis_message) for m in self.models]
+        return [*lines, msg("total: about {total}", total=totals_message(self.total))]
 
 
 def estimate_batch(budgeter: Budgeter, tasks: Iterable[NewTask]) -> BatchEstimate:
@@ -240,17 +249,22 @@ def estimate_batch(budgeter: Budgeter, tasks: Iterable[NewTask]) -> BatchEstimat
             entry.total.add(estimate)
     result = BatchEstimate()
     for name, entry in sorted(by_model.items()):
-        entry.basis = _basis(budgeter.config.model(name), budgeter.history(name))
+        entry.basis_message = _basis(budgeter.config.model(name), budgeter.history(name))
         result.models.append(entry)
         for money in entry.total.monies():
             result.total.add(money)
     return result
 
 
-def _basis(model: ModelConfig | None, history: History) -> str:
+def _basis(model: ModelConfig | None, history: History) -> Message:
     if model is None:
-        return "model not in the config"
+        return msg("model not in the config")
     if model.price is not None:
-        return (f"price table, corrected by the record of {history.tasks} task(s)" if history.correction
-                else f"price table and {history.tasks} task(s) of record" if history.tasks else "price table")
-    return f"average of {history.tasks} task(s) of record" if history.actual_per_task else "no price table"
+        if history.correction:
+            return msg("price table, corrected by the record of {n} task(s)", n=history.tasks)
+        if history.tasks:
+            return msg("price table and {n} task(s) of record", n=history.tasks)
+        return msg("price table")
+    if history.actual_per_task:
+        return msg("average of {n} task(s) of record", n=history.tasks)
+    return msg("no price table")

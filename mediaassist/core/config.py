@@ -318,11 +318,16 @@ def _named_settings(data: dict[str, Any], array: str, key: str, parse: Callable[
 def _warn_if_readable_by_others(path: Path) -> None:
     mode = path.stat().st_mode
     if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
-        warnings.warn(
-            f"{path} holds an api_key but is readable by other users; run: chmod 600 {path}",
-            UserWarning,
-            stacklevel=3,
-        )
+        warnings.warn(MessageWarning(msg("{path} holds an api_key but is readable by other users; run: chmod 600 "
+                                         "{path}", path=path)), stacklevel=3)
+
+
+class MessageWarning(UserWarning):
+    """A warning for the operator whose text is a message (the CLI shows it in its language)."""
+
+    def __init__(self, message: Message) -> None:
+        super().__init__(str(message))
+        self.message = message
 
 
 class _Problems:

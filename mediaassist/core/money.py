@@ -26,7 +26,7 @@ from babel.core import UnknownLocaleError
 from babel.numbers import format_decimal, get_currency_symbol
 
 from mediaassist.core.errors import ConfigError
-from mediaassist.core.messages import Message, msg, verbatim
+from mediaassist.core.messages import Message, listed, msg, verbatim
 from mediaassist.core.task_templates import JsonPath, parse_path
 
 SOURCE_PROVIDER, SOURCE_TABLE, SOURCE_ESTIMATE = "provider", "price table", "estimate"
@@ -430,6 +430,12 @@ def money_message(money: Money) -> Message:
     if money.currency == "coins":
         return msg("{amount} coins", amount=format_decimal(money.amount, format="#,##0.##", locale="en"))
     return verbatim(format_money(money))
+
+
+def totals_message(totals: Totals | Iterable[Money]) -> Message:
+    """``format_totals`` inside a message: each currency as ``money_message`` writes it."""
+    monies = totals.monies() if isinstance(totals, Totals) else list(totals)
+    return listed([money_message(m) for m in monies]) if monies else verbatim("-")
 
 
 def format_totals(totals: Totals | Iterable[Money], locale: str = "en") -> str:

@@ -812,6 +812,10 @@
       <translation>对比：{group}</translation>
     </message>
     <message>
+      <source>Pause all</source>
+      <translation>全部暂停</translation>
+    </message>
+    <message>
       <source>{n} outputs of this row (its models and reruns). Click a star, or select a tile and press P, to pick.</source>
       <translation>这一行共 {n} 个输出（各模型及重新运行的结果）。点击星标，或选中一格后按 P 键，即可选中。</translation>
     </message>
@@ -1138,10 +1142,6 @@
     <message>
       <source>Show window</source>
       <translation>显示窗口</translation>
-    </message>
-    <message>
-      <source>Pause all</source>
-      <translation>全部暂停</translation>
     </message>
     <message>
       <source>Resume all</source>

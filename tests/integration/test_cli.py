@@ -9,6 +9,7 @@ import socket
 import sqlite3
 import subprocess
 import time
+import unicodedata
 from datetime import datetime
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 from mediaassist.core.paths import RESOURCES
 from tests.harness import wait_until_sync
-from tests.helpers import cli, cli_popen, write_config, write_csv
+from tests.helpers import cli, cli_popen, sim_config_text, write_config, write_csv
 
 SEED = RESOURCES / "examples" / "seed-batch.csv"
 
@@ -360,3 +361,61 @@ def test_lang_chooses_the_language_over_the_locale(tmp_path: Path) -> None:
     assert "config error" in c_locale.stderr
     unknown = cli("status", "--lang", "fr_FR", "--data-dir", str(tmp_path / "d"))
     assert unknown.returncode == 2 and "unknown language 'fr_FR' (known: en, zh_CN)" in unknown.stderr
+
+
+def _columns(text: str) -> int:
+    """Terminal columns of ``text``: a wide (CJK) character takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _column_of(line: str, word: str) -> int:
+    return _columns(line[:line.index(word)])
+
+
+# The English of the operator's tables, headings and summaries, and the Chinese that replaces it.
+COMMAND_TEXTS = {
+    "status": (("running ", "pending ", "success ", "PAUSED:", "spent today", "at work"),
+               ("运行中 ", "排队 ", "成功 ", "已暂停：", "今日花费", "正在使用此存储")),
+    "accounts": ((" site ", "enabled", "disabled", "login", " on "), ("站点", "已启用", "已停用", "登录", "位于")),
+    "estimate": (("task(s)", "about", "total:", "price table"), ("个任务", "约", "合计：", "价格表")),
+    "doctor": (("backed up to", "integrity_check ok"), ("已备份到", "integrity_check 通过")),
+    "profiles": (("# create (text only)", "# status (", "# results:", "<input image: "),
+                 ("# 创建（仅文本）", "# 状态（", "# 结果：", "<输入 image：")),
+}
+
+
+def test_the_operators_tables_and_summaries_read_in_chinese(tmp_path: Path) -> None:
+    """status, accounts list, estimate, lanes, doctor and profiles check under --lang zh_CN (and
+    LANG=zh_CN.UTF-8): no English heading is left, the names and numbers stay, and the columns
+    still line up with wide characters in them; --lang en and --json keep the English."""
+    config = write_config(tmp_path / "c.toml", sim_config_text(accounts=("小明", "bob")))
+    common = ("--config", str(config), "--data-dir", str(tmp_path / "d"))
+    tasks = write_csv(tmp_path / "t.csv", [{"model": "writer", "prompt": f"p{i}"} for i in range(3)])
+
+    def both(*args: str) -> tuple[str, str]:
+        english, chinese = (cli(*args, *common, "--lang", lang) for lang in ("en", "zh_CN"))
+        assert english.returncode == chinese.returncode == 0, chinese.stderr
+        return english.stdout, chinese.stdout
+
+    paused = both("lanes", "pause", "api:sim-api")
+    assert paused[0].strip() == "api:sim-api: paused" and paused[1].strip().startswith("api:sim-api：")
+    both("accounts", "disable", "bob")
+    outputs = {"status": both("status"), "accounts": both("accounts", "list"), "estimate": both("estimate", str(tasks)),
+               "doctor": both("doctor"), "profiles": both("profiles", "check", "kling")}
+    for command, (english_words, chinese_words) in COMMAND_TEXTS.items():
+        english, chinese = outputs[command]
+        assert all(word in english for word in english_words), (command, english)
+        assert not [word for word in english_words if word in chinese], (command, chinese)
+        assert all(word in chinese for word in chinese_words), (command, chinese)
+    status, accounts = outputs["status"][1].splitlines(), outputs["accounts"][1].splitlines()
+    assert {"api:sim-api", "web:小明", "web:bob"} <= {line.split()[0] for line in status}
+    lanes = [line for line in status if "运行中" in line]
+    assert len({_column_of(line, "运行中") for line in lanes}) == 1, lanes
+    assert sorted(line.split()[0] for line in accounts) == ["bob", "小明"]
+    for word in ("站点", "登录", "位于"):
+        assert len({_column_of(line, word) for line in accounts}) == 1, accounts
+    by_locale = cli("status", *common, env=CHINESE_LOCALE)
+    assert by_locale.stdout == outputs["status"][1]
+    as_json = cli("status", "--json", *common, env=CHINESE_LOCALE)
+    lanes_json = {lane["lane"]: lane for lane in json.loads(as_json.stdout)["lanes"]}
+    assert lanes_json["api:sim-api"]["paused"] == "paused by operator" and "已暂停" not in as_json.stdout

@@ -83,7 +83,7 @@ def test_tokens_are_registered_as_secrets_and_describe_masks_everything() -> Non
     signer = JwtHs256Signer(SPEC, "AK-visible?", "SK-visible?")
     token = signer.token()
     assert redact(f"sent {token}") == "sent ***"
-    shown = signer.describe()
+    shown = str(signer.describe())
     assert "AK-visible?" not in shown and "SK-visible?" not in shown and "***" in shown
 
 

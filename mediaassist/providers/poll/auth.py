@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from mediaassist.core.messages import Message, msg, verbatim
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import AuthSpec
 
@@ -31,7 +32,7 @@ class Signer(Protocol):
         nothing to renew (a static key: sending it again cannot help)."""
         ...
 
-    def describe(self) -> str:
+    def describe(self) -> Message:
         """The auth header with its secret masked, for ``profiles check``."""
         ...
 
@@ -48,8 +49,8 @@ class StaticKeySigner:
     def renew(self) -> bool:
         return False
 
-    def describe(self) -> str:
-        return f"{self.spec.header}: {self.spec.prefix}***"
+    def describe(self) -> Message:
+        return verbatim(f"{self.spec.header}: {self.spec.prefix}***")
 
 
 class JwtHs256Signer:
@@ -80,10 +81,11 @@ class JwtHs256Signer:
         self._token = None
         return True
 
-    def describe(self) -> str:
-        return (f"{self.spec.header}: {self.spec.prefix}<JWT HS256 {{iss: access key ***, exp: now+"
-                f"{self.spec.ttl_s:g} s, nbf: now-{self.spec.not_before_s:g} s}} signed with the secret key ***; "
-                f"renewed {self.spec.renew_before_s:g} s before it expires>")
+    def describe(self) -> Message:
+        return msg("{header}: {prefix}<JWT HS256 {{iss: access key ***, exp: now+{ttl} s, nbf: now-{nbf} s}} "
+                   "signed with the secret key ***; renewed {renew} s before it expires>", header=self.spec.header,
+                   prefix=self.spec.prefix, ttl=format(self.spec.ttl_s, "g"), nbf=format(self.spec.not_before_s, "g"),
+                   renew=format(self.spec.renew_before_s, "g"))
 
 
 def _b64url(data: bytes) -> str:

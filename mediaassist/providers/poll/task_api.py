@@ -27,7 +27,8 @@ from mediaassist.core.config import ProviderConfig
 from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.lane_api import TaskContext
 from mediaassist.core.media import verify_unchanged
-from mediaassist.core.messages import Message, msg
+from mediaassist.core.messages import ENGLISH, Message, listed, msg, verbatim
+from mediaassist.core.messages import render as render_message
 from mediaassist.core.money import Money
 from mediaassist.core.secrets import redact, resolve_api_key
 from mediaassist.core.task_profiles import Request, TaskApiProfile, path_text
@@ -458,50 +459,64 @@ class TaskApiAdapter(HttpAdapter):
         return self.profile.action_for(self._error_code(response)) == "renew"
 
 
-def describe_requests(profile: TaskApiProfile, base_url: str) -> list[str]:
-    """What a task on ``profile`` sends, for ``mediaassist profiles check`` (secrets masked)."""
+def describe_requests(profile: TaskApiProfile, base_url: str, language: str = ENGLISH) -> list[Message]:
+    """What a task on ``profile`` sends, for ``mediaassist profiles check`` (secrets masked): the
+    requests as they go out, under headings for the operator; the stand-ins for a task's values
+    in the bodies (``<input image: url>``) are written in ``language``."""
     signer = make_signer(profile.auth, "***", "***")
     auth = signer.describe()
-    lines = [f"profile {profile.name} ({profile.source})", f"base_url {base_url}"]
+    lines = [msg("profile {name} ({source})", name=profile.name, source=profile.source),
+             verbatim(f"base_url {base_url}")]
     if profile.docs:
-        lines.append(f"docs {profile.docs}")
+        lines.append(msg("docs {url}", url=profile.docs))
 
-    def show(title: str, method: str, path: str, headers: dict[str, str], body: Any = None) -> None:
-        lines.extend(["", f"# {title}", f"{method} {base_url}{path}", auth])
-        lines.extend(f"{name}: {value}" for name, value in {**profile.headers, **headers}.items())
+    def show(title: Message, method: str, path: str, headers: dict[str, str], body: Any = None) -> None:
+        lines.extend([verbatim(""), title, verbatim(f"{method} {base_url}{path}"), auth])
+        lines.extend(verbatim(f"{name}: {value}") for name, value in {**profile.headers, **headers}.items())
         if body is not None:
-            lines.append(json.dumps(body, ensure_ascii=False, indent=2))
+            lines.append(verbatim(json.dumps(body, ensure_ascii=False, indent=2)))
 
     templates = [profile.create_fields, *(v.fields for v in profile.variants)]
     names = {v.input for v in profile.variants} | {p.split(".")[1] for t in templates for p in placeholders(t)
                                                    if p.startswith("input.")}
-    cases = [("text only", set[str]())] + ([(f"with inputs {', '.join(sorted(names))}", names)] if names else [])
-    for title, inputs in cases:
+    cases = [(msg("text only"), set[str]())] + (
+        [(msg("with inputs {names}", names=listed([verbatim(n) for n in sorted(names)])), names)] if names else [])
+    for case, inputs in cases:
 
         def sample(name: str, inputs: set[str] = inputs) -> Any:
             if name in ("prompt", "remote_model"):
                 return f"<{name}>"
             _, input_name, *form = name.split(".")
-            return f"<input {input_name}: {form[0] if form else 'url_or_data_uri'}>" if input_name in inputs \
-                else MISSING
+            if input_name not in inputs:
+                return MISSING
+            return render_message(msg("<input {name}: {form}>", name=input_name,
+                                      form=form[0] if form else "url_or_data_uri"), language)
 
         path, template = chosen_create(profile, inputs)
-        body = create_body(profile, template, sample, {"<param>": "<the model's defaults and the task's params>"})
-        show(f"create ({title})", profile.create.method, fill_path(path, {"remote_model": "<remote_model>"}),
-             profile.create.headers, body)
+        body = create_body(profile, template, sample,
+                           {"<param>": render_message(msg("<the model's defaults and the task's params>"), language)})
+        show(msg("# create ({case})", case=case), profile.create.method,
+             fill_path(path, {"remote_model": "<remote_model>"}), profile.create.headers, body)
         status_path = fill_path(profile.status.path, {"id": "<id>", "create_path": fill_path(path, {})})
-        show(f"status ({title}; every poll_interval_s)", profile.status.method, status_path, profile.status.headers)
+        show(msg("# status ({case}; every poll_interval_s)", case=case), profile.status.method, status_path,
+             profile.status.headers)
     for n, step in enumerate(profile.result_requests):
-        show(f"result step {n + 1}: <value> = {path_text(step.take)} of the answer before", step.method,
-             fill_path(step.path, {"id": "<id>", "value": "<value>"}), {})
+        show(msg("# result step {n}: <value> = {path} of the answer before", n=n + 1, path=path_text(step.take)),
+             step.method, fill_path(step.path, {"id": "<id>", "value": "<value>"}), {})
     if profile.cancel is not None:
-        show("cancel", profile.cancel.method, fill_path(profile.cancel.path, {"id": "<id>"}), profile.cancel.headers)
+        show(msg("# cancel"), profile.cancel.method, fill_path(profile.cancel.path, {"id": "<id>"}),
+             profile.cancel.headers)
     where = path_text(profile.result_urls) if profile.result_urls else profile.content_path
-    key = "with the key (on the service's own host" + (f" and {', '.join(sorted(profile.key_hosts))}"
-                                                        if profile.key_hosts else "") + " only)"
-    lines += ["", f"# results: {where}, downloaded "
-              f"{key if profile.result_with_key or not profile.result_urls else 'without the key'}"]
+    lines.append(verbatim(""))
+    if not (profile.result_with_key or not profile.result_urls):
+        lines.append(msg("# results: {where}, downloaded without the key", where=where))
+    elif profile.key_hosts:
+        lines.append(msg("# results: {where}, downloaded with the key (on the service's own host and {hosts} only)",
+                         where=where, hosts=", ".join(sorted(profile.key_hosts))))
+    else:
+        lines.append(msg("# results: {where}, downloaded with the key (on the service's own host only)",
+                         where=where))
     if profile.usage:
-        lines.append("# figures kept with the result: " + ", ".join(f"{k} = {path_text(v)}"
-                                                                    for k, v in profile.usage.items()))
+        lines.append(msg("# figures kept with the result: {figures}",
+                         figures=", ".join(f"{k} = {path_text(v)}" for k, v in profile.usage.items())))
     return lines

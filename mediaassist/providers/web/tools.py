@@ -18,6 +18,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, TaskError
 from mediaassist.core.messages import Message, msg, verbatim
+from mediaassist.core.store import login_state_message
 from mediaassist.providers.web.browser import (
     BrowserRuntime,
     LaunchSettings,
@@ -59,13 +60,21 @@ class SiteCheckReport:
         matched = {c.role for c in self.checks if c.matches}
         return self.login_state == "ok" and {"prompt", "logged_in"} <= matched
 
-    def format(self) -> str:
-        lines = [f"site {self.site} as {self.account}: {self.url}", f"login: {self.login_state}"]
+    def lines(self) -> list[Message]:
+        """The report for the operator, a message a line (``sites check``, ``sites learn``)."""
+        lines = [msg("site {site} as {account}: {url}", site=self.site, account=self.account, url=self.url),
+                 msg("login: {state}", state=login_state_message(self.login_state))]
+        roles = max([14, *(len(c.role) for c in self.checks)])
         for c in self.checks:
-            mark = "ok " if c.matches else "-- "
-            lines.append(f"  {mark}{c.role:<14} {c.selector}  ({c.matches} match, {c.visible} visible)")
-        lines += [f"  note: {n}" for n in self.notes]
-        return "\n".join(lines)
+            lines.append(msg("  {mark} {role} {selector}  ({matches} match, {visible} visible)",
+                             mark="ok" if c.matches else "--", role=c.role.ljust(roles), selector=c.selector,
+                             matches=c.matches, visible=c.visible))
+        lines += [msg("  note: {note}", note=n) for n in self.notes]
+        return lines
+
+    def format(self) -> str:
+        """The report in English."""
+        return "\n".join(map(str, self.lines()))
 
 
 def _account_site(account: str, config: AppConfig) -> str:
@@ -121,7 +130,7 @@ async def check_site(site: str, account: str, config: AppConfig, data_dir: Path,
 
     report: SiteCheckReport = await with_browser(account, config, data_dir, None, work)
     if store is not None and report.login_state != "unknown":
-        error = None if report.login_state == "ok" else f"sites check saw the site logged out ({site})"
+        error = None if report.login_state == "ok" else msg("sites check saw the site logged out ({site})", site=site)
         store.set_login_state(account, report.login_state, error)
     return report
 
