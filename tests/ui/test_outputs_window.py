@@ -20,9 +20,10 @@ from mediaassist.core.store import NewTask
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
 from mediaassist.ui.gallery import MediaActions, PreviewDialog
 from mediaassist.ui.outputs_ui import CompareDialog, RerunDialog
-from mediaassist.ui.player import playback_available
+from mediaassist.ui.player import MediaPlayer, PlaybackGroup, playback_available
 from mediaassist.ui.task_model import COL
 from tests.harness import wait_until
+from tests.media_helpers import write_mp4
 
 from .test_window import App, start_app, stop_app
 
@@ -197,3 +198,28 @@ async def test_the_demo_clip_plays_inside_the_window(qtbot, tmp_path: Path) -> N
     assert preview.player is not None and preview.open_button is not None  # the system player stays an action
     await wait_until(lambda: preview.player.frames > 0, timeout=30, what="a frame of the demo clip on screen")
     preview.close()
+
+
+@pytest.mark.asyncio
+async def test_compared_clips_stay_in_step_and_pause_together(qtbot, tmp_path: Path) -> None:
+    if not playback_available():
+        pytest.skip("Qt Multimedia has no playback backend on this machine (PySide6-Addons missing or no FFmpeg)")
+    host = QWidget()
+    qtbot.addWidget(host)
+    players = [MediaPlayer(write_mp4(tmp_path / f"{n}.mp4", (40 * n, 90, 160), frames=360), True, host)
+               for n in range(2)]  # 30 s each: neither ends while the test looks
+    group = PlaybackGroup(players, host)
+    changes: list[bool] = []
+    group.playing_changed.connect(changes.append)
+    await wait_until(lambda: all(p.frames > 0 for p in players), timeout=30, what="both posters")
+    group.play_from_start()
+    await wait_until(lambda: players[0].player.position() > 300, timeout=30, what="the first clip playing")
+    players[1].player.setPosition(players[0].player.position() + 3000)  # one decoder ran ahead
+    await wait_until(lambda: players[1].player.position() > players[0].player.position() + 2000, timeout=10,
+                     what="the drift")
+    await wait_until(lambda: abs(players[1].player.position() - players[0].player.position()) < 400, timeout=5,
+                     what="the clips back in step")
+    assert all(p.player.isPlaying() for p in players) and players[0].player.position() < 15000
+    group.toggle()  # Pause all
+    await wait_until(lambda: not any(p.player.isPlaying() for p in players), timeout=10, what="both paused")
+    assert changes == [True, False] and not group.playing
