@@ -5,6 +5,7 @@ the shipped site profile (if any) pointed at it."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -31,6 +32,7 @@ from mediaassist.providers.web import LoginResult, login_account
 from mediaassist.providers.web.browser import BrowserRuntime
 from mediaassist.providers.web.provider import WebProvider
 from mediaassist.providers.web.tools import with_browser
+from tests.fixtures.webui.answers import CALLS_FILE_ENV
 from tests.harness import wait_until
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webui"
@@ -59,6 +61,12 @@ class ChatApp:
     def log_text(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
+    def calls(self) -> list[str]:
+        """Every prompt the app's model was called with, as it arrived (answers.record_call)."""
+        path = self.log_path.with_suffix(".calls")
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        return [json.loads(line) for line in lines]
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -83,7 +91,8 @@ def chat_app(site: str, tmp_path: Path) -> Iterator[ChatApp]:
     port = free_port()
     log_path = tmp_path / f"{site}-{port}.log"
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1",
-           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "PYTHONWARNINGS": "ignore"}
+           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "PYTHONWARNINGS": "ignore",
+           CALLS_FILE_ENV: str(log_path.with_suffix(".calls"))}
     with open(log_path, "wb") as log:
         process = subprocess.Popen(_command(site, port), stdout=log, stderr=subprocess.STDOUT, env=env,
                                    cwd=tmp_path, start_new_session=True)

@@ -80,6 +80,8 @@ async def test_gradio_sites_learn_writes_a_profile_that_runs_a_batch(
     assert [t.state for t in tasks] == ["success"] * len(prompts), result.profile_text
     for task, prompt in zip(tasks, prompts, strict=True):  # the rendered text (a learned profile reads text)
         assert (stored_result(store, task.task_id).text or "").startswith(f"Echo of {len(prompt)} characters:")
+    calls = gradio_app.calls()
+    assert [calls.count(p) for p in prompts] == [1] * len(prompts), calls  # one model call each, byte for byte
 
 
 @pytest.mark.asyncio
