@@ -175,7 +175,9 @@ class Task(_Base):
         indexes = ((("state", "heartbeat_at"), False), (("state", "not_before"), False),
                    # covering indexes for the window's counts and its change sweep
                    (("route", "account", "state"), False), (("batch_id", "route", "account", "state"), False),
-                   (("updated_at",), False))
+                   (("updated_at",), False),
+                   # the claim's count of a lane's slots held by remote tasks and unread creates (schema 5)
+                   (("route", "state", "remote_id"), False), (("create_hold_until",), False))
 
     @property
     def params_dict(self) -> dict[str, Any]:
@@ -1081,17 +1083,22 @@ class Store:
         with self._lane_lock(route):
             # Plain SQL: peewee's query building would cost more than the count itself.
             mark = self.db.param
-            holding = self.db.execute_sql(
-                f'SELECT COUNT(*) FROM "task" WHERE route = {mark} AND (state = {mark} '
-                f'OR (state = {mark} AND remote_id IS NOT NULL) '
-                f'OR (state <> {mark} AND remote_id IS NULL AND create_hold_until > {mark}))',
-                (route, RUNNING, PENDING, RUNNING, self.now())).fetchone()[0]
+            # Three counts, each on an index of its own (a single OR walked every row of the route).
+            running, remote, unread = self.db.execute_sql(
+                f'SELECT (SELECT COUNT(*) FROM "task" WHERE route = {mark} AND state = {mark}), '
+                f'(SELECT COUNT(*) FROM "task" WHERE route = {mark} AND state = {mark} AND remote_id IS NOT NULL), '
+                # "|| ''" keeps the planner on create_hold_until's index (few rows), off the route's
+                f'(SELECT COUNT(*) FROM "task" WHERE create_hold_until > {mark} AND route || \'\' = {mark} '
+                f'AND state <> {mark} AND remote_id IS NULL)',
+                (route, RUNNING, route, PENDING, self.now(), route, RUNNING)).fetchone()
+            holding = running + remote + unread
             # A remote task whose process died or stopped runs on at the service: its row holds
             # its slot until it ends, and any process may take it (its slot is counted already),
             # whichever batch it belongs to. So does a create whose reply nobody read (its
             # process died, the reply was lost), for as long as such a task could run.
             # New work gets only what the limit leaves.
-            resumed = self._claim(route, owner, limit, account, None, remote=True)
+            # Only when there are any: looking for none walked the whole queue in claim order.
+            resumed = self._claim(route, owner, limit, account, None, remote=True) if remote else []
             fresh = self._claim(route, owner, min(limit - len(resumed), lane_limit - holding), account,
                                 batch_ids, remote=False, skip_batches=skip_batches)
             return resumed + fresh

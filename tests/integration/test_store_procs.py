@@ -260,6 +260,9 @@ def test_an_old_database_gets_the_crash_budget_column_on_open(data_dir: Path) ->
     # as a database from before schema versions: none of the columns of version 2 and later
     for version in sorted(v for v in SCHEMA_COLUMNS if v >= 2):
         for table, column, _sql in SCHEMA_COLUMNS[version]:
+            for (index,) in raw.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
+                                        "AND sql LIKE ?", (table, f"%{column}%")).fetchall():
+                raw.execute(f'DROP INDEX "{index}"')  # an index of a later version goes with its column
             raw.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
     raw.execute("DROP TABLE schema_version")
     raw.execute("INSERT INTO task (task_id, batch_id, model, model_kind, route, prompt, params, priority, state, "
