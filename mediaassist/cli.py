@@ -46,6 +46,7 @@ from mediaassist.core.money import Totals, from_micros, money_message, totals_me
 from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
 from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
+from mediaassist.core.progress import MEASURED_EVENTS, BatchEta, BatchProgress, Estimate, eta_message
 from mediaassist.core.store import (
     FINAL_STATES,
     LOGIN_STATES,
@@ -213,7 +214,7 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         _on_signals(interrupted)
         rt.scheduler.add_fault_listener(lambda fault: faulted.set() if fault is not None else None)
         await rt.scheduler.start()
-        progress = _Progress(rt.store, batch_ids)
+        progress = _Progress(rt, batch_ids)
         stop_events = (interrupted, faulted)
         waiter = await _until_done_or(rt.scheduler.wait_for_batches(batch_ids, progress.tick), stop_events)
         fault = _fault_of(waiter)
@@ -379,16 +380,50 @@ def task_json(store: Store, task: Task, spend: list[Spend] | None = None) -> dic
     }
 
 
-class _Progress:
-    """Live progress on stderr: one rewritten line on a terminal, a line per change otherwise."""
+ETA_EVERY_S = 2.0  # the ETA reads the store's counts (one GROUP BY)...
+ETA_BUDGET = 20  # ...at least this many times what one read costs apart (a big store reads slower)
 
-    def __init__(self, store: Store, batch_ids: list[str]) -> None:
-        self.store = store
+
+class _Progress:
+    """Live progress on stderr: one rewritten line on a terminal, a line per change of the counts
+    otherwise; with the ETA of the run's slowest batch (core.progress.BatchEta, as the window's)."""
+
+    def __init__(self, rt: Runtime, batch_ids: list[str]) -> None:
+        self.rt = rt
+        self.store = rt.store
+        self.queries = rt.queries()
         self.batch_ids = batch_ids
         self.started = time.monotonic()
         self.last_line = ""
         self.last_at = 0.0
         self.tty = sys.stderr.isatty()
+        self.etas = BatchEta()
+        self.eta: Message | None = None
+        self.eta_at = float("-inf")
+        self.eta_every = ETA_EVERY_S
+        rt.add_listener(self._on_event)
+
+    def _on_event(self, event: str, task: Task) -> None:
+        if event in MEASURED_EVENTS and task.started_at:
+            self.etas.service.record(task.route, self.rt.now() - task.started_at)
+
+    def _eta(self, now: float) -> Message | None:
+        if now - self.eta_at < self.eta_every:
+            return self.eta
+        self.eta_at = now
+        snap = self.queries.snapshot()
+        self.eta_every = max(ETA_EVERY_S, ETA_BUDGET * (time.monotonic() - now))
+        lanes, blocked, wall = self.rt.lane_views(), self.rt.blocked_lanes(), self.rt.now()
+        found: list[tuple[Estimate, float | None]] = []
+        for batch in self.batch_ids:
+            progress = BatchProgress.of(batch, snap.by_batch.get(batch, {}))
+            if progress.finished:
+                self.etas.forget(batch)
+                continue
+            self.etas.record(batch, snap, now)
+            found.append(self.etas.eta(batch, snap, lanes, blocked, now, wall))
+        self.eta = eta_message(found)
+        return self.eta
 
     def tick(self) -> None:
         now = time.monotonic()
@@ -399,15 +434,17 @@ class _Progress:
         for (_route, _account, _pinned, state), n in self.store.batch_counts(self.batch_ids).items():
             count[state] += n
         done = count["success"] + count["failed"] + count["canceled"]
-        line = render(msg("[{seconds}s] {done}/{total} done: {ok} ok, {failed} failed, {canceled} canceled; "
-                          "{running} running, {pending} queued", seconds=format(now - self.started, "5.0f"),
-                          done=done, total=sum(count.values()), ok=count["success"], failed=count["failed"],
-                          canceled=count["canceled"], running=count["running"], pending=count["pending"]),
-                      _OUT.language)
-        if line[8:] == self.last_line[8:] and not self.tty:
-            return
-        self.last_line = line
-        print(f"\r{line}" if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
+        counts = render(msg("[{seconds}s] {done}/{total} done: {ok} ok, {failed} failed, {canceled} canceled; "
+                            "{running} running, {pending} queued", seconds=format(now - self.started, "5.0f"),
+                            done=done, total=sum(count.values()), ok=count["success"], failed=count["failed"],
+                            canceled=count["canceled"], running=count["running"], pending=count["pending"]),
+                        _OUT.language)
+        if counts[8:] == self.last_line[8:] and not self.tty:
+            return  # a log gets a line when the counts move, not for every new ETA
+        self.last_line = counts
+        eta = self._eta(now) if count["running"] + count["pending"] else None
+        line = render(msg("{progress} · {eta}", progress=counts, eta=eta), _OUT.language) if eta else counts
+        print(f"\r{line}\x1b[K" if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
 
     def finish(self) -> None:
         self.last_at = 0.0

@@ -5,16 +5,21 @@ Pure arithmetic over a ``queries.Snapshot`` and the scheduler's lanes: no databa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from mediaassist.core.messages import Message
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.queries import Snapshot
 from mediaassist.core.store import CANCELED, FAILED, PENDING, RUNNING, SUCCESS
 
 EWMA_WEIGHT = 0.2  # recent service times count more: providers speed up and slow down
 SHOWN_WEIGHT = 0.2  # how far one refresh pulls the shown ETA toward the new estimate
+MEASURED_EVENTS = ("success", "failed", "retry")  # an attempt ended: its service time counts
+RUNNING_FLOOR = 0.1  # a running task has at least this part of a service time to go
+PACE_WINDOW_S = 120.0  # a batch's ETA follows its throughput over this many recent seconds
+PACE_MIN_SPAN_S = 3.0  # ... once it has been seen ending tasks for at least this long
 
 
 @dataclass(frozen=True)
@@ -89,32 +94,77 @@ class Estimate:
     measuring: str | None = None
 
 
+def work_left(count: int, started: Iterable[float], mean: float | None, now: float) -> float:
+    """``count`` unfinished tasks as whole tasks of work: each running one (``started``, epoch
+    seconds) only as the part of a service time it has still to go, never below
+    ``RUNNING_FLOOR`` -- one that has run longer than usual is about to end, not done."""
+    starts = list(started)
+    if mean is None or mean <= 0:
+        return float(count)
+    running = sum(max(RUNNING_FLOOR, 1.0 - (now - at) / mean) for at in starts)
+    return count - len(starts) + running
+
+
 def estimate(batch: str, snap: Snapshot, lanes: Iterable[LaneLike], blocked: Mapping[str, Message],
-             service: ServiceTimes) -> Estimate:
-    """Seconds until the batch ends: per route, the batch's unfinished tasks plus those of older
-    batches (FIFO: they go first) shared by the route's open lanes, one measured service time
-    each; the slowest route decides. A blocked route wins over a missing measurement: it is
-    the one the operator can fix."""
+             service: ServiceTimes, now: float) -> Estimate:
+    """Seconds until the batch ends: the slowest of its routes (``route_estimate``). A blocked
+    route wins over a missing measurement: it is the one the operator can fix."""
     lanes = list(lanes)
-    remaining = snap.batch_routes.get(batch, {})
+    found = [route_estimate(batch, route, snap, lanes, blocked, service, now)
+             for route in sorted(snap.batch_routes.get(batch, {}))]
+    return slowest(found)
+
+
+def slowest(found: Iterable[Estimate]) -> Estimate:
+    """The batch's estimate from its routes': blocked first, then still measuring, else the longest."""
+    found = list(found)
+    for one in found:
+        if one.blocked is not None:
+            return one
+    for one in found:
+        if one.measuring is not None:
+            return one
+    return Estimate(seconds=max((one.seconds or 0.0 for one in found), default=0.0))
+
+
+def route_estimate(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneLike], blocked: Mapping[str, Message],
+                   service: ServiceTimes, now: float) -> Estimate:
+    """Seconds until the batch's tasks of ``route`` end: their work left (``work_left``: running
+    ones by what they have still to go) plus that of older batches (FIFO: they go first), shared
+    by the route's open lanes, one measured service time a task. ``now``: the store's clock."""
+    count = snap.batch_routes.get(batch, {}).get(route, 0)
+    of_route = [lane for lane in lanes if lane.route == route]
+    parallel = sum(lane.limit for lane in of_route if lane.name not in blocked)
+    if parallel == 0:
+        return Estimate(blocked=Blocked(route, count, tuple((lane.name, blocked.get(lane.name)) for lane in of_route)))
+    mean = service.mean.get(route)
+    if mean is None:
+        return Estimate(measuring=route)
     position = snap.batch_order.index(batch) if batch in snap.batch_order else 0
-    older = snap.batch_order[position + 1:]
-    worst, measuring = 0.0, None
-    for route, count in sorted(remaining.items()):
-        of_route = [lane for lane in lanes if lane.route == route]
-        parallel = sum(lane.limit for lane in of_route if lane.name not in blocked)
-        if parallel == 0:
-            return Estimate(blocked=Blocked(route, count, tuple((lane.name, blocked.get(lane.name))
-                                                                for lane in of_route)))
-        mean = service.mean.get(route)
-        if mean is None:
-            measuring = measuring or route
-            continue
-        ahead = sum(snap.batch_routes.get(b, {}).get(route, 0) for b in older)
-        worst = max(worst, (count + ahead) / parallel * mean)
-    if measuring is not None:
-        return Estimate(measuring=measuring)
-    return Estimate(seconds=worst)
+    work = sum(batch_work_left(b, route, snap, mean, now) for b in [batch, *snap.batch_order[position + 1:]])
+    return Estimate(seconds=work / parallel * mean)
+
+
+def tail_bound(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneLike], blocked: Mapping[str, Message],
+               mean: float | None, now: float) -> float:
+    """The least the batch's tasks of ``route`` can still take, however fast the pace: its
+    running tasks' own time to go, and the waves of the queued ones after the first slot frees.
+    A pace spreads work over every slot; a batch's last tasks cannot be spread."""
+    if not mean:
+        return 0.0
+    to_go = [max(RUNNING_FLOOR, 1.0 - (now - at) / mean) * mean
+             for b, at in snap.running_started.get(route, []) if b == batch]
+    queued = snap.batch_routes.get(batch, {}).get(route, 0) - len(to_go)
+    parallel = sum(lane.limit for lane in lanes if lane.route == route and lane.name not in blocked)
+    bound = max(to_go, default=0.0)
+    if queued > 0 and parallel > 0:
+        bound = max(bound, min(to_go, default=0.0) + mean * -(-queued // parallel))
+    return bound
+
+
+def batch_work_left(batch: str, route: str, snap: Snapshot, mean: float | None, now: float) -> float:
+    started = [at for b, at in snap.running_started.get(route, []) if b == batch]
+    return work_left(snap.batch_routes.get(batch, {}).get(route, 0), started, mean, now)
 
 
 @dataclass
@@ -137,3 +187,114 @@ class EtaSmoother:
 
     def forget(self, batch: str) -> None:
         self._shown.pop(batch, None)
+
+
+class BatchPace:
+    """Each batch's own recent throughput: how many of its tasks ended over the last
+    ``window_s`` (real seconds), so its ETA is its work left at its own pace -- right for a
+    batch that another process runs beside a big one, which the queue's FIFO order is not."""
+
+    def __init__(self, window_s: float = PACE_WINDOW_S, min_span_s: float = PACE_MIN_SPAN_S) -> None:
+        self.window_s, self.min_span_s = window_s, min_span_s
+        self._seen: dict[str, deque[tuple[float, int]]] = {}
+
+    def record(self, batch: str, ended: int, now: float) -> None:
+        seen = self._seen.setdefault(batch, deque())
+        if len(seen) > 1 and seen[-1][1] == ended:
+            return  # only ends move the pace: the time since the last one is the running tasks' part
+        seen.append((now, ended))
+        while len(seen) > 2 and seen[1][0] <= now - self.window_s:  # one sample before the window stays
+            seen.popleft()
+
+    def seconds_left(self, batch: str, remaining: float, now: float) -> float | None:
+        """``remaining`` tasks' work at the batch's pace; None until the batch has been seen
+        ending tasks for at least ``min_span_s``."""
+        seen = self._seen.get(batch)
+        if not seen or len(seen) < 2:
+            return None
+        (first_at, first_ended), (last_at, last_ended) = seen[0], seen[-1]
+        span, ended = last_at - first_at, last_ended - first_ended
+        if span < self.min_span_s or ended <= 0:
+            return None
+        # The time since the last end is not in the pace: the running tasks' part of
+        # ``remaining`` says how far along they are (counting it twice made tails long).
+        return remaining * span / ended
+
+    def forget(self, batch: str) -> None:
+        self._seen.pop(batch, None)
+
+    def forget_prefix(self, prefix: str) -> None:
+        for key in [k for k in self._seen if k.startswith(prefix)]:
+            del self._seen[key]
+
+
+class BatchEta:
+    """The ETA to show for a batch, for the window and ``run`` alike. Per route of the batch (a
+    mixed batch's fast API tasks say nothing of its web tasks): the queue's estimate until the
+    batch is seen ending tasks there, then its own pace there over its work left (running tasks
+    by what they have still to go) -- right too for a batch another process runs beside a big
+    one. The slowest route decides; smoothed so it moves steadily; a blocked batch says why."""
+
+    def __init__(self) -> None:
+        self.service = ServiceTimes()
+        self.pace = BatchPace()
+        self.smoother = EtaSmoother()
+
+    def record(self, batch: str, snap: Snapshot, now: float) -> None:
+        """What the batch has ended so far, per route (``now``: monotonic)."""
+        for route, ended in snap.batch_routes_ended.get(batch, {}).items():
+            self.pace.record(_pace_key(batch, route), ended, now)
+        for route in snap.batch_routes.get(batch, {}):
+            if route not in snap.batch_routes_ended.get(batch, {}):
+                self.pace.record(_pace_key(batch, route), 0, now)
+
+    def forget(self, batch: str) -> None:
+        self.pace.forget_prefix(_pace_key(batch, ""))
+        self.smoother.forget(batch)
+
+    def eta(self, batch: str, snap: Snapshot, lanes: Iterable[LaneLike], blocked: Mapping[str, Message],
+            now: float, wall: float) -> tuple[Estimate, float | None]:
+        """(the estimate, the seconds to show or None); ``now`` monotonic, ``wall`` the store's
+        clock (the running tasks' start times are on it)."""
+        lanes = list(lanes)
+        found: list[Estimate] = []
+        for route in sorted(snap.batch_routes.get(batch, {})):
+            queued = route_estimate(batch, route, snap, lanes, blocked, self.service, wall)
+            left = batch_work_left(batch, route, snap, self.service.mean.get(route), wall)
+            paced = self.pace.seconds_left(_pace_key(batch, route), left, now)
+            if paced is not None:
+                paced = max(paced, tail_bound(batch, route, snap, lanes, blocked, self.service.mean.get(route), wall))
+            found.append(queued if queued.blocked is not None or paced is None else Estimate(seconds=paced))
+        result = slowest(found)
+        if result.seconds is None:
+            self.smoother.forget(batch)
+            return result, None
+        return result, self.smoother.smooth(batch, result.seconds, now)
+
+
+def _pace_key(batch: str, route: str) -> str:
+    return f"{batch}\x00{route}"
+
+
+def eta_message(found: Sequence[tuple[Estimate, float | None]]) -> Message | None:
+    """One ETA for several batches (a ``run``): why it waits when one is blocked, "measuring"
+    before a service time is known, else the slowest batch's; None for no batch."""
+    if not found:
+        return None
+    for estimate_, _shown in found:
+        if estimate_.blocked is not None:
+            return msg("ETA: {n} task(s) of {route} wait for a lane", n=estimate_.blocked.waiting,
+                       route=estimate_.blocked.route)
+    shown = [seconds for _estimate, seconds in found if seconds is not None]
+    if len(shown) < len(found):
+        return msg("ETA: measuring")
+    return msg("ETA {duration}", duration=duration_message(max(shown)))
+
+
+def duration_message(seconds: float) -> Message:
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return msg("{s} s", s=whole)
+    if whole < 3600:
+        return msg("{m} min {s} s", m=whole // 60, s=format(whole % 60, "02d"))
+    return msg("{h} h {m} min", h=whole // 3600, m=format(whole % 3600 // 60, "02d"))

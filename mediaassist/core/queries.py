@@ -21,7 +21,17 @@ import peewee as pw
 
 from mediaassist.core.messages import Message
 from mediaassist.core.money import Money, Totals, from_micros
-from mediaassist.core.store import FINAL_STATES, SPEND_SETTLED, Output, Result, Spend, Store, Task, stored_message
+from mediaassist.core.store import (
+    FINAL_STATES,
+    RUNNING,
+    SPEND_SETTLED,
+    Output,
+    Result,
+    Spend,
+    Store,
+    Task,
+    stored_message,
+)
 
 CHUNK = 500  # keys per IN (...) (SQLite's variable limit is far above; PG plans stay simple)
 PREVIEW_CHARS = 200  # prompt, result and error text a table row carries
@@ -193,9 +203,12 @@ class Snapshot:
     by_account: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
     by_batch: dict[str, dict[str, int]] = field(default_factory=dict)
     batch_routes: dict[str, dict[str, int]] = field(default_factory=dict)  # unfinished per route
+    batch_routes_ended: dict[str, dict[str, int]] = field(default_factory=dict)  # ended per route
     batch_order: list[str] = field(default_factory=list)  # newest first
     batch_spent: dict[str, Totals] = field(default_factory=dict)  # reserved and settled
     batch_estimate: dict[str, Totals] = field(default_factory=dict)
+    # route -> [(batch, started_at)] of its running attempts (store clock): how far along they are
+    running_started: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
 
     def totals(self) -> dict[str, int]:
         out: dict[str, int] = defaultdict(int)
@@ -305,8 +318,14 @@ class Queries:
             snap.by_batch.setdefault(batch, defaultdict(int))[state] += n
             if state not in FINAL_STATES:
                 snap.batch_routes.setdefault(batch, defaultdict(int))[route] += n
+            else:
+                snap.batch_routes_ended.setdefault(batch, defaultdict(int))[route] += n
             newest[batch] = max(newest.get(batch, 0), max_seq)
         snap.batch_order = sorted(newest, key=newest.__getitem__, reverse=True)
+        running = Task.select(Task.batch_id, Task.route, Task.started_at).where(Task.state == RUNNING)
+        for batch, route, started_at in self._values(running):
+            if started_at is not None:
+                snap.running_started.setdefault(route, []).append((batch, started_at))
         money = (Spend.select(Spend.batch_id, Spend.currency, pw.fn.SUM(Spend.amount),
                               pw.fn.SUM(pw.fn.COALESCE(Spend.estimate, 0)))
                  .group_by(Spend.batch_id, Spend.currency))

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from mediaassist.core.messages import Message
-from mediaassist.core.progress import BatchProgress, Estimate, EtaSmoother, ServiceTimes, estimate
+from mediaassist.core.progress import MEASURED_EVENTS, BatchEta, BatchProgress, Estimate
 from mediaassist.core.queries import Snapshot
 from mediaassist.core.store import Task
 from mediaassist.runtime import LaneView, Runtime
@@ -19,9 +18,6 @@ from mediaassist.ui.i18n import labelled, tr
 
 STATS_MS = 1000
 STATS_BUDGET = 20  # the stats period is at least this many times what one refresh costs
-MEASURED_EVENTS = ("success", "failed", "retry")  # an attempt ended: its service time counts
-PACE_WINDOW_S = 120.0  # a batch's ETA follows its throughput over this many recent seconds
-PACE_MIN_SPAN_S = 3.0  # ... once it has been seen ending tasks for at least this long
 
 
 @dataclass
@@ -39,35 +35,6 @@ class StatsView:
         return BatchProgress.of(batch, self.snap.by_batch.get(batch, {}))
 
 
-class BatchPace:
-    """Each batch's own recent throughput: how many of its tasks ended over the last
-    ``window_s`` (real seconds), so its ETA is its remaining tasks at its own pace."""
-
-    def __init__(self, window_s: float = PACE_WINDOW_S, min_span_s: float = PACE_MIN_SPAN_S) -> None:
-        self.window_s, self.min_span_s = window_s, min_span_s
-        self._seen: dict[str, deque[tuple[float, int]]] = {}
-
-    def record(self, batch: str, ended: int, now: float) -> None:
-        seen = self._seen.setdefault(batch, deque())
-        seen.append((now, ended))
-        while len(seen) > 2 and seen[1][0] <= now - self.window_s:  # one sample before the window stays
-            seen.popleft()
-
-    def seconds_left(self, batch: str, remaining: int, now: float) -> float | None:
-        """None until the batch has been seen ending tasks for at least ``min_span_s``."""
-        seen = self._seen.get(batch)
-        if not seen or len(seen) < 2:
-            return None
-        (first_at, first_ended), (last_at, last_ended) = seen[0], seen[-1]
-        span, ended = now - first_at, last_ended - first_ended
-        if last_at - first_at < self.min_span_s or ended <= 0:
-            return None
-        return remaining * span / ended
-
-    def forget(self, batch: str) -> None:
-        self._seen.pop(batch, None)
-
-
 class StatsController(QObject):
     """Signals:
         refreshed(StatsView): new numbers (every STATS_MS or more, and after any change).
@@ -83,9 +50,7 @@ class StatsController(QObject):
         self.queries = rt.queries()
         self.reader = rt.off_loop_reader()
         self._reading: asyncio.Future[None] | None = None
-        self.service = ServiceTimes()
-        self.smoother = EtaSmoother()
-        self.pace = BatchPace()
+        self.etas = BatchEta()
         self.view = StatsView()
         self._login_states: dict[str, str] = {}
         rt.add_listener(self._on_event)
@@ -139,7 +104,7 @@ class StatsController(QObject):
                               lanes={lane.name: lane for lane in self.rt.lane_views()})
         now = time.monotonic()
         for batch in snap.batch_routes:  # the unfinished ones
-            self.pace.record(batch, self.view.progress(batch).ended, now)
+            self.etas.record(batch, snap, now)
         self._notify_finished_batches(previous, self.view)
         self._notify_login_needed()
         self.refreshed.emit(self.view)
@@ -148,26 +113,13 @@ class StatsController(QObject):
         self._timer.setInterval(int(max(STATS_MS, STATS_BUDGET * cost_s * 1000)))
 
     def eta(self, batch: str) -> tuple[Estimate, float | None]:
-        """The batch's estimate and, when there is one, the smoothed seconds to show.
-
-        Once the batch itself is seen ending tasks, its own pace decides: its remaining tasks at
-        its recent throughput. The scheduler's estimate counts the tasks of older batches as
-        ahead of it, which is wrong for a batch another process runs (a 20-task `run` beside a
-        10,000-task batch showed 14 minutes and took 29 s). A blocked batch says why, always."""
-        now = time.monotonic()
-        found = estimate(batch, self.view.snap, self.view.lanes.values(), self.view.blocked, self.service)
-        progress = self.view.progress(batch)
-        paced = self.pace.seconds_left(batch, progress.total - progress.ended, now)
-        if found.blocked is None and paced is not None:
-            found = Estimate(seconds=paced)
-        if found.seconds is None:
-            self.smoother.forget(batch)
-            return found, None
-        return found, self.smoother.smooth(batch, found.seconds, now)
+        """The batch's estimate and, when there is one, the smoothed seconds to show (core.progress.BatchEta)."""
+        return self.etas.eta(batch, self.view.snap, self.view.lanes.values(), self.view.blocked,
+                             time.monotonic(), self.rt.now())
 
     def _on_event(self, event: str, task: Task) -> None:
         if event in MEASURED_EVENTS and task.started_at:
-            self.service.record(task.route, time.time() - task.started_at)
+            self.etas.service.record(task.route, self.rt.now() - task.started_at)
         if event == "paused":
             paused = self.rt.paused_lane_reasons()
             reason = paused.get(task.lane) or paused.get(task.route)
@@ -177,8 +129,7 @@ class StatsController(QObject):
         for batch in previous.snap.batch_routes:
             progress = now.progress(batch)
             if batch in now.snap.by_batch and progress.finished:
-                self.smoother.forget(batch)
-                self.pace.forget(batch)
+                self.etas.forget(batch)
                 self.notice.emit(tr("Batch finished"),
                                  tr("{batch}: {ok} done, {failed} failed, {canceled} canceled").format(
                                      batch=batch, ok=progress.done, failed=progress.failed,

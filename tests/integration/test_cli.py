@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -75,6 +76,11 @@ def test_seed_batch_on_the_demo(tmp_path: Path) -> None:
         assert _max_overlap(_spans([t for t in web if t["account"] == account])) == 1
     assert _max_overlap(_spans(api)) <= 3
     assert "40/40 done" in proc.stderr
+    # Progress lines carry the ETA: measuring until a service time is known, then a duration
+    # (the last line, nothing left to run, has none).
+    progress = [line for line in proc.stderr.splitlines() if " done: " in line]
+    assert "· ETA" in progress[0] and "ETA" not in progress[-1]
+    assert any(re.search(r"· ETA (\d+ s|\d+ min \d+ s)$", line) for line in progress), progress
 
 
 def test_unreadable_file_enqueues_nothing_and_exits_2(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from mediaassist.core.errors import ErrorKind
-from mediaassist.core.progress import BatchProgress, EtaSmoother, ServiceTimes, estimate
+from mediaassist.core.progress import BatchEta, BatchProgress, EtaSmoother, ServiceTimes, estimate, work_left
 from mediaassist.core.queries import Queries, TaskFilter, TaskOrder
 from mediaassist.core.store import NewTask, Store
 
@@ -50,11 +50,11 @@ def test_estimate_names_the_lane_that_blocks_a_batch(store: Store) -> None:
     store.enqueue("b", web(207, "w"))
     snap = Queries(store).snapshot()
     lanes = [FakeLane("web:demo-a", "web:simulated", 1)]
-    found = estimate("b", snap, lanes, {"web:demo-a": "account needs login"}, ServiceTimes())
+    found = estimate("b", snap, lanes, {"web:demo-a": "account needs login"}, ServiceTimes(), store.now())
     assert found.seconds is None and found.blocked is not None
     assert (found.blocked.route, found.blocked.waiting) == ("web:simulated", 207)
     assert found.blocked.reasons == (("web:demo-a", "account needs login"),)
-    no_lane = estimate("b", snap, [], {}, ServiceTimes())
+    no_lane = estimate("b", snap, [], {}, ServiceTimes(), store.now())
     assert no_lane.blocked is not None and no_lane.blocked.reasons == ()
 
 
@@ -64,12 +64,55 @@ def test_estimate_measures_first_then_counts_older_batches_ahead(store: Store) -
     snap = Queries(store).snapshot()
     lanes = [FakeLane("api:sim-api", "api:sim-api", 2)]
     service = ServiceTimes()
-    assert estimate("new", snap, lanes, {}, service).measuring == "api:sim-api"
+    assert estimate("new", snap, lanes, {}, service, store.now()).measuring == "api:sim-api"
     service.record("api:sim-api", 3.0)
-    assert estimate("old", snap, lanes, {}, service).seconds == pytest.approx(10 / 2 * 3.0)
-    assert estimate("new", snap, lanes, {}, service).seconds == pytest.approx(20 / 2 * 3.0)
+    assert estimate("old", snap, lanes, {}, service, store.now()).seconds == pytest.approx(10 / 2 * 3.0)
+    assert estimate("new", snap, lanes, {}, service, store.now()).seconds == pytest.approx(20 / 2 * 3.0)
     service.record("api:sim-api", 8.0)  # smoothed: one slow attempt moves the mean a fifth
     assert service.mean["api:sim-api"] == pytest.approx(4.0)
+
+
+def test_a_running_task_counts_only_the_part_it_has_still_to_go(store: Store) -> None:
+    """K = 1, four tasks of 60 s: at 75 % (three done, the last 45 s in) 15 s are left, not a
+    whole service time; one that overruns is about to end (the floor), not done."""
+    store.enqueue("b", api(4, "k"))
+    lanes = [FakeLane("api:sim-api", "api:sim-api", 1)]
+    service = ServiceTimes()
+    service.record("api:sim-api", 60.0)
+    for task in store.claim("api:sim-api", "me", 3):
+        store.finish_success(task, "ok", [])
+    assert len(store.claim("api:sim-api", "me", 1)) == 1  # the last one runs
+    snap = Queries(store).snapshot()
+    (_batch, started), = snap.running_started["api:sim-api"]
+    assert estimate("b", snap, lanes, {}, service, started + 45.0).seconds == pytest.approx(15.0)
+    assert estimate("b", snap, lanes, {}, service, started + 600.0).seconds == pytest.approx(6.0)  # the floor
+    assert work_left(3, [started], 60.0, started + 30.0) == pytest.approx(2.5)
+    assert work_left(3, [started], None, started + 30.0) == 3  # nothing measured: whole tasks
+
+
+def test_a_batch_eta_follows_each_route_at_its_own_pace_and_counts_its_running_task_too(store: Store) -> None:
+    """A mixed batch: its four quick API tasks are done in seconds, its two web tasks take a
+    minute each on one account. The web route's pace decides, not the batch's overall one; and
+    the task that runs counts only by what it has still to go."""
+    store.enqueue("b", api(4, "a") + web(2, "w"))
+    lanes = [FakeLane("api:sim-api", "api:sim-api", 4), FakeLane("web:acct", "web:simulated", 1)]
+    etas = BatchEta()
+    etas.service.record("api:sim-api", 2.0)
+    etas.service.record("web:simulated", 60.0)
+    etas.record("b", Queries(store).snapshot(), 0.0)
+    for task in store.claim("api:sim-api", "me", 4):
+        store.finish_success(task, "ok", [])
+    [first] = store.claim("web:simulated", "me", 1)
+    etas.record("b", Queries(store).snapshot(), 2.0)
+    store.finish_success(first, "ok", [])
+    etas.record("b", Queries(store).snapshot(), 62.0)
+    assert len(store.claim("web:simulated", "me", 1)) == 1  # the last one runs
+    snap = Queries(store).snapshot()
+    (_batch, started), = snap.running_started["web:simulated"]
+    found, shown = etas.eta("b", snap, lanes, {}, now=107.0, wall=started + 45.0)
+    # One web task a minute; a quarter of the last is left. The whole batch's pace (5 of 6 tasks
+    # ended in 107 s) would have said 21 s; one web task a minute, counted whole, 60 s.
+    assert found.seconds == pytest.approx(15.0, rel=0.05) and shown == pytest.approx(found.seconds)
 
 
 def test_shown_eta_counts_down_and_moves_steadily_when_estimates_jump() -> None:

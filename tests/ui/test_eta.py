@@ -9,9 +9,8 @@ import itertools
 
 import pytest
 
-from mediaassist.core.progress import EtaSmoother
+from mediaassist.core.progress import BatchPace, EtaSmoother
 from mediaassist.core.store import NewTask
-from mediaassist.ui.stats import BatchPace
 from tests.harness import wait_until
 
 from .test_window import App, start_app, stop_app, writer_tasks
