@@ -26,6 +26,7 @@ from mediaassist.core.location import check_store_url
 from mediaassist.core.messages import Message, msg, verbatim
 from mediaassist.core.money import BudgetConfig, Price, parse_amounts, parse_budget, parse_price
 from mediaassist.core.naming import Template, parse_template
+from mediaassist.core.order import DEFAULT_ORDER, ORDERS
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
@@ -70,6 +71,8 @@ _PROVIDER_KEYS = {
     "proxy",
     # the local hours it may run in ("23:00-07:00", or a list of ranges)
     "hours",
+    # the order its queue is taken in: "fifo" (default), "longest" or "fair" (core/order.py)
+    "order",
     # what its models cost (core/money.py; a model's own price table overrides it) and the most
     # it may spend in a budget day, per currency
     "price", "daily_budget",
@@ -84,7 +87,7 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
-_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours"}
+_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours", "order"}
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
@@ -125,6 +128,7 @@ class ProviderConfig:
     max_upload_bytes: int | None = None
     proxy: str | None = field(default=None, repr=False)  # may carry a user and password
     hours: Hours = ()  # local hours it may run in; () = any time
+    order: str = DEFAULT_ORDER["api"]  # how its lane takes its queue (core/order.py)
     price: Price | None = None
     daily_budget: dict[str, Decimal] = field(default_factory=dict)  # by currency
 
@@ -176,6 +180,7 @@ class AccountConfig:
     host: str | None = None  # the machine whose profile holds the login (None: set by login)
     proxy: str | None = field(default=None, repr=False)  # the browser's proxy; may carry a password
     hours: Hours = ()  # local hours it may run in; () = any time
+    order: str = DEFAULT_ORDER["web"]  # how its lane takes its site's queue (core/order.py)
 
     @property
     def lane(self) -> str:
@@ -466,6 +471,7 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
         provider.proxy = _parse_proxy(item, where)
     if "hours" in item:
         provider.hours = parse_hours(item["hours"], where)
+    provider.order = _choice(item, "order", ORDERS, where) if "order" in item else DEFAULT_ORDER[kind]
     for key in ("api_key", "api_key_env"):
         if key in item:
             setattr(provider, key, _str(item, key, where))
@@ -564,6 +570,8 @@ def _parse_account(item: dict[str, Any], where: str, problems: _Problems) -> Acc
         account.proxy = _parse_proxy(item, where)
     if "hours" in item:
         account.hours = parse_hours(item["hours"], where)
+    if "order" in item:
+        account.order = _choice(item, "order", ORDERS, where)
     return account
 
 

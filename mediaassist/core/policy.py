@@ -37,6 +37,7 @@ class LaneSlots:
     account: str | None = None
     adaptive: bool = False
     resting: bool = False  # its resource is busy elsewhere for a while (a Requeue's wait)
+    order: str = "fifo"  # how it takes its queue: fifo | longest | fair (core/order.py)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class ClaimRequest:
     count: int
     account: str | None = None
     lane_limit: int | None = None
+    order: str = "fifo"  # in which order the store takes the queue's due tasks (core/order.py)
 
 
 def current_limit(kind: str, limit: int, adaptive: bool, learned: int | None) -> int:
@@ -121,7 +123,7 @@ def plan_claims(lanes: Sequence[LaneSlots], conditions: LaneConditions, here: st
         if free <= 0 or lane.resting or lane.name in blocked:
             continue
         claims.append(ClaimRequest(lane=lane.name, route=lane.route, count=free, account=lane.account,
-                                   lane_limit=None if lane.kind == "web" else limit))
+                                   lane_limit=None if lane.kind == "web" else limit, order=lane.order))
     return claims
 
 
