@@ -16,7 +16,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.order import MIN_EXPECTED_S
 from mediaassist.core.paths import RESOURCES
-from mediaassist.core.store import NewTask, Store, Task
+from mediaassist.core.store import SCHEMA_VERSION, NewTask, Store, Task
 from mediaassist.providers.registry import SIMULATED_WEB_RANGE, build_providers
 from mediaassist.providers.simulated import SimulatedProvider, prompt_service_time
 from tests.harness import make_scheduler, run_to_end, sim_api_tasks
@@ -91,6 +91,21 @@ def test_fair_puts_priority_first(store: Store) -> None:
     store.enqueue("small", sim_api_tasks(3, prefix="small"))
     claimed = [t.task_id for t in store.claim("api:sim-api", "me", limit=3, lane_limit=3, order="fair")]
     assert claimed == ["urgent000", "big000", "small000"]  # big's urgent task, then one each
+
+
+def test_a_store_of_version_5_gains_the_expected_durations_and_its_tasks_go_fifo(store_location: str) -> None:
+    old = Store(store_location)
+    old.enqueue("b", [_web("a", "x" * 10), _web("b", "x" * 90)])
+    old.db.execute_sql('ALTER TABLE "task" DROP COLUMN "expected_s"')
+    old.db.execute_sql("UPDATE schema_version SET version = 5")
+    old.close()
+    store = Store(store_location)
+    try:
+        assert store.db.execute_sql("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION
+        assert [t.expected_s for t in store.tasks()] == [0.0, 0.0]  # queued before: not known
+        assert [t.task_id for t in store.claim("web:s", "me", limit=2, order="longest")] == ["a", "b"]
+    finally:
+        store.close()
 
 
 # --- the real scheduler ---------------------------------------------------------------------------
