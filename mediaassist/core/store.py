@@ -91,6 +91,7 @@ CRASH_RETRIES = 5
 REMOTE_FINAL_KINDS = ("provider", "bad_input", "canceled")
 HISTORY_TASKS = 50  # the latest settled tasks of a model that its next estimate learns from
 _CHUNK = 500  # rows per insert statement (SQLite's variable limit)
+FIT_TTL_S = 60.0  # how long enqueue trusts a model's duration fit it read (core/order.py)
 PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever takes this gate
 PROBE_HEADROOM_PAGES = 64  # the room probe_write wants: a few results' worth, not an update in place
 
@@ -854,6 +855,8 @@ class Store:
         self.wal_pending = False  # part of the file is only in its -wal (no room to write it back yet)
         self.where = describe(location)  # for messages: never a password
         self.path = Path(location)
+        # model -> (monotonic time read, its duration fit): an import in many steps reads it once
+        self._fits: dict[str, tuple[float, DurationFit | None]] = {}
         with faults_as_storage(self.path):
             self.db: _StoreDatabase = self._connect(str(location))
             database_proxy.initialize(self.db)
@@ -1008,7 +1011,7 @@ class Store:
         groups batches by it). Returns (inserted ids, skipped ids).
         """
         now = self.now() if created_at is None else created_at
-        fits = {model: self.duration_fit(model) for model in {item.model for item in tasks}}
+        fits = {model: self._recent_fit(model) for model in {item.model for item in tasks}}
         rows: list[dict[str, Any]] = []
         for item in tasks:
             fit = fits[item.model]
@@ -1062,9 +1065,19 @@ class Store:
         rows = cast(Iterable[tuple[int | None, float]], samples.tuples())
         return fit_durations([(int(chars or 0), float(seconds)) for chars, seconds in rows])
 
+    def _recent_fit(self, model: str) -> DurationFit | None:
+        """``duration_fit``, read again at most every FIT_TTL_S (a model with no record costs a
+        scan of the task table: no index leads with the model)."""
+        read_at, fit = self._fits.get(model, (-FIT_TTL_S, None))
+        if time.monotonic() - read_at >= FIT_TTL_S:
+            fit = self.duration_fit(model)
+            self._fits[model] = (time.monotonic(), fit)
+        return fit
+
     def refresh_expected(self, model: str) -> None:
         """Set the model's pending tasks' expected durations from its latest record."""
         fit = self.duration_fit(model)
+        self._fits[model] = (time.monotonic(), fit)
         if fit is not None:  # base_s >= MIN_EXPECTED_S and per_char_s >= 0: as ``fit.expected``
             (Task.update(expected_s=pw.fn.LENGTH(Task.prompt) * fit.per_char_s + fit.base_s)
              .where((Task.model == model) & (Task.state == PENDING)).execute())
