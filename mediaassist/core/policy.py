@@ -2,8 +2,9 @@
 
 The scheduler reads the store once per pass into a ``LaneConditions``, asks ``plan_claims`` which
 lanes claim how many tasks, and only then does the I/O: the store's atomic claim takes the heads
-of each queue (higher priority first, then FIFO; it counts every process's running rows in the
-same transaction) and the attempts start. When an attempt ends, ``decide_end`` says what is
+of each queue (higher priority first, then in the lane's ``order``: FIFO, longest expected first
+or fair across batches, core/order.py; it counts every process's running rows in the same
+transaction) and the attempts start. When an attempt ends, ``decide_end`` says what is
 written (a result, a cancel, a hand-back or a failure) and ``decide_retry`` whether a failure
 comes back. When ``run`` waits for its batches, ``batches_settled`` says when nothing more can run.
 

@@ -1100,13 +1100,13 @@ class Store:
 
         Order: higher priority first, then by ``order`` (core/order.py): ``fifo``; ``longest``
         expected first, the unknown after them in FIFO order; ``fair``: batches round-robin, the
-        batch running fewest tasks on the route first, FIFO within each. For web routes ``account`` is the free account;
-        tasks pinned to another account are not taken. ``batch_ids`` restricts the claim to those
-        batches. With ``lane_limit`` the route's running rows -- whichever process runs them --
-        and its pending rows with a remote id (a remote task still at the service) are counted in
-        the same transaction, and at most ``lane_limit`` minus those new tasks are taken; pending
-        rows with a remote id are taken first, from any batch. ``skip_batches`` leaves those batches'
-        new tasks out.
+        batch running fewest tasks on the route first, FIFO within each. For web routes
+        ``account`` is the free account; tasks pinned to another account are not taken.
+        ``batch_ids`` restricts the claim to those batches. With ``lane_limit`` the route's running
+        rows -- whichever process runs them -- and its pending rows with a remote id (a remote task
+        still at the service) are counted in the same transaction, and at most ``lane_limit`` minus
+        those new tasks are taken; pending rows with a remote id are taken first, from any batch.
+        ``skip_batches`` leaves those batches' new tasks out.
         """
         if limit <= 0:
             return []
