@@ -1537,8 +1537,12 @@ class Store:
                                      "sha256": o.sha256, "media": o.media, "width": o.width, "height": o.height,
                                      "duration_s": o.duration_s} for o in outputs]).execute()
         if task.model_kind == "web":
-            # A web lane orders its queue by these (``longest``); a web task takes minutes.
-            self.refresh_expected(task.model)
+            # A web lane orders its queue by these (``longest``); a web task takes minutes. The
+            # success is written: a refresh the database refuses now waits for the next one.
+            try:
+                self.refresh_expected(task.model)
+            except pw.OperationalError as exc:
+                log.warning("expected durations of %s not refreshed: %s", task.model, exc)
         return True
 
     # --- output files ------------------------------------------------------------------------

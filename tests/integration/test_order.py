@@ -10,6 +10,7 @@ import heapq
 import tomllib
 from pathlib import Path
 
+import peewee as pw
 import pytest
 
 from mediaassist.core.clock import Clock
@@ -69,6 +70,19 @@ def test_a_web_success_refreshes_the_expectations_of_its_models_pending_tasks(st
     fit = store.duration_fit("reasoner")
     assert fit is not None and fit.per_char_s == 0.0  # a longer prompt is never expected to be quicker
     assert store.get("long").expected_s == pytest.approx(fit.expected(60)) == pytest.approx(17.5, abs=0.1)
+
+
+def test_a_refresh_the_database_refuses_leaves_the_success_written(store: Store,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    store.enqueue("b", [_web("only", "x" * 20), _web("next", "x" * 30)])
+    (task,) = store.claim("web:s", "me", limit=1)
+
+    def locked(model: str) -> None:
+        raise pw.OperationalError("database is locked")
+
+    monkeypatch.setattr(store, "refresh_expected", locked)
+    assert store.finish_success(task, "done", [])
+    assert store.get("only").state == "success" and store.get("next").expected_s == 0.0
 
 
 def test_fair_serves_a_small_batch_beside_a_large_one_that_came_first(store: Store) -> None:
