@@ -16,7 +16,18 @@ ratio, and the mean and max wait of API tasks (queued → started).
 Part 2 -- 10,000 zero-latency tasks through the real store and scheduler: tasks/s and
 dispatch overhead per task; then the same 10,000 drawn from a queue of 100,000.
 
-    python -m bench.bench_scheduler [--speed 400]
+Part 3 -- the order of web tasks (core/order.py): the 40-task seed batch through the real scheduler
+with K = 1, 2, 3 web accounts, the simulated site's answers taking longer for longer prompts
+(``by_prompt``), under ``order = "fifo"`` and ``"longest"`` (the web default; the model's record
+comes from one earlier run of the batch under other ids, so both orders see the same durations).
+For each: makespan ÷ lower bound ``max(sum web / K, longest web task, sum API / 3)`` as measured,
+and as the dispatch order alone gives it (the nominal durations list-scheduled in the order the
+tasks started: no overhead).
+
+At x400 a loaded machine's few milliseconds per dispatch are seconds of scaled time: part 3 runs
+at ``--order-speed`` (x100 unless told), where they are a fraction of a per cent.
+
+    python -m bench.bench_scheduler [--speed 400] [--order-speed 100] [--parts 1,2,3]
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import heapq
 import statistics
 import tempfile
 import time
@@ -36,7 +48,7 @@ from mediaassist.core.paths import RESOURCES
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import NewTask, Store
 from mediaassist.providers.registry import SIMULATED_SITE, SIMULATED_WEB_RANGE
-from mediaassist.providers.simulated import SimulatedProvider, service_time
+from mediaassist.providers.simulated import SimulatedProvider, prompt_service_time, service_time
 
 API_RANGE = (8.0, 20.0)
 API_QUOTA = 3
@@ -211,15 +223,98 @@ async def part2(workdir: Path, run_count: int, queued: int) -> None:
           f"{cpu / run_count * 1000:5.2f} ms CPU per task (claim, start, finish, result, 2 log lines)")
 
 
+@dataclass
+class SeedTask:
+    task_id: str
+    web: bool
+    prompt: str
+    priority: int
+
+    @property
+    def nominal_s(self) -> float:
+        if self.web:
+            return prompt_service_time(self.task_id, self.prompt, *SIMULATED_WEB_RANGE)
+        return service_time(self.task_id, *API_RANGE)
+
+
+def seed_tasks() -> list[SeedTask]:
+    with (RESOURCES / "examples" / "seed-batch.csv").open(encoding="utf-8") as fh:
+        return [SeedTask(row["task_id"], row["model"] == "demo-reasoner", row["prompt"], int(row["priority"]))
+                for row in csv.DictReader(fh)]
+
+
+def list_makespan(durations: list[float], slots: int) -> float:
+    """Tasks started in this order, each on the first slot to come free."""
+    free = [0.0] * slots
+    for duration in durations:
+        heapq.heappush(free, heapq.heappop(free) + duration)
+    return max(free)
+
+
+async def run_ordered(store: Store, workdir: Path, clock: Clock, accounts: int, order: str, batch: str,
+                      prefix: str = "") -> tuple[float, list[str]]:
+    """One run of the seed batch; (makespan in nominal seconds, web task ids in the order they started)."""
+    config = AppConfig(
+        providers=[ProviderConfig(name="api", kind="api", type="simulated", concurrency=API_QUOTA)],
+        models=[ModelConfig(name="writer", kind="api", provider="api"),
+                ModelConfig(name="reasoner", kind="web", site=SIMULATED_SITE)],
+        accounts=[AccountConfig(name=f"acct-{i}", site=SIMULATED_SITE, order=order) for i in range(accounts)])
+    tasks = [NewTask(model="reasoner" if t.web else "writer", model_kind="web" if t.web else "api",
+                     route=f"web:{SIMULATED_SITE}" if t.web else "api:api", task_id=prefix + t.task_id,
+                     prompt=t.prompt, priority=t.priority) for t in seed_tasks()]
+    providers = {"api:api": SimulatedProvider(clock, *API_RANGE),
+                 f"web:{SIMULATED_SITE}": SimulatedProvider(clock, *SIMULATED_WEB_RANGE, by_prompt=True)}
+    store.enqueue(batch, tasks)
+    sched = Scheduler(store, config, providers, workdir, clock)
+    await sched.start()
+    await sched.wait_for_batches([batch])
+    await sched.stop()
+    rows = store.tasks([batch])
+    makespan = (max(t.finished_at for t in rows) - min(t.created_at for t in rows)) * clock.speed
+    web = sorted((t for t in rows if t.model_kind == "web"), key=lambda t: t.started_at)
+    return makespan, [t.task_id[len(prefix):] for t in web]
+
+
+async def part3(speed: float, workdir: Path) -> None:
+    clock = Clock(speed)
+    tasks = {t.task_id: t for t in seed_tasks()}
+    web = [t.nominal_s for t in tasks.values() if t.web]
+    api_sum = sum(t.nominal_s for t in tasks.values() if not t.web)
+    print(f"web order: seed batch, {len(web)} web tasks (sum {sum(web):.0f} s, longest {max(web):.0f} s, "
+          f"by prompt length) beside {len(tasks) - len(web)} API; scaled x{speed:g}")
+    print(f"{'K':>2} {'bound':>7}  {'FIFO':>6} {'(order)':>8}  {'longest':>7} {'(order)':>8}")
+    for accounts in (1, 2, 3):
+        web_bound = max(sum(web) / accounts, max(web))
+        bound = max(web_bound, api_sum / API_QUOTA)
+        ratios: list[float] = []
+        for order in ("fifo", "longest"):
+            store = Store(workdir / f"order-{order}-{accounts}.sqlite3")
+            if order == "longest":  # the model's record: the batch once before, under other ids
+                await run_ordered(store, workdir, clock, accounts, order, "yesterday", prefix="y-")
+            makespan, started = await run_ordered(store, workdir, clock, accounts, order, "seed")
+            store.close()
+            ratios += [makespan / bound,
+                       list_makespan([tasks[i].nominal_s for i in started], accounts) / web_bound]
+        print(f"{accounts:>2} {bound:6.0f}s  {ratios[0]:6.3f} {ratios[1]:8.3f}  {ratios[2]:7.3f} {ratios[3]:8.3f}")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--speed", type=float, default=400.0)
+    parser.add_argument("--order-speed", type=float, default=100.0, help="part 3's scaled time")
+    parser.add_argument("--parts", default="1,2,3", help="which parts to run, e.g. 3")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     with tempfile.TemporaryDirectory() as tmp:
-        await part1(args.speed, Path(tmp))
-        print()
-        await part2(Path(tmp), 10_000, 10_000)
-        await part2(Path(tmp), 10_000, 100_000)
+        if "1" in parts:
+            await part1(args.speed, Path(tmp))
+            print()
+        if "2" in parts:
+            await part2(Path(tmp), 10_000, 10_000)
+            await part2(Path(tmp), 10_000, 100_000)
+            print()
+        if "3" in parts:
+            await part3(args.order_speed, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -134,15 +134,17 @@ class Budgeter:
 
     # --- claim, settle, release ----------------------------------------------------------------
     def claim(self, route: str, owner: str, limit: int, account: str | None, batch_ids: Sequence[str] | None,
-              lane_limit: int | None) -> Claimed:
-        """Claim and reserve: the tasks, and why the lane or a batch stopped, if one did."""
+              lane_limit: int | None, order: str = "fifo") -> Claimed:
+        """Claim and reserve: the tasks, and why the lane or a batch stopped, if one did.
+        ``order``: how the lane takes its queue (core/order.py)."""
         day = self.day()
         if self.has_limits:
             tasks, stop, batch_stops = self.store.claim_within_budget(route, owner, limit, account, batch_ids,
-                                                                      lane_limit, self.plan, day)
+                                                                      lane_limit, self.plan, day, order)
             return Claimed(tasks, stop_reason(stop) if stop is not None else None,
                            {batch: stop_reason(s) for batch, s in batch_stops.items()})
-        tasks = self.store.claim(route, owner, limit, account, batch_ids=batch_ids, lane_limit=lane_limit)
+        tasks = self.store.claim(route, owner, limit, account, batch_ids=batch_ids, lane_limit=lane_limit,
+                                 order=order)
         for task in tasks:
             reservation = self.plan(task)
             if reservation is not None:  # the estimate, kept beside the actual cost

@@ -34,6 +34,7 @@ from mediaassist.core.money import (
     parse_price,
 )
 from mediaassist.core.naming import Template, parse_template
+from mediaassist.core.order import DEFAULT_ORDER, ORDERS
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.task_profiles import TaskApiProfile, load_profile
 
@@ -78,6 +79,8 @@ _PROVIDER_KEYS = {
     "proxy",
     # the local hours it may run in ("23:00-07:00", or a list of ranges)
     "hours",
+    # the order its queue is taken in: "fifo" (default), "longest" or "fair" (core/order.py)
+    "order",
     # what its models cost (core/money.py; a model's own price table overrides it) and the most
     # it may spend in a budget day, per currency
     "price", "daily_budget",
@@ -94,7 +97,7 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
-_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours"}
+_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours", "order"}
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
@@ -135,6 +138,7 @@ class ProviderConfig:
     max_upload_bytes: int | None = None
     proxy: str | None = field(default=None, repr=False)  # may carry a user and password
     hours: Hours = ()  # local hours it may run in; () = any time
+    order: str = DEFAULT_ORDER["api"]  # how its lane takes its queue (core/order.py)
     price: Price | None = None
     daily_budget: dict[str, Decimal] = field(default_factory=dict)  # by currency
     balance: BalanceRoute | None = None  # openai: where the gateway tells what the key has left
@@ -187,6 +191,7 @@ class AccountConfig:
     host: str | None = None  # the machine whose profile holds the login (None: set by login)
     proxy: str | None = field(default=None, repr=False)  # the browser's proxy; may carry a password
     hours: Hours = ()  # local hours it may run in; () = any time
+    order: str = DEFAULT_ORDER["web"]  # how its lane takes its site's queue (core/order.py)
 
     @property
     def lane(self) -> str:
@@ -482,6 +487,7 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
         provider.proxy = _parse_proxy(item, where)
     if "hours" in item:
         provider.hours = parse_hours(item["hours"], where)
+    provider.order = _choice(item, "order", ORDERS, where) if "order" in item else DEFAULT_ORDER[kind]
     for key in ("api_key", "api_key_env"):
         if key in item:
             setattr(provider, key, _str(item, key, where))
@@ -585,6 +591,8 @@ def _parse_account(item: dict[str, Any], where: str, problems: _Problems) -> Acc
         account.proxy = _parse_proxy(item, where)
     if "hours" in item:
         account.hours = parse_hours(item["hours"], where)
+    if "order" in item:
+        account.order = _choice(item, "order", ORDERS, where)
     return account
 
 

@@ -41,6 +41,7 @@ class LaneSpec:
     sweep_s: float = DEFAULT_SWEEP_S
     adaptive: bool = False  # concurrency = "auto"
     hours: Hours = ()  # the local hours it may take work in; () = any time
+    order: str = "fifo"  # how it takes its queue: fifo | longest | fair (core/order.py)
 
 
 @dataclass(frozen=True)
@@ -70,12 +71,12 @@ def lane_specs(config: AppConfig) -> list[LaneSpec]:
     lanes = [
         LaneSpec(name=prov.lane, kind=prov.kind, route=prov.lane, limit=prov.limit,
                  sweep_s=prov.queue_check_interval_s if prov.kind == "poll" else DEFAULT_SWEEP_S,
-                 adaptive=prov.adaptive, hours=prov.hours)
+                 adaptive=prov.adaptive, hours=prov.hours, order=prov.order)
         for prov in config.providers
     ]
     lanes += [
         LaneSpec(name=acct.lane, kind="web", route=site_route(acct.site), limit=WEB_LANE_LIMIT,
-                 account=acct.name, site=acct.site, hours=acct.hours)
+                 account=acct.name, site=acct.site, hours=acct.hours, order=acct.order)
         for acct in config.accounts
     ]
     return lanes

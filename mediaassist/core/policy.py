@@ -2,8 +2,9 @@
 
 The scheduler reads the store once per pass into a ``LaneConditions``, asks ``plan_claims`` which
 lanes claim how many tasks, and only then does the I/O: the store's atomic claim takes the heads
-of each queue (higher priority first, then FIFO; it counts every process's running rows in the
-same transaction) and the attempts start. When an attempt ends, ``decide_end`` says what is
+of each queue (higher priority first, then in the lane's ``order``: FIFO, longest expected first
+or fair across batches, core/order.py; it counts every process's running rows in the same
+transaction) and the attempts start. When an attempt ends, ``decide_end`` says what is
 written (a result, a cancel, a hand-back or a failure) and ``decide_retry`` whether a failure
 comes back. When ``run`` waits for its batches, ``batches_settled`` says when nothing more can run.
 
@@ -37,6 +38,7 @@ class LaneSlots:
     account: str | None = None
     adaptive: bool = False
     resting: bool = False  # its resource is busy elsewhere for a while (a Requeue's wait)
+    order: str = "fifo"  # how it takes its queue: fifo | longest | fair (core/order.py)
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class ClaimRequest:
     count: int
     account: str | None = None
     lane_limit: int | None = None
+    order: str = "fifo"  # in which order the store takes the queue's due tasks (core/order.py)
 
 
 def current_limit(kind: str, limit: int, adaptive: bool, learned: int | None) -> int:
@@ -121,7 +124,7 @@ def plan_claims(lanes: Sequence[LaneSlots], conditions: LaneConditions, here: st
         if free <= 0 or lane.resting or lane.name in blocked:
             continue
         claims.append(ClaimRequest(lane=lane.name, route=lane.route, count=free, account=lane.account,
-                                   lane_limit=None if lane.kind == "web" else limit))
+                                   lane_limit=None if lane.kind == "web" else limit, order=lane.order))
     return claims
 
 

@@ -120,6 +120,7 @@ class Lane:
     # Real (monotonic) time until which the lane takes no work: its resource is busy elsewhere.
     resting_until: float = 0.0
     hours: Hours = ()  # the local hours it may take work in; () = any time
+    order: str = "fifo"  # how it takes its queue (core/order.py)
 
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
@@ -127,7 +128,8 @@ class Lane:
     @classmethod
     def of(cls, spec: LaneSpec, provider: Provider) -> Lane:
         return cls(name=spec.name, kind=spec.kind, route=spec.route, limit=spec.limit, provider=provider,
-                   account=spec.account, sweep_s=spec.sweep_s, adaptive=spec.adaptive, hours=spec.hours)
+                   account=spec.account, sweep_s=spec.sweep_s, adaptive=spec.adaptive, hours=spec.hours,
+                   order=spec.order)
 
     def current_limit(self) -> int:
         """How many tasks the lane may run at once, across every process on the store: for
@@ -139,7 +141,7 @@ class Lane:
         """The lane as the policy sees it: its gate and this process's running attempts."""
         return LaneSlots(name=self.name, kind=self.kind, route=self.route, limit=self.limit,
                          running=len(self.active), account=self.account, adaptive=self.adaptive,
-                         resting=self.resting)
+                         resting=self.resting, order=self.order)
 
     @property
     def free(self) -> int:
@@ -511,7 +513,7 @@ class Scheduler:
         for claim in plan_claims([lane.slots() for lane in self.lanes.values()], planned, host_id()):
             lane = self.lanes[claim.lane]
             claimed = self.budget.claim(claim.route, self.owner, claim.count, claim.account, self.only_batches,
-                                        claim.lane_limit)
+                                        claim.lane_limit, claim.order)
             self._note_budget_stops(lane, claimed, paused)
             for task in claimed.tasks:
                 self._start_attempt(lane, task)

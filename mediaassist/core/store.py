@@ -72,6 +72,7 @@ from mediaassist.core.money import (
     from_micros,
     to_micros,
 )
+from mediaassist.core.order import HISTORY_SAMPLES, BatchQueue, DurationFit, fair_shares, fit_durations, order_key
 from mediaassist.core.outputs import OutputFile
 from mediaassist.core.owners import owner_host, owner_is_dead
 from mediaassist.core.schema import ensure_schema
@@ -90,6 +91,7 @@ CRASH_RETRIES = 5
 REMOTE_FINAL_KINDS = ("provider", "bad_input", "canceled")
 HISTORY_TASKS = 50  # the latest settled tasks of a model that its next estimate learns from
 _CHUNK = 500  # rows per insert statement (SQLite's variable limit)
+FIT_TTL_S = 60.0  # how long enqueue trusts a model's duration fit it read (core/order.py)
 PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever takes this gate
 PROBE_HEADROOM_PAGES = 64  # the room probe_write wants: a few results' worth, not an update in place
 
@@ -169,6 +171,9 @@ class Task(_Base):
     remix_of = pw.CharField(null=True)  # a remix: the parent's remote video, remade instead of created anew
     # The task-file cells the naming templates name ({col:NAME}): {column: text}
     cells = pw.TextField(default="{}")
+    # Seconds it is expected to take, from its model's recorded durations and its prompt's length
+    # (core/order.py); 0: not known. A ``longest`` lane takes the longest first.
+    expected_s = pw.DoubleField(default=0.0)
 
     class Meta:
         table_name = "task"
@@ -481,6 +486,8 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
     # a create whose reply was never read holds its slot (providers/poll/lane.py); and an index
     # on spend.state for has_reservations
     5: [("task", "create_hold_until", "DOUBLE PRECISION")],
+    # the expected duration a lane's ``longest`` order reads (core/order.py)
+    6: [("task", "expected_s", "DOUBLE PRECISION NOT NULL DEFAULT 0")],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
@@ -858,6 +865,8 @@ class Store:
         self.wal_pending = False  # part of the file is only in its -wal (no room to write it back yet)
         self.where = describe(location)  # for messages: never a password
         self.path = Path(location)
+        # model -> (monotonic time read, its duration fit): an import in many steps reads it once
+        self._fits: dict[str, tuple[float, DurationFit | None]] = {}
         with faults_as_storage(self.path):
             self.db: _StoreDatabase = self._connect(str(location))
             database_proxy.initialize(self.db)
@@ -1012,8 +1021,10 @@ class Store:
         groups batches by it). Returns (inserted ids, skipped ids).
         """
         now = self.now() if created_at is None else created_at
+        fits = {model: self._recent_fit(model) for model in {item.model for item in tasks}}
         rows: list[dict[str, Any]] = []
         for item in tasks:
+            fit = fits[item.model]
             rows.append({
                 "task_id": item.task_id or uuid.uuid4().hex[:16],
                 "batch_id": batch_id, "model": item.model, "model_kind": item.model_kind,
@@ -1025,6 +1036,7 @@ class Store:
                 "source_row": item.row, "group_key": item.group, "parent_id": item.parent_id,
                 "remix_of": item.remix_of,
                 "cells": json.dumps(item.cells, ensure_ascii=False),
+                "expected_s": fit.expected(len(item.prompt)) if fit is not None else 0.0,
                 "state": PENDING, "created_at": now, "updated_at": now,
             })
         ids: list[str] = [r["task_id"] for r in rows]
@@ -1052,6 +1064,34 @@ class Store:
         with faults_as_storage(self.path):  # a raw cursor: peewee's translation is bypassed here
             self.db.cursor().executemany(insert.format(f"({marks})"), values)  # type: ignore[no-untyped-call]  # unannotated in peewee-stubs
 
+    def duration_fit(self, model: str) -> DurationFit | None:
+        """The line of a model's expected durations against its prompts' lengths, fitted to its
+        latest successes (core/order.py); None when none is recorded."""
+        samples = (Task.select(pw.fn.LENGTH(Task.prompt), Task.finished_at - Task.started_at)
+                   .where((Task.model == model) & (Task.state == SUCCESS) & Task.started_at.is_null(False)
+                          & Task.finished_at.is_null(False))
+                   .order_by(Task.seq.desc()).limit(HISTORY_SAMPLES))
+        # cast: peewee-stubs type a tuples() query's rows as model instances
+        rows = cast(Iterable[tuple[int | None, float]], samples.tuples())
+        return fit_durations([(int(chars or 0), float(seconds)) for chars, seconds in rows])
+
+    def _recent_fit(self, model: str) -> DurationFit | None:
+        """``duration_fit``, read again at most every FIT_TTL_S (a model with no record costs a
+        scan of the task table: no index leads with the model)."""
+        read_at, fit = self._fits.get(model, (-FIT_TTL_S, None))
+        if time.monotonic() - read_at >= FIT_TTL_S:
+            fit = self.duration_fit(model)
+            self._fits[model] = (time.monotonic(), fit)
+        return fit
+
+    def refresh_expected(self, model: str) -> None:
+        """Set the model's pending tasks' expected durations from its latest record."""
+        fit = self.duration_fit(model)
+        self._fits[model] = (time.monotonic(), fit)
+        if fit is not None:  # base_s >= MIN_EXPECTED_S and per_char_s >= 0: as ``fit.expected``
+            (Task.update(expected_s=pw.fn.LENGTH(Task.prompt) * fit.per_char_s + fit.base_s)
+             .where((Task.model == model) & (Task.state == PENDING)).execute())
+
     def _existing_ids(self, ids: list[str]) -> set[str]:
         # Plain SQL: peewee spends ~80 us per value building an IN list, 20x SQLite's lookup.
         found: set[str] = set()
@@ -1065,21 +1105,23 @@ class Store:
     # --- claim and run ---------------------------------------------------------------------
     def claim(self, route: str, owner: str, limit: int = 1, account: str | None = None,
               batch_ids: Sequence[str] | None = None, lane_limit: int | None = None,
-              skip_batches: Sequence[str] = ()) -> list[Task]:
+              skip_batches: Sequence[str] = (), order: str = "fifo") -> list[Task]:
         """Atomically move up to ``limit`` due pending tasks of a route to running.
 
-        Order: higher priority first, then FIFO. For web routes ``account`` is the free account;
-        tasks pinned to another account are not taken. ``batch_ids`` restricts the claim to those
-        batches. With ``lane_limit`` the route's running rows -- whichever process runs them --
-        and its pending rows with a remote id (a remote task still at the service) are counted in
-        the same transaction, and at most ``lane_limit`` minus those new tasks are taken; pending
-        rows with a remote id are taken first, from any batch. ``skip_batches`` leaves those batches'
-        new tasks out.
+        Order: higher priority first, then by ``order`` (core/order.py): ``fifo``; ``longest``
+        expected first, the unknown after them in FIFO order; ``fair``: batches round-robin, the
+        batch running fewest tasks on the route first, FIFO within each. For web routes
+        ``account`` is the free account; tasks pinned to another account are not taken.
+        ``batch_ids`` restricts the claim to those batches. With ``lane_limit`` the route's running
+        rows -- whichever process runs them -- and its pending rows with a remote id (a remote task
+        still at the service) are counted in the same transaction, and at most ``lane_limit`` minus
+        those new tasks are taken; pending rows with a remote id are taken first, from any batch.
+        ``skip_batches`` leaves those batches' new tasks out.
         """
         if limit <= 0:
             return []
         if lane_limit is None:
-            return self._claim(route, owner, limit, account, batch_ids, skip_batches=skip_batches)
+            return self._claim_in_order(route, owner, limit, account, batch_ids, None, skip_batches, order)
         with self._lane_lock(route):
             # Plain SQL: peewee's query building would cost more than the count itself.
             mark = self.db.param
@@ -1099,17 +1141,33 @@ class Store:
             # New work gets only what the limit leaves.
             # Only when there are any: looking for none walked the whole queue in claim order.
             resumed = self._claim(route, owner, limit, account, None, remote=True) if remote else []
-            fresh = self._claim(route, owner, min(limit - len(resumed), lane_limit - holding), account,
-                                batch_ids, remote=False, skip_batches=skip_batches)
+            fresh = self._claim_in_order(route, owner, min(limit - len(resumed), lane_limit - holding), account,
+                                         batch_ids, False, skip_batches, order)
             return resumed + fresh
 
-    def _claim(self, route: str, owner: str, limit: int, account: str | None,
-               batch_ids: Sequence[str] | None, remote: bool | None = None,
-               skip_batches: Sequence[str] = ()) -> list[Task]:
-        """``remote``: only rows with a saved remote id (True), only rows without one (False)."""
-        if limit <= 0:
-            return []
-        now = self.now()
+    def _claim_in_order(self, route: str, owner: str, limit: int, account: str | None,
+                        batch_ids: Sequence[str] | None, remote: bool | None, skip_batches: Sequence[str],
+                        order: str) -> list[Task]:
+        if order != "fair" or limit <= 0:
+            return self._claim(route, owner, limit, account, batch_ids, remote, skip_batches, order)
+        # Fair: how many each batch gets (core/order.py), then each batch's head, FIFO. The counts
+        # read all of the route's due rows (grouped) -- the price of looking past the queue's head.
+        due = self._due(route, self.now(), account, batch_ids, remote, skip_batches)
+        groups = (Task.select(Task.batch_id, Task.priority, pw.fn.COUNT(Task.seq), pw.fn.MIN(Task.seq))
+                  .where(due).group_by(Task.batch_id, Task.priority))
+        busy = (Task.select(Task.batch_id, pw.fn.COUNT(Task.seq))
+                .where((Task.route == route) & (Task.state == RUNNING)).group_by(Task.batch_id))
+        # cast: peewee-stubs type a tuples() query's rows as model instances
+        queues = [BatchQueue(*row) for row in cast(Iterable[tuple[str, int, int, int]], groups.tuples())]
+        running = dict(cast(Iterable[tuple[str, int]], busy.tuples()))
+        claimed: list[Task] = []
+        for batch, share in fair_shares(queues, running, limit).items():
+            claimed += self._claim(route, owner, share, account, [batch], remote, (), "fifo")
+        return claimed
+
+    def _due(self, route: str, now: float, account: str | None, batch_ids: Sequence[str] | None,
+             remote: bool | None, skip_batches: Sequence[str]) -> pw.Expression:
+        """The route's pending rows that may start now (for ``account``, of ``batch_ids``)."""
         # "+ 0" keeps the planner off the (state, not_before) index: the claim must walk
         # task_claim_order, or every claim sorts the whole queue.
         due = (Task.route == route) & (Task.state == PENDING) & ((Task.not_before + 0) <= now)
@@ -1124,9 +1182,22 @@ class Store:
             busy = Task.alias("busy")
             due &= ~pw.fn.EXISTS(busy.select(busy.seq).where((busy.account == account)
                                                              & (busy.state == RUNNING)))
-        head = self._claim_lock(
-            Task.select(Task.seq).where(due).order_by(Task.priority.desc(), Task.seq).limit(limit)
-        )
+        return due
+
+    def _claim(self, route: str, owner: str, limit: int, account: str | None,
+               batch_ids: Sequence[str] | None, remote: bool | None = None,
+               skip_batches: Sequence[str] = (), order: str = "fifo") -> list[Task]:
+        """``remote``: only rows with a saved remote id (True), only rows without one (False).
+        ``order``: ``fifo`` or ``longest`` (``fair`` is ``_claim_in_order``'s)."""
+        if limit <= 0:
+            return []
+        now = self.now()
+        due = self._due(route, now, account, batch_ids, remote, skip_batches)
+        # ``longest`` sorts the route's due rows (no index has the expected duration): a web
+        # lane's claim starts a task of minutes.
+        ordering = ([Task.priority.desc(), Task.expected_s.desc(), Task.seq] if order == "longest"
+                    else [Task.priority.desc(), Task.seq])
+        head = self._claim_lock(Task.select(Task.seq).where(due).order_by(*ordering).limit(limit))
         changes: dict[Any, Any] = {
             Task.state: RUNNING, Task.owner: owner, Task.host: owner_host(owner),
             Task.started_at: now, Task.heartbeat_at: now, Task.finished_at: None, Task.updated_at: now,
@@ -1142,13 +1213,14 @@ class Store:
                 claimed = list(query.execute())
         except pw.IntegrityError:  # another process took this account's one slot first
             return []
-        return sorted(claimed, key=lambda t: (-t.priority, t.seq))
+        return sorted(claimed, key=lambda t: order_key(order, t.priority, t.expected_s, t.seq))
 
     # --- money: reservations and settlements (core.money) -------------------------------------
     def claim_within_budget(self, route: str, owner: str, limit: int, account: str | None,
                             batch_ids: Sequence[str] | None, lane_limit: int | None,
                             plan: Callable[[Task], Reservation | None],
-                            day: str) -> tuple[list[Task], BudgetStop | None, dict[str, BudgetStop]]:
+                            day: str, order: str = "fifo",
+                            ) -> tuple[list[Task], BudgetStop | None, dict[str, BudgetStop]]:
         """``claim``, and in the same transaction each claimed attempt's estimate reserved
         against every budget that covers it (``plan`` says which). The first task that does
         not fit goes back to the head of its queue with those behind it. When it broke its
@@ -1163,7 +1235,7 @@ class Store:
         with self._budget_lock():
             while len(taken) < limit:
                 claimed = self.claim(route, owner, limit - len(taken), account, batch_ids, lane_limit,
-                                     skip_batches=list(batch_stops))
+                                     skip_batches=list(batch_stops), order=order)
                 stop, fitted = self._reserve_in_turn(claimed, plan, day, spent)
                 taken += fitted
                 if stop is None:
@@ -1483,6 +1555,13 @@ class Store:
                 Output.insert_many([{"task_id": task.task_id, "n": o.n, "path": o.path, "bytes": o.bytes,
                                      "sha256": o.sha256, "media": o.media, "width": o.width, "height": o.height,
                                      "duration_s": o.duration_s} for o in outputs]).execute()
+        if task.model_kind == "web":
+            # A web lane orders its queue by these (``longest``); a web task takes minutes. The
+            # success is written: a refresh the database refuses now waits for the next one.
+            try:
+                self.refresh_expected(task.model)
+            except pw.OperationalError as exc:
+                log.warning("expected durations of %s not refreshed: %s", task.model, exc)
         return True
 
     # --- output files ------------------------------------------------------------------------

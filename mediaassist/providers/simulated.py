@@ -1,7 +1,9 @@
 """A provider that only takes time: for benchmarks and for tests of the scheduler itself.
 
 Service times are drawn from a generator seeded with the task id, so every policy compared in
-one benchmark sees the same durations. ``params`` may fix the behaviour of one task:
+one benchmark sees the same durations; with ``by_prompt`` they grow with the prompt's length instead
+(``prompt_service_time``: a web answer takes longer for a longer question, as the expected durations
+of core/order.py assume). ``params`` may fix the behaviour of one task:
 ``sim_duration_s`` (nominal seconds) and ``sim_fail`` (an error kind raised after the wait).
 """
 
@@ -15,15 +17,26 @@ from mediaassist.core.errors import ErrorKind, TaskError
 from mediaassist.core.messages import msg
 from mediaassist.providers.base import TaskContext, TaskResult
 
+# The prompt length at which a ``by_prompt`` task takes the whole range.
+PROMPT_FULL_CHARS = 100
+
 
 def service_time(task_id: str, low: float, high: float) -> float:
     return random.Random(zlib.crc32(task_id.encode())).uniform(low, high)
 
 
+def prompt_service_time(task_id: str, prompt: str, low: float, high: float) -> float:
+    """``low`` for an empty prompt up to ``high`` at PROMPT_FULL_CHARS characters and beyond,
+    within ±10 % drawn per task id (kept within low..high)."""
+    share = min(1.0, len(prompt) / PROMPT_FULL_CHARS)
+    return min(high, max(low, (low + (high - low) * share) * service_time(task_id, 0.9, 1.1)))
+
+
 class SimulatedProvider:
-    def __init__(self, clock: Clock, min_duration_s: float, max_duration_s: float) -> None:
+    def __init__(self, clock: Clock, min_duration_s: float, max_duration_s: float, by_prompt: bool = False) -> None:
         self.clock = clock
         self.low, self.high = min_duration_s, max_duration_s
+        self.by_prompt = by_prompt
         self.in_flight = 0
         self.max_in_flight = 0
 
@@ -35,7 +48,10 @@ class SimulatedProvider:
 
     async def run(self, ctx: TaskContext) -> TaskResult:
         params = ctx.task.params_dict
-        duration = _duration(params, service_time(ctx.task.task_id, self.low, self.high))
+        task = ctx.task
+        drawn = (prompt_service_time(task.task_id, task.prompt, self.low, self.high) if self.by_prompt
+                 else service_time(task.task_id, self.low, self.high))
+        duration = _duration(params, drawn)
         fail = _failure(params)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)

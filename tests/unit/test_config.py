@@ -127,3 +127,12 @@ def test_well_typed_defaults_and_node_info_list_pass() -> None:
     model = _parse(_model(defaults={"seed": 1}, node_info_list=[
         {"nodeId": "3", "fieldName": "steps", "fieldValue": 20}, {"nodeId": 4, "fieldName": "cfg", "fieldValue": 7.5}]))
     assert model.models[1].options["defaults"] == {"seed": 1}
+
+
+def test_a_bad_order_names_the_key_the_allowed_values_and_a_likely_fix() -> None:
+    with pytest.raises(ConfigError, match=r"providers\[0\].order: 'fiar' is not allowed; did you mean \"fair\"\? "
+                                          r"\(allowed: fifo, longest, fair\)"):
+        parse_config({"providers": [{**SIM, "order": "fiar"}]})
+    with pytest.raises(ConfigError, match=r"accounts\[0\].order: 'lpt' is not allowed \(allowed: fifo, longest, "):
+        parse_config({"accounts": [{"name": "a", "site": "s", "order": "lpt"}]})
+    assert parse_config({"providers": [{**SIM, "order": "fair"}]}).providers[0].order == "fair"
