@@ -888,8 +888,8 @@
       <translation>；</translation>
     </message>
     <message>
-      <source>{n} {kind} tasks wait:</source>
-      <translation>{n} 个{kind}任务在等待：</translation>
+      <source>{n} {kind} tasks wait</source>
+      <translation>{n} 个{kind}任务在等待</translation>
     </message>
     <message>
       <source>blocked</source>
