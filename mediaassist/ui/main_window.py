@@ -134,6 +134,9 @@ class MainWindow(QMainWindow):
         self.importer.progress.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
         self.lanes.changed.connect(self.stats.refresh_soon)
         self.stats.refreshed.connect(self._show_stats)
+        # A reset (a new filter) drops the table's selection without selectionChanged: the detail
+        # pane and the task actions went on showing a task the filter had taken away.
+        self.model.modelReset.connect(self._update_selection_actions)
 
     def _on_event(self, event: str, task: Task) -> None:
         self.model.mark_dirty([task.seq])
@@ -706,6 +709,7 @@ class MainWindow(QMainWindow):
         self.stats.stop()
         # No more reads of the selection's actions: the model's reader thread ends next.
         self.table.selectionModel().selectionChanged.disconnect(self._update_selection_actions)
+        self.model.modelReset.disconnect(self._update_selection_actions)
         if self._offering is not None:
             self._offering.cancel()
         self.model.stop()
