@@ -18,7 +18,9 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_API", "pyside6")  # read by qasync when it is imported
 
@@ -166,7 +168,6 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     window.settings_dialog.reject()
     window.tray.menu.adjustSize()
     save(window.tray.menu, f"{language}-tray")
-    window.quit_requested.set_result(True)
 
 
 async def shoot_previews(window: MainWindow, language: str) -> None:
@@ -191,8 +192,9 @@ async def shoot_compare(window: MainWindow, language: str, docs: bool) -> None:
     window.rt.resume_lane("poll:demo-runninghub")
     await accept_import(window, EXAMPLES / "fan-out.csv")
     def first_row() -> list[Task]:  # row 2 of fan-out.csv: one task per model (its batch enqueues in steps)
+        # of this batch only: every batch has a "row-2" (video-services.csv's is on demo-video too)
         return [t for t in window.rt.store.tasks() if t.group_key == "row-2" and t.parent_id is None
-                and t.model in ("demo-sora", "demo-kling", "demo-video")]
+                and t.batch_id.startswith("fan-out-") and t.model in ("demo-sora", "demo-kling", "demo-video")]
 
     await until(lambda: len(first_row()) == 3, 60, "row 2 of fan-out.csv on its three models")
     await until(lambda: all(t.state == "success" for t in first_row()), 180, "row 2's three clips")
@@ -213,7 +215,16 @@ async def shoot_compare(window: MainWindow, language: str, docs: bool) -> None:
 async def compare_only(window: MainWindow, docs: bool) -> None:
     window.resize(*SCREEN)
     await shoot_compare(window, "en", docs)
-    window.quit_requested.set_result(True)
+
+
+async def then_quit(window: MainWindow, shots: Coroutine[Any, Any, None]) -> None:
+    """Quit the window when the shots end, also when they fail: a failure used to leave the demo
+    window running with nothing on the terminal (the error waited in a future nobody read)."""
+    try:
+        await shots
+    finally:
+        if not window.quit_requested.done():
+            window.quit_requested.set_result(True)
 
 
 def main() -> int:
@@ -237,8 +248,8 @@ def main() -> int:
             with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
                 runner.run(run_window([], options, settings, use_tray=False,
                                       on_window=lambda w, lang=language, shots=jobs:
-                                      shots.append(asyncio.ensure_future(
-                                          compare_only(w, docs) if args.compare_only else shoot(w, lang, docs)))))
+                                      shots.append(asyncio.ensure_future(then_quit(
+                                          w, compare_only(w, docs) if args.compare_only else shoot(w, lang, docs))))))
             jobs[0].result()
     return 0
 
