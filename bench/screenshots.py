@@ -18,7 +18,9 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_API", "pyside6")  # read by qasync when it is imported
 
@@ -72,33 +74,45 @@ def save_small(widget: QWidget, path: Path) -> None:
     print("saved", path)
 
 
-async def until(predicate, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
+async def until(predicate, timeout: float = 30.0, what: str = "") -> bool:  # type: ignore[no-untyped-def]
+    """Wait for ``predicate``. With ``what`` a time-out stops the run, naming what never came:
+    a shot taken after it would show another state (and code after it could fail obscurely)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():
         if loop.time() > deadline:
+            if what:
+                raise TimeoutError(f"screenshots: waited {timeout:.0f} s for {what}")
             return False
         await asyncio.sleep(0.1)
     return True
 
 
-async def accept_import(window: MainWindow, path: Path, model: str | None = None) -> None:
+async def accept_import(window: MainWindow, path: Path, model: str | None = None, shot: str = "") -> None:
+    """Import ``path`` through the preview dialog (``shot``: save the dialog first, its inputs' thumbnails in)."""
     window.open_files([path])
-    await until(lambda: window.importer.dialog is not None and window.importer.dialog.import_button.isEnabled())
+    await until(lambda: window.importer.dialog is not None and window.importer.dialog.import_button.isEnabled(),
+                what=f"the import preview of {path.name}")
     dialog = window.importer.dialog
     if model is not None:
         dialog.model_box.setCurrentIndex(dialog.model_box.findData(model))
-        await until(lambda: dialog.preview is not None and dialog.import_button.isEnabled())
+        await until(lambda: dialog.preview is not None and dialog.import_button.isEnabled(),
+                    what=f"{path.name} read again for {model}")
+    if shot:
+        await asyncio.sleep(0.8)
+        save(dialog, shot)
     dialog.import_button.click()
-    await until(lambda: window.importer.dialog is None)
+    await until(lambda: window.importer.dialog is None, what=f"{path.name} imported")
 
 
 async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     await asyncio.sleep(0.5)
     save(window, f"{language}-first-start")  # maximized: a first start on a 1366-px screen
     await accept_import(window, EXAMPLES / "images.txt", "demo-illustrator")
-    for name in ("seed-batch.csv", "image-to-video.csv", "video-services.csv"):
-        await accept_import(window, EXAMPLES / name)
+    await accept_import(window, EXAMPLES / "seed-batch.csv")
+    # the preview of a file not imported yet (a second look says "nothing new to import")
+    await accept_import(window, EXAMPLES / "image-to-video.csv", shot=f"{language}-import")
+    await accept_import(window, EXAMPLES / "video-services.csv")
     # a model the config no longer has: the attempt fails as bad_input, with no retry
     window.rt.store.enqueue("broken-demo", [NewTask(model="retired-model", model_kind="api", route="api:demo-openai",
                                                  task_id="demo-fails", prompt="这个任务会失败 / this one fails")])
@@ -112,24 +126,26 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     save(window, f"{language}-busy")
     if docs and language == "en":
         save_small(window, DOCS / "table-en.png")
+    await until(lambda: window.rt.store.get("demo-fails").state == "failed", what="the task demo-fails to fail")
     window.text_filter.setText("demo-fails")
-    window.apply_filter()
-    await until(lambda: window.rt.store.get("demo-fails").state == "failed")
-    window.model.refresh_membership()
+    await window.apply_filter()  # off the loop: selecting before it lands selected another task
     window.model.flush()
+    await until(lambda: window.model.rowCount() == 1 and window.model.task_id_at(0) == "demo-fails",
+                what="the table filtered to demo-fails")
     window.table.selectRow(0)
     await asyncio.sleep(0.5)
     save(window, f"{language}-error")
     window.text_filter.setText("")
-    window.apply_filter()
+    await window.apply_filter()
     await until(lambda: any(t.state == "success" and t.model == "demo-illustrator"
-                            for t in window.rt.store.tasks()), 60)
+                            for t in window.rt.store.tasks()), 60, "an image of demo-illustrator")
     # the video services' clips too: the gallery shows their first frames
     await until(lambda: any(t.state == "success" and t.model in ("demo-sora", "demo-kling")
-                            for t in window.rt.store.tasks()), 90)
+                            for t in window.rt.store.tasks()), 90, "a clip of demo-sora or demo-kling")
     window.tabs.setCurrentWidget(window.gallery)
     await asyncio.sleep(0.3)
-    await until(lambda: window.gallery.model.rowCount() > 0 and not window.gallery.model.loading)
+    await until(lambda: window.gallery.model.rowCount() > 0 and not window.gallery.model.loading,
+                what="the gallery's thumbnails")
     await asyncio.sleep(0.5)
     save(window, f"{language}-gallery")
     if docs and language == "en":
@@ -140,14 +156,9 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     await asyncio.sleep(0.3)
     save(window, f"{language}-accounts")
     window.tabs.setCurrentIndex(0)
-    window.open_files([EXAMPLES / "image-to-video.csv"])
-    await until(lambda: window.importer.dialog is not None and window.importer.dialog.preview is not None)
-    await asyncio.sleep(0.8)
-    save(window.importer.dialog, f"{language}-import")
-    window.importer.dialog.reject()
-    await until(lambda: window.importer.dialog is None)
     window.open_files([EXAMPLES / "bad-rows.csv"])
-    await until(lambda: window.importer.dialog is not None and window.importer.dialog.preview is not None)
+    await until(lambda: window.importer.dialog is not None and window.importer.dialog.preview is not None,
+                what="the import preview of bad-rows.csv")
     await asyncio.sleep(0.3)
     save(window.importer.dialog, f"{language}-import-errors")
     window.importer.dialog.reject()
@@ -157,7 +168,6 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     window.settings_dialog.reject()
     window.tray.menu.adjustSize()
     save(window.tray.menu, f"{language}-tray")
-    window.quit_requested.set_result(True)
 
 
 async def shoot_previews(window: MainWindow, language: str) -> None:
@@ -177,20 +187,24 @@ async def shoot_previews(window: MainWindow, language: str) -> None:
 
 async def shoot_compare(window: MainWindow, language: str, docs: bool) -> None:
     """A row fanned out to three video services, one of them remixed: side by side, playing."""
+    # demo-video runs on the RunningHub lane shoot() paused for the busy shot: until it resumes,
+    # row 2 never finishes (the wait below used to time out unseen and the view lacked a tile)
+    window.rt.resume_lane("poll:demo-runninghub")
     await accept_import(window, EXAMPLES / "fan-out.csv")
     def first_row() -> list[Task]:  # row 2 of fan-out.csv: one task per model (its batch enqueues in steps)
+        # of this batch only: every batch has a "row-2" (video-services.csv's is on demo-video too)
         return [t for t in window.rt.store.tasks() if t.group_key == "row-2" and t.parent_id is None
-                and t.model in ("demo-sora", "demo-kling", "demo-video")]
+                and t.batch_id.startswith("fan-out-") and t.model in ("demo-sora", "demo-kling", "demo-video")]
 
-    await until(lambda: len(first_row()) == 3, 60)
-    await until(lambda: all(t.state == "success" for t in first_row()), 180)
-    sora = next(t for t in first_row() if t.model == "demo-sora")
+    await until(lambda: len(first_row()) == 3, 60, "row 2 of fan-out.csv on its three models")
+    await until(lambda: all(t.state == "success" for t in first_row()), 180, "row 2's three clips")
+    (sora,) = [t for t in first_row() if t.model == "demo-sora"]  # a bare next() here raised StopIteration
     child = window.rt.rerun(sora.task_id, prompt=sora.prompt + ", seen from above", remix=True)
-    await until(lambda: window.rt.store.get(child).state == "success", 180)
+    await until(lambda: window.rt.store.get(child).state == "success", 180, "the remix of row 2's demo-sora clip")
     window.rt.set_picked([(child, 1)], True)
     dialog = window.outputs.compare(MediaItem(sora.task_id, OUTPUT, "video", "", batch_id=sora.batch_id,
                                               group="row-2"))
-    dialog.play_together()
+    dialog.playback.play_from_start()
     await asyncio.sleep(1.5)
     save(dialog, f"{language}-compare")
     if docs and language == "en":
@@ -201,7 +215,16 @@ async def shoot_compare(window: MainWindow, language: str, docs: bool) -> None:
 async def compare_only(window: MainWindow, docs: bool) -> None:
     window.resize(*SCREEN)
     await shoot_compare(window, "en", docs)
-    window.quit_requested.set_result(True)
+
+
+async def then_quit(window: MainWindow, shots: Coroutine[Any, Any, None]) -> None:
+    """Quit the window when the shots end, also when they fail: a failure used to leave the demo
+    window running with nothing on the terminal (the error waited in a future nobody read)."""
+    try:
+        await shots
+    finally:
+        if not window.quit_requested.done():
+            window.quit_requested.set_result(True)
 
 
 def main() -> int:
@@ -225,8 +248,8 @@ def main() -> int:
             with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
                 runner.run(run_window([], options, settings, use_tray=False,
                                       on_window=lambda w, lang=language, shots=jobs:
-                                      shots.append(asyncio.ensure_future(
-                                          compare_only(w, docs) if args.compare_only else shoot(w, lang, docs)))))
+                                      shots.append(asyncio.ensure_future(then_quit(
+                                          w, compare_only(w, docs) if args.compare_only else shoot(w, lang, docs))))))
             jobs[0].result()
     return 0
 

@@ -68,8 +68,10 @@ def estimate_html(estimate: BatchEstimate) -> str:
         return ""
     lines = [tr("Estimated cost: about {total}").format(total=money_text(estimate.total.monies()) or "-")]
     for model in estimate.models:
-        line = tr("{model}: {n} task(s), about {cost}").format(
-            model=model.model, n=model.tasks, cost=money_text(model.total.monies()) or "-")
+        cost = money_text(model.total.monies())
+        # a model with no price at all reads "2 task(s) · 2 with no price", not "about -"
+        line = (tr("{model}: {n} task(s), about {cost}").format(model=model.model, n=model.tasks, cost=cost) if cost
+                else tr("{model}: {n} task(s)").format(model=model.model, n=model.tasks))
         if model.unknown:
             line += " · " + tr("{n} with no price").format(n=model.unknown)
         lines.append(line)

@@ -134,6 +134,7 @@ class MainWindow(QMainWindow):
         self.importer.progress.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
         self.lanes.changed.connect(self.stats.refresh_soon)
         self.stats.refreshed.connect(self._show_stats)
+        self.model.modelReset.connect(self._selection_reset)
 
     def _on_event(self, event: str, task: Task) -> None:
         self.model.mark_dirty([task.seq])
@@ -525,6 +526,13 @@ class MainWindow(QMainWindow):
     def selected_tasks(self) -> list[tuple[str, str]]:
         return self.tasks.selected_tasks()
 
+    def _selection_reset(self) -> None:
+        """A reset (a new filter) drops the table's selection without selectionChanged: the detail
+        pane and the task actions went on showing a task the filter had taken away."""
+        if hasattr(self, "detail") and (self.detail.task_id is not None
+                                        or any(a.isEnabled() for a in self.task_actions.values())):
+            self._update_selection_actions()
+
     def _update_selection_actions(self) -> None:
         if self._offering is not None:
             self._offering.cancel()  # a newer selection supersedes one still being read
@@ -706,6 +714,7 @@ class MainWindow(QMainWindow):
         self.stats.stop()
         # No more reads of the selection's actions: the model's reader thread ends next.
         self.table.selectionModel().selectionChanged.disconnect(self._update_selection_actions)
+        self.model.modelReset.disconnect(self._selection_reset)
         if self._offering is not None:
             self._offering.cancel()
         self.model.stop()

@@ -318,5 +318,6 @@ def blocked_text(blocked: Blocked) -> str:
             # narrow panel, and one long token (an error code) cannot
             whys.append(html.escape(labelled(lane, elide_end(translated(reason), REASON_CHARS))))
     why = tr("; ").join(whys) or html.escape(tr("no lane in the config takes them"))
-    head = html.escape(tr("{n} {kind} tasks wait:").format(n=blocked.waiting, kind=kind_label(blocked.route)))
-    return f"<span style='color:#c62828'>{head} {why}</span>{fix}"
+    head = html.escape(tr("{n} {kind} tasks wait").format(n=blocked.waiting, kind=kind_label(blocked.route)))
+    # the language's own colon ("等待：原因", no space after a full-width colon)
+    return f"<span style='color:#c62828'>{labelled(head, why)}</span>{fix}"

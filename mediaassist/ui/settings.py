@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QVBoxLayout,
+    QWidget,
 )
 
 from mediaassist.core.config import (
@@ -33,6 +34,7 @@ from mediaassist.core.config import (
 from mediaassist.core.errors import ConfigError
 from mediaassist.core.paths import is_demo_dir
 from mediaassist.runtime import Runtime
+from mediaassist.ui.fit import scrollable
 from mediaassist.ui.i18n import LANGUAGES, tr
 from mediaassist.ui.labels import lane_kind_label
 
@@ -98,6 +100,11 @@ class SettingsDialog(QDialog):
         self.settings = settings
         self.setWindowTitle(tr("Settings"))
         layout = QVBoxLayout(self)
+        # The providers' boxes scroll: the demo's eleven made the dialog 1,816 px tall, its OK
+        # button below a 768-px screen.
+        providers = QWidget()
+        provider_layout = QVBoxLayout(providers)
+        provider_layout.setContentsMargins(0, 0, 0, 0)
         self.edits: dict[tuple[str, str], QLineEdit] = {}
         for provider in rt.config.providers:
             box = QGroupBox(f"{provider.name} ({lane_kind_label(provider.kind)})")
@@ -108,7 +115,13 @@ class SettingsDialog(QDialog):
                 edit.setToolTip(tr("allowed: {low}..{high}").format(low=low, high=high))
                 form.addRow(f"{key_label(key)} [{low}..{high}]", edit)
                 self.edits[(provider.name, key)] = edit
-            layout.addWidget(box)
+            provider_layout.addWidget(box)
+        provider_layout.addStretch(1)
+        self.providers = scrollable(providers)
+        # as wide as its boxes (it never scrolls sideways); as tall as the screen leaves room for
+        self.providers.setMinimumWidth(providers.sizeHint().width()
+                                       + self.providers.verticalScrollBar().sizeHint().width())
+        layout.addWidget(self.providers, 1)
         app_box = QGroupBox(tr("Application"))
         form = QFormLayout(app_box)
         self.chromium = QLineEdit(rt.config.app.chromium_path or "")

@@ -47,7 +47,8 @@ def first_frame(path: Path, box: int) -> QImage | None:
                 # copy(): the QImage must own its pixels, the frame's buffer goes with the frame
                 return QImage(bytes(plane), rgb.width, rgb.height, plane.line_size,
                               QImage.Format.Format_RGB888).copy()
-    except (av.FFmpegError, OSError, ValueError):  # not a video, truncated, no video stream
+    # not a video, truncated; IndexError: no video stream at all (a sound saved as .mp4)
+    except (av.FFmpegError, OSError, ValueError, IndexError):
         return None
     return None  # a video stream without a single frame
 

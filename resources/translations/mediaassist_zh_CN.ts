@@ -344,10 +344,6 @@
       <translation>估算费用：约 {total}</translation>
     </message>
     <message>
-      <source>{model}: {n} task(s), about {cost}</source>
-      <translation>{model}：{n} 个任务，约 {cost}</translation>
-    </message>
-    <message>
       <source>Default model</source>
       <translation>默认模型</translation>
     </message>
@@ -374,6 +370,14 @@
     <message>
       <source>Nothing new to import</source>
       <translation>没有新任务可导入</translation>
+    </message>
+    <message>
+      <source>{model}: {n} task(s), about {cost}</source>
+      <translation>{model}：{n} 个任务，约 {cost}</translation>
+    </message>
+    <message>
+      <source>{model}: {n} task(s)</source>
+      <translation>{model}：{n} 个任务</translation>
     </message>
     <message>
       <source>Import {name}</source>
@@ -892,8 +896,8 @@
       <translation>；</translation>
     </message>
     <message>
-      <source>{n} {kind} tasks wait:</source>
-      <translation>{n} 个{kind}任务在等待：</translation>
+      <source>{n} {kind} tasks wait</source>
+      <translation>{n} 个{kind}任务在等待</translation>
     </message>
     <message>
       <source>blocked</source>

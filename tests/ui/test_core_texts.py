@@ -25,11 +25,14 @@ from mediaassist.core.importer import read_task_file
 from mediaassist.core.media import MediaInputError, check_input_value, split_cell
 from mediaassist.core.messages import msg
 from mediaassist.core.money import Money, Produced
+from mediaassist.core.policy import ACCOUNT_NEEDS_LOGIN
+from mediaassist.core.progress import Blocked
 from mediaassist.core.store import Store, TaskLog, fault_message
 from mediaassist.providers.poll.adapter import status_text
 from mediaassist.providers.poll.runninghub import RunningHubAdapter
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.i18n import Translations, labelled
+from mediaassist.ui.panels import blocked_text
 
 from ..media_helpers import MAGIC
 
@@ -96,6 +99,13 @@ def test_a_stored_log_line_reads_in_chinese_with_its_values(chinese: None, store
     assert first.line == "attempt 2 failed (provider): simulated failure; will retry"  # English for every reader
     assert translated(first.text) == "第 2 次尝试失败（服务方错误）：模拟失败；将重试"
     assert translated(second.text) == "回到队列：已被操作员暂停"
+
+
+def test_why_a_batch_waits_uses_the_full_width_colon_with_no_space_after_it(chinese: None) -> None:
+    login = blocked_text(Blocked("web:acct-a", 4, (("web:acct-a", ACCOUNT_NEEDS_LOGIN),)))
+    assert "4 个网页任务在等待：账号 acct-a 需要登录" in login
+    paused = blocked_text(Blocked("poll:rh", 3, (("poll:rh", msg("paused by operator")),)))
+    assert "3 个轮询任务在等待：poll:rh：已被操作员暂停" in paused and "： " not in paused
 
 
 def test_a_row_of_an_older_version_shows_its_english_as_it_is(chinese: None, store: Store) -> None:

@@ -4,12 +4,18 @@ its own process on Qt's offscreen platform with a 1366×768 screen."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QLabel
 
+from mediaassist.core.config import parse_config
 from mediaassist.ui.fit import ElidedLabel
+from mediaassist.ui.settings import SettingsDialog
+from tests.helpers import sim_config_text, toml_table
 from tests.ui.ui_helpers import probe_on_a_laptop_screen
 
 EXPECTED = {"first window", "first window, table", "maximized window, table",
@@ -34,3 +40,20 @@ def test_an_elided_label_asks_for_little_room_and_keeps_the_whole_text(qtbot: ob
     assert label.minimumSizeHint().width() < 100 < plain.minimumSizeHint().width()
     assert label.sizeHint().width() <= 4 * label.minimumSizeHint().width()
     assert label.toolTip() == reason and label.text() == reason
+
+
+def test_the_settings_dialog_with_many_providers_fits_a_laptop_screen(qtbot: object, tmp_path: Path) -> None:
+    """The demo's eleven providers made it 1,816 px tall: its OK button below a 768-px screen."""
+    extra = "".join(toml_table("providers", name=f"video-service-{i:02d}", kind="poll", type="simulated")
+                    for i in range(12))
+    rt = SimpleNamespace(config=parse_config(tomllib.loads(sim_config_text() + extra)))
+    dialog = SettingsDialog(rt, QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat),  # type: ignore[arg-type]
+                            str(tmp_path / "data"))
+    dialog.show()
+    assert dialog.height() <= 700 and dialog.minimumSizeHint().height() <= 700
+    assert len(dialog.edits) == 2 + 4 * 13  # every provider's limits, in the scrolling part
+    last = dialog.edits[("video-service-11", "timeout_s")]
+    assert dialog.providers.isAncestorOf(last)
+    dialog.providers.ensureWidgetVisible(last)
+    assert not last.visibleRegion().isEmpty()
+    dialog.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import wave
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaActions, MediaModel, PreviewDialog
 from mediaassist.ui.opener import open_externally
+from mediaassist.ui.thumbnails import first_frame
 from tests.harness import wait_until
 
 from ..media_helpers import write_mp4
@@ -236,6 +238,17 @@ async def test_preview_of_a_video_shows_its_first_frame_and_hands_it_to_the_syst
     gone = PreviewDialog(MediaItem("t1", OUTPUT, "video", "x.mp4", path=str(tmp_path / "x.mp4")), actions)
     assert gone.open_button is None and gone.folder_button is None  # nothing to open
     assert "gone" in gone.note.text()
+
+
+def test_a_sound_saved_as_mp4_has_no_first_frame(tmp_path: Path) -> None:
+    """No video stream at all: PyAV's decode(video=0) raised IndexError, which failed the preview."""
+    sound = tmp_path / "voice.mp4"
+    with wave.open(str(sound), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(8000)
+        out.writeframes(b"\0\0" * 800)
+    assert first_frame(sound, 160) is None
 
 
 def fake_xdg_open(folder: Path, body: str) -> None:

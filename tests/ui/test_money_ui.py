@@ -125,7 +125,7 @@ def test_the_import_preview_states_the_estimate(chinese: None) -> None:
                              Totals([Money(Decimal("1.2"), "CNY")]))
     text = estimate_html(estimate)
     assert "估算费用：约 ¥1.20" in text
-    assert "writer：3 个任务，约 ¥1.20" in text and "web：2 个任务，约 - · 2 个无价格" in text
+    assert "writer：3 个任务，约 ¥1.20" in text and "web：2 个任务 · 2 个无价格" in text
 
 
 @pytest.mark.asyncio

@@ -163,6 +163,22 @@ async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -
 
 
 @pytest.mark.asyncio
+async def test_a_filter_that_takes_the_selected_row_away_empties_the_detail_and_the_actions(running: App) -> None:
+    window = running.window
+    window.lanes.toggle_pause_all()  # the tasks stay pending: Cancel is offered for them
+    running.enqueue(writer_tasks(3))
+    window.model.refresh_membership()
+    window.model.flush()
+    window.table.selectRow(0)
+    shown = window.detail.task_id
+    assert shown is not None and window.task_actions[TaskAction.CANCEL].isEnabled()
+    window.text_filter.setText("no task has this prompt")
+    await window.apply_filter()  # a new filter resets the model: the selection is gone
+    assert window.model.rowCount() == 0 and not window.table.selectionModel().hasSelection()
+    assert window.detail.task_id is None and not window.task_actions[TaskAction.CANCEL].isEnabled()
+
+
+@pytest.mark.asyncio
 async def test_column_chooser_is_remembered_but_never_written_by_a_demo(running: App, ui_settings: QSettings) -> None:
     window = running.window
     # ids are a column chooser away by default (the default set fits a laptop: tests/ui/test_fit.py)
