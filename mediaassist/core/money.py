@@ -26,7 +26,7 @@ from babel.core import UnknownLocaleError
 from babel.numbers import format_decimal, get_currency_symbol
 
 from mediaassist.core.errors import ConfigError
-from mediaassist.core.messages import Message, listed, msg, verbatim
+from mediaassist.core.messages import ENGLISH, LANGUAGES, Message, listed, msg, render, verbatim
 from mediaassist.core.task_templates import JsonPath, parse_path
 
 SOURCE_PROVIDER, SOURCE_TABLE, SOURCE_ESTIMATE = "provider", "price table", "estimate"
@@ -413,6 +413,8 @@ def is_iso_currency(currency: str) -> bool:
 def format_money(money: Money, locale: str = "en") -> str:
     """``¥1,234.50``, ``US$3.20`` (zh_CN), ``1,234 coins``: the locale's separators and symbol;
     a fiat amount below a cent keeps four places (a token's price), a unit up to two."""
+    if money.currency == "coins":  # RunningHub's unit, a word of ours: in the reader's language
+        return render(money_message(money), locale if locale in LANGUAGES else ENGLISH)
     try:
         if is_iso_currency(money.currency):
             small = money.amount and abs(money.amount) < Decimal("0.01")

@@ -159,6 +159,8 @@ def test_the_budget_day_turns_at_daily_reset_in_local_time() -> None:
     (Money(Decimal("3.2"), "USD"), "zh_CN", "US$3.20"),
     (Money(Decimal("0.0012"), "USD"), "en", "$0.0012"),
     (Money(Decimal("12345"), "coins"), "en", "12,345 coins"),
+    (Money(Decimal("12345"), "coins"), "zh_CN", "12,345 个币"),  # the window's Chinese said "coins"
+    (Money(Decimal("2.5"), "credits"), "zh_CN", "2.5 credits"),  # an operator's own unit stays as written
     (Money(Decimal("1234.5"), "EUR"), "de", "€1.234,50"),
 ])
 def test_amounts_are_written_as_the_locale_writes_them(money: Money, locale: str, text: str) -> None:
