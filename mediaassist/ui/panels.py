@@ -34,6 +34,8 @@ from mediaassist.ui.fit import ElidedLabel, scrollable
 from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import format_seconds, money_text
 
+PROBLEM_STYLE = "color: #c62828"
+
 
 @dataclass
 class LaneGauge:
@@ -90,7 +92,6 @@ class LaneRow:
         self.gauge.setFixedWidth(GAUGE_PX)
         self.counts = fixed_width(QLabel())
         self.status = ElidedLabel()  # a reason can be a long provider message
-        self.status.setStyleSheet("color: #c62828")
         self.status.setMinimumWidth(1)  # the room left, if any: the counts and the button come first
         self.button = QToolButton()
         self.button.setAutoRaise(True)
@@ -117,7 +118,9 @@ class LaneRow:
         # what the account had left when last read (start, after a batch), in the room left
         balance = (tr("balance {balance}").format(balance=money_text([self.lane.balance]))
                    if self.lane.balance is not None else "")
-        self.status.setText(translated(blocked) if blocked else (warnings[0] if warnings else balance))
+        problem = translated(blocked) if blocked else (warnings[0] if warnings else "")
+        self.status.setText(problem or balance)
+        self.status.setStyleSheet(PROBLEM_STYLE if problem else "")  # a balance is news, not a problem
         account = "\n".join(filter(None, [self.lane.name, *map(translated, lines), balance]))
         self.name.setToolTip(account)
         gauge_text = tr("polled {n} of {limit}") if self.lane.kind == "poll" else tr("running {n} of {limit}")

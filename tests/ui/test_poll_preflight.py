@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubDemoServer
-from mediaassist.ui.panels import LaneRow
+from mediaassist.ui.panels import PROBLEM_STYLE, LaneRow
 from tests.harness import wait_until
 
 from .test_window import App, start_app, stop_app
@@ -66,6 +66,7 @@ async def test_the_lane_row_shows_the_account_check_and_warns_above_the_account_
         assert f"queue: the key runs {ACCOUNT_LIMIT} task(s) at once" in tooltip
         assert row.status.text().startswith(f"warning: max_polling_tasks = 5 is above what the account runs "
                                             f"at once ({ACCOUNT_LIMIT})")
+        assert row.status.styleSheet() == PROBLEM_STYLE
         assert DEMO_API_KEY not in tooltip + row.status.text() + row.name.toolTip()
         # The simulated poll lane checks no account: no notes, no warning.
         [sim] = [r for r in app.window.api_panel.rows if r.lane.name == "poll:sim-poll"]
@@ -83,6 +84,7 @@ async def test_no_warning_when_the_account_runs_what_the_lane_polls(
         row = await runninghub_row(app)
         assert f"queue: the key runs {ACCOUNT_LIMIT} task(s) at once" in row.gauge.toolTip()
         assert "warning" not in row.status.text()  # (the room beside the counts shows the balance)
+        assert "177,814" in row.status.text() and row.status.styleSheet() == ""  # news, not in a problem's red
     finally:
         await stop_app(app)
 
