@@ -21,7 +21,8 @@ from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubD
 from tests.harness import wait_until_sync
 from tests.helpers import PG_URL, cli_popen, fresh_pg_database, write_config, write_csv
 from tests.integration import test_multi_process
-from tests.integration.test_multi_process import CONFIG, OPENAI_KEY
+from tests.integration.test_multi_process import OPENAI_KEY
+from tests.process_helpers import DEMO_LANES_CONFIG
 
 servers = test_multi_process.servers  # the demo servers fixture, shared with the multi-process test
 
@@ -51,7 +52,7 @@ def shared_url() -> Iterator[str]:
 def _config_text(openai: DemoOpenAIServer, runninghub: RunningHubDemoServer) -> str:
     accounts = "".join(f'[[accounts]]\nname = "{name}"\nsite = "simulated"\nhost = "{host}"\n\n'
                        for name, host in ACCOUNT_HOSTS.items())
-    return CONFIG.format(openai=openai.base_url, runninghub=runninghub.url, api_limit=API_LIMIT,
+    return DEMO_LANES_CONFIG.format(openai=openai.base_url, runninghub=runninghub.url, api_limit=API_LIMIT,
                          poll_limit=POLL_LIMIT) + WEB_MODEL + "\n" + accounts
 
 

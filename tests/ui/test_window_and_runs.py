@@ -19,16 +19,8 @@ from mediaassist.demo_servers.runninghub_server import DEMO_API_KEY, RunningHubD
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
 from tests.harness import wait_until
-from tests.helpers import write_config
-from tests.integration.test_multi_process import (
-    API_LIMIT,
-    API_TASKS,
-    CONFIG,
-    OPENAI_KEY,
-    POLL_LIMIT,
-    POLL_TASKS,
-    _task_file,
-)
+from tests.integration.test_multi_process import API_LIMIT, API_TASKS, OPENAI_KEY, POLL_LIMIT, POLL_TASKS
+from tests.process_helpers import write_demo_lanes_config, write_mixed_task_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,8 +41,7 @@ async def test_the_window_and_two_runs_share_the_limits_and_never_double_work(
     monkeypatch.setenv("RH_API_KEY", DEMO_API_KEY)
     with DemoOpenAIServer(api_key=OPENAI_KEY, latency_s=(0.3, 0.6), models=("writer",)) as openai, \
             RunningHubDemoServer({DEMO_API_KEY: 100}, queued_s=(0.1, 0.2), run_s=(0.6, 1.2), seed=5) as runninghub:
-        config = write_config(tmp_path / "config.toml", CONFIG.format(
-            openai=openai.base_url, runninghub=runninghub.url, api_limit=API_LIMIT, poll_limit=POLL_LIMIT))
+        config = write_demo_lanes_config(tmp_path, openai, runninghub, API_LIMIT, POLL_LIMIT)
         data = tmp_path / "data"
         shown: list[MainWindow] = []
         options = RuntimeOptions(config_path=config, data_dir=data, speed=20)
@@ -60,10 +51,11 @@ async def test_the_window_and_two_runs_share_the_limits_and_never_double_work(
         window = shown[0]
         window.rt.store.enqueue("window-batch", _window_tasks())
         window.rt.scheduler.wake()
+        files = [write_mixed_task_file(tmp_path, f"batch-{i}", API_TASKS, POLL_TASKS) for i in range(2)]
         runs = [await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "mediaassist", "run", str(_task_file(tmp_path, i)), "--speed", "20",
+            sys.executable, "-m", "mediaassist", "run", str(file), "--speed", "20",
             "--config", str(config), "--data-dir", str(data), stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)}) for i in range(2)]
+            stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)}) for file in files]
         try:
             errors = [(await asyncio.wait_for(run.communicate(), 240))[1].decode() for run in runs]
             assert [run.returncode for run in runs] == [0, 0], errors
