@@ -299,16 +299,19 @@ class TaskTableModel(QAbstractTableModel):
         """Bring the rows to keys read off the loop from the rows ``read_from``."""
         if ids == self._ids:
             return
+        before = set(self._ids)
         if read_from != self._ids:  # rows moved on the loop meanwhile: what was found is stale
-            self._apply_ids(ids)
+            self._move_to(ids)
         elif same_rows:
             self._reorder(ids, position)  # the usual case: the same rows in a new order
             return
         elif blocks is not None:
             self._insert_blocks(blocks)  # an import: new rows between the old ones
         else:
-            self._apply_ids(ids)  # rows came and went
+            self._move_to(ids)  # rows came and went
         self._row_of = position
+        # Read in the reader thread a moment ago: a new row may have left the state filter since.
+        self._drop_rows_that_left_the_state_filter({seq for seq in ids if seq not in before})
 
     def reload(self, ids: list[int] | None = None) -> None:
         """Reset to the current filter and order (``ids``: their row keys, already read)."""
@@ -458,8 +461,30 @@ class TaskTableModel(QAbstractTableModel):
             return
         for seq in dirty:
             self._cache.pop(seq, None)
+        self._drop_rows_that_left_the_state_filter(dirty)
         for first, last in row_ranges(self.rows_of(dirty)):
             self.dataChanged.emit(self.index(first, 0), self.index(last, last_col))
+
+    def _drop_rows_that_left_the_state_filter(self, dirty: set[int]) -> None:
+        """Under a state filter, a changed row whose state is no longer the filter's leaves now:
+        repainted first, it showed e.g. "success" under "running" until the next row-set query
+        (at most every MEMBERSHIP_S). The rest of the row set follows at that query."""
+        if not self.filter.state or not dirty:
+            return
+        in_view = [seq for seq in dirty if seq in self._rows()]
+        fresh = {row.seq: row for row in self.queries.rows(in_view)} if in_view else {}
+        gone = sorted(self._rows()[seq] for seq in in_view
+                      if seq not in fresh or fresh[seq].state != self.filter.state)
+        self._cache.update({seq: row for seq, row in fresh.items() if row.state == self.filter.state})
+        if not gone:
+            return
+        self._generation += 1
+        for first, last in reversed(row_ranges(gone)):
+            self.beginRemoveRows(QModelIndex(), first, last)
+            del self._ids[first:last + 1]
+            self.endRemoveRows()
+        self._row_of = None
+        self.refresh_membership()
 
     def _thumbnail_ready(self, path: str) -> None:
         seq = self._thumb_rows.pop(path, None)
@@ -469,6 +494,13 @@ class TaskTableModel(QAbstractTableModel):
             self.dataChanged.emit(cell, cell, [DECORATION])
 
     def _apply_ids(self, new: list[int]) -> None:
+        """Turn the current row list into ``new``; under a state filter, rows that left it since
+        the row keys were read (in the reader thread) leave again at once, before any is shown."""
+        before = set(self._ids)
+        self._move_to(new)
+        self._drop_rows_that_left_the_state_filter({seq for seq in new if seq not in before})
+
+    def _move_to(self, new: list[int]) -> None:
         """Turn the current row list into ``new`` with removes, a reorder and inserts -- no reset."""
         if new == self._ids:
             return
