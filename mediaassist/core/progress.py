@@ -101,8 +101,17 @@ def work_left(count: int, started: Iterable[float], mean: float | None, now: flo
     starts = list(started)
     if mean is None or mean <= 0:
         return float(count)
-    running = sum(max(RUNNING_FLOOR, 1.0 - (now - at) / mean) for at in starts)
-    return count - len(starts) + running
+    return count - len(starts) + sum(part_to_go(at, mean, now) for at in starts)
+
+
+def part_to_go(started: float, mean: float, now: float) -> float:
+    """The part of a service time a task running since ``started`` has still to go."""
+    return max(RUNNING_FLOOR, 1.0 - (now - started) / mean)
+
+
+def open_slots(route: str, lanes: Iterable[LaneLike], blocked: Mapping[str, Message]) -> int:
+    """How many tasks of ``route`` its lanes that may take work run at once."""
+    return sum(lane.limit for lane in lanes if lane.route == route and lane.name not in blocked)
 
 
 def estimate(batch: str, snap: Snapshot, lanes: Iterable[LaneLike], blocked: Mapping[str, Message],
@@ -134,7 +143,7 @@ def route_estimate(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneL
     by the route's open lanes, one measured service time a task. ``now``: the store's clock."""
     count = snap.batch_routes.get(batch, {}).get(route, 0)
     of_route = [lane for lane in lanes if lane.route == route]
-    parallel = sum(lane.limit for lane in of_route if lane.name not in blocked)
+    parallel = open_slots(route, of_route, blocked)
     if parallel == 0:
         return Estimate(blocked=Blocked(route, count, tuple((lane.name, blocked.get(lane.name)) for lane in of_route)))
     mean = service.mean.get(route)
@@ -152,10 +161,9 @@ def tail_bound(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneLike]
     A pace spreads work over every slot; a batch's last tasks cannot be spread."""
     if not mean:
         return 0.0
-    to_go = [max(RUNNING_FLOOR, 1.0 - (now - at) / mean) * mean
-             for b, at in snap.running_started.get(route, []) if b == batch]
+    to_go = [part_to_go(at, mean, now) * mean for b, at in snap.running_started.get(route, []) if b == batch]
     queued = snap.batch_routes.get(batch, {}).get(route, 0) - len(to_go)
-    parallel = sum(lane.limit for lane in lanes if lane.route == route and lane.name not in blocked)
+    parallel = open_slots(route, lanes, blocked)
     bound = max(to_go, default=0.0)
     if queued > 0 and parallel > 0:
         bound = max(bound, min(to_go, default=0.0) + mean * -(-queued // parallel))
