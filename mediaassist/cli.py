@@ -46,7 +46,7 @@ from mediaassist.core.money import Totals, from_micros, money_message, totals_me
 from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
 from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
-from mediaassist.core.progress import MEASURED_EVENTS, BatchEta, BatchProgress, Estimate, eta_message
+from mediaassist.core.progress import BatchEta, BatchProgress, Estimate, eta_message
 from mediaassist.core.store import (
     FINAL_STATES,
     LOGIN_STATES,
@@ -404,8 +404,7 @@ class _Progress:
         rt.add_listener(self._on_event)
 
     def _on_event(self, event: str, task: Task) -> None:
-        if event in MEASURED_EVENTS and task.started_at:
-            self.etas.service.record(task.route, self.rt.now() - task.started_at)
+        self.etas.attempt_ended(event, task.route, task.started_at, self.rt.now())
 
     def _eta(self, now: float) -> Message | None:
         if now - self.eta_at < self.eta_every:

@@ -248,6 +248,11 @@ class BatchEta:
         self.pace = BatchPace()
         self.smoother = EtaSmoother()
 
+    def attempt_ended(self, event: str, route: str, started_at: float | None, now: float) -> None:
+        """A scheduler event: an attempt that ended adds its service time (``now``: store clock)."""
+        if event in MEASURED_EVENTS and started_at:
+            self.service.record(route, now - started_at)
+
     def record(self, batch: str, snap: Snapshot, now: float) -> None:
         """What the batch has ended so far, per route (``now``: monotonic)."""
         for route, ended in snap.batch_routes_ended.get(batch, {}).items():

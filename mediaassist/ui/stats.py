@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from mediaassist.core.messages import Message
-from mediaassist.core.progress import MEASURED_EVENTS, BatchEta, BatchProgress, Estimate
+from mediaassist.core.progress import BatchEta, BatchProgress, Estimate
 from mediaassist.core.queries import Snapshot
 from mediaassist.core.store import Task
 from mediaassist.runtime import LaneView, Runtime
@@ -118,8 +118,7 @@ class StatsController(QObject):
                              time.monotonic(), self.rt.now())
 
     def _on_event(self, event: str, task: Task) -> None:
-        if event in MEASURED_EVENTS and task.started_at:
-            self.etas.service.record(task.route, self.rt.now() - task.started_at)
+        self.etas.attempt_ended(event, task.route, task.started_at, self.rt.now())
         if event == "paused":
             paused = self.rt.paused_lane_reasons()
             reason = paused.get(task.lane) or paused.get(task.route)
