@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mediaassist.core.config import AppConfig
-from mediaassist.core.money import Totals
-from mediaassist.core.store import SPEND_SETTLED, Output, Spend, Store, Task, iso
+from mediaassist.core.store import Output, Spend, Store, Task, iso, settled_cost
 
 FIELDS = ("task_id", "row", "group", "parent_id", "model", "provider", "account", "remote_id", "prompt",
           "params", "file", "bytes", "sha256", "media", "width", "height", "duration_s", "started_at",
@@ -53,8 +52,7 @@ def file_entry(config: AppConfig, task: Task, output: Output, folder: Path,
 
 
 def _cost(spend: Sequence[Spend]) -> list[dict[str, str]]:
-    cost = Totals(row.money for row in spend if row.state == SPEND_SETTLED)
-    return [{"amount": str(money.amount), "currency": money.currency} for money in cost.monies()]
+    return [{"amount": str(money.amount), "currency": money.currency} for money in settled_cost(spend).monies()]
 
 
 def batch_entries(store: Store, config: AppConfig, batch_id: str, folder: Path,

@@ -30,6 +30,7 @@ from mediaassist.core.store import (
     Spend,
     Store,
     Task,
+    settled_cost,
     stored_message,
 )
 
@@ -175,7 +176,7 @@ class TaskMoney:
         latest = max(r.attempt for r in rows)
         estimate = Totals(Money(from_micros(r.estimate), r.currency)
                           for r in rows if r.attempt == latest and r.estimate is not None)
-        return cls(tuple(Totals(r.money for r in settled).monies()), tuple(estimate.monies()),
+        return cls(tuple(settled_cost(settled).monies()), tuple(estimate.monies()),
                    tuple(sorted({r.source for r in settled})))
 
 

@@ -421,6 +421,11 @@ class Spend(_Base):
                 total_name("provider", f"{self.route}|{self.day}", self.currency))
 
 
+def settled_cost(rows: Iterable[Spend]) -> Totals:
+    """What a task's spend rows charged, every attempt's, per currency (reservations not)."""
+    return Totals(row.money for row in rows if row.state == SPEND_SETTLED)
+
+
 class SpendTotal(_Base):
     """Running sums of the spend rows (micro-units) per budget scope and currency, kept in the
     same transaction as the rows: a budget check reads one row, not every spend of the day."""
