@@ -479,10 +479,7 @@ class TaskTableModel(QAbstractTableModel):
         if not gone:
             return
         self._generation += 1
-        for first, last in reversed(row_ranges(gone)):
-            self.beginRemoveRows(QModelIndex(), first, last)
-            del self._ids[first:last + 1]
-            self.endRemoveRows()
+        self._remove_rows(gone)
         self._row_of = None
         self.refresh_membership()
 
@@ -500,6 +497,13 @@ class TaskTableModel(QAbstractTableModel):
         self._move_to(new)
         self._drop_rows_that_left_the_state_filter({seq for seq in new if seq not in before})
 
+    def _remove_rows(self, rows: list[int]) -> None:
+        """Take these rows (ascending) out, a range at a time, the last first."""
+        for first, last in reversed(row_ranges(rows)):
+            self.beginRemoveRows(QModelIndex(), first, last)
+            del self._ids[first:last + 1]
+            self.endRemoveRows()
+
     def _move_to(self, new: list[int]) -> None:
         """Turn the current row list into ``new`` with removes, a reorder and inserts -- no reset."""
         if new == self._ids:
@@ -509,11 +513,7 @@ class TaskTableModel(QAbstractTableModel):
         if self._insert_new_blocks(new):
             return
         new_set = set(new)
-        gone = [i for i, seq in enumerate(self._ids) if seq not in new_set]
-        for first, last in reversed(row_ranges(gone)):
-            self.beginRemoveRows(QModelIndex(), first, last)
-            del self._ids[first:last + 1]
-            self.endRemoveRows()
+        self._remove_rows([i for i, seq in enumerate(self._ids) if seq not in new_set])
         kept = set(self._ids)
         target = [seq for seq in new if seq in kept]
         if target != self._ids:
