@@ -93,10 +93,6 @@ class TaskContext:
         """The create's reply said nothing was created."""
         self.store.release_create(self.task)
 
-    def create_unresolved(self) -> bool:
-        """An earlier attempt sent a create and nobody read the reply (a crash, a lost reply)."""
-        return self.store.create_unresolved(self.task.task_id)
-
     def save_upload(self, key: str, name: str) -> None:
         """Persist an upload at once (``key`` = ``provider:sha256``): a retry or a restart reuses
         ``name`` while it is fresh instead of uploading the file again."""

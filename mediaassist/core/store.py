@@ -185,6 +185,11 @@ class Task(_Base):
                    (("route", "state", "remote_id"), False), (("create_hold_until",), False))
 
     @property
+    def create_unresolved(self) -> bool:
+        """A create of this task was sent and nobody read its reply: the service may have made it."""
+        return self.remote_id is None and self.create_hold_until is not None
+
+    @property
     def params_dict(self) -> dict[str, Any]:
         params: dict[str, Any] = json.loads(self.params or "{}")
         return params
@@ -1466,18 +1471,13 @@ class Store:
     def hold_create(self, task: Task, hold_s: float) -> None:
         """A create is about to be sent: until its reply is read (``save_remote_id``, or
         ``release_create`` when nothing was created) the row holds a slot of its route for
-        ``hold_s`` -- and a later attempt must not send it again blindly (``create_unresolved``)."""
+        ``hold_s`` -- and a later attempt must not send it again blindly (``Task.create_unresolved``)."""
         (Task.update(create_hold_until=self.now() + hold_s)
          .where((Task.task_id == task.task_id) & Task.remote_id.is_null()).execute())
 
     def release_create(self, task: Task) -> None:
         """The create was answered "nothing created" (refused, full, never sent)."""
         Task.update(create_hold_until=None).where(Task.task_id == task.task_id).execute()
-
-    def create_unresolved(self, task_id: str) -> bool:
-        """A create of this task was sent and nobody read its reply: the service may have made it."""
-        return bool(Task.select().where((Task.task_id == task_id) & Task.remote_id.is_null()
-                                        & Task.create_hold_until.is_null(False)).exists())
 
     def remote_id_of(self, task_id: str) -> str | None:
         """The row's remote id now, whoever saved it (read at the last moment before a create)."""

@@ -113,13 +113,13 @@ def test_a_create_whose_reply_nobody_read_holds_its_slot_until_its_time_is_up(st
     store.hold_create(sent, 3600.0)
     # Its process dies with the create on the wire; the task fails saying so, its slot stays taken.
     store.finish_failure(sent, ErrorKind.NETWORK, "unresolved", retry_at=None)
-    assert store.create_unresolved(sent.task_id)
+    assert store.get(sent.task_id).create_unresolved
     for task in _others:
         store.finish_success(task, "x", [])
     assert len(store.claim("poll:rh", "process-2", limit=5, lane_limit=3)) == 2
     # A saved remote id resolves it (the row then holds its slot as a remote task, if pending).
     store.save_remote_id(sent, "r-1")
-    assert not store.create_unresolved(sent.task_id)
+    assert not store.get(sent.task_id).create_unresolved
 
 
 def test_a_create_released_or_retried_or_timed_out_holds_nothing(store: Store) -> None:
@@ -132,8 +132,8 @@ def test_a_create_released_or_retried_or_timed_out_holds_nothing(store: Store) -
     for task in (first, second, third):
         store.finish_failure(task, ErrorKind.NETWORK, "x", retry_at=None)
     assert len(store.claim("poll:rh", "process-2", limit=5, lane_limit=3)) == 2
-    assert store.create_unresolved(third.task_id) and store.retry([third.task_id]) == 1
-    assert not store.create_unresolved(third.task_id)  # the operator checked and asks again
+    assert store.get(third.task_id).create_unresolved and store.retry([third.task_id]) == 1
+    assert not store.get(third.task_id).create_unresolved  # the operator checked and asks again
 
 
 CLAIMER = """

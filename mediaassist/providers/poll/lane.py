@@ -144,7 +144,7 @@ class PollProvider:
             if remote_id:
                 ctx.log(msg("resuming {service} task {remote_id} (a task is never created twice)",
                             service=self.adapter.service, remote_id=remote_id))
-            elif ctx.create_unresolved():
+            elif ctx.task.create_unresolved:  # as claimed: an earlier attempt's crash left it so
                 raise TaskError(
                     ErrorKind.NETWORK,
                     msg("an earlier attempt sent its create and stopped before reading the reply (its process "
