@@ -197,7 +197,8 @@ def logs_in_when_the_lane_waits(web: WebProvider, store: Store,
     async def log_in(sched: Scheduler, ids: list[str]) -> None:
         await wait_until(lambda: "web:acct-a" in sched.blocked_lanes())
         assert all(t.state == "pending" for t in store.tasks(["b1"]))  # none ran into the gate
-        outcome.append(await web.log_in("acct-a", store, timeout_s=30, operator=streamlit_login))
+        # 60 s: the operator's window on a loaded CI machine (30 s ran out once with -n 2)
+        outcome.append(await web.log_in("acct-a", store, timeout_s=60, operator=streamlit_login))
         sched.wake()
     return log_in
 
