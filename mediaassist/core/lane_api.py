@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import ModelConfig
+from mediaassist.core.lane_store import LaneStore
 from mediaassist.core.messages import Message, msg
 from mediaassist.core.money import Money, Produced
 
 if TYPE_CHECKING:
-    from mediaassist.core.store import Store, Task
+    from mediaassist.core.store import Task
 
 
 class StopReason(enum.StrEnum):
@@ -52,7 +53,7 @@ class TaskContext:
     task: Task
     model: ModelConfig
     clock: Clock
-    store: Store
+    store: LaneStore  # only what a lane needs of the store, nothing more (core/lane_store.py)
     output_dir: Path
     logger: logging.LoggerAdapter[logging.Logger]  # lane-prefixed
     stop_reason: StopReason | None = None

@@ -102,13 +102,6 @@ database_proxy = pw.DatabaseProxy()
 PAUSED_BY_OPERATOR = msg("paused by operator")
 CANCELED_BY_OPERATOR = msg("canceled by operator")
 CANCELED_BEFORE_IT_RAN = msg("canceled before it ran")
-# An account's login state (``Account.login_state``) as the operator reads it.
-LOGIN_STATES = {"ok": msg("logged in"), "needs_login": msg("needs login"), "unknown": msg("login unknown")}
-
-
-def login_state_message(state: str) -> Message:
-    return LOGIN_STATES.get(state) or verbatim(state)
-
 
 def _stored_json(text: Message | str | None) -> str | None:
     """A message as stored beside its English (keys masked); None for a plain text (an answer)."""
