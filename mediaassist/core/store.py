@@ -224,6 +224,10 @@ Task.add_index(pw.SQL('CREATE UNIQUE INDEX IF NOT EXISTS "task_one_running_per_a
                       "(account) WHERE state = 'running' AND model_kind = 'web'"))
 
 
+# Every column of a task, in the model's order: what a claim's RETURNING gives back.
+_TASK_COLUMNS = ", ".join(f'"{f.column_name}"' for f in Task._meta.sorted_fields)
+
+
 class Result(_Base):
     task_id = pw.CharField(primary_key=True)
     text = pw.TextField(null=True)
@@ -1000,12 +1004,11 @@ class Store:
             return self.db.atomic("IMMEDIATE")
         return self.db.atomic()
 
-    def _claim_lock(self, query: pw.Select) -> pw.Select:
+    def _claim_lock(self) -> str:
+        """What the claim's subselect of rows ends with."""
         # SQLite serialises writers, so UPDATE ... WHERE seq IN (subselect) is atomic as is.
         # PostgreSQL needs the rows locked and concurrent claimers to skip them.
-        if isinstance(self.db, pw.PostgresqlDatabase):
-            return query.for_update(skip_locked=True)  # FOR UPDATE SKIP LOCKED
-        return query
+        return " FOR UPDATE SKIP LOCKED" if isinstance(self.db, pw.PostgresqlDatabase) else ""
 
     # ----------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -1169,23 +1172,27 @@ class Store:
         return claimed
 
     def _due(self, route: str, now: float, account: str | None, batch_ids: Sequence[str] | None,
-             remote: bool | None, skip_batches: Sequence[str]) -> pw.Expression:
-        """The route's pending rows that may start now (for ``account``, of ``batch_ids``)."""
+             remote: bool | None, skip_batches: Sequence[str]) -> pw.SQL:
+        """The route's pending rows that may start now (for ``account``, of ``batch_ids``), as
+        plain SQL over the unaliased task table (peewee's building of it cost more than the claim)."""
+        mark = self.db.param
         # "+ 0" keeps the planner off the (state, not_before) index: the claim must walk
         # task_claim_order, or every claim sorts the whole queue.
-        due = (Task.route == route) & (Task.state == PENDING) & ((Task.not_before + 0) <= now)
+        where = [f"route = {mark} AND state = {mark} AND not_before + 0 <= {mark}"]
+        params: list[Any] = [route, PENDING, now]
         if batch_ids is not None:
-            due &= Task.batch_id.in_(list(batch_ids))
+            where.append(f"batch_id IN ({_marks(mark, len(batch_ids))})" if batch_ids else "0 = 1")
+            params += batch_ids
         if remote is not None:
-            due &= Task.remote_id.is_null(not remote)
+            where.append("remote_id IS NOT NULL" if remote else "remote_id IS NULL")
         if skip_batches:
-            due &= Task.batch_id.not_in(list(skip_batches))
+            where.append(f"batch_id NOT IN ({_marks(mark, len(skip_batches))})")
+            params += skip_batches
         if account is not None:
-            due &= Task.account.is_null() | (Task.account == account)
-            busy = Task.alias("busy")
-            due &= ~pw.fn.EXISTS(busy.select(busy.seq).where((busy.account == account)
-                                                             & (busy.state == RUNNING)))
-        return due
+            where.append(f"(account IS NULL OR account = {mark}) AND NOT EXISTS (SELECT busy.seq FROM "
+                         f'"task" AS busy WHERE busy.account = {mark} AND busy.state = {mark})')
+            params += [account, account, RUNNING]
+        return pw.SQL(" AND ".join(where), params)
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
                batch_ids: Sequence[str] | None, remote: bool | None = None,
@@ -1198,22 +1205,21 @@ class Store:
         due = self._due(route, now, account, batch_ids, remote, skip_batches)
         # ``longest`` sorts the route's due rows (no index has the expected duration): a web
         # lane's claim starts a task of minutes.
-        ordering = ([Task.priority.desc(), Task.expected_s.desc(), Task.seq] if order == "longest"
-                    else [Task.priority.desc(), Task.seq])
-        head = self._claim_lock(Task.select(Task.seq).where(due).order_by(*ordering).limit(limit))
-        changes: dict[Any, Any] = {
-            Task.state: RUNNING, Task.owner: owner, Task.host: owner_host(owner),
-            Task.started_at: now, Task.heartbeat_at: now, Task.finished_at: None, Task.updated_at: now,
-        }
+        ordering = "priority DESC, expected_s DESC, seq" if order == "longest" else "priority DESC, seq"
+        mark = self.db.param
+        changes = {"state": RUNNING, "owner": owner, "host": owner_host(owner), "started_at": now,
+                   "heartbeat_at": now, "finished_at": None, "updated_at": now}
         if account is not None:
-            changes[Task.account] = account
+            changes["account"] = account
         # No second "state = pending" test out here: the subselect and the update are one
         # statement under SQLite's write lock (and FOR UPDATE re-checks rows on PostgreSQL), and
         # that test would steer the planner from seq lookups to a scan of every pending row.
-        query = Task.update(changes).where(Task.seq.in_(head)).returning(Task)
+        sql = (f'UPDATE "task" SET {", ".join(f"{column} = {mark}" for column in changes)} WHERE seq IN '
+               f'(SELECT seq FROM "task" WHERE {due.sql} ORDER BY {ordering} LIMIT {int(limit)}{self._claim_lock()}) '
+               f"RETURNING {_TASK_COLUMNS}")
         try:
             with self.db.atomic():
-                claimed = list(query.execute())
+                claimed = list(Task.raw(sql, *changes.values(), *due.params))
         except pw.IntegrityError:  # another process took this account's one slot first
             return []
         return sorted(claimed, key=lambda t: order_key(order, t.priority, t.expected_s, t.seq))
@@ -1535,20 +1541,19 @@ class Store:
         text = redact(str(result_text)) if result_text is not None else None
         text_message = _stored_json(result_text)
         usage_json = json.dumps(usage) if usage else None
+        files_json = json.dumps(files, ensure_ascii=False)
+        mark = self.db.param
         with self.db.atomic():
-            updated = (Task.update(state=SUCCESS, finished_at=now, updated_at=now, error_kind=None,
-                                   error=None, error_message=None)
-                       .where(_attempt_is(task)).execute())
-            if updated != 1:
+            if not self._end_attempt(task, {"state": SUCCESS, "finished_at": now, "updated_at": now,
+                                            "error_kind": None, "error": None, "error_message": None}):
                 return False
-            (Result.insert(task_id=task.task_id, text=text, text_message=text_message,
-                           files=json.dumps(files, ensure_ascii=False), usage=usage_json, written_at=now)
-             .on_conflict(conflict_target=[Result.task_id],
-                          update={Result.text: text, Result.text_message: text_message,
-                                  Result.files: json.dumps(files, ensure_ascii=False),
-                                  Result.usage: usage_json, Result.written_at: now})
-             .execute())
-            Output.delete().where(Output.task_id == task.task_id).execute()
+            self.db.execute_sql(
+                f'INSERT INTO "result" (task_id, text, text_message, files, usage, written_at) VALUES '
+                f"({_marks(mark, 6)}) ON CONFLICT (task_id) DO UPDATE SET text = excluded.text, "
+                "text_message = excluded.text_message, files = excluded.files, usage = excluded.usage, "
+                "written_at = excluded.written_at",
+                (task.task_id, text, text_message, files_json, usage_json, now))
+            self.db.execute_sql(f'DELETE FROM "output" WHERE task_id = {mark}', (task.task_id,))
             if outputs:
                 Output.insert_many([{"task_id": task.task_id, "n": o.n, "path": o.path, "bytes": o.bytes,
                                      "sha256": o.sha256, "media": o.media, "width": o.width, "height": o.height,
@@ -1593,34 +1598,42 @@ class Store:
         Returns the new state, or None if the attempt no longer owned the row.
         """
         now = self.now()
-        budget = Task.crash_retries_left if crashed else Task.retries_left
+        budget = "crash_retries_left" if crashed else "retries_left"
         retry = retry_at is not None and (task.crash_retries_left if crashed else task.retries_left) > 0
-        changes: dict[Any, Any] = {
-            Task.error_kind: kind.value, Task.error: redact(str(message)), Task.error_message: _stored_json(message),
-            Task.updated_at: now, Task.owner: None,
-        }
+        changes: dict[str, Any] = {"error_kind": kind.value, "error": redact(str(message)),
+                                   "error_message": _stored_json(message), "updated_at": now, "owner": None}
         if retry:
-            changes.update({Task.state: PENDING, Task.attempt: Task.attempt + 1,
-                            budget: budget - 1, Task.not_before: retry_at, Task.finished_at: None})
+            changes.update({"state": PENDING, "attempt": pw.SQL("attempt + 1"), budget: pw.SQL(f"{budget} - 1"),
+                            "not_before": retry_at, "finished_at": None})
             if not task.account_pinned:
-                changes[Task.account] = None
+                changes["account"] = None
         else:
-            changes.update({Task.state: FAILED, Task.finished_at: now})
-        updated = Task.update(changes).where(_attempt_is(task)).execute()
-        if updated != 1:
+            changes.update({"state": FAILED, "finished_at": now})
+        if not self._end_attempt(task, changes):
             return None
         # The caller's row shows what was written: the scheduler's listeners (the tray's failure
         # notice) read the kind from it, and a first attempt's row had none.
         task.error_kind, task.error = kind.value, redact(str(message))
         return PENDING if retry else FAILED
 
+    def _end_attempt(self, task: Task, changes: dict[str, Any]) -> bool:
+        """Write ``changes`` ({column: value, or an SQL expression}) to the attempt's row if it is
+        still this attempt's (plain SQL: peewee's building cost more than the update); False if
+        the attempt lost the row."""
+        mark = self.db.param
+        attempt_is = _attempt_is(task, mark)
+        values = [v for v in changes.values() if not isinstance(v, pw.SQL)]
+        assignments = ", ".join(f"{column} = {value.sql if isinstance(value, pw.SQL) else mark}"
+                                for column, value in changes.items())
+        cursor = self.db.execute_sql(f'UPDATE "task" SET {assignments} WHERE {attempt_is.sql}',
+                                     (*values, *attempt_is.params))
+        return bool(cursor.rowcount == 1)
+
     def finish_canceled(self, task: Task, message: Message | str = CANCELED_BY_OPERATOR) -> bool:
         now = self.now()
-        updated: int = (Task.update(state=CANCELED, finished_at=now, updated_at=now, owner=None,
-                               error_kind=ErrorKind.CANCELED.value, error=redact(str(message)),
-                               error_message=_stored_json(message))
-                   .where(_attempt_is(task)).execute())
-        return updated == 1
+        return self._end_attempt(task, {"state": CANCELED, "finished_at": now, "updated_at": now, "owner": None,
+                                        "error_kind": ErrorKind.CANCELED.value, "error": redact(str(message)),
+                                        "error_message": _stored_json(message)})
 
     def release(self, task: Task) -> bool:
         """Give a claimed task back to the head of its queue, not counted as an attempt."""
@@ -1629,7 +1642,7 @@ class Store:
                                    Task.heartbeat_at: None, Task.updated_at: now}
         if not task.account_pinned:
             changes[Task.account] = None
-        updated: int = Task.update(changes).where(_attempt_is(task)).execute()
+        updated: int = Task.update(changes).where(_attempt_is(task, self.db.param)).execute()
         return updated == 1
 
     # --- recovery --------------------------------------------------------------------------
@@ -1965,10 +1978,16 @@ class Store:
         return due
 
 
-def _attempt_is(task: Task) -> pw.Expression:
-    """The row is still this attempt's: running, same attempt, same owner."""
-    return ((Task.task_id == task.task_id) & (Task.state == RUNNING)
-            & (Task.attempt == task.attempt) & (Task.owner == task.owner))
+def _marks(mark: str, count: int) -> str:
+    return ", ".join([mark] * count)
+
+
+def _attempt_is(task: Task, mark: str) -> pw.SQL:
+    """The row is still this attempt's: running, same attempt, same owner (plain SQL: it is in
+    every finish, where peewee's building of it cost more than the update)."""
+    owner = f"owner = {mark}" if task.owner is not None else "owner IS NULL"
+    params = [task.task_id, RUNNING, task.attempt] + ([task.owner] if task.owner is not None else [])
+    return pw.SQL(f"task_id = {mark} AND state = {mark} AND attempt = {mark} AND {owner}", params)
 
 
 def _scope(task_ids: Iterable[str] | None, batch_id: str | None) -> pw.Expression:
