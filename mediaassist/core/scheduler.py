@@ -210,7 +210,8 @@ class Scheduler:
             callback(kind.value, task)
         if self._event_listeners:
             state = STATE_AFTER.get(kind, task.state)
-            event = TaskEvent(kind, task.seq, task.task_id, task.lane, state, message)
+            event = TaskEvent(kind, task.seq, task.task_id, task.lane, state, message, route=task.route,
+                              error_kind=task.error_kind, started_at=task.started_at)
             for listener in self._event_listeners:
                 listener(event)
 

@@ -79,7 +79,7 @@ def _spent_batch(store: Store, config: AppConfig) -> None:
 
 
 def _cost_cells(model: TaskTableModel) -> dict[str, str]:
-    return {model.task_id_at(row): model.index(row, COL["cost"]).data() for row in range(model.rowCount())}
+    return {model.feed.task_id_at(row): model.index(row, COL["cost"]).data() for row in range(model.rowCount())}
 
 
 def test_the_cost_column_shows_actuals_and_estimates_and_sorts(store: Store, config: AppConfig) -> None:
