@@ -538,13 +538,13 @@ async def test_a_large_selection_is_read_off_the_loop_for_its_actions_and_its_bu
     left_out = window.feed.tasks_of(window.feed.seqs_in([(0, 0)]))[0][0]  # row 0, deselected below
     readers: set[int] = set()
     for name in ("states_of", "tasks_of"):
-        original = getattr(window.model, name)
+        original = getattr(window.feed, name)
 
         def recorded(seqs: list[int], original: Callable[[list[int]], Any] = original) -> Any:
             readers.add(threading.get_ident())
             return original(seqs)
 
-        setattr(window.model, name, recorded)
+        setattr(window.feed, name, recorded)
     window.table.selectAll()
     window.table.selectionModel().select(window.model.index(0, 0), QItemSelectionModel.SelectionFlag.Deselect
                                          | QItemSelectionModel.SelectionFlag.Rows)  # not "everything in view"
