@@ -82,7 +82,7 @@ class TaskFeed(QObject):
         super().__init__(parent)
         self.queries = queries
         self.reader = reader
-        self._reading: asyncio.Future[None] | None = None
+        self.cycling: asyncio.Future[None] | None = None  # the cycle being read, if any
         self._generation = 0  # bumped by every row-set change made on the loop
         self.filter = TaskFilter()
         self._wanted_filter = self.filter  # the newest search asked for (off the loop)
@@ -120,7 +120,7 @@ class TaskFeed(QObject):
 
     def stop(self) -> None:
         self._timer.stop()
-        for reading in (self._reading, self.sorting):
+        for reading in (self.cycling, self.sorting):
             if reading is not None:
                 reading.cancel()
         self.reader.close()
@@ -265,10 +265,10 @@ class TaskFeed(QObject):
 
     def _tick(self) -> None:
         """The timer's tick: the big reads (change sweep, row keys, counts) run off the loop."""
-        if self._reading is None or self._reading.done():
-            self._reading = asyncio.ensure_future(self._tick_off_loop())
+        if self.cycling is None or self.cycling.done():
+            self.cycling = asyncio.ensure_future(self._cycle())
 
-    async def _tick_off_loop(self) -> None:
+    async def _cycle(self) -> None:
         now = time.time()
         sweep = now - self._last_sweep >= SWEEP_S
         want_ids = self._wants_ids(now)
