@@ -5,6 +5,7 @@ the machine's pip configuration."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -28,6 +29,32 @@ picture = work / "icon.png"
 picture.write_bytes((RESOURCES / "icons" / "mediaassist.png").read_bytes())
 described = [describe_output(1, clip), describe_output(2, picture), describe_output(3, clip)]
 print(video_tools_installed(), [(d.media, d.width, d.height, d.duration_s) for d in described])
+"""
+# Run there on Qt's offscreen screen: the video's preview says what is missing and how to add it.
+PREVIEW_WITHOUT_PYAV = """
+import sys
+from pathlib import Path
+import qasync
+from PySide6.QtWidgets import QApplication
+from mediaassist.core.media_items import OUTPUT, MediaItem
+from mediaassist.core.paths import RESOURCES
+from mediaassist.ui.disk_thumbnails import DiskThumbnails
+from mediaassist.ui.gallery import MediaActions, PreviewDialog
+
+async def preview_note() -> None:
+    cache = DiskThumbnails(Path(sys.argv[1]) / "thumbnails")
+    try:
+        clip = MediaItem("t1", OUTPUT, "video", "clip.mp4", path=str(RESOURCES / "media" / "demo-clip.mp4"))
+        dialog = PreviewDialog(clip, MediaActions(None, cache))
+        await dialog.loaded
+        print(dialog.note.text())
+    finally:
+        cache.close()
+
+app = QApplication([])
+loop = qasync.QEventLoop(app)
+loop.run_until_complete(preview_note())
+loop.close()
 """
 
 
@@ -60,3 +87,9 @@ def test_a_clean_clone_sets_up_the_app_without_the_test_tools(tmp_path: Path) ->
     assert "('image', None" not in probe.stdout, probe.stdout
     assert probe.stderr.count("PyAV is not installed") == 1, probe.stderr
     assert "MEDIAASSIST_EXTRAS=video" in probe.stderr
+    preview = subprocess.run([str(clone / ".venv/bin/python"), "-c", PREVIEW_WITHOUT_PYAV, str(tmp_path)], cwd=clone,
+                             capture_output=True, text=True, timeout=120, check=False,
+                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert preview.returncode == 0 and "Traceback" not in preview.stderr, preview.stderr
+    assert "First frames of videos need PyAV" in preview.stdout, preview.stdout
+    assert "MEDIAASSIST_EXTRAS=video packaging/setup.sh --app" in preview.stdout
