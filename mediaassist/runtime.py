@@ -280,17 +280,22 @@ class Runtime:
         self.scheduler.wake()
 
     def set_limit(self, provider_name: str, key: str, value: Any) -> None:
-        """A provider's limit or interval, validated, into the live config and its lane (no
-        restart). Raises ConfigError naming the allowed range."""
+        """A provider's limit or interval, validated, into the live config and its lane -- each
+        of its keys' lanes, for a provider with keys (no restart). Raises ConfigError naming the
+        allowed range."""
         check_setting(key, value)
         provider = self.config.provider(provider_name)
         if provider is None:
             raise KeyError(provider_name)
         setattr(provider, key, value)
-        lane = self.scheduler.lanes.get(provider.lane)
-        if lane is not None:
+        for slot in provider.keys:
+            setattr(slot, key, value)
+        for slot in provider.slots():
+            lane = self.scheduler.lanes.get(slot.lane)
+            if lane is None:
+                continue
             if key in ("concurrency", "max_polling_tasks"):
-                self.scheduler.set_limit(provider.lane, value)
+                self.scheduler.set_limit(slot.lane, value)
             elif key == "queue_check_interval_s":
                 lane.sweep_s = value
         self.scheduler.wake()

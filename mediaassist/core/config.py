@@ -6,6 +6,7 @@ unknown key is an error rather than a silent typo.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import re
@@ -86,7 +87,14 @@ _PROVIDER_KEYS = {
     "price", "daily_budget",
     # openai providers: the gateway's route that tells what the key has left (core/money.py)
     "balance",
+    # several keys of one provider, each a slot group of its own (``_KEY_KEYS``)
+    "keys",
 }
+# One of a provider's ``keys``: where its secret comes from, the label that is all that is ever
+# shown of it, and its own limit, proxy and hours (else the provider's).
+_KEY_KEYS = {"label", "env", "keyring", "api_key", "concurrency", "max_concurrency", "max_polling_tasks",
+             "proxy", "hours"}
+_KEY_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 _MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs", "price"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
 MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
@@ -142,10 +150,36 @@ class ProviderConfig:
     price: Price | None = None
     daily_budget: dict[str, Decimal] = field(default_factory=dict)  # by currency
     balance: BalanceRoute | None = None  # openai: where the gateway tells what the key has left
+    # A key of a provider with ``keys``: its label (the only thing shown of it) and the keyring
+    # entry its secret may come from. The provider's own entry has neither; its keys are its
+    # copies, one per key, each with its key's settings (``slots``).
+    key_label: str | None = None
+    keyring_user: str | None = None
+    keys: list[ProviderConfig] = field(default_factory=list, repr=False)
+
+    @property
+    def route(self) -> str:
+        """The queue of the provider's tasks, shared by its keys' lanes."""
+        return f"{self.kind}:{self.name}"
 
     @property
     def lane(self) -> str:
-        return f"{self.kind}:{self.name}"
+        """``api:<provider>``, or ``api:<provider>/<label>`` for one of its keys."""
+        return f"{self.route}/{self.key_label}" if self.key_label else self.route
+
+    @property
+    def keyring_name(self) -> str:
+        """The OS keyring entry (user) its secret may come from."""
+        return self.keyring_user or (f"{self.name}/{self.key_label}" if self.key_label else self.name)
+
+    @property
+    def shown_name(self) -> str:
+        """How messages name it: ``openai``, or ``openai (team-a)`` for one of its keys."""
+        return f"{self.name} ({self.key_label})" if self.key_label else self.name
+
+    def slots(self) -> list[ProviderConfig]:
+        """What runs its tasks: its keys, or the provider itself when it has one key."""
+        return self.keys or [self]
 
     @property
     def limit(self) -> int:
@@ -271,7 +305,7 @@ def load_config(path: Path) -> AppConfig:
     except ConfigError as exc:
         raise ConfigError(*(msg("{path}: {reason}", path=path, reason=problem) for problem in exc.problems)) from None
     config.source = path
-    if any(p.api_key for p in config.providers):
+    if any(slot.api_key for p in config.providers for slot in p.slots()):
         _warn_if_readable_by_others(path)
     return config
 
@@ -539,7 +573,68 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
             raise ConfigError(msg("{where}.balance: only for type = \"openai\" (RunningHub reports its balance "
                                   "by itself)", where=where))
         provider.balance = parse_balance_route(item["balance"], f"{where}.balance")
+    if "keys" in item:
+        provider.keys = _parse_keys(item, provider, where, problems)
     return provider
+
+
+def _parse_keys(item: dict[str, Any], provider: ProviderConfig, where: str,
+                problems: _Problems) -> list[ProviderConfig]:
+    """``keys = [{ env = "KEY_1", label = "team-a", concurrency = 2 }, ...]``: one copy of the
+    provider per key, with the key's secret source and settings over the provider's."""
+    for key in ("api_key", "api_key_env"):
+        if key in item:
+            raise ConfigError(msg("{where}.{key}: a provider with keys takes its secrets from them (give this key "
+                                  "as one of keys, e.g. {{ env = \"NAME\", label = \"a\" }})", where=where, key=key))
+    given = item["keys"]
+    if not isinstance(given, list) or not given or not all(isinstance(k, dict) for k in given):
+        raise ConfigError(msg("{where}.keys: must be a list of tables, e.g. [{{ env = \"OPENAI_KEY_1\", label = "
+                              "\"team-a\" }}, {{ keyring = \"openai-2\" }}]", where=where))
+    keys = [problems.read(partial(_parse_key, entry, provider, f"{where}.keys[{i}]", i, problems))
+            for i, entry in enumerate(given)]
+    parsed = [key for key in keys if key is not None]
+    labels = [key.key_label for key in parsed]
+    twice = sorted({label for label in labels if label is not None and labels.count(label) > 1})
+    if twice:
+        raise ConfigError(msg("{where}.keys: label {label} is used twice (each key needs a label of its own)",
+                              where=where, label=repr(twice[0])))
+    return parsed
+
+
+def _parse_key(entry: dict[str, Any], provider: ProviderConfig, where: str, index: int,
+               problems: _Problems) -> ProviderConfig:
+    problems.unknown_keys(entry, _KEY_KEYS, where)
+    sources = [name for name in ("env", "keyring", "api_key") if name in entry]
+    if len(sources) != 1:
+        raise ConfigError(msg("{where}: give exactly one of env (an environment variable), keyring (an OS keyring "
+                              "entry) or api_key (found: {found})", where=where, found=", ".join(sources) or "none"))
+    label = _str(entry, "label", where) if "label" in entry else (
+        str(entry["env"] if "env" in entry else entry.get("keyring", f"key-{index + 1}")))
+    if not _KEY_LABEL.fullmatch(label):
+        raise ConfigError(msg("{where}.label: {label} is not allowed (allowed: letters, digits, '_', '.', '-', up to "
+                              "40, e.g. \"team-a\")", where=where, label=repr(label)))
+    key = dataclasses.replace(provider, key_label=label, keys=[], api_key=None, api_key_env=None)
+    if "env" in entry:
+        key.api_key_env = _str(entry, "env", where)
+    if "keyring" in entry:
+        key.keyring_user = _str(entry, "keyring", where)
+    if "api_key" in entry:
+        key.api_key = _str(entry, "api_key", where)
+    if provider.kind == "api" and ("concurrency" in entry or "max_concurrency" in entry):
+        key.adaptive, key.concurrency, key.max_concurrency = False, provider.concurrency, provider.max_concurrency
+        _parse_concurrency(entry, key, where)
+    elif "concurrency" in entry or "max_concurrency" in entry:
+        raise ConfigError(msg("{where}.concurrency: only for kind = \"api\" (poll providers use max_polling_tasks)",
+                              where=where))
+    if "max_polling_tasks" in entry:
+        if provider.kind != "poll":
+            raise ConfigError(msg("{where}.max_polling_tasks: only for kind = \"poll\"", where=where))
+        key.max_polling_tasks = _int(entry, "max_polling_tasks", POLLING_TASKS_RANGE, where)
+    if "proxy" in entry:
+        key.proxy = _parse_proxy(entry, where)
+    if "hours" in entry:
+        key.hours = parse_hours(entry["hours"], where)
+    return key
 
 
 def _parse_concurrency(item: dict[str, Any], provider: ProviderConfig, where: str) -> None:

@@ -5,6 +5,9 @@ A lane is where tasks run with a concurrency gate of their own:
 - ``api:<provider>`` / ``poll:<provider>``: one per ``[[providers]]`` entry, taking from the queue
   of the same name; its limit is ``concurrency`` (API; with ``"auto"`` the ceiling the learned
   limit may reach) or ``max_polling_tasks`` (poll);
+- ``api:<provider>/<label>``: one per key of a provider with ``keys``, all taking from the
+  provider's queue, each with its key's limit (a task's row names the key that runs it, as a web
+  task's names its account, so a remote task stays with the key that created it);
 - ``web:<account>``: one per ``[[accounts]]`` entry, taking from its site's queue ``web:<site>``
   (the tasks not pinned to another account); always exactly one task at a time.
 
@@ -38,6 +41,7 @@ class LaneSpec:
     limit: int  # the fixed gate; for ``adaptive`` lanes the most the learned limit may reach
     account: str | None = None  # web lanes: the account whose browser session runs the tasks
     site: str | None = None  # web lanes: the account's site
+    key: str | None = None  # lanes of a provider's key: its label
     sweep_s: float = DEFAULT_SWEEP_S
     adaptive: bool = False  # concurrency = "auto"
     hours: Hours = ()  # the local hours it may take work in; () = any time
@@ -69,10 +73,10 @@ class LaneConditions:
 def lane_specs(config: AppConfig) -> list[LaneSpec]:
     """Every lane of the config: the providers' in config order, then the accounts'."""
     lanes = [
-        LaneSpec(name=prov.lane, kind=prov.kind, route=prov.lane, limit=prov.limit,
-                 sweep_s=prov.queue_check_interval_s if prov.kind == "poll" else DEFAULT_SWEEP_S,
-                 adaptive=prov.adaptive, hours=prov.hours, order=prov.order)
-        for prov in config.providers
+        LaneSpec(name=slot.lane, kind=slot.kind, route=slot.route, limit=slot.limit, key=slot.key_label,
+                 sweep_s=slot.queue_check_interval_s if slot.kind == "poll" else DEFAULT_SWEEP_S,
+                 adaptive=slot.adaptive, hours=slot.hours, order=slot.order)
+        for prov in config.providers for slot in prov.slots()
     ]
     lanes += [
         LaneSpec(name=acct.lane, kind="web", route=site_route(acct.site), limit=WEB_LANE_LIMIT,
@@ -80,6 +84,11 @@ def lane_specs(config: AppConfig) -> list[LaneSpec]:
         for acct in config.accounts
     ]
     return lanes
+
+
+def holder(spec: LaneSpec) -> str | None:
+    """What a claimed row names as the one running it: the web account or the provider's key."""
+    return spec.account if spec.account is not None else spec.key
 
 
 def lane_names(config: AppConfig) -> set[str]:

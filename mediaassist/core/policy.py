@@ -36,6 +36,7 @@ class LaneSlots:
     limit: int  # the fixed gate; for ``adaptive`` lanes the ceiling of the learned limit
     running: int = 0  # this process's attempts on the lane
     account: str | None = None
+    key: str | None = None  # the label of the provider's key it runs on (lanes of a provider with keys)
     adaptive: bool = False
     resting: bool = False  # its resource is busy elsewhere for a while (a Requeue's wait)
     order: str = "fifo"  # how it takes its queue: fifo | longest | fair (core/order.py)
@@ -51,6 +52,7 @@ class ClaimRequest:
     route: str
     count: int
     account: str | None = None
+    key: str | None = None  # a provider key's lane: the limit counts that key's rows
     lane_limit: int | None = None
     order: str = "fifo"  # in which order the store takes the queue's due tasks (core/order.py)
 
@@ -123,7 +125,7 @@ def plan_claims(lanes: Sequence[LaneSlots], conditions: LaneConditions, here: st
         free = limit - lane.running
         if free <= 0 or lane.resting or lane.name in blocked:
             continue
-        claims.append(ClaimRequest(lane=lane.name, route=lane.route, count=free, account=lane.account,
+        claims.append(ClaimRequest(lane=lane.name, route=lane.route, count=free, account=lane.account, key=lane.key,
                                    lane_limit=None if lane.kind == "web" else limit, order=lane.order))
     return claims
 

@@ -38,8 +38,10 @@ CHUNK = 500  # keys per IN (...) (SQLite's variable limit is far above; PG plans
 PREVIEW_CHARS = 200  # prompt, result and error text a table row carries
 
 # The lane a task shows and filters on: its account once a web task has one, else its route.
+# Task.lane in SQL: a web account's lane, a provider key's (``api:x/<key>``), or the route.
 LANE = pw.Case(None, [((Task.model_kind == "web") & Task.account.is_null(False),
-                       pw.Value("web:").concat(Task.account))], Task.route)
+                       pw.Value("web:").concat(Task.account)),
+                      (Task.account.is_null(False), Task.route.concat("/").concat(Task.account))], Task.route)
 
 
 def one_of(field: pw.Field, values: Sequence[Any]) -> pw.Node:

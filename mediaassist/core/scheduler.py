@@ -112,6 +112,7 @@ class Lane:
     limit: int  # the fixed gate; with ``adaptive`` the most the learned limit may reach
     provider: Provider
     account: str | None = None
+    key: str | None = None  # the label of the provider's key it runs on
     sweep_s: float = DEFAULT_SWEEP_S
     adaptive: bool = False  # concurrency = "auto"
     learned: int | None = None  # the adaptive limit as the store last said (shared by processes)
@@ -128,7 +129,7 @@ class Lane:
     @classmethod
     def of(cls, spec: LaneSpec, provider: Provider) -> Lane:
         return cls(name=spec.name, kind=spec.kind, route=spec.route, limit=spec.limit, provider=provider,
-                   account=spec.account, sweep_s=spec.sweep_s, adaptive=spec.adaptive, hours=spec.hours,
+                   account=spec.account, key=spec.key, sweep_s=spec.sweep_s, adaptive=spec.adaptive, hours=spec.hours,
                    order=spec.order)
 
     def current_limit(self) -> int:
@@ -140,7 +141,7 @@ class Lane:
     def slots(self) -> LaneSlots:
         """The lane as the policy sees it: its gate and this process's running attempts."""
         return LaneSlots(name=self.name, kind=self.kind, route=self.route, limit=self.limit,
-                         running=len(self.active), account=self.account, adaptive=self.adaptive,
+                         running=len(self.active), account=self.account, key=self.key, adaptive=self.adaptive,
                          resting=self.resting, order=self.order)
 
     @property
@@ -194,8 +195,8 @@ class Scheduler:
     # --- wiring ----------------------------------------------------------------------------
     def _build_lanes(self) -> dict[str, Lane]:
         """The config's lanes whose provider exists (an account of a site with no provider is left out)."""
-        return {spec.name: Lane.of(spec, self.providers[spec.route])
-                for spec in lane_specs(self.config) if spec.route in self.providers}
+        return {spec.name: Lane.of(spec, provider) for spec in lane_specs(self.config)
+                if (provider := self.providers.get(spec.name, self.providers.get(spec.route))) is not None}
 
     def add_listener(self, callback: Callable[[str, Task], None]) -> None:
         """``callback(event, task)`` on started/success/failed/retry/canceled/released."""
@@ -512,8 +513,7 @@ class Scheduler:
                                                           if not is_budget_pause(why)})
         for claim in plan_claims([lane.slots() for lane in self.lanes.values()], planned, host_id()):
             lane = self.lanes[claim.lane]
-            claimed = self.budget.claim(claim.route, self.owner, claim.count, claim.account, self.only_batches,
-                                        claim.lane_limit, claim.order)
+            claimed = self.budget.claim(claim, self.owner, self.only_batches)
             self._note_budget_stops(lane, claimed, paused)
             for task in claimed.tasks:
                 self._start_attempt(lane, task)
@@ -668,7 +668,7 @@ class Scheduler:
             assert isinstance(error, Requeue)
             self._requeue(lane, attempt, error)
         elif end is End.FAIL and isinstance(error, TaskError):
-            self._end_error(lane, task, error)
+            self._end_error(lane, attempt, error)
         elif end is End.FAIL:  # a provider bug must not take the lane down
             lane.logger.error("%s: provider raised", task.task_id, exc_info=error)
             self._fail(task, ErrorKind.INTERNAL, msg("{error}: {detail}", error=type(error).__name__, detail=error),
@@ -703,12 +703,25 @@ class Scheduler:
         if attempt.work is not None:
             attempt.work.cancel()
 
-    def _end_error(self, lane: Lane, task: Task, exc: TaskError) -> None:
+    def _end_error(self, lane: Lane, attempt: Attempt, exc: TaskError) -> None:
+        task = attempt.task
+        if exc.pause_lane and self._other_keys(lane):
+            # The key is at fault (rejected, out of quota), not the task: the key is benched
+            # and the task goes back to the queue, unspent, for the provider's other keys.
+            benched = msg("key {key} benched: {reason}", key=lane.key, reason=exc.message)
+            self._requeue(lane, attempt, Requeue(benched, pause_lane=exc.pause_lane))
+            return
         if exc.pause_lane:
             self._pause(lane, task, exc.pause_lane)
         if exc.kind is ErrorKind.LOGIN and lane.account is not None:
             self.store.set_login_state(lane.account, "needs_login", exc.message)
         self._fail(task, exc.kind, exc.message, retry=exc.retry)
+
+    def _other_keys(self, lane: Lane) -> list[Lane]:
+        """The lanes of the other keys of ``lane``'s provider (none for a lane not of a key)."""
+        if lane.key is None:
+            return []
+        return [other for other in self.lanes.values() if other.route == lane.route and other is not lane]
 
     def _pause(self, lane: Lane, task: Task, reason: Message) -> None:
         self.store.pause_lane(lane.name, reason)

@@ -75,6 +75,7 @@ from mediaassist.core.money import (
 from mediaassist.core.order import HISTORY_SAMPLES, BatchQueue, DurationFit, fair_shares, fit_durations, order_key
 from mediaassist.core.outputs import OutputFile
 from mediaassist.core.owners import owner_host, owner_is_dead
+from mediaassist.core.policy import ClaimRequest
 from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact, redacted
 from mediaassist.core.store_clock import ServerClock
@@ -215,8 +216,11 @@ class Task(_Base):
 
     @property
     def lane(self) -> str:
+        """The lane that runs (or ran) it: its web account's, its provider key's, or its route's."""
         if self.model_kind == "web" and self.account:
             return f"web:{self.account}"
+        if self.account:
+            return f"{self.route}/{self.account}"
         return self.route
 
 
@@ -225,6 +229,13 @@ Task.add_index(Task.route, Task.state, Task.priority.desc(), Task.seq, name="tas
 # The same order inside one batch, for ``run FILE``: walking task_claim_order past the pending
 # rows of other batches cost ~9x per claim with the file's batch behind 90,000 others.
 Task.add_index(Task.batch_id, Task.route, Task.state, Task.priority.desc(), Task.seq, name="task_batch_claim_order")
+# ``longest``'s order (core/order.py), walked like task_claim_order: sorting the due rows instead
+# cost ~25x FIFO's claim on a queue of 100,000 (schema 7).
+Task.add_index(Task.route, Task.state, Task.priority.desc(), Task.expected_s.desc(), Task.seq,
+               name="task_longest_order")
+# ``fair`` finds the batches waiting on a route by skipping from one to the next on this index,
+# instead of grouping every due row (schema 7).
+Task.add_index(Task.route, Task.state, Task.batch_id, name="task_route_batches")
 # One logged-in session runs one generation: at most one running web task per account, held by
 # the database itself, so it holds across every process that shares the store.
 Task.add_index(pw.SQL('CREATE UNIQUE INDEX IF NOT EXISTS "task_one_running_per_account" ON "task" '
@@ -498,6 +509,8 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
     5: [("task", "create_hold_until", "DOUBLE PRECISION")],
     # the expected duration a lane's ``longest`` order reads (core/order.py)
     6: [("task", "expected_s", "DOUBLE PRECISION NOT NULL DEFAULT 0")],
+    # indexes for the ``longest`` and ``fair`` claims (task_longest_order, task_route_batches)
+    7: [],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
@@ -1115,7 +1128,7 @@ class Store:
     # --- claim and run ---------------------------------------------------------------------
     def claim(self, route: str, owner: str, limit: int = 1, account: str | None = None,
               batch_ids: Sequence[str] | None = None, lane_limit: int | None = None,
-              skip_batches: Sequence[str] = (), order: str = "fifo") -> list[Task]:
+              skip_batches: Sequence[str] = (), order: str = "fifo", key: str | None = None) -> list[Task]:
         """Atomically move up to ``limit`` due pending tasks of a route to running.
 
         Order: higher priority first, then by ``order`` (core/order.py): ``fifo``; ``longest``
@@ -1127,53 +1140,93 @@ class Store:
         still at the service) are counted in the same transaction, and at most ``lane_limit`` minus
         those new tasks are taken; pending rows with a remote id are taken first, from any batch.
         ``skip_batches`` leaves those batches' new tasks out.
+
+        ``key``: the claim is for one key of the route's provider (its label): the limit counts
+        that key's rows, the claimed rows name it, and rows another key holds (a remote task it
+        created, pending again) are left to that key -- a service knows a task by its key only.
         """
         if limit <= 0:
             return []
+        holder = account if account is not None else key
         if lane_limit is None:
-            return self._claim_in_order(route, owner, limit, account, batch_ids, None, skip_batches, order)
-        with self._lane_lock(route):
-            # Plain SQL: peewee's query building would cost more than the count itself.
-            mark = self.db.param
-            # Three counts, each on an index of its own (a single OR walked every row of the route).
-            running, remote, unread = self.db.execute_sql(
-                f'SELECT (SELECT COUNT(*) FROM "task" WHERE route = {mark} AND state = {mark}), '
-                f'(SELECT COUNT(*) FROM "task" WHERE route = {mark} AND state = {mark} AND remote_id IS NOT NULL), '
-                # "|| ''" keeps the planner on create_hold_until's index (few rows), off the route's
-                f'(SELECT COUNT(*) FROM "task" WHERE create_hold_until > {mark} AND route || \'\' = {mark} '
-                f'AND state <> {mark} AND remote_id IS NULL)',
-                (route, RUNNING, route, PENDING, self.now(), route, RUNNING)).fetchone()
-            holding = running + remote + unread
+            return self._claim_in_order(route, owner, limit, holder, batch_ids, None, skip_batches, order)
+        with self._lane_lock(route if key is None else f"{route}/{key}"):
+            holding = self._holding(route, key)
             # A remote task whose process died or stopped runs on at the service: its row holds
             # its slot until it ends, and any process may take it (its slot is counted already),
             # whichever batch it belongs to. So does a create whose reply nobody read (its
             # process died, the reply was lost), for as long as such a task could run.
             # New work gets only what the limit leaves.
             # Only when there are any: looking for none walked the whole queue in claim order.
-            resumed = self._claim(route, owner, limit, account, None, remote=True) if remote else []
-            fresh = self._claim_in_order(route, owner, min(limit - len(resumed), lane_limit - holding), account,
+            resumed = self._claim(route, owner, limit, holder, None, remote=True) if holding.remote else []
+            fresh = self._claim_in_order(route, owner, min(limit - len(resumed), lane_limit - holding.total), holder,
                                          batch_ids, False, skip_batches, order)
             return resumed + fresh
+
+    def _holding(self, route: str, key: str | None) -> Holding:
+        """What holds the slots of a route (or of one key of it): its running rows, its pending
+        rows with a remote task, and creates sent with no reply read."""
+        # Plain SQL: peewee's query building would cost more than the count itself.
+        mark = self.db.param
+        of_key = f" AND account = {mark}" if key is not None else ""
+        keyed = (key,) if key is not None else ()
+        # Three counts, each on an index of its own (a single OR walked every row of the route).
+        running, remote, unread = self.db.execute_sql(
+            f'SELECT (SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND state = {mark}), '
+            f'(SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND state = {mark} '
+            'AND remote_id IS NOT NULL), '
+            # "|| ''" keeps the planner on create_hold_until's index (few rows), off the route's
+            f'(SELECT COUNT(*) FROM "task" WHERE create_hold_until > {mark} AND route || \'\' = {mark}{of_key} '
+            f'AND state <> {mark} AND remote_id IS NULL)',
+            (route, *keyed, RUNNING, route, *keyed, PENDING, self.now(), route, *keyed, RUNNING)).fetchone()
+        return Holding(running, remote, unread)
 
     def _claim_in_order(self, route: str, owner: str, limit: int, account: str | None,
                         batch_ids: Sequence[str] | None, remote: bool | None, skip_batches: Sequence[str],
                         order: str) -> list[Task]:
         if order != "fair" or limit <= 0:
             return self._claim(route, owner, limit, account, batch_ids, remote, skip_batches, order)
-        # Fair: how many each batch gets (core/order.py), then each batch's head, FIFO. The counts
-        # read all of the route's due rows (grouped) -- the price of looking past the queue's head.
-        due = self._due(route, self.now(), account, batch_ids, remote, skip_batches)
-        groups = (Task.select(Task.batch_id, Task.priority, pw.fn.COUNT(Task.seq), pw.fn.MIN(Task.seq))
-                  .where(due).group_by(Task.batch_id, Task.priority))
+        # Fair: how many each batch gets (core/order.py), then each batch's head, FIFO.
+        now = self.now()
+        waiting = self._waiting_batches(route) if batch_ids is None else list(batch_ids)
+        queues = [queue for batch in waiting if batch not in skip_batches
+                  for queue in self._batch_queues(self._due(route, now, account, [batch], remote, ()), limit)]
         busy = (Task.select(Task.batch_id, pw.fn.COUNT(Task.seq))
                 .where((Task.route == route) & (Task.state == RUNNING)).group_by(Task.batch_id))
         # cast: peewee-stubs type a tuples() query's rows as model instances
-        queues = [BatchQueue(*row) for row in cast(Iterable[tuple[str, int, int, int]], groups.tuples())]
         running = dict(cast(Iterable[tuple[str, int]], busy.tuples()))
         claimed: list[Task] = []
         for batch, share in fair_shares(queues, running, limit).items():
             claimed += self._claim(route, owner, share, account, [batch], remote, (), "fifo")
         return claimed
+
+    def _waiting_batches(self, route: str) -> list[str]:
+        """The batches with pending rows on ``route``: one step of task_route_batches per batch
+        (a loose index scan), however many rows each has."""
+        mark = self.db.param
+        rows = self.db.execute_sql(
+            'WITH RECURSIVE waiting(batch_id) AS ('
+            f'SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND state = {mark} '
+            f'UNION ALL SELECT (SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND state = {mark} '
+            'AND batch_id > waiting.batch_id) FROM waiting WHERE waiting.batch_id IS NOT NULL) '
+            'SELECT batch_id FROM waiting WHERE batch_id IS NOT NULL', (route, PENDING, route, PENDING))
+        return [row[0] for row in rows]
+
+    @staticmethod
+    def _batch_queues(due: pw.Expression, limit: int) -> list[BatchQueue]:
+        """One batch's due rows per priority, counted up to ``limit`` in claim order: no batch
+        gets more than ``limit`` slots, so ``fair_shares`` needs no more (a batch's lower
+        priority is reached only when its higher one has fewer)."""
+        # cast: peewee-stubs type a tuples() query's rows as model instances
+        rows = cast(Iterable[tuple[str, int, int]], Task.select(Task.batch_id, Task.priority, Task.seq).where(due)
+                    .order_by(Task.priority.desc(), Task.seq).limit(limit).tuples())
+        queues: list[BatchQueue] = []
+        for batch, priority, seq in rows:
+            if queues and queues[-1].priority == priority:
+                queues[-1] = BatchQueue(batch, priority, queues[-1].pending + 1, queues[-1].head_seq)
+            else:
+                queues.append(BatchQueue(batch, priority, 1, seq))
+        return queues
 
     def _due(self, route: str, now: float, account: str | None, batch_ids: Sequence[str] | None,
              remote: bool | None, skip_batches: Sequence[str]) -> pw.Expression:
@@ -1190,8 +1243,9 @@ class Store:
         if account is not None:
             due &= Task.account.is_null() | (Task.account == account)
             busy = Task.alias("busy")
-            due &= ~pw.fn.EXISTS(busy.select(busy.seq).where((busy.account == account)
-                                                             & (busy.state == RUNNING)))
+            # A web account runs one task at a time (a key's limit is counted by ``claim``).
+            due &= ~pw.fn.EXISTS(busy.select(busy.seq).where((busy.account == account) & (busy.state == RUNNING)
+                                                             & (busy.model_kind == "web")))
         return due
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
@@ -1203,8 +1257,6 @@ class Store:
             return []
         now = self.now()
         due = self._due(route, now, account, batch_ids, remote, skip_batches)
-        # ``longest`` sorts the route's due rows (no index has the expected duration): a web
-        # lane's claim starts a task of minutes.
         ordering = ([Task.priority.desc(), Task.expected_s.desc(), Task.seq] if order == "longest"
                     else [Task.priority.desc(), Task.seq])
         head = self._claim_lock(Task.select(Task.seq).where(due).order_by(*ordering).limit(limit))
@@ -1226,10 +1278,8 @@ class Store:
         return sorted(claimed, key=lambda t: order_key(order, t.priority, t.expected_s, t.seq))
 
     # --- money: reservations and settlements (core.money) -------------------------------------
-    def claim_within_budget(self, route: str, owner: str, limit: int, account: str | None,
-                            batch_ids: Sequence[str] | None, lane_limit: int | None,
-                            plan: Callable[[Task], Reservation | None],
-                            day: str, order: str = "fifo",
+    def claim_within_budget(self, request: ClaimRequest, owner: str, batch_ids: Sequence[str] | None,
+                            plan: Callable[[Task], Reservation | None], day: str,
                             ) -> tuple[list[Task], BudgetStop | None, dict[str, BudgetStop]]:
         """``claim``, and in the same transaction each claimed attempt's estimate reserved
         against every budget that covers it (``plan`` says which). The first task that does
@@ -1243,9 +1293,10 @@ class Store:
         batch_stops: dict[str, BudgetStop] = {}
         spent: dict[Limit, Decimal] = {}
         with self._budget_lock():
-            while len(taken) < limit:
-                claimed = self.claim(route, owner, limit - len(taken), account, batch_ids, lane_limit,
-                                     skip_batches=list(batch_stops), order=order)
+            while len(taken) < request.count:
+                claimed = self.claim(request.route, owner, request.count - len(taken), request.account, batch_ids,
+                                     request.lane_limit, skip_batches=list(batch_stops), order=request.order,
+                                     key=request.key)
                 stop, fitted = self._reserve_in_turn(claimed, plan, day, spent)
                 taken += fitted
                 if stop is None:
@@ -1609,8 +1660,7 @@ class Store:
         if retry:
             changes.update({Task.state: PENDING, Task.attempt: Task.attempt + 1,
                             budget: budget - 1, Task.not_before: retry_at, Task.finished_at: None})
-            if not task.account_pinned:
-                changes[Task.account] = None
+            changes[Task.account] = _holder_kept(Task.remote_id.is_null(False) | Task.create_hold_until.is_null(False))
         else:
             changes.update({Task.state: FAILED, Task.finished_at: now})
         updated = Task.update(changes).where(_attempt_is(task)).execute()
@@ -1633,9 +1683,9 @@ class Store:
         """Give a claimed task back to the head of its queue, not counted as an attempt."""
         now = self.now()
         changes: dict[Any, Any] = {Task.state: PENDING, Task.owner: None, Task.started_at: None,
-                                   Task.heartbeat_at: None, Task.updated_at: now}
-        if not task.account_pinned:
-            changes[Task.account] = None
+                                   Task.heartbeat_at: None, Task.updated_at: now,
+                                   Task.account: _holder_kept(Task.remote_id.is_null(False)
+                                                              | Task.create_hold_until.is_null(False))}
         updated: int = Task.update(changes).where(_attempt_is(task)).execute()
         return updated == 1
 
@@ -1713,18 +1763,19 @@ class Store:
         else:
             scope = Task.task_id.in_(list(task_ids or [])) & Task.state.in_(FINAL_STATES)
         now = self.now()
+        remote_ended = (Task.state == SUCCESS) | Task.error_kind.in_(REMOTE_FINAL_KINDS)
         changes: dict[Any, Any] = {
             Task.state: PENDING, Task.attempt: Task.attempt + 1, Task.retries_left: AUTO_RETRIES,
             Task.crash_retries_left: CRASH_RETRIES,
             Task.not_before: 0.0, Task.cancel_requested: False, Task.finished_at: None,
             Task.started_at: None, Task.owner: None, Task.updated_at: now,
-            # a fresh try may go to any account unless the task file pinned one
-            Task.account: pw.Case(None, [(Task.account_pinned == True, Task.account)], None),  # noqa: E712
             # A remote task that ended (succeeded, failed or was canceled there) is done for good:
             # the operator's retry creates a new one. Any other remote id -- a local time-out, a
-            # lost poll -- may still be running, so the retry resumes polling it, never resubmits.
-            Task.remote_id: pw.Case(None, [((Task.state == SUCCESS) | Task.error_kind.in_(REMOTE_FINAL_KINDS),
-                                            None)], Task.remote_id),
+            # lost poll -- may still be running, so the retry resumes polling it, never resubmits
+            # (with the key that created it: the row keeps it).
+            Task.remote_id: pw.Case(None, [(remote_ended, None)], Task.remote_id),
+            # a fresh try may go to any account or key unless the task file pinned one
+            Task.account: _holder_kept(Task.remote_id.is_null(False) & ~remote_ended),
             Task.error_kind: None, Task.error: None, Task.error_message: None,
             # The operator checked the service (the error said to) and asks for a new create.
             Task.create_hold_until: None,
@@ -1970,6 +2021,26 @@ class Store:
         due: float | None = (Task.select(pw.fn.MIN(Task.not_before))
                              .where((Task.state == PENDING) & (Task.not_before > self.now())).scalar())
         return due
+
+
+def _holder_kept(holds_remote: pw.Expression) -> pw.Case:
+    """A row's ``account`` when it goes back to the queue: kept when the task file pinned it or
+    (a provider's key) when the row still holds a remote task that key created -- the service
+    knows the task by that key only; else cleared, so any account or key may take it."""
+    return pw.Case(None, [((Task.account_pinned == True) | holds_remote, Task.account)], None)  # noqa: E712
+
+
+@dataclass(frozen=True)
+class Holding:
+    """What holds a lane's slots: running rows, pending rows with a remote task, unread creates."""
+
+    running: int
+    remote: int
+    unread: int
+
+    @property
+    def total(self) -> int:
+        return self.running + self.remote + self.unread
 
 
 def _attempt_is(task: Task) -> pw.Expression:
