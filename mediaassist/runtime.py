@@ -64,6 +64,7 @@ class LaneView:
     running: int  # this process's attempts on it
     notes: tuple[Message, ...] = ()  # the provider's account check (a poll lane's pre-flight)
     balance: Money | None = None  # what the account had left when last read, where the service tells
+    key: str | None = None  # the label of the provider's key it runs on
 
 
 class Runtime:
@@ -233,7 +234,8 @@ class Runtime:
         return [LaneView(name=lane.name, kind=lane.kind, route=lane.route, account=lane.account, limit=lane.limit,
                          current_limit=lane.current_limit(), running=len(lane.active),
                          notes=tuple(lane.account_notes()),
-                         balance=lane.provider.balance if isinstance(lane.provider, BalanceReported) else None)
+                         balance=lane.provider.balance if isinstance(lane.provider, BalanceReported) else None,
+                         key=lane.key)
                 for lane in self.scheduler.lanes.values()]
 
     def lane_names(self) -> list[str]:

@@ -70,6 +70,21 @@ class LaneConditions:
     closed: Mapping[str, Message] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ClaimRequest:
+    """Claim up to ``count`` due tasks of ``route`` for ``lane``. With ``lane_limit`` the store
+    counts the route's running rows of every process in the claim's transaction and takes at most
+    ``lane_limit - running``; a web lane has none (its account's one-task guard holds instead)."""
+
+    lane: str
+    route: str
+    count: int
+    account: str | None = None
+    key: str | None = None  # a provider key's lane: the limit counts that key's rows
+    lane_limit: int | None = None
+    order: str = "fifo"  # in which order the store takes the queue's due tasks (core/order.py)
+
+
 def lane_specs(config: AppConfig) -> list[LaneSpec]:
     """Every lane of the config: the providers' in config order, then the accounts'."""
     lanes = [
@@ -84,6 +99,14 @@ def lane_specs(config: AppConfig) -> list[LaneSpec]:
         for acct in config.accounts
     ]
     return lanes
+
+
+def lane_of(route: str, account: str | None) -> str:
+    """The lane a task row names: its web account's (``web:<account>``), its provider key's
+    (``api:<provider>/<label>``), or -- not yet given to one -- its route's."""
+    if not account:
+        return route
+    return f"web:{account}" if route.startswith("web:") else f"{route}/{account}"
 
 
 def holder(spec: LaneSpec) -> str | None:

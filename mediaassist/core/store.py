@@ -51,7 +51,7 @@ from mediaassist.core.errors import (
     ErrorKind,
     StorageFault,
 )
-from mediaassist.core.lanes import AccountView, LaneConditions
+from mediaassist.core.lanes import AccountView, ClaimRequest, LaneConditions, lane_of
 from mediaassist.core.location import (
     StoreUnavailable,
     connect_kwargs,
@@ -75,7 +75,6 @@ from mediaassist.core.money import (
 from mediaassist.core.order import HISTORY_SAMPLES, BatchQueue, DurationFit, fair_shares, fit_durations, order_key
 from mediaassist.core.outputs import OutputFile
 from mediaassist.core.owners import owner_host, owner_is_dead
-from mediaassist.core.policy import ClaimRequest
 from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact, redacted
 from mediaassist.core.store_clock import ServerClock
@@ -217,11 +216,7 @@ class Task(_Base):
     @property
     def lane(self) -> str:
         """The lane that runs (or ran) it: its web account's, its provider key's, or its route's."""
-        if self.model_kind == "web" and self.account:
-            return f"web:{self.account}"
-        if self.account:
-            return f"{self.route}/{self.account}"
-        return self.route
+        return lane_of(self.route, self.account)
 
 
 # The claim's ORDER BY priority DESC, seq ASC must walk this index, not sort the whole queue.
