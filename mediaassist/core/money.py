@@ -20,6 +20,7 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import cache
 from typing import Any
@@ -285,6 +286,15 @@ def parse_budget(value: Any, where: str = "budget") -> BudgetConfig:
                                   "\"04:00\")", where=where, reset=repr(reset)))
         budget.daily_reset = (int(match.group(1)), int(match.group(2)))
     return budget
+
+
+def budget_day_start(now: float, reset: tuple[int, int] = (0, 0)) -> float:
+    """When the budget day ``now`` falls in began (local time, the day turning at ``reset``)."""
+    local = datetime.fromtimestamp(now)
+    began = local.replace(hour=reset[0], minute=reset[1], second=0, microsecond=0)
+    if began > local:
+        began -= timedelta(days=1)
+    return began.timestamp()
 
 
 def budget_day(now: float, reset: tuple[int, int] = (0, 0)) -> str:
