@@ -107,7 +107,7 @@ def plan_claims(lanes: Sequence[LaneSlots], conditions: LaneConditions, here: st
     claims: list[ClaimRequest] = []
     for lane in lanes:
         limit = current_limit(lane.kind, lane.limit, lane.adaptive, conditions.learned.get(lane.name))
-        free = limit - lane.running
+        free = min(limit - lane.running, conditions.daily_left.get(lane.name, limit))
         if free <= 0 or lane.resting or lane.name in blocked:
             continue
         claims.append(ClaimRequest(lane=lane.name, route=lane.route, count=free, account=lane.account, key=lane.key,

@@ -1557,6 +1557,18 @@ class Store:
         row = Upload.get_or_none(Upload.key == key)
         return None if row is None else {"name": row.name, "at": row.uploaded_at}
 
+    def started_since(self, since: float, lanes: Sequence[tuple[str, str | None]]) -> dict[tuple[str, str | None], int]:
+        """{(route, holder): tasks started since ``since``} for lanes given as (route, the account
+        or key whose rows are counted, or None for the whole route): a daily limit's count. A row
+        counts once however often it was tried; a task handed back unstarted does not count."""
+        counts: dict[tuple[str, str | None], int] = {}
+        for route, holder in lanes:
+            started = (Task.route == route) & (Task.started_at >= since)
+            if holder is not None:
+                started &= Task.account == holder
+            counts[(route, holder)] = Task.select().where(started).count()
+        return counts
+
     def running_needing_attention(self, stall_cutoff: float) -> tuple[set[str], bool]:
         """The running rows flagged for cancel (their ids) and whether any running row's heartbeat
         is older than ``stall_cutoff``: the scheduler's frequent check, one indexed query that
