@@ -64,6 +64,7 @@ class LaneView:
     running: int  # this process's attempts on it
     notes: tuple[Message, ...] = ()  # the provider's account check (a poll lane's pre-flight)
     balance: Money | None = None  # what the account had left when last read, where the service tells
+    order: str = "fifo"  # how it takes its queue: fifo | longest | fair (core/order.py)
 
 
 class Runtime:
@@ -233,7 +234,8 @@ class Runtime:
         return [LaneView(name=lane.name, kind=lane.kind, route=lane.route, account=lane.account, limit=lane.limit,
                          current_limit=lane.current_limit(), running=len(lane.active),
                          notes=tuple(lane.account_notes()),
-                         balance=lane.provider.balance if isinstance(lane.provider, BalanceReported) else None)
+                         balance=lane.provider.balance if isinstance(lane.provider, BalanceReported) else None,
+                         order=lane.order)
                 for lane in self.scheduler.lanes.values()]
 
     def lane_names(self) -> list[str]:
