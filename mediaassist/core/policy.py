@@ -21,7 +21,7 @@ from datetime import datetime
 
 from mediaassist.core.hours import Hours, closed_reason
 from mediaassist.core.lane_api import StopReason
-from mediaassist.core.lanes import WEB_LANE_LIMIT, AccountView, LaneConditions
+from mediaassist.core.lanes import WEB_LANE_LIMIT, AccountView, ClaimRequest, LaneConditions
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.messages import Message, as_message, msg
 
@@ -40,21 +40,6 @@ class LaneSlots:
     adaptive: bool = False
     resting: bool = False  # its resource is busy elsewhere for a while (a Requeue's wait)
     order: str = "fifo"  # how it takes its queue: fifo | longest | fair (core/order.py)
-
-
-@dataclass(frozen=True)
-class ClaimRequest:
-    """Claim up to ``count`` due tasks of ``route`` for ``lane``. With ``lane_limit`` the store
-    counts the route's running rows of every process in the claim's transaction and takes at most
-    ``lane_limit - running``; a web lane has none (its account's one-task guard holds instead)."""
-
-    lane: str
-    route: str
-    count: int
-    account: str | None = None
-    key: str | None = None  # a provider key's lane: the limit counts that key's rows
-    lane_limit: int | None = None
-    order: str = "fifo"  # in which order the store takes the queue's due tasks (core/order.py)
 
 
 def current_limit(kind: str, limit: int, adaptive: bool, learned: int | None) -> int:
@@ -122,7 +107,7 @@ def plan_claims(lanes: Sequence[LaneSlots], conditions: LaneConditions, here: st
     claims: list[ClaimRequest] = []
     for lane in lanes:
         limit = current_limit(lane.kind, lane.limit, lane.adaptive, conditions.learned.get(lane.name))
-        free = limit - lane.running
+        free = min(limit - lane.running, conditions.daily_left.get(lane.name, limit))
         if free <= 0 or lane.resting or lane.name in blocked:
             continue
         claims.append(ClaimRequest(lane=lane.name, route=lane.route, count=free, account=lane.account, key=lane.key,

@@ -51,7 +51,7 @@ from mediaassist.core.errors import (
     ErrorKind,
     StorageFault,
 )
-from mediaassist.core.lanes import AccountView, LaneConditions
+from mediaassist.core.lanes import AccountView, ClaimRequest, LaneConditions, lane_of
 from mediaassist.core.location import (
     StoreUnavailable,
     connect_kwargs,
@@ -75,7 +75,6 @@ from mediaassist.core.money import (
 from mediaassist.core.order import HISTORY_SAMPLES, BatchQueue, DurationFit, fair_shares, fit_durations, order_key
 from mediaassist.core.outputs import OutputFile
 from mediaassist.core.owners import owner_host, owner_is_dead
-from mediaassist.core.policy import ClaimRequest
 from mediaassist.core.schema import ensure_schema
 from mediaassist.core.secrets import redact, redacted
 from mediaassist.core.store_clock import ServerClock
@@ -217,11 +216,7 @@ class Task(_Base):
     @property
     def lane(self) -> str:
         """The lane that runs (or ran) it: its web account's, its provider key's, or its route's."""
-        if self.model_kind == "web" and self.account:
-            return f"web:{self.account}"
-        if self.account:
-            return f"{self.route}/{self.account}"
-        return self.route
+        return lane_of(self.route, self.account)
 
 
 # The claim's ORDER BY priority DESC, seq ASC must walk this index, not sort the whole queue.
@@ -1561,6 +1556,18 @@ class Store:
         """The latest upload of a file to a provider by any task (``{"name", "at"}``), or None."""
         row = Upload.get_or_none(Upload.key == key)
         return None if row is None else {"name": row.name, "at": row.uploaded_at}
+
+    def started_since(self, since: float, lanes: Sequence[tuple[str, str | None]]) -> dict[tuple[str, str | None], int]:
+        """{(route, holder): tasks started since ``since``} for lanes given as (route, the account
+        or key whose rows are counted, or None for the whole route): a daily limit's count. A row
+        counts once however often it was tried; a task handed back unstarted does not count."""
+        counts: dict[tuple[str, str | None], int] = {}
+        for route, holder in lanes:
+            started = (Task.route == route) & (Task.started_at >= since)
+            if holder is not None:
+                started &= Task.account == holder
+            counts[(route, holder)] = Task.select().where(started).count()
+        return counts
 
     def running_needing_attention(self, stall_cutoff: float) -> tuple[set[str], bool]:
         """The running rows flagged for cancel (their ids) and whether any running row's heartbeat

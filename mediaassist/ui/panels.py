@@ -50,10 +50,11 @@ class LaneGauge:
 def lane_gauge(lane: LaneView, snap: Snapshot) -> LaneGauge:
     """Running comes from the scheduler (live); the rest from the store snapshot.
 
-    A web lane's pending count is its site's shared queue (any free account takes from it)."""
-    if lane.account is not None:
-        done = snap.by_account[(lane.account, "success")]
-        failed = snap.by_account[(lane.account, "failed")]
+    A web lane's pending count is its site's shared queue (any free account takes from it), a
+    key's its provider's (any free key takes from it)."""
+    if lane.account is not None or lane.key is not None:
+        done = snap.by_lane[(lane.name, "success")]
+        failed = snap.by_lane[(lane.name, "failed")]
     else:
         done = snap.by_route[(lane.route, "success")]
         failed = snap.by_route[(lane.route, "failed")]
