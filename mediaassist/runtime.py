@@ -65,6 +65,7 @@ class LaneView:
     running: int  # this process's attempts on it
     notes: tuple[Message, ...] = ()  # the provider's account check (a poll lane's pre-flight)
     balance: Money | None = None  # what the account had left when last read, where the service tells
+    order: str = "fifo"  # how it takes its queue: fifo | longest | fair (core/order.py)
     key: str | None = None  # the label of the provider's key it runs on
 
 
@@ -240,7 +241,7 @@ class Runtime:
                          current_limit=lane.current_limit(), running=len(lane.active),
                          notes=tuple(lane.account_notes()),
                          balance=lane.provider.balance if isinstance(lane.provider, BalanceReported) else None,
-                         key=lane.key)
+                         order=lane.order, key=lane.key)
                 for lane in self.scheduler.lanes.values()]
 
     def lane_names(self) -> list[str]:
