@@ -284,3 +284,10 @@ async def test_a_poll_key_follows_the_limit_its_service_reports(store, data_dir,
     else:
         assert limits == {"poll:rh/a": 4, "poll:rh/b": 4}
         assert stats["rejects"].get("421", 0) > 0  # 4 polled against 2 and 3: the service said no
+
+
+@pytest.mark.asyncio
+@pytest.mark.sqlite_only
+async def test_a_short_queue_is_shared_by_the_keys(server, store, data_dir, keys_in_env):
+    done = await run_batch(store, keyed_config(server.base_url, TWO_KEYS), data_dir, chat_tasks(2), Clock(speed=1))
+    assert sorted(t.lane for t in done) == ["api:acme/team-a", "api:acme/team-b"]  # one each, not both on the first
