@@ -537,9 +537,14 @@ class Scheduler:
         paused = dict(conditions.paused)
         planned = dataclasses.replace(conditions, paused={name: why for name, why in paused.items()
                                                           if not is_budget_pause(why)})
+        came_short: set[str] = set()  # lanes whose claim got less than it asked: nothing more this round
         for claim in plan_claims([lane.slots() for lane in self.lanes.values()], planned, host_id()):
+            if claim.lane in came_short:
+                continue
             lane = self.lanes[claim.lane]
             claimed = self.budget.claim(claim, self.owner, self.only_batches)
+            if len(claimed.tasks) < claim.count:
+                came_short.add(claim.lane)
             self._note_budget_stops(lane, claimed, paused)
             for task in claimed.tasks:
                 self._start_attempt(lane, task)

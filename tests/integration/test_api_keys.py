@@ -284,3 +284,29 @@ async def test_a_poll_key_follows_the_limit_its_service_reports(store, data_dir,
     else:
         assert limits == {"poll:rh/a": 4, "poll:rh/b": 4}
         assert stats["rejects"].get("421", 0) > 0  # 4 polled against 2 and 3: the service said no
+
+
+@pytest.mark.asyncio
+@pytest.mark.sqlite_only
+async def test_a_short_queue_is_shared_by_the_keys(server, store, data_dir, keys_in_env):
+    done = await run_batch(store, keyed_config(server.base_url, TWO_KEYS), data_dir, chat_tasks(2), Clock(speed=1))
+    assert sorted(t.lane for t in done) == ["api:acme/team-a", "api:acme/team-b"]  # one each, not both on the first
+
+
+@pytest.mark.asyncio
+@pytest.mark.sqlite_only
+async def test_a_key_with_a_proxy_of_its_own_sends_only_its_traffic_through_it(server, store, data_dir, keys_in_env):
+    from urllib.parse import urlsplit
+
+    from tests.proxy_server import http_proxy
+
+    with http_proxy() as proxy:
+        keys = [{**TWO_KEYS[0], "proxy": proxy.url()}, TWO_KEYS[1]]
+        done = await run_batch(store, keyed_config(server.base_url, keys), data_dir, chat_tasks(8), Clock(speed=1))
+    assert {t.state for t in done} == {"success"}
+    through_a = sum(1 for t in done if t.lane == "api:acme/team-a")
+    port = urlsplit(server.base_url).port
+    assert port is not None and through_a >= 1
+    assert proxy.reached(port) == through_a  # team-a's requests, and none of team-b's
+    by_key = {r.key_index for r in server.api_requests()}
+    assert by_key == {0, 1}
