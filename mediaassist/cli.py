@@ -44,6 +44,7 @@ from mediaassist.core.messages import (
 )
 from mediaassist.core.money import Totals, from_micros, money_message, totals_message
 from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
+from mediaassist.core.order import order_message
 from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.progress import BatchEta, BatchProgress, Estimate, eta_message
@@ -505,6 +506,8 @@ def _lane_line(lane: dict[str, Any], name_width: int, paused: Message | None, cl
     parts = [msg("running {running}/{limit}  pending {pending}  success {success}  failed {failed}  "
                  "canceled {canceled}", running=lane["running"], limit=lane["limit"], pending=lane["pending"],
                  success=lane["success"], failed=lane["failed"], canceled=lane["canceled"])]
+    if "order" in lane:  # a lane of its own (a queue that waits for a free one has none)
+        parts.append(order_message(lane["order"]))
     if lane["kind"] == "poll":
         parts.append(msg("polling {polling}, waiting {waiting}", polling=lane["currentPollingTasks"],
                          waiting=lane["waitingQueueSize"]))

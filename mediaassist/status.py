@@ -31,6 +31,7 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
     for spec in specs:
         entry = _entry(spec.name, spec.kind, spec.limit, counts,
                        lambda r, a, s=spec: r == s.route and (holder(s) is None or a == holder(s)))
+        entry["order"] = spec.order  # how the lane takes its queue (core/order.py)
         if spec.key is not None:
             entry["key"] = spec.key  # its label: all that is ever shown of a key
         if spec.adaptive:  # concurrency = "auto": the limit learnt so far, and its ceiling

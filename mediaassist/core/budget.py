@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from mediaassist.core.config import AppConfig, ModelConfig
 from mediaassist.core.lane_api import BalanceReported, TaskResult
+from mediaassist.core.lanes import ClaimRequest
 from mediaassist.core.messages import Message, msg, verbatim
 from mediaassist.core.money import (
     SOURCE_ESTIMATE,
@@ -37,7 +38,6 @@ from mediaassist.core.money import (
     totals_message,
     with_usage,
 )
-from mediaassist.core.policy import ClaimRequest
 from mediaassist.core.store import BudgetStop, Limit, NewTask, Reservation, Store, Task
 
 Reason = TypeVar("Reason", Message, str)

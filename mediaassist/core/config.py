@@ -80,6 +80,8 @@ _PROVIDER_KEYS = {
     "proxy",
     # the local hours it may run in ("23:00-07:00", or a list of ranges)
     "hours",
+    # the most tasks it starts in a day (the day turns at [budget] daily_reset)
+    "daily_limit",
     # the order its queue is taken in: "fifo" (default), "longest" or "fair" (core/order.py)
     "order",
     # what its models cost (core/money.py; a model's own price table overrides it) and the most
@@ -93,7 +95,7 @@ _PROVIDER_KEYS = {
 # One of a provider's ``keys``: where its secret comes from, the label that is all that is ever
 # shown of it, and its own limit, proxy and hours (else the provider's).
 _KEY_KEYS = {"label", "env", "keyring", "api_key", "concurrency", "max_concurrency", "max_polling_tasks",
-             "proxy", "hours"}
+             "proxy", "hours", "daily_limit"}
 _KEY_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 _MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs", "price"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
@@ -105,7 +107,8 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
-_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours", "order"}
+_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours", "order", "daily_limit"}
+DAILY_LIMIT_RANGE = (1, 1_000_000)
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
@@ -130,6 +133,9 @@ class ProviderConfig:
     adaptive: bool = False  # concurrency = "auto": the lane learns its limit, up to max_concurrency
     max_concurrency: int = 5
     max_polling_tasks: int = 100
+    # No max_polling_tasks in the config file: the lane follows the limit the service reports
+    # for the key, where it tells one (a config built in code sets its own limits).
+    follows_service_limit: bool = False
     poll_interval_s: float = 5.0
     queue_check_interval_s: float = 5.0
     timeout_s: float = 120.0
@@ -146,6 +152,7 @@ class ProviderConfig:
     max_upload_bytes: int | None = None
     proxy: str | None = field(default=None, repr=False)  # may carry a user and password
     hours: Hours = ()  # local hours it may run in; () = any time
+    daily_limit: int | None = None  # the most tasks it starts in a budget day; None: no limit
     order: str = DEFAULT_ORDER["api"]  # how its lane takes its queue (core/order.py)
     price: Price | None = None
     daily_budget: dict[str, Decimal] = field(default_factory=dict)  # by currency
@@ -225,6 +232,7 @@ class AccountConfig:
     host: str | None = None  # the machine whose profile holds the login (None: set by login)
     proxy: str | None = field(default=None, repr=False)  # the browser's proxy; may carry a password
     hours: Hours = ()  # local hours it may run in; () = any time
+    daily_limit: int | None = None  # the most tasks it starts in a budget day; None: no limit
     order: str = DEFAULT_ORDER["web"]  # how its lane takes its site's queue (core/order.py)
 
     @property
@@ -521,6 +529,8 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
         provider.proxy = _parse_proxy(item, where)
     if "hours" in item:
         provider.hours = parse_hours(item["hours"], where)
+    if "daily_limit" in item:
+        provider.daily_limit = _int(item, "daily_limit", DAILY_LIMIT_RANGE, where)
     provider.order = _choice(item, "order", ORDERS, where) if "order" in item else DEFAULT_ORDER[kind]
     for key in ("api_key", "api_key_env"):
         if key in item:
@@ -534,6 +544,8 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
         if kind != "poll":
             raise ConfigError(msg("{where}.max_polling_tasks: only for kind = \"poll\"", where=where))
         provider.max_polling_tasks = _int(item, "max_polling_tasks", POLLING_TASKS_RANGE, where)
+    elif kind == "poll":
+        provider.follows_service_limit = True
     for key in ("poll_interval_s", "queue_check_interval_s", "min_duration_s", "max_duration_s",
                 "queued_poll_max_s", "min_create_interval_s"):
         if key in item:
@@ -630,10 +642,13 @@ def _parse_key(entry: dict[str, Any], provider: ProviderConfig, where: str, inde
         if provider.kind != "poll":
             raise ConfigError(msg("{where}.max_polling_tasks: only for kind = \"poll\"", where=where))
         key.max_polling_tasks = _int(entry, "max_polling_tasks", POLLING_TASKS_RANGE, where)
+        key.follows_service_limit = False
     if "proxy" in entry:
         key.proxy = _parse_proxy(entry, where)
     if "hours" in entry:
         key.hours = parse_hours(entry["hours"], where)
+    if "daily_limit" in entry:
+        key.daily_limit = _int(entry, "daily_limit", DAILY_LIMIT_RANGE, where)
     return key
 
 
@@ -686,6 +701,8 @@ def _parse_account(item: dict[str, Any], where: str, problems: _Problems) -> Acc
         account.proxy = _parse_proxy(item, where)
     if "hours" in item:
         account.hours = parse_hours(item["hours"], where)
+    if "daily_limit" in item:
+        account.daily_limit = _int(item, "daily_limit", DAILY_LIMIT_RANGE, where)
     if "order" in item:
         account.order = _choice(item, "order", ORDERS, where)
     return account

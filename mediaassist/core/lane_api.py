@@ -136,6 +136,15 @@ class BalanceReported(Protocol):
 
 
 @runtime_checkable
+class LimitReported(Protocol):
+    """A provider whose service tells how many tasks its key runs at once (RunningHub's
+    ``queue/status`` ``concurrentLimit``), as read when it started; None: not told."""
+
+    @property
+    def reported_limit(self) -> int | None: ...
+
+
+@runtime_checkable
 class AccountChecked(Protocol):
     """A provider that looks at its account when it starts (the poll lane's pre-flight): the
     lines it found (a warning's English starts with "warning:")."""

@@ -46,6 +46,7 @@ class LaneSpec:
     adaptive: bool = False  # concurrency = "auto"
     hours: Hours = ()  # the local hours it may take work in; () = any time
     order: str = "fifo"  # how it takes its queue: fifo | longest | fair (core/order.py)
+    daily_limit: int | None = None  # the most tasks it starts in a budget day
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,23 @@ class LaneConditions:
     accounts: Mapping[str, AccountView] = field(default_factory=dict)
     # lane -> why it takes no work now (outside its hours); added by the scheduler from its clock
     closed: Mapping[str, Message] = field(default_factory=dict)
+    # lane -> how many more tasks it may start today (lanes with a daily_limit); added by the scheduler
+    daily_left: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClaimRequest:
+    """Claim up to ``count`` due tasks of ``route`` for ``lane``. With ``lane_limit`` the store
+    counts the route's running rows of every process in the claim's transaction and takes at most
+    ``lane_limit - running``; a web lane has none (its account's one-task guard holds instead)."""
+
+    lane: str
+    route: str
+    count: int
+    account: str | None = None
+    key: str | None = None  # a provider key's lane: the limit counts that key's rows
+    lane_limit: int | None = None
+    order: str = "fifo"  # in which order the store takes the queue's due tasks (core/order.py)
 
 
 def lane_specs(config: AppConfig) -> list[LaneSpec]:
@@ -83,15 +101,24 @@ def lane_specs(config: AppConfig) -> list[LaneSpec]:
     lanes = [
         LaneSpec(name=slot.lane, kind=slot.kind, route=slot.route, limit=slot.limit, key=slot.key_label,
                  sweep_s=slot.queue_check_interval_s if slot.kind == "poll" else DEFAULT_SWEEP_S,
-                 adaptive=slot.adaptive, hours=slot.hours, order=slot.order)
+                 adaptive=slot.adaptive, hours=slot.hours, order=slot.order, daily_limit=slot.daily_limit)
         for prov in config.providers for slot in prov.slots()
     ]
     lanes += [
         LaneSpec(name=acct.lane, kind="web", route=site_route(acct.site), limit=WEB_LANE_LIMIT,
-                 account=acct.name, site=acct.site, hours=acct.hours, order=acct.order)
+                 account=acct.name, site=acct.site, hours=acct.hours, order=acct.order,
+                 daily_limit=acct.daily_limit)
         for acct in config.accounts
     ]
     return lanes
+
+
+def lane_of(route: str, account: str | None) -> str:
+    """The lane a task row names: its web account's (``web:<account>``), its provider key's
+    (``api:<provider>/<label>``), or -- not yet given to one -- its route's."""
+    if not account:
+        return route
+    return f"web:{account}" if route.startswith("web:") else f"{route}/{account}"
 
 
 def holder(spec: LaneSpec) -> str | None:
