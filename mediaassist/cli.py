@@ -30,7 +30,7 @@ from mediaassist.core.errors import (
     TaskError,
 )
 from mediaassist.core.importer import ImportReport, read_task_file
-from mediaassist.core.lanes import lane_names
+from mediaassist.core.lanes import LOGIN_STATES, lane_names, login_state_message
 from mediaassist.core.manifest import file_entry
 from mediaassist.core.messages import (
     ENGLISH,
@@ -50,14 +50,12 @@ from mediaassist.core.paths import default_config_path
 from mediaassist.core.progress import BatchEta, BatchProgress, Estimate, eta_message
 from mediaassist.core.store import (
     FINAL_STATES,
-    LOGIN_STATES,
     PAUSED_BY_OPERATOR,
     SPEND_SETTLED,
     Spend,
     Store,
     Task,
     iso,
-    login_state_message,
 )
 from mediaassist.status import lane_status, lanes_outside_hours, poll_account_checks, processes_at_work, spent_today
 

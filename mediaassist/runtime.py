@@ -20,6 +20,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, check_setting, load_operator_settings
 from mediaassist.core.delivery import Delivery, deliver, rebuild_manifest, rerun
 from mediaassist.core.errors import StorageFault
+from mediaassist.core.events import TaskEvent
 from mediaassist.core.import_process import ImportedBatch, ImportReading, ReadRequest, enqueue_in_steps
 from mediaassist.core.importer import ImportReport, derive_missing_ids
 from mediaassist.core.lane_api import BalanceReported
@@ -158,6 +159,10 @@ class Runtime:
     def add_listener(self, callback: Callable[[str, Task], None]) -> None:
         """``callback(event, task)`` on started/success/failed/retry/canceled/released/paused."""
         self.scheduler.add_listener(callback)
+
+    def add_event_listener(self, callback: Callable[[TaskEvent], None]) -> None:
+        """``callback(TaskEvent)`` on the same events, as data (the window's feed)."""
+        self.scheduler.add_event_listener(callback)
 
     def add_fault_listener(self, callback: Callable[[StorageFault | None], None]) -> None:
         """``callback(fault)`` when the store becomes unusable, ``callback(None)`` when it is back."""

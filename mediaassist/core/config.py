@@ -133,6 +133,9 @@ class ProviderConfig:
     adaptive: bool = False  # concurrency = "auto": the lane learns its limit, up to max_concurrency
     max_concurrency: int = 5
     max_polling_tasks: int = 100
+    # No max_polling_tasks in the config file: the lane follows the limit the service reports
+    # for the key, where it tells one (a config built in code sets its own limits).
+    follows_service_limit: bool = False
     poll_interval_s: float = 5.0
     queue_check_interval_s: float = 5.0
     timeout_s: float = 120.0
@@ -541,6 +544,8 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
         if kind != "poll":
             raise ConfigError(msg("{where}.max_polling_tasks: only for kind = \"poll\"", where=where))
         provider.max_polling_tasks = _int(item, "max_polling_tasks", POLLING_TASKS_RANGE, where)
+    elif kind == "poll":
+        provider.follows_service_limit = True
     for key in ("poll_interval_s", "queue_check_interval_s", "min_duration_s", "max_duration_s",
                 "queued_poll_max_s", "min_create_interval_s"):
         if key in item:
@@ -637,6 +642,7 @@ def _parse_key(entry: dict[str, Any], provider: ProviderConfig, where: str, inde
         if provider.kind != "poll":
             raise ConfigError(msg("{where}.max_polling_tasks: only for kind = \"poll\"", where=where))
         key.max_polling_tasks = _int(entry, "max_polling_tasks", POLLING_TASKS_RANGE, where)
+        key.follows_service_limit = False
     if "proxy" in entry:
         key.proxy = _parse_proxy(entry, where)
     if "hours" in entry:

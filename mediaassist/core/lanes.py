@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from mediaassist.core.config import AppConfig
 from mediaassist.core.hours import Hours
-from mediaassist.core.messages import Message
+from mediaassist.core.messages import Message, msg, verbatim
 
 DEFAULT_SWEEP_S = 5.0  # seconds between looks for work no event announced (a poll lane sets its own)
 # A web account is one logged-in browser session: the site errors (or silently mixes up the
@@ -58,6 +58,14 @@ class AccountView:
     enabled: bool = True
     login_state: str = "unknown"  # unknown | ok | needs_login
     host: str | None = None  # the machine whose browser profile holds the login; None: any
+
+
+# An account's login state (``AccountView.login_state``) as the operator reads it.
+LOGIN_STATES = {"ok": msg("logged in"), "needs_login": msg("needs login"), "unknown": msg("login unknown")}
+
+
+def login_state_message(state: str) -> Message:
+    return LOGIN_STATES.get(state) or verbatim(state)
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,8 @@ SORT_KEYS: dict[str, Any] = {
     "created": lambda now: Task.created_at, "prompt": lambda now: Task.prompt,
     "machine": lambda now: Task.host, "cost": _cost,
 }
+# Those that change while tasks run: sorting on one moves rows.
+VOLATILE_SORT_KEYS = frozenset({"state", "error", "lane", "machine", "attempt", "duration", "cost", "heartbeat"})
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,11 @@ class TaskOrder:
         if self.descending:
             return [term.desc(), Task.seq.desc()]
         return [term, Task.seq]
+
+    @property
+    def volatile(self) -> bool:
+        """Rows move under this order as tasks run."""
+        return self.key in VOLATILE_SORT_KEYS
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,15 @@ from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import KIND_TEXTS, ErrorKind, Requeue, StorageFault, TaskError
 from mediaassist.core.events import STATE_AFTER, TaskEvent, TaskEventKind
 from mediaassist.core.hours import DAY_S, Hours, next_opening
-from mediaassist.core.lane_api import AccountChecked, BalanceReported, Provider, StopReason, TaskContext, TaskResult
+from mediaassist.core.lane_api import (
+    AccountChecked,
+    BalanceReported,
+    LimitReported,
+    Provider,
+    StopReason,
+    TaskContext,
+    TaskResult,
+)
 from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
 from mediaassist.core.manifest import batch_entries, write_manifest
@@ -199,6 +207,17 @@ class Scheduler:
         return {spec.name: Lane.of(spec, provider) for spec in lane_specs(self.config)
                 if (provider := self.providers.get(spec.name, self.providers.get(spec.route))) is not None}
 
+    def _follow_reported_limits(self) -> None:
+        """A poll lane whose config gives no ``max_polling_tasks`` takes the limit its service
+        reports for the key (RunningHub's ``concurrentLimit``): no create is sent only to be told
+        421 "queue maxed". A limit written in the config is the operator's, and stays."""
+        follows = {slot.lane for prov in self.config.providers for slot in prov.slots() if slot.follows_service_limit}
+        for lane in self.lanes.values():
+            reported = lane.provider.reported_limit if isinstance(lane.provider, LimitReported) else None
+            if reported and lane.name in follows and reported != lane.limit:
+                lane.limit = reported
+                lane.logger.info("polls %d at once: the limit the service reports for the key", reported)
+
     def add_listener(self, callback: Callable[[str, Task], None]) -> None:
         """``callback(event, task)`` on started/success/failed/retry/canceled/released."""
         self._listeners.append(callback)
@@ -212,7 +231,8 @@ class Scheduler:
             callback(kind.value, task)
         if self._event_listeners:
             state = STATE_AFTER.get(kind, task.state)
-            event = TaskEvent(kind, task.seq, task.task_id, task.lane, state, message)
+            event = TaskEvent(kind, task.seq, task.task_id, task.lane, state, message, route=task.route,
+                              error_kind=task.error_kind, started_at=task.started_at)
             for listener in self._event_listeners:
                 listener(event)
 
@@ -240,6 +260,7 @@ class Scheduler:
         self.store.sync_accounts(self.config.accounts)
         for provider in _unique(self.providers.values()):
             await provider.start()
+        self._follow_reported_limits()
         self.budget.take_balances(self.providers.items())
         self.store.forget_long_absent()
         self.store.announce(self.owner, self.only_batches)
@@ -516,9 +537,14 @@ class Scheduler:
         paused = dict(conditions.paused)
         planned = dataclasses.replace(conditions, paused={name: why for name, why in paused.items()
                                                           if not is_budget_pause(why)})
+        came_short: set[str] = set()  # lanes whose claim got less than it asked: nothing more this round
         for claim in plan_claims([lane.slots() for lane in self.lanes.values()], planned, host_id()):
+            if claim.lane in came_short:
+                continue
             lane = self.lanes[claim.lane]
             claimed = self.budget.claim(claim, self.owner, self.only_batches)
+            if len(claimed.tasks) < claim.count:
+                came_short.add(claim.lane)
             self._note_budget_stops(lane, claimed, paused)
             for task in claimed.tasks:
                 self._start_attempt(lane, task)

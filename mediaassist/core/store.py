@@ -14,7 +14,7 @@ poll provider's creates) across processes.
 Faults of the file itself (disk full, read-only, corrupt, replaced) come out of every statement
 as one ``StorageFault`` naming the file and what to do, never as a bare sqlite3 error.
 
-The only database-specific code is ``_lane_lock``, ``_claim_lock``, ``_connect`` and the
+The only database-specific code is ``_lane_lock``, ``_take``, ``_connect`` and the
 SQLite fault translation, all marked below. Where the store lives is ``core.location``; its
 schema version and migrations (``SCHEMA_COLUMNS`` below) are applied by ``core.schema``.
 """
@@ -102,13 +102,6 @@ database_proxy = pw.DatabaseProxy()
 PAUSED_BY_OPERATOR = msg("paused by operator")
 CANCELED_BY_OPERATOR = msg("canceled by operator")
 CANCELED_BEFORE_IT_RAN = msg("canceled before it ran")
-# An account's login state (``Account.login_state``) as the operator reads it.
-LOGIN_STATES = {"ok": msg("logged in"), "needs_login": msg("needs login"), "unknown": msg("login unknown")}
-
-
-def login_state_message(state: str) -> Message:
-    return LOGIN_STATES.get(state) or verbatim(state)
-
 
 def _stored_json(text: Message | str | None) -> str | None:
     """A message as stored beside its English (keys masked); None for a plain text (an answer)."""
@@ -235,6 +228,18 @@ Task.add_index(Task.route, Task.state, Task.batch_id, name="task_route_batches")
 # the database itself, so it holds across every process that shares the store.
 Task.add_index(pw.SQL('CREATE UNIQUE INDEX IF NOT EXISTS "task_one_running_per_account" ON "task" '
                       "(account) WHERE state = 'running' AND model_kind = 'web'"))
+
+
+# Every column of a task, in the model's order: what a claim reads back.
+_TASK_FIELDS = tuple(Task._meta.sorted_fields)
+_TASK_COLUMNS = ", ".join(f'"{f.column_name}"' for f in _TASK_FIELDS)
+
+
+def _task_of(row: Sequence[Any]) -> Task:
+    """A task from a row of ``_TASK_COLUMNS``, its values converted as peewee's reader does."""
+    task = Task(__no_default__=1, **{f.name: f.python_value(value) for f, value in zip(_TASK_FIELDS, row, strict=True)})
+    task._dirty.clear()  # type: ignore[attr-defined]  # as read: nothing to save (peewee-stubs lack _dirty)
+    return task
 
 
 class Result(_Base):
@@ -1015,12 +1020,31 @@ class Store:
             return self.db.atomic("IMMEDIATE")
         return self.db.atomic()
 
-    def _claim_lock(self, query: pw.Select) -> pw.Select:
-        # SQLite serialises writers, so UPDATE ... WHERE seq IN (subselect) is atomic as is.
-        # PostgreSQL needs the rows locked and concurrent claimers to skip them.
+    def _take(self, head: str, params: Sequence[Any], changes: dict[str, Any]) -> list[Task]:
+        """Write ``changes`` to the rows ``head`` (a SELECT of seqs) picks, and read them back:
+        a claim, inside a write transaction."""
+        mark = self.db.param
+        assignments = ", ".join(f"{column} = {mark}" for column in changes)
+        # No second "state = pending" test on the update: the rows are taken under SQLite's write
+        # lock (or locked FOR UPDATE on PostgreSQL), and that test would steer the planner from
+        # seq lookups to a scan of every pending row.
         if isinstance(self.db, pw.PostgresqlDatabase):
-            return query.for_update(skip_locked=True)  # FOR UPDATE SKIP LOCKED
-        return query
+            # One round trip; the rows are locked, and concurrent claimers skip them.
+            return self._tasks(f'UPDATE "task" SET {assignments} WHERE seq IN ({head} FOR UPDATE SKIP LOCKED) '
+                               f"RETURNING {_TASK_COLUMNS}", (*changes.values(), *params))
+        # SQLite serialises writers, so nothing comes between these statements; the same as one
+        # UPDATE ... WHERE seq IN (SELECT ...) RETURNING cost SQLite 2.5x their time.
+        seqs = [row[0] for row in self.db.execute_sql(head, params)]
+        if not seqs:
+            return []
+        taken = f"seq IN ({_marks(mark, len(seqs))})"
+        self.db.execute_sql(f'UPDATE "task" SET {assignments} WHERE {taken}', (*changes.values(), *seqs))
+        return self._tasks(f'SELECT {_TASK_COLUMNS} FROM "task" WHERE {taken}', seqs)
+
+    def _tasks(self, sql: str, params: Sequence[Any]) -> list[Task]:
+        """The tasks of a statement that yields every column (``_TASK_COLUMNS``), built without
+        peewee's per-query setup of its row reader."""
+        return [_task_of(row) for row in self.db.execute_sql(sql, params).fetchall()]
 
     # ----------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -1208,7 +1232,7 @@ class Store:
         return [row[0] for row in rows]
 
     @staticmethod
-    def _batch_queues(due: pw.Expression, limit: int) -> list[BatchQueue]:
+    def _batch_queues(due: pw.SQL, limit: int) -> list[BatchQueue]:
         """One batch's due rows per priority, counted up to ``limit`` in claim order: no batch
         gets more than ``limit`` slots, so ``fair_shares`` needs no more (a batch's lower
         priority is reached only when its higher one has fewer)."""
@@ -1224,24 +1248,29 @@ class Store:
         return queues
 
     def _due(self, route: str, now: float, account: str | None, batch_ids: Sequence[str] | None,
-             remote: bool | None, skip_batches: Sequence[str]) -> pw.Expression:
-        """The route's pending rows that may start now (for ``account``, of ``batch_ids``)."""
+             remote: bool | None, skip_batches: Sequence[str]) -> pw.SQL:
+        """The route's pending rows that may start now (for ``account``, of ``batch_ids``), as
+        plain SQL over the unaliased task table (peewee's building of it cost more than the claim)."""
+        mark = self.db.param
         # "+ 0" keeps the planner off the (state, not_before) index: the claim must walk
         # task_claim_order, or every claim sorts the whole queue.
-        due = (Task.route == route) & (Task.state == PENDING) & ((Task.not_before + 0) <= now)
+        where = [f"route = {mark} AND state = {mark} AND not_before + 0 <= {mark}"]
+        params: list[Any] = [route, PENDING, now]
         if batch_ids is not None:
-            due &= Task.batch_id.in_(list(batch_ids))
+            where.append(f"batch_id IN ({_marks(mark, len(batch_ids))})" if batch_ids else "0 = 1")
+            params += batch_ids
         if remote is not None:
-            due &= Task.remote_id.is_null(not remote)
+            where.append("remote_id IS NOT NULL" if remote else "remote_id IS NULL")
         if skip_batches:
-            due &= Task.batch_id.not_in(list(skip_batches))
+            where.append(f"batch_id NOT IN ({_marks(mark, len(skip_batches))})")
+            params += skip_batches
         if account is not None:
-            due &= Task.account.is_null() | (Task.account == account)
-            busy = Task.alias("busy")
             # A web account runs one task at a time (a key's limit is counted by ``claim``).
-            due &= ~pw.fn.EXISTS(busy.select(busy.seq).where((busy.account == account) & (busy.state == RUNNING)
-                                                             & (busy.model_kind == "web")))
-        return due
+            where.append(f"(account IS NULL OR account = {mark}) AND NOT EXISTS (SELECT busy.seq FROM "
+                         f'"task" AS busy WHERE busy.account = {mark} AND busy.state = {mark} '
+                         f"AND busy.model_kind = {mark})")
+            params += [account, account, RUNNING, "web"]
+        return pw.SQL(" AND ".join(where), params)
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
                batch_ids: Sequence[str] | None, remote: bool | None = None,
@@ -1252,22 +1281,17 @@ class Store:
             return []
         now = self.now()
         due = self._due(route, now, account, batch_ids, remote, skip_batches)
-        ordering = ([Task.priority.desc(), Task.expected_s.desc(), Task.seq] if order == "longest"
-                    else [Task.priority.desc(), Task.seq])
-        head = self._claim_lock(Task.select(Task.seq).where(due).order_by(*ordering).limit(limit))
-        changes: dict[Any, Any] = {
-            Task.state: RUNNING, Task.owner: owner, Task.host: owner_host(owner),
-            Task.started_at: now, Task.heartbeat_at: now, Task.finished_at: None, Task.updated_at: now,
-        }
+        # ``longest`` sorts the route's due rows (no index has the expected duration): a web
+        # lane's claim starts a task of minutes.
+        ordering = "priority DESC, expected_s DESC, seq" if order == "longest" else "priority DESC, seq"
+        changes = {"state": RUNNING, "owner": owner, "host": owner_host(owner), "started_at": now,
+                   "heartbeat_at": now, "finished_at": None, "updated_at": now}
         if account is not None:
-            changes[Task.account] = account
-        # No second "state = pending" test out here: the subselect and the update are one
-        # statement under SQLite's write lock (and FOR UPDATE re-checks rows on PostgreSQL), and
-        # that test would steer the planner from seq lookups to a scan of every pending row.
-        query = Task.update(changes).where(Task.seq.in_(head)).returning(Task)
+            changes["account"] = account
+        head = f'SELECT seq FROM "task" WHERE {due.sql} ORDER BY {ordering} LIMIT {int(limit)}'
         try:
-            with self.db.atomic():
-                claimed = list(query.execute())
+            with self._write_transaction():
+                claimed = self._take(head, due.params, changes)
         except pw.IntegrityError:  # another process took this account's one slot first
             return []
         return sorted(claimed, key=lambda t: order_key(order, t.priority, t.expected_s, t.seq))
@@ -1600,20 +1624,19 @@ class Store:
         text = redact(str(result_text)) if result_text is not None else None
         text_message = _stored_json(result_text)
         usage_json = json.dumps(usage) if usage else None
+        files_json = json.dumps(files, ensure_ascii=False)
+        mark = self.db.param
         with self.db.atomic():
-            updated = (Task.update(state=SUCCESS, finished_at=now, updated_at=now, error_kind=None,
-                                   error=None, error_message=None)
-                       .where(_attempt_is(task)).execute())
-            if updated != 1:
+            if not self._end_attempt(task, {"state": SUCCESS, "finished_at": now, "updated_at": now,
+                                            "error_kind": None, "error": None, "error_message": None}):
                 return False
-            (Result.insert(task_id=task.task_id, text=text, text_message=text_message,
-                           files=json.dumps(files, ensure_ascii=False), usage=usage_json, written_at=now)
-             .on_conflict(conflict_target=[Result.task_id],
-                          update={Result.text: text, Result.text_message: text_message,
-                                  Result.files: json.dumps(files, ensure_ascii=False),
-                                  Result.usage: usage_json, Result.written_at: now})
-             .execute())
-            Output.delete().where(Output.task_id == task.task_id).execute()
+            self.db.execute_sql(
+                f'INSERT INTO "result" (task_id, text, text_message, files, usage, written_at) VALUES '
+                f"({_marks(mark, 6)}) ON CONFLICT (task_id) DO UPDATE SET text = excluded.text, "
+                "text_message = excluded.text_message, files = excluded.files, usage = excluded.usage, "
+                "written_at = excluded.written_at",
+                (task.task_id, text, text_message, files_json, usage_json, now))
+            self.db.execute_sql(f'DELETE FROM "output" WHERE task_id = {mark}', (task.task_id,))
             if outputs:
                 Output.insert_many([{"task_id": task.task_id, "n": o.n, "path": o.path, "bytes": o.bytes,
                                      "sha256": o.sha256, "media": o.media, "width": o.width, "height": o.height,
@@ -1658,42 +1681,54 @@ class Store:
         Returns the new state, or None if the attempt no longer owned the row.
         """
         now = self.now()
-        budget = Task.crash_retries_left if crashed else Task.retries_left
+        budget = "crash_retries_left" if crashed else "retries_left"
         retry = retry_at is not None and (task.crash_retries_left if crashed else task.retries_left) > 0
-        changes: dict[Any, Any] = {
-            Task.error_kind: kind.value, Task.error: redact(str(message)), Task.error_message: _stored_json(message),
-            Task.updated_at: now, Task.owner: None,
-        }
+        changes: dict[str, Any] = {"error_kind": kind.value, "error": redact(str(message)),
+                                   "error_message": _stored_json(message), "updated_at": now, "owner": None}
         if retry:
-            changes.update({Task.state: PENDING, Task.attempt: Task.attempt + 1,
-                            budget: budget - 1, Task.not_before: retry_at, Task.finished_at: None})
-            changes[Task.account] = _holder_kept(Task.remote_id.is_null(False) | Task.create_hold_until.is_null(False))
+            changes.update({"state": PENDING, "attempt": pw.SQL("attempt + 1"), budget: pw.SQL(f"{budget} - 1"),
+                            "not_before": retry_at, "finished_at": None, "account": _holder_kept(_HOLDS_REMOTE)})
         else:
-            changes.update({Task.state: FAILED, Task.finished_at: now})
-        updated = Task.update(changes).where(_attempt_is(task)).execute()
-        if updated != 1:
+            changes.update({"state": FAILED, "finished_at": now})
+        if not self._end_attempt(task, changes):
             return None
         # The caller's row shows what was written: the scheduler's listeners (the tray's failure
         # notice) read the kind from it, and a first attempt's row had none.
         task.error_kind, task.error = kind.value, redact(str(message))
         return PENDING if retry else FAILED
 
+    def _end_attempt(self, task: Task, changes: dict[str, Any]) -> bool:
+        """Write ``changes`` ({column: value, or an SQL expression}) to the attempt's row if it is
+        still this attempt's (plain SQL: peewee's building cost more than the update); False if
+        the attempt lost the row."""
+        mark = self.db.param
+        assignments: list[str] = []
+        params: list[Any] = []
+        for column, value in changes.items():
+            if isinstance(value, pw.SQL):
+                assignments.append(f"{column} = {value.sql}")
+                params += value.params or ()
+            else:
+                assignments.append(f"{column} = {mark}")
+                params.append(value)
+        attempt_is = _attempt_is(task, mark)
+        cursor = self.db.execute_sql(f'UPDATE "task" SET {", ".join(assignments)} WHERE {attempt_is.sql}',
+                                     (*params, *attempt_is.params))
+        return bool(cursor.rowcount == 1)
+
     def finish_canceled(self, task: Task, message: Message | str = CANCELED_BY_OPERATOR) -> bool:
         now = self.now()
-        updated: int = (Task.update(state=CANCELED, finished_at=now, updated_at=now, owner=None,
-                               error_kind=ErrorKind.CANCELED.value, error=redact(str(message)),
-                               error_message=_stored_json(message))
-                   .where(_attempt_is(task)).execute())
-        return updated == 1
+        return self._end_attempt(task, {"state": CANCELED, "finished_at": now, "updated_at": now, "owner": None,
+                                        "error_kind": ErrorKind.CANCELED.value, "error": redact(str(message)),
+                                        "error_message": _stored_json(message)})
 
     def release(self, task: Task) -> bool:
         """Give a claimed task back to the head of its queue, not counted as an attempt."""
         now = self.now()
         changes: dict[Any, Any] = {Task.state: PENDING, Task.owner: None, Task.started_at: None,
                                    Task.heartbeat_at: None, Task.updated_at: now,
-                                   Task.account: _holder_kept(Task.remote_id.is_null(False)
-                                                              | Task.create_hold_until.is_null(False))}
-        updated: int = Task.update(changes).where(_attempt_is(task)).execute()
+                                   Task.account: _holder_kept(_HOLDS_REMOTE)}
+        updated: int = Task.update(changes).where(_attempt_is(task, self.db.param)).execute()
         return updated == 1
 
     # --- recovery --------------------------------------------------------------------------
@@ -1770,7 +1805,9 @@ class Store:
         else:
             scope = Task.task_id.in_(list(task_ids or [])) & Task.state.in_(FINAL_STATES)
         now = self.now()
-        remote_ended = (Task.state == SUCCESS) | Task.error_kind.in_(REMOTE_FINAL_KINDS)
+        mark = self.db.param
+        remote_ended = f"state = {mark} OR error_kind IN ({_marks(mark, len(REMOTE_FINAL_KINDS))})"
+        ended = [SUCCESS, *REMOTE_FINAL_KINDS]
         changes: dict[Any, Any] = {
             Task.state: PENDING, Task.attempt: Task.attempt + 1, Task.retries_left: AUTO_RETRIES,
             Task.crash_retries_left: CRASH_RETRIES,
@@ -1780,9 +1817,9 @@ class Store:
             # the operator's retry creates a new one. Any other remote id -- a local time-out, a
             # lost poll -- may still be running, so the retry resumes polling it, never resubmits
             # (with the key that created it: the row keeps it).
-            Task.remote_id: pw.Case(None, [(remote_ended, None)], Task.remote_id),
+            Task.remote_id: pw.SQL(f"CASE WHEN {remote_ended} THEN NULL ELSE remote_id END", ended),
             # a fresh try may go to any account or key unless the task file pinned one
-            Task.account: _holder_kept(Task.remote_id.is_null(False) & ~remote_ended),
+            Task.account: _holder_kept(pw.SQL(f"remote_id IS NOT NULL AND NOT ({remote_ended})", ended)),
             Task.error_kind: None, Task.error: None, Task.error_message: None,
             # The operator checked the service (the error said to) and asks for a new create.
             Task.create_hold_until: None,
@@ -2030,11 +2067,19 @@ class Store:
         return due
 
 
-def _holder_kept(holds_remote: pw.Expression) -> pw.Case:
+def _marks(mark: str, count: int) -> str:
+    return ", ".join([mark] * count)
+
+
+# The row holds a remote task, or a create whose reply nobody read, that its key made.
+_HOLDS_REMOTE = pw.SQL("remote_id IS NOT NULL OR create_hold_until IS NOT NULL")
+
+
+def _holder_kept(holds_remote: pw.SQL) -> pw.SQL:
     """A row's ``account`` when it goes back to the queue: kept when the task file pinned it or
     (a provider's key) when the row still holds a remote task that key created -- the service
     knows the task by that key only; else cleared, so any account or key may take it."""
-    return pw.Case(None, [((Task.account_pinned == True) | holds_remote, Task.account)], None)  # noqa: E712
+    return pw.SQL(f"CASE WHEN account_pinned OR ({holds_remote.sql}) THEN account END", holds_remote.params)
 
 
 @dataclass(frozen=True)
@@ -2050,10 +2095,12 @@ class Holding:
         return self.running + self.remote + self.unread
 
 
-def _attempt_is(task: Task) -> pw.Expression:
-    """The row is still this attempt's: running, same attempt, same owner."""
-    return ((Task.task_id == task.task_id) & (Task.state == RUNNING)
-            & (Task.attempt == task.attempt) & (Task.owner == task.owner))
+def _attempt_is(task: Task, mark: str) -> pw.SQL:
+    """The row is still this attempt's: running, same attempt, same owner (plain SQL: it is in
+    every finish, where peewee's building of it cost more than the update)."""
+    owner = f"owner = {mark}" if task.owner is not None else "owner IS NULL"
+    params = [task.task_id, RUNNING, task.attempt] + ([task.owner] if task.owner is not None else [])
+    return pw.SQL(f"task_id = {mark} AND state = {mark} AND attempt = {mark} AND {owner}", params)
 
 
 def _scope(task_ids: Iterable[str] | None, batch_id: str | None) -> pw.Expression:

@@ -171,9 +171,9 @@ async def test_per_key_limits_hold_across_schedulers_on_one_store(server, store_
 RH_A, RH_B = "rh-key-a-5Tq9Wm2Xv7", "rh-key-b-3Lp8Nc6Zr1"
 
 
-def rh_config(url: str, first: str) -> AppConfig:
-    keys = [{"env": "RH_KEY_A", "label": "a", "max_polling_tasks": 2},
-            {"env": "RH_KEY_B", "label": "b", "max_polling_tasks": 2}]
+def rh_config(url: str, first: str, polling: int | None = 2) -> AppConfig:
+    limit = {"max_polling_tasks": polling} if polling is not None else {}
+    keys = [{"env": "RH_KEY_A", "label": "a", **limit}, {"env": "RH_KEY_B", "label": "b", **limit}]
     if first == "b":
         keys.reverse()  # the next start lists the other key first: it must not take the first's tasks
     return parse_config({"providers": [{"name": "rh", "kind": "poll", "type": "runninghub", "base_url": url,
@@ -253,3 +253,60 @@ remote_model = "gpt-x"
     assert len([r for r in server.api_requests() if r.status == 200]) == 24
     for out, err in outputs:
         assert KEY_A not in out + err and KEY_B not in out + err
+
+
+@pytest.mark.asyncio
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("given", [None, 4])
+async def test_a_poll_key_follows_the_limit_its_service_reports(store, data_dir, monkeypatch, given):
+    """No max_polling_tasks in the config: each key polls what RunningHub says it runs at once
+    (queue/status concurrentLimit), so no create is refused 421. Written in the config: the
+    operator's number stays, and the service refuses what is over its limit."""
+    monkeypatch.setenv("RH_KEY_A", RH_A)
+    monkeypatch.setenv("RH_KEY_B", RH_B)
+    server = RunningHubDemoServer({RH_A: 2, RH_B: 3}, queued_s=(0.1, 0.2), run_s=(0.5, 0.8))
+    server.start()
+    try:
+        config = rh_config(server.url, "a", polling=given)
+        async with scheduler_running(store, config, data_dir, 1.0) as sched:
+            store.enqueue("b1", [NewTask(model="video", model_kind="poll", route="poll:rh", prompt=f"clip {n}")
+                                 for n in range(12)])
+            sched.wake()
+            await asyncio.wait_for(sched.wait_for_batches(["b1"]), 90)
+            limits = {lane.name: lane.limit for lane in sched.lanes.values()}
+        stats = server.fake.stats()
+    finally:
+        server.stop()
+    assert {t.state for t in store.tasks(["b1"])} == {"success"}
+    if given is None:
+        assert limits == {"poll:rh/a": 2, "poll:rh/b": 3}
+        assert stats["rejects"].get("421", 0) == 0  # never past a key's limit
+    else:
+        assert limits == {"poll:rh/a": 4, "poll:rh/b": 4}
+        assert stats["rejects"].get("421", 0) > 0  # 4 polled against 2 and 3: the service said no
+
+
+@pytest.mark.asyncio
+@pytest.mark.sqlite_only
+async def test_a_short_queue_is_shared_by_the_keys(server, store, data_dir, keys_in_env):
+    done = await run_batch(store, keyed_config(server.base_url, TWO_KEYS), data_dir, chat_tasks(2), Clock(speed=1))
+    assert sorted(t.lane for t in done) == ["api:acme/team-a", "api:acme/team-b"]  # one each, not both on the first
+
+
+@pytest.mark.asyncio
+@pytest.mark.sqlite_only
+async def test_a_key_with_a_proxy_of_its_own_sends_only_its_traffic_through_it(server, store, data_dir, keys_in_env):
+    from urllib.parse import urlsplit
+
+    from tests.proxy_server import http_proxy
+
+    with http_proxy() as proxy:
+        keys = [{**TWO_KEYS[0], "proxy": proxy.url()}, TWO_KEYS[1]]
+        done = await run_batch(store, keyed_config(server.base_url, keys), data_dir, chat_tasks(8), Clock(speed=1))
+    assert {t.state for t in done} == {"success"}
+    through_a = sum(1 for t in done if t.lane == "api:acme/team-a")
+    port = urlsplit(server.base_url).port
+    assert port is not None and through_a >= 1
+    assert proxy.reached(port) == through_a  # team-a's requests, and none of team-b's
+    by_key = {r.key_index for r in server.api_requests()}
+    assert by_key == {0, 1}

@@ -104,6 +104,11 @@ class PollProvider:
     def has_key(self) -> bool:
         return bool(self._api_key)
 
+    @property
+    def reported_limit(self) -> int | None:
+        """What the service said the key runs at once (RunningHub's queue/status), if it did."""
+        return self.adapter.concurrent_limit
+
     async def preflight(self) -> list[Message]:
         """The account as the service sees it (read-only); never stops the lane from starting,
         nor holds it up for long when the service does not answer."""
