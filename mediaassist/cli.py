@@ -731,7 +731,7 @@ async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int
         rt.store.sync_accounts(rt.config.accounts)
         try:
             result = await learn_site(args.name, args.url, args.account, rt.config, rt.data_dir, force=args.force,
-                                      store=rt.store)
+                                      store=rt.store, error_turn=args.error_turn)
         except TaskError as exc:
             say(msg("mediaassist: sites learn: {reason}", reason=exc.message))
             return EXIT_FAILED

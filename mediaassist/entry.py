@@ -394,6 +394,9 @@ def _command_parser() -> argparse.ArgumentParser:
     learn.add_argument("--account", required=True, metavar="NAME",
                        help="whose browser profile to use (log in there first if the site asks)")
     learn.add_argument("--force", action="store_true", help="replace an existing profile of that name")
+    learn.add_argument("--error-turn", action="store_true",
+                       help="end with a turn you make fail (stop the service, or send a prompt the site refuses): "
+                       "the error the page shows is learned as the error role")
 
     profiles = sub.add_parser("profiles", help="task-API profiles: show the requests a task would make")
     profiles_sub = profiles.add_subparsers(dest="action", required=True)
