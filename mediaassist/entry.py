@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command is None:
             return _window(args, options)
-        if args.command == "accounts" and args.action == "login":
+        if args.command == "accounts" and args.action == "login" and not args.keep_login:
             handed = _login_in_window(args, options)
             if handed is not None:
                 return handed
@@ -376,6 +376,10 @@ def _command_parser() -> argparse.ArgumentParser:
     login.add_argument("name")
     login.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
                        help="give up waiting for the login after S seconds (default 600)")
+    login.add_argument("--keep-login", action="store_true",
+                       help="keep what you type into the login form in the OS keyring (never a file), so the lane "
+                       "logs in again by itself when a new browser finds the page logged out (a login kept only in "
+                       "the page session, such as Streamlit's password gate)")
     _common(login, speed=False)
 
     sites = sub.add_parser("sites", help="web site profiles: check which selectors match")
