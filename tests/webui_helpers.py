@@ -205,11 +205,17 @@ def logs_in_when_the_lane_waits(web: WebProvider, store: Store,
 
 async def streamlit_learn_operator(step: str, page: Page) -> None:
     """The operator's clicks for ``sites learn`` on the Streamlit app: log in on the gate, then
-    the prompt box, the send button, and the answer once its code block has rendered."""
+    the prompt box, the send button, and the answer once its code block has rendered; for the
+    failing turn, log in again (the reload logged out) and send a prompt the app fails on."""
     if step == "prompt":
         await streamlit_login(page)
         await page.click('textarea[data-testid="stChatInputTextArea"]')
     elif step == "send":
+        await page.click('button[data-testid="stChatInputSubmitButton"]')
+    elif step == "login":
+        await streamlit_login(page)
+    elif step == "error":
+        await page.locator('textarea[data-testid="stChatInputTextArea"]').fill(f"boom {ERROR_MARK}")
         await page.click('button[data-testid="stChatInputSubmitButton"]')
     else:
         answer = page.locator('[data-testid="stChatMessage"]').nth(1)

@@ -110,19 +110,23 @@ async def test_streamlit_session_login_done_inside_the_running_lane_lasts_while_
 
 
 @pytest.mark.asyncio
-async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
+async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch_and_learns_the_exception_box(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
     learned = app_config("learned-streamlit")
     store.sync_accounts(learned.accounts)
+    lines: list[str] = []
     result = await learn_site("learned-streamlit", streamlit_app.base_url + "/", "acct-a", learned, data_dir,
-                              headless=True, operator=streamlit_learn_operator, say=lambda line: None, store=store)
+                              headless=True, operator=streamlit_learn_operator, say=lines.append, store=store,
+                              error_turn=True)
     profile = load_site("learned-streamlit", data_dir)
     providers, web = web_lane(data_dir, "learned-streamlit")
     in_lane: list[LoginResult] = []
     called_before = len(streamlit_app.calls())
     prompts = LEARNED_BATCH
-    tasks = await run_batch(store, learned, data_dir, [app_task("learned-streamlit", p) for p in prompts],
+    tasks = await run_batch(store, learned, data_dir,
+                            [app_task("learned-streamlit", p) for p in [*prompts, "boom [error]"]],
                             web.clock, providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
+    *tasks, failed = tasks
 
     # The "running" widget shows only while the script runs (and only after ~0.5 s of it): the
     # observer installed before the send sees it every time, where polling the page missed it.
@@ -137,6 +141,10 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
         assert (stored_result(store, task.task_id).text or "").startswith(f"Echo of {len(prompt)} characters:")
     calls = streamlit_app.calls()[called_before:]  # the app serves every test of the module
     assert [calls.count(p) for p in prompts] == [1] * len(prompts), calls  # one model call each, byte for byte
+    # the failing turn's exception box, learned as the error role (logged in again after the reload)
+    assert profile.selectors.get("error"), (result.profile_text, lines)
+    assert (failed.state, failed.error_kind) == ("failed", "provider"), task_log(store, failed.task_id)
+    assert f"RuntimeError: {ERROR_MESSAGE}" in (failed.error or "") and store.result(failed.task_id) is None
 
 
 @pytest.mark.asyncio
