@@ -4,7 +4,7 @@ A site whose login lives only in the open page (Streamlit's usual password gate)
 the browser: a recycle, a crash, a new ``run``. With ``accounts login NAME --keep-login`` the
 values the operator types into the login form (its text, e-mail and password boxes) are kept in
 the OS keyring -- service ``mediaassist-web-login``, user = the account -- never in a file, a log,
-a result or a profile. Each value is registered with the log filter the moment it is read. When
+a result or a profile. Each password is registered with the log filter the moment it is read. When
 a lane then finds its page logged out, it fills the form with them and presses Enter.
 """
 
@@ -16,11 +16,13 @@ import json
 from dataclasses import dataclass
 
 from playwright.async_api import Page
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from mediaassist.core.secrets import keep_in_keyring, keyring_password, register_secret
 from mediaassist.providers.web.driver import SiteDriver
 
 KEPT_LOGIN_SERVICE = "mediaassist-web-login"
+FORM_WAIT_MS = 5_000  # the login form of a page found logged out is already there, or soon
 _binding_numbers = itertools.count(1)  # a page keeps its bindings: each recorder needs its own name
 # In the page: each time a box of a form with a password box changes, every filled box of it.
 _WATCH_FORM = """(binding) => {
@@ -62,9 +64,8 @@ class LoginRecorder:
         await page.evaluate(script)
 
     def _typed(self, _source: object, values: list[dict[str, str]]) -> None:
-        for item in values:
-            register_secret(item["value"])
         self.values = [FormValue(item["selector"], item["value"]) for item in values]
+        _mask_passwords(self.values)
 
     def keep(self, account: str) -> bool:
         """Into the OS keyring; False when nothing was typed or there is no usable keyring."""
@@ -79,9 +80,20 @@ def kept_login(account: str) -> list[FormValue]:
         values = [FormValue(str(selector), str(value)) for selector, value in json.loads(text or "[]")]
     except (ValueError, TypeError):  # not ours, or damaged: as if none were kept
         return []
-    for item in values:
-        register_secret(item.value)
+    _mask_passwords(values)
     return values
+
+
+def _mask_passwords(values: list[FormValue]) -> None:
+    """The password boxes' values, masked in every log line from now on (a user name is often
+    the account's own name, which the logs must go on showing)."""
+    for item in values:
+        if _is_password(item):
+            register_secret(item.value)
+
+
+def _is_password(item: FormValue) -> bool:
+    return "password" in item.selector
 
 
 async def log_in_again(driver: SiteDriver, account: str) -> bool:
@@ -91,9 +103,12 @@ async def log_in_again(driver: SiteDriver, account: str) -> bool:
     if not values:
         return False
     boxes = [driver.page.locator(item.selector).filter(visible=True).first for item in values]
-    for box, item in zip(boxes, values, strict=True):
-        await box.fill(item.value)
-    password = next((b for b, v in zip(boxes, values, strict=True) if "password" in v.selector), boxes[-1])
+    try:
+        for box, item in zip(boxes, values, strict=True):
+            await box.fill(item.value, timeout=FORM_WAIT_MS)
+    except PlaywrightTimeoutError:  # not the form the login was typed into: the operator's turn
+        return False
+    password = next((b for b, v in zip(boxes, values, strict=True) if _is_password(v)), boxes[-1])
     await password.press("Enter")
     return await _logged_in_within(driver, driver.site.completion.login_timeout_s)
 
