@@ -41,10 +41,11 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QScrollBar
 
 from mediaassist.core.options import DB_NAME, RuntimeOptions
+from mediaassist.core.queries import TaskFilter
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
-from mediaassist.ui.task_model import COL, TaskFilter
+from mediaassist.ui.task_model import COL
 
 CONFIG = """
 [[providers]]
@@ -249,24 +250,24 @@ async def drive(window: MainWindow, seconds: float, export: bool = True, stalls_
 
 async def table_steps(window: MainWindow, export: bool) -> None:
     """Sorting, filtering, select-all and the exports of the whole table, while tasks run."""
-    model = window.model
+    model, feed = window.model, window.feed
     await sort_lag(window, "sort by state (reader thread, layoutChanged)", COL["state"], Qt.SortOrder.AscendingOrder)
     await sort_lag(window, "sort by duration descending", COL["duration"], Qt.SortOrder.DescendingOrder)
     await sort_lag(window, "back to queue order", -1, Qt.SortOrder.AscendingOrder)
-    timed("filter state = success", lambda: model.set_filter(TaskFilter(state="success")))
-    timed("filter text 'prompt 9999' (LIKE over prompts)", lambda: model.set_filter(TaskFilter(text="prompt 9999")))
-    timed("clear filter", lambda: model.set_filter(TaskFilter()))
-    timed("stats snapshot (GROUP BY for panels)", window.stats.queries.snapshot)
-    model._last_sweep = 0.0
-    timed("model sweep (updated_at scan)", model.flush)
+    timed("filter state = success", lambda: feed.set_filter(TaskFilter(state="success")))
+    timed("filter text 'prompt 9999' (LIKE over prompts)", lambda: feed.set_filter(TaskFilter(text="prompt 9999")))
+    timed("clear filter", lambda: feed.set_filter(TaskFilter()))
+    timed("stats snapshot (GROUP BY for panels)", window.feed.queries.snapshot)
+    feed._last_sweep = 0.0
+    timed("model sweep (updated_at scan)", feed.flush)
     model.sort(COL["state"], Qt.SortOrder.AscendingOrder)
-    await model.sorting
+    await feed.sorting
     timed("select all (sorted by state, + actions/repaint)", lambda: (window.table.selectAll(), window.repaint()))
     timed("stats refresh with all rows selected", window.refresh_stats)
     window.table.clearSelection()
     model.sort(-1)
-    await model.sorting
-    print(f"stats refresh period now {window.stats.interval_ms} ms")
+    await feed.sorting
+    print(f"counts period now {window.feed.counts_period_s * 1000:.0f} ms")
     if export:
         window.lanes.toggle_pause_all()  # a quiet loop: the lag below is the export's own
         with tempfile.TemporaryDirectory() as out:
@@ -352,7 +353,7 @@ async def sort_lag(window: MainWindow, label: str, column: int, order: Qt.SortOr
     probe = asyncio.ensure_future(lag_samples(3600, samples))
     started = time.perf_counter()
     window.table.sortByColumn(column, order)
-    await window.model.sorting
+    await window.feed.sorting
     took = (time.perf_counter() - started) * 1000
     probe.cancel()
     print(f"{label:<46} {took:7.1f} ms to the new order; loop lag {summary(samples)}")
@@ -429,8 +430,8 @@ async def table_round(window: MainWindow) -> None:
     samples: list[float] = []
     probe = asyncio.ensure_future(lag_samples(3600, samples))
     started = time.perf_counter()
-    model.refresh_membership()
-    model.flush()
+    model.feed.refresh_membership()
+    model.feed.flush()
     await until(lambda: model.rowCount() > 0)
     table.viewport().repaint()
     await until(lambda: not model.thumbnails.loading)

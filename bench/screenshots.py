@@ -129,8 +129,8 @@ async def shoot(window: MainWindow, language: str, docs: bool) -> None:
     await until(lambda: window.rt.store.get("demo-fails").state == "failed", what="the task demo-fails to fail")
     window.text_filter.setText("demo-fails")
     await window.apply_filter()  # off the loop: selecting before it lands selected another task
-    window.model.flush()
-    await until(lambda: window.model.rowCount() == 1 and window.model.task_id_at(0) == "demo-fails",
+    window.feed.flush()
+    await until(lambda: window.model.rowCount() == 1 and window.feed.task_id_at(0) == "demo-fails",
                 what="the table filtered to demo-fails")
     window.table.selectRow(0)
     await asyncio.sleep(0.5)

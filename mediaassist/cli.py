@@ -30,7 +30,7 @@ from mediaassist.core.errors import (
     TaskError,
 )
 from mediaassist.core.importer import ImportReport, read_task_file
-from mediaassist.core.lanes import lane_names
+from mediaassist.core.lanes import LOGIN_STATES, lane_names, login_state_message
 from mediaassist.core.manifest import file_entry
 from mediaassist.core.messages import (
     ENGLISH,
@@ -44,19 +44,18 @@ from mediaassist.core.messages import (
 )
 from mediaassist.core.money import Totals, from_micros, money_message, totals_message
 from mediaassist.core.options import RuntimeOptions, load_app_config, open_store, store_location
+from mediaassist.core.order import order_message
 from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
 from mediaassist.core.progress import BatchEta, BatchProgress, Estimate, eta_message
 from mediaassist.core.store import (
     FINAL_STATES,
-    LOGIN_STATES,
     PAUSED_BY_OPERATOR,
     SPEND_SETTLED,
     Spend,
     Store,
     Task,
     iso,
-    login_state_message,
 )
 from mediaassist.status import lane_status, lanes_outside_hours, poll_account_checks, processes_at_work, spent_today
 
@@ -507,6 +506,8 @@ def _lane_line(lane: dict[str, Any], name_width: int, paused: Message | None, cl
     parts = [msg("running {running}/{limit}  pending {pending}  success {success}  failed {failed}  "
                  "canceled {canceled}", running=lane["running"], limit=lane["limit"], pending=lane["pending"],
                  success=lane["success"], failed=lane["failed"], canceled=lane["canceled"])]
+    if "order" in lane:  # a lane of its own (a queue that waits for a free one has none)
+        parts.append(order_message(lane["order"]))
     if lane["kind"] == "poll":
         parts.append(msg("polling {polling}, waiting {waiting}", polling=lane["currentPollingTasks"],
                          waiting=lane["waitingQueueSize"]))

@@ -20,6 +20,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig, check_setting, load_operator_settings
 from mediaassist.core.delivery import Delivery, deliver, rebuild_manifest, rerun
 from mediaassist.core.errors import StorageFault
+from mediaassist.core.events import TaskEvent
 from mediaassist.core.import_process import ImportedBatch, ImportReading, ReadRequest, enqueue_in_steps
 from mediaassist.core.importer import ImportReport, derive_missing_ids
 from mediaassist.core.lane_api import BalanceReported
@@ -64,6 +65,8 @@ class LaneView:
     running: int  # this process's attempts on it
     notes: tuple[Message, ...] = ()  # the provider's account check (a poll lane's pre-flight)
     balance: Money | None = None  # what the account had left when last read, where the service tells
+    order: str = "fifo"  # how it takes its queue: fifo | longest | fair (core/order.py)
+    key: str | None = None  # the label of the provider's key it runs on
 
 
 class Runtime:
@@ -157,6 +160,10 @@ class Runtime:
         """``callback(event, task)`` on started/success/failed/retry/canceled/released/paused."""
         self.scheduler.add_listener(callback)
 
+    def add_event_listener(self, callback: Callable[[TaskEvent], None]) -> None:
+        """``callback(TaskEvent)`` on the same events, as data (the window's feed)."""
+        self.scheduler.add_event_listener(callback)
+
     def add_fault_listener(self, callback: Callable[[StorageFault | None], None]) -> None:
         """``callback(fault)`` when the store becomes unusable, ``callback(None)`` when it is back."""
         self.scheduler.add_fault_listener(callback)
@@ -233,7 +240,8 @@ class Runtime:
         return [LaneView(name=lane.name, kind=lane.kind, route=lane.route, account=lane.account, limit=lane.limit,
                          current_limit=lane.current_limit(), running=len(lane.active),
                          notes=tuple(lane.account_notes()),
-                         balance=lane.provider.balance if isinstance(lane.provider, BalanceReported) else None)
+                         balance=lane.provider.balance if isinstance(lane.provider, BalanceReported) else None,
+                         order=lane.order, key=lane.key)
                 for lane in self.scheduler.lanes.values()]
 
     def lane_names(self) -> list[str]:
@@ -280,17 +288,22 @@ class Runtime:
         self.scheduler.wake()
 
     def set_limit(self, provider_name: str, key: str, value: Any) -> None:
-        """A provider's limit or interval, validated, into the live config and its lane (no
-        restart). Raises ConfigError naming the allowed range."""
+        """A provider's limit or interval, validated, into the live config and its lane -- each
+        of its keys' lanes, for a provider with keys (no restart). Raises ConfigError naming the
+        allowed range."""
         check_setting(key, value)
         provider = self.config.provider(provider_name)
         if provider is None:
             raise KeyError(provider_name)
         setattr(provider, key, value)
-        lane = self.scheduler.lanes.get(provider.lane)
-        if lane is not None:
+        for slot in provider.keys:
+            setattr(slot, key, value)
+        for slot in provider.slots():
+            lane = self.scheduler.lanes.get(slot.lane)
+            if lane is None:
+                continue
             if key in ("concurrency", "max_polling_tasks"):
-                self.scheduler.set_limit(provider.lane, value)
+                self.scheduler.set_limit(slot.lane, value)
             elif key == "queue_check_interval_s":
                 lane.sweep_s = value
         self.scheduler.wake()

@@ -9,7 +9,7 @@ from typing import Any
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
-from mediaassist.core.lanes import lane_specs, site_route
+from mediaassist.core.lanes import holder, lane_specs, site_route
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.messages import Message, msg
 from mediaassist.core.money import Totals, budget_day
@@ -30,7 +30,10 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
     lanes: list[dict[str, Any]] = []
     for spec in specs:
         entry = _entry(spec.name, spec.kind, spec.limit, counts,
-                       lambda r, a, s=spec: r == s.route and (s.account is None or a == s.account))
+                       lambda r, a, s=spec: r == s.route and (holder(s) is None or a == holder(s)))
+        entry["order"] = spec.order  # how the lane takes its queue (core/order.py)
+        if spec.key is not None:
+            entry["key"] = spec.key  # its label: all that is ever shown of a key
         if spec.adaptive:  # concurrency = "auto": the limit learnt so far, and its ceiling
             entry.update(limit=learned.get(spec.name, AUTO_START), adaptive=True, max_concurrency=spec.limit)
         if spec.kind == "poll":
@@ -49,6 +52,13 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
         on_site = [spec for spec in specs if spec.site == site]
         entry = _entry(f"web-queue:{site}", "web", sum(spec.limit for spec in on_site), counts,
                        lambda r, a, q=site: r == site_route(q) and a is None)
+        if entry["pending"]:
+            lanes.append(entry)
+    for route in dict.fromkeys(spec.route for spec in specs if spec.key is not None):
+        # A provider's tasks not yet given to one of its keys: the next free key takes them.
+        keys = [spec for spec in specs if spec.route == route]
+        entry = _entry(route, keys[0].kind, sum(spec.limit for spec in keys), counts,
+                       lambda r, a, q=route: r == q and a is None)
         if entry["pending"]:
             lanes.append(entry)
     for entry in lanes:
@@ -111,7 +121,7 @@ def _pool(store: Store, route: str, limit: int, pending: int) -> dict[str, Any]:
 async def poll_account_checks(config: AppConfig) -> dict[str, list[Message]]:
     """Each real poll provider's pre-flight, read-only: balance, tasks running, the key's
     concurrent limit, and a warning when ``max_polling_tasks`` is above it. By lane."""
-    provs = [p for p in config.providers if p.kind == "poll" and p.type != "simulated"]
+    provs = [slot for p in config.providers if p.kind == "poll" and p.type != "simulated" for slot in p.slots()]
     if not provs:
         return {}
     from mediaassist.providers.poll import build_poll_provider  # its HTTP client, only when there is one to ask

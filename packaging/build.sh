@@ -13,9 +13,11 @@ venv="$root/.venv-build"  # apart from .venv: the build must see only the wheel'
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install -q -U pip
 rm -rf build/wheel && "$venv/bin/pip" wheel -q --no-deps -w build/wheel .
+wheel=$(echo build/wheel/mediaassist-*.whl)
 # Known good: pyinstaller 6.22.3 (the spec relies on collect_data_files for the playwright driver).
-"$venv/bin/pip" install -q build/wheel/mediaassist-*.whl 'pyinstaller==6.22.3'
-"$venv/bin/pip" install -q --force-reinstall --no-deps build/wheel/mediaassist-*.whl  # same version, new code
+# [video]: a desktop build has no pip to add PyAV later, so it carries the videos' first frames.
+"$venv/bin/pip" install -q "$wheel[video]" 'pyinstaller==6.22.3'
+"$venv/bin/pip" install -q --force-reinstall --no-deps "$wheel"  # same version, new code
 "$venv/bin/pyinstaller" --noconfirm --log-level WARN --distpath "$root/dist" \
   --workpath "$root/build/pyinstaller" packaging/mediaassist.spec
 app="$root/dist/mediaassist/mediaassist"

@@ -9,10 +9,12 @@
 #   packaging/setup.sh --desktop  # the app only, then add mediaassist to the desktop's launcher
 #   packaging/setup.sh            # the app only
 # Optional parts of the app, in MEDIAASSIST_EXTRAS (comma-separated):
+#   video     PyAV (~100 MB with its FFmpeg): videos' first frames in the gallery, their size and
+#             duration in the manifest, a downloaded video decoded before it counts as whole
 #   postgres  a team's shared queue on PostgreSQL ([store] url)
 #   player    videos and sounds play inside the gallery (Qt Multimedia, ~440 MB); without it
 #             they open in the desktop's player
-# e.g. MEDIAASSIST_EXTRAS=postgres,player packaging/setup.sh --app
+# e.g. MEDIAASSIST_EXTRAS=video,postgres,player packaging/setup.sh --app
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,11 +38,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 case "${1:-}" in
-  --test|--test-fast) extras="test,postgres,player" ;;
+  --test|--test-fast) extras="test,postgres,player,video" ;;
   *) extras="${MEDIAASSIST_EXTRAS:-}" ;;
 esac
 PYTHON=${PYTHON:-python3}
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+  # Python 3.11's venv seeds setuptools (10 MB) that nothing run from .venv uses: pip builds the
+  # project in an isolated environment of its own. (3.12's seeds none: pip only notes that.)
+  .venv/bin/pip uninstall -q -y setuptools >/dev/null 2>&1
+fi
 # One stamp per set of extras: the app's install does not satisfy the tests', and a later
 # --app keeps the test tools a --test put there.
 stamp=".venv/.mediaassist-installed${extras:+-${extras//,/-}}"

@@ -27,7 +27,7 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
 PG_MODULES = frozenset({
     *(f"tests.integration.test_{name}" for name in (
         "store", "store_procs", "shared_store", "scheduler", "scheduler_procs", "storage_faults",
-        "queries_progress", "media", "api_adaptive", "import_process", "process_edges", "order")),
+        "queries_progress", "media", "api_adaptive", "import_process", "process_edges", "order", "api_keys")),
     "tests.ui.test_task_model", "tests.ui.test_table", "tests.integration.test_money",
 })
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from mediaassist.core.config import AppConfig, ModelConfig
 from mediaassist.core.lane_api import BalanceReported, TaskResult
+from mediaassist.core.lanes import ClaimRequest
 from mediaassist.core.messages import Message, msg, verbatim
 from mediaassist.core.money import (
     SOURCE_ESTIMATE,
@@ -126,25 +127,23 @@ class Budgeter:
         if provider is not None and currency in provider.daily_budget:
             limits.append(Limit("provider", task.route, Money(provider.daily_budget[currency], currency),
                                 day=day, label=provider.name))
-        balance = self.balances.get(task.route)
+        # A balance is its key's: a provider with keys reads one per key (its lane).
+        balance = self.balances.get(task.lane)
         if balance is not None and balance[0].currency == currency:
-            limits.append(Limit("balance", task.route, balance[0], since=balance[1],
+            limits.append(Limit("balance", task.lane, balance[0], since=balance[1],
                                 label=provider.name if provider else task.route))
         return tuple(limits)
 
     # --- claim, settle, release ----------------------------------------------------------------
-    def claim(self, route: str, owner: str, limit: int, account: str | None, batch_ids: Sequence[str] | None,
-              lane_limit: int | None, order: str = "fifo") -> Claimed:
-        """Claim and reserve: the tasks, and why the lane or a batch stopped, if one did.
-        ``order``: how the lane takes its queue (core/order.py)."""
+    def claim(self, request: ClaimRequest, owner: str, batch_ids: Sequence[str] | None) -> Claimed:
+        """Claim and reserve: the tasks, and why the lane or a batch stopped, if one did."""
         day = self.day()
         if self.has_limits:
-            tasks, stop, batch_stops = self.store.claim_within_budget(route, owner, limit, account, batch_ids,
-                                                                      lane_limit, self.plan, day, order)
+            tasks, stop, batch_stops = self.store.claim_within_budget(request, owner, batch_ids, self.plan, day)
             return Claimed(tasks, stop_reason(stop) if stop is not None else None,
                            {batch: stop_reason(s) for batch, s in batch_stops.items()})
-        tasks = self.store.claim(route, owner, limit, account, batch_ids=batch_ids, lane_limit=lane_limit,
-                                 order=order)
+        tasks = self.store.claim(request.route, owner, request.count, request.account, batch_ids=batch_ids,
+                                 lane_limit=request.lane_limit, order=request.order, key=request.key)
         for task in tasks:
             reservation = self.plan(task)
             if reservation is not None:  # the estimate, kept beside the actual cost

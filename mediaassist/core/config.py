@@ -6,6 +6,7 @@ unknown key is an error rather than a silent typo.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import re
@@ -79,6 +80,8 @@ _PROVIDER_KEYS = {
     "proxy",
     # the local hours it may run in ("23:00-07:00", or a list of ranges)
     "hours",
+    # the most tasks it starts in a day (the day turns at [budget] daily_reset)
+    "daily_limit",
     # the order its queue is taken in: "fifo" (default), "longest" or "fair" (core/order.py)
     "order",
     # what its models cost (core/money.py; a model's own price table overrides it) and the most
@@ -86,7 +89,14 @@ _PROVIDER_KEYS = {
     "price", "daily_budget",
     # openai providers: the gateway's route that tells what the key has left (core/money.py)
     "balance",
+    # several keys of one provider, each a slot group of its own (``_KEY_KEYS``)
+    "keys",
 }
+# One of a provider's ``keys``: where its secret comes from, the label that is all that is ever
+# shown of it, and its own limit, proxy and hours (else the provider's).
+_KEY_KEYS = {"label", "env", "keyring", "api_key", "concurrency", "max_concurrency", "max_polling_tasks",
+             "proxy", "hours", "daily_limit"}
+_KEY_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 _MODEL_COMMON_KEYS = {"name", "kind", "provider", "site", "need_empty_prompt", "inputs", "price"}
 # Provider-specific model keys, by provider type (web models are keyed by "web").
 MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
@@ -97,7 +107,8 @@ MODEL_KEYS_BY_TYPE: dict[str, set[str]] = {
     "simulated": {"defaults"},
     "web": {"defaults"},
 }
-_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours", "order"}
+_ACCOUNT_KEYS = {"name", "site", "enabled", "host", "proxy", "hours", "order", "daily_limit"}
+DAILY_LIMIT_RANGE = (1, 1_000_000)
 PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _APP_KEYS = {"language", "chromium_path", "headless", "browser_recycle_after"}
 _STORE_KEYS = {"url"}
@@ -122,6 +133,9 @@ class ProviderConfig:
     adaptive: bool = False  # concurrency = "auto": the lane learns its limit, up to max_concurrency
     max_concurrency: int = 5
     max_polling_tasks: int = 100
+    # No max_polling_tasks in the config file: the lane follows the limit the service reports
+    # for the key, where it tells one (a config built in code sets its own limits).
+    follows_service_limit: bool = False
     poll_interval_s: float = 5.0
     queue_check_interval_s: float = 5.0
     timeout_s: float = 120.0
@@ -138,14 +152,41 @@ class ProviderConfig:
     max_upload_bytes: int | None = None
     proxy: str | None = field(default=None, repr=False)  # may carry a user and password
     hours: Hours = ()  # local hours it may run in; () = any time
+    daily_limit: int | None = None  # the most tasks it starts in a budget day; None: no limit
     order: str = DEFAULT_ORDER["api"]  # how its lane takes its queue (core/order.py)
     price: Price | None = None
     daily_budget: dict[str, Decimal] = field(default_factory=dict)  # by currency
     balance: BalanceRoute | None = None  # openai: where the gateway tells what the key has left
+    # A key of a provider with ``keys``: its label (the only thing shown of it) and the keyring
+    # entry its secret may come from. The provider's own entry has neither; its keys are its
+    # copies, one per key, each with its key's settings (``slots``).
+    key_label: str | None = None
+    keyring_user: str | None = None
+    keys: list[ProviderConfig] = field(default_factory=list, repr=False)
+
+    @property
+    def route(self) -> str:
+        """The queue of the provider's tasks, shared by its keys' lanes."""
+        return f"{self.kind}:{self.name}"
 
     @property
     def lane(self) -> str:
-        return f"{self.kind}:{self.name}"
+        """``api:<provider>``, or ``api:<provider>/<label>`` for one of its keys."""
+        return f"{self.route}/{self.key_label}" if self.key_label else self.route
+
+    @property
+    def keyring_name(self) -> str:
+        """The OS keyring entry (user) its secret may come from."""
+        return self.keyring_user or (f"{self.name}/{self.key_label}" if self.key_label else self.name)
+
+    @property
+    def shown_name(self) -> str:
+        """How messages name it: ``openai``, or ``openai (team-a)`` for one of its keys."""
+        return f"{self.name} ({self.key_label})" if self.key_label else self.name
+
+    def slots(self) -> list[ProviderConfig]:
+        """What runs its tasks: its keys, or the provider itself when it has one key."""
+        return self.keys or [self]
 
     @property
     def limit(self) -> int:
@@ -191,6 +232,7 @@ class AccountConfig:
     host: str | None = None  # the machine whose profile holds the login (None: set by login)
     proxy: str | None = field(default=None, repr=False)  # the browser's proxy; may carry a password
     hours: Hours = ()  # local hours it may run in; () = any time
+    daily_limit: int | None = None  # the most tasks it starts in a budget day; None: no limit
     order: str = DEFAULT_ORDER["web"]  # how its lane takes its site's queue (core/order.py)
 
     @property
@@ -271,7 +313,7 @@ def load_config(path: Path) -> AppConfig:
     except ConfigError as exc:
         raise ConfigError(*(msg("{path}: {reason}", path=path, reason=problem) for problem in exc.problems)) from None
     config.source = path
-    if any(p.api_key for p in config.providers):
+    if any(slot.api_key for p in config.providers for slot in p.slots()):
         _warn_if_readable_by_others(path)
     return config
 
@@ -487,6 +529,8 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
         provider.proxy = _parse_proxy(item, where)
     if "hours" in item:
         provider.hours = parse_hours(item["hours"], where)
+    if "daily_limit" in item:
+        provider.daily_limit = _int(item, "daily_limit", DAILY_LIMIT_RANGE, where)
     provider.order = _choice(item, "order", ORDERS, where) if "order" in item else DEFAULT_ORDER[kind]
     for key in ("api_key", "api_key_env"):
         if key in item:
@@ -500,6 +544,8 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
         if kind != "poll":
             raise ConfigError(msg("{where}.max_polling_tasks: only for kind = \"poll\"", where=where))
         provider.max_polling_tasks = _int(item, "max_polling_tasks", POLLING_TASKS_RANGE, where)
+    elif kind == "poll":
+        provider.follows_service_limit = True
     for key in ("poll_interval_s", "queue_check_interval_s", "min_duration_s", "max_duration_s",
                 "queued_poll_max_s", "min_create_interval_s"):
         if key in item:
@@ -539,7 +585,71 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
             raise ConfigError(msg("{where}.balance: only for type = \"openai\" (RunningHub reports its balance "
                                   "by itself)", where=where))
         provider.balance = parse_balance_route(item["balance"], f"{where}.balance")
+    if "keys" in item:
+        provider.keys = _parse_keys(item, provider, where, problems)
     return provider
+
+
+def _parse_keys(item: dict[str, Any], provider: ProviderConfig, where: str,
+                problems: _Problems) -> list[ProviderConfig]:
+    """``keys = [{ env = "KEY_1", label = "team-a", concurrency = 2 }, ...]``: one copy of the
+    provider per key, with the key's secret source and settings over the provider's."""
+    for key in ("api_key", "api_key_env"):
+        if key in item:
+            raise ConfigError(msg("{where}.{key}: a provider with keys takes its secrets from them (give this key "
+                                  "as one of keys, e.g. {{ env = \"NAME\", label = \"a\" }})", where=where, key=key))
+    given = item["keys"]
+    if not isinstance(given, list) or not given or not all(isinstance(k, dict) for k in given):
+        raise ConfigError(msg("{where}.keys: must be a list of tables, e.g. [{{ env = \"OPENAI_KEY_1\", label = "
+                              "\"team-a\" }}, {{ keyring = \"openai-2\" }}]", where=where))
+    keys = [problems.read(partial(_parse_key, entry, provider, f"{where}.keys[{i}]", i, problems))
+            for i, entry in enumerate(given)]
+    parsed = [key for key in keys if key is not None]
+    labels = [key.key_label for key in parsed]
+    twice = sorted({label for label in labels if label is not None and labels.count(label) > 1})
+    if twice:
+        raise ConfigError(msg("{where}.keys: label {label} is used twice (each key needs a label of its own)",
+                              where=where, label=repr(twice[0])))
+    return parsed
+
+
+def _parse_key(entry: dict[str, Any], provider: ProviderConfig, where: str, index: int,
+               problems: _Problems) -> ProviderConfig:
+    problems.unknown_keys(entry, _KEY_KEYS, where)
+    sources = [name for name in ("env", "keyring", "api_key") if name in entry]
+    if len(sources) != 1:
+        raise ConfigError(msg("{where}: give exactly one of env (an environment variable), keyring (an OS keyring "
+                              "entry) or api_key (found: {found})", where=where, found=", ".join(sources) or "none"))
+    label = _str(entry, "label", where) if "label" in entry else (
+        str(entry["env"] if "env" in entry else entry.get("keyring", f"key-{index + 1}")))
+    if not _KEY_LABEL.fullmatch(label):
+        raise ConfigError(msg("{where}.label: {label} is not allowed (allowed: letters, digits, '_', '.', '-', up to "
+                              "40, e.g. \"team-a\")", where=where, label=repr(label)))
+    key = dataclasses.replace(provider, key_label=label, keys=[], api_key=None, api_key_env=None)
+    if "env" in entry:
+        key.api_key_env = _str(entry, "env", where)
+    if "keyring" in entry:
+        key.keyring_user = _str(entry, "keyring", where)
+    if "api_key" in entry:
+        key.api_key = _str(entry, "api_key", where)
+    if provider.kind == "api" and ("concurrency" in entry or "max_concurrency" in entry):
+        key.adaptive, key.concurrency, key.max_concurrency = False, provider.concurrency, provider.max_concurrency
+        _parse_concurrency(entry, key, where)
+    elif "concurrency" in entry or "max_concurrency" in entry:
+        raise ConfigError(msg("{where}.concurrency: only for kind = \"api\" (poll providers use max_polling_tasks)",
+                              where=where))
+    if "max_polling_tasks" in entry:
+        if provider.kind != "poll":
+            raise ConfigError(msg("{where}.max_polling_tasks: only for kind = \"poll\"", where=where))
+        key.max_polling_tasks = _int(entry, "max_polling_tasks", POLLING_TASKS_RANGE, where)
+        key.follows_service_limit = False
+    if "proxy" in entry:
+        key.proxy = _parse_proxy(entry, where)
+    if "hours" in entry:
+        key.hours = parse_hours(entry["hours"], where)
+    if "daily_limit" in entry:
+        key.daily_limit = _int(entry, "daily_limit", DAILY_LIMIT_RANGE, where)
+    return key
 
 
 def _parse_concurrency(item: dict[str, Any], provider: ProviderConfig, where: str) -> None:
@@ -591,6 +701,8 @@ def _parse_account(item: dict[str, Any], where: str, problems: _Problems) -> Acc
         account.proxy = _parse_proxy(item, where)
     if "hours" in item:
         account.hours = parse_hours(item["hours"], where)
+    if "daily_limit" in item:
+        account.daily_limit = _int(item, "daily_limit", DAILY_LIMIT_RANGE, where)
     if "order" in item:
         account.order = _choice(item, "order", ORDERS, where)
     return account

@@ -1,6 +1,6 @@
 """What happened to a task, as data: the scheduler's events for whoever shows or records them.
 
-A ``TaskEvent`` names its kind, the task (seq, id, lane) and the state the row is in now, and
+A ``TaskEvent`` names its kind, the task (seq, id, lane, route) and the state the row is in now, and
 carries the event's user-facing text as a ``Message`` where there is one (why it failed, why
 the lane paused) -- so a listener never parses English to learn what happened.
 """
@@ -36,3 +36,6 @@ class TaskEvent:
     lane: str
     state: str
     message: Message | None = None
+    route: str = ""  # the queue the task was taken from
+    error_kind: str | None = None  # why it failed (an ErrorKind value), for a failure
+    started_at: float | None = None  # when this attempt started (store clock): its service time

@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import ModelConfig
+from mediaassist.core.lane_store import LaneStore
 from mediaassist.core.messages import Message, msg
 from mediaassist.core.money import Money, Produced
 
 if TYPE_CHECKING:
-    from mediaassist.core.store import Store, Task
+    from mediaassist.core.store import Task
 
 
 class StopReason(enum.StrEnum):
@@ -52,7 +53,7 @@ class TaskContext:
     task: Task
     model: ModelConfig
     clock: Clock
-    store: Store
+    store: LaneStore  # only what a lane needs of the store, nothing more (core/lane_store.py)
     output_dir: Path
     logger: logging.LoggerAdapter[logging.Logger]  # lane-prefixed
     stop_reason: StopReason | None = None
@@ -132,6 +133,15 @@ class BalanceReported(Protocol):
     balance_read_at: float
 
     async def read_balance(self) -> Money | None: ...
+
+
+@runtime_checkable
+class LimitReported(Protocol):
+    """A provider whose service tells how many tasks its key runs at once (RunningHub's
+    ``queue/status`` ``concurrentLimit``), as read when it started; None: not told."""
+
+    @property
+    def reported_limit(self) -> int | None: ...
 
 
 @runtime_checkable

@@ -15,18 +15,18 @@ SQLite and PostgreSQL alike.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+from functools import cache
 from typing import Any
 
-from babel.core import UnknownLocaleError
-from babel.numbers import format_decimal, get_currency_symbol
-
 from mediaassist.core.errors import ConfigError
-from mediaassist.core.messages import ENGLISH, LANGUAGES, Message, listed, msg, render, verbatim
+from mediaassist.core.messages import CATALOGUE_DIR, ENGLISH, LANGUAGES, Message, listed, msg, render, verbatim
 from mediaassist.core.task_templates import JsonPath, parse_path
 
 SOURCE_PROVIDER, SOURCE_TABLE, SOURCE_ESTIMATE = "provider", "price table", "estimate"
@@ -49,6 +49,11 @@ SECONDS_PARAMS = ("seconds", "duration")
 COUNT_PARAMS = ("n", "batch_size")
 # ISO currencies whose symbol the operators write the same in every language.
 _SYMBOLS = {"CNY": "¥"}
+# CLDR's currency symbols in the app's languages, written from Babel by
+# resources/translations/build_translations.py: the app does not carry Babel's 36 MB of locale data.
+CURRENCY_SYMBOLS = CATALOGUE_DIR / "currency_symbols.json"
+# How many decimal places an amount shows: (at least, at most).
+FIAT_PLACES, SMALL_FIAT_PLACES, UNIT_PLACES = (2, 2), (2, 4), (0, 2)
 
 
 @dataclass(frozen=True)
@@ -283,6 +288,15 @@ def parse_budget(value: Any, where: str = "budget") -> BudgetConfig:
     return budget
 
 
+def budget_day_start(now: float, reset: tuple[int, int] = (0, 0)) -> float:
+    """When the budget day ``now`` falls in began (local time, the day turning at ``reset``)."""
+    local = datetime.fromtimestamp(now)
+    began = local.replace(hour=reset[0], minute=reset[1], second=0, microsecond=0)
+    if began > local:
+        began -= timedelta(days=1)
+    return began.timestamp()
+
+
 def budget_day(now: float, reset: tuple[int, int] = (0, 0)) -> str:
     """The budget day ``now`` falls in: the local date, the day turning at ``reset``."""
     local = time.localtime(now - (reset[0] * 3600 + reset[1] * 60))
@@ -410,27 +424,43 @@ def is_iso_currency(currency: str) -> bool:
     return len(currency) == 3 and currency.isupper() and currency.isalpha()
 
 
-def format_money(money: Money, locale: str = "en") -> str:
-    """``¥1,234.50``, ``US$3.20`` (zh_CN), ``1,234 coins``: the locale's separators and symbol;
-    a fiat amount below a cent keeps four places (a token's price), a unit up to two."""
+def format_money(money: Money, locale: str = ENGLISH) -> str:
+    """``¥1,234.50``, ``US$3.20`` (zh_CN), ``1,234 coins``: the language's symbol (a language the
+    app does not have writes it the English way); a fiat amount below a cent keeps four places (a
+    token's price), a unit up to two."""
+    language = locale if locale in LANGUAGES else ENGLISH
     if money.currency == "coins":  # RunningHub's unit, a word of ours: in the reader's language
-        return render(money_message(money), locale if locale in LANGUAGES else ENGLISH)
-    try:
-        if is_iso_currency(money.currency):
-            small = money.amount and abs(money.amount) < Decimal("0.01")
-            number = format_decimal(money.amount, format="#,##0.00##" if small else "#,##0.00", locale=locale)
-            symbol = _SYMBOLS.get(money.currency) or get_currency_symbol(money.currency, locale=locale)
-            return f"-{symbol}{number[1:]}" if number.startswith("-") else f"{symbol}{number}"
-        return f"{format_decimal(money.amount, format='#,##0.##', locale=locale)} {money.currency}"
-    except (UnknownLocaleError, ValueError):
-        return format_money(money, "en") if locale != "en" else f"{money.amount} {money.currency}"
+        return render(money_message(money), language)
+    if not is_iso_currency(money.currency):
+        return f"{format_number(money.amount, UNIT_PLACES)} {money.currency}"
+    small = money.amount and abs(money.amount) < Decimal("0.01")
+    number = format_number(money.amount, SMALL_FIAT_PLACES if small else FIAT_PLACES)
+    symbol = _SYMBOLS.get(money.currency) or currency_symbols()[language].get(money.currency, money.currency)
+    return f"-{symbol}{number[1:]}" if number.startswith("-") else f"{symbol}{number}"
+
+
+@cache
+def currency_symbols() -> dict[str, dict[str, str]]:
+    """Per language, the ISO currencies written with a symbol rather than their code."""
+    symbols: dict[str, dict[str, str]] = json.loads(CURRENCY_SYMBOLS.read_text(encoding="utf-8"))
+    return symbols
+
+
+def format_number(value: Decimal, places: tuple[int, int]) -> str:
+    """``1,234,567.5`` with (at least, at most) decimal places: English and Chinese both group
+    thousands with "," and mark decimals with "." (CLDR), rounding half to even as CLDR does."""
+    fewest, most = places
+    rounded = value.quantize(Decimal(1).scaleb(-most), ROUND_HALF_EVEN)
+    whole, _, decimals = f"{abs(rounded):f}".partition(".")
+    decimals = decimals.rstrip("0").ljust(fewest, "0")
+    return f"{'-' if rounded.is_signed() else ''}{int(whole):,}{'.' if decimals else ''}{decimals}"
 
 
 def money_message(money: Money) -> Message:
     """An amount inside a message: as ``format_money`` writes it, a service's unit translated
     (RunningHub's "12 coins" reads "12 个币")."""
     if money.currency == "coins":
-        return msg("{amount} coins", amount=format_decimal(money.amount, format="#,##0.##", locale="en"))
+        return msg("{amount} coins", amount=format_number(money.amount, UNIT_PLACES))
     return verbatim(format_money(money))
 
 

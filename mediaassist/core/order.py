@@ -20,14 +20,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from mediaassist.core.messages import Message, msg
+
 ORDERS = ("fifo", "longest", "fair")
 # A lane kind's order when its config names none.
 DEFAULT_ORDER = {"web": "longest", "api": "fifo", "poll": "fifo"}
+# How ``status`` and the window name each order to the operator.
+ORDER_MESSAGES = {"fifo": msg("order: first in, first out"), "longest": msg("order: longest expected first"),
+                  "fair": msg("order: batches in turn")}
 # The recorded durations a fit reads: the model's latest successes.
 HISTORY_SAMPLES = 50
 # No task is expected to take less: a fitted line never goes below it, as 0 means "not known".
 # (Small: a scaled clock's tests record durations of milliseconds.)
 MIN_EXPECTED_S = 0.001
+
+
+def order_message(order: str) -> Message:
+    """The order a lane takes its queue in, in the operator's language."""
+    return ORDER_MESSAGES[order]
 
 
 @dataclass(frozen=True)

@@ -10,17 +10,24 @@ content tells, width, height and duration.
 ``verify_download`` is the downloaders' check that a file is whole: the size the server
 announced, and content that decodes as what it claims to be (PyAV for video and audio, the
 container's own structure for MP4/MOV, PNG and JPEG).
+
+PyAV (FFmpeg, ~100 MB) is the optional ``video`` extra: without it, videos and sounds get no
+width, height or duration and a download is checked by its structure only; a warning says so
+once per process (images' sizes are read from their headers either way).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import logging
 import os
 import struct
 from dataclasses import dataclass
 from datetime import date
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import MessageError
@@ -29,6 +36,7 @@ from mediaassist.core.messages import Message, msg
 from mediaassist.core.naming import DEFAULT_NAMING, Template, numbered, render
 from mediaassist.core.paths import output_dir, safe_name
 
+log = logging.getLogger("mediaassist")
 TEXT_SUFFIXES = {".txt", ".md", ".json", ".csv", ".srt", ".vtt", ".html"}
 OUTPUTS_DIR = "outputs"
 
@@ -140,7 +148,7 @@ def describe_output(n: int, path: Path) -> OutputFile:
     width = height = None
     duration = None
     if media in ("image", "video", "audio"):
-        width, height, duration = probe(path)
+        width, height, duration = probe(path, media)
     return OutputFile(n=n, path=str(path), bytes=path.stat().st_size, sha256=file_sha256(path), media=media,
                       width=width, height=height, duration_s=duration)
 
@@ -156,20 +164,106 @@ def media_of(path: Path) -> str:
     return "text" if path.suffix.lower() in TEXT_SUFFIXES else "other"
 
 
-def probe(path: Path) -> tuple[int | None, int | None, float | None]:
-    """(width, height, duration in seconds) as far as PyAV reads them; Nones where it cannot."""
+# --- what the content says: sizes and durations ---------------------------------------------
+
+VIDEO_EXTRA_HINT = "MEDIAASSIST_EXTRAS=video packaging/setup.sh --app"  # or pip install "mediaassist[video]"
+
+
+@cache
+def video_tools_installed() -> bool:
+    """PyAV is there (the ``video`` extra: ~100 MB with its FFmpeg, so optional): videos' and
+    sounds' sizes, durations, first frames and the decode check of a download need it."""
+    return importlib.util.find_spec("av") is not None
+
+
+@cache
+def _say_video_tools_missing() -> None:
+    """Once per process, where a video or sound first goes without what PyAV would tell."""
+    log.warning("PyAV is not installed: videos and sounds get no size, duration or first frame, and a "
+                "download is checked by its structure only, not decoded; add it with %s", VIDEO_EXTRA_HINT)
+
+
+def probe(path: Path, media: str) -> tuple[int | None, int | None, float | None]:
+    """(width, height, duration in seconds) as far as the content tells: an image's size from its
+    header; a video's or sound's from PyAV when it is installed; Nones where nothing tells."""
+    if media == "image":
+        size = image_size(path)
+        return (size[0], size[1], None) if size else (None, None, None)
+    if not video_tools_installed():
+        _say_video_tools_missing()
+        return None, None, None
     import av
 
     try:
         with av.open(str(path)) as container:
             video = container.streams.video[0] if container.streams.video else None
             duration = container.duration / 1_000_000 if container.duration else None
-            if video is not None and video.codec_context.name in ("png", "mjpeg", "webp", "gif", "bmp"):
-                duration = None  # a still image: no duration worth saying
             return (video.codec_context.width if video else None, video.codec_context.height if video else None,
                     round(duration, 3) if duration else None)
     except (av.FFmpegError, OSError, ValueError, IndexError):
         return None, None, None
+
+
+def image_size(path: Path) -> tuple[int, int] | None:
+    """(width, height) of a PNG, JPEG, GIF, WebP or BMP from its header; None when it is none of
+    them or the header is cut."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(32)
+            sniffed = sniff_bytes(head)
+            if sniffed is None or sniffed[0] != "image":
+                return None
+            if sniffed[1] == "image/jpeg":
+                return _jpeg_size(handle)
+            return _header_size(sniffed[1], head)
+    except (OSError, struct.error, IndexError):  # IndexError: the file ends inside the header
+        return None
+
+
+def _header_size(mime: str, head: bytes) -> tuple[int, int] | None:
+    if mime == "image/png":
+        return struct.unpack(">II", head[16:24])
+    if mime == "image/gif":
+        return struct.unpack("<HH", head[6:10])
+    if mime == "image/bmp":
+        if head[14] == 12:  # an OS/2 header: 16-bit sides
+            return struct.unpack("<HH", head[18:22])
+        width, height = struct.unpack("<ii", head[18:26])
+        return width, abs(height)  # a bottom-up BMP gives a negative height
+    chunk = head[12:16]  # WebP: lossy, lossless or extended
+    if chunk == b"VP8 ":
+        width, height = struct.unpack("<HH", head[26:30])
+        return width & 0x3FFF, height & 0x3FFF
+    if chunk == b"VP8L":
+        bits = int.from_bytes(head[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8X":
+        return int.from_bytes(head[24:27], "little") + 1, int.from_bytes(head[27:30], "little") + 1
+    return None
+
+
+# JPEG markers that start a frame (SOF0-SOF15 but DHT, JPG and DAC), whose header holds the size.
+_JPEG_FRAMES = set(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+_JPEG_STANDALONE = {0x01, *range(0xD0, 0xD9)}  # markers without a length
+
+
+def _jpeg_size(handle: BinaryIO) -> tuple[int, int] | None:
+    """Walk a JPEG's segments to its frame header (EXIF and ICC segments come first)."""
+    handle.seek(2)
+    while (marker := handle.read(2)) and len(marker) == 2 and marker[0] == 0xFF:
+        kind = marker[1]
+        while kind == 0xFF:  # fill bytes before a marker
+            kind = handle.read(1)[0]
+        if kind in _JPEG_STANDALONE:
+            continue
+        length = struct.unpack(">H", handle.read(2))[0]
+        if kind in _JPEG_FRAMES:
+            height, width = struct.unpack(">xHH", handle.read(5))
+            return width, height
+        if kind == 0xDA or length < 2:  # the scan starts, or a broken length: no frame header ahead
+            return None
+        handle.seek(length - 2, os.SEEK_CUR)
+    return None
 
 
 # --- is a download whole? -------------------------------------------------------------------
@@ -201,7 +295,10 @@ def verify_download(path: Path, announced: int | None, expected_media: str | Non
         if problem is not None:
             raise BrokenDownload(problem)
     if media in ("video", "audio"):
-        _check_decodes(path, media)
+        if video_tools_installed():
+            _check_decodes(path, media)
+        else:
+            _say_video_tools_missing()
 
 
 # How a whole PNG and a whole JPEG end (trailing zero padding aside).

@@ -14,6 +14,7 @@ plain value, so each rule is unit-tested on its own (tests/unit/test_policy.py).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from datetime import datetime
 
 from mediaassist.core.hours import Hours, closed_reason
 from mediaassist.core.lane_api import StopReason
-from mediaassist.core.lanes import WEB_LANE_LIMIT, AccountView, LaneConditions
+from mediaassist.core.lanes import WEB_LANE_LIMIT, AccountView, ClaimRequest, LaneConditions
 from mediaassist.core.limiter import AUTO_START
 from mediaassist.core.messages import Message, as_message, msg
 
@@ -36,23 +37,10 @@ class LaneSlots:
     limit: int  # the fixed gate; for ``adaptive`` lanes the ceiling of the learned limit
     running: int = 0  # this process's attempts on the lane
     account: str | None = None
+    key: str | None = None  # the label of the provider's key it runs on (lanes of a provider with keys)
     adaptive: bool = False
     resting: bool = False  # its resource is busy elsewhere for a while (a Requeue's wait)
     order: str = "fifo"  # how it takes its queue: fifo | longest | fair (core/order.py)
-
-
-@dataclass(frozen=True)
-class ClaimRequest:
-    """Claim up to ``count`` due tasks of ``route`` for ``lane``. With ``lane_limit`` the store
-    counts the route's running rows of every process in the claim's transaction and takes at most
-    ``lane_limit - running``; a web lane has none (its account's one-task guard holds instead)."""
-
-    lane: str
-    route: str
-    count: int
-    account: str | None = None
-    lane_limit: int | None = None
-    order: str = "fifo"  # in which order the store takes the queue's due tasks (core/order.py)
 
 
 def current_limit(kind: str, limit: int, adaptive: bool, learned: int | None) -> int:
@@ -111,21 +99,44 @@ def waiting_for_hours(blocked: Mapping[str, Message], conditions: LaneConditions
 
 
 def plan_claims(lanes: Sequence[LaneSlots], conditions: LaneConditions, here: str) -> list[ClaimRequest]:
-    """Which lanes claim, and how many, in lane order: each open lane asks for its free slots.
+    """Which lanes claim, and how many, in lane order: each open lane asks for its free slots --
+    but the keys of one provider take turns, one task each, least loaded first (``spread_over_keys``).
 
     A lane takes nothing while paused, resting, full, or (web) while its account is disabled,
     needs a login or lives on another machine. The caller decides whether it takes work at all
-    (not while stopping, draining or after a storage fault)."""
+    (not while stopping, draining or after a storage fault); a key whose claim came back short
+    has no more to take in this round (the caller drops its later turns)."""
     blocked = blocked_lanes(lanes, conditions, here)
     claims: list[ClaimRequest] = []
+    loads: dict[str, float] = {}
     for lane in lanes:
         limit = current_limit(lane.kind, lane.limit, lane.adaptive, conditions.learned.get(lane.name))
-        free = limit - lane.running
+        free = min(limit - lane.running, conditions.daily_left.get(lane.name, limit))
         if free <= 0 or lane.resting or lane.name in blocked:
             continue
-        claims.append(ClaimRequest(lane=lane.name, route=lane.route, count=free, account=lane.account,
+        loads[lane.name] = lane.running / limit
+        claims.append(ClaimRequest(lane=lane.name, route=lane.route, count=free, account=lane.account, key=lane.key,
                                    lane_limit=None if lane.kind == "web" else limit, order=lane.order))
-    return claims
+    return spread_over_keys(claims, loads)
+
+
+def spread_over_keys(claims: Sequence[ClaimRequest], loads: Mapping[str, float]) -> list[ClaimRequest]:
+    """The claims of one provider's keys as turns of one task each, the least loaded key
+    (running ÷ limit) first: a short queue is shared by the keys instead of filling the first
+    one, and each key's quota is drawn on evenly. Other claims keep their place; a provider's
+    turns stand where its first key's claim stood."""
+    planned: list[ClaimRequest] = []
+    spread: set[str] = set()
+    for claim in claims:
+        if claim.key is None:
+            planned.append(claim)
+        elif claim.route not in spread:
+            spread.add(claim.route)
+            keys = sorted((c for c in claims if c.key is not None and c.route == claim.route),
+                          key=lambda c: loads.get(c.lane, 0.0))
+            for turn in range(max(c.count for c in keys)):
+                planned += [dataclasses.replace(c, count=1) for c in keys if c.count > turn]
+    return planned
 
 
 # --- the end of an attempt ---------------------------------------------------------------------

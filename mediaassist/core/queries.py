@@ -19,6 +19,7 @@ from typing import Any
 
 import peewee as pw
 
+from mediaassist.core.lanes import lane_of
 from mediaassist.core.messages import Message
 from mediaassist.core.money import Money, Totals, from_micros
 from mediaassist.core.store import (
@@ -38,8 +39,10 @@ CHUNK = 500  # keys per IN (...) (SQLite's variable limit is far above; PG plans
 PREVIEW_CHARS = 200  # prompt, result and error text a table row carries
 
 # The lane a task shows and filters on: its account once a web task has one, else its route.
+# Task.lane in SQL: a web account's lane, a provider key's (``api:x/<key>``), or the route.
 LANE = pw.Case(None, [((Task.model_kind == "web") & Task.account.is_null(False),
-                       pw.Value("web:").concat(Task.account))], Task.route)
+                       pw.Value("web:").concat(Task.account)),
+                      (Task.account.is_null(False), Task.route.concat("/").concat(Task.account))], Task.route)
 
 
 def one_of(field: pw.Field, values: Sequence[Any]) -> pw.Node:
@@ -70,6 +73,8 @@ SORT_KEYS: dict[str, Any] = {
     "created": lambda now: Task.created_at, "prompt": lambda now: Task.prompt,
     "machine": lambda now: Task.host, "cost": _cost,
 }
+# Those that change while tasks run: sorting on one moves rows.
+VOLATILE_SORT_KEYS = frozenset({"state", "error", "lane", "machine", "attempt", "duration", "cost", "heartbeat"})
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,11 @@ class TaskOrder:
         if self.descending:
             return [term.desc(), Task.seq.desc()]
         return [term, Task.seq]
+
+    @property
+    def volatile(self) -> bool:
+        """Rows move under this order as tasks run."""
+        return self.key in VOLATILE_SORT_KEYS
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +211,8 @@ class Snapshot:
     """One GROUP BY over the store, cut the ways the panels and the tray need it."""
 
     by_route: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
-    by_account: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    # (lane, state): the rows an account's or a key's lane runs or ran (Task.lane)
+    by_lane: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
     by_batch: dict[str, dict[str, int]] = field(default_factory=dict)
     batch_routes: dict[str, dict[str, int]] = field(default_factory=dict)  # unfinished per route
     batch_routes_ended: dict[str, dict[str, int]] = field(default_factory=dict)  # ended per route
@@ -315,7 +326,7 @@ class Queries:
         for batch, route, account, state, n, max_seq in self._values(query):
             snap.by_route[(route, state)] += n
             if account:
-                snap.by_account[(account, state)] += n
+                snap.by_lane[(lane_of(route, account), state)] += n
             snap.by_batch.setdefault(batch, defaultdict(int))[state] += n
             if state not in FINAL_STATES:
                 snap.batch_routes.setdefault(batch, defaultdict(int))[route] += n

@@ -42,13 +42,21 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import KIND_TEXTS, ErrorKind, Requeue, StorageFault, TaskError
 from mediaassist.core.events import STATE_AFTER, TaskEvent, TaskEventKind
-from mediaassist.core.hours import Hours, next_opening
-from mediaassist.core.lane_api import AccountChecked, BalanceReported, Provider, StopReason, TaskContext, TaskResult
+from mediaassist.core.hours import DAY_S, Hours, next_opening
+from mediaassist.core.lane_api import (
+    AccountChecked,
+    BalanceReported,
+    LimitReported,
+    Provider,
+    StopReason,
+    TaskContext,
+    TaskResult,
+)
 from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
 from mediaassist.core.location import host_id
 from mediaassist.core.manifest import batch_entries, write_manifest
 from mediaassist.core.messages import Message, msg
-from mediaassist.core.money import SOURCE_TEXTS, format_money
+from mediaassist.core.money import SOURCE_TEXTS, budget_day_start, format_money
 from mediaassist.core.outputs import (
     NamingValues,
     OutputFile,
@@ -112,6 +120,7 @@ class Lane:
     limit: int  # the fixed gate; with ``adaptive`` the most the learned limit may reach
     provider: Provider
     account: str | None = None
+    key: str | None = None  # the label of the provider's key it runs on
     sweep_s: float = DEFAULT_SWEEP_S
     adaptive: bool = False  # concurrency = "auto"
     learned: int | None = None  # the adaptive limit as the store last said (shared by processes)
@@ -121,6 +130,7 @@ class Lane:
     resting_until: float = 0.0
     hours: Hours = ()  # the local hours it may take work in; () = any time
     order: str = "fifo"  # how it takes its queue (core/order.py)
+    daily_limit: int | None = None  # the most tasks it starts in a budget day
 
     def __post_init__(self) -> None:
         self.logger = LaneLogger(logging.getLogger("mediaassist.lane"), {"lane": self.name})
@@ -128,8 +138,8 @@ class Lane:
     @classmethod
     def of(cls, spec: LaneSpec, provider: Provider) -> Lane:
         return cls(name=spec.name, kind=spec.kind, route=spec.route, limit=spec.limit, provider=provider,
-                   account=spec.account, sweep_s=spec.sweep_s, adaptive=spec.adaptive, hours=spec.hours,
-                   order=spec.order)
+                   account=spec.account, key=spec.key, sweep_s=spec.sweep_s, adaptive=spec.adaptive, hours=spec.hours,
+                   order=spec.order, daily_limit=spec.daily_limit)
 
     def current_limit(self) -> int:
         """How many tasks the lane may run at once, across every process on the store: for
@@ -140,7 +150,7 @@ class Lane:
     def slots(self) -> LaneSlots:
         """The lane as the policy sees it: its gate and this process's running attempts."""
         return LaneSlots(name=self.name, kind=self.kind, route=self.route, limit=self.limit,
-                         running=len(self.active), account=self.account, adaptive=self.adaptive,
+                         running=len(self.active), account=self.account, key=self.key, adaptive=self.adaptive,
                          resting=self.resting, order=self.order)
 
     @property
@@ -194,8 +204,19 @@ class Scheduler:
     # --- wiring ----------------------------------------------------------------------------
     def _build_lanes(self) -> dict[str, Lane]:
         """The config's lanes whose provider exists (an account of a site with no provider is left out)."""
-        return {spec.name: Lane.of(spec, self.providers[spec.route])
-                for spec in lane_specs(self.config) if spec.route in self.providers}
+        return {spec.name: Lane.of(spec, provider) for spec in lane_specs(self.config)
+                if (provider := self.providers.get(spec.name, self.providers.get(spec.route))) is not None}
+
+    def _follow_reported_limits(self) -> None:
+        """A poll lane whose config gives no ``max_polling_tasks`` takes the limit its service
+        reports for the key (RunningHub's ``concurrentLimit``): no create is sent only to be told
+        421 "queue maxed". A limit written in the config is the operator's, and stays."""
+        follows = {slot.lane for prov in self.config.providers for slot in prov.slots() if slot.follows_service_limit}
+        for lane in self.lanes.values():
+            reported = lane.provider.reported_limit if isinstance(lane.provider, LimitReported) else None
+            if reported and lane.name in follows and reported != lane.limit:
+                lane.limit = reported
+                lane.logger.info("polls %d at once: the limit the service reports for the key", reported)
 
     def add_listener(self, callback: Callable[[str, Task], None]) -> None:
         """``callback(event, task)`` on started/success/failed/retry/canceled/released."""
@@ -210,7 +231,8 @@ class Scheduler:
             callback(kind.value, task)
         if self._event_listeners:
             state = STATE_AFTER.get(kind, task.state)
-            event = TaskEvent(kind, task.seq, task.task_id, task.lane, state, message)
+            event = TaskEvent(kind, task.seq, task.task_id, task.lane, state, message, route=task.route,
+                              error_kind=task.error_kind, started_at=task.started_at)
             for listener in self._event_listeners:
                 listener(event)
 
@@ -238,6 +260,7 @@ class Scheduler:
         self.store.sync_accounts(self.config.accounts)
         for provider in _unique(self.providers.values()):
             await provider.start()
+        self._follow_reported_limits()
         self.budget.take_balances(self.providers.items())
         self.store.forget_long_absent()
         self.store.announce(self.owner, self.only_batches)
@@ -437,6 +460,10 @@ class Scheduler:
             if lane.hours:  # outside its hours: look again the moment they begin
                 opens = (next_opening(lane.hours, local) - local).total_seconds()
                 timeout = min(timeout, opens + 0.001) if opens > 0 else timeout
+        if any(lane.daily_limit for lane in open_lanes):  # a lane at its daily limit: look when the day turns
+            now_at_store = self.store.now()
+            turns = budget_day_start(now_at_store, self.config.budget.daily_reset) + DAY_S
+            timeout = min(timeout, turns - now_at_store + 0.001)
         return timeout
 
     def _any_active(self) -> bool:
@@ -510,10 +537,14 @@ class Scheduler:
         paused = dict(conditions.paused)
         planned = dataclasses.replace(conditions, paused={name: why for name, why in paused.items()
                                                           if not is_budget_pause(why)})
+        came_short: set[str] = set()  # lanes whose claim got less than it asked: nothing more this round
         for claim in plan_claims([lane.slots() for lane in self.lanes.values()], planned, host_id()):
+            if claim.lane in came_short:
+                continue
             lane = self.lanes[claim.lane]
-            claimed = self.budget.claim(claim.route, self.owner, claim.count, claim.account, self.only_batches,
-                                        claim.lane_limit, claim.order)
+            claimed = self.budget.claim(claim, self.owner, self.only_batches)
+            if len(claimed.tasks) < claim.count:
+                came_short.add(claim.lane)
             self._note_budget_stops(lane, claimed, paused)
             for task in claimed.tasks:
                 self._start_attempt(lane, task)
@@ -668,7 +699,7 @@ class Scheduler:
             assert isinstance(error, Requeue)
             self._requeue(lane, attempt, error)
         elif end is End.FAIL and isinstance(error, TaskError):
-            self._end_error(lane, task, error)
+            self._end_error(lane, attempt, error)
         elif end is End.FAIL:  # a provider bug must not take the lane down
             lane.logger.error("%s: provider raised", task.task_id, exc_info=error)
             self._fail(task, ErrorKind.INTERNAL, msg("{error}: {detail}", error=type(error).__name__, detail=error),
@@ -703,12 +734,25 @@ class Scheduler:
         if attempt.work is not None:
             attempt.work.cancel()
 
-    def _end_error(self, lane: Lane, task: Task, exc: TaskError) -> None:
+    def _end_error(self, lane: Lane, attempt: Attempt, exc: TaskError) -> None:
+        task = attempt.task
+        if exc.pause_lane and self._other_keys(lane):
+            # The key is at fault (rejected, out of quota), not the task: the key is benched
+            # and the task goes back to the queue, unspent, for the provider's other keys.
+            benched = msg("key {key} benched: {reason}", key=lane.key, reason=exc.message)
+            self._requeue(lane, attempt, Requeue(benched, pause_lane=exc.pause_lane))
+            return
         if exc.pause_lane:
             self._pause(lane, task, exc.pause_lane)
         if exc.kind is ErrorKind.LOGIN and lane.account is not None:
             self.store.set_login_state(lane.account, "needs_login", exc.message)
         self._fail(task, exc.kind, exc.message, retry=exc.retry)
+
+    def _other_keys(self, lane: Lane) -> list[Lane]:
+        """The lanes of the other keys of ``lane``'s provider (none for a lane not of a key)."""
+        if lane.key is None:
+            return []
+        return [other for other in self.lanes.values() if other.route == lane.route and other is not lane]
 
     def _pause(self, lane: Lane, task: Task, reason: Message) -> None:
         self.store.pause_lane(lane.name, reason)
@@ -759,12 +803,34 @@ class Scheduler:
 
     # --- waiting for batches ---------------------------------------------------------------
     def lane_conditions(self) -> LaneConditions:
-        """The store's word on the lanes, and which are outside their hours by this machine's clock."""
+        """The store's word on the lanes, which are outside their hours by this machine's clock,
+        and what the lanes with a daily limit may still start today."""
         conditions = self.store.lane_conditions()
         hours = {lane.name: lane.hours for lane in self.lanes.values() if lane.hours}
-        if not hours:
+        closed = closed_lanes(hours, self._local_now()) if hours else {}
+        daily_left = self._daily_left()
+        for name, left in daily_left.items():
+            if left <= 0 and name not in closed:
+                closed[name] = msg("daily limit of {limit} tasks reached; starts again at {time}",
+                                   limit=self.lanes[name].daily_limit, time=self._next_day_text())
+        if not closed and not daily_left:
             return conditions
-        return dataclasses.replace(conditions, closed=closed_lanes(hours, self._local_now()))
+        return dataclasses.replace(conditions, closed=closed, daily_left=daily_left)
+
+    def _daily_left(self) -> dict[str, int]:
+        """{lane: tasks it may still start in this budget day} for the lanes with a daily limit,
+        counted from the store's rows (every process's)."""
+        capped = [lane for lane in self.lanes.values() if lane.daily_limit]
+        if not capped:
+            return {}
+        since = budget_day_start(self.store.now(), self.config.budget.daily_reset)
+        started = self.store.started_since(since, [(lane.route, lane.account or lane.key) for lane in capped])
+        return {lane.name: max(0, (lane.daily_limit or 0) - started[(lane.route, lane.account or lane.key)])
+                for lane in capped}
+
+    def _next_day_text(self) -> str:
+        hour, minute = self.config.budget.daily_reset
+        return f"{hour:02d}:{minute:02d}"
 
     def _local_now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.now())

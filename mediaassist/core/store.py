@@ -14,7 +14,7 @@ poll provider's creates) across processes.
 Faults of the file itself (disk full, read-only, corrupt, replaced) come out of every statement
 as one ``StorageFault`` naming the file and what to do, never as a bare sqlite3 error.
 
-The only database-specific code is ``_lane_lock``, ``_claim_lock``, ``_connect`` and the
+The only database-specific code is ``_lane_lock``, ``_take``, ``_connect`` and the
 SQLite fault translation, all marked below. Where the store lives is ``core.location``; its
 schema version and migrations (``SCHEMA_COLUMNS`` below) are applied by ``core.schema``.
 """
@@ -51,7 +51,7 @@ from mediaassist.core.errors import (
     ErrorKind,
     StorageFault,
 )
-from mediaassist.core.lanes import AccountView, LaneConditions
+from mediaassist.core.lanes import AccountView, ClaimRequest, LaneConditions, lane_of
 from mediaassist.core.location import (
     StoreUnavailable,
     connect_kwargs,
@@ -102,13 +102,6 @@ database_proxy = pw.DatabaseProxy()
 PAUSED_BY_OPERATOR = msg("paused by operator")
 CANCELED_BY_OPERATOR = msg("canceled by operator")
 CANCELED_BEFORE_IT_RAN = msg("canceled before it ran")
-# An account's login state (``Account.login_state``) as the operator reads it.
-LOGIN_STATES = {"ok": msg("logged in"), "needs_login": msg("needs login"), "unknown": msg("login unknown")}
-
-
-def login_state_message(state: str) -> Message:
-    return LOGIN_STATES.get(state) or verbatim(state)
-
 
 def _stored_json(text: Message | str | None) -> str | None:
     """A message as stored beside its English (keys masked); None for a plain text (an answer)."""
@@ -215,9 +208,8 @@ class Task(_Base):
 
     @property
     def lane(self) -> str:
-        if self.model_kind == "web" and self.account:
-            return f"web:{self.account}"
-        return self.route
+        """The lane that runs (or ran) it: its web account's, its provider key's, or its route's."""
+        return lane_of(self.route, self.account)
 
 
 # The claim's ORDER BY priority DESC, seq ASC must walk this index, not sort the whole queue.
@@ -225,10 +217,29 @@ Task.add_index(Task.route, Task.state, Task.priority.desc(), Task.seq, name="tas
 # The same order inside one batch, for ``run FILE``: walking task_claim_order past the pending
 # rows of other batches cost ~9x per claim with the file's batch behind 90,000 others.
 Task.add_index(Task.batch_id, Task.route, Task.state, Task.priority.desc(), Task.seq, name="task_batch_claim_order")
+# ``longest``'s order (core/order.py), walked like task_claim_order: sorting the due rows instead
+# cost ~25x FIFO's claim on a queue of 100,000 (schema 7).
+Task.add_index(Task.route, Task.state, Task.priority.desc(), Task.expected_s.desc(), Task.seq,
+               name="task_longest_order")
+# ``fair`` finds the batches waiting on a route by skipping from one to the next on this index,
+# instead of grouping every due row (schema 7).
+Task.add_index(Task.route, Task.state, Task.batch_id, name="task_route_batches")
 # One logged-in session runs one generation: at most one running web task per account, held by
 # the database itself, so it holds across every process that shares the store.
 Task.add_index(pw.SQL('CREATE UNIQUE INDEX IF NOT EXISTS "task_one_running_per_account" ON "task" '
                       "(account) WHERE state = 'running' AND model_kind = 'web'"))
+
+
+# Every column of a task, in the model's order: what a claim reads back.
+_TASK_FIELDS = tuple(Task._meta.sorted_fields)
+_TASK_COLUMNS = ", ".join(f'"{f.column_name}"' for f in _TASK_FIELDS)
+
+
+def _task_of(row: Sequence[Any]) -> Task:
+    """A task from a row of ``_TASK_COLUMNS``, its values converted as peewee's reader does."""
+    task = Task(__no_default__=1, **{f.name: f.python_value(value) for f, value in zip(_TASK_FIELDS, row, strict=True)})
+    task._dirty.clear()  # type: ignore[attr-defined]  # as read: nothing to save (peewee-stubs lack _dirty)
+    return task
 
 
 class Result(_Base):
@@ -498,6 +509,8 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
     5: [("task", "create_hold_until", "DOUBLE PRECISION")],
     # the expected duration a lane's ``longest`` order reads (core/order.py)
     6: [("task", "expected_s", "DOUBLE PRECISION NOT NULL DEFAULT 0")],
+    # indexes for the ``longest`` and ``fair`` claims (task_longest_order, task_route_batches)
+    7: [],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
@@ -1007,12 +1020,31 @@ class Store:
             return self.db.atomic("IMMEDIATE")
         return self.db.atomic()
 
-    def _claim_lock(self, query: pw.Select) -> pw.Select:
-        # SQLite serialises writers, so UPDATE ... WHERE seq IN (subselect) is atomic as is.
-        # PostgreSQL needs the rows locked and concurrent claimers to skip them.
+    def _take(self, head: str, params: Sequence[Any], changes: dict[str, Any]) -> list[Task]:
+        """Write ``changes`` to the rows ``head`` (a SELECT of seqs) picks, and read them back:
+        a claim, inside a write transaction."""
+        mark = self.db.param
+        assignments = ", ".join(f"{column} = {mark}" for column in changes)
+        # No second "state = pending" test on the update: the rows are taken under SQLite's write
+        # lock (or locked FOR UPDATE on PostgreSQL), and that test would steer the planner from
+        # seq lookups to a scan of every pending row.
         if isinstance(self.db, pw.PostgresqlDatabase):
-            return query.for_update(skip_locked=True)  # FOR UPDATE SKIP LOCKED
-        return query
+            # One round trip; the rows are locked, and concurrent claimers skip them.
+            return self._tasks(f'UPDATE "task" SET {assignments} WHERE seq IN ({head} FOR UPDATE SKIP LOCKED) '
+                               f"RETURNING {_TASK_COLUMNS}", (*changes.values(), *params))
+        # SQLite serialises writers, so nothing comes between these statements; the same as one
+        # UPDATE ... WHERE seq IN (SELECT ...) RETURNING cost SQLite 2.5x their time.
+        seqs = [row[0] for row in self.db.execute_sql(head, params)]
+        if not seqs:
+            return []
+        taken = f"seq IN ({_marks(mark, len(seqs))})"
+        self.db.execute_sql(f'UPDATE "task" SET {assignments} WHERE {taken}', (*changes.values(), *seqs))
+        return self._tasks(f'SELECT {_TASK_COLUMNS} FROM "task" WHERE {taken}', seqs)
+
+    def _tasks(self, sql: str, params: Sequence[Any]) -> list[Task]:
+        """The tasks of a statement that yields every column (``_TASK_COLUMNS``), built without
+        peewee's per-query setup of its row reader."""
+        return [_task_of(row) for row in self.db.execute_sql(sql, params).fetchall()]
 
     # ----------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -1115,7 +1147,7 @@ class Store:
     # --- claim and run ---------------------------------------------------------------------
     def claim(self, route: str, owner: str, limit: int = 1, account: str | None = None,
               batch_ids: Sequence[str] | None = None, lane_limit: int | None = None,
-              skip_batches: Sequence[str] = (), order: str = "fifo") -> list[Task]:
+              skip_batches: Sequence[str] = (), order: str = "fifo", key: str | None = None) -> list[Task]:
         """Atomically move up to ``limit`` due pending tasks of a route to running.
 
         Order: higher priority first, then by ``order`` (core/order.py): ``fifo``; ``longest``
@@ -1127,72 +1159,118 @@ class Store:
         still at the service) are counted in the same transaction, and at most ``lane_limit`` minus
         those new tasks are taken; pending rows with a remote id are taken first, from any batch.
         ``skip_batches`` leaves those batches' new tasks out.
+
+        ``key``: the claim is for one key of the route's provider (its label): the limit counts
+        that key's rows, the claimed rows name it, and rows another key holds (a remote task it
+        created, pending again) are left to that key -- a service knows a task by its key only.
         """
         if limit <= 0:
             return []
+        holder = account if account is not None else key
         if lane_limit is None:
-            return self._claim_in_order(route, owner, limit, account, batch_ids, None, skip_batches, order)
-        with self._lane_lock(route):
-            # Plain SQL: peewee's query building would cost more than the count itself.
-            mark = self.db.param
-            # Three counts, each on an index of its own (a single OR walked every row of the route).
-            running, remote, unread = self.db.execute_sql(
-                f'SELECT (SELECT COUNT(*) FROM "task" WHERE route = {mark} AND state = {mark}), '
-                f'(SELECT COUNT(*) FROM "task" WHERE route = {mark} AND state = {mark} AND remote_id IS NOT NULL), '
-                # "|| ''" keeps the planner on create_hold_until's index (few rows), off the route's
-                f'(SELECT COUNT(*) FROM "task" WHERE create_hold_until > {mark} AND route || \'\' = {mark} '
-                f'AND state <> {mark} AND remote_id IS NULL)',
-                (route, RUNNING, route, PENDING, self.now(), route, RUNNING)).fetchone()
-            holding = running + remote + unread
+            return self._claim_in_order(route, owner, limit, holder, batch_ids, None, skip_batches, order)
+        with self._lane_lock(route if key is None else f"{route}/{key}"):
+            holding = self._holding(route, key)
             # A remote task whose process died or stopped runs on at the service: its row holds
             # its slot until it ends, and any process may take it (its slot is counted already),
             # whichever batch it belongs to. So does a create whose reply nobody read (its
             # process died, the reply was lost), for as long as such a task could run.
             # New work gets only what the limit leaves.
             # Only when there are any: looking for none walked the whole queue in claim order.
-            resumed = self._claim(route, owner, limit, account, None, remote=True) if remote else []
-            fresh = self._claim_in_order(route, owner, min(limit - len(resumed), lane_limit - holding), account,
+            resumed = self._claim(route, owner, limit, holder, None, remote=True) if holding.remote else []
+            fresh = self._claim_in_order(route, owner, min(limit - len(resumed), lane_limit - holding.total), holder,
                                          batch_ids, False, skip_batches, order)
             return resumed + fresh
+
+    def _holding(self, route: str, key: str | None) -> Holding:
+        """What holds the slots of a route (or of one key of it): its running rows, its pending
+        rows with a remote task, and creates sent with no reply read."""
+        # Plain SQL: peewee's query building would cost more than the count itself.
+        mark = self.db.param
+        of_key = f" AND account = {mark}" if key is not None else ""
+        keyed = (key,) if key is not None else ()
+        # Three counts, each on an index of its own (a single OR walked every row of the route).
+        running, remote, unread = self.db.execute_sql(
+            f'SELECT (SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND state = {mark}), '
+            f'(SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND state = {mark} '
+            'AND remote_id IS NOT NULL), '
+            # "|| ''" keeps the planner on create_hold_until's index (few rows), off the route's
+            f'(SELECT COUNT(*) FROM "task" WHERE create_hold_until > {mark} AND route || \'\' = {mark}{of_key} '
+            f'AND state <> {mark} AND remote_id IS NULL)',
+            (route, *keyed, RUNNING, route, *keyed, PENDING, self.now(), route, *keyed, RUNNING)).fetchone()
+        return Holding(running, remote, unread)
 
     def _claim_in_order(self, route: str, owner: str, limit: int, account: str | None,
                         batch_ids: Sequence[str] | None, remote: bool | None, skip_batches: Sequence[str],
                         order: str) -> list[Task]:
         if order != "fair" or limit <= 0:
             return self._claim(route, owner, limit, account, batch_ids, remote, skip_batches, order)
-        # Fair: how many each batch gets (core/order.py), then each batch's head, FIFO. The counts
-        # read all of the route's due rows (grouped) -- the price of looking past the queue's head.
-        due = self._due(route, self.now(), account, batch_ids, remote, skip_batches)
-        groups = (Task.select(Task.batch_id, Task.priority, pw.fn.COUNT(Task.seq), pw.fn.MIN(Task.seq))
-                  .where(due).group_by(Task.batch_id, Task.priority))
+        # Fair: how many each batch gets (core/order.py), then each batch's head, FIFO.
+        now = self.now()
+        waiting = self._waiting_batches(route) if batch_ids is None else list(batch_ids)
+        queues = [queue for batch in waiting if batch not in skip_batches
+                  for queue in self._batch_queues(self._due(route, now, account, [batch], remote, ()), limit)]
         busy = (Task.select(Task.batch_id, pw.fn.COUNT(Task.seq))
                 .where((Task.route == route) & (Task.state == RUNNING)).group_by(Task.batch_id))
         # cast: peewee-stubs type a tuples() query's rows as model instances
-        queues = [BatchQueue(*row) for row in cast(Iterable[tuple[str, int, int, int]], groups.tuples())]
         running = dict(cast(Iterable[tuple[str, int]], busy.tuples()))
         claimed: list[Task] = []
         for batch, share in fair_shares(queues, running, limit).items():
             claimed += self._claim(route, owner, share, account, [batch], remote, (), "fifo")
         return claimed
 
+    def _waiting_batches(self, route: str) -> list[str]:
+        """The batches with pending rows on ``route``: one step of task_route_batches per batch
+        (a loose index scan), however many rows each has."""
+        mark = self.db.param
+        rows = self.db.execute_sql(
+            'WITH RECURSIVE waiting(batch_id) AS ('
+            f'SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND state = {mark} '
+            f'UNION ALL SELECT (SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND state = {mark} '
+            'AND batch_id > waiting.batch_id) FROM waiting WHERE waiting.batch_id IS NOT NULL) '
+            'SELECT batch_id FROM waiting WHERE batch_id IS NOT NULL', (route, PENDING, route, PENDING))
+        return [row[0] for row in rows]
+
+    @staticmethod
+    def _batch_queues(due: pw.SQL, limit: int) -> list[BatchQueue]:
+        """One batch's due rows per priority, counted up to ``limit`` in claim order: no batch
+        gets more than ``limit`` slots, so ``fair_shares`` needs no more (a batch's lower
+        priority is reached only when its higher one has fewer)."""
+        # cast: peewee-stubs type a tuples() query's rows as model instances
+        rows = cast(Iterable[tuple[str, int, int]], Task.select(Task.batch_id, Task.priority, Task.seq).where(due)
+                    .order_by(Task.priority.desc(), Task.seq).limit(limit).tuples())
+        queues: list[BatchQueue] = []
+        for batch, priority, seq in rows:
+            if queues and queues[-1].priority == priority:
+                queues[-1] = BatchQueue(batch, priority, queues[-1].pending + 1, queues[-1].head_seq)
+            else:
+                queues.append(BatchQueue(batch, priority, 1, seq))
+        return queues
+
     def _due(self, route: str, now: float, account: str | None, batch_ids: Sequence[str] | None,
-             remote: bool | None, skip_batches: Sequence[str]) -> pw.Expression:
-        """The route's pending rows that may start now (for ``account``, of ``batch_ids``)."""
+             remote: bool | None, skip_batches: Sequence[str]) -> pw.SQL:
+        """The route's pending rows that may start now (for ``account``, of ``batch_ids``), as
+        plain SQL over the unaliased task table (peewee's building of it cost more than the claim)."""
+        mark = self.db.param
         # "+ 0" keeps the planner off the (state, not_before) index: the claim must walk
         # task_claim_order, or every claim sorts the whole queue.
-        due = (Task.route == route) & (Task.state == PENDING) & ((Task.not_before + 0) <= now)
+        where = [f"route = {mark} AND state = {mark} AND not_before + 0 <= {mark}"]
+        params: list[Any] = [route, PENDING, now]
         if batch_ids is not None:
-            due &= Task.batch_id.in_(list(batch_ids))
+            where.append(f"batch_id IN ({_marks(mark, len(batch_ids))})" if batch_ids else "0 = 1")
+            params += batch_ids
         if remote is not None:
-            due &= Task.remote_id.is_null(not remote)
+            where.append("remote_id IS NOT NULL" if remote else "remote_id IS NULL")
         if skip_batches:
-            due &= Task.batch_id.not_in(list(skip_batches))
+            where.append(f"batch_id NOT IN ({_marks(mark, len(skip_batches))})")
+            params += skip_batches
         if account is not None:
-            due &= Task.account.is_null() | (Task.account == account)
-            busy = Task.alias("busy")
-            due &= ~pw.fn.EXISTS(busy.select(busy.seq).where((busy.account == account)
-                                                             & (busy.state == RUNNING)))
-        return due
+            # A web account runs one task at a time (a key's limit is counted by ``claim``).
+            where.append(f"(account IS NULL OR account = {mark}) AND NOT EXISTS (SELECT busy.seq FROM "
+                         f'"task" AS busy WHERE busy.account = {mark} AND busy.state = {mark} '
+                         f"AND busy.model_kind = {mark})")
+            params += [account, account, RUNNING, "web"]
+        return pw.SQL(" AND ".join(where), params)
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
                batch_ids: Sequence[str] | None, remote: bool | None = None,
@@ -1205,31 +1283,22 @@ class Store:
         due = self._due(route, now, account, batch_ids, remote, skip_batches)
         # ``longest`` sorts the route's due rows (no index has the expected duration): a web
         # lane's claim starts a task of minutes.
-        ordering = ([Task.priority.desc(), Task.expected_s.desc(), Task.seq] if order == "longest"
-                    else [Task.priority.desc(), Task.seq])
-        head = self._claim_lock(Task.select(Task.seq).where(due).order_by(*ordering).limit(limit))
-        changes: dict[Any, Any] = {
-            Task.state: RUNNING, Task.owner: owner, Task.host: owner_host(owner),
-            Task.started_at: now, Task.heartbeat_at: now, Task.finished_at: None, Task.updated_at: now,
-        }
+        ordering = "priority DESC, expected_s DESC, seq" if order == "longest" else "priority DESC, seq"
+        changes = {"state": RUNNING, "owner": owner, "host": owner_host(owner), "started_at": now,
+                   "heartbeat_at": now, "finished_at": None, "updated_at": now}
         if account is not None:
-            changes[Task.account] = account
-        # No second "state = pending" test out here: the subselect and the update are one
-        # statement under SQLite's write lock (and FOR UPDATE re-checks rows on PostgreSQL), and
-        # that test would steer the planner from seq lookups to a scan of every pending row.
-        query = Task.update(changes).where(Task.seq.in_(head)).returning(Task)
+            changes["account"] = account
+        head = f'SELECT seq FROM "task" WHERE {due.sql} ORDER BY {ordering} LIMIT {int(limit)}'
         try:
-            with self.db.atomic():
-                claimed = list(query.execute())
+            with self._write_transaction():
+                claimed = self._take(head, due.params, changes)
         except pw.IntegrityError:  # another process took this account's one slot first
             return []
         return sorted(claimed, key=lambda t: order_key(order, t.priority, t.expected_s, t.seq))
 
     # --- money: reservations and settlements (core.money) -------------------------------------
-    def claim_within_budget(self, route: str, owner: str, limit: int, account: str | None,
-                            batch_ids: Sequence[str] | None, lane_limit: int | None,
-                            plan: Callable[[Task], Reservation | None],
-                            day: str, order: str = "fifo",
+    def claim_within_budget(self, request: ClaimRequest, owner: str, batch_ids: Sequence[str] | None,
+                            plan: Callable[[Task], Reservation | None], day: str,
                             ) -> tuple[list[Task], BudgetStop | None, dict[str, BudgetStop]]:
         """``claim``, and in the same transaction each claimed attempt's estimate reserved
         against every budget that covers it (``plan`` says which). The first task that does
@@ -1243,9 +1312,10 @@ class Store:
         batch_stops: dict[str, BudgetStop] = {}
         spent: dict[Limit, Decimal] = {}
         with self._budget_lock():
-            while len(taken) < limit:
-                claimed = self.claim(route, owner, limit - len(taken), account, batch_ids, lane_limit,
-                                     skip_batches=list(batch_stops), order=order)
+            while len(taken) < request.count:
+                claimed = self.claim(request.route, owner, request.count - len(taken), request.account, batch_ids,
+                                     request.lane_limit, skip_batches=list(batch_stops), order=request.order,
+                                     key=request.key)
                 stop, fitted = self._reserve_in_turn(claimed, plan, day, spent)
                 taken += fitted
                 if stop is None:
@@ -1511,6 +1581,18 @@ class Store:
         row = Upload.get_or_none(Upload.key == key)
         return None if row is None else {"name": row.name, "at": row.uploaded_at}
 
+    def started_since(self, since: float, lanes: Sequence[tuple[str, str | None]]) -> dict[tuple[str, str | None], int]:
+        """{(route, holder): tasks started since ``since``} for lanes given as (route, the account
+        or key whose rows are counted, or None for the whole route): a daily limit's count. A row
+        counts once however often it was tried; a task handed back unstarted does not count."""
+        counts: dict[tuple[str, str | None], int] = {}
+        for route, holder in lanes:
+            started = (Task.route == route) & (Task.started_at >= since)
+            if holder is not None:
+                started &= Task.account == holder
+            counts[(route, holder)] = Task.select().where(started).count()
+        return counts
+
     def running_needing_attention(self, stall_cutoff: float) -> tuple[set[str], bool]:
         """The running rows flagged for cancel (their ids) and whether any running row's heartbeat
         is older than ``stall_cutoff``: the scheduler's frequent check, one indexed query that
@@ -1542,20 +1624,19 @@ class Store:
         text = redact(str(result_text)) if result_text is not None else None
         text_message = _stored_json(result_text)
         usage_json = json.dumps(usage) if usage else None
+        files_json = json.dumps(files, ensure_ascii=False)
+        mark = self.db.param
         with self.db.atomic():
-            updated = (Task.update(state=SUCCESS, finished_at=now, updated_at=now, error_kind=None,
-                                   error=None, error_message=None)
-                       .where(_attempt_is(task)).execute())
-            if updated != 1:
+            if not self._end_attempt(task, {"state": SUCCESS, "finished_at": now, "updated_at": now,
+                                            "error_kind": None, "error": None, "error_message": None}):
                 return False
-            (Result.insert(task_id=task.task_id, text=text, text_message=text_message,
-                           files=json.dumps(files, ensure_ascii=False), usage=usage_json, written_at=now)
-             .on_conflict(conflict_target=[Result.task_id],
-                          update={Result.text: text, Result.text_message: text_message,
-                                  Result.files: json.dumps(files, ensure_ascii=False),
-                                  Result.usage: usage_json, Result.written_at: now})
-             .execute())
-            Output.delete().where(Output.task_id == task.task_id).execute()
+            self.db.execute_sql(
+                f'INSERT INTO "result" (task_id, text, text_message, files, usage, written_at) VALUES '
+                f"({_marks(mark, 6)}) ON CONFLICT (task_id) DO UPDATE SET text = excluded.text, "
+                "text_message = excluded.text_message, files = excluded.files, usage = excluded.usage, "
+                "written_at = excluded.written_at",
+                (task.task_id, text, text_message, files_json, usage_json, now))
+            self.db.execute_sql(f'DELETE FROM "output" WHERE task_id = {mark}', (task.task_id,))
             if outputs:
                 Output.insert_many([{"task_id": task.task_id, "n": o.n, "path": o.path, "bytes": o.bytes,
                                      "sha256": o.sha256, "media": o.media, "width": o.width, "height": o.height,
@@ -1600,43 +1681,54 @@ class Store:
         Returns the new state, or None if the attempt no longer owned the row.
         """
         now = self.now()
-        budget = Task.crash_retries_left if crashed else Task.retries_left
+        budget = "crash_retries_left" if crashed else "retries_left"
         retry = retry_at is not None and (task.crash_retries_left if crashed else task.retries_left) > 0
-        changes: dict[Any, Any] = {
-            Task.error_kind: kind.value, Task.error: redact(str(message)), Task.error_message: _stored_json(message),
-            Task.updated_at: now, Task.owner: None,
-        }
+        changes: dict[str, Any] = {"error_kind": kind.value, "error": redact(str(message)),
+                                   "error_message": _stored_json(message), "updated_at": now, "owner": None}
         if retry:
-            changes.update({Task.state: PENDING, Task.attempt: Task.attempt + 1,
-                            budget: budget - 1, Task.not_before: retry_at, Task.finished_at: None})
-            if not task.account_pinned:
-                changes[Task.account] = None
+            changes.update({"state": PENDING, "attempt": pw.SQL("attempt + 1"), budget: pw.SQL(f"{budget} - 1"),
+                            "not_before": retry_at, "finished_at": None, "account": _holder_kept(_HOLDS_REMOTE)})
         else:
-            changes.update({Task.state: FAILED, Task.finished_at: now})
-        updated = Task.update(changes).where(_attempt_is(task)).execute()
-        if updated != 1:
+            changes.update({"state": FAILED, "finished_at": now})
+        if not self._end_attempt(task, changes):
             return None
         # The caller's row shows what was written: the scheduler's listeners (the tray's failure
         # notice) read the kind from it, and a first attempt's row had none.
         task.error_kind, task.error = kind.value, redact(str(message))
         return PENDING if retry else FAILED
 
+    def _end_attempt(self, task: Task, changes: dict[str, Any]) -> bool:
+        """Write ``changes`` ({column: value, or an SQL expression}) to the attempt's row if it is
+        still this attempt's (plain SQL: peewee's building cost more than the update); False if
+        the attempt lost the row."""
+        mark = self.db.param
+        assignments: list[str] = []
+        params: list[Any] = []
+        for column, value in changes.items():
+            if isinstance(value, pw.SQL):
+                assignments.append(f"{column} = {value.sql}")
+                params += value.params or ()
+            else:
+                assignments.append(f"{column} = {mark}")
+                params.append(value)
+        attempt_is = _attempt_is(task, mark)
+        cursor = self.db.execute_sql(f'UPDATE "task" SET {", ".join(assignments)} WHERE {attempt_is.sql}',
+                                     (*params, *attempt_is.params))
+        return bool(cursor.rowcount == 1)
+
     def finish_canceled(self, task: Task, message: Message | str = CANCELED_BY_OPERATOR) -> bool:
         now = self.now()
-        updated: int = (Task.update(state=CANCELED, finished_at=now, updated_at=now, owner=None,
-                               error_kind=ErrorKind.CANCELED.value, error=redact(str(message)),
-                               error_message=_stored_json(message))
-                   .where(_attempt_is(task)).execute())
-        return updated == 1
+        return self._end_attempt(task, {"state": CANCELED, "finished_at": now, "updated_at": now, "owner": None,
+                                        "error_kind": ErrorKind.CANCELED.value, "error": redact(str(message)),
+                                        "error_message": _stored_json(message)})
 
     def release(self, task: Task) -> bool:
         """Give a claimed task back to the head of its queue, not counted as an attempt."""
         now = self.now()
         changes: dict[Any, Any] = {Task.state: PENDING, Task.owner: None, Task.started_at: None,
-                                   Task.heartbeat_at: None, Task.updated_at: now}
-        if not task.account_pinned:
-            changes[Task.account] = None
-        updated: int = Task.update(changes).where(_attempt_is(task)).execute()
+                                   Task.heartbeat_at: None, Task.updated_at: now,
+                                   Task.account: _holder_kept(_HOLDS_REMOTE)}
+        updated: int = Task.update(changes).where(_attempt_is(task, self.db.param)).execute()
         return updated == 1
 
     # --- recovery --------------------------------------------------------------------------
@@ -1713,18 +1805,21 @@ class Store:
         else:
             scope = Task.task_id.in_(list(task_ids or [])) & Task.state.in_(FINAL_STATES)
         now = self.now()
+        mark = self.db.param
+        remote_ended = f"state = {mark} OR error_kind IN ({_marks(mark, len(REMOTE_FINAL_KINDS))})"
+        ended = [SUCCESS, *REMOTE_FINAL_KINDS]
         changes: dict[Any, Any] = {
             Task.state: PENDING, Task.attempt: Task.attempt + 1, Task.retries_left: AUTO_RETRIES,
             Task.crash_retries_left: CRASH_RETRIES,
             Task.not_before: 0.0, Task.cancel_requested: False, Task.finished_at: None,
             Task.started_at: None, Task.owner: None, Task.updated_at: now,
-            # a fresh try may go to any account unless the task file pinned one
-            Task.account: pw.Case(None, [(Task.account_pinned == True, Task.account)], None),  # noqa: E712
             # A remote task that ended (succeeded, failed or was canceled there) is done for good:
             # the operator's retry creates a new one. Any other remote id -- a local time-out, a
-            # lost poll -- may still be running, so the retry resumes polling it, never resubmits.
-            Task.remote_id: pw.Case(None, [((Task.state == SUCCESS) | Task.error_kind.in_(REMOTE_FINAL_KINDS),
-                                            None)], Task.remote_id),
+            # lost poll -- may still be running, so the retry resumes polling it, never resubmits
+            # (with the key that created it: the row keeps it).
+            Task.remote_id: pw.SQL(f"CASE WHEN {remote_ended} THEN NULL ELSE remote_id END", ended),
+            # a fresh try may go to any account or key unless the task file pinned one
+            Task.account: _holder_kept(pw.SQL(f"remote_id IS NOT NULL AND NOT ({remote_ended})", ended)),
             Task.error_kind: None, Task.error: None, Task.error_message: None,
             # The operator checked the service (the error said to) and asks for a new create.
             Task.create_hold_until: None,
@@ -1972,10 +2067,40 @@ class Store:
         return due
 
 
-def _attempt_is(task: Task) -> pw.Expression:
-    """The row is still this attempt's: running, same attempt, same owner."""
-    return ((Task.task_id == task.task_id) & (Task.state == RUNNING)
-            & (Task.attempt == task.attempt) & (Task.owner == task.owner))
+def _marks(mark: str, count: int) -> str:
+    return ", ".join([mark] * count)
+
+
+# The row holds a remote task, or a create whose reply nobody read, that its key made.
+_HOLDS_REMOTE = pw.SQL("remote_id IS NOT NULL OR create_hold_until IS NOT NULL")
+
+
+def _holder_kept(holds_remote: pw.SQL) -> pw.SQL:
+    """A row's ``account`` when it goes back to the queue: kept when the task file pinned it or
+    (a provider's key) when the row still holds a remote task that key created -- the service
+    knows the task by that key only; else cleared, so any account or key may take it."""
+    return pw.SQL(f"CASE WHEN account_pinned OR ({holds_remote.sql}) THEN account END", holds_remote.params)
+
+
+@dataclass(frozen=True)
+class Holding:
+    """What holds a lane's slots: running rows, pending rows with a remote task, unread creates."""
+
+    running: int
+    remote: int
+    unread: int
+
+    @property
+    def total(self) -> int:
+        return self.running + self.remote + self.unread
+
+
+def _attempt_is(task: Task, mark: str) -> pw.SQL:
+    """The row is still this attempt's: running, same attempt, same owner (plain SQL: it is in
+    every finish, where peewee's building of it cost more than the update)."""
+    owner = f"owner = {mark}" if task.owner is not None else "owner IS NULL"
+    params = [task.task_id, RUNNING, task.attempt] + ([task.owner] if task.owner is not None else [])
+    return pw.SQL(f"task_id = {mark} AND state = {mark} AND attempt = {mark} AND {owner}", params)
 
 
 def _scope(task_ids: Iterable[str] | None, batch_id: str | None) -> pw.Expression:

@@ -13,6 +13,9 @@ As strict as the real API, so the client cannot lean on kindness:
   budget (``rpm``); past it, 429 with or without ``Retry-After``;
 * a hidden concurrency limit (``concurrency_limit``): past N API requests in flight, 429 with no
   header at all, as LiteLLM and many gateways do;
+* several keys (``keys = {key: its concurrency limit or None}``), each with its own hidden limit
+  (past it, the same 429 for that key only), counted in flight per key; ``revoke_key`` makes one
+  answer 401 ``invalid_api_key`` from then on, as a key deleted in the console does;
 * with ``balance`` a prepaid key as DeepSeek's: each answer's tokens are charged, ``GET
   /user/balance`` tells what is left, and a key with nothing left gets 402 "Insufficient Balance".
 
@@ -140,6 +143,8 @@ class RequestRecord:
     has_system: bool = False
     body_keys: list[str] = field(default_factory=list)
     in_flight: int = 0  # API requests in flight when it arrived, itself included
+    key_in_flight: int = 0  # with ``keys``: the requests of its key in flight, itself included
+    key_index: int | None = None  # with ``keys``: which key (its place in ``keys``) it came with
     stream: bool = False
     images: list[dict[str, Any]] = field(default_factory=list)  # what the image inputs decoded to
     fault: str | None = None
@@ -159,8 +164,13 @@ class DemoOpenAIServer:
                  rpm: tuple[int, float] | None = None, rpm_retry_after: bool = True,
                  ratelimit_headers: bool = True, echo_key: bool = False,
                  balance: Decimal | None = None, price_per_1k_tokens: Decimal = Decimal("0.002"),
+                 keys: dict[str, int | None] | None = None,
                  host: str = "127.0.0.1", port: int = 0) -> None:
         self.api_key = api_key
+        self.keys = dict(keys or {})  # key -> its own concurrency limit (None: none); empty: api_key rules
+        self._key_order = list(self.keys)
+        self.key_in_flight = dict.fromkeys(self._key_order, 0)
+        self.key_max_in_flight = dict.fromkeys(self._key_order, 0)
         self.latency_s = latency_s
         self.model_latency = dict(model_latency or {})
         self.speed = speed
@@ -253,6 +263,22 @@ class DemoOpenAIServer:
             return {"in_flight": self.in_flight, "max_in_flight": self.max_in_flight, "early": self.early,
                     "requests": [asdict(r) for r in self.requests]}
 
+    def revoke_key(self, key: str) -> None:
+        """The key answers 401 from now on (deleted in the provider's console)."""
+        with self._lock:
+            self.keys.pop(key, None)
+
+    def authorised(self, authorization: str | None) -> bool:
+        if self._key_order:
+            return authorization is not None and authorization.removeprefix("Bearer ") in self.keys
+        return self.api_key is None or authorization == f"Bearer {self.api_key}"
+
+    def over_key_limit(self, record: RequestRecord) -> bool:
+        if record.key_index is None:
+            return False
+        limit = self.keys.get(self._key_order[record.key_index])
+        return limit is not None and record.key_in_flight > limit
+
     def api_requests(self) -> list[RequestRecord]:
         with self._lock:
             return [r for r in self.requests if r.path.startswith("/v1/") and r.method == "POST"]
@@ -265,7 +291,7 @@ class DemoOpenAIServer:
         record = RequestRecord(
             seq=0, method=method, path=path, started=time.monotonic(),
             model=body.get("model") if isinstance(body.get("model"), str) else None,
-            has_auth=auth is not None, auth_ok=self.api_key is None or auth == f"Bearer {self.api_key}",
+            has_auth=auth is not None, auth_ok=self.authorised(auth),
             header_names=sorted(k.lower() for k in headers),
             has_system=any(isinstance(m, dict) and m.get("role") == "system" for m in messages),
             body_keys=sorted(body), stream=body.get("stream") is True,
@@ -276,11 +302,19 @@ class DemoOpenAIServer:
             self.in_flight += 1
             record.in_flight = self.in_flight
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            key = (auth or "").removeprefix("Bearer ")
+            if record.auth_ok and key in self.key_in_flight:
+                record.key_index = self._key_order.index(key)
+                self.key_in_flight[key] += 1
+                record.key_in_flight = self.key_in_flight[key]
+                self.key_max_in_flight[key] = max(self.key_max_in_flight[key], record.key_in_flight)
         return record
 
     def end(self, record: RequestRecord) -> None:
         with self._lock:
             self.in_flight -= 1
+            if record.key_index is not None:
+                self.key_in_flight[self._key_order[record.key_index]] -= 1
             record.finished = time.monotonic()
 
     def charge(self, usage: dict[str, Any]) -> None:
@@ -410,7 +444,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path.startswith("/files/"):
             self._file(self.path.removeprefix("/files/"))
         elif self.path in ("/user/balance", "/v1/user/balance") and self.demo.balance is not None:
-            if self.demo.api_key is not None and self.headers.get("Authorization") != f"Bearer {self.demo.api_key}":
+            if not self.demo.authorised(self.headers.get("Authorization")):
                 self._send_json(401, _unauthorized(self.headers.get("Authorization"), self.demo.echo_key))
             else:
                 self._send_json(200, self.demo.balance_reply())
@@ -432,7 +466,7 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(min(length, MAX_BODY)) if length else b""
 
     def _models(self, model_id: str) -> None:
-        if self.demo.api_key is not None and self.headers.get("Authorization") != f"Bearer {self.demo.api_key}":
+        if not self.demo.authorised(self.headers.get("Authorization")):
             self._send_json(401, _unauthorized(self.headers.get("Authorization"), self.demo.echo_key))
         elif not model_id:
             self._send_json(200, {"object": "list", "data": [_model(m) for m in self.demo.models]})
@@ -468,7 +502,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, record: RequestRecord, body: dict[str, Any], problem: BadRequest | None) -> None:
         if not record.auth_ok:
             return self._reply(record, 401, _unauthorized(self.headers.get("Authorization"), self.demo.echo_key))
-        if self.demo.over_hidden_limit(record):  # no header at all, as gateways answer it
+        if self.demo.over_hidden_limit(record) or self.demo.over_key_limit(record):  # no header, as gateways
             return self._reply(record, 429, _error("Too many concurrent requests for this key.",
                                                    "rate_limit_exceeded", "requests"))
         if self.demo.out_of_balance():

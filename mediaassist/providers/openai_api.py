@@ -207,7 +207,7 @@ class OpenAIProvider:
         self.balance_read_at = 0.0
 
     async def start(self) -> None:
-        key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
+        key = resolve_api_key(self.prov.keyring_name, self.prov.api_key, self.prov.api_key_env)
         self._auth = {"Authorization": f"Bearer {key}"} if key else {}
         # No client-wide timeout: each request gets its own deadline in ``_request`` instead.
         self._client = http_client(self.prov.proxy, timeout=None, limits=POOL_LIMITS, follow_redirects=False)
@@ -237,7 +237,7 @@ class OpenAIProvider:
             where = (msg("environment variable {name}", name=self.prov.api_key_env) if self.prov.api_key_env
                      else "api_key_env")
             reason = msg("no API key for provider {provider} (set {where}, the OS keyring or api_key)",
-                         provider=self.prov.name, where=where)
+                         provider=self.prov.shown_name, where=where)
             raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
         endpoint = ctx.model.options.get("endpoint", "chat")
         if endpoint not in ENDPOINTS:

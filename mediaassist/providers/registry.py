@@ -1,4 +1,5 @@
-"""Build the provider objects a config names, keyed by route (``api:x``, ``poll:y``, ``web:site``)."""
+"""Build the provider objects a config names, keyed by lane (``api:x``, ``api:x/<key>`` for each key of a
+provider with ``keys``, ``poll:y``) and, for web sites, by route (``web:site``, shared by its accounts)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ SIMULATED_WEB_RANGE = (31.0, 370.0)
 def build_providers(config: AppConfig, clock: Clock, data_dir: Path) -> dict[str, Provider]:
     providers: dict[str, Provider] = {}
     for prov in config.providers:
-        providers[prov.lane] = _build_remote(prov, clock, data_dir)
+        for slot in prov.slots():  # a provider with several keys: one client per key
+            providers[slot.lane] = _build_remote(slot, clock, data_dir)
     for site in web_sites(config):
         if site == SIMULATED_SITE:
             providers[site_route(site)] = SimulatedProvider(clock, *SIMULATED_WEB_RANGE)

@@ -1,8 +1,9 @@
 """The detail pane: one task's prompt, result, input and output thumbnails, error and log lines.
 
-It is refreshed every stats tick, so it only touches what changed: new log lines are appended,
-and a box whose text did change keeps its scroll position. Whatever the operator is reading or
-selecting stays put.
+It follows the feed: at once when its task's row changes, and with every read of the counts (a
+running task's log grows without a row write). So it only touches what changed: new log lines
+are appended, and a box whose text did change keeps its scroll position. Whatever the operator
+is reading or selecting stays put.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QPlainTextEdit, QWidget
 
 from mediaassist.core.media_items import MediaItem, task_media
+from mediaassist.core.queries import Snapshot
 from mediaassist.core.secrets import redact
 from mediaassist.runtime import Runtime
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
+from mediaassist.ui.feed import TaskFeed
 from mediaassist.ui.gallery import MediaStrip
 from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import error_kind_labels, state_labels
@@ -52,10 +55,11 @@ def _set_box(box: QPlainTextEdit, text: str) -> None:
 
 
 class DetailPane(QWidget):
-    def __init__(self, rt: Runtime, thumbnails: DiskThumbnails) -> None:
+    def __init__(self, rt: Runtime, thumbnails: DiskThumbnails, feed: TaskFeed) -> None:
         super().__init__()
         self.rt = rt
         self.task_id: str | None = None
+        self._seq: int | None = None  # the row key of task_id, once read
         self._log_lines = 0  # log entries of task_id already shown
         form = self.form = QFormLayout(self)
         self.header = _plain_label()
@@ -76,16 +80,28 @@ class DetailPane(QWidget):
         form.addRow(tr("Cost"), self.cost)
         form.addRow(tr("Log"), self.log)
         self.refresh()
+        feed.tasks_changed.connect(self._tasks_changed)
+        feed.counts.connect(self._counts_read)
 
     def show_task(self, task_id: str | None) -> None:
-        if task_id != self.task_id:
-            self.task_id = task_id
-            self._log_lines = 0
-            self.log.clear()
+        """Another task (or none): shown at once; the same one again reads nothing."""
+        if task_id == self.task_id:
+            return
+        self.task_id, self._seq = task_id, None
+        self._log_lines = 0
+        self.log.clear()
         self.refresh()
+
+    def _counts_read(self, _snap: Snapshot) -> None:
+        self.refresh()
+
+    def _tasks_changed(self, seqs: set[int]) -> None:
+        if self._seq in seqs:
+            self.refresh()
 
     def refresh(self) -> None:
         task = self.rt.task(self.task_id) if self.task_id else None
+        self._seq = task.seq if task is not None else None
         if task is None:
             _set_label(self.header, tr("Select a task to see its details."))
             for box in (self.prompt, self.result, self.log):

@@ -58,6 +58,7 @@ from PySide6.QtWidgets import (
 )
 
 from mediaassist.core.media_items import INPUT, OUTPUT, MediaItem, iter_media
+from mediaassist.core.outputs import VIDEO_EXTRA_HINT, video_tools_installed
 from mediaassist.core.queries import task_costs
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.i18n import tr
@@ -643,6 +644,13 @@ class PreviewDialog(QDialog):
         return tr("Videos and sounds play in the system player: this build has no Qt Multimedia "
                   "(PySide6-Essentials).")
 
+    @staticmethod
+    def _no_frame_note() -> str:
+        if not video_tools_installed():
+            return tr("First frames of videos need PyAV, which is not installed (the optional video part, "
+                      "~100 MB); add it with {command}.").format(command=VIDEO_EXTRA_HINT)
+        return tr("This video has no frame that can be shown.")
+
     def _show_placeholder(self, kind: str, text: str) -> None:
         self.picture.setPixmap(_placeholder(kind, 160))
         self.note.setText(text)
@@ -651,8 +659,7 @@ class PreviewDialog(QDialog):
         image = await cache.full_image(Path(self.item.location))
         video = self.item.media == "video"
         if image is None:
-            self._show_placeholder(*(("video", tr("This video has no frame that can be shown.") + " "
-                                      + self._system_player_note()) if video
+            self._show_placeholder(*(("video", self._no_frame_note() + " " + self._system_player_note()) if video
                                      else ("missing", tr("This file cannot be shown as an image."))))
             return
         self.image = QPixmap.fromImage(image)

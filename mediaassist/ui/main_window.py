@@ -3,7 +3,8 @@
 What the window does lives in controller objects with signals (the shape of qutebrowser's
 download manager): ``TaskActions`` (cancel, retry, delete, copy, export), ``ImportController``,
 ``LanesController`` (lanes and accounts) and ``StatsController`` (counts, progress, ETA,
-notices). The table and panels read the store through ``core.queries`` only.
+notices). One ``TaskFeed`` does all reading and polling of task state; the table, the counts,
+the detail pane, the gallery and the tray hear it.
 
 Everything runs on the qasync loop next to the scheduler. No dialog is ever ``exec()``-ed (a
 nested event loop inside a coroutine breaks qasync): dialogs are ``open()``-ed and answer
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,7 +44,7 @@ from mediaassist.core.errors import StorageFault
 from mediaassist.core.media_items import OUTPUT, MediaItem
 from mediaassist.core.paths import RESOURCES, default_config_path
 from mediaassist.core.queries import TaskFilter
-from mediaassist.core.store import STATES, Task
+from mediaassist.core.store import STATES
 from mediaassist.runtime import Runtime
 from mediaassist.ui.accounts import AccountsPanel
 from mediaassist.ui.actions import TaskAction
@@ -52,6 +52,7 @@ from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.core_texts import translated
 from mediaassist.ui.detail import DetailPane
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
+from mediaassist.ui.feed import TaskFeed
 from mediaassist.ui.file_dialogs import documents_folder, file_dialog
 from mediaassist.ui.fit import scrollable
 from mediaassist.ui.gallery import GalleryView
@@ -73,7 +74,6 @@ ROW_HEIGHT = THUMB + 4
 ICON_PATH = RESOURCES / "icons" / "mediaassist.png"
 HEADER_KEY = "task_table_header_v2"  # the column set changed: older saved states don't apply
 SPLITTER_KEYS = ("panels_splitter", "top_splitter", "table_splitter")
-STATES_CHANGED_BY = ("started", "success", "failed", "canceled", "retry", "released")  # scheduler events
 BATCHES_SHOWN = 3  # the batch list shows this many without scrolling
 MAXIMIZE_UP_TO_PX = 1440  # a first start on a screen this wide or narrower opens maximized
 HIDDEN_KEY = "window/hidden_columns"
@@ -102,13 +102,13 @@ class MainWindow(QMainWindow):
         self._offering: asyncio.Future[None] | None = None  # the actions of a large selection, being read
         self._built_language = translations.language
         self.jobs = BackgroundJobs()
-        self.model = TaskTableModel(rt.queries(), rt.off_loop_reader(), self)
+        self.feed = TaskFeed.of(rt, self)
+        self.model = TaskTableModel(self.feed, self)
         self.thumbnails = DiskThumbnails(self.rt.data_dir / "thumbnails")
-        rt.add_listener(self._on_event)
-        self.tasks = TaskActions(rt, self.model, self._selected_seqs, self._confirm, self.jobs, self)
+        self.tasks = TaskActions(rt, self.feed, self._selected_seqs, self._confirm, self.jobs, self)
         self.importer = ImportController(rt, settings, self.jobs, self, self.thumbnails)
         self.lanes = LanesController(rt, self.jobs, self)
-        self.stats = StatsController(rt, self)
+        self.stats = StatsController(rt, self.feed, self)
         self.outputs = OutputsController(rt, self._selected_or_view_task_ids, self)
         self._storage_fault: StorageFault | None = rt.storage_fault
         rt.add_fault_listener(self._on_storage_fault)
@@ -120,8 +120,7 @@ class MainWindow(QMainWindow):
         self._build()
         self.statusBar()  # made before the window shows: one made later stayed hidden, notices unseen
         self.start_maximized = self._restore_place()
-        self.stats.start()
-        self.model.start()
+        self.feed.start()
 
     def _wire(self) -> None:
         for controller in (self.tasks, self.importer, self.lanes, self.stats, self.outputs):
@@ -129,21 +128,14 @@ class MainWindow(QMainWindow):
         for controller in (self.tasks, self.importer, self.lanes, self.outputs):
             controller.message.connect(self._message)
         self.outputs.changed.connect(self._rows_added)
-        self.tasks.changed.connect(self.stats.refresh_soon)
+        self.tasks.changed.connect(self.feed.read_counts_soon)
         self.importer.imported.connect(lambda _batch, _n: self._rows_added())
         self.importer.progress.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
-        self.lanes.changed.connect(self.stats.refresh_soon)
+        self.lanes.changed.connect(self.feed.read_counts_soon)
         self.stats.refreshed.connect(self._show_stats)
+        self.feed.task_event.connect(self.tray.task_event)
+        self.feed.filter_changed.connect(self._reload_gallery_if_shown)
         self.model.modelReset.connect(self._selection_reset)
-
-    def _on_event(self, event: str, task: Task) -> None:
-        self.model.mark_dirty([task.seq])
-        if self.model.filter.state is not None and event in STATES_CHANGED_BY:
-            # It moves in or out of the filtered view at the next tick: a finished row is never
-            # shown under "running".
-            self.model.refresh_membership()
-        if event == "failed":
-            self.tray.task_failed(time.monotonic(), task.error_kind)
 
     # --- building (again on a language switch) -------------------------------------------------
     def _build(self) -> None:
@@ -159,7 +151,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self._build_queue_tab(), tr("Queue"))
         self.accounts = AccountsPanel(self.rt.accounts, self.lanes.set_account_enabled, self.lanes.log_in)
         self.tabs.addTab(self.accounts, tr("Accounts"))
-        self.gallery = GalleryView(self.thumbnails, self.model.matching_task_ids, pick=self.outputs.pick,
+        self.gallery = GalleryView(self.thumbnails, self.feed.matching_task_ids, pick=self.outputs.pick,
                                    compare=self.outputs.compare, rerun=self.outputs.edit_and_run_again,
                                    table_filter=self.filter_in_words)
         self.outputs.gallery_toggle = self.gallery.toggle_pick
@@ -261,13 +253,13 @@ class MainWindow(QMainWindow):
         top.addWidget(self.batches)  # its rows scroll under its title
         top.setSizes([1000, 1000, 1000])  # a third each
         self.table = self._build_table()
-        self.detail = DetailPane(self.rt, self.thumbnails)
+        self.detail = DetailPane(self.rt, self.thumbnails, self.feed)
         lower = QSplitter(Qt.Orientation.Horizontal)
         table_box = QWidget()
         table_layout = QVBoxLayout(table_box)
         table_layout.setContentsMargins(0, 0, 0, 0)
         table_layout.addLayout(self._build_filters())
-        self._show_filter(self.model.filter)
+        self._show_filter(self.feed.filter)
         table_layout.addWidget(self.table)
         lower.addWidget(table_box)
         lower.addWidget(self.detail)
@@ -378,12 +370,11 @@ class MainWindow(QMainWindow):
                                finish_on_quit=False)
 
     async def _filter(self, wanted: TaskFilter) -> None:
-        await self.model.set_filter_off_loop(wanted)
-        self._reload_gallery_if_shown()
+        await self.feed.set_filter_off_loop(wanted)  # the gallery follows (feed.filter_changed)
 
     def filter_in_words(self) -> str:
         """The table's filter as the gallery names it ("State: pending · "cat""), "" for none."""
-        shown = self.model.filter
+        shown = self.feed.filter
         parts = [labelled(tr("State"), state_labels()[shown.state]) if shown.state else "",
                  labelled(tr("Lane"), shown.lane) if shown.lane else "",
                  labelled(tr("Batch"), shown.batch) if shown.batch else "",
@@ -444,7 +435,7 @@ class MainWindow(QMainWindow):
             self.storage_banner.setText(tr("No new work is taken: {problem}").format(problem=translated(fault.message)))
 
     def refresh_stats(self) -> None:
-        self.stats.refresh()
+        self.feed.read_counts()
 
     def _show_stats(self, view: StatsView) -> None:
         self.web_panel.show_snapshot(view.snap, view.lanes, view.paused, view.blocked)
@@ -510,8 +501,8 @@ class MainWindow(QMainWindow):
 
     def _rows_added(self) -> None:
         """The table's next tick reads the new keys off the loop, as do the counts."""
-        self.model.refresh_membership()
-        self.stats.refresh_soon()
+        self.feed.refresh_membership()
+        self.feed.read_counts_soon()
 
     # --- selection -----------------------------------------------------------------------------
     def _selected_seqs(self) -> list[int]:
@@ -521,7 +512,7 @@ class MainWindow(QMainWindow):
             return []
         ranges = self.table.selectionModel().selection()
         spans = (ranges.at(i) for i in range(ranges.size()))  # by index: QItemSelection's stub has no __iter__
-        return self.model.seqs_in((r.top(), r.bottom()) for r in spans)
+        return self.feed.seqs_in((r.top(), r.bottom()) for r in spans)
 
     def selected_tasks(self) -> list[tuple[str, str]]:
         return self.tasks.selected_tasks()
@@ -553,7 +544,7 @@ class MainWindow(QMainWindow):
         self.rerun_action.setEnabled(single_finished)
         self.compare_action.setEnabled(len(seqs) == 1)
         if hasattr(self, "detail"):
-            single = self.model.tasks_of(seqs) if len(seqs) == 1 else []
+            single = self.feed.tasks_of(seqs) if len(seqs) == 1 else []
             self.detail.show_task(single[0][0] if single else None)
 
     def context_menu(self) -> QMenu:
@@ -567,12 +558,12 @@ class MainWindow(QMainWindow):
 
     def _selected_or_view_task_ids(self) -> list[str]:
         """What "Deliver picked…" takes: the selected tasks, else every task of the current view."""
-        return [task_id for task_id, _state in self.model.tasks_of(self._selected_seqs())] \
-            or self.model.matching_task_ids()
+        return [task_id for task_id, _state in self.feed.tasks_of(self._selected_seqs())] \
+            or self.feed.matching_task_ids()
 
     def _selected_task_id(self) -> str | None:
         seqs = self._selected_seqs()
-        tasks = self.model.tasks_of(seqs) if len(seqs) == 1 else []
+        tasks = self.feed.tasks_of(seqs) if len(seqs) == 1 else []
         return tasks[0][0] if tasks else None
 
     def _rerun_selected(self) -> None:
@@ -640,7 +631,7 @@ class MainWindow(QMainWindow):
             self._save_view_state()
             self._build()
             self.tray.retranslate()
-        self.stats.refresh_soon()  # the GROUP BY in the reader thread, not on the loop
+        self.feed.read_counts_soon()  # the GROUP BY in the reader thread, not on the loop
 
     # --- dialogs -------------------------------------------------------------------------------
     def _message(self, title: str, text: str) -> None:
@@ -672,7 +663,7 @@ class MainWindow(QMainWindow):
             return
         # The count the title shows (the store's running rows, read now for both), so the
         # question and the title agree; the tasks another process runs go on either way.
-        self.stats.refresh()
+        self.feed.read_counts()
         running = max(own, self.stats.view.snap.totals().get("running", 0))
         text = tr("{n} tasks are running. Stop them now, or leave them to resume at the next start?").format(n=running)
         if running > own:
@@ -711,12 +702,12 @@ class MainWindow(QMainWindow):
 
     def shutdown(self) -> None:
         """Stop the timers and save the view; the caller then stops the scheduler."""
-        self.stats.stop()
-        # No more reads of the selection's actions: the model's reader thread ends next.
+        # No more reads of the selection's actions: the feed's reader thread ends next.
         self.table.selectionModel().selectionChanged.disconnect(self._update_selection_actions)
         self.model.modelReset.disconnect(self._selection_reset)
         if self._offering is not None:
             self._offering.cancel()
+        self.feed.stop()
         self.model.stop()
         self._close_media()
         self.thumbnails.close()

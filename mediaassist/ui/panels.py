@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from mediaassist.core.budget import batch_pause_name
 from mediaassist.core.messages import Message, is_warning
 from mediaassist.core.money import Money
+from mediaassist.core.order import order_message
 from mediaassist.core.progress import BatchProgress, Blocked, Estimate
 from mediaassist.core.queries import Snapshot
 from mediaassist.runtime import ACCOUNT_DISABLED, ACCOUNT_NEEDS_LOGIN, LaneView
@@ -49,10 +50,11 @@ class LaneGauge:
 def lane_gauge(lane: LaneView, snap: Snapshot) -> LaneGauge:
     """Running comes from the scheduler (live); the rest from the store snapshot.
 
-    A web lane's pending count is its site's shared queue (any free account takes from it)."""
-    if lane.account is not None:
-        done = snap.by_account[(lane.account, "success")]
-        failed = snap.by_account[(lane.account, "failed")]
+    A web lane's pending count is its site's shared queue (any free account takes from it), a
+    key's its provider's (any free key takes from it)."""
+    if lane.account is not None or lane.key is not None:
+        done = snap.by_lane[(lane.name, "success")]
+        failed = snap.by_lane[(lane.name, "failed")]
     else:
         done = snap.by_route[(lane.route, "success")]
         failed = snap.by_route[(lane.route, "failed")]
@@ -126,6 +128,7 @@ class LaneRow:
         gauge_text = tr("polled {n} of {limit}") if self.lane.kind == "poll" else tr("running {n} of {limit}")
         self.gauge.setToolTip(account)
         self.counts.setToolTip("\n".join(filter(None, [gauge_text.format(n=gauge.running, limit=gauge.limit),
+                                                          translated(order_message(self.lane.order)),
                                                           shared_queue, self.status.text()])))
         style = self.button.style()
         icon = QStyle.StandardPixmap.SP_MediaPlay if paused else QStyle.StandardPixmap.SP_MediaPause

@@ -19,9 +19,9 @@ from mediaassist.runtime import Runtime
 from mediaassist.ui.actions import TaskAction, actions_for, applies
 from mediaassist.ui.background import BackgroundJobs
 from mediaassist.ui.export import export_tasks
+from mediaassist.ui.feed import TaskFeed
 from mediaassist.ui.i18n import tr
 from mediaassist.ui.opener import open_externally
-from mediaassist.ui.task_model import TaskTableModel
 
 ID_CHUNK = 500  # ids per statement and per loop step in bulk actions
 
@@ -51,28 +51,28 @@ class TaskActions(QObject):
     notice = Signal(str, str)
     message = Signal(str, str)
 
-    def __init__(self, rt: Runtime, model: TaskTableModel, selected_seqs: Callable[[], list[int]],
+    def __init__(self, rt: Runtime, feed: TaskFeed, selected_seqs: Callable[[], list[int]],
                  confirm: Confirm, jobs: BackgroundJobs, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.rt = rt
-        self.model = model
+        self.feed = feed
         self.selected_seqs = selected_seqs
         self.confirm = confirm
         self.jobs = jobs
 
     # --- what is offered ---------------------------------------------------------------------
     def selected_tasks(self) -> list[tuple[str, str]]:
-        return self.model.tasks_of(self.selected_seqs())
+        return self.feed.tasks_of(self.selected_seqs())
 
     def offered(self, seqs: list[int] | None = None) -> tuple[list[TaskAction], list[int]]:
         """The actions for the selection (or the rows ``seqs``), and its row keys."""
         seqs = self.selected_seqs() if seqs is None else seqs
-        return self._offered_for(seqs, self.model.states_of(seqs)), seqs
+        return self._offered_for(seqs, self.feed.states_of(seqs)), seqs
 
     async def offered_off_loop(self, seqs: list[int]) -> tuple[list[TaskAction], list[int]]:
         """``offered`` with the states read in the table's reader thread: for a large selection
         (a shift-click over 50,000 rows is a read of 50,000 states)."""
-        return self._offered_for(seqs, await self.model.reader.run(self.model.states_of, seqs)), seqs
+        return self._offered_for(seqs, await self.feed.reader.run(self.feed.states_of, seqs)), seqs
 
     def _offered_for(self, seqs: list[int], states: set[str]) -> list[TaskAction]:
         offered = actions_for(states, selected=len(seqs))
@@ -81,7 +81,7 @@ class TaskActions(QObject):
         return offered
 
     def _has_outputs(self, seqs: list[int]) -> bool:
-        folder = self._output_folder(self.model.tasks_of(seqs)[0][0]) if seqs else None
+        folder = self._output_folder(self.feed.tasks_of(seqs)[0][0]) if seqs else None
         return folder is not None and folder.is_dir() and any(folder.iterdir())
 
     def _output_folder(self, task_id: str) -> Path | None:
@@ -91,13 +91,13 @@ class TaskActions(QObject):
     def run_on_selection(self, action: TaskAction) -> asyncio.Future[None] | None:
         seqs = self.selected_seqs()
         if len(seqs) <= ID_CHUNK:
-            return self.run(action, self.model.tasks_of(seqs))
+            return self.run(action, self.feed.tasks_of(seqs))
         # A large selection's (id, state) pairs are read in the table's reader thread first.
         return self.jobs.spawn(self._run_read_off_loop(action, seqs),
                                lambda exc: self.message.emit(tr("Action failed"), str(exc)), finish_on_quit=False)
 
     async def _run_read_off_loop(self, action: TaskAction, seqs: list[int]) -> None:
-        job = self.run(action, await self.model.reader.run(self.model.tasks_of, seqs))
+        job = self.run(action, await self.feed.reader.run(self.feed.tasks_of, seqs))
         if job is not None:
             await job
 
@@ -129,8 +129,8 @@ class TaskActions(QObject):
             await asyncio.sleep(0)
         # The table's next tick (off the loop) moves the rows in place: Qt's persistent indexes
         # keep the selection on them.
-        self.model.mark_changed_since(started - 1.0)
-        self.model.refresh_membership()
+        self.feed.mark_changed_since(started - 1.0)
+        self.feed.refresh_membership()
         self.changed.emit()
 
     def copy_text(self, action: TaskAction, ids: list[str]) -> str:
@@ -165,10 +165,10 @@ class TaskActions(QObject):
 
     # --- the whole view ----------------------------------------------------------------------
     def retry_failed_in_view(self) -> asyncio.Future[None] | None:
-        return self.run(TaskAction.RETRY, [(i, "failed") for i in self.model.matching_task_ids("failed")])
+        return self.run(TaskAction.RETRY, [(i, "failed") for i in self.feed.matching_task_ids("failed")])
 
     def cancel_in_view(self) -> None:
-        ids = self.model.matching_task_ids("pending") + self.model.matching_task_ids("running")
+        ids = self.feed.matching_task_ids("pending") + self.feed.matching_task_ids("running")
         if ids:
             self.confirm(tr("Cancel {n} tasks?").format(n=len(ids)),
                          lambda: self.run(TaskAction.CANCEL, [(i, "pending") for i in ids]))
@@ -181,7 +181,7 @@ class TaskActions(QObject):
         if path.suffix.lower() not in (".csv", ".xlsx"):
             path = path.with_suffix(".xlsx")
         # Every matching id (a read over the whole view) in the table's reader thread, not here.
-        ids = await self.model.reader.run(self.model.queries.task_ids, self.model.filter, self.model.order)
-        written = await export_tasks(self.model.queries, ids, path)
+        ids = await self.feed.reader.run(self.feed.queries.task_ids, self.feed.filter, self.feed.order)
+        written = await export_tasks(self.feed.queries, ids, path)
         self.notice.emit(tr("Exported"), tr("{n} tasks written to {path}").format(n=written, path=path))
         return written

@@ -3,7 +3,8 @@ bounded cache.
 
 A ``QImage`` may be built in any thread (a ``QPixmap`` only in the GUI thread), so a worker
 thread loads and scales, and the loop turns the result into a pixmap and says ``ready(path)``.
-A video's picture is its first frame (PyAV's FFmpeg decodes without the GIL) with a play mark.
+A video's picture is its first frame (PyAV's FFmpeg decodes without the GIL) with a play mark;
+without PyAV (the optional ``video`` extra) a video has no picture.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QPointF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPixmap, QPolygonF
+
+from mediaassist.core.outputs import video_tools_installed
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp"}
 VIDEO_SUFFIXES = {".mp4", ".webm", ".mov", ".mkv", ".avi"}
@@ -33,7 +36,10 @@ def is_video(name: str) -> bool:
 
 
 def first_frame(path: Path, box: int) -> QImage | None:
-    """A video's first frame scaled to fit ``box``; None when it has no decodable picture."""
+    """A video's first frame scaled to fit ``box``; None when it has no decodable picture or
+    PyAV is not installed."""
+    if not video_tools_installed():
+        return None
     import av  # 80 ms and FFmpeg's libraries: only a process that decodes a video pays for them
 
     try:

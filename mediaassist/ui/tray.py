@@ -8,6 +8,7 @@ status bar and the notice list; everything else works the same.
 
 from __future__ import annotations
 
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QMainWindow, QMenu, QSystemTrayIcon, QWidget
 
+from mediaassist.core.events import TaskEvent, TaskEventKind
 from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import error_kind_labels, lane_kind_label
 
@@ -150,8 +152,11 @@ class Tray:
         if self.icon is not None:
             self.icon.setToolTip(self.tooltip)
 
-    def task_failed(self, now: float, error_kind: str | None) -> None:
-        kinds = self.bursts.record(now, error_kind)
+    def task_event(self, event: TaskEvent) -> None:
+        """The feed's event: a burst of failures is worth a notice."""
+        if event.kind != TaskEventKind.FAILED:
+            return
+        kinds = self.bursts.record(time.monotonic(), event.error_kind)
         if kinds is not None:
             self.notify(tr("Failures"), burst_text(kinds))
 

@@ -136,6 +136,10 @@
       <translation>视频和音频用系统播放器播放：此版本不含 Qt Multimedia（PySide6-Essentials）。</translation>
     </message>
     <message>
+      <source>This video has no frame that can be shown.</source>
+      <translation>此视频没有可显示的画面。</translation>
+    </message>
+    <message>
       <source>Cannot open</source>
       <translation>无法打开</translation>
     </message>
@@ -288,6 +292,10 @@
       <translation>正在窗口内播放；也可以用系统播放器打开。</translation>
     </message>
     <message>
+      <source>First frames of videos need PyAV, which is not installed (the optional video part, ~100 MB); add it with {command}.</source>
+      <translation>显示视频的第一帧需要 PyAV，但它未安装（可选的视频部分，约 100 MB）；用 {command} 添加。</translation>
+    </message>
+    <message>
       <source>The file is gone: {path}</source>
       <translation>文件已不存在：{path}</translation>
     </message>
@@ -310,10 +318,6 @@
     <message>
       <source>This file cannot be shown as an image.</source>
       <translation>该文件无法作为图片显示。</translation>
-    </message>
-    <message>
-      <source>This video has no frame that can be shown.</source>
-      <translation>此视频没有可显示的画面。</translation>
     </message>
     <message>
       <source>{label}: {text}</source>

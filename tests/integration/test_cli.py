@@ -18,7 +18,7 @@ import pytest
 
 from mediaassist.core.paths import RESOURCES
 from tests.harness import wait_until_sync
-from tests.helpers import cli, cli_popen, sim_config_text, write_config, write_csv
+from tests.helpers import cli, cli_popen, sim_config_text, toml_table, write_config, write_csv
 
 SEED = RESOURCES / "examples" / "seed-batch.csv"
 
@@ -241,6 +241,22 @@ def test_status_json_reports_each_lane_and_the_poll_pool(tmp_path: Path) -> None
         "maxPollingTasks": 4, "currentPollingTasks": 0, "waitingQueueSize": 0, "availableSlots": 4,
         "utilizationRate": 0.0}
     assert lanes["web:alice"]["limit"] == 1
+
+
+def test_status_names_the_order_each_lane_takes_its_queue_in(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.toml", sim_config_text() + toml_table(
+        "providers", name="fair-api", kind="api", type="simulated", order="fair"))
+    common = ("status", "--config", str(config), "--data-dir", str(tmp_path / "d"))
+    lanes = {lane["lane"]: lane["order"] for lane in json.loads(cli(*common, "--json").stdout)["lanes"]}
+    assert lanes == {"api:sim-api": "fifo", "api:fair-api": "fair", "poll:sim-poll": "fifo",
+                     "web:alice": "longest", "web:bob": "longest"}  # the kinds' defaults, and one set
+    for lang, words in (("en", {"fifo": "order: first in, first out", "fair": "order: batches in turn",
+                                "longest": "order: longest expected first"}),
+                        ("zh_CN", {"fifo": "顺序：先进先出", "fair": "顺序：各批次轮流",
+                                   "longest": "顺序：预计最久的优先"})):
+        lines = {line.split()[0]: line for line in cli(*common, "--lang", lang).stdout.splitlines() if line}
+        for lane, order in lanes.items():
+            assert words[order] in lines[lane], (lang, lines[lane])
 
 
 def test_accounts_enable_disable_and_list(tmp_path: Path) -> None:

@@ -81,3 +81,43 @@ def test_run_not_before_that_is_no_time_is_one_line_and_exit_2(tmp_path: Path) -
     run = cli("run", "whatever.csv", "--not-before", "tonight", "--data-dir", str(tmp_path / "data"))
     assert run.returncode == 2
     assert "argument --not-before: 'tonight' is not a time" in run.stderr and "Traceback" not in run.stderr
+
+
+# --- daily limits ------------------------------------------------------------------------------
+@pytest.mark.asyncio
+async def test_a_lane_at_its_daily_limit_rests_until_the_day_turns(store: Store, data_dir: Path) -> None:
+    import tomllib
+
+    from mediaassist.core.store import Task
+
+    text = sim_config_text(api_s=(1, 2)).replace('name = "sim-api"\n', 'name = "sim-api"\ndaily_limit = 3\n', 1)
+    config = parse_config(tomllib.loads(text + '\n[budget]\ndaily_reset = "04:30"\n'))
+    seen: list[str] = []
+
+    async def at_the_limit(sched: Scheduler, ids: list[str]) -> None:
+        await wait_until(lambda: "api:sim-api" in sched.blocked_lanes()
+                         and not any(lane.active for lane in sched.lanes.values()), 30, "the daily limit")
+        seen.append(str(sched.blocked_lanes()["api:sim-api"]))
+        states = sorted(store.get(i).state for i in ids)
+        assert states == ["pending"] * 2 + ["success"] * 3  # three started today, no more
+        # The day turns: today's starts become yesterday's (as after 04:30 tomorrow).
+        Task.update(started_at=Task.started_at - 86400).where(Task.state == "success").execute()
+        sched.wake()
+
+    tasks = await run_batch(store, config, data_dir, sim_api_tasks(5), 20.0, during=at_the_limit)
+    assert [t.state for t in tasks] == ["success"] * 5
+    assert seen == ["daily limit of 3 tasks reached; starts again at 04:30"]
+
+
+def test_daily_limits_are_read_for_providers_keys_and_accounts() -> None:
+    config = parse_config({
+        "providers": [{"name": "acme", "kind": "api", "type": "openai", "base_url": "https://a.example/v1",
+                       "daily_limit": 500, "keys": [{"env": "K1", "label": "a"}, {"env": "K2", "label": "b",
+                                                                                   "daily_limit": 100}]}],
+        "accounts": [{"name": "acct", "site": "simulated", "daily_limit": 40}]})
+    from mediaassist.core.lanes import lane_specs
+
+    assert {s.name: s.daily_limit for s in lane_specs(config)} == {"api:acme/a": 500, "api:acme/b": 100,
+                                                                   "web:acct": 40}
+    with pytest.raises(Exception, match=r"accounts\[0\].daily_limit: 0 is out of range"):
+        parse_config({"accounts": [{"name": "acct", "site": "simulated", "daily_limit": 0}]})

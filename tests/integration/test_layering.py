@@ -58,6 +58,28 @@ def test_the_window_never_reaches_into_the_store_or_the_scheduler() -> None:
     assert reaching == []
 
 
+def test_providers_use_only_the_lane_store_and_the_store_keeps_its_promise() -> None:
+    """Providers reach the store only through ``LaneStore`` (core/lane_store.py): every
+    ``store.<name>`` under mediaassist/providers is one of its methods, and ``Store`` has each
+    of them with the same signature (the scheduler hands its ``Store`` in as a ``LaneStore``)."""
+    import inspect
+
+    from mediaassist.core.lane_store import LaneStore
+    from mediaassist.core.store import Store
+
+    door = {name for name, _ in inspect.getmembers(LaneStore, inspect.isfunction) if not name.startswith("_")}
+    assert {"log", "save_remote_id", "try_gate", "set_login_state"} <= door
+    used = set()
+    for path in sorted((ROOT / "mediaassist" / "providers").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute))
+                    and (node.value.id if isinstance(node.value, ast.Name) else node.value.attr) == "store"):
+                used.add(node.attr)
+    assert used and used <= door, f"not in LaneStore: {sorted(used - door)}"
+    for name in sorted(door):
+        assert inspect.signature(getattr(Store, name)) == inspect.signature(getattr(LaneStore, name)), name
+
+
 def test_every_core_and_provider_module_has_a_layer() -> None:
     """A module left out of its container's layers would be checked by no inner wall."""
     import re

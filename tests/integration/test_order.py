@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import csv
 import heapq
+import logging
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 import peewee as pw
@@ -110,6 +112,7 @@ def test_fair_puts_priority_first(store: Store) -> None:
 def test_a_store_of_version_5_gains_the_expected_durations_and_its_tasks_go_fifo(store_location: str) -> None:
     old = Store(store_location)
     old.enqueue("b", [_web("a", "x" * 10), _web("b", "x" * 90)])
+    old.db.execute_sql('DROP INDEX "task_longest_order"')  # version 5 had neither
     old.db.execute_sql('ALTER TABLE "task" DROP COLUMN "expected_s"')
     old.db.execute_sql("UPDATE schema_version SET version = 5")
     old.close()
@@ -120,6 +123,68 @@ def test_a_store_of_version_5_gains_the_expected_durations_and_its_tasks_go_fifo
         assert [t.task_id for t in store.claim("web:s", "me", limit=2, order="longest")] == ["a", "b"]
     finally:
         store.close()
+
+
+def test_a_store_of_version_6_gains_the_indexes_of_the_longest_and_fair_claims(store_location: str) -> None:
+    old = Store(store_location)
+    for index in ORDER_INDEXES.values():
+        old.db.execute_sql(f'DROP INDEX "{index}"')
+    old.db.execute_sql("UPDATE schema_version SET version = 6")
+    old.close()
+    store = Store(store_location)
+    try:
+        assert set(ORDER_INDEXES.values()) <= {index.name for index in store.db.get_indexes("task")}
+    finally:
+        store.close()
+
+
+ORDER_INDEXES = {"longest": "task_longest_order", "fair": "task_route_batches"}
+
+
+class _Statements(logging.Handler):
+    """The SQL statements peewee sends (it logs each as (sql, params) at DEBUG)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.sent: list[tuple[str, Sequence[object]]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if isinstance(record.msg, tuple):
+            self.sent.append(record.msg)
+
+
+def _claim_plans(store: Store, order: str) -> list[str]:
+    """The query plan of every statement that reads the queue in a claim of ``order``."""
+    explain = "EXPLAIN QUERY PLAN " if isinstance(store.db, pw.SqliteDatabase) else "EXPLAIN "
+    statements = _Statements()
+    peewee_log = logging.getLogger("peewee")
+    level = peewee_log.level
+    peewee_log.addHandler(statements)
+    peewee_log.setLevel(logging.DEBUG)
+    try:
+        assert store.claim("api:sim-api", "me", limit=2, lane_limit=3, order=order)
+    finally:
+        peewee_log.removeHandler(statements)
+        peewee_log.setLevel(level)
+    reads = [(sql, params) for sql, params in statements.sent
+             if sql.startswith(("SELECT", "UPDATE", "WITH")) and "pg_advisory" not in sql]
+    return ["\n".join(str(row[-1]) for row in store.db.execute_sql(explain + sql, params).fetchall())
+            for sql, params in reads]
+
+
+@pytest.mark.parametrize("order", ["longest", "fair"])
+def test_a_longest_or_fair_claim_walks_its_index_instead_of_sorting_the_queue(store: Store, order: str) -> None:
+    for batch in range(5):
+        store.enqueue(f"b{batch}", sim_api_tasks(4000, prefix=f"b{batch}-"))
+    Task.update(expected_s=1_000_000 - Task.seq).execute()  # all known, the newest longest
+    store.db.execute_sql("ANALYZE")  # PostgreSQL plans by the table's statistics
+    plans = _claim_plans(store, order)
+    assert any(ORDER_INDEXES[order] in plan for plan in plans)
+    # No sort or grouping of the queue's rows: SQLite's temporary B-tree, PostgreSQL's Sort node
+    # over the task table (the update's sort of the few seqs it took is over "ANY_subquery").
+    queue_sorts = [line for plan in plans for line in plan.splitlines()
+                   if "TEMP B-TREE" in line or ("Sort Key" in line and "ANY_subquery" not in line)]
+    assert queue_sorts == []
 
 
 # --- the real scheduler ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 import peewee as pw
@@ -49,8 +50,9 @@ def test_claim_skips_tasks_not_yet_due_and_other_accounts(store: Store) -> None:
     assert claimed[0].account == "alice"
 
 
-def _claim_worker(path: str, owner: str, queue: multiprocessing.Queue) -> None:
+def _claim_worker(path: str, owner: str, queue: multiprocessing.Queue, start: Barrier) -> None:
     store = Store(path)
+    start.wait(60)  # every worker claims from the same moment: a claim is faster than a process start
     mine: list[str] = []
     while batch := store.claim("api:sim", owner, limit=3):
         mine += [t.task_id for t in batch]
@@ -65,9 +67,11 @@ def test_concurrent_claimers_in_separate_processes_never_share_a_row(store_locat
     store.close()
     queue: multiprocessing.Queue = multiprocessing.get_context("spawn").Queue()
     ctx = multiprocessing.get_context("spawn")
-    workers = [ctx.Process(target=_claim_worker, args=(str(path), f"w{i}", queue)) for i in range(4)]
+    start = ctx.Barrier(5)
+    workers = [ctx.Process(target=_claim_worker, args=(str(path), f"w{i}", queue, start)) for i in range(4)]
     for worker in workers:
         worker.start()
+    start.wait(60)
     claimed = [queue.get(timeout=60) for _ in workers]
     for worker in workers:
         worker.join(timeout=30)

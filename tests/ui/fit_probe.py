@@ -158,8 +158,8 @@ def fill(window: MainWindow, workdir: Path) -> None:
     store.set_login_state(ACCOUNTS[0], "needs_login", "logged out of the site during the answer " * 4)
     store.set_account_enabled(ACCOUNTS[1], False)
     window.rt.scheduler.wake()
-    window.model.refresh_membership()
-    window.model.flush()
+    window.feed.refresh_membership()
+    window.feed.flush()
     window.refresh_stats()
 
 

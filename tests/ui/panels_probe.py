@@ -80,7 +80,7 @@ def fill(window: MainWindow) -> None:
         if name != f"poll:{POLLS[0]}":
             store.resume_lane(name)
     window.rt.wake()
-    window.model.refresh_membership()
+    window.feed.refresh_membership()
     window.refresh_stats()
 
 

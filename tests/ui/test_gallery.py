@@ -311,8 +311,8 @@ async def test_gallery_tab_and_detail_pane_show_inputs_beside_outputs(app: App, 
     app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id=f"v{i}", inputs=inputs)
                  for i in range(3)])
     finish_with_outputs(window, tmp_path, ["v0", "v1", "v2"])
-    window.model.refresh_membership()
-    window.model.flush()
+    window.feed.refresh_membership()
+    window.feed.flush()
     window.tabs.setCurrentWidget(window.gallery)
     await wait_until(lambda: window.gallery.model.rowCount() == 12)
     rows = [window.gallery.model.items[i] for i in range(4)]
@@ -366,13 +366,13 @@ async def test_open_folder_is_offered_only_with_outputs_and_a_missing_file_manag
     window.rt.store.finish_success(claimed["v0"], "no files", [])
     folder = output_dir(window.rt.outputs_root, "b1", "v1")
     window.rt.store.finish_success(claimed["v1"], None, [str(write_png(folder / "frame.png"))])
-    window.model.refresh_membership()
-    window.model.flush()
+    window.feed.refresh_membership()
+    window.feed.flush()
     messages: list[tuple[str, str]] = []
     window.tasks.message.connect(lambda title, text: messages.append((title, text)))
 
     def select(task_id: str) -> None:
-        row = window.model.rows_of([claimed[task_id].seq])[0]
+        row = window.feed.rows_of([claimed[task_id].seq])[0]
         window.table.selectionModel().select(window.model.index(row, 0),
                                              QItemSelectionModel.SelectionFlag.ClearAndSelect
                                              | QItemSelectionModel.SelectionFlag.Rows)

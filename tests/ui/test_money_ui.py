@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from mediaassist.core.budget import BatchEstimate, Budgeter, ModelEstimate, batch_pause_name
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.lane_api import TaskResult
+from mediaassist.core.lanes import ClaimRequest
 from mediaassist.core.messages import msg
 from mediaassist.core.money import SOURCE_TABLE, SOURCE_TEXTS, Money, Produced, Totals
 from mediaassist.core.progress import Estimate
@@ -67,7 +68,7 @@ def _spent_batch(store: Store, config: AppConfig) -> None:
     painter = NewTask(model="painter", model_kind="api", route="api:sim-api", prompt="p", task_id="p0")
     store.enqueue("b1", [*writers[:2], painter, *writers[2:]])
     budgeter = Budgeter(store, config)
-    claimed = budgeter.claim("api:sim-api", "me", 5, None, None, None)
+    claimed = budgeter.claim(ClaimRequest(lane="api:sim-api", route="api:sim-api", count=5), "me", None)
     assert [t.task_id for t in claimed.tasks] == ["w0", "w1", "p0", "w2"]
     stops = {batch: str(why) for batch, why in claimed.batch_stops.items()}
     assert stops == {"b1": "budget: ¥1.20 of ¥1.30 spent on batch b1"}
@@ -79,7 +80,7 @@ def _spent_batch(store: Store, config: AppConfig) -> None:
 
 
 def _cost_cells(model: TaskTableModel) -> dict[str, str]:
-    return {model.task_id_at(row): model.index(row, COL["cost"]).data() for row in range(model.rowCount())}
+    return {model.feed.task_id_at(row): model.index(row, COL["cost"]).data() for row in range(model.rowCount())}
 
 
 def test_the_cost_column_shows_actuals_and_estimates_and_sorts(store: Store, config: AppConfig) -> None:

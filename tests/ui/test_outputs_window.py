@@ -82,8 +82,8 @@ async def finished(app: App, ids: list[str]) -> None:
 
 async def gallery_of_outputs(app: App) -> None:
     window = app.window
-    window.model.refresh_membership()
-    window.model.flush()
+    window.feed.refresh_membership()
+    window.feed.flush()
     window.tabs.setCurrentWidget(window.gallery)
     window.gallery.roles.setCurrentIndex(1)  # outputs only
     await window.gallery.reload()
@@ -103,15 +103,15 @@ async def test_pick_with_p_then_deliver_picked_from_the_window(video_app: VideoA
     press_p(gallery.view)
     assert gallery.model.data(gallery.model.index(1), Qt.ItemDataRole.DisplayRole).startswith("★ row 3")
     assert [o.picked for o in window.rt.store.outputs_of(["c2"])["c2"]] == [True]
-    window.model.mark_changed_since(0)
-    window.model.flush()
-    await wait_until(lambda: window.model.data(window.model.index(window.model.rows_of(
+    window.feed.mark_changed_since(0)
+    window.feed.flush()
+    await wait_until(lambda: window.model.data(window.model.index(window.feed.rows_of(
         [window.rt.store.get("c2").seq])[0], COL["prompt"])) == "★ 两只猫在雨中", what="the table's star")
     folder = Path(window.rt.store.result("c2").file_list[0]).parent
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["files"]
     assert [(e["task_id"], e["picked"]) for e in manifest] == [("c1", False), ("c2", True)]
     window.model.sort(COL["task_id"], Qt.SortOrder.DescendingOrder)
-    await window.model.sorting
+    await window.feed.sorting
     await gallery.reload()
     assert [i.row for i in gallery.model.items] == [3, 2]  # the gallery follows the table's order...
     gallery.grouping.setCurrentIndex(1)
@@ -148,8 +148,8 @@ async def test_edit_and_run_again_then_compare_the_row_side_by_side(video_app: V
     window = video_app.window
     video_app.enqueue([clip_task("k1", 4, "a lighthouse")])
     await finished(video_app, ["k1"])
-    window.model.flush()
-    row = window.model.rows_of([window.rt.store.get("k1").seq])[0]
+    window.feed.flush()
+    row = window.feed.rows_of([window.rt.store.get("k1").seq])[0]
     window.table.selectionModel().select(window.model.index(row, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
                                          | QItemSelectionModel.SelectionFlag.Rows)
     assert window.rerun_action.isEnabled()

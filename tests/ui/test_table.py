@@ -14,16 +14,17 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QColor, QIcon, QImage, QPixmap
 
 from mediaassist.core.errors import ErrorKind
+from mediaassist.core.queries import TaskFilter
 from mediaassist.core.store import Store
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.import_dialog import PROMPT_COLUMN
 from mediaassist.ui.labels import format_seconds
 from mediaassist.ui.main_window import MainWindow
-from mediaassist.ui.task_model import COL, THUMB, TaskFilter, TaskTableModel, local_time
+from mediaassist.ui.task_model import COL, THUMB, TaskTableModel, local_time
 from tests.harness import sim_web_tasks, wait_until
 from tests.helpers import write_csv
 from tests.media_helpers import write_mp4
-from tests.ui.ui_helpers import table_model
+from tests.ui.ui_helpers import close_table, table_model
 
 from .conftest import api_tasks
 from .test_window import App, previewed, start_app, stop_app, writer_tasks
@@ -39,7 +40,7 @@ async def running(tmp_path: Path, ui_settings: QSettings) -> AsyncIterator[App]:
 
 
 def cell(model: TaskTableModel, task_id: str, column: str, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-    row = next(r for r in range(model.rowCount()) if model.task_id_at(r) == task_id)
+    row = next(r for r in range(model.rowCount()) if model.feed.task_id_at(r) == task_id)
     return model.index(row, COL[column]).data(role)
 
 
@@ -60,8 +61,8 @@ def test_cells_show_reason_badge_lane_attempts_and_local_time(qtbot, store: Stor
     created = str(cell(model, "t00002", "created"))
     assert "Z" not in created and "T" not in created and created.count(":") == 2
     store.retry(["t00000"])
-    model.mark_dirty(range(1, 5))
-    model.flush()
+    model.feed.mark_dirty(range(1, 5))
+    model.feed.flush()
     assert cell(model, "t00000", "attempt") == "2"
 
 
@@ -108,7 +109,7 @@ async def test_output_thumbnail_is_scaled_off_the_loop_and_cached(store: Store, 
     thumb = cell(model, "t00000", "output", DECORATION)
     assert isinstance(thumb, QPixmap) and thumb.width() == THUMB and thumb.height() == THUMB // 2
     assert cell(model, "t00000", "result") == "out.png"
-    model.stop()
+    close_table(model)
 
 
 @pytest.mark.asyncio
@@ -136,7 +137,7 @@ async def test_a_video_output_shows_its_first_frame_made_off_the_loop(store: Sto
     middle = frame.pixelColor(thumb.width() // 2 - 1, thumb.height() // 2)
     assert middle.lightness() > 200  # ... and the white play triangle in the middle
     assert isinstance(cell(model, "t00001", "output", DECORATION), QIcon)  # undecodable: the mark stays
-    model.stop()
+    close_table(model)
 
 
 @pytest.mark.asyncio
@@ -148,7 +149,7 @@ async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -
     window.text_filter.setText("prompt")
     await window.apply_filter()
     window.model.sort(COL["state"], Qt.SortOrder.AscendingOrder)  # retried rows move
-    await window.model.sorting
+    await window.feed.sorting
     flags = window.table.selectionModel().SelectionFlag
     window.table.selectRow(1)
     window.table.selectionModel().select(window.model.index(4, 0), flags.Select | flags.Rows)
@@ -157,7 +158,7 @@ async def test_selection_is_kept_across_retry_in_a_filtered_view(running: App) -
     window.task_actions[TaskAction.RETRY].trigger()
     await wait_until(lambda: all(window.rt.store.get(t).state == "pending" for t in chosen))
     # sorted by state, "pending" after "failed": the two rows moved to the end
-    await wait_until(lambda: {window.model.task_id_at(4), window.model.task_id_at(5)} == set(chosen))
+    await wait_until(lambda: {window.feed.task_id_at(4), window.feed.task_id_at(5)} == set(chosen))
     assert sorted(task_id for task_id, _ in window.selected_tasks()) == chosen
     assert {state for _, state in window.selected_tasks()} == {"pending"}
 
@@ -167,8 +168,8 @@ async def test_a_filter_that_takes_the_selected_row_away_empties_the_detail_and_
     window = running.window
     window.lanes.toggle_pause_all()  # the tasks stay pending: Cancel is offered for them
     running.enqueue(writer_tasks(3))
-    window.model.refresh_membership()
-    window.model.flush()
+    window.feed.refresh_membership()
+    window.feed.flush()
     window.table.selectRow(0)
     shown = window.detail.task_id
     assert shown is not None and window.task_actions[TaskAction.CANCEL].isEnabled()
@@ -290,7 +291,7 @@ async def test_a_10000_row_file_previews_and_imports_while_the_loop_runs(running
     assert len(progress) > 1 and progress[-1] == "Importing big.csv: 10000 of 10000 tasks…"  # in the status bar
     assert len(window.rt.store.tasks()) == 10_000
     await wait_until(lambda: window.model.rowCount() == 10_000)
-    window.model.set_filter(TaskFilter(text="big0000"))
+    window.feed.set_filter(TaskFilter(text="big0000"))
     assert window.model.rowCount() == 10
 
 
@@ -300,15 +301,15 @@ async def test_search_is_read_off_the_loop_and_the_newest_search_wins(running: A
     window.lanes.toggle_pause_all()
     running.enqueue(writer_tasks(50))
     readers: list[str] = []
-    seqs = window.model.queries.seqs
+    seqs = window.feed.queries.seqs
 
     def recording(*args: object) -> list[int]:
         readers.append(threading.current_thread().name)
         return seqs(*args)  # type: ignore[arg-type]
 
-    window.model.queries.seqs = recording  # type: ignore[method-assign]
-    older = asyncio.ensure_future(window.model.set_filter_off_loop(TaskFilter(text="prompt 1")))
-    newer = asyncio.ensure_future(window.model.set_filter_off_loop(TaskFilter(text="prompt 22")))
+    window.feed.queries.seqs = recording  # type: ignore[method-assign]
+    older = asyncio.ensure_future(window.feed.set_filter_off_loop(TaskFilter(text="prompt 1")))
+    newer = asyncio.ensure_future(window.feed.set_filter_off_loop(TaskFilter(text="prompt 22")))
     await asyncio.gather(older, newer)
-    assert window.model.filter == TaskFilter(text="prompt 22") and window.model.rowCount() == 1
+    assert window.feed.filter == TaskFilter(text="prompt 22") and window.model.rowCount() == 1
     assert readers and all(name.startswith("store-reads") for name in readers)

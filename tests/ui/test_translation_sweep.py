@@ -143,7 +143,7 @@ remote_model = "sora-2"
 def select_task(window: MainWindow, task_id: str) -> None:
     task = window.rt.store.get(task_id)
     assert task is not None
-    row = window.model.rows_of([task.seq])[0]
+    row = window.feed.rows_of([task.seq])[0]
     window.table.selectionModel().select(window.model.index(row, 0),
                                          QItemSelectionModel.SelectionFlag.ClearAndSelect
                                          | QItemSelectionModel.SelectionFlag.Rows)

@@ -17,6 +17,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from mediaassist.core.options import RuntimeOptions
+from mediaassist.core.queries import TaskFilter
 from mediaassist.core.secrets import register_secret
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.actions import TaskAction
@@ -24,7 +25,7 @@ from mediaassist.ui.app import run_window
 from mediaassist.ui.import_dialog import ImportPreviewDialog
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_actions import ID_CHUNK
-from mediaassist.ui.task_model import COL, StateRole, TaskFilter
+from mediaassist.ui.task_model import COL, StateRole
 from tests.harness import wait_until
 from tests.helpers import import_children, sim_config_text
 
@@ -37,8 +38,8 @@ class App:
     def enqueue(self, tasks: list[NewTask], batch: str = "b1") -> None:
         self.window.rt.store.enqueue(batch, tasks)
         self.window.rt.scheduler.wake()
-        self.window.model.refresh_membership()
-        self.window.model.flush()
+        self.window.feed.refresh_membership()
+        self.window.feed.flush()
 
 
 async def start_app(tmp_path: Path, settings: QSettings, duration: float = 1.0, speed: float = 20.0,
@@ -206,8 +207,8 @@ async def test_context_menu_follows_selection_states_and_actions_work(app: App) 
     window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(3))
     window.rt.store.cancel(["t001"])
-    window.model.mark_dirty(range(1, 4))
-    window.model.flush()
+    window.feed.mark_dirty(range(1, 4))
+    window.feed.flush()
     window.table.selectRow(1)
     labels = [a.text() for a in window.context_menu().actions()]
     assert labels[0] == "Retry" and "Cancel" not in labels
@@ -353,9 +354,9 @@ async def test_model_filter_by_lane_and_batch(app: App) -> None:
     app.window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(3))
     app.enqueue([NewTask(model="video", model_kind="poll", route="poll:sim-poll", task_id="v1")], batch="b2")
-    app.window.model.set_filter(TaskFilter(lane="poll:sim-poll"))
+    app.window.feed.set_filter(TaskFilter(lane="poll:sim-poll"))
     assert app.window.model.rowCount() == 1
-    app.window.model.set_filter(TaskFilter(batch="b1"))
+    app.window.feed.set_filter(TaskFilter(batch="b1"))
     assert app.window.model.rowCount() == 3
 
 
@@ -534,16 +535,16 @@ async def test_a_large_selection_is_read_off_the_loop_for_its_actions_and_its_bu
     window.lanes.toggle_pause_all()
     app.enqueue(writer_tasks(ID_CHUNK + 100))
     await wait_until(lambda: window.model.rowCount() == ID_CHUNK + 100)
-    left_out = window.model.tasks_of(window.model.seqs_in([(0, 0)]))[0][0]  # row 0, deselected below
+    left_out = window.feed.tasks_of(window.feed.seqs_in([(0, 0)]))[0][0]  # row 0, deselected below
     readers: set[int] = set()
     for name in ("states_of", "tasks_of"):
-        original = getattr(window.model, name)
+        original = getattr(window.feed, name)
 
         def recorded(seqs: list[int], original: Callable[[list[int]], Any] = original) -> Any:
             readers.add(threading.get_ident())
             return original(seqs)
 
-        setattr(window.model, name, recorded)
+        setattr(window.feed, name, recorded)
     window.table.selectAll()
     window.table.selectionModel().select(window.model.index(0, 0), QItemSelectionModel.SelectionFlag.Deselect
                                          | QItemSelectionModel.SelectionFlag.Rows)  # not "everything in view"

@@ -50,8 +50,8 @@ async def test_the_window_shows_the_team_queue_with_the_machine_of_each_task(
             await _run_elsewhere(tmp_path, url, "desk-b", 4)
 
             def machines() -> dict[str, str]:
-                model.refresh_membership()
-                model.flush()
+                model.feed.refresh_membership()
+                model.feed.flush()
                 cells = {}
                 for row in range(model.rowCount()):
                     task_id = model.data(model.index(row, COL["task_id"]))
@@ -63,6 +63,6 @@ async def test_the_window_shows_the_team_queue_with_the_machine_of_each_task(
             assert {shown[f"mine{i:03d}"] for i in range(3)} == {"desk-a"}
             assert {m for task_id, m in shown.items() if not task_id.startswith("mine")} == {"desk-b"}
             # The counts behind the panels are the team's too.
-            await wait_until(lambda: model.queries.snapshot().totals()["success"] == 7, 60)
+            await wait_until(lambda: model.feed.queries.snapshot().totals()["success"] == 7, 60)
         finally:
             await stop_app(app)

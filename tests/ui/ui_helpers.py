@@ -12,12 +12,19 @@ from typing import Any
 
 from mediaassist.core.queries import Queries
 from mediaassist.core.store import Store
+from mediaassist.ui.feed import TaskFeed
 from mediaassist.ui.task_model import TaskTableModel
 
 
 def table_model(store: Store) -> TaskTableModel:
+    """The table over its own feed (``model.feed``), as the window builds them (no timer running)."""
     queries = Queries(store)
-    return TaskTableModel(queries, queries.off_loop())
+    return TaskTableModel(TaskFeed(queries, queries.off_loop()))
+
+
+def close_table(model: TaskTableModel) -> None:
+    model.feed.stop()
+    model.stop()
 
 
 ROOT = Path(__file__).resolve().parents[2]

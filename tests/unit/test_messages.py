@@ -6,11 +6,9 @@ committed .mo must be compiled from the committed .po."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import string
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -30,18 +28,9 @@ from mediaassist.core.messages import (
     render,
 )
 from mediaassist.core.paths import RESOURCES
+from tests.translation_build import build_script
 
-
-def _build_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_translations",
-                                                  RESOURCES / "translations" / "build_translations.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BUILD = _build_script()
+BUILD = build_script()
 ZH = BUILD.core_catalogue(CHINESE)
 LIVE_ENTRIES = [m for m in ZH if m.id]
 

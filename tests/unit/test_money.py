@@ -8,14 +8,20 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from babel import Locale  # a test and build tool: the app itself formats without it
+from babel.numbers import format_decimal
 
 from mediaassist.core.budget import is_budget_pause, stop_reason
 from mediaassist.core.config import parse_config
 from mediaassist.core.errors import ConfigError
-from mediaassist.core.messages import CHINESE, msg, render, verbatim
+from mediaassist.core.messages import CHINESE, LANGUAGES, msg, render, verbatim
 from mediaassist.core.money import (
+    CURRENCY_SYMBOLS,
+    FIAT_PLACES,
+    SMALL_FIAT_PLACES,
     SOURCE_PROVIDER,
     SOURCE_TABLE,
+    UNIT_PLACES,
     History,
     Money,
     Price,
@@ -26,6 +32,7 @@ from mediaassist.core.money import (
     estimate_cost,
     estimate_produced,
     format_money,
+    format_number,
     format_totals,
     from_micros,
     parse_price,
@@ -34,6 +41,7 @@ from mediaassist.core.money import (
     with_usage,
 )
 from mediaassist.core.store import BudgetStop, Limit
+from tests.translation_build import build_script
 
 OPENAI = {"name": "oa", "kind": "api", "type": "openai", "base_url": "https://api.example.com/v1"}
 
@@ -161,10 +169,34 @@ def test_the_budget_day_turns_at_daily_reset_in_local_time() -> None:
     (Money(Decimal("12345"), "coins"), "en", "12,345 coins"),
     (Money(Decimal("12345"), "coins"), "zh_CN", "12,345 个币"),  # the window's Chinese said "coins"
     (Money(Decimal("2.5"), "credits"), "zh_CN", "2.5 credits"),  # an operator's own unit stays as written
-    (Money(Decimal("1234.5"), "EUR"), "de", "€1.234,50"),
+    (Money(Decimal("-1234.5"), "EUR"), "zh_CN", "-€1,234.50"),
+    (Money(Decimal("1234.5"), "EUR"), "de", "€1,234.50"),  # not a language of the app's: English
 ])
 def test_amounts_are_written_as_the_locale_writes_them(money: Money, locale: str, text: str) -> None:
     assert format_money(money, locale) == text
+
+
+AMOUNTS = ["0", "0.004", "0.005", "0.015", "0.00125", "0.0012345", "1", "12.345", "999.995", "1000", "-0.001",
+           "-1234.565", "1234567.5", "98765432109876.125"]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_amounts_are_written_as_babel_writes_them_in_the_apps_languages(language: str) -> None:
+    """The app formats without Babel (a build tool, 36 MB of locale data): its symbol table and
+    its numbers must be CLDR's as Babel has them, for every currency and rounding edge."""
+    for code, symbol in Locale.parse(language).currency_symbols.items():
+        if len(code) == 3 and code.isalpha() and code.isupper() and code not in ("CNY",):
+            assert format_money(Money(Decimal(1), code), language) == f"{symbol}1.00", code
+    for text in AMOUNTS:
+        for places, pattern in ((FIAT_PLACES, "#,##0.00"), (SMALL_FIAT_PLACES, "#,##0.00##"),
+                                (UNIT_PLACES, "#,##0.##")):
+            written = format_decimal(Decimal(text), format=pattern, locale=language)
+            assert format_number(Decimal(text), places) == written, (text, pattern)
+
+
+def test_the_committed_currency_symbols_are_babels() -> None:
+    assert CURRENCY_SYMBOLS.read_text(encoding="utf-8") == build_script().currency_symbols_json(), (
+        "run resources/translations/build_translations.py and commit currency_symbols.json")
 
 
 def test_parse_price_directly_names_where() -> None:

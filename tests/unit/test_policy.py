@@ -3,6 +3,8 @@ a failure comes back, when a run's batches are settled. No store, no loop, no pr
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from mediaassist.core.lane_api import StopReason
@@ -177,3 +179,22 @@ def test_batches_are_settled_when_nothing_runs_and_nothing_pending_can_be_taken(
     pinned = [QueueCount("web:chat", "bob", True, "pending")]
     assert batches_settled(pinned, {"web:chat"}, {"alice"})
     assert not batches_settled(pinned, {"web:chat"}, {"alice", "bob"})
+
+
+# --- a provider's keys ---------------------------------------------------------------------------
+
+def key(label: str, limit: int = 2, running: int = 0) -> LaneSlots:
+    return LaneSlots(name=f"api:x/{label}", kind="api", route="api:x", limit=limit, running=running, key=label)
+
+
+def test_keys_take_turns_one_task_each_least_loaded_first() -> None:
+    claims = plan_claims([key("a", limit=2, running=1), key("b", limit=3), poll()], OPEN, HERE)
+    # b is idle (0/3), a half full (1/2): b first; then b again, as a has no more free slots
+    assert [(c.lane, c.count) for c in claims] == [("api:x/b", 1), ("api:x/a", 1), ("api:x/b", 1),
+                                                   ("api:x/b", 1), ("poll:rh", 100)]
+    assert {(c.key, c.lane_limit) for c in claims if c.key} == {("a", 2), ("b", 3)}
+
+
+def test_a_limit_per_day_caps_what_a_lane_asks_for() -> None:
+    capped = dataclasses.replace(OPEN, daily_left={"api:x": 1, "poll:rh": 0})
+    assert [(c.lane, c.count) for c in plan_claims([api(3), poll()], capped, HERE)] == [("api:x", 1)]

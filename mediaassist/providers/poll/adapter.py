@@ -126,6 +126,7 @@ class HttpAdapter:
         self._poll_client: LeanClient | None = None
         self._api_key: str | None = None
         self.last_balance: Money | None = None  # as the pre-flight or read_balance last saw it
+        self.concurrent_limit: int | None = None  # what the service says the key runs at once, if it tells
 
     def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
         self._client, self._poll_client, self._api_key = client, poll_client, api_key
@@ -151,6 +152,7 @@ class PollAdapter(Protocol):
     # False: they travel inside the create request itself.
     uploads_inputs: bool
     last_balance: Money | None  # the account's balance as last seen (pre-flight), if it tells
+    concurrent_limit: int | None  # what the key runs at once, as the pre-flight read it, if it tells
 
     def open(self, client: httpx.AsyncClient, poll_client: LeanClient | None, api_key: str | None) -> None:
         """The clients of the running loop: httpx for everything, the lean one (when there is

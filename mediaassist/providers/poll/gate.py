@@ -18,7 +18,7 @@ from mediaassist.core.clock import Clock
 from mediaassist.core.owners import new_owner
 
 if TYPE_CHECKING:
-    from mediaassist.core.store import Store
+    from mediaassist.core.lane_store import LaneStore
 
 LEASE_S = 30.0  # real seconds; renewed every third of it while held
 CONTEND_S = 0.05  # real seconds between tries while another process holds the gate
@@ -48,7 +48,7 @@ class CreateGate(Protocol):
 
 
 class StoreCreateGate:
-    def __init__(self, store: Store, name: str, clock: Clock, min_interval_s: float = 0.0) -> None:
+    def __init__(self, store: LaneStore, name: str, clock: Clock, min_interval_s: float = 0.0) -> None:
         self.store = store
         self.name = name
         self.clock = clock

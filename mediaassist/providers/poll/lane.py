@@ -85,7 +85,7 @@ class PollProvider:
         self.balance_read_at = 0.0
 
     async def start(self) -> None:
-        self._api_key = resolve_api_key(self.prov.name, self.prov.api_key, self.prov.api_key_env)
+        self._api_key = resolve_api_key(self.prov.keyring_name, self.prov.api_key, self.prov.api_key_env)
         # Created here so the client and the gate belong to the running (qasync) loop. No
         # default headers: the key must not travel to the CDN hosts of the output files.
         self._client = http_client(self.prov.proxy, base_url=self.prov.base_url, timeout=HTTP_TIMEOUT)
@@ -103,6 +103,11 @@ class PollProvider:
     @property
     def has_key(self) -> bool:
         return bool(self._api_key)
+
+    @property
+    def reported_limit(self) -> int | None:
+        """What the service said the key runs at once (RunningHub's queue/status), if it did."""
+        return self.adapter.concurrent_limit
 
     async def preflight(self) -> list[Message]:
         """The account as the service sees it (read-only); never stops the lane from starting,
@@ -245,7 +250,7 @@ class PollProvider:
         to the queue instead of failing one task after another against the same wall."""
         if not self._api_key:
             reason = msg("no API key for provider {provider} (set api_key_env, the OS keyring or api_key)",
-                         provider=repr(self.prov.name))
+                         provider=repr(self.prov.shown_name))
             raise Requeue(reason, pause_lane=reason)  # nothing was tried: no task fails for it
         paused = ctx.store.paused_lane_reasons().get(self.lane)
         # A budget pause stops claims, not the tasks already claimed (and reserved) within it.

@@ -179,10 +179,10 @@ class RunningHubAdapter(HttpAdapter):
         lines.append(msg("account: {plan}, balance {balance} {currency}, {running} task(s) running",
                          plan=data.get('apiType') or 'key', balance=balance,
                          currency=data.get("currency") or msg("coins"), running=data.get("currentTaskCounts")))
-        limit = await self._concurrent_limit()
+        limit = self.concurrent_limit = await self._concurrent_limit()
         if limit is not None:
             lines.append(msg("queue: the key runs {limit} task(s) at once", limit=limit))
-            if self.prov.max_polling_tasks > limit:
+            if self.prov.max_polling_tasks > limit and not self.prov.follows_service_limit:
                 lines.append(msg("warning: max_polling_tasks = {polled} is above what the account runs at once "
                                  "({limit}); the rest wait in RunningHub's queue or get 421",
                                  polled=self.prov.max_polling_tasks, limit=limit))

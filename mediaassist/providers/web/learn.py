@@ -51,7 +51,7 @@ from mediaassist.providers.web.site import PROMPT_ENTRIES, SiteProfile, parse_si
 from mediaassist.providers.web.tools import SiteCheckReport, check_site, no_display_message, with_browser
 
 if TYPE_CHECKING:
-    from mediaassist.core.store import Store
+    from mediaassist.core.lane_store import LaneStore
 
 # A prompt that asks for a long answer (~1,000 characters, on any site): a turn that ends within
 # half a second may show no indicator at all -- Streamlit shows its "running" widget only once
@@ -262,7 +262,7 @@ class LearnResult:
 
 async def learn_site(name: str, url: str, account: str, config: AppConfig, data_dir: Path, *,
                      headless: bool = False, operator: Operator | None = None, force: bool = False,
-                     say: Callable[[str], None] = print, store: Store | None = None,
+                     say: Callable[[str], None] = print, store: LaneStore | None = None,
                      error_turn: bool = False) -> LearnResult:
     """Learn a profile for the chat page at ``url`` and save it as ``<config dir>/sites/<name>.toml``;
     the login state its check sees is recorded on the account (when a store is given).

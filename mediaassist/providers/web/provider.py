@@ -37,7 +37,7 @@ from mediaassist.providers.web.site import SiteProfile, feature_problems, load_s
 from mediaassist.providers.web.tools import LoginResult, Operator, keep_typed_login, no_display_message, wait_for_login
 
 if TYPE_CHECKING:
-    from mediaassist.core.store import Store
+    from mediaassist.core.lane_store import LaneStore
 
 log = logging.getLogger("mediaassist.web")
 STOP_WAIT_S = 5.0  # real seconds for an answer to end after clicking stop
@@ -103,7 +103,7 @@ class WebProvider:
                 self.stuck.add(account)
             await run_to_completion(self._after_task(runtime, ctx))
 
-    async def log_in(self, account: str, store: Store | None, *, headless: bool = False, timeout_s: float = 600.0,
+    async def log_in(self, account: str, store: LaneStore | None, *, headless: bool = False, timeout_s: float = 600.0,
                      operator: Operator | None = None, keep_login: bool = False) -> LoginResult:
         """Log the account in inside this lane's own browser, relaunched headed for the operator
         (the profile cannot open twice). The account takes no task meanwhile (its lock is held);

@@ -17,8 +17,8 @@ from playwright.async_api import Page
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, TaskError
+from mediaassist.core.lanes import login_state_message
 from mediaassist.core.messages import Message, msg, verbatim
-from mediaassist.core.store import login_state_message
 from mediaassist.providers.web.browser import (
     BrowserRuntime,
     LaunchSettings,
@@ -32,7 +32,7 @@ from mediaassist.providers.web.session import save_session
 from mediaassist.providers.web.site import SiteProfile, load_site
 
 if TYPE_CHECKING:
-    from mediaassist.core.store import Store
+    from mediaassist.core.lane_store import LaneStore
 
 log = logging.getLogger("mediaassist.web")
 LOGIN_POLL_S = 1.0
@@ -103,7 +103,7 @@ async def with_browser(account: str, config: AppConfig, data_dir: Path, headless
 
 
 async def check_site(site: str, account: str, config: AppConfig, data_dir: Path,
-                     store: Store | None = None) -> SiteCheckReport:
+                     store: LaneStore | None = None) -> SiteCheckReport:
     """Open the site in the account's profile and report which selectors match; the login
     state seen is recorded on the account (when a store is given)."""
     profile = load_site(site, data_dir)
@@ -160,7 +160,7 @@ def no_display_message(account: str, command: str | None = None) -> Message | No
                "virtual screen: xvfb-run -a mediaassist {command}", command=command)
 
 
-async def login_account(account: str, config: AppConfig, data_dir: Path, store: Store | None, *,
+async def login_account(account: str, config: AppConfig, data_dir: Path, store: LaneStore | None, *,
                         headless: bool = False, login_url: str | None = None, timeout_s: float = 600.0,
                         operator: Operator | None = None, keep_login: bool = False) -> LoginResult:
     """Open the account's profile (headed by default) on the site's login page and wait until the

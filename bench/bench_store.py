@@ -1,0 +1,136 @@
+"""Store benchmark: CPU per task of the store's hot path against huey's, in the same run.
+
+Prints figures, asserts nothing. One task through mediaassist's store is what the scheduler
+does with it: ``claim`` (one task, with the lane's limit counted in the same transaction), a
+log line, ``finish_success`` (or ``finish_failure``) and a second log line. One task through
+huey (https://huey.readthedocs.io, ``SqliteHuey``, WAL) is its worker's ``dequeue`` and
+``execute`` of a task that does nothing, which writes its result. Both run in this process on
+the same box, interleaved round by round; the figure is the process's CPU time per task
+(``time.process_time``), the median of the rounds, at 10,000 and then 100,000 tasks queued.
+
+On PostgreSQL (``--pg URL``, or ``MEDIAASSIST_TEST_PG``) the figure is this process's CPU only:
+the server's work is not in it. huey has no PostgreSQL storage, so its SQLite figure is the
+baseline there too.
+
+    python -m bench.bench_store [--tasks 2000] [--rounds 3] [--pg postgresql://...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from huey import SqliteHuey
+
+from mediaassist.core.errors import ErrorKind
+from mediaassist.core.owners import new_owner
+from mediaassist.core.store import NewTask, Store
+
+ROUTE = "api:bench"
+LANE_LIMIT = 5
+SIZES = (10_000, 100_000)
+
+
+class HueyQueue:
+    def __init__(self, folder: Path) -> None:
+        self.huey = SqliteHuey(filename=str(folder / "huey.db"), fsync=False)
+        self.noop = self.huey.task()(_noop)
+
+    def fill(self, size: int) -> None:
+        """Queued messages as huey's ``enqueue`` writes them, in one transaction (setting up only)."""
+        rows = [(self.huey.name, self.huey.serialize_task(self.noop.s(n)), 0.0) for n in range(size)]
+        with self.huey.storage.db(commit=True) as cursor:
+            cursor.executemany("INSERT INTO task (queue, data, priority) VALUES (?, ?, ?)", rows)
+
+    def run(self, tasks: int) -> float:
+        started = time.process_time()
+        for _ in range(tasks):
+            self.huey.execute(self.huey.dequeue())
+        return (time.process_time() - started) / tasks
+
+    def queued(self) -> int:
+        return int(self.huey.pending_count())
+
+
+def _noop(n: int) -> int:
+    return n
+
+
+class StoreQueue:
+    def __init__(self, location: Path | str) -> None:
+        self.store = Store(location)
+        self.owner = str(new_owner())
+        self.batches = 0
+
+    def fill(self, size: int) -> None:
+        self.batches += 1
+        self.store.enqueue(f"bench-{self.batches}", [
+            NewTask(model="writer", model_kind="api", route=ROUTE, prompt=f"prompt {n}") for n in range(size)])
+
+    def run(self, tasks: int, failing: bool = False) -> float:
+        store = self.store
+        started = time.process_time()
+        done = 0
+        while done < tasks:
+            for task in store.claim(ROUTE, self.owner, limit=1, lane_limit=LANE_LIMIT):
+                store.log(task.task_id, f"attempt {task.attempt} started on {ROUTE}")
+                if failing:
+                    store.finish_failure(task, ErrorKind.PROVIDER, "the service said no", None)
+                else:
+                    store.finish_success(task, "an answer", [], {"total_tokens": 42})
+                store.log(task.task_id, "success")
+                done += 1
+        return (time.process_time() - started) / tasks
+
+    def queued(self) -> int:
+        return sum(n for (route, _a, state), n in self.store.counts().items() if route == ROUTE and state == "pending")
+
+
+def measure(huey: HueyQueue, stores: dict[str, StoreQueue], tasks: int, rounds: int) -> dict[str, float]:
+    """Median CPU per task of each, interleaved round by round (the box's load hits all alike)."""
+    names = ["huey", *(f"{name} {case}" for name in stores for case in ("success", "failure"))]
+    seen: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(rounds):
+        seen["huey"].append(huey.run(tasks))
+        for name, store in stores.items():
+            seen[f"{name} success"].append(store.run(tasks))
+            seen[f"{name} failure"].append(store.run(tasks, failing=True))
+    return {name: statistics.median(values) for name, values in seen.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=2000, help="tasks per round and case")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pg", default=os.environ.get("MEDIAASSIST_TEST_PG"),
+                        help="also a PostgreSQL store (a throw-away database: its task table is filled)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        huey = HueyQueue(folder)
+        stores = {"SQLite": StoreQueue(folder / "store.sqlite3")}
+        if args.pg:
+            stores["PostgreSQL"] = StoreQueue(args.pg)
+        print(f"CPU per task, median of {args.rounds} rounds of {args.tasks:,} tasks each "
+              f"(load average {os.getloadavg()[0]:.1f})")
+        print(f"{'queued':>8} {'queue':<22} {'CPU/task':>9} {'÷ huey':>7}")
+        filled = 0
+        for size in SIZES:
+            # Refill to ``size`` queued (the rounds before took tasks out).
+            huey.fill(size - huey.queued())
+            for store in stores.values():
+                store.fill(size - store.queued())
+            filled = size
+            figures = measure(huey, stores, args.tasks, args.rounds)
+            for name, cpu in figures.items():
+                print(f"{filled:>8,} {name:<22} {cpu * 1e6:>6.0f} us {cpu / figures['huey']:>7.2f}")
+        for store in stores.values():
+            store.store.close()
+
+
+if __name__ == "__main__":
+    main()
