@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command is None:
             return _window(args, options)
-        if args.command == "accounts" and args.action == "login" and not args.keep_login:
+        if args.command == "accounts" and args.action == "login":
             handed = _login_in_window(args, options)
             if handed is not None:
                 return handed
@@ -152,7 +152,7 @@ def _login_in_window(args: argparse.Namespace, options: RuntimeOptions) -> int |
         from mediaassist.ui.app import hand_login_to_window
     except ImportError:
         return None
-    handed = hand_login_to_window(options, args.name, args.timeout)
+    handed = hand_login_to_window(options, args.name, args.timeout, args.keep_login)
     if handed is None:
         return None
     ok, message = handed

@@ -8,10 +8,8 @@ a batch. Short answers: the long case is in test_web_real_uis.py."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
-import keyring
 import pytest
 from keyrings.alt.file import PlaintextKeyring
 
@@ -38,17 +36,6 @@ from tests.webui_helpers import (
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]
-
-
-@pytest.fixture
-def os_keyring() -> Iterator[PlaintextKeyring]:
-    """A real keyring backend that works headless: keyrings.alt's file, under this test's own
-    XDG data home (conftest)."""
-    previous = keyring.get_keyring()
-    backend = PlaintextKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 @pytest.mark.asyncio

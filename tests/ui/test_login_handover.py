@@ -12,10 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from keyrings.alt.file import PlaintextKeyring
 from PySide6.QtCore import QSettings
 
 from mediaassist.core.paths import data_dir as resolve_data_dir
 from mediaassist.providers.web import WebProvider
+from mediaassist.providers.web.kept_login import KEPT_LOGIN_SERVICE
 from mediaassist.runtime import RuntimeOptions
 from mediaassist.ui.app import run_window
 from mediaassist.ui.main_window import MainWindow
@@ -24,7 +26,7 @@ from tests.fixtures.webui.answers import answer_for
 from tests.harness import wait_until
 from tests.helpers import sim_config_text
 from tests.web_helpers import WEB_SPEED, needs_chromium, stored_account, stored_result
-from tests.webui_helpers import MULTI_LINE, ChatApp, app_task, streamlit_login, write_profile
+from tests.webui_helpers import MULTI_LINE, PASSWORD, ChatApp, app_task, streamlit_login, write_profile
 
 STREAMLIT_CONFIG = """
 [[accounts]]
@@ -74,12 +76,15 @@ async def test_accounts_login_in_a_shell_is_done_by_the_running_windows_lanes(
 @pytest.mark.browser
 @needs_chromium
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize("keep", [False, True], ids=["plain", "keep-login"])
 async def test_accounts_login_in_a_shell_logs_a_real_chat_ui_in_inside_the_windows_running_lane(
-        streamlit_app: ChatApp, tmp_path: Path, ui_settings: QSettings) -> None:
+        streamlit_app: ChatApp, tmp_path: Path, ui_settings: QSettings, os_keyring: PlaintextKeyring,
+        keep: bool) -> None:
     # A Streamlit chat behind its password gate (a login kept only in the page): the window's lane
     # finds the gate on its first task and keeps its browser open (the profile is held); the
     # shell's `accounts login` is done in that browser, where the person types the password, and
-    # the waiting tasks then run in that page.
+    # the waiting tasks then run in that page. With --keep-login the window's lane keeps what
+    # was typed in the OS keyring (the window's process's keyring: here a file backend).
     gc.collect()  # see the test above
     data_dir = tmp_path / "data"
     write_profile(streamlit_app, data_dir)
@@ -107,7 +112,8 @@ async def test_accounts_login_in_a_shell_logs_a_real_chat_ui_in_inside_the_windo
         env = {**os.environ, "DISPLAY": "", "WAYLAND_DISPLAY": "", "PYTHONPATH": str(Path(__file__).parents[2])}
         command = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "mediaassist", "accounts", "login", "acct-a", "--data-dir", str(data_dir),
-            "--config", str(config), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+            "--config", str(config), *(["--keep-login"] if keep else []), stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=env)
         await wait_until(lambda: runtime.is_open and runtime.headless is False, timeout=60)  # relaunched headed
         await streamlit_login(await runtime.page())  # the person, at the lane's window
         out, err = await asyncio.wait_for(command.communicate(), 90)
@@ -122,8 +128,11 @@ async def test_accounts_login_in_a_shell_logs_a_real_chat_ui_in_inside_the_windo
         instance.deleteLater()
 
     assert command.returncode == 0, err.decode()
-    assert ("acct-a: login ok (in the lane's own browser, kept open for its tasks) (in the running window's lane)"
-            in out.decode())
+    said = ("login ok (in the lane's own browser); kept in the OS keyring, re-entered whenever a new browser finds "
+            "the page logged out" if keep else "login ok (in the lane's own browser, kept open for its tasks)")
+    assert f"acct-a: {said} (in the running window's lane)" in out.decode()
+    kept = os_keyring.get_password(KEPT_LOGIN_SERVICE, "acct-a") or ""
+    assert (PASSWORD in kept) is keep
     gate = tasks["met the gate"]
     assert (gate.state, gate.error_kind) == ("failed", "login")  # the page showed the gate: the account waits
     assert results == {p: answer_for(p) for p in prompts[1:]}  # in the page the login was done in
