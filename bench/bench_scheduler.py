@@ -24,10 +24,15 @@ For each: makespan ÷ lower bound ``max(sum web / K, longest web task, sum API /
 and as the dispatch order alone gives it (the nominal durations list-scheduled in the order the
 tasks started: no overhead).
 
-At x400 a loaded machine's few milliseconds per dispatch are seconds of scaled time: part 3 runs
-at ``--order-speed`` (x100 unless told), where they are a fraction of a per cent.
+Part 4 -- the ETA (core/progress.py ``BatchEta``, fed as the window feeds it): the same runs as
+part 3 (``longest``, the model's record from one earlier run), the ETA shown every 5 scaled
+seconds, and at 25, 50 and 75 % of the batch -- of its tasks ended, and of its makespan -- its
+error against the time that was then really left.
 
-    python -m bench.bench_scheduler [--speed 400] [--order-speed 100] [--parts 1,2,3]
+At x400 a loaded machine's few milliseconds per dispatch are seconds of scaled time: parts 3 and 4
+run at ``--order-speed`` (x100 unless told), where they are a fraction of a per cent.
+
+    python -m bench.bench_scheduler [--speed 400] [--order-speed 100] [--parts 1,2,3,4]
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ from pathlib import Path
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AccountConfig, AppConfig, ModelConfig, ProviderConfig
 from mediaassist.core.paths import RESOURCES
+from mediaassist.core.progress import BatchEta, BatchProgress
+from mediaassist.core.queries import Queries
 from mediaassist.core.scheduler import Scheduler
 from mediaassist.core.store import NewTask, Store
 from mediaassist.providers.registry import SIMULATED_SITE, SIMULATED_WEB_RANGE
@@ -252,8 +259,9 @@ def list_makespan(durations: list[float], slots: int) -> float:
 
 
 async def run_ordered(store: Store, workdir: Path, clock: Clock, accounts: int, order: str, batch: str,
-                      prefix: str = "") -> tuple[float, list[str]]:
-    """One run of the seed batch; (makespan in nominal seconds, web task ids in the order they started)."""
+                      prefix: str = "", watch: list[Shown] | None = None) -> tuple[float, list[str]]:
+    """One run of the seed batch; (makespan in nominal seconds, web task ids in the order they
+    started). ``watch`` gets the ETA the window would have shown, every 5 scaled seconds."""
     config = AppConfig(
         providers=[ProviderConfig(name="api", kind="api", type="simulated", concurrency=API_QUOTA)],
         models=[ModelConfig(name="writer", kind="api", provider="api"),
@@ -267,6 +275,8 @@ async def run_ordered(store: Store, workdir: Path, clock: Clock, accounts: int, 
     store.enqueue(batch, tasks)
     sched = Scheduler(store, config, providers, workdir, clock)
     await sched.start()
+    if watch is not None:
+        watch += await watch_eta(store, sched, batch, clock)
     await sched.wait_for_batches([batch])
     await sched.stop()
     rows = store.tasks([batch])
@@ -298,11 +308,64 @@ async def part3(speed: float, workdir: Path) -> None:
         print(f"{accounts:>2} {bound:6.0f}s  {ratios[0]:6.3f} {ratios[1]:8.3f}  {ratios[2]:7.3f} {ratios[3]:8.3f}")
 
 
+@dataclass(frozen=True)
+class Shown:
+    at: float  # store clock
+    ended: float  # the batch's share of tasks ended
+    seconds: float | None  # the ETA shown (real seconds), None while measuring
+
+
+async def watch_eta(store: Store, sched: Scheduler, batch: str, clock: Clock) -> list[Shown]:
+    """The ETA the window would show for ``batch`` every 5 scaled seconds, until it has ended."""
+    etas = BatchEta()
+    sched.add_listener(lambda event, task: etas.attempt_ended(event, task.route, task.started_at, store.now()))
+    queries, shown = Queries(store), list[Shown]()
+    while True:
+        snap = queries.snapshot()
+        progress = BatchProgress.of(batch, snap.by_batch.get(batch, {}))
+        if progress.finished:
+            return shown
+        now = time.monotonic()
+        etas.record(batch, snap, now)
+        _estimate, seconds = etas.eta(batch, snap, sched.lanes.values(), sched.blocked_lanes(), now, store.now())
+        shown.append(Shown(store.now(), progress.ended / progress.total, seconds))
+        await clock.sleep(5.0)
+
+
+def eta_errors(shown: list[Shown], started: float, ended: float) -> list[str]:
+    """The shown ETA's error against the time really left, at 25/50/75 % of tasks and of time."""
+    cells = []
+    for by_tasks in (True, False):
+        for point in (0.25, 0.5, 0.75):
+            sample = next(s for s in shown if (s.ended >= point if by_tasks
+                                               else s.at - started >= point * (ended - started)))
+            cells.append("measuring" if sample.seconds is None else f"{sample.seconds / (ended - sample.at) - 1:+.1%}")
+    return cells
+
+
+async def part4(speed: float, workdir: Path) -> None:
+    clock = Clock(speed)
+    print(f"ETA error (shown / really left - 1): seed batch, longest, the model's record from an earlier run; "
+          f"scaled x{speed:g}")
+    print(f"{'K':>2} {'makespan':>9}  {'25% tasks':>10} {'50% tasks':>10} {'75% tasks':>10}  "
+          f"{'25% time':>9} {'50% time':>9} {'75% time':>9}")
+    for accounts in (1, 2, 3):
+        store = Store(workdir / f"eta-{accounts}.sqlite3")
+        await run_ordered(store, workdir, clock, accounts, "longest", "yesterday", prefix="y-")
+        shown: list[Shown] = []
+        makespan, _started = await run_ordered(store, workdir, clock, accounts, "longest", "seed", watch=shown)
+        rows = store.tasks(["seed"])
+        store.close()
+        cells = eta_errors(shown, min(t.created_at for t in rows), max(t.finished_at or 0.0 for t in rows))
+        print(f"{accounts:>2} {makespan:8.0f}s  " + " ".join(f"{c:>10}" for c in cells[:3]) + "  "
+              + " ".join(f"{c:>9}" for c in cells[3:]))
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--speed", type=float, default=400.0)
     parser.add_argument("--order-speed", type=float, default=100.0, help="part 3's scaled time")
-    parser.add_argument("--parts", default="1,2,3", help="which parts to run, e.g. 3")
+    parser.add_argument("--parts", default="1,2,3,4", help="which parts to run, e.g. 3")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     with tempfile.TemporaryDirectory() as tmp:
@@ -315,6 +378,9 @@ async def main() -> None:
             print()
         if "3" in parts:
             await part3(args.order_speed, Path(tmp))
+            print()
+        if "4" in parts:
+            await part4(args.order_speed, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ Pure arithmetic over a ``queries.Snapshot`` and the scheduler's lanes: no databa
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,8 @@ class LaneLike(Protocol):
     def route(self) -> str: ...
     @property
     def limit(self) -> int: ...
+    @property
+    def order(self) -> str: ...
 
 
 class ServiceTimes:
@@ -139,8 +142,10 @@ def slowest(found: Iterable[Estimate]) -> Estimate:
 def route_estimate(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneLike], blocked: Mapping[str, Message],
                    service: ServiceTimes, now: float) -> Estimate:
     """Seconds until the batch's tasks of ``route`` end: their work left (``work_left``: running
-    ones by what they have still to go) plus that of older batches (FIFO: they go first), shared
-    by the route's open lanes, one measured service time a task. ``now``: the store's clock."""
+    ones by what they have still to go) plus that of older batches (FIFO, longest: they go first),
+    shared by the route's open lanes -- or, where the lanes take batches in turn (``fair``), its
+    own work on the slots it gets (``fair_slots``) -- one measured service time a task.
+    ``now``: the store's clock."""
     count = snap.batch_routes.get(batch, {}).get(route, 0)
     of_route = [lane for lane in lanes if lane.route == route]
     parallel = open_slots(route, of_route, blocked)
@@ -149,9 +154,23 @@ def route_estimate(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneL
     mean = service.mean.get(route)
     if mean is None:
         return Estimate(measuring=route)
+    if any(lane.order == "fair" for lane in of_route):
+        own = batch_work_left(batch, route, snap, mean, now)
+        return Estimate(seconds=own / fair_slots(batch, route, snap, parallel) * mean)
     position = snap.batch_order.index(batch) if batch in snap.batch_order else 0
     work = sum(batch_work_left(b, route, snap, mean, now) for b in [batch, *snap.batch_order[position + 1:]])
     return Estimate(seconds=work / parallel * mean)
+
+
+def fair_slots(batch: str, route: str, snap: Snapshot, parallel: int) -> float:
+    """The slots a batch gets of ``parallel`` when the route's batches take turns (core/order.py
+    ``fair_shares``): as many as every other batch waiting there, and one of the slots left over
+    when it is among the oldest (they win ties); a share of a slot when there are more batches
+    than slots."""
+    sharing = [b for b in snap.batch_order if snap.batch_routes.get(b, {}).get(route, 0)] or [batch]
+    older = len(sharing) - 1 - sharing.index(batch) if batch in sharing else 0  # batch_order: newest first
+    whole, left_over = divmod(parallel, len(sharing))
+    return whole + (1 if older < left_over else 0) if whole else parallel / len(sharing)
 
 
 def tail_bound(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneLike], blocked: Mapping[str, Message],
@@ -161,7 +180,7 @@ def tail_bound(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneLike]
     A pace spreads work over every slot; a batch's last tasks cannot be spread."""
     if not mean:
         return 0.0
-    to_go = [part_to_go(at, mean, now) * mean for b, at in snap.running_started.get(route, []) if b == batch]
+    to_go = [part_to_go(at, mean, now) * mean for b, at, _expected in snap.running_started.get(route, []) if b == batch]
     queued = snap.batch_routes.get(batch, {}).get(route, 0) - len(to_go)
     parallel = open_slots(route, lanes, blocked)
     bound = max(to_go, default=0.0)
@@ -171,8 +190,48 @@ def tail_bound(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneLike]
 
 
 def batch_work_left(batch: str, route: str, snap: Snapshot, mean: float | None, now: float) -> float:
-    started = [at for b, at in snap.running_started.get(route, []) if b == batch]
+    started = [at for b, at, _expected in snap.running_started.get(route, []) if b == batch]
     return work_left(snap.batch_routes.get(batch, {}).get(route, 0), started, mean, now)
+
+
+def planned_seconds(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneLike],
+                    blocked: Mapping[str, Message], mean: float | None, now: float) -> float | None:
+    """Seconds until the batch's tasks of ``route`` end, task by task, when the batch has the
+    route to itself and is small enough to be read so (``Snapshot.pending_expected``): each task
+    takes its expected duration (the model's record and its prompt's length; the route's measured
+    mean where none is known), a running one what it has still to go (never below RUNNING_FLOOR
+    of it), and the waiting ones go in the lanes' order to whichever slot comes free first -- so
+    the serial tail of a web lane and the long task started last are in it. None when it cannot
+    be said so: a big or shared route (its pace says more), no slot open, nothing known."""
+    pending = snap.pending_expected.get(batch)
+    slots = open_slots(route, lanes, blocked)
+    if pending is None or slots == 0 or _shared(batch, route, snap):
+        return None
+    queued = pending.get(route, [])
+    running = [(at, expected) for b, at, expected in snap.running_started.get(route, []) if b == batch]
+    if mean is None and any(expected <= 0 for expected in [*(e for _p, e in queued), *(e for _a, e in running)]):
+        return None
+    known = mean or 0.0
+
+    def took(expected: float) -> float:
+        return expected if expected > 0 else known
+
+    free = [max(RUNNING_FLOOR * took(e), took(e) - (now - at)) for at, e in running]
+    free += [0.0] * max(0, slots - len(free))
+    heapq.heapify(free)
+    if any(lane.order == "longest" for lane in lanes if lane.route == route):
+        queued = sorted(queued, key=lambda task: (-task[0], -task[1]))  # unknown (0) last, FIFO among them
+    else:
+        queued = sorted(queued, key=lambda task: -task[0])  # FIFO within a priority (a stable sort)
+    for _priority, expected in queued:
+        heapq.heappush(free, heapq.heappop(free) + took(expected))
+    return max(free)
+
+
+def _shared(batch: str, route: str, snap: Snapshot) -> bool:
+    """Another batch has unfinished tasks on ``route``: how many slots this one gets depends on
+    the order and on who runs them, which its own pace measures."""
+    return any(routes.get(route, 0) for other, routes in snap.batch_routes.items() if other != batch)
 
 
 @dataclass
@@ -238,10 +297,12 @@ class BatchPace:
 
 class BatchEta:
     """The ETA to show for a batch, for the window and ``run`` alike. Per route of the batch (a
-    mixed batch's fast API tasks say nothing of its web tasks): the queue's estimate until the
-    batch is seen ending tasks there, then its own pace there over its work left (running tasks
-    by what they have still to go) -- right too for a batch another process runs beside a big
-    one. The slowest route decides; smoothed so it moves steadily; a blocked batch says why."""
+    mixed batch's fast API tasks say nothing of its web tasks): a small batch alone on the route
+    task by task (``planned_seconds``: each task's expected duration over the route's slots);
+    else the queue's estimate until the batch is seen ending tasks there, then its own pace
+    there over its work left (running tasks by what they have still to go) -- right too for a
+    batch another process runs beside a big one, or one sharing its lanes with others. The
+    slowest route decides; smoothed so it moves steadily; a blocked batch says why."""
 
     def __init__(self) -> None:
         self.service = ServiceTimes()
@@ -272,6 +333,10 @@ class BatchEta:
         lanes = list(lanes)
         found: list[Estimate] = []
         for route in sorted(snap.batch_routes.get(batch, {})):
+            planned = planned_seconds(batch, route, snap, lanes, blocked, self.service.mean.get(route), wall)
+            if planned is not None:
+                found.append(Estimate(seconds=planned))
+                continue
             queued = route_estimate(batch, route, snap, lanes, blocked, self.service, wall)
             left = batch_work_left(batch, route, snap, self.service.mean.get(route), wall)
             paced = self.pace.seconds_left(_pace_key(batch, route), left, now)

@@ -9,7 +9,9 @@ shared queue). Hot paths build the query with peewee and read the raw cursor
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +26,7 @@ from mediaassist.core.messages import Message
 from mediaassist.core.money import Money, Totals, from_micros
 from mediaassist.core.store import (
     FINAL_STATES,
+    PENDING,
     RUNNING,
     SPEND_SETTLED,
     Output,
@@ -206,6 +209,10 @@ _ROW_COLUMNS = (Task.seq, Task.task_id, Task.batch_id, Task.model, Task.model_ki
                 _preview(Result.text), Task.error_message, Result.text_message, _picked_count(), Result.files)
 
 
+DETAIL_TASKS = 200  # a batch with at most this many unfinished tasks is read task by task...
+DETAIL_BATCHES = 10  # ...the newest this many of them
+
+
 @dataclass
 class Snapshot:
     """One GROUP BY over the store, cut the ways the panels and the tray need it."""
@@ -219,8 +226,13 @@ class Snapshot:
     batch_order: list[str] = field(default_factory=list)  # newest first
     batch_spent: dict[str, Totals] = field(default_factory=dict)  # reserved and settled
     batch_estimate: dict[str, Totals] = field(default_factory=dict)
-    # route -> [(batch, started_at)] of its running attempts (store clock): how far along they are
-    running_started: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    # route -> [(batch, started_at, expected_s)] of its running attempts (store clock): how far
+    # along they are, and how long each is expected to take (0: not known)
+    running_started: dict[str, list[tuple[str, float, float]]] = field(default_factory=dict)
+    # batch -> route -> [(priority, expected_s)] of its pending tasks in FIFO order, for the
+    # newest few batches small enough to read task by task (``DETAIL_TASKS``); every such batch
+    # has an entry, empty when nothing of it waits
+    pending_expected: dict[str, dict[str, list[tuple[int, float]]]] = field(default_factory=dict)
 
     def totals(self) -> dict[str, int]:
         out: dict[str, int] = defaultdict(int)
@@ -334,10 +346,12 @@ class Queries:
                 snap.batch_routes_ended.setdefault(batch, defaultdict(int))[route] += n
             newest[batch] = max(newest.get(batch, 0), max_seq)
         snap.batch_order = sorted(newest, key=newest.__getitem__, reverse=True)
-        running = Task.select(Task.batch_id, Task.route, Task.started_at).where(Task.state == RUNNING)
-        for batch, route, started_at in self._values(running):
+        running = (Task.select(Task.batch_id, Task.route, Task.started_at, Task.expected_s)
+                   .where(Task.state == RUNNING))
+        for batch, route, started_at, expected in self._values(running):
             if started_at is not None:
-                snap.running_started.setdefault(route, []).append((batch, started_at))
+                snap.running_started.setdefault(route, []).append((batch, started_at, expected or 0.0))
+        snap.pending_expected = self._pending_expected(snap)
         money = (Spend.select(Spend.batch_id, Spend.currency, pw.fn.SUM(Spend.amount),
                               pw.fn.SUM(pw.fn.COALESCE(Spend.estimate, 0)))
                  .group_by(Spend.batch_id, Spend.currency))
@@ -345,6 +359,24 @@ class Queries:
             snap.batch_spent.setdefault(batch, Totals()).add(Money(from_micros(int(spent)), currency))
             snap.batch_estimate.setdefault(batch, Totals()).add(Money(from_micros(int(estimated)), currency))
         return snap
+
+    def _pending_expected(self, snap: Snapshot) -> dict[str, dict[str, list[tuple[int, float]]]]:
+        """Each pending task's priority and expected seconds, for the newest unfinished batches of
+        at most DETAIL_TASKS unfinished tasks (an ETA of a few tasks depends on which they are;
+        a big batch's on their count): one indexed read of a few thousand rows at most."""
+        small = [batch for batch in snap.batch_order
+                 if 0 < sum(snap.batch_routes.get(batch, {}).values()) <= DETAIL_TASKS][:DETAIL_BATCHES]
+        found: dict[str, dict[str, list[tuple[int, float]]]] = {batch: {} for batch in small}
+        # Each (batch, route, pending) is a range of task_batch_claim_order, one OR term each (a
+        # row-value IN of several made SQLite scan the table): the rows that ended are never read.
+        waiting = [(Task.batch_id == batch) & (Task.route == route) & (Task.state == PENDING)
+                   for batch in small for route in snap.batch_routes[batch]]
+        if waiting:
+            query = (Task.select(Task.batch_id, Task.route, Task.priority, Task.expected_s)
+                     .where(functools.reduce(operator.or_, waiting)).order_by(Task.seq))
+            for batch, route, priority, expected in self._values(query):
+                found[batch].setdefault(route, []).append((priority, expected or 0.0))
+        return found
 
     # --- export ------------------------------------------------------------------------------
     def export_chunk(self, task_ids: Sequence[str]) -> list[tuple[Task, Result | None]]:

@@ -10,7 +10,7 @@ import pytest
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.progress import BatchEta, BatchProgress, EtaSmoother, ServiceTimes, estimate, work_left
 from mediaassist.core.queries import Queries, TaskFilter, TaskOrder
-from mediaassist.core.store import NewTask, Store
+from mediaassist.core.store import NewTask, Store, Task
 
 
 @dataclass
@@ -18,6 +18,7 @@ class FakeLane:  # only what estimate() reads of a scheduler lane
     name: str
     route: str
     limit: int
+    order: str = "fifo"
 
 
 def api(n: int, prefix: str) -> list[NewTask]:
@@ -83,7 +84,7 @@ def test_a_running_task_counts_only_the_part_it_has_still_to_go(store: Store) ->
         store.finish_success(task, "ok", [])
     assert len(store.claim("api:sim-api", "me", 1)) == 1  # the last one runs
     snap = Queries(store).snapshot()
-    (_batch, started), = snap.running_started["api:sim-api"]
+    (_batch, started, _expected), = snap.running_started["api:sim-api"]
     assert estimate("b", snap, lanes, {}, service, started + 45.0).seconds == pytest.approx(15.0)
     assert estimate("b", snap, lanes, {}, service, started + 600.0).seconds == pytest.approx(6.0)  # the floor
     assert work_left(3, [started], 60.0, started + 30.0) == pytest.approx(2.5)
@@ -104,11 +105,13 @@ def test_a_batch_eta_follows_each_route_at_its_own_pace_and_counts_its_running_t
         store.finish_success(task, "ok", [])
     [first] = store.claim("web:simulated", "me", 1)
     etas.record("b", Queries(store).snapshot(), 2.0)
+    # it took a minute, as the store records it too: the last one is expected to take as long
+    Task.update(started_at=store.now() - 60.0).where(Task.task_id == first.task_id).execute()
     store.finish_success(first, "ok", [])
     etas.record("b", Queries(store).snapshot(), 62.0)
     assert len(store.claim("web:simulated", "me", 1)) == 1  # the last one runs
     snap = Queries(store).snapshot()
-    (_batch, started), = snap.running_started["web:simulated"]
+    (_batch, started, _expected), = snap.running_started["web:simulated"]
     found, shown = etas.eta("b", snap, lanes, {}, now=107.0, wall=started + 45.0)
     # One web task a minute; a quarter of the last is left. The whole batch's pace (5 of 6 tasks
     # ended in 107 s) would have said 21 s; one web task a minute, counted whole, 60 s.
