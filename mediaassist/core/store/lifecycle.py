@@ -310,7 +310,7 @@ class TaskLifecycle(Reads):
             changes["account"] = account
         head = f'SELECT seq FROM "task" WHERE {due.sql} ORDER BY {ordering} LIMIT {int(limit)}'
         try:
-            with self._write_transaction():
+            with self._statements_undone_alone():
                 claimed = self._take(head, due.params, changes)
         except pw.IntegrityError:  # another process took this account's one slot first
             return []

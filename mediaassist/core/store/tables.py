@@ -166,9 +166,10 @@ TASK_COLUMNS = ", ".join(f'"{f.column_name}"' for f in TASK_FIELDS)
 
 
 def task_of(row: Sequence[Any]) -> Task:
-    """A task from a row of ``TASK_COLUMNS``, its values converted as peewee's reader does."""
-    task = Task(__no_default__=1, **{f.name: f.python_value(value) for f, value in zip(TASK_FIELDS, row, strict=True)})
-    task._dirty.clear()  # type: ignore[attr-defined]  # as read: nothing to save (peewee-stubs lack _dirty)
+    """A task from a row of ``TASK_COLUMNS``, its values converted as peewee's reader does; its
+    values are set as one dict (setting each field marks it changed, to be cleared again)."""
+    task = Task(__no_default__=1)  # no defaults, nothing changed
+    task.__data__ = {f.name: f.python_value(value) for f, value in zip(TASK_FIELDS, row, strict=True)}
     return task
 
 
