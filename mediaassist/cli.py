@@ -732,7 +732,7 @@ async def _sites_learn(args: argparse.Namespace, options: RuntimeOptions) -> int
         rt.store.sync_accounts(rt.config.accounts)
         try:
             result = await learn_site(args.name, args.url, args.account, rt.config, rt.data_dir, force=args.force,
-                                      store=rt.store)
+                                      store=rt.store, error_turn=args.error_turn)
         except TaskError as exc:
             say(msg("mediaassist: sites learn: {reason}", reason=exc.message))
             return EXIT_FAILED
@@ -756,7 +756,8 @@ async def _account_login(args: argparse.Namespace, options: RuntimeOptions) -> i
         rt.store.sync_accounts(rt.config.accounts)
         say(msg("{name}: log in in the browser window, then close it (waiting up to {seconds} s)",
                 name=args.name, seconds=format(args.timeout, ".0f")), to=sys.stdout)
-        result = await login_account(args.name, rt.config, rt.data_dir, rt.store, timeout_s=args.timeout)
+        result = await login_account(args.name, rt.config, rt.data_dir, rt.store, timeout_s=args.timeout,
+                                     keep_login=args.keep_login)
     if result.ok:
         say(msg("{name}: login ok (checked again after relaunching the browser)", name=args.name), to=sys.stdout)
         return EXIT_OK

@@ -152,7 +152,7 @@ def _login_in_window(args: argparse.Namespace, options: RuntimeOptions) -> int |
         from mediaassist.ui.app import hand_login_to_window
     except ImportError:
         return None
-    handed = hand_login_to_window(options, args.name, args.timeout)
+    handed = hand_login_to_window(options, args.name, args.timeout, args.keep_login)
     if handed is None:
         return None
     ok, message = handed
@@ -376,6 +376,10 @@ def _command_parser() -> argparse.ArgumentParser:
     login.add_argument("name")
     login.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
                        help="give up waiting for the login after S seconds (default 600)")
+    login.add_argument("--keep-login", action="store_true",
+                       help="keep what you type into the login form in the OS keyring (never a file), so the lane "
+                       "logs in again by itself when a new browser finds the page logged out (a login kept only in "
+                       "the page session, such as Streamlit's password gate)")
     _common(login, speed=False)
 
     sites = sub.add_parser("sites", help="web site profiles: check which selectors match")
@@ -394,6 +398,9 @@ def _command_parser() -> argparse.ArgumentParser:
     learn.add_argument("--account", required=True, metavar="NAME",
                        help="whose browser profile to use (log in there first if the site asks)")
     learn.add_argument("--force", action="store_true", help="replace an existing profile of that name")
+    learn.add_argument("--error-turn", action="store_true",
+                       help="end with a turn you make fail (stop the service, or send a prompt the site refuses): "
+                       "the error the page shows is learned as the error role")
 
     profiles = sub.add_parser("profiles", help="task-API profiles: show the requests a task would make")
     profiles_sub = profiles.add_subparsers(dest="action", required=True)

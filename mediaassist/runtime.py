@@ -319,10 +319,11 @@ class Runtime:
         self.store.set_account_enabled(name, enabled)
         self.scheduler.wake()
 
-    def log_in(self, name: str) -> Awaitable[Login] | None:
+    def log_in(self, name: str, keep_login: bool = False) -> Awaitable[Login] | None:
         """Open the account's browser profile headed so the operator can log in; None when the
-        account needs no login (a simulated site's: it is marked logged in). Raises KeyError for
-        an unknown account and ImportError when the web lane is not installed."""
+        account needs no login (a simulated site's: it is marked logged in). ``keep_login``: what
+        is typed into the login form goes to the OS keyring (re-entered by a new browser). Raises
+        KeyError for an unknown account and ImportError when the web lane is not installed."""
         from mediaassist.providers.registry import SIMULATED_SITE
 
         acct = self.store.account(name)
@@ -339,8 +340,8 @@ class Runtime:
         # The running lane's browser holds the profile: the login happens in it (and its page
         # stays open for the account's tasks, so a login kept in the page session lasts).
         if lane is not None and isinstance(lane.provider, WebProvider):
-            return lane.provider.log_in(name, self.store)
-        return login_account(name, self.config, self.data_dir, self.store)
+            return lane.provider.log_in(name, self.store, keep_login=keep_login)
+        return login_account(name, self.config, self.data_dir, self.store, keep_login=keep_login)
 
     def wake(self) -> None:
         """Something changed outside the runtime's own commands: the lanes look at once."""

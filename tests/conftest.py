@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import keyring
 import pytest
+from keyrings.alt.file import PlaintextKeyring
 
 from mediaassist.core.clock import Clock
 from mediaassist.core.store import Store
@@ -88,6 +90,17 @@ def fast_clock() -> Clock:
 def gradio_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatApp]:
     with chat_app("gradio", tmp_path_factory.mktemp("gradio")) as app:
         yield app
+
+
+@pytest.fixture
+def os_keyring() -> Iterator[PlaintextKeyring]:
+    """A real OS-keyring backend that works headless: keyrings.alt's file, under this test's own
+    XDG data home (``_isolated_home``), for the code of this process."""
+    previous = keyring.get_keyring()
+    backend = PlaintextKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
 
 
 @pytest.fixture(scope="module")

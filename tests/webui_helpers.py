@@ -32,7 +32,7 @@ from mediaassist.providers.web import LoginResult, login_account
 from mediaassist.providers.web.browser import BrowserRuntime
 from mediaassist.providers.web.provider import WebProvider
 from mediaassist.providers.web.tools import with_browser
-from tests.fixtures.webui.answers import CALLS_FILE_ENV
+from tests.fixtures.webui.answers import CALLS_FILE_ENV, ERROR_MARK
 from tests.harness import wait_until
 
 FIXTURES = Path(__file__).parent / "fixtures" / "webui"
@@ -205,11 +205,17 @@ def logs_in_when_the_lane_waits(web: WebProvider, store: Store,
 
 async def streamlit_learn_operator(step: str, page: Page) -> None:
     """The operator's clicks for ``sites learn`` on the Streamlit app: log in on the gate, then
-    the prompt box, the send button, and the answer once its code block has rendered."""
+    the prompt box, the send button, and the answer once its code block has rendered; for the
+    failing turn, log in again (the reload logged out) and send a prompt the app fails on."""
     if step == "prompt":
         await streamlit_login(page)
         await page.click('textarea[data-testid="stChatInputTextArea"]')
     elif step == "send":
+        await page.click('button[data-testid="stChatInputSubmitButton"]')
+    elif step == "login":
+        await streamlit_login(page)
+    elif step == "error":
+        await page.locator('textarea[data-testid="stChatInputTextArea"]').fill(f"boom {ERROR_MARK}")
         await page.click('button[data-testid="stChatInputSubmitButton"]')
     else:
         answer = page.locator('[data-testid="stChatMessage"]').nth(1)
@@ -218,10 +224,14 @@ async def streamlit_learn_operator(step: str, page: Page) -> None:
 
 
 async def gradio_learn_operator(step: str, page: Page) -> None:
-    """The operator's three clicks on the Gradio chat."""
+    """The operator's three clicks on the Gradio chat, and the failing turn: a prompt the app
+    refuses (it streams a little, then shows its error toast)."""
     if step == "prompt":
         await page.click('textarea[data-testid="textbox"]')
     elif step == "send":
+        await page.click("button.submit-button")
+    elif step == "error":
+        await page.locator('textarea[data-testid="textbox"]').fill(f"this fails {ERROR_MARK}")
         await page.click("button.submit-button")
     else:
         await page.locator('button[data-testid="stop-button"]').wait_for(state="hidden")

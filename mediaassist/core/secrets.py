@@ -70,6 +70,21 @@ def keyring_password(service: str, user: str) -> str | None:
         return None
 
 
+def keep_in_keyring(service: str, user: str, secret: str) -> bool:
+    """Store ``secret`` in the OS keyring; False when there is no usable keyring (never a file
+    of ours instead)."""
+    try:
+        import keyring
+        from keyring.backends import fail
+
+        if isinstance(keyring.get_keyring(), fail.Keyring):
+            return False
+        keyring.set_password(service, user, secret)
+        return True
+    except Exception:  # no usable backend, a locked store, a refused write
+        return False
+
+
 class SecretFilter(logging.Filter):
     """Rewrites a record so no registered secret survives formatting."""
 

@@ -207,13 +207,15 @@ class QuitOnSignals:
             signal.signal(sig, handler)
 
 
-def hand_login_to_window(options: RuntimeOptions, account: str, timeout_s: float) -> tuple[bool, str] | None:
+def hand_login_to_window(options: RuntimeOptions, account: str, timeout_s: float,
+                         keep_login: bool = False) -> tuple[bool, str] | None:
     """``mediaassist accounts login`` while the window runs on the same data dir: the window logs
     the account in inside its lane's browser (which holds the profile) and answers here; None
     when no window runs there."""
     QCoreApplication.instance() or QCoreApplication(sys.argv[:1])
     data_dir = options.data_dir if options.data_dir is not None else saved_data_dir(ui_settings(options))
-    return SingleInstance(server_name(resolve_data_dir(data_dir), demo=options.demo)).request_login(account, timeout_s)
+    window = SingleInstance(server_name(resolve_data_dir(data_dir), demo=options.demo))
+    return window.request_login(account, timeout_s, keep_login)
 
 
 def run_gui(files: list[Path], options: RuntimeOptions) -> int:

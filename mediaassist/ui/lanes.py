@@ -59,13 +59,14 @@ class LanesController(QObject):
         self.rt.set_account_enabled(name, enabled)
         self.changed.emit()
 
-    def log_in(self, name: str, reply: Callable[[bool, str], None] | None = None) -> None:
+    def log_in(self, name: str, reply: Callable[[bool, str], None] | None = None, keep_login: bool = False) -> None:
         """Open the account's profile headed so the operator can log in (the web lane's job).
         ``reply(ok, message)``: the answer to ``mediaassist accounts login`` run from another
-        process, which handed the login to this window (its lane's browser holds the profile)."""
+        process, which handed the login to this window (its lane's browser holds the profile);
+        ``keep_login``: its ``--keep-login``."""
         answer = reply or (lambda _ok, _message: None)
         try:
-            login = self.rt.log_in(name)
+            login = self.rt.log_in(name, keep_login)
         except KeyError:  # gone from the store since the panel was drawn
             answer(False, f"no account named {name!r}")
             return

@@ -1,7 +1,7 @@
 """One window per user and data dir: a second launch hands its files over and exits.
 
 The second process connects to the first one's ``QLocalServer`` and writes one JSON line: a list
-of files, or ``{"login": ACCOUNT}`` from ``mediaassist accounts login`` (the running window logs
+of files, or ``{"login": ACCOUNT, "keep_login": BOOL}`` from ``mediaassist accounts login`` (the running window logs
 the account in inside its lane's own browser, which holds the profile, and answers on the same
 connection with ``{"ok": ..., "message": ...}`` when the login is seen or given up). If no
 server answers, a socket file left by a crash is removed before listening, so it never blocks
@@ -41,10 +41,11 @@ LoginReply = Callable[[bool, str], None]
 
 class SingleInstance(QObject):
     """Signals: files_received(list) -- paths (str) a later launch handed over;
-    login_requested(str, object) -- an account to log in, and the ``LoginReply`` to answer with."""
+    login_requested(str, object, bool) -- an account to log in, the ``LoginReply`` to answer with,
+    and whether the lane may keep the login typed (``accounts login --keep-login``)."""
 
     files_received = Signal(list)
-    login_requested = Signal(str, object)
+    login_requested = Signal(str, object, bool)
 
     def __init__(self, name: str) -> None:
         super().__init__()
@@ -88,7 +89,7 @@ class SingleInstance(QObject):
             socket.waitForDisconnected(CONNECT_MS)
         return True
 
-    def request_login(self, account: str, timeout_s: float) -> tuple[bool, str] | None:
+    def request_login(self, account: str, timeout_s: float, keep_login: bool = False) -> tuple[bool, str] | None:
         """Ask the running window to log ``account`` in inside its lane's browser and wait for its
         answer (``timeout_s`` plus a minute for the window to wind up); None when no window runs."""
         socket = QLocalSocket(self)
@@ -96,7 +97,8 @@ class SingleInstance(QObject):
             socket.connectToServer(self.name)
             if not socket.waitForConnected(CONNECT_MS):
                 return None
-            socket.write(json.dumps({"login": account, "timeout_s": timeout_s}).encode() + b"\n")
+            socket.write(json.dumps({"login": account, "timeout_s": timeout_s, "keep_login": keep_login}).encode()
+                         + b"\n")
             socket.waitForBytesWritten(CONNECT_MS)
             reply = bytearray()
             while b"\n" not in reply and socket.waitForReadyRead(int((timeout_s + 60) * 1000)):
@@ -168,7 +170,7 @@ class SingleInstance(QObject):
                 socket.write(json.dumps({"ok": ok, "message": message}).encode() + b"\n")
                 socket.flush()
                 socket.disconnectFromServer()
-            self.login_requested.emit(request, reply)
+            self.login_requested.emit(request[0], reply, request[1])
 
     def _drop(self, socket: QLocalSocket) -> None:
         # The server owns (and finally deletes) its sockets; deleting one here, inside its own
@@ -185,10 +187,13 @@ class SingleInstance(QObject):
             self.files_received.emit([str(f) for f in files])
 
 
-def _login_request(line: bytes) -> str | None:
-    """The account of a ``{"login": ACCOUNT}`` line; None for anything else (a list of files)."""
+def _login_request(line: bytes) -> tuple[str, bool] | None:
+    """The account of a ``{"login": ACCOUNT}`` line and its ``keep_login``; None for anything
+    else (a list of files)."""
     try:
         data = json.loads(line.decode())
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
-    return data["login"] if isinstance(data, dict) and isinstance(data.get("login"), str) else None
+    if not isinstance(data, dict) or not isinstance(data.get("login"), str):
+        return None
+    return data["login"], data.get("keep_login") is True

@@ -223,6 +223,26 @@ sys.stdin.read()  # until the test closes our stdin
 """
 
 
+def test_accounts_login_while_a_headless_run_holds_the_profile_says_to_stop_that_run(
+        data_dir: Path, tmp_path: Path) -> None:
+    # No window runs here: the login cannot be handed to the lane, and the line says what to do.
+    config = write_config(tmp_path / "config.toml", '[[accounts]]\nname = "acct-a"\nsite = "demochat"\n')
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_PROFILE, str(profile_dir(data_dir, "acct-a"))],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        # a display is named (never opened: the profile is refused first)
+        done = cli("accounts", "login", "acct-a", "--config", str(config), "--data-dir", str(data_dir),
+                   env={"DISPLAY": ":1999", "QT_QPA_PLATFORM": "offscreen"})
+    finally:
+        holder.communicate(timeout=30)
+    answer = done.stderr.strip().splitlines()[-1]  # after the log's warning line
+    assert done.returncode == 1, done.stderr
+    assert answer.startswith(f"acct-a: login not confirmed: the browser profile of account 'acct-a' is in use by "
+                             f"another program: process {holder.pid}"), answer
+    assert "Only the window hands a login to a running lane" in answer and "stop it" in answer
+
+
 @pytest.mark.parametrize("command", [
     ["sites", "check", "demochat", "--account", "acct-a"],
     ["sites", "learn", "http://127.0.0.1:9/", "--name", "mine", "--account", "acct-a"]])

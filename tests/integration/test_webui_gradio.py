@@ -15,6 +15,7 @@ from mediaassist.providers.web import check_site, login_account
 from mediaassist.providers.web.browser import profile_dir
 from mediaassist.providers.web.learn import learn_site
 from mediaassist.providers.web.session import session_file
+from mediaassist.providers.web.site import load_site
 from tests.fixtures.webui.answers import ERROR_MESSAGE, answer_for
 from tests.harness import run_batch, task_log
 from tests.web_helpers import WEB_SPEED, needs_chromium, stored_account, stored_result
@@ -65,24 +66,32 @@ async def test_gradio_login_lasts_an_error_fails_without_blocking_the_account_an
 
 
 @pytest.mark.asyncio
-async def test_gradio_sites_learn_writes_a_profile_that_runs_a_batch(
+async def test_gradio_sites_learn_writes_a_profile_that_runs_a_batch_and_learns_the_error_toast(
         gradio_app: ChatApp, store: Store, data_dir: Path) -> None:
     config = await logged_in_to_gradio(gradio_app, data_dir)
+    lines: list[str] = []
     result = await learn_site("learned-gradio", gradio_app.base_url + "/", "acct-a", config, data_dir,
-                              headless=True, operator=gradio_learn_operator, say=lambda line: None)
+                              headless=True, operator=gradio_learn_operator, say=lines.append, error_turn=True)
     called_before = len(gradio_app.calls())
-    prompts = LEARNED_BATCH
+    prompts = [*LEARNED_BATCH, "this fails [error]"]
     tasks = await run_batch(store, app_config("learned-gradio"), data_dir,
                             [app_task("learned-gradio", p) for p in prompts], WEB_SPEED)
+    *answered, failed = tasks
+    profile = load_site("learned-gradio", data_dir)
 
     assert result.check.usable, result.profile_text
     assert 'generating = ["button[data-testid=\\"stop-button\\"]"' in result.profile_text, result.profile_text
     assert "navigation" not in result.profile_text  # the login (cookies) survives a reload
-    assert [t.state for t in tasks] == ["success"] * len(prompts), result.profile_text
-    for task, prompt in zip(tasks, prompts, strict=True):  # the rendered text (a learned profile reads text)
+    # the toast the failing turn showed, by a stable selector (no state class such as .error)
+    assert profile.selectors.get("error", [""])[0] == "div.toast-item", (result.profile_text, lines)
+    assert [t.state for t in answered] == ["success"] * len(LEARNED_BATCH), result.profile_text
+    for task, prompt in zip(answered, LEARNED_BATCH, strict=True):  # the rendered text (a learned profile reads text)
         assert (stored_result(store, task.task_id).text or "").startswith(f"Echo of {len(prompt)} characters:")
     calls = gradio_app.calls()[called_before:]  # the app serves every test of the module
-    assert [calls.count(p) for p in prompts] == [1] * len(prompts), calls  # one model call each, byte for byte
+    assert [calls.count(p) for p in LEARNED_BATCH] == [1] * len(LEARNED_BATCH), calls  # one call each, exact
+    # the partial answer ('ECHO'), then the toast: a failure with the page's words, by the learned role
+    assert (failed.state, failed.error_kind) == ("failed", "provider"), task_log(store, failed.task_id)
+    assert ERROR_MESSAGE in (failed.error or "") and store.result(failed.task_id) is None
 
 
 @pytest.mark.asyncio

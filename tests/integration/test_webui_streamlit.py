@@ -7,20 +7,24 @@ a batch. Short answers: the long case is in test_web_real_uis.py."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
+from keyrings.alt.file import PlaintextKeyring
 
 from mediaassist.core.store import Store
 from mediaassist.providers.web import LoginResult, check_site, login_account
+from mediaassist.providers.web.kept_login import KEPT_LOGIN_SERVICE
 from mediaassist.providers.web.learn import learn_site
 from mediaassist.providers.web.site import load_site
 from tests.fixtures.webui.answers import ERROR_MESSAGE, answer_for
 from tests.harness import run_batch, task_log
-from tests.web_helpers import needs_chromium, stored_account, stored_result
+from tests.web_helpers import WEB_SPEED, needs_chromium, stored_account, stored_result
 from tests.webui_helpers import (
     LEARNED_BATCH,
     MULTI_LINE,
+    PASSWORD,
     ChatApp,
     app_config,
     app_on_store,
@@ -32,6 +36,34 @@ from tests.webui_helpers import (
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]
+
+
+@pytest.mark.asyncio
+async def test_streamlit_login_kept_in_the_os_keyring_is_entered_again_after_every_browser_recycle(
+        streamlit_app: ChatApp, store: Store, data_dir: Path, os_keyring: PlaintextKeyring,
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mediaassist")
+    config = app_on_store(streamlit_app, data_dir, store)
+    config.app.browser_recycle_after = 2
+    login = await login_account("acct-a", config, data_dir, store, headless=True, timeout_s=30,
+                                operator=streamlit_login, keep_login=True)
+    prompts = [f"kept login {number}" for number in range(5)]
+    tasks = await run_batch(store, config, data_dir, [app_task("streamlit", p) for p in prompts], WEB_SPEED)
+    logs = [task_log(store, t.task_id) for t in tasks]
+
+    # the relaunch check at the end of the login already needed the kept login: the gate is per page
+    assert login.ok and "kept in the OS keyring" in str(login.message), login.message
+    assert [t.state for t in tasks] == ["success"] * len(prompts), logs
+    assert sum("recycling the browser" in log for log in logs) == 2  # after tasks 2 and 4
+    # the batch's first browser, and each new one after a recycle, found the gate and passed it
+    logged_in_again = [n for n, log in enumerate(logs) if "logged in again with the login kept" in log]
+    assert logged_in_again == [0, 2, 4], logs
+    assert PASSWORD in (os_keyring.get_password(KEPT_LOGIN_SERVICE, "acct-a") or "")
+    # never in a file (the store, the outputs, the browser profile, its saved cookies), a result,
+    # a task log or a log line
+    files = [p for p in data_dir.rglob("*") if p.is_file()]
+    assert files and not [p for p in files if PASSWORD.encode() in p.read_bytes()]
+    assert not any(PASSWORD in log for log in logs) and PASSWORD not in caplog.text
 
 
 @pytest.mark.asyncio
@@ -66,19 +98,23 @@ async def test_streamlit_session_login_done_inside_the_running_lane_lasts_while_
 
 
 @pytest.mark.asyncio
-async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
+async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch_and_learns_the_exception_box(
         streamlit_app: ChatApp, store: Store, data_dir: Path) -> None:
     learned = app_config("learned-streamlit")
     store.sync_accounts(learned.accounts)
+    lines: list[str] = []
     result = await learn_site("learned-streamlit", streamlit_app.base_url + "/", "acct-a", learned, data_dir,
-                              headless=True, operator=streamlit_learn_operator, say=lambda line: None, store=store)
+                              headless=True, operator=streamlit_learn_operator, say=lines.append, store=store,
+                              error_turn=True)
     profile = load_site("learned-streamlit", data_dir)
     providers, web = web_lane(data_dir, "learned-streamlit")
     in_lane: list[LoginResult] = []
     called_before = len(streamlit_app.calls())
     prompts = LEARNED_BATCH
-    tasks = await run_batch(store, learned, data_dir, [app_task("learned-streamlit", p) for p in prompts],
+    tasks = await run_batch(store, learned, data_dir,
+                            [app_task("learned-streamlit", p) for p in [*prompts, "boom [error]"]],
                             web.clock, providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
+    *tasks, failed = tasks
 
     # The "running" widget shows only while the script runs (and only after ~0.5 s of it): the
     # observer installed before the send sees it every time, where polling the page missed it.
@@ -93,6 +129,10 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch(
         assert (stored_result(store, task.task_id).text or "").startswith(f"Echo of {len(prompt)} characters:")
     calls = streamlit_app.calls()[called_before:]  # the app serves every test of the module
     assert [calls.count(p) for p in prompts] == [1] * len(prompts), calls  # one model call each, byte for byte
+    # the failing turn's exception box, learned as the error role (logged in again after the reload)
+    assert profile.selectors.get("error"), (result.profile_text, lines)
+    assert (failed.state, failed.error_kind) == ("failed", "provider"), task_log(store, failed.task_id)
+    assert f"RuntimeError: {ERROR_MESSAGE}" in (failed.error or "") and store.result(failed.task_id) is None
 
 
 @pytest.mark.asyncio

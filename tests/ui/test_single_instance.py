@@ -99,8 +99,9 @@ async def test_accounts_login_from_a_shell_is_handed_to_the_running_window_and_a
     assert window.listen()
     asked: list[str] = []
 
-    def log_in(account: str, reply: LoginReply) -> None:
+    def log_in(account: str, reply: LoginReply, keep_login: bool) -> None:
         asked.append(account)
+        assert not keep_login  # only with --keep-login
         message = "login ok (in the lane's own browser)" if outcome else "no login was seen before the time ran out"
         QTimer.singleShot(300, lambda: reply(outcome, message))
     window.login_requested.connect(log_in)

@@ -17,9 +17,12 @@ Then every learned selector is checked where it must work: the prompt box with t
 of type, paste and fill is tried; the first that reads back exact is ``prompt_entry``), the
 logged-in marker with a draft, a second test turn run by the learned profile itself, end to end,
 and a reload (one that loses the login means ``navigation = "stay"``). A fresh private browser
-(no cookies) shows where a logged-out person lands: ``login_url`` and its password box. No
-``error`` role is learned: the driver's generic rule applies. The profile is written, then checked
-with ``sites check``. ``operator`` plays the person in tests (the clicks are then driven by
+(no cookies) shows where a logged-out person lands: ``login_url`` and its password box. With
+``error_turn``, a last, optional turn is one the operator makes fail (stops the service, or sends a
+prompt the site refuses): the alert, toast or dialog it shows -- one that was on the page neither
+before that send nor at any time of the good turns -- is the ``error`` role; without it, or when
+none shows, the driver's generic rule applies. The profile is written, then checked with
+``sites check``. ``operator`` plays the person in tests (the clicks are then driven by
 Playwright).
 """
 
@@ -29,7 +32,7 @@ import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +46,7 @@ from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import ConfigError, ErrorKind, TaskError
 from mediaassist.core.messages import Message, each_of, msg
 from mediaassist.providers.web.browser import BrowserRuntime, find_chromium
-from mediaassist.providers.web.driver import SiteDriver
+from mediaassist.providers.web.driver import ALERT_SELECTORS, SiteDriver
 from mediaassist.providers.web.site import PROMPT_ENTRIES, SiteProfile, parse_site
 from mediaassist.providers.web.tools import SiteCheckReport, check_site, no_display_message, with_browser
 
@@ -57,6 +60,8 @@ TEST_PROMPT = ("Please repeat this list back, one item per line: "
                + ", ".join(f"item {number}" for number in range(1, 121)))
 # Read back after each way of entering it: a blank line, Chinese and an emoji (what editors mangle).
 ENTRY_TEST = "mediaassist test\n\nsecond paragraph 第二段 😀\n  indented line"
+ERROR_TEST_PROMPT = "mediaassist error test"  # what the failing turn sends unless the operator replaces it
+MAX_ERROR_SELECTORS = 2
 SECOND_PROMPT = ("Please repeat these words back, one per line: "
                  + ", ".join(f"word {number}" for number in range(1, 81)))
 CLICK_WAIT_S = 300.0
@@ -66,7 +71,10 @@ MIN_EXTENSION_S = 0.25  # a flicker just before or after the main indicator adds
 STEPS = {"prompt": "click the prompt box (log in first if the site asks; close a pop-up with its own close "
                    "button, that click is learned too)",
          "send": "click the send button (this sends a test prompt asking for a long answer)",
-         "answer": "when the answer has finished, click on the answer text"}
+         "answer": "when the answer has finished, click on the answer text",
+         "login": "log in again (the reload logged out)",
+         "error": "make a turn fail now: stop the chat service, or replace the test prompt in the box with one the "
+                  "site refuses; then send it (learn waits for the error the page shows)"}
 Operator = Callable[[str, Page], Awaitable[None]]
 Chain = list[dict[str, Any]]  # the clicked element, then its ancestors: {tag, selectors, editable, control}
 
@@ -76,6 +84,9 @@ PASSWORD_BOX = 'input[type="password"]'
 ARTEFACTS = ("[role=tooltip], [class*=tooltip i], [class*=popover i], [data-radix-popper-content-wrapper], "
              "[data-tippy-root]")
 POPUPS = "[role=dialog], [role=alertdialog], dialog, [aria-modal=true]"
+# What an error the page shows looks like: an alert, toast or dialog, or a selector that says so.
+ERROR_ELEMENTS = f"{ALERT_SELECTORS}, {POPUPS}"
+ERROR_WORDS = r"error|exception|alert|toast|snackbar|danger"
 _PAGE_SCRIPT = (r"""() => {
   if (window.__maLearn) return;
   const q = (v) => JSON.stringify(v);
@@ -83,7 +94,8 @@ _PAGE_SCRIPT = (r"""() => {
   // what an element is now, not what it is: gone as soon as text is typed, the pointer moves...
   const state = new RegExp('^(is|has)-|^ProseMirror-|empty|focus|active|hover|selected|checked|disabled|' +
                            'expanded|collapsed|open|closed|loading', 'i');
-  const ARTEFACTS = ARTEFACT_SELECTORS, POPUPS = POPUP_SELECTORS;
+  const ARTEFACTS = ARTEFACT_SELECTORS, POPUPS = POPUP_SELECTORS, ERRORS = ERROR_SELECTORS;
+  const errorWords = new RegExp(ERROR_WORDS, 'i');
   const candidates = (el, verify = true) => {
     const tag = el.tagName.toLowerCase(), out = [];
     const attr = (name) => el.getAttribute(name);
@@ -130,6 +142,25 @@ _PAGE_SCRIPT = (r"""() => {
     window.__maLearn.quietMs = () => performance.now() - lastChange;
     window.__maLearn.turn = () => { scan(); observer.disconnect(); clearInterval(timer);
       return [...seen.values()].filter((r) => r.first !== null && r.selectors.length); };
+    // The outermost new alerts, toasts and dialogs that showed since track() and still show, with
+    // text; "new": by a selector that matched nothing before (in ``baseline``, a census), which is
+    // all that is kept of it. What is one by its role or kind comes first; then what only says so
+    // in its class, id or test id (never in an aria-label: that may quote the prompt).
+    window.__maLearn.errorsNow = (baseline) => { scan();
+      const hits = [];
+      for (const [el, r] of seen) {
+        const fresh = r.selectors.filter((s) => !baseline[s]);
+        if (r.first === null || r.gone || !fresh.length) continue;
+        const kind = el.matches(ERRORS);
+        const named = [el.id, el.getAttribute('data-testid') || '', ...el.classList].some((n) => errorWords.test(n));
+        const text = (el.innerText || '').trim();  // an SVG element has none
+        if ((kind || named) && text) hits.push({el, kind, selectors: fresh, text});
+      }
+      const hit = new Set(hits.map((h) => h.el));
+      const outermost = (h) => { for (let p = h.el.parentElement; p; p = p.parentElement) if (hit.has(p)) return false;
+                                 return true; };
+      return hits.filter(outermost).sort((a, b) => b.kind - a.kind)
+                 .map((h) => ({selectors: h.selectors, text: h.text})); };
   };
   window.__maLearn = {
     picked: null,
@@ -160,7 +191,8 @@ _PAGE_SCRIPT = (r"""() => {
     window.__maLearn.pickedElement = e.target;
   }, true);
 }""".replace("PASSWORD_BOX", json.dumps(PASSWORD_BOX)).replace("ARTEFACT_SELECTORS", json.dumps(ARTEFACTS))
-                .replace("POPUP_SELECTORS", json.dumps(POPUPS)))
+                .replace("POPUP_SELECTORS", json.dumps(POPUPS)).replace("ERROR_SELECTORS", json.dumps(ERROR_ELEMENTS))
+                .replace("ERROR_WORDS", json.dumps(ERROR_WORDS)))
 RELOAD_CHECK_MS = 15_000
 QUIET_MS = 1_000
 SETTLE_LIMIT_S = 10.0
@@ -230,9 +262,11 @@ class LearnResult:
 
 async def learn_site(name: str, url: str, account: str, config: AppConfig, data_dir: Path, *,
                      headless: bool = False, operator: Operator | None = None, force: bool = False,
-                     say: Callable[[str], None] = print, store: LaneStore | None = None) -> LearnResult:
+                     say: Callable[[str], None] = print, store: LaneStore | None = None,
+                     error_turn: bool = False) -> LearnResult:
     """Learn a profile for the chat page at ``url`` and save it as ``<config dir>/sites/<name>.toml``;
-    the login state its check sees is recorded on the account (when a store is given)."""
+    the login state its check sees is recorded on the account (when a store is given).
+    ``error_turn``: end with a turn the operator makes fail, to learn the ``error`` role."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise ConfigError(msg("site name {name}: letters, digits, '.', '_' and '-' only", name=repr(name)))
     target = paths.config_dir() / "sites" / f"{name}.toml"
@@ -244,7 +278,7 @@ async def learn_site(name: str, url: str, account: str, config: AppConfig, data_
 
     async def work(_runtime: BrowserRuntime, page: Page) -> str:
         await page.goto(url, wait_until="domcontentloaded")
-        return await _learn_on_page(name, url, page, operator, say, config.app.chromium_path)
+        return await _learn_on_page(name, url, page, operator, say, config.app.chromium_path, error_turn=error_turn)
 
     text = await with_browser(account, config, data_dir, headless, work)
     parse_site(_toml_loads(text), target)  # what was learned must be a valid profile
@@ -274,10 +308,11 @@ class Learned:
     login_url: str | None = None
     logged_out: str | None = None
     stay: bool = False
+    error: list[str] = field(default_factory=list)
 
 
 async def _learn_on_page(name: str, url: str, page: Page, operator: Operator | None,
-                         say: Callable[[str], None], chromium_path: str | None) -> str:
+                         say: Callable[[str], None], chromium_path: str | None, *, error_turn: bool = False) -> str:
     await page.add_init_script(f"({_PAGE_SCRIPT})()")  # the login may navigate: every page gets it
     await page.evaluate(_PAGE_SCRIPT)
     prompt_chain = await _pick(page, "prompt", operator, say)
@@ -309,7 +344,56 @@ async def _learn_on_page(name: str, url: str, page: Page, operator: Operator | N
     profile.prompt_entry = learned.prompt_entry
     await _second_turn(profile, page, say)
     learned.stay = await _login_lost_on_reload(page, prompt)
+    if error_turn:  # last: the operator may stop the service for it
+        learned.error = await _failing_turn(profile, page, watch, operator, say)
     return _profile_text(name, url, learned)
+
+
+async def _failing_turn(profile: SiteProfile, page: Page, good_turn: Watch, operator: Operator | None,
+                        say: Callable[[str], None]) -> list[str]:
+    """The ``error`` role from a turn the operator makes fail: a selector of each alert, toast or
+    dialog that showed after the send and stayed -- one matching nothing before that send nor at
+    any time of the good test turn (a selector that also fits a healthy page would fail every
+    task). Empty when none showed: the generic rule applies."""
+    prompt_box = page.locator(profile.selectors["prompt"][0]).filter(visible=True)
+    if not await prompt_box.count():  # a reload logged out (a page-session login)
+        say(f"in the browser window, {STEPS['login']}")
+        if operator is not None:
+            await operator("login", page)
+        await prompt_box.first.wait_for(timeout=CLICK_WAIT_S * 1000)
+    await SiteDriver(profile, page, Clock(), lambda _line: None).enter_prompt(ERROR_TEST_PROMPT)
+    baseline = await page.evaluate("() => window.__maLearn.census()")
+    await page.evaluate("() => window.__maLearn.track()")
+    say(f"optional last step, in the browser window: {STEPS['error']}")
+    if operator is not None:
+        await operator("error", page)
+    shown = await _errors_shown(page, baseline)
+    fits = [next((s for s in element["selectors"] if not good_turn.appeared(s) and not good_turn.baseline.get(s)),
+                 None) for element in shown]
+    learned = list(dict.fromkeys(s for s in fits if s))[:MAX_ERROR_SELECTORS]
+    if learned:
+        say(f"the failing turn showed {shown[0]['text'][:80]!r}: learned as error: {', '.join(learned)}")
+    else:
+        say("no alert, toast or dialog with a stable selector showed after the failing send; the generic rule "
+            "applies (a new alert or toast, or error-like words, fails a task)")
+    return learned
+
+
+async def _errors_shown(page: Page, baseline: dict[str, int]) -> list[dict[str, Any]]:
+    """The alerts, toasts and dialogs that showed since tracking began by selectors not in
+    ``baseline``, once one has and the page has been quiet a moment (up to the wait for a click:
+    the operator may be stopping a service)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CLICK_WAIT_S
+    while loop.time() < deadline:
+        try:
+            shown: list[dict[str, Any]] = await page.evaluate("(b) => window.__maLearn.errorsNow(b)", baseline)
+        except PlaywrightError:  # navigating (the page reconnects): the next poll reads it
+            shown = []
+        if shown and await page.evaluate("() => window.__maLearn.quietMs()") >= QUIET_MS:
+            return shown
+        await asyncio.sleep(WATCH_POLL_S)
+    return []
 
 
 async def _logged_out_view(url: str, prompt: str, chromium_path: str | None) -> tuple[str | None, str | None]:
@@ -485,10 +569,12 @@ def _profile_text(name: str, url: str, learned: Learned) -> str:
         top += 'navigation = "stay"  # a reload lost the login (kept in the page session)\n'
     if learned.prompt_entry:
         top += f"prompt_entry = {json.dumps(learned.prompt_entry)}  # the first way that read back exact\n"
+    about_errors = ("# The error role is what a failing test turn showed.\n" if learned.error else
+                    "# No error role: the generic rule applies (a new alert or toast, or error-like words once the\n"
+                    "# answer stops growing, fails the task). Add error/banner roles or error_texts_in_answer by\n"
+                    "# hand, or learn again with --error-turn.\n")
     return (f"# Learned by `mediaassist sites learn` from three clicks on {url}.\n"
-            "# No error role: the generic rule applies (a new alert or toast, or error-like words once the\n"
-            "# answer stops growing, fails the task). Add error/banner roles or error_texts_in_answer by hand.\n"
-            f"{top}\n[selectors]\n"
+            f"{about_errors}{top}\n[selectors]\n"
             + line("prompt", [learned.prompt], "clicked as the prompt box (its editable root)")
             + line("send", [learned.send], "clicked as the send button")
             + line("answer", [learned.answer], "every answer bubble; the new turn's ones are read")
@@ -496,5 +582,6 @@ def _profile_text(name: str, url: str, learned: Learned) -> str:
             + line("stop", stop, "clicked to end an answer")
             + line("done", [learned.done] if learned.done else [], "appeared when the test answer ended")
             + line("dismiss", [learned.dismiss] if learned.dismiss else [], "the pop-up's close button, clicked")
+            + line("error", learned.error, "appeared when the failing test turn failed")
             + line("logged_in", [learned.prompt], "the prompt box shows once logged in")
             + line("logged_out", [learned.logged_out] if learned.logged_out else [], "the login form's password box"))

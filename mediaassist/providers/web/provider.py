@@ -31,9 +31,10 @@ from mediaassist.providers.web.browser import (
     run_to_completion,
 )
 from mediaassist.providers.web.driver import ClickIntercepted, SiteDriver, TurnMarks, first_line
+from mediaassist.providers.web.kept_login import LoginRecorder, kept_login, log_in_again
 from mediaassist.providers.web.session import save_session
 from mediaassist.providers.web.site import SiteProfile, feature_problems, load_site
-from mediaassist.providers.web.tools import LoginResult, Operator, no_display_message, wait_for_login
+from mediaassist.providers.web.tools import LoginResult, Operator, keep_typed_login, no_display_message, wait_for_login
 
 if TYPE_CHECKING:
     from mediaassist.core.lane_store import LaneStore
@@ -103,11 +104,13 @@ class WebProvider:
             await run_to_completion(self._after_task(runtime, ctx))
 
     async def log_in(self, account: str, store: LaneStore | None, *, headless: bool = False, timeout_s: float = 600.0,
-                     operator: Operator | None = None) -> LoginResult:
+                     operator: Operator | None = None, keep_login: bool = False) -> LoginResult:
         """Log the account in inside this lane's own browser, relaunched headed for the operator
         (the profile cannot open twice). The account takes no task meanwhile (its lock is held);
         the browser then stays open for its tasks, so a login kept only in the page session (a
-        site with ``navigation = "stay"``) lasts as long as that page does. Records the result."""
+        site with ``navigation = "stay"``) lasts as long as that page does -- or longer, with
+        ``keep_login`` (the form's values into the OS keyring, re-entered by a new browser).
+        Records the result."""
         if not headless and (blocked := no_display_message(account)) is not None:
             return LoginResult(False, blocked)
         runtime = self.runtime(account)
@@ -117,7 +120,9 @@ class WebProvider:
                 if runtime.is_open and runtime.headless != headless:
                     await runtime.close(note)
                 await runtime.open(await self.playwright.get(), note, headless=headless)
-                seen = await wait_for_login(self.site, runtime, await runtime.page(), None, operator, timeout_s)
+                recorder = LoginRecorder() if keep_login else None
+                seen = await wait_for_login(self.site, runtime, await runtime.page(), None, operator, timeout_s,
+                                            recorder)
             except (PlaywrightError, TaskError, ProfileInUse) as exc:
                 result = LoginResult(False, exc.message if isinstance(exc, (TaskError, ProfileInUse))
                                      else verbatim(first_line(exc)))
@@ -126,6 +131,11 @@ class WebProvider:
                           if seen
                           else LoginResult(False, msg("no login was seen before the window closed or the time ran "
                                                       "out")))
+                if seen and recorder is not None:
+                    kept = keep_typed_login(recorder, account)
+                    result = LoginResult(True, kept.message if not kept.ok else
+                                         msg("login ok (in the lane's own browser); kept in the OS keyring, "
+                                             "re-entered whenever a new browser finds the page logged out"))
         if store is not None:
             store.set_login_state(account, "ok" if result.ok else "needs_login", None if result.ok else result.message)
         return result
@@ -137,9 +147,9 @@ class WebProvider:
             except (PlaywrightError, OSError) as exc:
                 ctx.log(msg("the session cookies could not be saved ({error})", error=type(exc).__name__))
             runtime.tasks_since_launch += 1
-        if runtime.needs_recycle and self.site.navigation == "stay":
-            # The login lives in this page (a page-session gate): a new browser would lose it,
-            # so the page is kept (said once, when the count is reached).
+        if runtime.needs_recycle and self.site.navigation == "stay" and not kept_login(runtime.account):
+            # The login lives in this page (a page-session gate) and the operator kept none to
+            # re-enter: a new browser would lose it, so the page is kept (said once).
             if runtime.tasks_since_launch == runtime.settings.recycle_after:
                 ctx.log(msg("not recycling the browser after {n} tasks: the login of {site} lives in the open page "
                             "(navigation = \"stay\"), which is kept", n=runtime.tasks_since_launch,
@@ -192,8 +202,14 @@ async def prepare_page(driver: SiteDriver, ctx: TaskContext, fresh: bool = False
 
 
 async def _open_logged_in(driver: SiteDriver, ctx: TaskContext, fresh: bool) -> None:
-    if await driver.open_chat(fresh) == "needs_login":
-        account = ctx.task.account
+    """The chat page, logged in: by the kept login (if the operator let the lane keep one) when a
+    new browser finds the page logged out."""
+    account = ctx.task.account or ""
+    if await driver.open_chat(fresh) == "ok":
+        return
+    if await log_in_again(driver, account):
+        ctx.log(msg("the page was logged out; logged in again with the login kept in the OS keyring"))
+    else:
         raise TaskError(ErrorKind.LOGIN, msg("account {account} is logged out of {site}; log in with: mediaassist "
                                              "accounts login {name}",
                                              account=account, site=driver.site.name, name=account))

@@ -27,6 +27,7 @@ from mediaassist.providers.web.browser import (
     profile_dir,
 )
 from mediaassist.providers.web.driver import SiteDriver
+from mediaassist.providers.web.kept_login import LoginRecorder, log_in_again
 from mediaassist.providers.web.session import save_session
 from mediaassist.providers.web.site import SiteProfile, load_site
 
@@ -161,31 +162,40 @@ def no_display_message(account: str, command: str | None = None) -> Message | No
 
 async def login_account(account: str, config: AppConfig, data_dir: Path, store: LaneStore | None, *,
                         headless: bool = False, login_url: str | None = None, timeout_s: float = 600.0,
-                        operator: Operator | None = None) -> LoginResult:
+                        operator: Operator | None = None, keep_login: bool = False) -> LoginResult:
     """Open the account's profile (headed by default) on the site's login page and wait until the
     logged-in marker shows, the window is closed, or ``timeout_s`` passes; then relaunch the
-    profile headless and check that the login is still there. Records the result.
-    ``operator`` plays the person at the window (tests, scripted logins)."""
+    profile headless and check that the login is still there (re-entered, for a kept login).
+    Records the result. ``operator`` plays the person at the window (tests, scripted logins);
+    ``keep_login``: what is typed into the login form goes to the OS keyring (kept_login.py)."""
     site = load_site(_account_site(account, config), data_dir)
     if not headless and (blocked := no_display_message(account)) is not None:
         return LoginResult(False, blocked)  # says nothing about the login: nothing recorded
     opened = False
+    recorder = LoginRecorder() if keep_login else None
 
     async def work(runtime: BrowserRuntime, page: Page) -> bool:
         nonlocal opened
         opened = True
-        return await wait_for_login(site, runtime, page, login_url, operator, timeout_s)
+        return await wait_for_login(site, runtime, page, login_url, operator, timeout_s, recorder)
 
     try:
         result = LoginResult(True, msg("login ok"))
         if not await with_browser(account, config, data_dir, headless, work):
             result = LoginResult(False, msg("no login was seen before the window closed or the time ran out"))
+        elif recorder is not None and not (kept := keep_typed_login(recorder, account)).ok:
+            result = kept
         elif (lost := await _login_after_relaunch(account, config, data_dir)) is not None:
             result = LoginResult(False, lost)
+        elif recorder is not None:
+            result = LoginResult(True, msg("login ok; kept in the OS keyring, re-entered whenever a new browser finds "
+                                           "the page logged out"))
     except TaskError as exc:
         result = LoginResult(False, exc.message)
-    except ProfileInUse as exc:
-        result = LoginResult(False, exc.message)
+    except ProfileInUse as exc:  # a `run` (or another program) has the browser: it cannot be handed a login
+        result = LoginResult(False, msg("{busy}. Only the window hands a login to a running lane; a headless "
+                                        "`mediaassist run` cannot take one: stop it (its tasks go back to the queue), "
+                                        "log in, then start it again", busy=exc.busy))
     except PlaywrightError as exc:  # e.g. the window was closed while the page loaded
         result = LoginResult(False, verbatim((str(exc).strip().splitlines() or ["browser error"])[0]))
     if not result.ok:
@@ -198,10 +208,12 @@ async def login_account(account: str, config: AppConfig, data_dir: Path, store: 
 
 
 async def wait_for_login(site: SiteProfile, runtime: BrowserRuntime, page: Page, login_url: str | None,
-                         operator: Operator | None, timeout_s: float) -> bool:
+                         operator: Operator | None, timeout_s: float, recorder: LoginRecorder | None = None) -> bool:
     """Open the login page and wait until the logged-in marker shows (the session cookies are then
-    saved), the window is closed, or ``timeout_s`` passes."""
+    saved), the window is closed, or ``timeout_s`` passes; ``recorder`` notes what is typed."""
     driver = SiteDriver(site, page, Clock(), log.info)
+    if recorder is not None:
+        await recorder.watch(page)
     await page.goto(login_url or site.login_url or site.start_url, wait_until="domcontentloaded")
     if operator is not None:
         await operator(page)
@@ -216,13 +228,26 @@ async def wait_for_login(site: SiteProfile, runtime: BrowserRuntime, page: Page,
     return False
 
 
+def keep_typed_login(recorder: LoginRecorder, account: str) -> LoginResult:
+    """The login the operator typed, into the OS keyring; a failed result says why it is not kept."""
+    if not recorder.values:
+        return LoginResult(False, msg("nothing was typed into a login form with a password box, so there is no login "
+                                      "to keep (log in on the form itself)"))
+    if not recorder.keep(account):
+        return LoginResult(False, msg("the OS keyring is not usable here, so the login cannot be kept (it is never "
+                                      "written to a file)"))
+    return LoginResult(True, msg("login ok"))
+
+
 async def _login_after_relaunch(account: str, config: AppConfig, data_dir: Path) -> Message | None:
     """Relaunch the profile headless, as a task would, and look at the chat page; the reason
     the login did not last, or None when it did."""
     site = load_site(_account_site(account, config), data_dir)
 
     async def work(runtime: BrowserRuntime, page: Page) -> str:
-        return await SiteDriver(site, page, Clock(), log.info).open_chat(fresh=True)
+        driver = SiteDriver(site, page, Clock(), log.info)
+        state = await driver.open_chat(fresh=True)
+        return "ok" if state == "ok" or await log_in_again(driver, account) else state
 
     state = await with_browser(account, config, data_dir, True, work)
     if state == "ok":
