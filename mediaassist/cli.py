@@ -396,7 +396,7 @@ class _Progress:
         self.last_line = ""
         self.last_at = 0.0
         self.tty = sys.stderr.isatty()
-        self.etas = BatchEta()
+        self.etas = BatchEta(rt.scheduler.only_batches)  # a run FILE takes its own batches only
         self.eta: Message | None = None
         self.eta_at = float("-inf")
         self.eta_every = ETA_EVERY_S
