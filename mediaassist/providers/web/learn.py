@@ -360,7 +360,11 @@ async def _failing_turn(profile: SiteProfile, page: Page, good_turn: Watch, oper
         say(f"in the browser window, {STEPS['login']}")
         if operator is not None:
             await operator("login", page)
-        await prompt_box.first.wait_for(timeout=CLICK_WAIT_S * 1000)
+        try:
+            await prompt_box.first.wait_for(timeout=CLICK_WAIT_S * 1000)
+        except PlaywrightTimeoutError:
+            say("no login within the time; no error role is learned (the generic rule applies)")
+            return []
     await SiteDriver(profile, page, Clock(), lambda _line: None).enter_prompt(ERROR_TEST_PROMPT)
     baseline = await page.evaluate("() => window.__maLearn.census()")
     await page.evaluate("() => window.__maLearn.track()")
@@ -388,10 +392,10 @@ async def _errors_shown(page: Page, baseline: dict[str, int]) -> list[dict[str, 
     while loop.time() < deadline:
         try:
             shown: list[dict[str, Any]] = await page.evaluate("(b) => window.__maLearn.errorsNow(b)", baseline)
+            if shown and await page.evaluate("() => window.__maLearn.quietMs()") >= QUIET_MS:
+                return shown
         except PlaywrightError:  # navigating (the page reconnects): the next poll reads it
-            shown = []
-        if shown and await page.evaluate("() => window.__maLearn.quietMs()") >= QUIET_MS:
-            return shown
+            pass
         await asyncio.sleep(WATCH_POLL_S)
     return []
 

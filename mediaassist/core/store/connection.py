@@ -1,0 +1,161 @@
+"""Opening the store and the transactions and locks its parts build on."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import peewee as pw
+
+from mediaassist.core.errors import FAULT_CORRUPT, StorageFault
+from mediaassist.core.location import StoreUnavailable, connect_kwargs, describe, is_pg_url, refuse_url_as_path
+from mediaassist.core.messages import msg
+from mediaassist.core.order import DurationFit
+from mediaassist.core.schema import ensure_schema
+from mediaassist.core.store.database import (
+    BUSY_TIMEOUT_S,
+    PgStoreDatabase,
+    SqliteStoreDatabase,
+    StoreDatabase,
+    check_sqlite_file,
+    classify_fault,
+    fault_message,
+    faults_as_storage,
+    refuse_damaged,
+    settle_short_file,
+)
+from mediaassist.core.store.tables import MODELS, SCHEMA_COLUMNS, database_proxy
+from mediaassist.core.store_clock import ServerClock
+
+BUDGET_LOCK = "mediaassist-budget"  # the PostgreSQL advisory lock every budgeted claim takes
+
+
+class StoreConnection:
+    """The store's connection: opening the database (SQLite file or PostgreSQL URL), its
+    clock, and the transactions and locks every other part builds on."""
+
+    def __init__(self, location: Path | str, now: Any = None) -> None:
+        """``location``: an SQLite file path, or a ``postgresql://`` URL (a ``str``: a URL passed
+        as a ``Path`` has lost its '//' and is refused with a ``ConfigError``) for a shared queue.
+
+        Raises ``StorageFault`` (one line naming the file and what to do) when the file cannot
+        be used: read-only, not a database, damaged, disk full; ``StoreUnavailable`` (one of
+        them) when a server cannot be reached or the schema is newer than this program knows."""
+        if isinstance(location, os.PathLike):
+            refuse_url_as_path(location, "store location")
+        self.shared = is_pg_url(location)
+        self.wal_pending = False  # part of the file is only in its -wal (no room to write it back yet)
+        self.where = describe(location)  # for messages: never a password
+        self.path = Path(location)
+        # model -> (monotonic time read, its duration fit): an import in many steps reads it once
+        self._fits: dict[str, tuple[float, DurationFit | None]] = {}
+        with faults_as_storage(self.path):
+            self.db: StoreDatabase = self._connect(str(location))
+            database_proxy.initialize(self.db)
+            # Times that every process judges (heartbeats, leases, back-offs) come from one
+            # clock: a shared store's server's, or this machine's for the local file.
+            self._now: Callable[[], float] = now or (
+                ServerClock(self._server_time, self.where).now if self.shared else time.time)
+            try:
+                ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where)
+            except BaseException:
+                self.db.close()
+                raise
+
+    # --- database specific (the one marked place) ------------------------------------------
+    def _connect(self, location: str) -> StoreDatabase:
+        if self.shared:
+            from playhouse.db_url import parse
+
+            pg = PgStoreDatabase(self.where, **parse(location, unquote_password=True, unquote_user=True),
+                                  **connect_kwargs(location))
+            try:
+                pg.connect(reuse_if_open=True)
+            except pw.ImproperlyConfigured:
+                raise StoreUnavailable(msg("a shared store needs the PostgreSQL driver: pip install "
+                                           "'mediaassist[postgres]'"), self.where) from None
+            except pw.OperationalError as exc:
+                raise pg._unavailable(exc) from None
+            return pg
+        path = Path(location)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        short = check_sqlite_file(path)
+        db = SqliteStoreDatabase(
+            path,
+            pragmas={"journal_mode": "wal", "synchronous": "normal", "busy_timeout": BUSY_TIMEOUT_S * 1000,
+                     "cache_size": -65536,  # 64 MiB: a 100k-task queue stays in memory
+                     "foreign_keys": 1},
+            timeout=BUSY_TIMEOUT_S,
+        )
+        try:
+            db.connect(reuse_if_open=True)
+            self.wal_pending = short and not settle_short_file(db, path)
+        except BaseException as exc:
+            db.close()
+            fault = None if isinstance(exc, StorageFault) else classify_fault(exc, path)
+            if short and fault is not None and fault.kind == FAULT_CORRUPT:  # cut short, and not even opened
+                raise StorageFault(FAULT_CORRUPT, str(path), fault_message(
+                    FAULT_CORRUPT, path, f"PRAGMA integrity_check could not run: {exc}")) from exc
+            raise
+        os.chmod(path, 0o600)
+        db.remember_identity()
+        return db
+
+    def _server_time(self) -> float:
+        return float(self.db.execute_sql("SELECT extract(epoch from clock_timestamp())").fetchone()[0])
+
+    def verify(self) -> None:
+        """Raise ``StorageFault`` when the file is damaged anywhere (``PRAGMA quick_check``), not
+        only where the next statement reads: ``status`` must not print counts from a store that
+        ``run`` would find broken. A shared store's server looks after its own pages."""
+        if isinstance(self.db, SqliteStoreDatabase):
+            refuse_damaged(self.db, self.path, "quick_check")
+
+    def check_file(self) -> None:
+        """Raise ``StorageFault`` if the database file was deleted or replaced since it was opened."""
+        if isinstance(self.db, SqliteStoreDatabase):
+            self.db.check_identity()
+
+    @contextlib.contextmanager
+    def _lane_lock(self, route: str) -> Iterator[None]:
+        """A transaction in which no other process claims on this route: the count of its
+        running rows and the claim that follows are one decision."""
+        if isinstance(self.db, pw.PostgresqlDatabase):
+            with self.db.atomic():
+                self.db.execute_sql("SELECT pg_advisory_xact_lock(hashtext(%s))", (route,))
+                yield
+            return
+        # SQLite: the write lock up front, or two processes could both count the same free
+        # slots before either writes.
+        with self._write_transaction():
+            yield
+
+    def _write_transaction(self) -> Any:
+        """A transaction holding SQLite's write lock from BEGIN on. One that reads first and writes
+        later fails at once with "database is locked" (busy_timeout does not apply) when another
+        process wrote in between; PostgreSQL needs nothing of the kind."""
+        if isinstance(self.db, pw.SqliteDatabase):
+            return self.db.atomic("IMMEDIATE")
+        return self.db.atomic()
+
+    @contextlib.contextmanager
+    def _budget_lock(self) -> Iterator[None]:
+        if isinstance(self.db, pw.PostgresqlDatabase):
+            with self.db.atomic():
+                self.db.execute_sql("SELECT pg_advisory_xact_lock(hashtext(%s))", (BUDGET_LOCK,))
+                yield
+            return
+        with self._write_transaction():  # SQLite: one writer at a time holds it already
+            yield
+
+    # ----------------------------------------------------------------------------------------
+    def close(self) -> None:
+        if not self.db.is_closed():
+            self.db.close()
+
+    def now(self) -> float:
+        return self._now()
