@@ -213,7 +213,7 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         _on_signals(interrupted)
         rt.scheduler.add_fault_listener(lambda fault: faulted.set() if fault is not None else None)
         await rt.scheduler.start()
-        progress = _Progress(rt, batch_ids)
+        progress = _Progress(rt, batch_ids, as_json=args.json)
         stop_events = (interrupted, faulted)
         waiter = await _until_done_or(rt.scheduler.wait_for_batches(batch_ids, progress.tick), stop_events)
         fault = _fault_of(waiter)
@@ -385,9 +385,11 @@ ETA_BUDGET = 20  # ...at least this many times what one read costs apart (a big 
 
 class _Progress:
     """Live progress on stderr: one rewritten line on a terminal, a line per change of the counts
-    otherwise; with the ETA of the run's slowest batch (core.progress.BatchEta, as the window's)."""
+    otherwise; with the ETA of the run's slowest batch (core.progress.BatchEta, as the window's).
+    ``as_json`` (``run --json``): each line is a JSON object -- the counts, ``eta_s`` (seconds,
+    null while unknown or blocked) and the line as a person reads it."""
 
-    def __init__(self, rt: Runtime, batch_ids: list[str]) -> None:
+    def __init__(self, rt: Runtime, batch_ids: list[str], as_json: bool = False) -> None:
         self.rt = rt
         self.store = rt.store
         self.queries = rt.queries()
@@ -396,8 +398,10 @@ class _Progress:
         self.last_line = ""
         self.last_at = 0.0
         self.tty = sys.stderr.isatty()
-        self.etas = BatchEta()
+        self.etas = BatchEta(rt.scheduler.only_batches)  # a run FILE takes its own batches only
+        self.as_json = as_json
         self.eta: Message | None = None
+        self.eta_s: float | None = None  # the ETA in seconds, when one is known
         self.eta_at = float("-inf")
         self.eta_every = ETA_EVERY_S
         rt.add_listener(self._on_event)
@@ -421,6 +425,8 @@ class _Progress:
             self.etas.record(batch, snap, now)
             found.append(self.etas.eta(batch, snap, lanes, blocked, now, wall))
         self.eta = eta_message(found)
+        shown = [seconds for estimate, seconds in found if seconds is not None and estimate.blocked is None]
+        self.eta_s = max(shown) if found and len(shown) == len(found) else None
         return self.eta
 
     def tick(self) -> None:
@@ -442,12 +448,17 @@ class _Progress:
         self.last_line = counts
         eta = self._eta(now) if count["running"] + count["pending"] else None
         line = render(msg("{progress} · {eta}", progress=counts, eta=eta), _OUT.language) if eta else counts
-        print(f"\r{line}\x1b[K" if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
+        if self.as_json:
+            line = json.dumps({"elapsed_s": round(now - self.started, 1), "done": done, "total": sum(count.values()),
+                               **count, "eta_s": round(self.eta_s) if eta and self.eta_s is not None else None,
+                               "line": line}, ensure_ascii=False)
+        print(f"\r{line}\x1b[K" if self.tty and not self.as_json else line,
+              end="" if self.tty and not self.as_json else "\n", file=sys.stderr, flush=True)
 
     def finish(self) -> None:
         self.last_at = 0.0
         self.tick()
-        if self.tty:
+        if self.tty and not self.as_json:
             print(file=sys.stderr)
 
 

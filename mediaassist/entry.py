@@ -301,7 +301,8 @@ def _command_parser() -> argparse.ArgumentParser:
     run.add_argument("--encoding", metavar="NAME",
                      help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
                           "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
-    run.add_argument("--json", action="store_true", help="print one final JSON object on stdout")
+    run.add_argument("--json", action="store_true",
+                     help="print one final JSON object on stdout, and the progress lines on stderr as JSON")
     run.add_argument("--not-before", type=_not_before, metavar="WHEN",
                      help="start no task before WHEN (local time: 23:00, 2026-12-03 23:00, or ISO 8601 with "
                           "an offset); a task file's not_before column wins for its rows")

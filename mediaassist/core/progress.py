@@ -5,9 +5,10 @@ Pure arithmetic over a ``queries.Snapshot`` and the scheduler's lanes: no databa
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
-from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter, deque
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -151,7 +152,7 @@ def route_estimate(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneL
     parallel = open_slots(route, of_route, blocked)
     if parallel == 0:
         return Estimate(blocked=Blocked(route, count, tuple((lane.name, blocked.get(lane.name)) for lane in of_route)))
-    mean = service.mean.get(route)
+    mean = service.mean.get(route) or recorded_mean(batch, route, snap)
     if mean is None:
         return Estimate(measuring=route)
     if any(lane.order == "fair" for lane in of_route):
@@ -160,6 +161,14 @@ def route_estimate(batch: str, route: str, snap: Snapshot, lanes: Sequence[LaneL
     position = snap.batch_order.index(batch) if batch in snap.batch_order else 0
     work = sum(batch_work_left(b, route, snap, mean, now) for b in [batch, *snap.batch_order[position + 1:]])
     return Estimate(seconds=work / parallel * mean)
+
+
+def recorded_mean(batch: str, route: str, snap: Snapshot) -> float | None:
+    """The mean expected duration of the batch's waiting tasks on ``route`` (from the model's
+    record), for a process that has measured no attempt there yet: a ``run`` whose tasks wait
+    behind another process's. None when none is known."""
+    known = [expected for _priority, expected in snap.pending_expected.get(batch, {}).get(route, []) if expected > 0]
+    return sum(known) / len(known) if known else None
 
 
 def fair_slots(batch: str, route: str, snap: Snapshot, parallel: int) -> float:
@@ -226,6 +235,16 @@ def planned_seconds(batch: str, route: str, snap: Snapshot, lanes: Sequence[Lane
     for _priority, expected in queued:
         heapq.heappush(free, heapq.heappop(free) + took(expected))
     return max(free)
+
+
+def as_taken_by(snap: Snapshot, only: Collection[str]) -> Snapshot:
+    """The snapshot as a scheduler that takes only the batches ``only`` (``run FILE``) sees its
+    queues: another batch on a route where none of its tasks runs is nobody's work now, not ahead
+    of its own; one that runs there is some other process's, which takes its tasks first (FIFO)."""
+    running = Counter((b, route) for route, rows in snap.running_started.items() for b, _at, _expected in rows)
+    routes = {batch: {route: n for route, n in counts.items() if batch in only or running[(batch, route)]}
+              for batch, counts in snap.batch_routes.items()}
+    return dataclasses.replace(snap, batch_routes={batch: counts for batch, counts in routes.items() if counts})
 
 
 def _shared(batch: str, route: str, snap: Snapshot) -> bool:
@@ -304,7 +323,9 @@ class BatchEta:
     batch another process runs beside a big one, or one sharing its lanes with others. The
     slowest route decides; smoothed so it moves steadily; a blocked batch says why."""
 
-    def __init__(self) -> None:
+    def __init__(self, only: Collection[str] | None = None) -> None:
+        """``only``: the batches the scheduler takes, when not every one (``run FILE``)."""
+        self.only = only
         self.service = ServiceTimes()
         self.pace = BatchPace()
         self.smoother = EtaSmoother()
@@ -331,6 +352,8 @@ class BatchEta:
         """(the estimate, the seconds to show or None); ``now`` monotonic, ``wall`` the store's
         clock (the running tasks' start times are on it)."""
         lanes = list(lanes)
+        if self.only is not None:
+            snap = as_taken_by(snap, self.only)
         found: list[Estimate] = []
         for route in sorted(snap.batch_routes.get(batch, {})):
             planned = planned_seconds(batch, route, snap, lanes, blocked, self.service.mean.get(route), wall)

@@ -76,11 +76,14 @@ def test_seed_batch_on_the_demo(tmp_path: Path) -> None:
         assert _max_overlap(_spans([t for t in web if t["account"] == account])) == 1
     assert _max_overlap(_spans(api)) <= 3
     assert "40/40 done" in proc.stderr
-    # Progress lines carry the ETA: measuring until a service time is known, then a duration
-    # (the last line, nothing left to run, has none).
-    progress = [line for line in proc.stderr.splitlines() if " done: " in line]
-    assert "· ETA" in progress[0] and "ETA" not in progress[-1]
-    assert any(re.search(r"· ETA (\d+ s|\d+ min \d+ s)$", line) for line in progress), progress
+    # Progress lines (JSON, with --json) carry the ETA: measuring until a service time is known,
+    # then a duration, in seconds too (the last line, nothing left to run, has none).
+    progress = [json.loads(line) for line in proc.stderr.splitlines() if line.startswith("{")]
+    assert "· ETA" in progress[0]["line"] and "ETA" not in progress[-1]["line"]
+    assert progress[-1]["eta_s"] is None and progress[-1]["done"] == progress[-1]["total"] == 40
+    timed = [p for p in progress if re.search(r"· ETA (\d+ s|\d+ min \d+ s)$", p["line"])]
+    assert timed and all(isinstance(p["eta_s"], int) and p["eta_s"] >= 0 for p in timed), progress
+    assert all(p["eta_s"] is None for p in progress if p not in timed)
 
 
 def test_unreadable_file_enqueues_nothing_and_exits_2(tmp_path: Path) -> None:

@@ -71,8 +71,9 @@ def _seed_providers(clock: Clock) -> dict[str, Provider]:
 
 
 async def _watch(store: Store, sched: Scheduler, batch: str) -> list[Shown]:
-    """What the window would show for ``batch``, every refresh until it has ended."""
-    etas = BatchEta()
+    """What the window (or ``run FILE``: a scheduler limited to its batches) would show for
+    ``batch``, every refresh until it has ended."""
+    etas = BatchEta(sched.only_batches)
     sched.add_listener(lambda event, task: etas.attempt_ended(event, task.route, task.started_at, store.now()))
     queries, shown = Queries(store), list[Shown]()
     loop = asyncio.get_running_loop()
@@ -124,6 +125,17 @@ async def _run_watched(store: Store, sched: Scheduler, batch: str) -> list[Shown
         await sched.stop()
 
 
+def _minute_tasks(n: int, prefix: str, minutes: int = 1) -> list[NewTask]:
+    return [NewTask(model="writer", model_kind="api", route="api:api", prompt=f"p{i}", task_id=f"{prefix}{i:03d}",
+                    params={"sim_duration_s": 60 * minutes}) for i in range(n)]
+
+
+def _minute_lane(order: str = "fifo") -> AppConfig:
+    return AppConfig(providers=[ProviderConfig(name="api", kind="api", type="simulated", concurrency=API_LIMIT,
+                                               order=order)],
+                     models=[ModelConfig(name="writer", kind="api", provider="api")])
+
+
 @pytest.mark.asyncio
 @pytest.mark.timeout(240)
 async def test_the_seed_batchs_eta_is_within_ten_per_cent_at_a_quarter_half_and_three_quarters(
@@ -148,18 +160,38 @@ async def test_a_small_batch_beside_a_large_one_gets_an_eta_within_ten_per_cent(
     before them. The small batch gets one slot of the three (the older batch wins the tie), so
     it ends in about 12 minutes; the large batch's 100 minutes are no part of its ETA."""
     clock = Clock(SPEED)
-    config = AppConfig(providers=[ProviderConfig(name="api", kind="api", type="simulated", concurrency=API_LIMIT,
-                                                 order="fair")],
-                       models=[ModelConfig(name="writer", kind="api", provider="api")])
-
-    def minute_tasks(n: int, prefix: str) -> list[NewTask]:
-        return [NewTask(model="writer", model_kind="api", route="api:api", prompt=f"p{i}", task_id=f"{prefix}{i:03d}",
-                        params={"sim_duration_s": 60}) for i in range(n)]
-
-    store.enqueue("large", minute_tasks(300, "large"))
-    store.enqueue("small", minute_tasks(12, "small"))
-    sched = make_scheduler(store, config, data_dir, clock, {"api:api": SimulatedProvider(clock, 60, 60)})
+    store.enqueue("large", _minute_tasks(300, "large"))
+    store.enqueue("small", _minute_tasks(12, "small"))
+    sched = make_scheduler(store, _minute_lane("fair"), data_dir, clock, {"api:api": SimulatedProvider(clock, 60, 60)})
     shown = await _run_watched(store, sched, "small")
     tasks = store.tasks(["small"])
     assert {t.state for t in tasks} == {"success"}
+    _assert_on_time(shown, tasks)
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(120)
+async def test_a_run_of_a_small_batch_beside_a_large_one_nobody_runs_counts_only_its_own(
+        store: Store, store_location: str, data_dir: Path) -> None:
+    """``run FILE`` takes its own batch only: 12 two-minute tasks on the lane of 3 take 8 minutes,
+    whatever waits before them (the window is closed). The model has a record (six earlier
+    tasks), so the ETA is there from the start; it used to count the 300 tasks as ahead. (Two
+    minutes: the record's durations include a loaded machine's overhead per task, which is a
+    smaller part of a longer task.)"""
+    clock = Clock(SPEED)
+    providers: dict[str, Provider] = {"api:api": SimulatedProvider(clock, 120, 120)}
+    store.enqueue("before", _minute_tasks(6, "before", minutes=2))
+    await run_to_end(make_scheduler(store, _minute_lane(), data_dir, clock, providers), "before", 60)
+    store.enqueue("large", _minute_tasks(300, "large"))
+    run = Store(store_location)  # the run's own process: it reads the model's record as it enqueues
+    try:
+        run.enqueue("small", _minute_tasks(12, "small", minutes=2))
+        sched = make_scheduler(run, _minute_lane(), data_dir, clock, providers)
+        sched.limit_to_batches(["small"])
+        shown = await _run_watched(run, sched, "small")
+    finally:
+        run.close()
+    tasks = store.tasks(["small"])
+    assert {t.state for t in tasks} == {"success"}
+    assert all(s.seconds is not None for s in shown)
     _assert_on_time(shown, tasks)

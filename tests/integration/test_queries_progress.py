@@ -118,6 +118,35 @@ def test_a_batch_eta_follows_each_route_at_its_own_pace_and_counts_its_running_t
     assert found.seconds == pytest.approx(15.0, rel=0.05) and shown == pytest.approx(found.seconds)
 
 
+def test_a_small_batch_alone_on_its_route_is_planned_task_by_task(store: Store) -> None:
+    """Two web accounts; the model's record says 10 s plus 1 s per prompt character. The batch's
+    work is 160 s (80 s per account), but its 100-character task alone takes 110 s: the ETA is
+    the longest task's, started first on one account while the other runs the rest."""
+    store.enqueue("record", [NewTask(model="reasoner", model_kind="web", route="web:simulated", prompt="x" * chars,
+                                     task_id=f"r{chars}") for chars in (10, 50)])
+    for task in store.claim("web:simulated", "me", 2):  # recorded: 20 s and 60 s
+        Task.update(started_at=store.now() - 10 - len(task.prompt)).where(Task.seq == task.seq).execute()
+        store.finish_success(task, "ok", [])
+    store.enqueue("b", [NewTask(model="reasoner", model_kind="web", route="web:simulated", prompt="x" * chars,
+                                task_id=f"b{i}-{chars}") for i, chars in enumerate((5, 100, 5, 10))])
+    lanes = [FakeLane(f"web:acct-{i}", "web:simulated", 1, order="longest") for i in range(2)]
+    found, _shown = BatchEta().eta("b", Queries(store).snapshot(), lanes, {}, now=0.0, wall=store.now())
+    assert found.seconds == pytest.approx(110.0, abs=0.5)  # not measuring: the record is enough
+    [longest] = store.claim("web:simulated", "me", 1, order="longest")
+    assert longest.task_id == "b1-100"
+    wall = longest.started_at + 100.0  # it has run 100 s of its 110; the other account is idle
+    found, _shown = BatchEta().eta("b", Queries(store).snapshot(), lanes, {}, now=0.0, wall=wall)
+    # the short ones longest first, each on the account free first: 20 s (other), 10 + 15 s (this
+    # one, once its long task ends), 20 + 15 s (the other again)
+    assert found.seconds == pytest.approx(35.0, abs=0.5)
+    # Another batch on the route: no plan (the batch's pace will decide); until then the queue's
+    # estimate, with the waiting tasks' mean expectation (50 s / 3) for the service time nothing
+    # has measured yet, and the long task as about to end (a tenth of a task still to go).
+    store.enqueue("other", web(1, "o"))
+    found, _shown = BatchEta().eta("b", Queries(store).snapshot(), lanes, {}, now=0.0, wall=wall)
+    assert found.seconds == pytest.approx((3 + 0.1) * (50 / 3) / 2, abs=0.5)
+
+
 def test_shown_eta_counts_down_and_moves_steadily_when_estimates_jump() -> None:
     smoother = EtaSmoother()
     assert smoother.smooth("b", 1000.0, now=0.0) == 1000.0
