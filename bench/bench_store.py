@@ -8,9 +8,10 @@ huey (https://huey.readthedocs.io, ``SqliteHuey``, WAL) is its worker's ``dequeu
 the same box, interleaved round by round; the figure is the process's CPU time per task
 (``time.process_time``), the median of the rounds, at 10,000 and then 100,000 tasks queued.
 
-On PostgreSQL (``--pg URL``, or ``MEDIAASSIST_TEST_PG``) the figure is this process's CPU only:
-the server's work is not in it. huey has no PostgreSQL storage, so its SQLite figure is the
-baseline there too.
+With ``--pg URL`` the store is on PostgreSQL instead (a throw-away database: the bench's route
+is emptied first), and the figure is this process's CPU only: the server's work is not in it.
+huey has no PostgreSQL storage, so its SQLite figure is the baseline there too. One store per
+run: the store's tables are bound to one database per process.
 
     python -m bench.bench_store [--tasks 1000] [--rounds 3] [--pg postgresql://...]
 """
@@ -28,9 +29,9 @@ from huey import SqliteHuey
 
 from mediaassist.core.errors import ErrorKind
 from mediaassist.core.owners import new_owner
-from mediaassist.core.store import NewTask, Store
+from mediaassist.core.store import NewTask, Store, Task
 
-ROUTE = "api:bench"
+ROUTE = "api:bench-store"
 LANE_LIMIT = 5
 SIZES = (10_000, 100_000)
 
@@ -65,6 +66,7 @@ class StoreQueue:
         self.store = Store(location)
         self.owner = str(new_owner())
         self.batches = 0
+        Task.delete().where(Task.route == ROUTE).execute()  # an earlier run's rows
 
     def fill(self, size: int) -> None:
         self.batches += 1
@@ -90,18 +92,16 @@ class StoreQueue:
         return sum(n for (route, _a, state), n in self.store.counts().items() if route == ROUTE and state == "pending")
 
 
-def measure(huey: HueyQueue, stores: dict[str, StoreQueue], size: int, tasks: int, rounds: int) -> dict[str, float]:
+def measure(huey: HueyQueue, store: StoreQueue, size: int, tasks: int, rounds: int) -> dict[str, float]:
     """Median CPU per task of each, interleaved round by round (the box's load hits all alike);
     every queue is topped up to ``size`` before each round."""
-    names = ["huey", *(f"{name} {case}" for name in stores for case in ("success", "failure"))]
-    seen: dict[str, list[float]] = {name: [] for name in names}
+    seen: dict[str, list[float]] = {"huey": [], "store, success": [], "store, failure": []}
     for _ in range(rounds):
         huey.fill(size - huey.queued())
         seen["huey"].append(huey.run(tasks))
-        for name, store in stores.items():
-            store.fill(size - store.queued())
-            seen[f"{name} success"].append(store.run(tasks))
-            seen[f"{name} failure"].append(store.run(tasks, failing=True))
+        store.fill(size - store.queued())
+        seen["store, success"].append(store.run(tasks))
+        seen["store, failure"].append(store.run(tasks, failing=True))
     return {name: statistics.median(values) for name, values in seen.items()}
 
 
@@ -109,24 +109,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=1000, help="tasks per round and case (at most a fifth of 10,000)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--pg", default=os.environ.get("MEDIAASSIST_TEST_PG"),
-                        help="also a PostgreSQL store (a throw-away database: its task table is filled)")
+    parser.add_argument("--pg", help="the store on this PostgreSQL database (a throw-away one) instead of SQLite")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         huey = HueyQueue(folder)
-        stores = {"SQLite": StoreQueue(folder / "store.sqlite3")}
-        if args.pg:
-            stores["PostgreSQL"] = StoreQueue(args.pg)
-        print(f"CPU per task, median of {args.rounds} rounds of {args.tasks:,} tasks each "
-              f"(load average {os.getloadavg()[0]:.1f})")
-        print(f"{'queued':>8} {'queue':<22} {'CPU/task':>9} {'÷ huey':>7}")
+        store = StoreQueue(args.pg or folder / "store.sqlite3")
+        print(f"store on {'PostgreSQL' if args.pg else 'SQLite'}; CPU per task, median of {args.rounds} rounds of "
+              f"{args.tasks:,} tasks each (load average {os.getloadavg()[0]:.1f})")
+        print(f"{'queued':>8} {'queue':<16} {'CPU/task':>9} {'÷ huey':>7}")
         for size in SIZES:
-            figures = measure(huey, stores, size, args.tasks, args.rounds)
+            figures = measure(huey, store, size, args.tasks, args.rounds)
             for name, cpu in figures.items():
-                print(f"{size:>8,} {name:<22} {cpu * 1e6:>6.0f} us {cpu / figures['huey']:>7.2f}", flush=True)
-        for store in stores.values():
-            store.store.close()
+                print(f"{size:>8,} {name:<16} {cpu * 1e6:>6.0f} us {cpu / figures['huey']:>7.2f}", flush=True)
+        store.store.close()
 
 
 if __name__ == "__main__":
