@@ -525,27 +525,13 @@ def _parse_provider(item: dict[str, Any], where: str, base_dir: Path | None, pro
     if ptype != "simulated":
         default = provider.task_profile.base_url if provider.task_profile is not None else None
         provider.base_url = _base_url(item, where) if "base_url" in item or default is None else default
-    if "proxy" in item:
-        provider.proxy = _parse_proxy(item, where)
-    if "hours" in item:
-        provider.hours = parse_hours(item["hours"], where)
-    if "daily_limit" in item:
-        provider.daily_limit = _int(item, "daily_limit", DAILY_LIMIT_RANGE, where)
+    _parse_lane_settings(item, provider, where)
     provider.order = _choice(item, "order", ORDERS, where) if "order" in item else DEFAULT_ORDER[kind]
     for key in ("api_key", "api_key_env"):
         if key in item:
             setattr(provider, key, _str(item, key, where))
-    if kind == "api":
-        _parse_concurrency(item, provider, where)
-    elif "concurrency" in item or "max_concurrency" in item:
-        raise ConfigError(msg("{where}.concurrency: only for kind = \"api\" (poll providers use max_polling_tasks)",
-                              where=where))
-    if "max_polling_tasks" in item:
-        if kind != "poll":
-            raise ConfigError(msg("{where}.max_polling_tasks: only for kind = \"poll\"", where=where))
-        provider.max_polling_tasks = _int(item, "max_polling_tasks", POLLING_TASKS_RANGE, where)
-    elif kind == "poll":
-        provider.follows_service_limit = True
+    provider.follows_service_limit = kind == "poll"  # till a max_polling_tasks says otherwise
+    _parse_limits(item, provider, where)
     for key in ("poll_interval_s", "queue_check_interval_s", "min_duration_s", "max_duration_s",
                 "queued_poll_max_s", "min_create_interval_s"):
         if key in item:
@@ -632,24 +618,35 @@ def _parse_key(entry: dict[str, Any], provider: ProviderConfig, where: str, inde
         key.keyring_user = _str(entry, "keyring", where)
     if "api_key" in entry:
         key.api_key = _str(entry, "api_key", where)
-    if provider.kind == "api" and ("concurrency" in entry or "max_concurrency" in entry):
-        key.adaptive, key.concurrency, key.max_concurrency = False, provider.concurrency, provider.max_concurrency
-        _parse_concurrency(entry, key, where)
-    elif "concurrency" in entry or "max_concurrency" in entry:
+    _parse_limits(entry, key, where)
+    _parse_lane_settings(entry, key, where)
+    return key
+
+
+def _parse_limits(item: dict[str, Any], target: ProviderConfig, where: str) -> None:
+    """``concurrency`` (API) or ``max_polling_tasks`` (poll), of a provider or of one of its keys
+    (a key without them keeps its provider's)."""
+    if target.kind == "api":
+        _parse_concurrency(item, target, where)
+    elif "concurrency" in item or "max_concurrency" in item:
         raise ConfigError(msg("{where}.concurrency: only for kind = \"api\" (poll providers use max_polling_tasks)",
                               where=where))
-    if "max_polling_tasks" in entry:
-        if provider.kind != "poll":
+    if "max_polling_tasks" in item:
+        if target.kind != "poll":
             raise ConfigError(msg("{where}.max_polling_tasks: only for kind = \"poll\"", where=where))
-        key.max_polling_tasks = _int(entry, "max_polling_tasks", POLLING_TASKS_RANGE, where)
-        key.follows_service_limit = False
-    if "proxy" in entry:
-        key.proxy = _parse_proxy(entry, where)
-    if "hours" in entry:
-        key.hours = parse_hours(entry["hours"], where)
-    if "daily_limit" in entry:
-        key.daily_limit = _int(entry, "daily_limit", DAILY_LIMIT_RANGE, where)
-    return key
+        target.max_polling_tasks = _int(item, "max_polling_tasks", POLLING_TASKS_RANGE, where)
+        target.follows_service_limit = False
+
+
+def _parse_lane_settings(item: dict[str, Any], target: ProviderConfig | AccountConfig, where: str) -> None:
+    """What a provider, one of its keys and a web account each may set for its lane: its proxy,
+    its hours and its daily limit."""
+    if "proxy" in item:
+        target.proxy = _parse_proxy(item, where)
+    if "hours" in item:
+        target.hours = parse_hours(item["hours"], where)
+    if "daily_limit" in item:
+        target.daily_limit = _int(item, "daily_limit", DAILY_LIMIT_RANGE, where)
 
 
 def _parse_concurrency(item: dict[str, Any], provider: ProviderConfig, where: str) -> None:
@@ -666,8 +663,9 @@ def _parse_concurrency(item: dict[str, Any], provider: ProviderConfig, where: st
                               "written without quotes, or \"auto\")",
                               where=where, concurrency=repr(item['concurrency']), low=API_CONCURRENCY_RANGE[0],
                               high=API_CONCURRENCY_RANGE[1]))
-    if "concurrency" in item:
+    if "concurrency" in item:  # a fixed number (a key's, over an "auto" provider's)
         provider.concurrency = _int(item, "concurrency", API_CONCURRENCY_RANGE, where)
+        provider.adaptive = False
 
 
 def _base_url(item: dict[str, Any], where: str) -> str:
@@ -697,12 +695,7 @@ def _parse_account(item: dict[str, Any], where: str, problems: _Problems) -> Acc
         account.enabled = _bool(item, "enabled", where)
     if "host" in item:
         account.host = _str(item, "host", where)
-    if "proxy" in item:
-        account.proxy = _parse_proxy(item, where)
-    if "hours" in item:
-        account.hours = parse_hours(item["hours"], where)
-    if "daily_limit" in item:
-        account.daily_limit = _int(item, "daily_limit", DAILY_LIMIT_RANGE, where)
+    _parse_lane_settings(item, account, where)
     if "order" in item:
         account.order = _choice(item, "order", ORDERS, where)
     return account

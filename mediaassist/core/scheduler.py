@@ -865,6 +865,13 @@ class Scheduler:
         blocked = self.blocked_lanes(conditions)
         opening = waiting_for_hours(blocked, conditions)  # they open by themselves: worth the wait
         stopped_by_budget = {name for name in blocked if is_budget_pause(conditions.paused.get(name))}
+        if stopped_by_budget:
+            # The pause was written when a head did not fit; an attempt that settled since (for
+            # less than it reserved) may have made room. Only a claim tells: try the heads again
+            # before saying the budget is spent (a look at the pauses alone raced the settling).
+            self.assign()
+            if self._any_active():
+                return False
         if stopped_by_budget and self.store.has_reservations():
             # Another process's attempts hold part of the budget: once they settle (for less,
             # or fail) the next claim may fit again -- the pause lifts by itself then.

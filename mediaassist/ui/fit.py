@@ -18,10 +18,13 @@ MIN_CHARS = 8  # room asked for at least: a few characters and the ellipsis
 
 
 class ElidedLabel(QLabel):
-    """Plain text only (ids and reasons are data, never markup), cut at the end."""
+    """Plain text only (ids and reasons are data, never markup), cut at the end -- or, with
+    ``elide = ElideLeft``, at the start, where the end is what tells one from its neighbours."""
 
-    def __init__(self, text: str = "", parent: Any = None) -> None:
+    def __init__(self, text: str = "", parent: Any = None,
+                 elide: Qt.TextElideMode = Qt.TextElideMode.ElideRight) -> None:
         super().__init__(parent)
+        self.elide = elide
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.setText(text)
@@ -44,7 +47,7 @@ class ElidedLabel(QLabel):
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         rect = self.contentsRect()
-        shown = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        shown = self.fontMetrics().elidedText(self.text(), self.elide, rect.width())
         painter.setPen(self.palette().color(self.foregroundRole()))
         painter.drawText(rect, int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), shown)
         painter.end()

@@ -81,8 +81,10 @@ class LaneRow:
 
     def __init__(self, grid: QGridLayout, row: int, lane: LaneView, on_toggle: Callable[[str], None]) -> None:
         self.lane = lane
-        # The panel's title says the kind: the row names the account or provider.
-        self.name = ElidedLabel(lane.name.partition(":")[2] or lane.name)
+        # The panel's title says the kind: the row names the account or provider -- or the
+        # provider and its key, cut at the start: the key's label tells its rows apart.
+        self.name = ElidedLabel(lane.name.partition(":")[2] or lane.name,
+                                elide=Qt.TextElideMode.ElideLeft if lane.key else Qt.TextElideMode.ElideRight)
         bold = self.name.font()
         bold.setBold(True)
         self.name.setFont(bold)

@@ -104,11 +104,12 @@ def precise_local_time(ts: float) -> str:
 
 
 def lane_text(row: TaskRow) -> str:
-    """The account that runs a web task, or the provider of an API/poll task."""
+    """The account that runs a web task, or the provider of an API/poll task (and the key that
+    runs it, for a provider with several)."""
     target = row.route.partition(":")[2] or row.route
     if row.model_kind == "web":
         return row.account or tr("{site}: any account").format(site=target)
-    return target
+    return f"{target}/{row.account}" if row.account else target
 
 
 def one_line(text: str | None) -> str:

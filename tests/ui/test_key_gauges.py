@@ -32,3 +32,33 @@ def test_each_key_counts_its_own_rows_and_shares_the_queue(store: Store) -> None
     assert (a.done, a.failed, a.running, a.limit) == (3, 0, 1, 2)
     assert (b.done, b.failed) == (1, 1)
     assert a.pending == b.pending == 2  # the provider's queue, shared by its keys
+
+
+def test_a_keyed_task_names_its_key_in_the_lane_column_and_the_lane_filter_finds_it(store: Store) -> None:
+    from mediaassist.core.queries import TaskFilter, TaskOrder
+    from mediaassist.ui.task_model import lane_text
+
+    store.enqueue("b1", [NewTask(model="writer", model_kind="api", route=ROUTE, prompt=f"p{n}") for n in range(3)])
+    store.claim(ROUTE, "owner-1", 1, lane_limit=2, key="team-b")
+    queries = Queries(store)
+    rows = queries.rows(queries.seqs(TaskFilter(), TaskOrder("created")))
+    assert sorted(lane_text(row) for row in rows) == ["acme", "acme", "acme/team-b"]
+    on_key = queries.seqs(TaskFilter(lane=f"{ROUTE}/team-b"), TaskOrder("created"))
+    assert [row.account for row in queries.rows(on_key)] == ["team-b"]
+
+
+def test_a_key_lane_row_keeps_the_key_label_when_its_name_is_cut(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QGridLayout, QWidget
+
+    from mediaassist.ui.panels import LaneRow
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    grid = QGridLayout(host)
+    rows = [LaneRow(grid, n, key_lane(label), lambda _name: None) for n, label in enumerate(("team-a", "team-b"))]
+    assert [row.name.text() for row in rows] == ["acme/team-a", "acme/team-b"]
+    narrow = rows[0].name.fontMetrics().horizontalAdvance("…team-a") + 2
+    shown = [row.name.fontMetrics().elidedText(row.name.text(), row.name.elide, narrow) for row in rows]
+    assert shown[0] != shown[1] and shown[0].endswith("team-a") and shown[1].endswith("team-b")
+    assert rows[0].name.elide == Qt.TextElideMode.ElideLeft
