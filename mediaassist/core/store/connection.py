@@ -66,7 +66,7 @@ class StoreConnection:
                 self.db.close()
                 raise
 
-    # --- database specific (the one marked place) ------------------------------------------
+    # --- database specific ------------------------------------------------------------------
     def _connect(self, location: str) -> StoreDatabase:
         if self.shared:
             from playhouse.db_url import parse
@@ -162,7 +162,6 @@ class StoreConnection:
         with self._write_transaction():  # SQLite: one writer at a time holds it already
             yield
 
-    # ----------------------------------------------------------------------------------------
     def close(self) -> None:
         if not self.db.is_closed():
             self.db.close()

@@ -28,15 +28,14 @@ from mediaassist.core.store.tables import RUNNING, Gate, Presence, Task
 
 PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever takes this gate
 PROBE_HEADROOM_PAGES = 64  # the room probe_write wants: a few results' worth, not an update in place
-
-
-FORGET_ABSENT_S = 86400.0
+FORGET_ABSENT_S = 86400.0  # a presence row not renewed for this long is dropped (forget_long_absent)
 
 
 class Coordination(StoreConnection):
     """What processes sharing the store agree through it: gates, presence, heartbeats,
     the running rows that need attention, and the probe that the store takes writes again."""
 
+    # --- the store taking writes again ------------------------------------------------------
     def probe_write(self) -> None:
         """One small real write; raises ``StorageFault`` while the store still refuses writes.
 
@@ -78,6 +77,7 @@ class Coordination(StoreConnection):
             return False
         return bool(max_pages - pages >= PROBE_HEADROOM_PAGES and free >= PROBE_HEADROOM_PAGES * page_size)
 
+    # --- running rows: heartbeats, cancel flags, stalls -------------------------------------
     def heartbeat(self, task_ids: Iterable[str], owner: str) -> None:
         ids = list(task_ids)
         now = self.now()
@@ -107,7 +107,6 @@ class Coordination(StoreConnection):
                 Task.task_id.in_(ids[start:start + CHUNK]) & (Task.cancel_requested == True)))  # noqa: E712
         return found
 
-    # --- recovery --------------------------------------------------------------------------
     def stalled(self, cutoff: float) -> list[Task]:
         """Running rows whose heartbeat is older than ``cutoff``."""
         return list(Task.select().where((Task.state == RUNNING) & (Task.heartbeat_at < cutoff)))
