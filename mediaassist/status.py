@@ -29,8 +29,9 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
     closed = lanes_outside_hours(config)
     lanes: list[dict[str, Any]] = []
     for spec in specs:
+        runs_rows_of = holder(spec.account, spec.key)
         entry = _entry(spec.name, spec.kind, spec.limit, counts,
-                       lambda r, a, s=spec: r == s.route and (holder(s) is None or a == holder(s)))
+                       lambda r, a, s=spec, h=runs_rows_of: r == s.route and (h is None or a == h))
         entry["order"] = spec.order  # how the lane takes its queue (core/order.py)
         if spec.key is not None:
             entry["key"] = spec.key  # its label: all that is ever shown of a key

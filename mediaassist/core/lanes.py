@@ -121,9 +121,10 @@ def lane_of(route: str, account: str | None) -> str:
     return f"web:{account}" if route.startswith("web:") else f"{route}/{account}"
 
 
-def holder(spec: LaneSpec) -> str | None:
-    """What a claimed row names as the one running it: the web account or the provider's key."""
-    return spec.account if spec.account is not None else spec.key
+def holder(account: str | None, key: str | None) -> str | None:
+    """What a lane's claimed rows name as the one running them: its web account or its
+    provider's key (None: a provider's only lane, whose rows name nobody)."""
+    return account if account is not None else key
 
 
 def lane_names(config: AppConfig) -> set[str]:

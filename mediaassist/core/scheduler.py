@@ -52,7 +52,15 @@ from mediaassist.core.lane_api import (
     TaskContext,
     TaskResult,
 )
-from mediaassist.core.lanes import DEFAULT_SWEEP_S, AccountView, LaneConditions, LaneSpec, lane_specs, site_route
+from mediaassist.core.lanes import (
+    DEFAULT_SWEEP_S,
+    AccountView,
+    LaneConditions,
+    LaneSpec,
+    holder,
+    lane_specs,
+    site_route,
+)
 from mediaassist.core.location import host_id
 from mediaassist.core.manifest import batch_entries, write_manifest
 from mediaassist.core.messages import Message, msg
@@ -824,9 +832,9 @@ class Scheduler:
         if not capped:
             return {}
         since = budget_day_start(self.store.now(), self.config.budget.daily_reset)
-        started = self.store.started_since(since, [(lane.route, lane.account or lane.key) for lane in capped])
-        return {lane.name: max(0, (lane.daily_limit or 0) - started[(lane.route, lane.account or lane.key)])
-                for lane in capped}
+        rows_of = {lane.name: (lane.route, holder(lane.account, lane.key)) for lane in capped}
+        started = self.store.started_since(since, list(rows_of.values()))
+        return {lane.name: max(0, (lane.daily_limit or 0) - started[rows_of[lane.name]]) for lane in capped}
 
     def _next_day_text(self) -> str:
         hour, minute = self.config.budget.daily_reset
