@@ -47,7 +47,7 @@ from mediaassist.core.options import RuntimeOptions, load_app_config, open_store
 from mediaassist.core.order import order_message
 from mediaassist.core.outputs import batch_folder
 from mediaassist.core.paths import default_config_path
-from mediaassist.core.progress import BatchEta, BatchProgress, Estimate, eta_message
+from mediaassist.core.progress import BatchEta, BatchProgress, Estimate, eta_message, slowest_eta
 from mediaassist.core.store import (
     FINAL_STATES,
     PAUSED_BY_OPERATOR,
@@ -424,9 +424,7 @@ class _Progress:
                 continue
             self.etas.record(batch, snap, now)
             found.append(self.etas.eta(batch, snap, lanes, blocked, now, wall))
-        self.eta = eta_message(found)
-        shown = [seconds for estimate, seconds in found if seconds is not None and estimate.blocked is None]
-        self.eta_s = max(shown) if found and len(shown) == len(found) else None
+        self.eta, self.eta_s = eta_message(found), slowest_eta(found)
         return self.eta
 
     def tick(self) -> None:

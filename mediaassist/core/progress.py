@@ -386,10 +386,16 @@ def eta_message(found: Sequence[tuple[Estimate, float | None]]) -> Message | Non
         if estimate_.blocked is not None:
             return msg("ETA: {n} task(s) of {route} wait for a lane", n=estimate_.blocked.waiting,
                        route=estimate_.blocked.route)
-    shown = [seconds for _estimate, seconds in found if seconds is not None]
-    if len(shown) < len(found):
-        return msg("ETA: measuring")
-    return msg("ETA {duration}", duration=duration_message(max(shown)))
+    slowest = slowest_eta(found)
+    return msg("ETA: measuring") if slowest is None else msg("ETA {duration}", duration=duration_message(slowest))
+
+
+def slowest_eta(found: Sequence[tuple[Estimate, float | None]]) -> float | None:
+    """The slowest batch's ETA in seconds, as ``eta_message`` shows it; None when there is no
+    batch, one is blocked, or one is still measuring."""
+    if not found or any(estimate_.blocked is not None or seconds is None for estimate_, seconds in found):
+        return None
+    return max(seconds for _estimate, seconds in found if seconds is not None)
 
 
 def duration_message(seconds: float) -> Message:
