@@ -28,7 +28,7 @@ from mediaassist.core.store.database import (
     refuse_damaged,
     settle_short_file,
 )
-from mediaassist.core.store.tables import MODELS, SCHEMA_COLUMNS, database_proxy
+from mediaassist.core.store.tables import MODELS, SCHEMA_COLUMNS, SCHEMA_DROPPED_INDEXES, database_proxy
 from mediaassist.core.store_clock import ServerClock
 
 BUDGET_LOCK = "mediaassist-budget"  # the PostgreSQL advisory lock every budgeted claim takes
@@ -61,7 +61,7 @@ class StoreConnection:
             self._now: Callable[[], float] = now or (
                 ServerClock(self._server_time, self.where).now if self.shared else time.time)
             try:
-                ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where)
+                ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where, SCHEMA_DROPPED_INDEXES)
             except BaseException:
                 self.db.close()
                 raise

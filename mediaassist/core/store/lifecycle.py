@@ -32,7 +32,9 @@ from mediaassist.core.store.tables import (
     CANCELED_BY_OPERATOR,
     FAILED,
     PENDING,
+    PENDING_ROW,
     RUNNING,
+    RUNNING_ROW,
     SUCCESS,
     TASK_COLUMNS,
     NewTask,
@@ -162,7 +164,7 @@ class TaskLifecycle(Reads):
         self._fits[model] = (time.monotonic(), fit)
         if fit is not None:  # base_s >= MIN_EXPECTED_S and per_char_s >= 0: as ``fit.expected``
             (Task.update(expected_s=pw.fn.LENGTH(Task.prompt) * fit.per_char_s + fit.base_s)
-             .where((Task.model == model) & (Task.state == PENDING)).execute())
+             .where((Task.model == model) & PENDING_ROW).execute())
 
     # --- claim and run ---------------------------------------------------------------------
     def claim(self, route: str, owner: str, limit: int = 1, account: str | None = None,
@@ -211,13 +213,12 @@ class TaskLifecycle(Reads):
         keyed = (key,) if key is not None else ()
         # Three counts, each on an index of its own (a single OR walked every row of the route).
         running, remote, unread = self.db.execute_sql(
-            f'SELECT (SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND state = {mark}), '
+            f'SELECT (SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND {RUNNING_ROW.sql}), '
             f'(SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND state = {mark} '
             'AND remote_id IS NOT NULL), '
-            # "|| ''" keeps the planner on create_hold_until's index (few rows), off the route's
-            f'(SELECT COUNT(*) FROM "task" WHERE create_hold_until > {mark} AND route || \'\' = {mark}{of_key} '
+            f'(SELECT COUNT(*) FROM "task" WHERE create_hold_until > {mark} AND route = {mark}{of_key} '
             f'AND state <> {mark} AND remote_id IS NULL)',
-            (route, *keyed, RUNNING, route, *keyed, PENDING, self.now(), route, *keyed, RUNNING)).fetchone()
+            (route, *keyed, route, *keyed, PENDING, self.now(), route, *keyed, RUNNING)).fetchone()
         return Holding(running, remote, unread)
 
     def _claim_in_order(self, route: str, owner: str, limit: int, account: str | None,
@@ -231,7 +232,7 @@ class TaskLifecycle(Reads):
         queues = [queue for batch in waiting if batch not in skip_batches
                   for queue in self._batch_queues(self._due(route, now, account, [batch], remote, ()), limit)]
         busy = (Task.select(Task.batch_id, pw.fn.COUNT(Task.seq))
-                .where((Task.route == route) & (Task.state == RUNNING)).group_by(Task.batch_id))
+                .where((Task.route == route) & RUNNING_ROW).group_by(Task.batch_id))
         # cast: peewee-stubs type a tuples() query's rows as model instances
         running = dict(cast(Iterable[tuple[str, int]], busy.tuples()))
         claimed: list[Task] = []
@@ -240,15 +241,15 @@ class TaskLifecycle(Reads):
         return claimed
 
     def _waiting_batches(self, route: str) -> list[str]:
-        """The batches with pending rows on ``route``: one step of task_route_batches per batch
+        """The batches with pending rows on ``route``: one step of task_pending_batches per batch
         (a loose index scan), however many rows each has."""
         mark = self.db.param
         rows = self.db.execute_sql(
             'WITH RECURSIVE waiting(batch_id) AS ('
-            f'SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND state = {mark} '
-            f'UNION ALL SELECT (SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND state = {mark} '
+            f'SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND {PENDING_ROW.sql} '
+            f'UNION ALL SELECT (SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND {PENDING_ROW.sql} '
             'AND batch_id > waiting.batch_id) FROM waiting WHERE waiting.batch_id IS NOT NULL) '
-            'SELECT batch_id FROM waiting WHERE batch_id IS NOT NULL', (route, PENDING, route, PENDING))
+            'SELECT batch_id FROM waiting WHERE batch_id IS NOT NULL', (route, route))
         return [row[0] for row in rows]
 
     @staticmethod
@@ -272,10 +273,9 @@ class TaskLifecycle(Reads):
         """The route's pending rows that may start now (for ``account``, of ``batch_ids``), as
         plain SQL over the unaliased task table (peewee's building of it cost more than the claim)."""
         mark = self.db.param
-        # "+ 0" keeps the planner off the (state, not_before) index: the claim must walk
-        # task_claim_order, or every claim sorts the whole queue.
-        where = [f"route = {mark} AND state = {mark} AND not_before + 0 <= {mark}"]
-        params: list[Any] = [route, PENDING, now]
+        # The claim walks task_pending_order (or the batch's, or longest's), never sorts the queue.
+        where = [f"route = {mark} AND {PENDING_ROW.sql} AND not_before <= {mark}"]
+        params: list[Any] = [route, now]
         if batch_ids is not None:
             where.append(f"batch_id IN ({sql_marks(mark, len(batch_ids))})" if batch_ids else "0 = 1")
             params += batch_ids
@@ -286,10 +286,11 @@ class TaskLifecycle(Reads):
             params += skip_batches
         if account is not None:
             # A web account runs one task at a time (a key's limit is counted by ``claim``).
+            # (on task_one_running_per_account: its condition written out, as a partial index needs)
             where.append(f"(account IS NULL OR account = {mark}) AND NOT EXISTS (SELECT busy.seq FROM "
-                         f'"task" AS busy WHERE busy.account = {mark} AND busy.state = {mark} '
-                         f"AND busy.model_kind = {mark})")
-            params += [account, account, RUNNING, "web"]
+                         f'"task" AS busy WHERE busy.account = {mark} AND busy.state = \'running\' '
+                         "AND busy.model_kind = 'web')")
+            params += [account, account]
         return pw.SQL(" AND ".join(where), params)
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
