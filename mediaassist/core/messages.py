@@ -21,7 +21,6 @@ from __future__ import annotations
 import gettext
 import json
 import os
-import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -198,7 +197,7 @@ class _KeepMissing(dict[str, object]):
 
 
 def _format(template: str, values: Mapping[str, object]) -> str:
-    return string.Formatter().vformat(template, (), _KeepMissing(values))
+    return template.format_map(_KeepMissing(values))
 
 
 def _plain(value: Param) -> object:

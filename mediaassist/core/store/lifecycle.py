@@ -19,8 +19,8 @@ from typing import Any, cast
 
 import peewee as pw
 
-from mediaassist.core.errors import ErrorKind
-from mediaassist.core.messages import Message
+from mediaassist.core.errors import KIND_TEXTS, ErrorKind
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.order import HISTORY_SAMPLES, BatchQueue, DurationFit, fair_shares, fit_durations, order_key
 from mediaassist.core.outputs import OutputFile
 from mediaassist.core.owners import owner_host
@@ -78,8 +78,8 @@ def _attempt_is(task: Task, mark: str) -> pw.SQL:
     """The row is still this attempt's: running, same attempt, same owner (plain SQL: it is in
     every finish, where peewee's building of it cost more than the update)."""
     owner = f"owner = {mark}" if task.owner is not None else "owner IS NULL"
-    params = [task.task_id, RUNNING, task.attempt] + ([task.owner] if task.owner is not None else [])
-    return pw.SQL(f"task_id = {mark} AND state = {mark} AND attempt = {mark} AND {owner}", params)
+    params = [task.task_id, task.attempt] + ([task.owner] if task.owner is not None else [])
+    return pw.SQL(f"task_id = {mark} AND {RUNNING_ROW.sql} AND attempt = {mark} AND {owner}", params)
 
 
 class TaskLifecycle(Reads):
@@ -169,7 +169,8 @@ class TaskLifecycle(Reads):
     # --- claim and run ---------------------------------------------------------------------
     def claim(self, route: str, owner: str, limit: int = 1, account: str | None = None,
               batch_ids: Sequence[str] | None = None, lane_limit: int | None = None,
-              skip_batches: Sequence[str] = (), order: str = "fifo", key: str | None = None) -> list[Task]:
+              skip_batches: Sequence[str] = (), order: str = "fifo", key: str | None = None,
+              note_start: bool = True) -> list[Task]:
         """Atomically move up to ``limit`` due pending tasks of a route to running.
 
         Order: higher priority first, then by ``order`` (core/order.py): ``fifo``; ``longest``
@@ -185,12 +186,17 @@ class TaskLifecycle(Reads):
         ``key``: the claim is for one key of the route's provider (its label): the limit counts
         that key's rows, the claimed rows name it, and rows another key holds (a remote task it
         created, pending again) are left to that key -- a service knows a task by its key only.
+
+        ``note_start``: each claimed task's log gets its "attempt N started on <lane>" line in the
+        same transaction (``claim_within_budget`` notes only the tasks its budgets let start).
         """
         if limit <= 0:
             return []
         holder = account if account is not None else key
         if lane_limit is None:
-            return self._claim_in_order(route, owner, limit, holder, batch_ids, None, skip_batches, order)
+            with self._write_transaction():
+                return self._noted(self._claim_in_order(route, owner, limit, holder, batch_ids, None, skip_batches,
+                                                        order), note_start)
         with self._lane_lock(route if key is None else f"{route}/{key}"):
             holding = self._holding(route, key)
             # A remote task whose process died or stopped runs on at the service: its row holds
@@ -202,7 +208,18 @@ class TaskLifecycle(Reads):
             resumed = self._claim(route, owner, limit, holder, None, remote=True) if holding.remote else []
             fresh = self._claim_in_order(route, owner, min(limit - len(resumed), lane_limit - holding.total), holder,
                                          batch_ids, False, skip_batches, order)
-            return resumed + fresh
+            return self._noted(resumed + fresh, note_start)
+
+    def _noted(self, claimed: list[Task], note_start: bool) -> list[Task]:
+        if note_start:
+            self.note_started(claimed)
+        return claimed
+
+    def note_started(self, tasks: Sequence[Task]) -> None:
+        """Each task's "attempt N started" line, written in the claim's own transaction (a line
+        of its own cost a commit: a quarter of a task's store CPU, bench/bench_store.py)."""
+        for task in tasks:
+            self.log(task.task_id, msg("attempt {attempt} started on {lane}", attempt=task.attempt, lane=task.lane))
 
     def _holding(self, route: str, key: str | None) -> Holding:
         """What holds the slots of a route (or of one key of it): its running rows, its pending
@@ -214,11 +231,11 @@ class TaskLifecycle(Reads):
         # Three counts, each on an index of its own (a single OR walked every row of the route).
         running, remote, unread = self.db.execute_sql(
             f'SELECT (SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND {RUNNING_ROW.sql}), '
-            f'(SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND state = {mark} '
+            f'(SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND {PENDING_ROW.sql} '
             'AND remote_id IS NOT NULL), '
             f'(SELECT COUNT(*) FROM "task" WHERE create_hold_until > {mark} AND route = {mark}{of_key} '
-            f'AND state <> {mark} AND remote_id IS NULL)',
-            (route, *keyed, route, *keyed, PENDING, self.now(), route, *keyed, RUNNING)).fetchone()
+            "AND state <> 'running' AND remote_id IS NULL)",
+            (route, *keyed, route, *keyed, self.now(), route, *keyed)).fetchone()
         return Holding(running, remote, unread)
 
     def _claim_in_order(self, route: str, owner: str, limit: int, account: str | None,
@@ -425,6 +442,7 @@ class TaskLifecycle(Reads):
                 "written_at = excluded.written_at",
                 (task.task_id, text, text_message, files_json, usage_json, now))
             self.db.execute_sql(f'DELETE FROM "output" WHERE task_id = {mark}', (task.task_id,))
+            self.log(task.task_id, msg("success"))
             if outputs:
                 Output.insert_many([{"task_id": task.task_id, "n": o.n, "path": o.path, "bytes": o.bytes,
                                      "sha256": o.sha256, "media": o.media, "width": o.width, "height": o.height,
@@ -440,7 +458,8 @@ class TaskLifecycle(Reads):
 
     def finish_failure(self, task: Task, kind: ErrorKind, message: Message | str, retry_at: float | None,
                        crashed: bool = False) -> str | None:
-        """End the attempt as failed; with ``retry_at`` the same row goes back to pending.
+        """End the attempt as failed; with ``retry_at`` the same row goes back to pending. The
+        task's log gets the failure's line in the same transaction.
 
         ``crashed``: the attempt was lost because the process running it died; the retry draws on
         the crash budget (``crash_retries_left``), not on the task's own retries.
@@ -456,8 +475,12 @@ class TaskLifecycle(Reads):
                             "not_before": retry_at, "finished_at": None, "account": holder_kept(HOLDS_REMOTE)})
         else:
             changes.update({"state": FAILED, "finished_at": now})
-        if not self._end_attempt(task, changes):
-            return None
+        said = {"attempt": task.attempt, "kind": KIND_TEXTS[kind], "message": message}
+        with self._write_transaction():
+            if not self._end_attempt(task, changes):
+                return None
+            self.log(task.task_id, msg("attempt {attempt} failed ({kind}): {message}; will retry", **said)
+                     if retry else msg("attempt {attempt} failed ({kind}): {message}", **said))
         # The caller's row shows what was written: the scheduler's listeners (the tray's failure
         # notice) read the kind from it, and a first attempt's row had none.
         task.error_kind, task.error = kind.value, redact(str(message))

@@ -142,8 +142,10 @@ class Task(_Base):
         return lane_of(self.route, self.account)
 
 
-# A partial index serves a query only when the query's WHERE names its condition literally
-# (SQLite does not look into bound parameters): these go into the queries that rely on them.
+# A partial index serves a query only when the query's WHERE names its condition literally:
+# these go into the queries that rely on them. A state compared with a bound parameter instead
+# costs SQLite a new query plan on every run of the statement (it peeks at the value, to see
+# whether a partial index applies): write states as literals in every hot statement.
 PENDING_ROW = pw.SQL("state = 'pending'")
 RUNNING_ROW = pw.SQL("state = 'running'")
 PENDING_LATER = pw.SQL(f"{PENDING_ROW.sql} AND not_before > 0")  # waiting for a time, or for nothing
@@ -183,11 +185,21 @@ TASK_FIELDS = tuple(Task._meta.sorted_fields)
 TASK_COLUMNS = ", ".join(f'"{f.column_name}"' for f in TASK_FIELDS)
 
 
+# The fields whose stored value peewee's reader converts (SQLite's 0/1 to a bool); the others
+# are read as they are stored.
+_CONVERTED = tuple((index, field.name, field.python_value) for index, field in enumerate(TASK_FIELDS)
+                   if isinstance(field, pw.BooleanField))
+_NAMES = tuple(field.name for field in TASK_FIELDS)
+
+
 def task_of(row: Sequence[Any]) -> Task:
     """A task from a row of ``TASK_COLUMNS``, its values converted as peewee's reader does; its
     values are set as one dict (setting each field marks it changed, to be cleared again)."""
     task = Task(__no_default__=1)  # no defaults, nothing changed
-    task.__data__ = {f.name: f.python_value(value) for f, value in zip(TASK_FIELDS, row, strict=True)}
+    data = dict(zip(_NAMES, row, strict=True))
+    for index, name, convert in _CONVERTED:
+        data[name] = convert(row[index])
+    task.__data__ = data
     return task
 
 
