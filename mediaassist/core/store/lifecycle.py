@@ -229,7 +229,7 @@ class TaskLifecycle(Reads):
         of_key = f" AND account = {mark}" if key is not None else ""
         keyed = (key,) if key is not None else ()
         # Three counts, each on an index of its own (a single OR walked every row of the route).
-        running, remote, unread = self.db.execute_sql(
+        running, remote, unread = self._run(
             f'SELECT (SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND {RUNNING_ROW.sql}), '
             f'(SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND {PENDING_ROW.sql} '
             'AND remote_id IS NOT NULL), '
@@ -261,7 +261,7 @@ class TaskLifecycle(Reads):
         """The batches with pending rows on ``route``: one step of task_pending_batches per batch
         (a loose index scan), however many rows each has."""
         mark = self.db.param
-        rows = self.db.execute_sql(
+        rows = self._run(
             'WITH RECURSIVE waiting(batch_id) AS ('
             f'SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND {PENDING_ROW.sql} '
             f'UNION ALL SELECT (SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND {PENDING_ROW.sql} '
@@ -348,17 +348,17 @@ class TaskLifecycle(Reads):
                                f"RETURNING {TASK_COLUMNS}", (*changes.values(), *params))
         # SQLite serialises writers, so nothing comes between these statements; the same as one
         # UPDATE ... WHERE seq IN (SELECT ...) RETURNING cost SQLite 2.5x their time.
-        seqs = [row[0] for row in self.db.execute_sql(head, params)]
+        seqs = [row[0] for row in self._run(head, params)]
         if not seqs:
             return []
         taken = f"seq IN ({sql_marks(mark, len(seqs))})"
-        self.db.execute_sql(f'UPDATE "task" SET {assignments} WHERE {taken}', (*changes.values(), *seqs))
+        self._run(f'UPDATE "task" SET {assignments} WHERE {taken}', (*changes.values(), *seqs))
         return self._tasks(f'SELECT {TASK_COLUMNS} FROM "task" WHERE {taken}', seqs)
 
     def _tasks(self, sql: str, params: Sequence[Any]) -> list[Task]:
         """The tasks of a statement that yields every column (``TASK_COLUMNS``), built without
         peewee's per-query setup of its row reader."""
-        return [task_of(row) for row in self.db.execute_sql(sql, params).fetchall()]
+        return [task_of(row) for row in self._run(sql, params).fetchall()]
 
     def save_remote_id(self, task: Task, remote_id: str) -> bool:
         """Persist the provider's id for this task before anything else happens to it.
@@ -435,13 +435,13 @@ class TaskLifecycle(Reads):
             if not self._end_attempt(task, {"state": SUCCESS, "finished_at": now, "updated_at": now,
                                             "error_kind": None, "error": None, "error_message": None}):
                 return False
-            self.db.execute_sql(
+            self._run(
                 f'INSERT INTO "result" (task_id, text, text_message, files, usage, written_at) VALUES '
                 f"({sql_marks(mark, 6)}) ON CONFLICT (task_id) DO UPDATE SET text = excluded.text, "
                 "text_message = excluded.text_message, files = excluded.files, usage = excluded.usage, "
                 "written_at = excluded.written_at",
                 (task.task_id, text, text_message, files_json, usage_json, now))
-            self.db.execute_sql(f'DELETE FROM "output" WHERE task_id = {mark}', (task.task_id,))
+            self._run(f'DELETE FROM "output" WHERE task_id = {mark}', (task.task_id,))
             self.log(task.task_id, msg("success"))
             if outputs:
                 Output.insert_many([{"task_id": task.task_id, "n": o.n, "path": o.path, "bytes": o.bytes,
@@ -501,7 +501,7 @@ class TaskLifecycle(Reads):
                 assignments.append(f"{column} = {mark}")
                 params.append(value)
         attempt_is = _attempt_is(task, mark)
-        cursor = self.db.execute_sql(f'UPDATE "task" SET {", ".join(assignments)} WHERE {attempt_is.sql}',
+        cursor = self._run(f'UPDATE "task" SET {", ".join(assignments)} WHERE {attempt_is.sql}',
                                      (*params, *attempt_is.params))
         return bool(cursor.rowcount == 1)
 
@@ -525,5 +525,5 @@ class TaskLifecycle(Reads):
         """A line of the task's log: its English, and the message it renders from in any language."""
         # Plain SQL: two lines a task, and peewee's query building costs more than the insert.
         mark = self.db.param
-        self.db.execute_sql(f'INSERT INTO "task_log" (task_id, at, line, message) VALUES ({mark}, {mark}, {mark}, '
+        self._run(f'INSERT INTO "task_log" (task_id, at, line, message) VALUES ({mark}, {mark}, {mark}, '
                             f'{mark})', (task_id, self.now(), redact(str(line)), stored_json(line)))
