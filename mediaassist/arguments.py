@@ -70,11 +70,11 @@ def asked_language(argv: Sequence[str]) -> str | None:
     """The last ``--lang`` value in ``argv`` (argparse keeps the last one too), read before
     parsing: help can be asked for ahead of it (``mediaassist --help --lang zh_CN``)."""
     asked = None
-    for word, following in zip(argv, [*argv[1:], None], strict=True):
+    for index, word in enumerate(argv):
         if word == "--":
             break
-        if word == "--lang":
-            asked = following
+        if word == "--lang" and index + 1 < len(argv):
+            asked = argv[index + 1]
         elif word.startswith("--lang="):
             asked = word.removeprefix("--lang=")
     return asked

@@ -62,6 +62,8 @@ def test_lang_is_read_before_parsing_the_last_one_winning() -> None:
     assert asked_language(["run", "--lang=en", "--lang", "zh"]) == "zh"
     assert asked_language(["run", "--", "--lang", "zh"]) is None
     assert asked_language(["run", "--lang"]) is None
+    assert asked_language([]) is None
+    assert parse_arguments([]).command is None  # the window, started with no argument at all
 
 
 def test_version_loads_no_catalogue_help_does(monkeypatch: pytest.MonkeyPatch,
