@@ -1140,6 +1140,10 @@
       <translation>、</translation>
     </message>
     <message>
+      <source>no preview: PyAV not installed</source>
+      <translation>无预览：未安装 PyAV</translation>
+    </message>
+    <message>
       <source>{kind}: {running} running · {waiting} waiting · {failed} failed</source>
       <translation>{kind}：{running} 运行中 · {waiting} 等待中 · {failed} 失败</translation>
     </message>
