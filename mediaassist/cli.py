@@ -12,12 +12,12 @@ import json
 import signal
 import sys
 import time
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mediaassist.core.budget import Budgeter, estimate_batch, is_budget_pause, paused_batches
+from mediaassist.core.columns import width
 from mediaassist.core.config import AppConfig
 from mediaassist.core.delivery import DeliveryError
 from mediaassist.core.errors import (
@@ -84,12 +84,6 @@ def say(message: Message, *, to: TextIO | None = None, end: str = "\n") -> None:
 def shown(message: Message) -> str:
     """``message`` in the CLI's language."""
     return render(message, _OUT.language)
-
-
-def width(text: str) -> int:
-    """The columns ``text`` takes on a terminal: a wide (CJK) character takes two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 0 if unicodedata.combining(c) else 1
-               for c in text)
 
 
 def padded(text: str | Message, columns: int) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mediaassist import __version__
+from mediaassist.arguments import Parser, VersionAction, argument_error, command_line_language
 from mediaassist.core.errors import (
     EXIT_BAD_INPUT,
     EXIT_DISK_FULL,
@@ -31,6 +32,7 @@ from mediaassist.core.errors import (
     ImportFileError,
     StorageFault,
 )
+from mediaassist.core.messages import LANGUAGES, deferred, msg, normalized_language
 
 if TYPE_CHECKING:
     import logging
@@ -164,12 +166,15 @@ def _login_in_window(args: argparse.Namespace, options: RuntimeOptions) -> int |
 
 
 def parse_arguments(argv: list[str]) -> argparse.Namespace:
-    """The command's arguments (``command`` None: the window's)."""
+    """The command's arguments (``command`` None: the window's). Help, usage lines and argument
+    errors are printed in the language of ``--lang`` or the locale."""
     argv = _command_first(argv)
-    if argv and argv[0] in COMMANDS:
-        return _command_parser().parse_args(argv)
-    args = _gui_parser().parse_args(argv)
-    args.command = None
+    is_command = bool(argv) and argv[0] in COMMANDS
+    parser = _command_parser() if is_command else _gui_parser()
+    with command_line_language(argv):
+        args = parser.parse_args(argv)
+    if not is_command:
+        args.command = None
     return args
 
 
@@ -189,32 +194,35 @@ _VALUE_OPTIONS = ("--config", "--data-dir", "--speed", "--store", "--lang")
 
 
 # --- arguments ----------------------------------------------------------------------------------
+# Every text is a message id (deferred: translated only when help is printed, mediaassist/arguments.py).
 
 def _common(parser: argparse.ArgumentParser, speed: bool = True) -> None:
     parser.add_argument("--config", type=Path, metavar="PATH",
-                        help="config TOML (default: the user config dir's config.toml)")
+                        help=deferred("config TOML (default: the user config dir's config.toml)"))
     parser.add_argument("--data-dir", type=_data_dir, metavar="DIR",
-                        help="database, profiles and outputs (default: $MEDIAASSIST_HOME or the user data dir)")
+                        help=deferred("database, profiles and outputs (default: $MEDIAASSIST_HOME or the user "
+                                      "data dir)"))
     parser.add_argument("--store", metavar="URL",
-                        help="a team's shared queue: postgresql://USER@HOST[:PORT]/DATABASE (default: "
-                             "$MEDIAASSIST_STORE_URL, the config's [store] url, else the data dir's SQLite file)")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
+                        help=deferred("a team's shared queue: postgresql://USER@HOST[:PORT]/DATABASE (default: "
+                                      "$MEDIAASSIST_STORE_URL, the config's [store] url, else the data dir's "
+                                      "SQLite file)"))
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=deferred("more log output on stderr"))
     parser.add_argument("--demo", action="store_true",
-                        help="use the built-in demo providers (kept apart in DATA_DIR/demo)")
+                        help=deferred("use the built-in demo providers (kept apart in DATA_DIR/demo)"))
     parser.add_argument("--lang", type=_language, metavar="LANG",
-                        help="language of the messages: en or zh_CN (default: from LC_ALL, LC_MESSAGES or LANG)")
+                        help=deferred("language of the messages and of this help: en or zh_CN (default: from "
+                                      "LC_ALL, LC_MESSAGES or LANG)"))
     if speed:
         parser.add_argument("--speed", type=_positive_float, default=1.0, metavar="N",
-                            help="divide every demo duration and scheduler timer by N")
+                            help=deferred("divide every demo duration and scheduler timer by N"))
 
 
 def _language(text: str) -> str:
-    from mediaassist.core.messages import normalized_language
-
     try:
         return normalized_language(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    except ValueError:
+        raise argument_error(msg("unknown language {name} (known: {known})", name=repr(text),
+                                 known=", ".join(LANGUAGES))) from None
 
 
 def _data_dir(text: str) -> Path:
@@ -224,25 +232,25 @@ def _data_dir(text: str) -> Path:
     try:
         refuse_url_as_path(text, "--data-dir")
     except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argument_error(exc.message) from None
     return Path(text)
 
 
 def _not_before(text: str) -> float:
     from datetime import datetime
 
-    from mediaassist.core.hours import parse_not_before
+    from mediaassist.core.hours import not_a_time, parse_not_before
 
     try:
         return parse_not_before(text, datetime.now()).timestamp()
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    except ValueError:
+        raise argument_error(not_a_time(text)) from None
 
 
 def _model_list(text: str) -> list[str]:
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
-        raise argparse.ArgumentTypeError("name at least one model: --models a,b")
+        raise argument_error(msg("name at least one model: --models a,b"))
     return names
 
 
@@ -252,7 +260,7 @@ def _param(text: str) -> tuple[str, Any]:
 
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"{text!r}: write KEY=VALUE, e.g. --param seconds=8")
+        raise argument_error(msg("{text}: write KEY=VALUE, e.g. --param seconds=8", text=repr(text)))
     try:
         value: Any = json.loads(raw)
     except ValueError:
@@ -261,26 +269,32 @@ def _param(text: str) -> tuple[str, Any]:
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0  # not a number: the same line as a number out of range
     if not 0 < value <= 10000:
-        raise argparse.ArgumentTypeError(f"{text}: must be a number in (0, 10000]")
+        raise argument_error(msg("{text}: must be a number in (0, 10000]", text=text))
     return value
 
 
 def _gui_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="mediaassist",
-        description="Open the desktop app (files go to the import preview). "
-                    f"Headless commands: {', '.join(COMMANDS)} (mediaassist COMMAND --help).")
-    parser.add_argument("--version", action="version", version=f"mediaassist {__version__}")
+        description=deferred("Open the desktop app (files go to the import preview). Headless commands: run, "
+                             "estimate, status, cancel, retry, rerun, outputs, accounts, lanes, sites, profiles, "
+                             "doctor (mediaassist COMMAND --help)."))
+    parser.add_argument("--version", action=VersionAction, version=f"mediaassist {__version__}",
+                        help=deferred("print the version and exit"))
     _common(parser)
-    parser.add_argument("files", nargs="*", type=Path, metavar="FILE")
+    parser.add_argument("files", nargs="*", type=Path, metavar="FILE",
+                        help=deferred("task files to open in the import preview"))
     return parser
 
 
 def _command_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mediaassist", description="Headless commands; with no command "
-                                     "mediaassist opens the desktop app.")
+    parser = Parser(prog="mediaassist",
+                    description=deferred("Headless commands; with no command mediaassist opens the desktop app."))
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, summary: str, speed: bool = True) -> argparse.ArgumentParser:
@@ -288,138 +302,148 @@ def _command_parser() -> argparse.ArgumentParser:
         _common(leaf, speed=speed)
         return leaf
 
-    run = command("run", "import task files (CSV, XLSX, JSON, JSONL, TXT) and run them until every task "
-                  "has ended; running the same file again resumes it. Only the files' own tasks are "
-                  "taken: other work queued on the same lanes is left to whoever runs it (the window)")
+    run = command("run", deferred("import task files (CSV, XLSX, JSON, JSONL, TXT) and run them until every task "
+                                  "has ended; running the same file again resumes it. Only the files' own tasks "
+                                  "are taken: other work queued on the same lanes is left to whoever runs it "
+                                  "(the window)"))
     run.add_argument("files", nargs="*", type=Path, metavar="FILE")
     run.add_argument("--all", action="store_true",
-                     help="also run every other task queued on the lanes (with no FILE: the whole queue)")
-    run.add_argument("--model", help="model for TXT files (and rows without one)")
+                     help=deferred("also run every other task queued on the lanes (with no FILE: the whole queue)"))
+    run.add_argument("--model", help=deferred("model for TXT files (and rows without one)"))
     run.add_argument("--models", type=_model_list, metavar="A,B",
-                     help="run every row on each of these models (one task per model, sharing the row's group); "
-                          "a row's own 'models' cell (a|b) wins")
+                     help=deferred("run every row on each of these models (one task per model, sharing the row's "
+                                   "group); a row's own 'models' cell (a|b) wins"))
     run.add_argument("--encoding", metavar="NAME",
-                     help="text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
-                          "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous")
+                     help=deferred("text encoding of the task files (e.g. gb18030, shift_jis, big5, euc_kr); "
+                                   "default: detect UTF-8/UTF-16, or a legacy CJK code page when unambiguous"))
     run.add_argument("--json", action="store_true",
-                     help="print one final JSON object on stdout, and the progress lines on stderr as JSON")
+                     help=deferred("print one final JSON object on stdout, and the progress lines on stderr as "
+                                   "JSON"))
     run.add_argument("--not-before", type=_not_before, metavar="WHEN",
-                     help="start no task before WHEN (local time: 23:00, 2026-12-03 23:00, or ISO 8601 with "
-                          "an offset); a task file's not_before column wins for its rows")
+                     help=deferred("start no task before WHEN (local time: 23:00, 2026-12-03 23:00, or ISO 8601 "
+                                   "with an offset); a task file's not_before column wins for its rows"))
 
-    estimate = command("estimate", "what task files would cost, per model and in total (per currency), "
-                       "from the config's price tables and the models' record; nothing is queued", speed=False)
+    estimate = command("estimate", deferred("what task files would cost, per model and in total (per currency), "
+                                            "from the config's price tables and the models' record; nothing is "
+                                            "queued"), speed=False)
     estimate.add_argument("files", nargs="+", type=Path, metavar="FILE")
-    estimate.add_argument("--model", help="model for TXT files (and rows without one)")
-    estimate.add_argument("--encoding", metavar="NAME", help="text encoding of the task files")
-    estimate.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    estimate.add_argument("--model", help=deferred("model for TXT files (and rows without one)"))
+    estimate.add_argument("--encoding", metavar="NAME", help=deferred("text encoding of the task files"))
+    estimate.add_argument("--json", action="store_true", help=deferred("one JSON object on stdout"))
 
-    status = command("status", "per lane: limit, running, pending, success, failed, canceled "
-                     "(and the polling pool)", speed=False)
-    status.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    status = command("status", deferred("per lane: limit, running, pending, success, failed, canceled "
+                                        "(and the polling pool)"), speed=False)
+    status.add_argument("--json", action="store_true", help=deferred("one JSON object on stdout"))
 
-    command("doctor", "look after the local store file: back it up (with its -wal and -shm), check it "
-            "(PRAGMA integrity_check), write a healthy one's -wal back, and save the rows a damaged one "
-            "can still read into a new file beside it; the file itself is never changed or moved",
-            speed=False)
+    command("doctor", deferred("look after the local store file: back it up (with its -wal and -shm), check it "
+                               "(PRAGMA integrity_check), write a healthy one's -wal back, and save the rows a "
+                               "damaged one can still read into a new file beside it; the file itself is never "
+                               "changed or moved"), speed=False)
 
-    cancel = command("cancel", "cancel tasks: pending ones at once, running ones at their next checkpoint",
-                     speed=False)
+    cancel = command("cancel", deferred("cancel tasks: pending ones at once, running ones at their next "
+                                        "checkpoint"), speed=False)
     cancel.add_argument("task_ids", nargs="*", metavar="TASK_ID")
-    cancel.add_argument("--batch", metavar="ID", help="every unfinished task of the batch")
+    cancel.add_argument("--batch", metavar="ID", help=deferred("every unfinished task of the batch"))
 
-    retry = command("retry", "queue finished tasks again on the same row: failed or canceled ones, "
-                    "or any named by id (a success is generated again)", speed=False)
+    retry = command("retry", deferred("queue finished tasks again on the same row: failed or canceled ones, "
+                                      "or any named by id (a success is generated again)"), speed=False)
     retry.add_argument("task_ids", nargs="*", metavar="TASK_ID")
-    retry.add_argument("--failed", action="store_true", help="every failed task")
-    retry.add_argument("--batch", metavar="ID", help="the failed and canceled tasks of the batch")
+    retry.add_argument("--failed", action="store_true", help=deferred("every failed task"))
+    retry.add_argument("--batch", metavar="ID", help=deferred("the failed and canceled tasks of the batch"))
 
-    rerun = command("rerun", "queue an edited copy of a finished task as its child (parent_id); the old "
-                    "task and its files stay", speed=False)
+    rerun = command("rerun", deferred("queue an edited copy of a finished task as its child (parent_id); the "
+                                      "old task and its files stay"), speed=False)
     rerun.add_argument("task_id", metavar="TASK_ID")
-    rerun.add_argument("--prompt", help="the new prompt (default: the old one)")
-    rerun.add_argument("--model", help="another model (default: the same)")
+    rerun.add_argument("--prompt", help=deferred("the new prompt (default: the old one)"))
+    rerun.add_argument("--model", help=deferred("another model (default: the same)"))
     rerun.add_argument("--param", action="append", default=[], type=_param, metavar="KEY=VALUE",
-                       help="set one param (a JSON value, else text); repeat for more")
+                       help=deferred("set one param (a JSON value, else text); repeat for more"))
     rerun.add_argument("--remix", action="store_true",
-                       help="a /v1/videos model: remake the parent's video with the service's remix route "
-                            "(no new create)")
+                       help=deferred("a /v1/videos model: remake the parent's video with the service's remix "
+                                     "route (no new create)"))
 
-    outputs = sub.add_parser("outputs", help="output files: manifest, pick, deliver",
-                             description="output files").add_subparsers(dest="action", required=True)
-    manifest = outputs.add_parser("manifest", help="write the batch's manifest.json and manifest.csv now")
+    outputs = sub.add_parser("outputs", help=deferred("output files: manifest, pick, deliver"),
+                             description=deferred("output files")).add_subparsers(dest="action", required=True)
+    manifest = outputs.add_parser("manifest", help=deferred("write the batch's manifest.json and manifest.csv now"))
     manifest.add_argument("batch", metavar="BATCH")
     _common(manifest, speed=False)
-    pick = outputs.add_parser("pick", help="mark a task's outputs as picked (for deliver --picked)")
+    pick = outputs.add_parser("pick", help=deferred("mark a task's outputs as picked (for deliver --picked)"))
     pick.add_argument("task_id", metavar="TASK_ID")
-    pick.add_argument("--n", type=int, metavar="N", help="only output N (1-based; default: all of the task's)")
-    pick.add_argument("--unpick", action="store_true", help="remove the mark instead")
+    pick.add_argument("--n", type=int, metavar="N",
+                      help=deferred("only output N (1-based; default: all of the task's)"))
+    pick.add_argument("--unpick", action="store_true", help=deferred("remove the mark instead"))
     _common(pick, speed=False)
-    deliver = outputs.add_parser("deliver", help="copy a batch's files, under their template names, to a "
-                                 "folder with a manifest of only those files")
+    deliver = outputs.add_parser("deliver", help=deferred("copy a batch's files, under their template names, to a "
+                                                          "folder with a manifest of only those files"))
     deliver.add_argument("batch", metavar="BATCH")
-    deliver.add_argument("--to", required=True, type=Path, metavar="DIR", help="the folder to deliver to")
-    deliver.add_argument("--picked", action="store_true", help="only the picked outputs")
+    deliver.add_argument("--to", required=True, type=Path, metavar="DIR", help=deferred("the folder to deliver to"))
+    deliver.add_argument("--picked", action="store_true", help=deferred("only the picked outputs"))
     deliver.add_argument("--task", action="append", dest="tasks", metavar="TASK_ID",
-                         help="only these tasks' outputs (repeat for more)")
+                         help=deferred("only these tasks' outputs (repeat for more)"))
     _common(deliver, speed=False)
 
-    accounts = sub.add_parser("accounts", help="web accounts: list, enable, disable, log in",
-                              description="web accounts").add_subparsers(dest="action", required=True)
-    _common(accounts.add_parser("list", help="every account with its site, toggle and login state"),
+    accounts = sub.add_parser("accounts", help=deferred("web accounts: list, enable, disable, log in"),
+                              description=deferred("web accounts")).add_subparsers(dest="action", required=True)
+    _common(accounts.add_parser("list", help=deferred("every account with its site, toggle and login state")),
             speed=False)
-    for action, summary in (("enable", "let the account take work again"),
-                            ("disable", "take no new work on the account (running work finishes)")):
+    for action, summary in (("enable", deferred("let the account take work again")),
+                            ("disable", deferred("take no new work on the account (running work finishes)"))):
         leaf = accounts.add_parser(action, help=summary, description=summary)
         leaf.add_argument("name")
         _common(leaf, speed=False)
-    login = accounts.add_parser("login", help="open the account's browser profile to log in by hand")
+    login = accounts.add_parser("login", help=deferred("open the account's browser profile to log in by hand"))
     login.add_argument("name")
     login.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
-                       help="give up waiting for the login after S seconds (default 600)")
+                       help=deferred("give up waiting for the login after S seconds (default 600)"))
     login.add_argument("--keep-login", action="store_true",
-                       help="keep what you type into the login form in the OS keyring (never a file), so the lane "
-                       "logs in again by itself when a new browser finds the page logged out (a login kept only in "
-                       "the page session, such as Streamlit's password gate)")
+                       help=deferred("keep what you type into the login form in the OS keyring (never a file), so "
+                                     "the lane logs in again by itself when a new browser finds the page logged "
+                                     "out (a login kept only in the page session, such as Streamlit's password "
+                                     "gate)"))
     _common(login, speed=False)
 
-    sites = sub.add_parser("sites", help="web site profiles: check which selectors match")
+    sites = sub.add_parser("sites", help=deferred("web site profiles: check which selectors match"))
     sites_sub = sites.add_subparsers(dest="action", required=True)
-    check = sites_sub.add_parser("check", help="open SITE as an account and report which selectors match")
+    check = sites_sub.add_parser("check", help=deferred("open SITE as an account and report which selectors match"))
     _common(check)
     check.add_argument("site")
-    check.add_argument("--account", required=True, metavar="NAME", help="whose logged-in profile to use")
-    learn = sites_sub.add_parser("learn", help="write a site profile from three clicks on a chat page (opens a window)",
-                                 description="Open URL in a browser window; click the prompt box, the send "
-                                 "button and the finished answer; a profile is written to the config dir's "
-                                 "sites/ folder and checked.")
+    check.add_argument("--account", required=True, metavar="NAME", help=deferred("whose logged-in profile to use"))
+    learn = sites_sub.add_parser("learn", help=deferred("write a site profile from three clicks on a chat page "
+                                                        "(opens a window)"),
+                                 description=deferred("Open URL in a browser window; click the prompt box, the "
+                                                      "send button and the finished answer; a profile is written "
+                                                      "to the config dir's sites/ folder and checked."))
     _common(learn, speed=False)
     learn.add_argument("url")
-    learn.add_argument("--name", required=True, metavar="SITE", help="the profile's name (sites/SITE.toml)")
+    learn.add_argument("--name", required=True, metavar="SITE",
+                       help=deferred("the profile's name (sites/SITE.toml)"))
     learn.add_argument("--account", required=True, metavar="NAME",
-                       help="whose browser profile to use (log in there first if the site asks)")
-    learn.add_argument("--force", action="store_true", help="replace an existing profile of that name")
+                       help=deferred("whose browser profile to use (log in there first if the site asks)"))
+    learn.add_argument("--force", action="store_true", help=deferred("replace an existing profile of that name"))
     learn.add_argument("--error-turn", action="store_true",
-                       help="end with a turn you make fail (stop the service, or send a prompt the site refuses): "
-                       "the error the page shows is learned as the error role")
+                       help=deferred("end with a turn you make fail (stop the service, or send a prompt the site "
+                                     "refuses): the error the page shows is learned as the error role"))
 
-    profiles = sub.add_parser("profiles", help="task-API profiles: show the requests a task would make")
+    profiles = sub.add_parser("profiles", help=deferred("task-API profiles: show the requests a task would make"))
     profiles_sub = profiles.add_subparsers(dest="action", required=True)
-    show = profiles_sub.add_parser("check", help="show the requests a task on profile NAME would make "
-                                   "(nothing is sent; secrets masked)",
-                                   description="Read a task-API profile (a shipped name or a .toml path) and "
-                                   "show the create, status, result and cancel requests a task would make "
-                                   "against a base URL, with the key and secrets masked. Nothing is sent.")
-    show.add_argument("name", metavar="NAME", help="a shipped profile (kling, runway, ...) or a .toml path")
-    show.add_argument("--base-url", metavar="URL", help="the service's address (default: the profile's base_url)")
+    show = profiles_sub.add_parser("check", help=deferred("show the requests a task on profile NAME would make "
+                                                          "(nothing is sent; secrets masked)"),
+                                   description=deferred("Read a task-API profile (a shipped name or a .toml path) "
+                                                        "and show the create, status, result and cancel requests a "
+                                                        "task would make against a base URL, with the key and "
+                                                        "secrets masked. Nothing is sent."))
+    show.add_argument("name", metavar="NAME",
+                      help=deferred("a shipped profile (kling, runway, ...) or a .toml path"))
+    show.add_argument("--base-url", metavar="URL",
+                      help=deferred("the service's address (default: the profile's base_url)"))
     _common(show, speed=False)
 
-    lanes = sub.add_parser("lanes", help="pause or resume a lane (e.g. api:openai, web:alice)")
+    lanes = sub.add_parser("lanes", help=deferred("pause or resume a lane (e.g. api:openai, web:alice)"))
     lane_sub = lanes.add_subparsers(dest="action", required=True)
-    for action, summary in (("pause", "the lane takes no new work until resumed"),
-                            ("resume", "the lane takes work again (after fixing a quota or key)")):
+    for action, summary in (("pause", deferred("the lane takes no new work until resumed")),
+                            ("resume", deferred("the lane takes work again (after fixing a quota or key)"))):
         leaf = lane_sub.add_parser(action, help=summary, description=summary)
-        leaf.add_argument("name", help="as `mediaassist status` lists it, e.g. api:openai")
+        leaf.add_argument("name", help=deferred("as `mediaassist status` lists it, e.g. api:openai"))
         _common(leaf, speed=False)
     return parser
 

@@ -38,7 +38,7 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
         if spec.adaptive:  # concurrency = "auto": the limit learnt so far, and its ceiling
             entry.update(limit=learned.get(spec.name, AUTO_START), adaptive=True, max_concurrency=spec.limit)
         if spec.kind == "poll":
-            entry.update(_pool(store, spec.route, spec.limit, entry["pending"]))
+            entry.update(_pool(store, spec.route, entry["limit"], entry["pending"], spec.key))
         if spec.hours:
             entry["closed"] = str(closed[spec.name]) if spec.name in closed else None  # English in the JSON
         if spec.account is not None:
@@ -48,20 +48,19 @@ def lane_status(config: AppConfig, store: Store) -> list[dict[str, Any]]:
             entry["login_state"] = stored.login_state if stored else "unknown"
             entry["host"] = stored.host if stored else acct.host  # where its browser profile lives
         lanes.append(entry)
+    by_spec = list(zip(specs, lanes, strict=True))
     for site in sorted({spec.site for spec in specs if spec.site is not None}):
         # Web tasks not yet given to an account wait here for the first free one of the site.
-        on_site = [spec for spec in specs if spec.site == site]
-        entry = _entry(f"web-queue:{site}", "web", sum(spec.limit for spec in on_site), counts,
-                       lambda r, a, q=site: r == site_route(q) and a is None)
-        if entry["pending"]:
-            lanes.append(entry)
+        lanes.extend(_shared_queue(f"web-queue:{site}", "web", [e for s, e in by_spec if s.site == site], counts,
+                                   lambda r, a, q=site: r == site_route(q) and a is None))
     for route in dict.fromkeys(spec.route for spec in specs if spec.key is not None):
         # A provider's tasks not yet given to one of its keys: the next free key takes them.
-        keys = [spec for spec in specs if spec.route == route]
-        entry = _entry(route, keys[0].kind, sum(spec.limit for spec in keys), counts,
-                       lambda r, a, q=route: r == q and a is None)
-        if entry["pending"]:
-            lanes.append(entry)
+        keys = [(s, e) for s, e in by_spec if s.route == route]
+        for queue in _shared_queue(route, keys[0][0].kind, [e for _, e in keys], counts,
+                                   lambda r, a, q=route: r == q and a is None):
+            if queue["kind"] == "poll":
+                queue.update(_pool(store, route, queue["limit"], queue["pending"]))
+            lanes.append(queue)
     for entry in lanes:
         entry["paused"] = paused.get(entry["lane"])
     return lanes
@@ -106,9 +105,24 @@ def _entry(name: str, kind: str, limit: int, counts: dict[tuple[str, str | None,
     return entry
 
 
-def _pool(store: Store, route: str, limit: int, pending: int) -> dict[str, Any]:
-    """The poll pool in the operators' old admin endpoint's terms."""
-    submitted, waiting_submit = store.polling_counts(route)
+def _shared_queue(name: str, kind: str, members: list[dict[str, Any]],
+                  counts: dict[tuple[str, str | None, str], int], unassigned: Any) -> list[dict[str, Any]]:
+    """The entry of a queue that several lanes (a site's accounts, a provider's keys) take from,
+    while tasks wait in it for a free one: the figures of the whole -- its members' counts summed,
+    running over the sum of the limits they show, with the tasks no member has taken yet among
+    the pending. Its members' own entries break it down. No entry when nothing waits."""
+    queue = _entry(name, kind, sum(member["limit"] for member in members), counts, unassigned)
+    if not queue["pending"]:
+        return []
+    for state in STATES:
+        queue[state] += sum(member[state] for member in members)
+    return [queue]
+
+
+def _pool(store: Store, route: str, limit: int, pending: int, key: str | None = None) -> dict[str, Any]:
+    """The poll pool in the operators' old admin endpoint's terms: one key's, or (``key`` None)
+    the provider's."""
+    submitted, waiting_submit = store.polling_counts(route, key)
     in_slots = submitted + waiting_submit
     return {
         "maxPollingTasks": limit,

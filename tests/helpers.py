@@ -72,6 +72,8 @@ def _toml_value(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{key} = {_toml_value(item)}" for key, item in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_toml_value, value)) + "]"
     return json.dumps(value)  # a JSON string or number is a TOML one too
 
 

@@ -95,9 +95,14 @@ def parse_not_before(text: str, now: datetime) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"{text!r} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time with its "
-                         "offset, or 23:00 for the next time the clock shows it)") from None
+        raise ValueError(str(not_a_time(text))) from None
     return moment if moment.tzinfo is not None else moment.astimezone()
+
+
+def not_a_time(text: str) -> Message:
+    """Why ``text`` is no ``parse_not_before`` time, and what is allowed."""
+    return msg("{text} is not a time (allowed: 2026-12-03 23:00, an ISO 8601 time with its offset, or 23:00 for "
+               "the next time the clock shows it)", text=repr(text.strip()))
 
 
 def _clock(seconds: int) -> str:

@@ -75,6 +75,14 @@ def msg(template: str, /, **params: object) -> Message:
     return Message(template, {name: _param(value) for name, value in params.items()})
 
 
+def deferred(template: str, /) -> str:
+    """A message id without parameters, kept as its English until it is shown; the other marker
+    ``build_translations.py`` extracts. For texts a library takes as plain strings when they are
+    set up but shows much later, if ever (argparse's help texts: mediaassist/arguments.py
+    translates them when help is printed, so a start that prints none loads no catalogue)."""
+    return template
+
+
 def _param(value: object) -> Param:
     if value is None or (isinstance(value, (str, int, float, Message)) and not isinstance(value, bool)):
         return value

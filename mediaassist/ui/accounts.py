@@ -1,12 +1,13 @@
 """Accounts panel: site, enabled toggle, login state, last error, the machine whose browser
-profile holds the login (a shared queue runs an account's tasks only there) and a "log in" button."""
+profile holds the login (a shared queue runs an account's tasks only there) and a "log in" button,
+whose menu logs in keeping the login (``accounts login NAME --keep-login``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QMenu, QTableWidget, QTableWidgetItem, QToolButton, QVBoxLayout, QWidget
 
 from mediaassist.core.store import Account
 from mediaassist.ui.core_texts import translated
@@ -21,16 +22,18 @@ class AccountsPanel(QWidget):
     COLUMNS = 7
 
     def __init__(self, accounts: Callable[[], list[Account]], on_enabled: Callable[[str, bool], None],
-                 on_login: Callable[[str], None]) -> None:
+                 on_login: Callable[[str, bool], None]) -> None:
         super().__init__()
         self.accounts = accounts
         self.on_enabled = on_enabled
-        self.on_login = on_login
+        self.on_login = on_login  # (name, keep_login)
         self.table = QTableWidget(0, self.COLUMNS)
         self.table.setHorizontalHeaderLabels([tr("Account"), tr("Site"), tr("Enabled"), tr("Login"),
                                               tr("Last error"), tr("Machine"), ""])
         self.table.horizontalHeader().setStretchLastSection(False)
         self.table.horizontalHeader().setSectionResizeMode(4, self.table.horizontalHeader().ResizeMode.Stretch)
+        # the Log in button whole, its menu arrow too (a default 100 px column squeezed the arrow)
+        self.table.horizontalHeader().setSectionResizeMode(6, self.table.horizontalHeader().ResizeMode.ResizeToContents)
         self.table.verticalHeader().setVisible(False)
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)
@@ -52,6 +55,22 @@ class AccountsPanel(QWidget):
             self._cell(row, 4).setText(translated(acct.last_error_text))
             self._cell(row, 5).setText(acct.host or tr("any (not bound yet)"))
 
+    def _login_button(self, name: str) -> QToolButton:
+        """"Log in", and in its menu the same keeping the login: the operator's explicit yes to
+        the OS keyring holding what is typed into the site's form."""
+        button = QToolButton()
+        button.setText(tr("Log in"))
+        button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        button.clicked.connect(lambda _=False: self.on_login(name, False))
+        menu = QMenu(button)
+        keep = menu.addAction(tr("Log in and keep me logged in (OS keyring)"))
+        keep.setToolTip(tr("What you type into the site's login form is kept in the OS keyring (never a file) "
+                           "and typed again whenever a new browser finds the page logged out."))
+        keep.triggered.connect(lambda _=False: self.on_login(name, True))
+        menu.setToolTipsVisible(True)
+        button.setMenu(menu)
+        return button
+
     def _cell(self, row: int, col: int) -> QTableWidgetItem:
         item = self.table.item(row, col)
         assert item is not None  # _rebuild puts an item in every text column of every row
@@ -67,9 +86,7 @@ class AccountsPanel(QWidget):
             box = QCheckBox()
             box.toggled.connect(lambda on, n=name: self.on_enabled(n, on))
             self.table.setCellWidget(row, 2, box)
-            button = QPushButton(tr("Log in"))
-            button.clicked.connect(lambda _=False, n=name: self.on_login(n))
-            self.table.setCellWidget(row, 6, button)
+            self.table.setCellWidget(row, 6, self._login_button(name))
             for col in (0, 1, 3, 4, 5):
                 item = self._cell(row, col)
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)

@@ -26,6 +26,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QPoint,
     QPointF,
+    QRectF,
     QSize,
     Qt,
     QTimer,
@@ -65,6 +66,7 @@ from mediaassist.ui.i18n import tr
 from mediaassist.ui.labels import money_text
 from mediaassist.ui.opener import open_externally
 from mediaassist.ui.player import MediaPlayer, playback_available
+from mediaassist.ui.thumbnails import no_picture_reason
 
 log = logging.getLogger("mediaassist.ui")
 
@@ -79,8 +81,9 @@ READ_CHUNK = 100  # tasks read per loop step (~20 ms on a busy 2-core box)
 STRIP_PX = 96
 
 
-def _placeholder(kind: str, size: int) -> QPixmap:
-    """A neutral tile with a symbol: a play triangle for videos, a note for sounds, and so on."""
+def _placeholder(kind: str, size: int, label: str = "") -> QPixmap:
+    """A neutral tile with a symbol: a play triangle for videos, a note for sounds, and so on;
+    ``label``, small under the symbol, says why there is no picture."""
     pixmap = QPixmap(size, size)
     pixmap.fill(QColor("#eceff1"))
     painter = QPainter(pixmap)
@@ -98,8 +101,22 @@ def _placeholder(kind: str, size: int) -> QPixmap:
         painter.setFont(font)
         painter.setPen(QColor("#607d8b"))
         painter.drawText(pixmap.rect(), Qt.AlignmentFlag.AlignCenter, glyph)
+    if label:
+        _draw_label(painter, size, label)
     painter.end()
     return pixmap
+
+
+def _draw_label(painter: QPainter, size: int, label: str) -> None:
+    """``label`` wrapped in the tile's bottom third, below the symbol (a strip's 96 px tile too)."""
+    font = QFont()
+    font.setPixelSize(max(10, size // 13))
+    painter.setFont(font)
+    painter.setPen(QColor("#37474f"))
+    margin = max(3, size // 20)
+    band = QRectF(margin, size * 2 / 3, size - 2 * margin, size / 3 - margin)
+    painter.drawText(band, int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignVCenter)
+                     | int(Qt.TextFlag.TextWordWrap), label)
 
 
 def role_label(item: MediaItem) -> str:
@@ -140,7 +157,7 @@ class MediaModel(QAbstractListModel):
         self._queue: list[str] = []
         self._queued: set[str] = set()
         self._feeders: set[asyncio.Task[None]] = set()
-        self._placeholders: dict[str, QPixmap] = {}
+        self._placeholders: dict[tuple[str, str], QPixmap] = {}
         self._dirty: set[int] = set()
         self._flush = QTimer(self)
         self._flush.setSingleShot(True)
@@ -183,7 +200,9 @@ class MediaModel(QAbstractListModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             about = f"\n{tr('row {row}').format(row=item.row)} · {item.model}\n{item.prompt[:200]}" \
                 if item.role == OUTPUT and item.model else ""
-            return f"{item.task_id} · {role_label(item)} · {media_label(item.media)}{about}\n{item.location}"
+            why = no_picture_reason() if item.media == "video" else ""
+            text = f"{item.task_id} · {role_label(item)} · {media_label(item.media)}{about}\n{item.location}"
+            return f"{text}\n{why}" if why else text
         if role == Qt.ItemDataRole.DecorationRole:
             return self._decoration(item)
         if role == ITEM_ROLE:
@@ -199,15 +218,17 @@ class MediaModel(QAbstractListModel):
             return pixmap
         if item.media not in ("image", "video"):
             return self._placeholder(item.media)
+        if item.media == "video" and (why := no_picture_reason()):  # the worker has no PyAV either: not asked
+            return self._placeholder("video", why)
         if item.location in self._no_thumbnail:  # a clip without a decodable frame is still a clip
             return self._placeholder("video" if item.media == "video" else "missing")
         self._request(item.location)
         return self._placeholder("loading")
 
-    def _placeholder(self, kind: str) -> QPixmap:
-        if kind not in self._placeholders:
-            self._placeholders[kind] = _placeholder(kind, self.icon_px)
-        return self._placeholders[kind]
+    def _placeholder(self, kind: str, label: str = "") -> QPixmap:
+        if (kind, label) not in self._placeholders:  # the label in the key: it follows the language
+            self._placeholders[kind, label] = _placeholder(kind, self.icon_px, label)
+        return self._placeholders[kind, label]
 
     # --- loading ------------------------------------------------------------------------------
     def _request(self, location: str) -> None:

@@ -149,7 +149,8 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.tabs = QTabWidget()
         self.tabs.addTab(self._build_queue_tab(), tr("Queue"))
-        self.accounts = AccountsPanel(self.rt.accounts, self.lanes.set_account_enabled, self.lanes.log_in)
+        self.accounts = AccountsPanel(self.rt.accounts, self.lanes.set_account_enabled,
+                                      lambda name, keep: self.lanes.log_in(name, keep_login=keep))
         self.tabs.addTab(self.accounts, tr("Accounts"))
         self.gallery = GalleryView(self.thumbnails, self.feed.matching_task_ids, pick=self.outputs.pick,
                                    compare=self.outputs.compare, rerun=self.outputs.edit_and_run_again,

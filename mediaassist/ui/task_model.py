@@ -22,7 +22,7 @@ from mediaassist.ui.feed import TaskFeed
 from mediaassist.ui.i18n import labelled, tr
 from mediaassist.ui.labels import cost_source_label, error_kind_labels, format_seconds, money_text, state_labels
 from mediaassist.ui.marks import kind_badge, state_icon, video_icon
-from mediaassist.ui.thumbnails import ThumbnailCache, is_image, is_video
+from mediaassist.ui.thumbnails import ThumbnailCache, is_image, is_video, no_picture_reason
 
 Index = QModelIndex | QPersistentModelIndex
 ROOT = QModelIndex()  # the invalid index: the parent of every row (a flat table)
@@ -144,6 +144,11 @@ def cost_tooltip(money: TaskMoney) -> str:
     if money.estimate:
         lines.append(tr("Estimated: {estimate}").format(estimate=money_text(money.estimate)))
     return "\n".join(lines)
+
+
+def shown_media(row: TaskRow) -> str | None:
+    """The output the row's thumbnail shows: its first image, else its first video."""
+    return next((f for f in row.files if is_image(f)), None) or next((f for f in row.files if is_video(f)), None)
 
 
 class TaskTableModel(QAbstractTableModel):
@@ -280,7 +285,7 @@ class TaskTableModel(QAbstractTableModel):
     def _thumbnail(self, row: TaskRow) -> Any:
         """The first image's thumbnail, else the first video's first frame (the generic video
         mark while it is decoded, or when it cannot be)."""
-        media = next((f for f in row.files if is_image(f)), None) or next((f for f in row.files if is_video(f)), None)
+        media = shown_media(row)
         if media is None:
             return None
         pixmap = self.thumbnails.get(media)
@@ -296,7 +301,9 @@ class TaskTableModel(QAbstractTableModel):
         if key == "result":
             return "\n".join([translated(row.result_shown), *row.files]).strip() or None
         if key == "output":
-            return "\n".join(row.files) or None
+            media = shown_media(row)
+            why = no_picture_reason() if media is not None and is_video(media) else ""
+            return "\n".join([*row.files, why]).strip() or None
         if key == "error" and row.error_kind:
             kind = error_kind_labels().get(row.error_kind, row.error_kind)
             return labelled(kind, translated(row.error_text))

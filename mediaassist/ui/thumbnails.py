@@ -4,7 +4,8 @@ bounded cache.
 A ``QImage`` may be built in any thread (a ``QPixmap`` only in the GUI thread), so a worker
 thread loads and scales, and the loop turns the result into a pixmap and says ``ready(path)``.
 A video's picture is its first frame (PyAV's FFmpeg decodes without the GIL) with a play mark;
-without PyAV (the optional ``video`` extra) a video has no picture.
+without PyAV (the optional ``video`` extra) a video has no picture, and its placeholder says why
+(``no_picture_reason``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from PySide6.QtCore import QObject, QPointF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPixmap, QPolygonF
 
 from mediaassist.core.outputs import video_tools_installed
+from mediaassist.ui.i18n import tr
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp"}
 VIDEO_SUFFIXES = {".mp4", ".webm", ".mov", ".mkv", ".avi"}
@@ -33,6 +35,12 @@ def is_image(name: str) -> bool:
 
 def is_video(name: str) -> bool:
     return Path(name).suffix.lower() in VIDEO_SUFFIXES
+
+
+def no_picture_reason() -> str:
+    """Why no video shows a picture on this install ("" where PyAV is there): said on the video's
+    placeholder, so a table or gallery of blank clips is no mystery (the preview says how to add it)."""
+    return "" if video_tools_installed() else tr("no preview: PyAV not installed")
 
 
 def first_frame(path: Path, box: int) -> QImage | None:

@@ -1,7 +1,7 @@
 """Refresh the .ts files from the ``tr("...")`` literals in mediaassist/ui
 and compile the .qm; refresh the core's gettext catalogues (``core_<lang>.po``) from the
-``msg("...")`` literals outside mediaassist/ui and compile the .mo (with Babel); write the
-currency symbols of the app's languages from Babel's CLDR data (currency_symbols.json).
+``msg("...")`` and ``deferred("...")`` literals outside mediaassist/ui and compile the .mo
+(with Babel); write the currency symbols of the app's languages from Babel's CLDR data (currency_symbols.json).
 
     python resources/translations/build_translations.py
 
@@ -39,6 +39,8 @@ AMOUNT_LANGUAGES = ("en", *LANGUAGES)
 CURRENCY_SYMBOLS = HERE / "currency_symbols.json"
 CONTEXT = "mediaassist"
 MARKERS = ("tr",)
+# The core's markers (mediaassist/core/messages.py): a message, and an id a library shows later.
+CORE_MARKERS = {"msg": None, "deferred": None}
 
 
 def source_strings() -> list[str]:
@@ -96,13 +98,13 @@ PO_HEADER = """\
 
 
 def core_message_ids() -> dict[str, list[tuple[str, int]]]:
-    """Every ``msg("...")`` id outside mediaassist/ui, with where it is written."""
+    """Every ``msg("...")`` and ``deferred("...")`` id outside mediaassist/ui, with where it is written."""
     found: dict[str, list[tuple[str, int]]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         if UI in path.parents:
             continue
         with path.open("rb") as source:
-            for line, message_id, _comments, _context in extract("python", source, keywords={"msg": None}):
+            for line, message_id, _comments, _context in extract("python", source, keywords=CORE_MARKERS):
                 if isinstance(message_id, str):
                     found.setdefault(message_id, []).append((str(path.relative_to(PACKAGE.parent)), line))
     return found

@@ -4,6 +4,18 @@
   <context>
     <name>mediaassist</name>
     <message>
+      <source>Log in</source>
+      <translation>登录</translation>
+    </message>
+    <message>
+      <source>Log in and keep me logged in (OS keyring)</source>
+      <translation>登录并保持登录（系统钥匙串）</translation>
+    </message>
+    <message>
+      <source>What you type into the site's login form is kept in the OS keyring (never a file) and typed again whenever a new browser finds the page logged out.</source>
+      <translation>您在网站登录表单中输入的内容保存在系统钥匙串中（绝不写入文件），新的浏览器发现页面已退出登录时会自动重新填写。</translation>
+    </message>
+    <message>
       <source>logged in</source>
       <translation>已登录</translation>
     </message>
@@ -38,10 +50,6 @@
     <message>
       <source>Machine</source>
       <translation>机器</translation>
-    </message>
-    <message>
-      <source>Log in</source>
-      <translation>登录</translation>
     </message>
     <message>
       <source>any (not bound yet)</source>
@@ -1138,6 +1146,10 @@
     <message>
       <source>, </source>
       <translation>、</translation>
+    </message>
+    <message>
+      <source>no preview: PyAV not installed</source>
+      <translation>无预览：未安装 PyAV</translation>
     </message>
     <message>
       <source>{kind}: {running} running · {waiting} waiting · {failed} failed</source>

@@ -6,7 +6,9 @@ servers over loopback."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,8 +25,8 @@ from mediaassist.core.store import NewTask, Store
 from mediaassist.demo_servers.openai_server import DemoOpenAIServer
 from mediaassist.demo_servers.runninghub_server import RunningHubDemoServer
 from mediaassist.status import lane_status
-from tests.harness import make_scheduler, run_batch, scheduler_running, wait_until
-from tests.helpers import stored_text, write_config, write_csv
+from tests.harness import make_scheduler, run_batch, scheduler_running, wait_until, wait_until_sync
+from tests.helpers import cli, cli_popen, stored_text, toml_table, write_config, write_csv
 
 KEY_A = "sk-team-a-Hq3nV8xR2mL5pT9w"
 KEY_B = "sk-team-b-Wz7cK1yF4jD6sG0e"
@@ -310,3 +312,48 @@ async def test_a_key_with_a_proxy_of_its_own_sends_only_its_traffic_through_it(s
     assert proxy.reached(port) == through_a  # team-a's requests, and none of team-b's
     by_key = {r.key_index for r in server.api_requests()}
     assert by_key == {0, 1}
+
+
+# --- status: the provider's line over its keys' ------------------------------------------------
+def test_status_shows_a_keyed_provider_as_the_sum_of_its_keys(tmp_path: Path) -> None:
+    """While tasks wait for a free key, ``status`` has a line for the provider as a whole: running
+    is what its keys run, over the sum of their limits (not 0 over a ceiling), and the poll pool
+    figures are each key's own and, on the provider's line, the whole provider's."""
+    def keyed(provider: str, kind: str, limit_name: str) -> str:
+        keys = [{"env": "ACME_KEY_A", "label": "team-a", limit_name: 2},
+                {"env": "ACME_KEY_B", "label": "team-b", limit_name: 3}]
+        return toml_table("providers", name=provider, kind=kind, type="simulated", min_duration_s=600,
+                          max_duration_s=600, keys=keys)
+    config = write_config(tmp_path / "c.toml", "".join([
+        keyed("sim-api", "api", "concurrency"), keyed("sim-poll", "poll", "max_polling_tasks"),
+        toml_table("models", name="writer", kind="api", provider="sim-api"),
+        toml_table("models", name="video", kind="poll", provider="sim-poll")]))
+    tasks = write_csv(tmp_path / "t.csv", [{"model": model, "prompt": f"p{i}"}
+                                           for model in ("writer", "video") for i in range(8)])
+    data, keys_env = tmp_path / "d", {"ACME_KEY_A": KEY_A, "ACME_KEY_B": KEY_B}
+    common = ("--config", str(config), "--data-dir", str(data))
+    run = cli_popen("run", str(tasks), *common, env=keys_env)
+    wait_until_sync(lambda: _running(data) == 10, 60, "both providers' keys at their limits")
+
+    english, chinese = (cli("status", *common, "--lang", lang, env=keys_env) for lang in ("en", "zh_CN"))
+    as_json = json.loads(cli("status", "--json", *common, env=keys_env).stdout)
+    run.kill()
+    lines, chinese_lines = ({line.split()[0]: line for line in out.stdout.splitlines()} for out in (english, chinese))
+    assert "running 5/5  pending 3  success 0" in lines["api:sim-api"], english.stdout
+    assert "running 5/5  pending 3  success 0" in lines["poll:sim-poll"], english.stdout
+    assert "running 2/2  pending 0" in lines["poll:sim-poll/team-a"]
+    assert "运行中 5/5  排队 3  成功 0" in chinese_lines["api:sim-api"], chinese.stdout
+    pools = {lane["lane"]: (lane["maxPollingTasks"], lane["availableSlots"], lane["utilizationRate"])
+             for lane in as_json["lanes"] if lane["kind"] == "poll"}
+    assert pools == {"poll:sim-poll/team-a": (2, 0, 1.0), "poll:sim-poll/team-b": (3, 0, 1.0),
+                     "poll:sim-poll": (5, 0, 1.0)}
+
+
+def _running(data: Path) -> int:
+    """Running tasks in the store of a ``run`` in another process (-1 until it has made the store)."""
+    try:
+        with sqlite3.connect(data / "mediaassist.sqlite3") as conn:
+            count: int = conn.execute("SELECT count(*) FROM task WHERE state = 'running'").fetchone()[0]
+            return count
+    except sqlite3.OperationalError:
+        return -1

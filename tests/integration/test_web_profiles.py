@@ -39,12 +39,21 @@ def test_logged_out_is_optional_and_send_may_be_a_key_chord() -> None:
     assert profile.completion.stable_ms == 300  # a stop control: a short settle is enough
 
 
+def test_the_generic_error_rule_is_on_without_an_error_role_and_beside_one_only_when_asked() -> None:
+    role = {"selectors": {"error": [".toast"]}}
+    assert parse_site(_profile()).uses_generic_errors
+    assert not parse_site(_profile(**role)).uses_generic_errors  # a role written by hand: alone
+    assert parse_site(_profile(**role, generic_errors=True)).uses_generic_errors  # a learned one: beside it
+    assert not parse_site(_profile(generic_errors=False)).uses_generic_errors
+
+
 @pytest.mark.parametrize(("top", "message"), [
     ({"navigation": "new_chat"}, r'selectors\.new_chat: required by navigation = "new_chat"'),
     ({"answer_text": "copy_button"}, r'selectors\.copy: required by answer_text = "copy_button"'),
     ({"navigation": "refresh"}, r"navigation: 'refresh' is not one of reload, new_chat, stay"),
     ({"answer_text": "html"}, r"answer_text: 'html' is not one of text, copy_button, attribute:NAME"),
     ({"answer_format": "rst"}, r"answer_format: 'rst' is not one of text, markdown"),
+    ({"generic_errors": "yes"}, r"generic_errors: 'yes' is not true or false"),
     ({"selectors": {"stop": None}}, r"the completion rule needs one of generating, stop or done"),
     ({"selectors": {"prompt": None}}, r"selectors: missing prompt"),
     ({"selectors": {"popup": "#x"}}, r"selectors: unknown key 'popup'"),

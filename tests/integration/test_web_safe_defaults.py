@@ -40,7 +40,8 @@ $('send').onclick = async () => {
   if (prompt.includes('[toast]')) {
     await later(200, () => { const t = document.createElement('div'); t.setAttribute('role', 'alert');
       t.textContent = 'Connection lost'; document.body.append(t); });
-    return;  // the stop control stays up, as Gradio's does after an exception
+    $('busy').hidden = prompt.includes('[ends]');  // else the stop control stays up, as Gradio's does
+    return;
   }
   if (prompt.includes('[shadow]')) {
     await later(200, () => { const host = document.createElement('x-toaster'); document.body.append(host);
@@ -123,3 +124,17 @@ async def test_the_profiles_own_error_role_finds_an_error_inside_a_shadow_root(p
         await _turn(page, _profile(error=[".note"]), "breaks [shadow]")
 
     assert failed.value.kind.value == "provider" and "Upstream request failed" in str(failed.value.message)
+
+
+@pytest.mark.asyncio
+async def test_a_learned_error_role_adds_to_the_generic_rule_so_an_error_it_does_not_match_still_fails(
+        page: Page) -> None:
+    """A learned ``error`` role saw one failing turn; an error shown another way (here a new alert
+    where the role names a note) still fails the turn, by the generic rule beside it -- never the
+    partial answer. A role written by hand is the operator's word on what an error is: alone."""
+    with pytest.raises(TaskError) as failed:
+        await _turn(page, _profile(error=[".note"], generic_errors=True), "cut off [toast] [ends]")
+    by_hand = await _turn(page, _profile(error=[".note"]), "cut off again [toast] [ends]")
+
+    assert failed.value.kind.value == "provider" and "Connection lost" in str(failed.value.message)
+    assert by_hand == "ECHO"

@@ -18,7 +18,7 @@ from mediaassist.providers.web import LoginResult, check_site, login_account
 from mediaassist.providers.web.kept_login import KEPT_LOGIN_SERVICE
 from mediaassist.providers.web.learn import learn_site
 from mediaassist.providers.web.site import load_site
-from tests.fixtures.webui.answers import ERROR_MESSAGE, answer_for
+from tests.fixtures.webui.answers import ALERT_MESSAGE, ERROR_MESSAGE, answer_for
 from tests.harness import run_batch, task_log
 from tests.web_helpers import WEB_SPEED, needs_chromium, stored_account, stored_result
 from tests.webui_helpers import (
@@ -112,9 +112,9 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch_and_lear
     called_before = len(streamlit_app.calls())
     prompts = LEARNED_BATCH
     tasks = await run_batch(store, learned, data_dir,
-                            [app_task("learned-streamlit", p) for p in [*prompts, "boom [error]"]],
+                            [app_task("learned-streamlit", p) for p in [*prompts, "boom [error]", "cut [alert]"]],
                             web.clock, providers=providers, during=logs_in_when_the_lane_waits(web, store, in_lane))
-    *tasks, failed = tasks
+    *tasks, failed, cut_short = tasks
 
     # The "running" widget shows only while the script runs (and only after ~0.5 s of it): the
     # observer installed before the send sees it every time, where polling the page missed it.
@@ -133,6 +133,11 @@ async def test_streamlit_sites_learn_writes_a_profile_that_runs_a_batch_and_lear
     assert profile.selectors.get("error"), (result.profile_text, lines)
     assert (failed.state, failed.error_kind) == ("failed", "provider"), task_log(store, failed.task_id)
     assert f"RuntimeError: {ERROR_MESSAGE}" in (failed.error or "") and store.result(failed.task_id) is None
+    # an error the learned role does not match (an st.error box, not the exception box) fails its
+    # task too, by the generic rule beside the role -- never the partial 'ECHO'
+    assert "generic_errors = true" in result.profile_text
+    assert (cut_short.state, cut_short.error_kind) == ("failed", "provider"), task_log(store, cut_short.task_id)
+    assert ALERT_MESSAGE in (cut_short.error or "") and store.result(cut_short.task_id) is None
 
 
 @pytest.mark.asyncio

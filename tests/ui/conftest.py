@@ -8,6 +8,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 
 import asyncio
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import qasync
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
+from mediaassist.core.outputs import video_tools_installed
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui.i18n import Translations
 from tests.harness import sim_api_tasks
@@ -56,6 +58,16 @@ def chinese(qtbot: object) -> Iterator[None]:
     translations.apply("zh_CN")
     yield
     translations.apply("en")
+
+
+@pytest.fixture
+def without_pyav(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process as an install without the ``video`` extra: ``av`` cannot be imported (a None
+    in ``sys.modules`` is Python's own "no such module"), so the app's check finds no PyAV."""
+    monkeypatch.setitem(sys.modules, "av", None)
+    video_tools_installed.cache_clear()
+    yield
+    video_tools_installed.cache_clear()  # asked again once ``av`` is back
 
 
 def api_tasks(n: int, prefix: str = "t", **params: object) -> list[NewTask]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QColor, QImage, QPixmap
 from PySide6.QtWidgets import QWidget
 
 from mediaassist.core.media_items import (
@@ -19,13 +19,14 @@ from mediaassist.core.media_items import (
     iter_media,
     media_kind,
 )
-from mediaassist.core.paths import output_dir
+from mediaassist.core.paths import RESOURCES, output_dir
 from mediaassist.core.store import NewTask, Store
 from mediaassist.ui import disk_thumbnails as thumbnails_module
 from mediaassist.ui import gallery as gallery_module
 from mediaassist.ui.actions import TaskAction
 from mediaassist.ui.disk_thumbnails import DiskThumbnails
 from mediaassist.ui.gallery import MediaActions, MediaModel, PreviewDialog
+from mediaassist.ui.i18n import Translations
 from mediaassist.ui.opener import open_externally
 from mediaassist.ui.thumbnails import first_frame
 from tests.harness import wait_until
@@ -157,6 +158,39 @@ async def test_a_broken_video_gets_the_video_placeholder_and_the_worker_lives_on
     assert pictures[0].cacheKey() == pictures[2].cacheKey() == video
     assert pictures[1].cacheKey() != video and model.made == 1  # the good clip beside them is shown
     assert near(pictures[1].toImage().pixelColor(40, 80), CLIP_RGB)
+    model.close()
+
+
+NO_PYAV = {"en": "no preview: PyAV not installed", "zh_CN": "无预览：未安装 PyAV"}
+
+
+def label_pixels(tile: QPixmap) -> int:
+    """Pixels of a placeholder's label in its bottom third (the symbol sits above it)."""
+    image = tile.toImage()
+    return sum(image.pixelColor(x, y).lightness() < 150
+               for x in range(image.width()) for y in range(image.height() * 2 // 3, image.height()))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+async def test_without_pyav_a_video_tile_says_why_it_has_no_picture(
+        qtbot: object, tmp_path: Path, cache: DiskThumbnails, without_pyav: None, language: str) -> None:
+    Translations().apply(language)
+    clip = RESOURCES / "media" / "demo-clip.mp4"  # a real clip: with PyAV it would get its first frame
+    items = [MediaItem("t1", OUTPUT, "video", "clip.mp4", path=str(clip)),
+             MediaItem("t2", OUTPUT, "image", "frame.png", path=str(write_png(tmp_path / "frame.png")))]
+    model = MediaModel(cache, cache.size)
+    model.set_items(items)
+    paint_all(model)
+    await wait_until(lambda: not model.loading)
+    video_tile, picture = paint_all(model)
+    assert isinstance(video_tile, QPixmap) and isinstance(picture, QPixmap)
+    assert model.made == 1  # the image only: no worker is asked for a clip it cannot decode
+    assert video_tile.cacheKey() == model._placeholder("video", NO_PYAV[language]).cacheKey()
+    assert label_pixels(video_tile) > 20 and label_pixels(model._placeholder("video")) == 0  # the label shows
+    tooltips = [model.data(model.index(row), Qt.ItemDataRole.ToolTipRole) for row in range(2)]
+    assert tooltips[0].endswith("\n" + NO_PYAV[language]) and NO_PYAV[language] not in tooltips[1]
+    assert picture.cacheKey() != model._placeholder("loading").cacheKey()
     model.close()
 
 

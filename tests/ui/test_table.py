@@ -14,16 +14,18 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QColor, QIcon, QImage, QPixmap
 
 from mediaassist.core.errors import ErrorKind
+from mediaassist.core.paths import RESOURCES
 from mediaassist.core.queries import TaskFilter
 from mediaassist.core.store import Store
 from mediaassist.ui.actions import TaskAction
+from mediaassist.ui.i18n import Translations
 from mediaassist.ui.import_dialog import PROMPT_COLUMN
 from mediaassist.ui.labels import format_seconds
 from mediaassist.ui.main_window import MainWindow
 from mediaassist.ui.task_model import COL, THUMB, TaskTableModel, local_time
 from tests.harness import sim_web_tasks, wait_until
 from tests.helpers import write_csv
-from tests.media_helpers import write_mp4
+from tests.media_helpers import png_bytes, write_mp4
 from tests.ui.ui_helpers import close_table, table_model
 
 from .conftest import api_tasks
@@ -313,3 +315,22 @@ async def test_search_is_read_off_the_loop_and_the_newest_search_wins(running: A
     await asyncio.gather(older, newer)
     assert window.feed.filter == TaskFilter(text="prompt 22") and window.model.rowCount() == 1
     assert readers and all(name.startswith("store-reads") for name in readers)
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_without_pyav_a_video_cell_says_why_it_has_no_picture(
+        qtbot: object, store: Store, tmp_path: Path, without_pyav: None, language: str) -> None:
+    Translations().apply(language)
+    clip = RESOURCES / "media" / "demo-clip.mp4"
+    picture = tmp_path / "out.png"
+    picture.write_bytes(png_bytes())
+    store.enqueue("b1", api_tasks(2))
+    first, second = store.claim("api:sim-api", "me", 2)
+    store.finish_success(first, None, [str(clip)])
+    store.finish_success(second, None, [str(clip), str(picture)])  # its picture is shown: nothing to explain
+    model = table_model(store)
+    reason = {"en": "no preview: PyAV not installed", "zh_CN": "无预览：未安装 PyAV"}[language]
+    assert isinstance(cell(model, "t00000", "output", DECORATION), QIcon)  # the video mark
+    assert cell(model, "t00000", "output", Qt.ItemDataRole.ToolTipRole) == f"{clip}\n{reason}"
+    assert reason not in str(cell(model, "t00001", "output", Qt.ItemDataRole.ToolTipRole))
+    close_table(model)

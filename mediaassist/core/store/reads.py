@@ -106,10 +106,14 @@ class Reads(StoreConnection):
         rows = cast(Iterable[tuple[str, str | None, object, str, int]], query.tuples())
         return {(route, account, bool(pinned), state): n for route, account, pinned, state, n in rows}
 
-    def polling_counts(self, route: str) -> tuple[int, int]:
-        """(running with a remote id, running still waiting to be submitted) for a poll lane."""
+    def polling_counts(self, route: str, key: str | None = None) -> tuple[int, int]:
+        """(running with a remote id, running still waiting to be submitted) for a poll lane:
+        the rows of one of the provider's keys, or (``key`` None) every row of the provider."""
+        rows_of = (Task.route == route) & RUNNING_ROW
+        if key is not None:
+            rows_of &= Task.account == key
         query = (Task.select(Task.remote_id.is_null(False).alias("submitted"), pw.fn.COUNT(Task.seq).alias("n"))
-                 .where((Task.route == route) & RUNNING_ROW)
+                 .where(rows_of)
                  .group_by(Task.remote_id.is_null(False)))
         # cast: peewee-stubs type a tuples() query's rows as model instances
         rows = cast(Iterable[tuple[object, int]], query.tuples())

@@ -5,10 +5,10 @@ pop-ups, check the login state, refuse on a rate-limit banner, attach files, ent
 read it back, send, see the turn start, then wait until the generating indicator is gone, the done
 marker has been seen in the new turn for several polls and the turn's text has settled -- "stop
 gone + text stable" alone would accept a settled preamble. An error the page shows during or
-after the turn fails the attempt: it is never an answer -- with no ``error`` role too, by the
-generic rule (a new alert or toast; error-like words once the answer stops growing), searching
-open shadow roots. The prompt goes in the profile's way (``prompt_entry``) and is read back
-exactly; one the page cannot hold verbatim is never sent.
+after the turn fails the attempt: it is never an answer -- with no ``error`` role too (or beside
+a learned one), by the generic rule (a new alert or toast; error-like words once the answer
+stops growing), searching open shadow roots. The prompt goes in the profile's way
+(``prompt_entry``) and is read back exactly; one the page cannot hold verbatim is never sent.
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ from mediaassist.providers.web.markdown import html_to_markdown
 from mediaassist.providers.web.site import PROMPT_ENTRIES, SiteProfile
 
 DEFAULT_BANNERS = ["[role=alert]", "[role=status]", "[aria-live]"]  # looked at only outside the answers
-# The generic error rule, for a profile with no ``error`` role: an alert or toast that was not on
-# the page before the send fails the turn; so does a dialog, or a short text outside the answers,
-# that reads like an error (once the answer has stopped growing: the answer may be mid-sentence).
+# The generic error rule, for a profile with no ``error`` role or beside a learned one
+# (``generic_errors``): an alert or toast that was not on the page before the send fails the
+# turn; so does a dialog, or a short text outside the answers, that reads like an error (once
+# the answer has stopped growing: the answer may be mid-sentence).
 ALERT_SELECTORS = ("[role=alert], [role=alertdialog], [aria-live=assertive], [class*=toast i], "
                    "[data-testid*=toast i], [class*=snackbar i], [data-sonner-toast]")
 DIALOG_SELECTORS = "[role=dialog], dialog[open], [aria-modal=true]"
@@ -110,7 +111,7 @@ _TURN_SETTLED = """(rule) => {
 # busy event loop), searching open shadow roots too: the profile's error elements; banners (the
 # default ones only outside the answers -- a live region may wrap the whole transcript, and an
 # answer that mentions "rate limit" is no banner); the answers' texts and how long they have not
-# grown. With ``generic`` (a profile with no ``error`` role): the outermost alerts and toasts,
+# grown. With ``generic`` (``SiteProfile.uses_generic_errors``): the outermost alerts and toasts,
 # dialogs with error-like text, and short error-like texts outside the answers and the prompt box
 # that are not the operator's own prompt. ``complete`` is false when a selector was not CSS (the
 # Python side then reads the profile's roles with Playwright).
@@ -371,7 +372,7 @@ class SiteDriver:
         has_banner = self.site.has("banner")
         arg = {"errors": self._selectors("error"), "banners": self.site.selectors.get("banner", DEFAULT_BANNERS),
                "bannersOutside": not has_banner, "answer": self.site.selectors["answer"],
-               "generic": not self.site.has("error"), "alerts": ALERT_SELECTORS, "dialogs": DIALOG_SELECTORS,
+               "generic": self.site.uses_generic_errors, "alerts": ALERT_SELECTORS, "dialogs": DIALOG_SELECTORS,
                "errorPattern": ERROR_LIKE.pattern, "prompt": self.prompt, "promptBox": self._selectors("prompt")}
         seen = await self.page.evaluate(_PAGE_SIGNALS, arg)
         signals = PageSignals(seen["errors"], seen["banners"], seen["alerts"], seen["errorish"], seen["answers"],
@@ -407,11 +408,14 @@ class SiteDriver:
         return self.errors_of(await self.signals())
 
     def errors_of(self, signals: PageSignals) -> Counter[str]:
-        """``error`` elements, and banners or toasts carrying one of the ``error_texts``; with no
-        ``error`` role, also every alert or toast, and error-like texts (see ``check_errors``)."""
+        """``error`` elements, and banners or toasts carrying one of the ``error_texts``; by the
+        generic rule (no ``error`` role, or a learned one beside it), also every alert or toast,
+        and error-like texts (see ``check_errors``) -- but not the named ones again: the alert
+        around a learned error box, or the text inside it, is the same error."""
         found = self._named_errors(signals)
-        found.update(self._alerts(signals))
-        found.update(self._errorish(signals))
+        named = list(found)
+        found.update(t for t in [*self._alerts(signals), *self._errorish(signals)]
+                     if not any(t in n or n in t for n in named))
         return found
 
     def _named_errors(self, signals: PageSignals) -> Counter[str]:

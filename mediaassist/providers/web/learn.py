@@ -20,8 +20,9 @@ and a reload (one that loses the login means ``navigation = "stay"``). A fresh p
 (no cookies) shows where a logged-out person lands: ``login_url`` and its password box. With
 ``error_turn``, a last, optional turn is one the operator makes fail (stops the service, or sends a
 prompt the site refuses): the alert, toast or dialog it shows -- one that was on the page neither
-before that send nor at any time of the good turns -- is the ``error`` role; without it, or when
-none shows, the driver's generic rule applies. The profile is written, then checked with
+before that send nor at any time of the good turns -- is the ``error`` role, beside the driver's
+generic rule (``generic_errors = true``: an error shown another way still fails a task); without
+it, or when none shows, the generic rule alone applies. The profile is written, then checked with
 ``sites check``. ``operator`` plays the person in tests (the clicks are then driven by
 Playwright).
 """
@@ -573,7 +574,10 @@ def _profile_text(name: str, url: str, learned: Learned) -> str:
         top += 'navigation = "stay"  # a reload lost the login (kept in the page session)\n'
     if learned.prompt_entry:
         top += f"prompt_entry = {json.dumps(learned.prompt_entry)}  # the first way that read back exact\n"
-    about_errors = ("# The error role is what a failing test turn showed.\n" if learned.error else
+    if learned.error:
+        top += "generic_errors = true  # one failing turn showed one kind of error: the others still fail a task\n"
+    about_errors = ("# The error role is what a failing test turn showed; the generic rule stays on beside it.\n"
+                    if learned.error else
                     "# No error role: the generic rule applies (a new alert or toast, or error-like words once the\n"
                     "# answer stops growing, fails the task). Add error/banner roles or error_texts_in_answer by\n"
                     "# hand, or learn again with --error-turn.\n")

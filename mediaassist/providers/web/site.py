@@ -34,7 +34,7 @@ _CHORD = re.compile(r"^((Control|Shift|Alt|Meta|ControlOrMeta)\+)*Enter$", re.IG
 PROMPT_ENTRIES = ("type", "paste", "fill")
 _TOP_KEYS = {"name", "start_url", "login_url", "selectors", "completion", "rate_limit_texts", "busy_texts",
              "error_texts", "error_texts_in_answer", "navigation", "answer_text", "answer_format", "line_break",
-             "prompt_entry"}
+             "prompt_entry", "generic_errors"}
 _COMPLETION_KEYS = {"stable_ms", "done_polls", "poll_ms", "start_timeout_s", "timeout_s", "login_timeout_s"}
 STABLE_MS_WITH_END_SIGNAL = 300  # a done marker in the new turn or a stop button going away
 STABLE_MS_WITHOUT = 1200  # with neither, only a longer settled text guards against a preamble
@@ -73,10 +73,18 @@ class SiteProfile:
     error_texts_in_answer: tuple[str, ...] = ()
     # how the prompt goes in: type | paste | fill; None tries them in turn until one reads back exact
     prompt_entry: str | None = None
+    # the driver's generic error rule beside an ``error`` role (None: only without one). A role
+    # learned from one failing turn adds to it; one written by hand replaces it.
+    generic_errors: bool | None = None
     source: Path | None = None
 
     def has(self, role: str) -> bool:
         return bool(self.selectors.get(role))
+
+    @property
+    def uses_generic_errors(self) -> bool:
+        """Whether a new alert or toast, or error-like words, fail a turn (see the driver)."""
+        return not self.has("error") if self.generic_errors is None else self.generic_errors
 
     @property
     def send_buttons(self) -> list[str]:
@@ -134,6 +142,8 @@ def parse_site(data: dict[str, Any], source: Path | None = None) -> SiteProfile:
     profile.answer_text = _answer_text(data.get("answer_text", profile.answer_text), where)
     if "prompt_entry" in data:
         profile.prompt_entry = _choice(data, "prompt_entry", PROMPT_ENTRIES, "", where)
+    if "generic_errors" in data:
+        profile.generic_errors = _flag(data, "generic_errors", where)
     if "line_break" in data:
         profile.line_break = _str_list(data["line_break"], f"{where}: line_break")[0]
     for key in ("rate_limit_texts", "busy_texts", "error_texts", "error_texts_in_answer"):
@@ -191,6 +201,13 @@ def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...], default: s
         raise ConfigError(msg("{where}: {key}: {value} is not one of {items}",
                               where=where, key=key, value=repr(value), items=', '.join(allowed)))
     return str(value)
+
+
+def _flag(data: dict[str, Any], key: str, where: str) -> bool:
+    value = data[key]
+    if not isinstance(value, bool):
+        raise ConfigError(msg("{where}: {key}: {value} is not true or false", where=where, key=key, value=repr(value)))
+    return value
 
 
 def _answer_text(value: Any, where: str) -> str:
