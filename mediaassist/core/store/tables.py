@@ -185,10 +185,9 @@ TASK_FIELDS = tuple(Task._meta.sorted_fields)
 TASK_COLUMNS = ", ".join(f'"{f.column_name}"' for f in TASK_FIELDS)
 
 
-# The fields whose stored value peewee's reader converts (SQLite's 0/1 to a bool); the others
-# are read as they are stored.
-_CONVERTED = tuple((index, field.name, field.python_value) for index, field in enumerate(TASK_FIELDS)
-                   if isinstance(field, pw.BooleanField))
+# The fields whose stored value peewee's reader converts: SQLite's 0/1 to a bool (every other
+# field is read as it is stored).
+_BOOLEANS = tuple((index, field.name) for index, field in enumerate(TASK_FIELDS) if isinstance(field, pw.BooleanField))
 _NAMES = tuple(field.name for field in TASK_FIELDS)
 
 
@@ -197,8 +196,8 @@ def task_of(row: Sequence[Any]) -> Task:
     values are set as one dict (setting each field marks it changed, to be cleared again)."""
     task = Task(__no_default__=1)  # no defaults, nothing changed
     data = dict(zip(_NAMES, row, strict=True))
-    for index, name, convert in _CONVERTED:
-        data[name] = convert(row[index])
+    for index, name in _BOOLEANS:
+        data[name] = None if row[index] is None else bool(row[index])
     task.__data__ = data
     return task
 
