@@ -153,9 +153,18 @@ class _Statements(logging.Handler):
             self.sent.append(record.msg)
 
 
-def _claim_plans(store: Store, order: str) -> list[str]:
-    """The query plan of every statement that reads the queue in a claim of ``order``."""
-    explain = "EXPLAIN QUERY PLAN " if isinstance(store.db, pw.SqliteDatabase) else "EXPLAIN "
+def _claim_statements(store: Store, order: str) -> list[tuple[str, Sequence[object]]]:
+    """Every statement of a claim of ``order``: SQLite's own trace (the store's hot statements go
+    straight to its driver, past peewee's log), with the values in place; peewee's log on
+    PostgreSQL."""
+    if isinstance(store.db, pw.SqliteDatabase):
+        traced: list[str] = []
+        store.db.connection().set_trace_callback(traced.append)
+        try:
+            assert store.claim("api:sim-api", "me", limit=2, lane_limit=3, order=order)
+        finally:
+            store.db.connection().set_trace_callback(None)
+        return [(sql, ()) for sql in traced]
     statements = _Statements()
     peewee_log = logging.getLogger("peewee")
     level = peewee_log.level
@@ -166,7 +175,13 @@ def _claim_plans(store: Store, order: str) -> list[str]:
     finally:
         peewee_log.removeHandler(statements)
         peewee_log.setLevel(level)
-    reads = [(sql, params) for sql, params in statements.sent
+    return statements.sent
+
+
+def _claim_plans(store: Store, order: str) -> list[str]:
+    """The query plan of every statement that reads the queue in a claim of ``order``."""
+    explain = "EXPLAIN QUERY PLAN " if isinstance(store.db, pw.SqliteDatabase) else "EXPLAIN "
+    reads = [(sql, params) for sql, params in _claim_statements(store, order)
              if sql.startswith(("SELECT", "UPDATE", "WITH")) and "pg_advisory" not in sql]
     return ["\n".join(str(row[-1]) for row in store.db.execute_sql(explain + sql, params).fetchall())
             for sql, params in reads]
