@@ -21,7 +21,6 @@ from __future__ import annotations
 import gettext
 import json
 import os
-import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -37,6 +36,9 @@ CATALOGUE_DIR = RESOURCES / "translations"
 # The environment variables that name the language of messages, strongest first (POSIX order).
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
 
+# One encoder for every message: json.dumps with options builds a new one per call (a task's
+# log lines are two messages each).
+_TO_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 Param = Union[str, int, float, "Message", None]
 
 
@@ -51,7 +53,7 @@ class Message:
         return render(self)
 
     def to_json(self) -> str:
-        return json.dumps(_plain(self), ensure_ascii=False, separators=(",", ":"))
+        return _TO_JSON.encode(_plain(self))
 
     @staticmethod
     def from_json(text: str | None) -> Message | None:
@@ -206,7 +208,7 @@ class _KeepMissing(dict[str, object]):
 
 
 def _format(template: str, values: Mapping[str, object]) -> str:
-    return string.Formatter().vformat(template, (), _KeepMissing(values))
+    return template.format_map(_KeepMissing(values))
 
 
 def _plain(value: Param) -> object:

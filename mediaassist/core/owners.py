@@ -13,6 +13,7 @@ how old the heartbeat of its rows, or of its presence row, is on the store's clo
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from dataclasses import dataclass
@@ -100,6 +101,7 @@ def _local_status(owner: Owner) -> str:
     return "running"
 
 
+@functools.lru_cache(maxsize=64)  # a process's claims name the same few owners, each claim
 def owner_host(owner: str) -> str | None:
     """The machine an owner runs on, or None for a text in no owner format."""
     parsed = Owner.parse(owner)

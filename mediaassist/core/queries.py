@@ -26,8 +26,8 @@ from mediaassist.core.messages import Message
 from mediaassist.core.money import Money, Totals, from_micros
 from mediaassist.core.store import (
     FINAL_STATES,
-    PENDING,
-    RUNNING,
+    PENDING_ROW,
+    RUNNING_ROW,
     SPEND_SETTLED,
     Output,
     Result,
@@ -333,7 +333,7 @@ class Queries:
         snap = Snapshot()
         query = (Task.select(Task.batch_id, Task.route, Task.account, Task.state, pw.fn.COUNT(Task.seq),
                              pw.fn.MAX(Task.seq))
-                 .group_by(Task.batch_id, Task.route, Task.account, Task.state))
+                 .group_by(Task.batch_id, Task.route, Task.state, Task.account))  # the counts index's order
         newest: dict[str, int] = {}
         for batch, route, account, state, n, max_seq in self._values(query):
             snap.by_route[(route, state)] += n
@@ -347,7 +347,7 @@ class Queries:
             newest[batch] = max(newest.get(batch, 0), max_seq)
         snap.batch_order = sorted(newest, key=newest.__getitem__, reverse=True)
         running = (Task.select(Task.batch_id, Task.route, Task.started_at, Task.expected_s)
-                   .where(Task.state == RUNNING))
+                   .where(RUNNING_ROW))
         for batch, route, started_at, expected in self._values(running):
             if started_at is not None:
                 snap.running_started.setdefault(route, []).append((batch, started_at, expected or 0.0))
@@ -367,9 +367,9 @@ class Queries:
         small = [batch for batch in snap.batch_order
                  if 0 < sum(snap.batch_routes.get(batch, {}).values()) <= DETAIL_TASKS][:DETAIL_BATCHES]
         found: dict[str, dict[str, list[tuple[int, float]]]] = {batch: {} for batch in small}
-        # Each (batch, route, pending) is a range of task_batch_claim_order, one OR term each (a
+        # Each (batch, route, pending) is a range of task_batch_pending_order, one OR term each (a
         # row-value IN of several made SQLite scan the table): the rows that ended are never read.
-        waiting = [(Task.batch_id == batch) & (Task.route == route) & (Task.state == PENDING)
+        waiting = [(Task.batch_id == batch) & (Task.route == route) & PENDING_ROW
                    for batch in small for route in snap.batch_routes[batch]]
         if waiting:
             query = (Task.select(Task.batch_id, Task.route, Task.priority, Task.expected_s)

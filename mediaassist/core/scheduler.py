@@ -40,7 +40,7 @@ from typing import Any
 from mediaassist.core.budget import Budgeter, Claimed, batch_pause_name, is_budget_pause, paused_batches
 from mediaassist.core.clock import Clock
 from mediaassist.core.config import AppConfig
-from mediaassist.core.errors import KIND_TEXTS, ErrorKind, Requeue, StorageFault, TaskError
+from mediaassist.core.errors import ErrorKind, Requeue, StorageFault, TaskError
 from mediaassist.core.events import STATE_AFTER, TaskEvent, TaskEventKind
 from mediaassist.core.hours import DAY_S, Hours, next_opening
 from mediaassist.core.lane_api import (
@@ -643,7 +643,9 @@ class Scheduler:
         result: TaskResult | None = None
         error: Exception | None = None
         try:
-            ctx.log(msg("attempt {attempt} started on {lane}", attempt=task.attempt, lane=lane.name))
+            # the store wrote it to the task's log with the claim
+            lane.logger.info("%s: %s", task.task_id, msg("attempt {attempt} started on {lane}", attempt=task.attempt,
+                                                         lane=lane.name))
             self._emit(TaskEventKind.STARTED, task)
             if ctx.stop_reason is not None:  # stopped between the claim and this first step
                 raise asyncio.CancelledError
@@ -675,7 +677,7 @@ class Scheduler:
         if end is End.SUCCESS:
             assert result is not None
             if self.store.finish_success(task, result.text, [o.path for o in outputs], result.usage, outputs):
-                ctx.log(msg("success"))
+                lane.logger.info("%s: success", task.task_id)  # the store wrote it to the task's log
                 self._stale_manifests.add(task.batch_id)
                 cost = self.budget.settle(task, result)
                 if cost is not None:
@@ -785,9 +787,6 @@ class Scheduler:
         if state is None:
             return
         self.budget.ended_unfinished(task)
-        said = {"attempt": task.attempt, "kind": KIND_TEXTS[kind], "message": message}
-        self.store.log(task.task_id, msg("attempt {attempt} failed ({kind}): {message}; will retry", **said)
-                       if state == "pending" else msg("attempt {attempt} failed ({kind}): {message}", **said))
         logging.getLogger("mediaassist.lane").log(
             logging.WARNING, "[%s] %s: %s: %s", task.lane, task.task_id, kind.value, message)
         self._emit(TaskEventKind.RETRY if state == "pending" else TaskEventKind.FAILED, task, message)

@@ -24,6 +24,8 @@ LEGACY_VERSION = 1  # the tables as they were before schema_version existed
 _PG_LOCK_KEY = 0x6D656469  # "medi": any constant shared by every mediaassist process
 # version -> [(table, column, SQL type)]: the columns that version adds (see store.SCHEMA_COLUMNS)
 Columns = dict[int, list[tuple[str, str, str]]]
+# version -> [index name]: the indexes that version drops (replaced by ones create_tables makes)
+DroppedIndexes = dict[int, list[str]]
 
 
 class SchemaVersion(pw.Model):
@@ -33,7 +35,8 @@ class SchemaVersion(pw.Model):
         table_name = VERSION_TABLE
 
 
-def ensure_schema(db: pw.Database, models: Sequence[type[pw.Model]], columns: Columns, where: str) -> int:
+def ensure_schema(db: pw.Database, models: Sequence[type[pw.Model]], columns: Columns, where: str,
+                  dropped: DroppedIndexes | None = None) -> int:
     """Bring the store at ``db`` to the newest version in ``columns``; returns the version found."""
     current = max(columns)
     with SchemaVersion.bind_ctx(db), db.atomic(*_write_lock(db)):
@@ -48,6 +51,7 @@ def ensure_schema(db: pw.Database, models: Sequence[type[pw.Model]], columns: Co
                     where=where, found=found, current=current), where, FAULT_SCHEMA)
         if found:
             _add_columns(db, found, columns)
+            _drop_indexes(db, found, max(columns), dropped or {})
         if found != current or not set(_table_names(models)) <= set(db.get_tables()):
             # Only when something is missing: CREATE INDEX IF NOT EXISTS takes a SHARE lock on
             # its table even when the index is there, and PostgreSQL then found deadlocks with
@@ -74,6 +78,12 @@ def _stored_version(db: pw.Database) -> int:
     if db.table_exists(VERSION_TABLE):
         return SchemaVersion.select(pw.fn.MAX(SchemaVersion.version)).scalar() or LEGACY_VERSION
     return LEGACY_VERSION if db.table_exists("task") else 0
+
+
+def _drop_indexes(db: pw.Database, found: int, current: int, dropped: DroppedIndexes) -> None:
+    for version in range(found + 1, current + 1):
+        for name in dropped.get(version, []):
+            db.execute_sql(f'DROP INDEX IF EXISTS "{name}"')  # type: ignore[no-untyped-call]  # unannotated in peewee-stubs
 
 
 def _add_columns(db: pw.Database, found: int, columns: Columns) -> None:

@@ -299,7 +299,8 @@ def test_task_context_logs_the_file_name_of_an_upload(tmp_path: Path, store: Sto
                       logger=logging.LoggerAdapter(logging.getLogger("mediaassist.test")))
     key = upload_key("rh", new.inputs["first_frame"][0])
     ctx.save_upload(key, "api/xyz.png")
-    assert [log.line for log in store.logs("m1")] == ["uploaded first.png as api/xyz.png"]
+    assert [log.line for log in store.logs("m1")] == ["attempt 1 started on poll:rh",  # the claim's line
+                                                      "uploaded first.png as api/xyz.png"]
     assert _stored(store, "m1").uploads_dict[key]["name"] == "api/xyz.png"
 
 

@@ -166,6 +166,44 @@ def test_a_store_from_before_schema_versions_is_migrated_and_keeps_its_rows(stor
     again.close()
 
 
+# The task table's indexes as schema 7 made them: whole-table, every state in each.
+SCHEMA_7_INDEXES = {
+    "task_state_heartbeat_at": '"state", "heartbeat_at"', "task_state_not_before": '"state", "not_before"',
+    "task_route_account_state": '"route", "account", "state"',
+    "task_batch_id_route_account_state": '"batch_id", "route", "account", "state"',
+    "task_route_state_remote_id": '"route", "state", "remote_id"', "task_create_hold_until": '"create_hold_until"',
+    "task_claim_order": '"route", "state", "priority" DESC, "seq"',
+    "task_batch_claim_order": '"batch_id", "route", "state", "priority" DESC, "seq"',
+    "task_longest_order": '"route", "state", "priority" DESC, "expected_s" DESC, "seq"',
+    "task_route_batches": '"route", "state", "batch_id"',
+}
+
+
+def test_a_store_of_version_7_trades_its_whole_table_indexes_for_partial_ones(store_location: str) -> None:
+    old = Store(store_location)
+    old.enqueue("b", _api(3))
+    (running,) = old.claim("api:sim-api", "machine-a:1:2:abc", lane_limit=2)
+    made_by_8 = {index.name for index in old.db.get_indexes("task")} - {"task_pkey", "task_task_id", "task_updated_at"}
+    for name in made_by_8:
+        old.db.execute_sql(f'DROP INDEX "{name}"')
+    for name, columns in SCHEMA_7_INDEXES.items():
+        old.db.execute_sql(f'CREATE INDEX "{name}" ON "task" ({columns})')
+    old.db.execute_sql("UPDATE schema_version SET version = 7")
+    old.close()
+
+    store = Store(store_location)
+    try:
+        indexes = {index.name for index in store.db.get_indexes("task")}
+        assert _version(store) == SCHEMA_VERSION
+        assert {"task_pending_order", "task_running", "task_pending_later"} <= made_by_8 <= indexes
+        assert not indexes & set(SCHEMA_7_INDEXES)
+        # The rows are as they were: the running one holds its slot, the queue goes on in order.
+        assert store.get(running.task_id).state == "running"
+        assert [t.task_id for t in store.claim("api:sim-api", "me", limit=3, lane_limit=2)] == ["a1"]
+    finally:
+        store.close()
+
+
 def test_a_newer_schema_is_refused_in_one_line_with_exit_2(store_location: str, tmp_path: Path) -> None:
     store = Store(store_location)
     store.db.execute_sql(f"UPDATE schema_version SET version = {SCHEMA_VERSION + 7:d}")

@@ -27,18 +27,20 @@ def _claimed(store: Store, task_id: str = "t1"):
     return task
 
 
-def test_a_failure_and_its_log_line_keep_the_english_and_the_message(store: Store) -> None:
+def test_a_failure_and_its_log_lines_keep_the_english_and_the_message(store: Store) -> None:
     task = _claimed(store)
     error = msg("model {model} is not in the config", model="'retired'")
     store.finish_failure(task, ErrorKind.BAD_INPUT, error, retry_at=None)
-    store.log(task.task_id, msg("attempt {attempt} started on {lane}", attempt=1, lane="api:p"))
     row = store.get(task.task_id)
     assert row is not None and row.error == "model 'retired' is not in the config"
     assert row.error_text == error and render(row.error_text, CHINESE) == "配置中没有模型 'retired'"
-    (line,) = store.logs(task.task_id)
-    assert line.line == "attempt 1 started on api:p"
-    assert json.loads(line.message) == {"id": "attempt {attempt} started on {lane}",
-                                        "params": {"attempt": 1, "lane": "api:p"}}
+    # The claim and the failure each wrote their line, in their own transactions.
+    started, failed = store.logs(task.task_id)
+    assert started.line == "attempt 1 started on api:p"
+    assert json.loads(started.message) == {"id": "attempt {attempt} started on {lane}",
+                                           "params": {"attempt": 1, "lane": "api:p"}}
+    assert failed.line == "attempt 1 failed (bad_input): model 'retired' is not in the config"
+    assert render(failed.text, CHINESE).endswith("配置中没有模型 'retired'")
 
 
 def test_a_secret_in_a_messages_values_is_masked_in_both_columns(store: Store) -> None:
@@ -46,7 +48,7 @@ def test_a_secret_in_a_messages_values_is_masked_in_both_columns(store: Store) -
     register_secret(key)
     task = _claimed(store)
     store.log(task.task_id, msg("HTTP {status}: {detail}", status=401, detail=f"bad key {key}"))
-    (line,) = store.logs(task.task_id)
+    line = store.logs(task.task_id)[-1]
     assert key not in line.line and key not in line.message and "***" in line.message
 
 
@@ -78,8 +80,7 @@ def test_an_answer_is_stored_as_text_only(store: Store) -> None:
 def test_a_store_from_before_messages_migrates_and_its_rows_show_their_english(store_location: str) -> None:
     old = Store(store_location)
     task = _claimed(old)
-    old.finish_failure(task, ErrorKind.PROVIDER, "HTTP 500: boom", retry_at=None)
-    old.log(task.task_id, "attempt 1 failed (provider): HTTP 500: boom")
+    old.finish_failure(task, ErrorKind.PROVIDER, "HTTP 500: boom", retry_at=None)  # logs its line
     old.pause_lane("api:p", "paused by operator")
     for table, column in COLUMNS:  # as version 2 left it
         old.db.execute_sql(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
@@ -91,7 +92,7 @@ def test_a_store_from_before_messages_migrates_and_its_rows_show_their_english(s
         row = store.get(task.task_id)
         assert row is not None and row.error_text is not None
         assert render(row.error_text, CHINESE) == "HTTP 500: boom"  # shown as written, never guessed at
-        (line,) = store.logs(task.task_id)
+        line = store.logs(task.task_id)[-1]
         assert render(line.text, CHINESE) == "attempt 1 failed (provider): HTTP 500: boom"
         assert render(store.paused_lane_reasons()["api:p"], CHINESE) == "paused by operator"
         store.log(task.task_id, msg("success"))  # new rows in the migrated store keep their message

@@ -49,7 +49,9 @@ from mediaassist.core.store.tables import (
     FINAL_STATES,
     PAUSED_BY_OPERATOR,
     PENDING,
+    PENDING_ROW,
     RUNNING,
+    RUNNING_ROW,
     SCHEMA_COLUMNS,
     SCHEMA_VERSION,
     SPEND_SETTLED,
@@ -74,7 +76,8 @@ from mediaassist.core.store.tables import (
 
 __all__ = [
     "AUTO_RETRIES", "BUSY_TIMEOUT_S", "CANCELED", "CANCELED_BY_OPERATOR", "CRASH_RETRIES", "FAILED", "FINAL_STATES",
-    "PAUSED_BY_OPERATOR", "PENDING", "PROBE_BUSY_TIMEOUT_MS", "RUNNING", "SCHEMA_COLUMNS", "SCHEMA_VERSION",
+    "PAUSED_BY_OPERATOR", "PENDING", "PENDING_ROW", "PROBE_BUSY_TIMEOUT_MS", "RUNNING", "RUNNING_ROW",
+    "SCHEMA_COLUMNS", "SCHEMA_VERSION",
     "SPEND_SETTLED", "STATES", "SUCCESS", "Account", "BudgetStop", "LaneState", "Limit", "NewTask", "Notice", "Output",
     "Presence", "Reservation", "Result", "Spend", "SpendTotal", "Store", "Task", "TaskLog", "Upload",
     "check_sqlite_file", "classify_fault", "fault_message", "faults_as_storage", "iso", "settled_cost",

@@ -19,7 +19,8 @@ from mediaassist.core.store.tables import (
     FAILED,
     FINAL_STATES,
     PENDING,
-    RUNNING,
+    PENDING_ROW,
+    RUNNING_ROW,
     SUCCESS,
     Output,
     Result,
@@ -58,9 +59,9 @@ class OperatorCommands(StoreConnection):
             canceled = (Task.update(state=CANCELED, finished_at=now, updated_at=now,
                                     error_kind=ErrorKind.CANCELED.value, error=str(CANCELED_BEFORE_IT_RAN),
                                     error_message=CANCELED_BEFORE_IT_RAN.to_json())
-                        .where(scope & (Task.state == PENDING)).execute())
+                        .where(scope & PENDING_ROW).execute())
             flagged = (Task.update(cancel_requested=True, updated_at=now)
-                       .where(scope & (Task.state == RUNNING)).execute())
+                       .where(scope & RUNNING_ROW).execute())
         return {"canceled": canceled, "cancel_requested": flagged}
 
     def retry(self, task_ids: Iterable[str] | None = None, batch_id: str | None = None,

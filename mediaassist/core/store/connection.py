@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,11 @@ from mediaassist.core.store.database import (
     refuse_damaged,
     settle_short_file,
 )
-from mediaassist.core.store.tables import MODELS, SCHEMA_COLUMNS, database_proxy
+from mediaassist.core.store.tables import MODELS, SCHEMA_COLUMNS, SCHEMA_DROPPED_INDEXES, database_proxy
 from mediaassist.core.store_clock import ServerClock
 
+# peewee's translation of the driver's errors into its own (pw.IntegrityError, ...)
+AS_PEEWEE_ERRORS = pw.__exception_wrapper__  # type: ignore[attr-defined]  # not in peewee-stubs
 BUDGET_LOCK = "mediaassist-budget"  # the PostgreSQL advisory lock every budgeted claim takes
 
 
@@ -61,7 +64,7 @@ class StoreConnection:
             self._now: Callable[[], float] = now or (
                 ServerClock(self._server_time, self.where).now if self.shared else time.time)
             try:
-                ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where)
+                ensure_schema(self.db, MODELS, SCHEMA_COLUMNS, self.where, SCHEMA_DROPPED_INDEXES)
             except BaseException:
                 self.db.close()
                 raise
@@ -119,6 +122,20 @@ class StoreConnection:
         """Raise ``StorageFault`` if the database file was deleted or replaced since it was opened."""
         if isinstance(self.db, SqliteStoreDatabase):
             self.db.check_identity()
+
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """A statement of the hot path (claim, an attempt's end, a log line). Inside a transaction
+        on SQLite it goes straight to the driver, past peewee's per-statement work (as much CPU as
+        SQLite's running of a small statement; the transaction's BEGIN checked the file); its
+        errors are translated as peewee's (``IntegrityError``) and as storage faults all the same."""
+        db = self.db
+        if not (isinstance(db, SqliteStoreDatabase) and db.in_transaction()):
+            return db.execute_sql(sql, params)
+        try:
+            return db.connection().execute(sql, params)  # type: ignore[no-untyped-call]  # unannotated in peewee-stubs
+        except sqlite3.Error:
+            with faults_as_storage(db.file), AS_PEEWEE_ERRORS:  # raised again, translated on the way out
+                raise
 
     @contextlib.contextmanager
     def _lane_lock(self, route: str) -> Iterator[None]:

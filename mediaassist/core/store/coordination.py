@@ -24,7 +24,7 @@ from mediaassist.core.store.database import (
     checkpoint,
     fault_message,
 )
-from mediaassist.core.store.tables import RUNNING, Gate, Presence, Task
+from mediaassist.core.store.tables import RUNNING_ROW, Gate, Presence, Task
 
 PROBE_GATE = "storage-probe"  # the row probe_write touches; no process ever takes this gate
 PROBE_HEADROOM_PAGES = 64  # the room probe_write wants: a few results' worth, not an update in place
@@ -83,7 +83,7 @@ class Coordination(StoreConnection):
         now = self.now()
         for start in range(0, len(ids), CHUNK):
             (Task.update(heartbeat_at=now)
-             .where(Task.task_id.in_(ids[start:start + CHUNK]) & (Task.state == RUNNING)
+             .where(Task.task_id.in_(ids[start:start + CHUNK]) & RUNNING_ROW
                     & (Task.owner == owner))
              .execute())
 
@@ -93,9 +93,9 @@ class Coordination(StoreConnection):
         reads only the running rows (plain SQL: peewee's query building would cost more)."""
         mark = self.db.param
         rows = self.db.execute_sql(
-            f'SELECT task_id, cancel_requested, heartbeat_at < {mark} FROM "task" WHERE state = {mark} '
+            f'SELECT task_id, cancel_requested, heartbeat_at < {mark} FROM "task" WHERE {RUNNING_ROW.sql} '
             f'AND (cancel_requested = {mark} OR heartbeat_at < {mark})',
-            (stall_cutoff, RUNNING, True, stall_cutoff)).fetchall()
+            (stall_cutoff, True, stall_cutoff)).fetchall()
         flagged = {task_id for task_id, cancel_requested, _stalled in rows if cancel_requested}
         return flagged, any(stalled for _id, _flag, stalled in rows)
 
@@ -109,14 +109,14 @@ class Coordination(StoreConnection):
 
     def stalled(self, cutoff: float) -> list[Task]:
         """Running rows whose heartbeat is older than ``cutoff``."""
-        return list(Task.select().where((Task.state == RUNNING) & (Task.heartbeat_at < cutoff)))
+        return list(Task.select().where(RUNNING_ROW & (Task.heartbeat_at < cutoff)))
 
     def running_owners(self) -> set[str]:
-        return {t.owner for t in Task.select(Task.owner).where(Task.state == RUNNING).distinct()
+        return {t.owner for t in Task.select(Task.owner).where(RUNNING_ROW).distinct()
                 if t.owner}
 
     def running_of_owner(self, owner: str) -> list[Task]:
-        return list(Task.select().where((Task.state == RUNNING) & (Task.owner == owner)))
+        return list(Task.select().where(RUNNING_ROW & (Task.owner == owner)))
 
     # --- presence: the processes at work on this store -------------------------------------
     def announce(self, owner: str, batch_ids: Sequence[str] | None = None) -> None:

@@ -19,8 +19,8 @@ from typing import Any, cast
 
 import peewee as pw
 
-from mediaassist.core.errors import ErrorKind
-from mediaassist.core.messages import Message
+from mediaassist.core.errors import KIND_TEXTS, ErrorKind
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.order import HISTORY_SAMPLES, BatchQueue, DurationFit, fair_shares, fit_durations, order_key
 from mediaassist.core.outputs import OutputFile
 from mediaassist.core.owners import owner_host
@@ -32,7 +32,9 @@ from mediaassist.core.store.tables import (
     CANCELED_BY_OPERATOR,
     FAILED,
     PENDING,
+    PENDING_ROW,
     RUNNING,
+    RUNNING_ROW,
     SUCCESS,
     TASK_COLUMNS,
     NewTask,
@@ -76,8 +78,8 @@ def _attempt_is(task: Task, mark: str) -> pw.SQL:
     """The row is still this attempt's: running, same attempt, same owner (plain SQL: it is in
     every finish, where peewee's building of it cost more than the update)."""
     owner = f"owner = {mark}" if task.owner is not None else "owner IS NULL"
-    params = [task.task_id, RUNNING, task.attempt] + ([task.owner] if task.owner is not None else [])
-    return pw.SQL(f"task_id = {mark} AND state = {mark} AND attempt = {mark} AND {owner}", params)
+    params = [task.task_id, task.attempt] + ([task.owner] if task.owner is not None else [])
+    return pw.SQL(f"task_id = {mark} AND {RUNNING_ROW.sql} AND attempt = {mark} AND {owner}", params)
 
 
 class TaskLifecycle(Reads):
@@ -162,12 +164,13 @@ class TaskLifecycle(Reads):
         self._fits[model] = (time.monotonic(), fit)
         if fit is not None:  # base_s >= MIN_EXPECTED_S and per_char_s >= 0: as ``fit.expected``
             (Task.update(expected_s=pw.fn.LENGTH(Task.prompt) * fit.per_char_s + fit.base_s)
-             .where((Task.model == model) & (Task.state == PENDING)).execute())
+             .where((Task.model == model) & PENDING_ROW).execute())
 
     # --- claim and run ---------------------------------------------------------------------
     def claim(self, route: str, owner: str, limit: int = 1, account: str | None = None,
               batch_ids: Sequence[str] | None = None, lane_limit: int | None = None,
-              skip_batches: Sequence[str] = (), order: str = "fifo", key: str | None = None) -> list[Task]:
+              skip_batches: Sequence[str] = (), order: str = "fifo", key: str | None = None,
+              note_start: bool = True) -> list[Task]:
         """Atomically move up to ``limit`` due pending tasks of a route to running.
 
         Order: higher priority first, then by ``order`` (core/order.py): ``fifo``; ``longest``
@@ -183,12 +186,17 @@ class TaskLifecycle(Reads):
         ``key``: the claim is for one key of the route's provider (its label): the limit counts
         that key's rows, the claimed rows name it, and rows another key holds (a remote task it
         created, pending again) are left to that key -- a service knows a task by its key only.
+
+        ``note_start``: each claimed task's log gets its "attempt N started on <lane>" line in the
+        same transaction (``claim_within_budget`` notes only the tasks its budgets let start).
         """
         if limit <= 0:
             return []
         holder = account if account is not None else key
         if lane_limit is None:
-            return self._claim_in_order(route, owner, limit, holder, batch_ids, None, skip_batches, order)
+            with self._write_transaction():
+                return self._noted(self._claim_in_order(route, owner, limit, holder, batch_ids, None, skip_batches,
+                                                        order), note_start)
         with self._lane_lock(route if key is None else f"{route}/{key}"):
             holding = self._holding(route, key)
             # A remote task whose process died or stopped runs on at the service: its row holds
@@ -200,7 +208,18 @@ class TaskLifecycle(Reads):
             resumed = self._claim(route, owner, limit, holder, None, remote=True) if holding.remote else []
             fresh = self._claim_in_order(route, owner, min(limit - len(resumed), lane_limit - holding.total), holder,
                                          batch_ids, False, skip_batches, order)
-            return resumed + fresh
+            return self._noted(resumed + fresh, note_start)
+
+    def _noted(self, claimed: list[Task], note_start: bool) -> list[Task]:
+        if note_start:
+            self.note_started(claimed)
+        return claimed
+
+    def note_started(self, tasks: Sequence[Task]) -> None:
+        """Each task's "attempt N started" line, written in the claim's own transaction (a line
+        of its own cost a commit: a quarter of a task's store CPU, bench/bench_store.py)."""
+        for task in tasks:
+            self.log(task.task_id, msg("attempt {attempt} started on {lane}", attempt=task.attempt, lane=task.lane))
 
     def _holding(self, route: str, key: str | None) -> Holding:
         """What holds the slots of a route (or of one key of it): its running rows, its pending
@@ -210,14 +229,13 @@ class TaskLifecycle(Reads):
         of_key = f" AND account = {mark}" if key is not None else ""
         keyed = (key,) if key is not None else ()
         # Three counts, each on an index of its own (a single OR walked every row of the route).
-        running, remote, unread = self.db.execute_sql(
-            f'SELECT (SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND state = {mark}), '
-            f'(SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND state = {mark} '
+        running, remote, unread = self._run(
+            f'SELECT (SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND {RUNNING_ROW.sql}), '
+            f'(SELECT COUNT(*) FROM "task" WHERE route = {mark}{of_key} AND {PENDING_ROW.sql} '
             'AND remote_id IS NOT NULL), '
-            # "|| ''" keeps the planner on create_hold_until's index (few rows), off the route's
-            f'(SELECT COUNT(*) FROM "task" WHERE create_hold_until > {mark} AND route || \'\' = {mark}{of_key} '
-            f'AND state <> {mark} AND remote_id IS NULL)',
-            (route, *keyed, RUNNING, route, *keyed, PENDING, self.now(), route, *keyed, RUNNING)).fetchone()
+            f'(SELECT COUNT(*) FROM "task" WHERE create_hold_until > {mark} AND route = {mark}{of_key} '
+            "AND state <> 'running' AND remote_id IS NULL)",
+            (route, *keyed, route, *keyed, self.now(), route, *keyed)).fetchone()
         return Holding(running, remote, unread)
 
     def _claim_in_order(self, route: str, owner: str, limit: int, account: str | None,
@@ -231,7 +249,7 @@ class TaskLifecycle(Reads):
         queues = [queue for batch in waiting if batch not in skip_batches
                   for queue in self._batch_queues(self._due(route, now, account, [batch], remote, ()), limit)]
         busy = (Task.select(Task.batch_id, pw.fn.COUNT(Task.seq))
-                .where((Task.route == route) & (Task.state == RUNNING)).group_by(Task.batch_id))
+                .where((Task.route == route) & RUNNING_ROW).group_by(Task.batch_id))
         # cast: peewee-stubs type a tuples() query's rows as model instances
         running = dict(cast(Iterable[tuple[str, int]], busy.tuples()))
         claimed: list[Task] = []
@@ -240,15 +258,15 @@ class TaskLifecycle(Reads):
         return claimed
 
     def _waiting_batches(self, route: str) -> list[str]:
-        """The batches with pending rows on ``route``: one step of task_route_batches per batch
+        """The batches with pending rows on ``route``: one step of task_pending_batches per batch
         (a loose index scan), however many rows each has."""
         mark = self.db.param
-        rows = self.db.execute_sql(
+        rows = self._run(
             'WITH RECURSIVE waiting(batch_id) AS ('
-            f'SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND state = {mark} '
-            f'UNION ALL SELECT (SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND state = {mark} '
+            f'SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND {PENDING_ROW.sql} '
+            f'UNION ALL SELECT (SELECT MIN(batch_id) FROM "task" WHERE route = {mark} AND {PENDING_ROW.sql} '
             'AND batch_id > waiting.batch_id) FROM waiting WHERE waiting.batch_id IS NOT NULL) '
-            'SELECT batch_id FROM waiting WHERE batch_id IS NOT NULL', (route, PENDING, route, PENDING))
+            'SELECT batch_id FROM waiting WHERE batch_id IS NOT NULL', (route, route))
         return [row[0] for row in rows]
 
     @staticmethod
@@ -272,10 +290,9 @@ class TaskLifecycle(Reads):
         """The route's pending rows that may start now (for ``account``, of ``batch_ids``), as
         plain SQL over the unaliased task table (peewee's building of it cost more than the claim)."""
         mark = self.db.param
-        # "+ 0" keeps the planner off the (state, not_before) index: the claim must walk
-        # task_claim_order, or every claim sorts the whole queue.
-        where = [f"route = {mark} AND state = {mark} AND not_before + 0 <= {mark}"]
-        params: list[Any] = [route, PENDING, now]
+        # The claim walks task_pending_order (or the batch's, or longest's), never sorts the queue.
+        where = [f"route = {mark} AND {PENDING_ROW.sql} AND not_before <= {mark}"]
+        params: list[Any] = [route, now]
         if batch_ids is not None:
             where.append(f"batch_id IN ({sql_marks(mark, len(batch_ids))})" if batch_ids else "0 = 1")
             params += batch_ids
@@ -286,10 +303,11 @@ class TaskLifecycle(Reads):
             params += skip_batches
         if account is not None:
             # A web account runs one task at a time (a key's limit is counted by ``claim``).
+            # (on task_one_running_per_account: its condition written out, as a partial index needs)
             where.append(f"(account IS NULL OR account = {mark}) AND NOT EXISTS (SELECT busy.seq FROM "
-                         f'"task" AS busy WHERE busy.account = {mark} AND busy.state = {mark} '
-                         f"AND busy.model_kind = {mark})")
-            params += [account, account, RUNNING, "web"]
+                         f'"task" AS busy WHERE busy.account = {mark} AND busy.state = \'running\' '
+                         "AND busy.model_kind = 'web')")
+            params += [account, account]
         return pw.SQL(" AND ".join(where), params)
 
     def _claim(self, route: str, owner: str, limit: int, account: str | None,
@@ -330,17 +348,17 @@ class TaskLifecycle(Reads):
                                f"RETURNING {TASK_COLUMNS}", (*changes.values(), *params))
         # SQLite serialises writers, so nothing comes between these statements; the same as one
         # UPDATE ... WHERE seq IN (SELECT ...) RETURNING cost SQLite 2.5x their time.
-        seqs = [row[0] for row in self.db.execute_sql(head, params)]
+        seqs = [row[0] for row in self._run(head, params)]
         if not seqs:
             return []
         taken = f"seq IN ({sql_marks(mark, len(seqs))})"
-        self.db.execute_sql(f'UPDATE "task" SET {assignments} WHERE {taken}', (*changes.values(), *seqs))
+        self._run(f'UPDATE "task" SET {assignments} WHERE {taken}', (*changes.values(), *seqs))
         return self._tasks(f'SELECT {TASK_COLUMNS} FROM "task" WHERE {taken}', seqs)
 
     def _tasks(self, sql: str, params: Sequence[Any]) -> list[Task]:
         """The tasks of a statement that yields every column (``TASK_COLUMNS``), built without
         peewee's per-query setup of its row reader."""
-        return [task_of(row) for row in self.db.execute_sql(sql, params).fetchall()]
+        return [task_of(row) for row in self._run(sql, params).fetchall()]
 
     def save_remote_id(self, task: Task, remote_id: str) -> bool:
         """Persist the provider's id for this task before anything else happens to it.
@@ -417,13 +435,14 @@ class TaskLifecycle(Reads):
             if not self._end_attempt(task, {"state": SUCCESS, "finished_at": now, "updated_at": now,
                                             "error_kind": None, "error": None, "error_message": None}):
                 return False
-            self.db.execute_sql(
+            self._run(
                 f'INSERT INTO "result" (task_id, text, text_message, files, usage, written_at) VALUES '
                 f"({sql_marks(mark, 6)}) ON CONFLICT (task_id) DO UPDATE SET text = excluded.text, "
                 "text_message = excluded.text_message, files = excluded.files, usage = excluded.usage, "
                 "written_at = excluded.written_at",
                 (task.task_id, text, text_message, files_json, usage_json, now))
-            self.db.execute_sql(f'DELETE FROM "output" WHERE task_id = {mark}', (task.task_id,))
+            self._run(f'DELETE FROM "output" WHERE task_id = {mark}', (task.task_id,))
+            self.log(task.task_id, msg("success"))
             if outputs:
                 Output.insert_many([{"task_id": task.task_id, "n": o.n, "path": o.path, "bytes": o.bytes,
                                      "sha256": o.sha256, "media": o.media, "width": o.width, "height": o.height,
@@ -439,7 +458,8 @@ class TaskLifecycle(Reads):
 
     def finish_failure(self, task: Task, kind: ErrorKind, message: Message | str, retry_at: float | None,
                        crashed: bool = False) -> str | None:
-        """End the attempt as failed; with ``retry_at`` the same row goes back to pending.
+        """End the attempt as failed; with ``retry_at`` the same row goes back to pending. The
+        task's log gets the failure's line in the same transaction.
 
         ``crashed``: the attempt was lost because the process running it died; the retry draws on
         the crash budget (``crash_retries_left``), not on the task's own retries.
@@ -455,8 +475,12 @@ class TaskLifecycle(Reads):
                             "not_before": retry_at, "finished_at": None, "account": holder_kept(HOLDS_REMOTE)})
         else:
             changes.update({"state": FAILED, "finished_at": now})
-        if not self._end_attempt(task, changes):
-            return None
+        said = {"attempt": task.attempt, "kind": KIND_TEXTS[kind], "message": message}
+        with self._write_transaction():
+            if not self._end_attempt(task, changes):
+                return None
+            self.log(task.task_id, msg("attempt {attempt} failed ({kind}): {message}; will retry", **said)
+                     if retry else msg("attempt {attempt} failed ({kind}): {message}", **said))
         # The caller's row shows what was written: the scheduler's listeners (the tray's failure
         # notice) read the kind from it, and a first attempt's row had none.
         task.error_kind, task.error = kind.value, redact(str(message))
@@ -477,7 +501,7 @@ class TaskLifecycle(Reads):
                 assignments.append(f"{column} = {mark}")
                 params.append(value)
         attempt_is = _attempt_is(task, mark)
-        cursor = self.db.execute_sql(f'UPDATE "task" SET {", ".join(assignments)} WHERE {attempt_is.sql}',
+        cursor = self._run(f'UPDATE "task" SET {", ".join(assignments)} WHERE {attempt_is.sql}',
                                      (*params, *attempt_is.params))
         return bool(cursor.rowcount == 1)
 
@@ -501,5 +525,5 @@ class TaskLifecycle(Reads):
         """A line of the task's log: its English, and the message it renders from in any language."""
         # Plain SQL: two lines a task, and peewee's query building costs more than the insert.
         mark = self.db.param
-        self.db.execute_sql(f'INSERT INTO "task_log" (task_id, at, line, message) VALUES ({mark}, {mark}, {mark}, '
+        self._run(f'INSERT INTO "task_log" (task_id, at, line, message) VALUES ({mark}, {mark}, {mark}, '
                             f'{mark})', (task_id, self.now(), redact(str(line)), stored_json(line)))

@@ -81,8 +81,9 @@ class Spending(TaskLifecycle):
             while len(taken) < request.count:
                 claimed = self.claim(request.route, owner, request.count - len(taken), request.account, batch_ids,
                                      request.lane_limit, skip_batches=list(batch_stops), order=request.order,
-                                     key=request.key)
+                                     key=request.key, note_start=False)
                 stop, fitted = self._reserve_in_turn(claimed, plan, day, spent)
+                self.note_started(fitted)
                 taken += fitted
                 if stop is None:
                     return taken, None, batch_stops

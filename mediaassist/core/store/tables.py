@@ -100,12 +100,12 @@ class Task(_Base):
 
     class Meta:
         table_name = "task"
-        indexes = ((("state", "heartbeat_at"), False), (("state", "not_before"), False),
-                   # covering indexes for the window's counts and its change sweep
-                   (("route", "account", "state"), False), (("batch_id", "route", "account", "state"), False),
-                   (("updated_at",), False),
-                   # the claim's count of a lane's slots held by remote tasks and unread creates (schema 5)
-                   (("route", "state", "remote_id"), False), (("create_hold_until",), False))
+        # Only the indexes every state change must keep: the counts (batch first, for a batch's
+        # progress; the whole store's counts walk all of it) and the window's change sweep. The
+        # rest are partial (below): a row is in them only while it is pending, or running, or
+        # holds a remote task -- most rows are finished, and a partial index is not written when
+        # a row changes outside it (half a task's commit, bench/bench_store.py).
+        indexes = ((("batch_id", "route", "state", "account"), False), (("updated_at",), False))
 
     @property
     def create_unresolved(self) -> bool:
@@ -142,22 +142,42 @@ class Task(_Base):
         return lane_of(self.route, self.account)
 
 
-# The claim's ORDER BY priority DESC, seq ASC must walk this index, not sort the whole queue.
-Task.add_index(Task.route, Task.state, Task.priority.desc(), Task.seq, name="task_claim_order")
-# The same order inside one batch, for ``run FILE``: walking task_claim_order past the pending
+# A partial index serves a query only when the query's WHERE names its condition literally:
+# these go into the queries that rely on them. A state compared with a bound parameter instead
+# costs SQLite a new query plan on every run of the statement (it peeks at the value, to see
+# whether a partial index applies): write states as literals in every hot statement.
+PENDING_ROW = pw.SQL("state = 'pending'")
+RUNNING_ROW = pw.SQL("state = 'running'")
+PENDING_LATER = pw.SQL(f"{PENDING_ROW.sql} AND not_before > 0")  # waiting for a time, or for nothing
+
+
+def _partial_index(name: str, columns: str, where: str, unique: bool = False) -> None:
+    kind = "UNIQUE INDEX" if unique else "INDEX"
+    Task.add_index(pw.SQL(f'CREATE {kind} IF NOT EXISTS "{name}" ON "task" ({columns}) WHERE {where}'))
+
+
+# The claim's ORDER BY priority DESC, seq ASC walks this index instead of sorting the queue.
+_partial_index("task_pending_order", "route, priority DESC, seq", PENDING_ROW.sql)
+# The same order inside one batch, for ``run FILE``: walking task_pending_order past the pending
 # rows of other batches cost ~9x per claim with the file's batch behind 90,000 others.
-Task.add_index(Task.batch_id, Task.route, Task.state, Task.priority.desc(), Task.seq, name="task_batch_claim_order")
-# ``longest``'s order (core/order.py), walked like task_claim_order: sorting the due rows instead
-# cost ~25x FIFO's claim on a queue of 100,000 (schema 7).
-Task.add_index(Task.route, Task.state, Task.priority.desc(), Task.expected_s.desc(), Task.seq,
-               name="task_longest_order")
-# ``fair`` finds the batches waiting on a route by skipping from one to the next on this index,
-# instead of grouping every due row (schema 7).
-Task.add_index(Task.route, Task.state, Task.batch_id, name="task_route_batches")
+_partial_index("task_batch_pending_order", "batch_id, route, priority DESC, seq", PENDING_ROW.sql)
+# ``longest``'s order (core/order.py): sorting the due rows instead cost ~25x FIFO's claim on a
+# queue of 100,000.
+_partial_index("task_pending_longest", "route, priority DESC, expected_s DESC, seq", PENDING_ROW.sql)
+# ``fair`` finds the batches waiting on a route by skipping from one to the next on this index
+# (its state column only makes it covering: SQLite would otherwise read each row for it).
+_partial_index("task_pending_batches", "route, batch_id, state", PENDING_ROW.sql)
+# Tasks waiting for a later time (a retry's back-off, a task file's not_before): the loop's
+# next wake-up.
+_partial_index("task_pending_later", "not_before", PENDING_LATER.sql)
+# A lane's running rows (its claim counts them; a provider key's by account), and the reaper's.
+_partial_index("task_running", "route, account", RUNNING_ROW.sql)
+# The claim's count of a lane's slots held by remote tasks and by creates with no reply read.
+_partial_index("task_remote", "route, state", "remote_id IS NOT NULL")
+_partial_index("task_create_held", "create_hold_until", "create_hold_until IS NOT NULL")
 # One logged-in session runs one generation: at most one running web task per account, held by
 # the database itself, so it holds across every process that shares the store.
-Task.add_index(pw.SQL('CREATE UNIQUE INDEX IF NOT EXISTS "task_one_running_per_account" ON "task" '
-                      "(account) WHERE state = 'running' AND model_kind = 'web'"))
+_partial_index("task_one_running_per_account", "account", f"{RUNNING_ROW.sql} AND model_kind = 'web'", unique=True)
 
 
 # Every column of a task, in the model's order: what a claim reads back.
@@ -165,11 +185,20 @@ TASK_FIELDS = tuple(Task._meta.sorted_fields)
 TASK_COLUMNS = ", ".join(f'"{f.column_name}"' for f in TASK_FIELDS)
 
 
+# The fields whose stored value peewee's reader converts: SQLite's 0/1 to a bool (every other
+# field is read as it is stored).
+_BOOLEANS = tuple((index, field.name) for index, field in enumerate(TASK_FIELDS) if isinstance(field, pw.BooleanField))
+_NAMES = tuple(field.name for field in TASK_FIELDS)
+
+
 def task_of(row: Sequence[Any]) -> Task:
     """A task from a row of ``TASK_COLUMNS``, its values converted as peewee's reader does; its
     values are set as one dict (setting each field marks it changed, to be cleared again)."""
     task = Task(__no_default__=1)  # no defaults, nothing changed
-    task.__data__ = {f.name: f.python_value(value) for f, value in zip(TASK_FIELDS, row, strict=True)}
+    data = dict(zip(_NAMES, row, strict=True))
+    for index, name in _BOOLEANS:
+        data[name] = None if row[index] is None else bool(row[index])
+    task.__data__ = data
     return task
 
 
@@ -410,6 +439,14 @@ SCHEMA_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
     6: [("task", "expected_s", "DOUBLE PRECISION NOT NULL DEFAULT 0")],
     # indexes for the ``longest`` and ``fair`` claims (task_longest_order, task_route_batches)
     7: [],
+    # partial indexes: a finished row is in none of the claim's (SCHEMA_DROPPED_INDEXES)
+    8: [],
+}
+# version -> the indexes it drops (replaced by others of that version, created by create_tables)
+SCHEMA_DROPPED_INDEXES: dict[int, list[str]] = {
+    8: ["task_state_heartbeat_at", "task_state_not_before", "task_route_account_state",
+        "task_batch_id_route_account_state", "task_route_state_remote_id", "task_create_hold_until",
+        "task_claim_order", "task_batch_claim_order", "task_longest_order", "task_route_batches"],
 }
 SCHEMA_VERSION = max(SCHEMA_COLUMNS)
 
