@@ -22,17 +22,15 @@ import gettext
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
-from typing import Union
+from typing import TYPE_CHECKING, Any, NoReturn, Union
 
-from mediaassist.core.paths import RESOURCES
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ENGLISH = "en"
 CHINESE = "zh_CN"
 LANGUAGES = (ENGLISH, CHINESE)
-CATALOGUE_DIR = RESOURCES / "translations"
 # The environment variables that name the language of messages, strongest first (POSIX order).
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
 
@@ -42,12 +40,35 @@ _TO_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 Param = Union[str, int, float, "Message", None]
 
 
-@dataclass(frozen=True)
 class Message:
-    """One user-facing text: its id (the English template) and the values for its ``{names}``."""
+    """One user-facing text: its id (the English template) and the values for its ``{names}``.
+    Immutable. A plain class, not a dataclass: every start imports this module, ``--version``
+    too, and ``dataclasses`` (with the ``inspect`` it imports) cost a start 15 ms."""
 
+    __slots__ = ("id", "params")
     id: str
-    params: Mapping[str, Param] = field(default_factory=dict)
+    params: Mapping[str, Param]
+
+    def __init__(self, id: str, params: Mapping[str, Param] | None = None) -> None:
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "params", {} if params is None else params)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"a Message is immutable: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return (self.id, self.params) == (other.id, other.params)
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.params))
+
+    def __repr__(self) -> str:
+        return f"Message(id={self.id!r}, params={self.params!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled to and from the import child process
+        return (Message, (self.id, dict(self.params)))
 
     def __str__(self) -> str:
         return render(self)
@@ -170,8 +191,16 @@ def catalogue(language: str) -> Catalogue:
         return Catalogue(language, gettext.GNUTranslations(file))
 
 
+def catalogue_dir() -> Path:
+    """Where the catalogues are (imported here, when a text is first translated: finding the
+    package's resources costs a start 8 ms, and ``--version`` needs none)."""
+    from mediaassist.core.paths import RESOURCES
+
+    return RESOURCES / "translations"
+
+
 def catalogue_file(language: str) -> Path:
-    return CATALOGUE_DIR / f"core_{language}.mo"
+    return catalogue_dir() / f"core_{language}.mo"
 
 
 def normalized_language(name: str) -> str:

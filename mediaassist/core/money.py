@@ -26,7 +26,7 @@ from functools import cache
 from typing import Any
 
 from mediaassist.core.errors import ConfigError
-from mediaassist.core.messages import CATALOGUE_DIR, ENGLISH, LANGUAGES, Message, listed, msg, render, verbatim
+from mediaassist.core.messages import ENGLISH, LANGUAGES, Message, catalogue_dir, listed, msg, render, verbatim
 from mediaassist.core.task_templates import JsonPath, parse_path
 
 SOURCE_PROVIDER, SOURCE_TABLE, SOURCE_ESTIMATE = "provider", "price table", "estimate"
@@ -51,7 +51,7 @@ COUNT_PARAMS = ("n", "batch_size")
 _SYMBOLS = {"CNY": "¥"}
 # CLDR's currency symbols in the app's languages, written from Babel by
 # resources/translations/build_translations.py: the app does not carry Babel's 36 MB of locale data.
-CURRENCY_SYMBOLS = CATALOGUE_DIR / "currency_symbols.json"
+CURRENCY_SYMBOLS = catalogue_dir() / "currency_symbols.json"
 # How many decimal places an amount shows: (at least, at most).
 FIAT_PLACES, SMALL_FIAT_PLACES, UNIT_PLACES = (2, 2), (2, 4), (0, 2)
 
