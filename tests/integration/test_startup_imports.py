@@ -32,6 +32,14 @@ def test_version_and_help_import_no_qt_browser_http_client_or_database() -> None
                      "mediaassist.demo", "mediaassist.demo_servers") == set(), args
 
 
+def test_version_imports_no_dataclasses_and_no_resource_lookup() -> None:
+    """The 23 ms that took ``--version`` from 1.6x to 2.4x ``python -c pass`` (docs/performance-startup.md)."""
+    modules = imported("--version")
+    assert "mediaassist.core.messages" in modules
+    assert under(modules, "dataclasses", "inspect", "platformdirs", "mediaassist.core.paths") == set()
+    assert "importlib.resources" not in modules
+
+
 def test_a_headless_command_loads_no_qt_no_provider_and_no_demo_server(tmp_path: Path) -> None:
     for args in (["status"], ["cancel", "nope"], ["lanes", "pause", "api:nope"]):
         modules = imported(*args, "--data-dir", str(tmp_path / "data"))
