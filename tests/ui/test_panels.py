@@ -1,8 +1,8 @@
 """The queue panels built for 1366×768 (issue 27 item 3): with 2 web accounts, 1 API and 3 poll
 lanes every lane row shows whole without scrolling (name, gauge, counts, button), the failed
 count is never the elided part, three batches show, and the Prompt column gets the room that
-empty Result and Error columns do not need, and shares it with a Result shown. In English and Chinese, by geometry (each language
-in its own process: the screen is fixed when Qt starts)."""
+empty Result and Error columns do not need (and shares it with a Result shown). In English and
+Chinese, by geometry (each language in its own process: the screen is fixed when Qt starts)."""
 
 from __future__ import annotations
 
