@@ -460,15 +460,22 @@ class MainWindow(QMainWindow):
 
     def fit_text_columns(self) -> None:
         """Result and Error as wide as their default while a row in view has one, else only as
-        wide as their title: the Prompt column (which stretches) gets the room they do not need."""
+        wide as their title: the Prompt column (which stretches) gets the room they do not need.
+        Where the table is too narrow for their defaults they share the room left with the
+        Prompt: at 1366 px a 200-px Result left the Prompt 80 px ("为「秋季新…")."""
         header = self.table.horizontalHeader()
         last = self.table.rowAt(self.table.viewport().height() - 1)
         rows = range(max(0, self.table.rowAt(0)), (last if last >= 0 else self.model.rowCount() - 1) + 1)
-        for i, column in enumerate(COLUMNS):
-            if not column.fit or self.table.isColumnHidden(i):
+        shown = [i for i in range(len(COLUMNS)) if not self.table.isColumnHidden(i)]
+        used = {i for i in shown if COLUMNS[i].fit and any(self.model.index(row, i).data() for row in rows)}
+        fixed = sum(header.sectionSizeHint(i) if COLUMNS[i].fit else header.sectionSize(i)
+                    for i in shown if not COLUMNS[i].stretch and i not in used)
+        share = (self.table.viewport().width() - fixed) // (len(used) + 1)
+        for i in shown:
+            if not COLUMNS[i].fit:
                 continue
-            used = any(self.model.index(row, i).data() for row in rows)
-            wanted = max(column.width, header.sectionSizeHint(i)) if used else header.sectionSizeHint(i)
+            title = header.sectionSizeHint(i)
+            wanted = max(title, min(COLUMNS[i].width, share)) if i in used else title
             if header.sectionSize(i) != wanted:
                 header.resizeSection(i, wanted)
 

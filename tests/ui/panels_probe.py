@@ -6,7 +6,7 @@ The window opens maximized on the simulated laptop screen, with thousands of tas
 failed per lane (the counts' widest text), a paused lane with a long reason and five batches.
 Then every lane row, its counts and its button are checked by geometry against what the panel
 shows without scrolling, and the batch list and the Prompt column too. Prints one JSON object:
-{"problems": [...], "lanes": n, "batches_seen": n, "prompt_px": n}.
+{"problems": [...], "lanes": n, "batches_seen": n, "prompt_px": n, "done_prompt_px": n, ...}.
 """
 
 from __future__ import annotations
@@ -125,6 +125,18 @@ def check(window: MainWindow) -> dict[str, Any]:
             "result_px": window.table.columnWidth(COL["result"]), "error_px": window.table.columnWidth(COL["error"])}
 
 
+async def done_rows_widths(window: MainWindow) -> dict[str, int]:
+    """The Prompt and Result columns' widths with finished rows in view (each has a result)."""
+    window.state_filter.setCurrentIndex(window.state_filter.findData("success"))
+    await window.apply_filter()
+    window.feed.flush()
+    await asyncio.sleep(0.5)
+    window.refresh_stats()
+    await asyncio.sleep(0.5)
+    return {"done_prompt_px": window.table.columnWidth(COL["prompt"]),
+            "done_result_px": window.table.columnWidth(COL["result"])}
+
+
 async def main(language: str, workdir: Path, shot: str | None) -> dict[str, Any]:
     (workdir / "config.toml").write_text(config_text(), encoding="utf-8")
     settings = QSettings(str(workdir / "ui.ini"), QSettings.Format.IniFormat)
@@ -141,6 +153,7 @@ async def main(language: str, workdir: Path, shot: str | None) -> dict[str, Any]
                 await asyncio.sleep(0.5)
                 outcome.update(check(window), maximized=window.isMaximized(),
                                size=[window.width(), window.height()])
+                outcome.update(await done_rows_widths(window))
                 if shot:
                     window.grab().save(shot)
             except BaseException:  # reported (a cancellation too), so the test shows it, not an empty outcome
