@@ -444,3 +444,14 @@ def test_the_operators_tables_and_summaries_read_in_chinese(tmp_path: Path) -> N
     as_json = cli("status", "--json", *common, env=CHINESE_LOCALE)
     lanes_json = {lane["lane"]: lane for lane in json.loads(as_json.stdout)["lanes"]}
     assert lanes_json["api:sim-api"]["paused"] == "paused by operator" and "已暂停" not in as_json.stdout
+
+
+def test_a_demo_command_ends_as_soon_as_its_work_is_done(tmp_path: Path) -> None:
+    """estimate --demo starts every demo server to learn the demo models, then stops them: all at
+    once, not one after another at up to half a second each (which made it take ~10 s)."""
+    started = time.monotonic()
+    done = cli("estimate", str(SEED), "--demo", "--data-dir", str(tmp_path / "data"), "--lang", "en")
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert "total: about" in done.stdout
+    assert elapsed < 5.0, f"estimate --demo took {elapsed:.1f} s"
