@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Protocol
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
+from mediaassist.core.config import DEFAULT_TIMEOUT_S, AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
 from mediaassist.core.money import Price
 from mediaassist.core.task_profiles import load_profile
 from mediaassist.demo_servers.native_video_server import DEFAULT_MODELS, SERVICES, NativeVideoDemoServer
@@ -36,6 +36,10 @@ DEMO_NATIVE_PREFIX = "demo-native-"
 DEMO_I2V_MODEL = "demo-i2v"  # image-to-video: first and last frame (examples/image-to-video.csv)
 DEMO_ACCOUNTS = ("demo-a", "demo-b")
 DEMO_POLL_LIMIT = 100
+# --speed shortens the demo services' waits, not the machine's own: a provider's time-out scaled
+# below what a busy machine takes to answer fails good tasks (at --speed 1000 the API's 120 s
+# became 0.12 s, and on a loaded 2-core box nearly every request of a 10,000-row run timed out).
+DEMO_MIN_REAL_TIMEOUT_S = 10.0
 # Example prices, so the demo shows estimates, costs and budgets (a --config given with --demo
 # replaces them model by model, and adds its [budget]). RunningHub reports its own charge in
 # coins; its table is deliberately a little off, so the record's correction can be seen.
@@ -93,6 +97,10 @@ class DemoEnvironment:
             with ThreadPoolExecutor(max_workers=len(servers)) as pool:
                 await asyncio.gather(*(asyncio.wrap_future(pool.submit(server.stop)) for server in servers))
 
+    def _timeout(self, nominal_s: float) -> float:
+        """A demo provider's time-out: ``nominal_s``, but never under DEMO_MIN_REAL_TIMEOUT_S real seconds."""
+        return max(nominal_s, DEMO_MIN_REAL_TIMEOUT_S * self.clock.speed)
+
     async def _add_api(self) -> None:
         # A fresh key per run, required by the server and resolved like a real one (so it is
         # registered for redaction and its absence from every output can be checked).
@@ -102,7 +110,8 @@ class DemoEnvironment:
         server.start()
         self._servers.append(server)
         self.config.providers.append(ProviderConfig(
-            name="demo-openai", kind="api", type="openai", base_url=server.base_url, api_key=key, concurrency=3))
+            name="demo-openai", kind="api", type="openai", base_url=server.base_url, api_key=key, concurrency=3,
+            timeout_s=self._timeout(DEFAULT_TIMEOUT_S["api"])))
         self.config.models.append(ModelConfig(name=DEMO_API_MODEL, kind="api", provider="demo-openai",
                                               options={"endpoint": "chat"}))
         self.config.models.append(ModelConfig(name=DEMO_IMAGE_MODEL, kind="api", provider="demo-openai",
@@ -120,7 +129,7 @@ class DemoEnvironment:
         self._servers.append(server)
         self.config.providers.append(ProviderConfig(
             name="demo-runninghub", kind="poll", type="runninghub", base_url=server.url, api_key=key,
-            max_polling_tasks=DEMO_POLL_LIMIT, timeout_s=1800.0))
+            max_polling_tasks=DEMO_POLL_LIMIT, timeout_s=self._timeout(DEFAULT_TIMEOUT_S["poll"])))
         self.config.models.append(ModelConfig(
             name=DEMO_POLL_MODEL, kind="poll", provider="demo-runninghub",
             options={"workflow_id": "1904136902449209346", "prompt_node_id": "6", "prompt_field_name": "text",
@@ -144,7 +153,7 @@ class DemoEnvironment:
             name = f"demo-{profile}"
             self.config.providers.append(ProviderConfig(
                 name=name, kind="poll", type="task_api", base_url=server.base_url, api_key=key,
-                max_polling_tasks=10, timeout_s=1800.0, profile=profile,
+                max_polling_tasks=10, timeout_s=self._timeout(DEFAULT_TIMEOUT_S["poll"]), profile=profile,
                 task_profile=load_profile(profile, f"demo provider {name}")))
             self.config.models.append(ModelConfig(name=model, kind="poll", provider=name,
                                                   options={"remote_model": remote_model}))
@@ -163,7 +172,7 @@ class DemoEnvironment:
             name = f"demo-{service}"
             self.config.providers.append(ProviderConfig(
                 name=name, kind="poll", type="task_api", base_url=server.base_url, api_key=key, secret_key=secret,
-                max_polling_tasks=10, timeout_s=1800.0, profile=service,
+                max_polling_tasks=10, timeout_s=self._timeout(DEFAULT_TIMEOUT_S["poll"]), profile=service,
                 task_profile=load_profile(service, f"demo provider {name}")))
             self.config.models.append(ModelConfig(name=DEMO_NATIVE_PREFIX + service, kind="poll", provider=name,
                                                   options={"remote_model": DEFAULT_MODELS[service][0]}))
