@@ -455,3 +455,15 @@ def test_a_demo_command_ends_as_soon_as_its_work_is_done(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     assert "total: about" in done.stdout
     assert elapsed < 5.0, f"estimate --demo took {elapsed:.1f} s"
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    """``mediaassist status | head -1``: the pipe closes before status has printed everything."""
+    config = tmp_path / "config.toml"
+    config.write_text("", encoding="utf-8")
+    status = cli_popen("status", "--config", str(config), "--data-dir", str(tmp_path / "data"), "--lang", "en")
+    assert status.stdout is not None and status.stderr is not None
+    status.stdout.close()  # the reader has gone before the first line is written
+    errors = status.stderr.read()
+    assert status.wait(timeout=60) == 141  # as a shell reports a process ended by SIGPIPE
+    assert errors == ""
