@@ -467,3 +467,14 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
     errors = status.stderr.read()
     assert status.wait(timeout=60) == 141  # as a shell reports a process ended by SIGPIPE
     assert errors == ""
+
+
+def test_a_run_with_failures_ends_by_naming_their_kinds_and_the_retry_command(tmp_path: Path) -> None:
+    tasks = write_csv(tmp_path / "fails.csv", [{"task_id": "f1", "model": "demo-video", "prompt": "#fail one"},
+                                                {"task_id": "f2", "model": "demo-sora", "prompt": "#fail two"},
+                                                {"task_id": "ok1", "model": "demo-writer", "prompt": "fine"}])
+    done = cli("run", str(tasks), "--demo", "--speed", "500", "--data-dir", str(tmp_path / "data"), "--lang", "en")
+    assert done.returncode == 1, done.stderr
+    [batch] = re.findall(r"queued as batch (\S+)", done.stderr)
+    assert done.stderr.rstrip().endswith(
+        f"mediaassist: 2 tasks failed (provider 2); queue them again with: mediaassist retry --batch {batch}")
