@@ -30,10 +30,14 @@ class AccountsPanel(QWidget):
         self.table = QTableWidget(0, self.COLUMNS)
         self.table.setHorizontalHeaderLabels([tr("Account"), tr("Site"), tr("Enabled"), tr("Login"),
                                               tr("Last error"), tr("Machine"), ""])
-        self.table.horizontalHeader().setStretchLastSection(False)
-        self.table.horizontalHeader().setSectionResizeMode(4, self.table.horizontalHeader().ResizeMode.Stretch)
-        # the Log in button whole, its menu arrow too (a default 100 px column squeezed the arrow)
-        self.table.horizontalHeader().setSectionResizeMode(6, self.table.horizontalHeader().ResizeMode.ResizeToContents)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        # Every column as wide as its text, the Last error column gets the rest: a default
+        # 100 px column wrapped "any (not bound yet)" in English and cut it off in Chinese, and
+        # squeezed the Log in button's menu arrow.
+        header.setSectionResizeMode(header.ResizeMode.ResizeToContents)
+        header.setMinimumSectionSize(header.defaultSectionSize())  # short texts not crammed together
+        header.setSectionResizeMode(4, header.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)

@@ -97,6 +97,9 @@ class LaneRow:
         self.counts = fixed_width(QLabel())
         self.status = ElidedLabel()  # a reason can be a long provider message
         self.status.setMinimumWidth(1)  # the room left, if any: the counts and the button come first
+        # and the name: a reason or balance asking for its width cut "demo-runninghub" to
+        # "demo-runni…" while the panel had room for both to be read
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.button = QToolButton()
         self.button.setAutoRaise(True)
         self.button.clicked.connect(lambda: on_toggle(lane.name))
@@ -146,8 +149,7 @@ class QueuePanel(QGroupBox):
         grid = QGridLayout(self)
         grid.setContentsMargins(4, 2, 4, 2)
         grid.setVerticalSpacing(2)
-        grid.setColumnStretch(0, 1)  # the name and the reason share the room the counts leave
-        grid.setColumnStretch(3, 1)
+        grid.setColumnStretch(3, 1)  # the reason gets the room the name and the counts leave
         self.rows = [LaneRow(grid, i, lane, on_toggle) for i, lane in enumerate(lanes)]
         if lanes:
             grid.setRowStretch(len(lanes), 1)  # rows at the top, not spread over the panel

@@ -46,6 +46,7 @@ RANGES = {"concurrency": API_CONCURRENCY_RANGE, "max_polling_tasks": POLLING_TAS
           "poll_interval_s": INTERVAL_RANGE, "queue_check_interval_s": INTERVAL_RANGE,
           "timeout_s": TIMEOUT_RANGE}
 INT_KEYS = {"concurrency", "max_polling_tasks"}
+SCREEN_SHARE = 80  # percent of the screen's height the dialog may take
 
 
 def key_label(key: str) -> str:
@@ -150,6 +151,10 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self.try_apply)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        # The providers get the screen's room: at its size hint a 768-px screen showed two and a
+        # half of the demo's thirteen boxes in a 530-px dialog.
+        room = self.screen().availableGeometry().height() * SCREEN_SHARE // 100
+        self.resize(self.sizeHint().width(), min(room, self.sizeHint().height() + providers.sizeHint().height()))
 
     def pending_edits(self) -> tuple[list[LimitEdit], list[str]]:
         edits, errors = [], []

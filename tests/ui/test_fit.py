@@ -57,3 +57,17 @@ def test_the_settings_dialog_with_many_providers_fits_a_laptop_screen(qtbot: obj
     dialog.providers.ensureWidgetVisible(last)
     assert not last.visibleRegion().isEmpty()
     dialog.close()
+
+
+def test_the_settings_dialog_gives_its_providers_the_screens_height(qtbot: object, tmp_path: Path) -> None:
+    """At its size hint it was 530 px tall on a 768-px screen, two and a half of the demo's
+    thirteen provider boxes in view."""
+    extra = "".join(toml_table("providers", name=f"video-service-{i:02d}", kind="poll", type="simulated")
+                    for i in range(12))
+    rt = SimpleNamespace(config=parse_config(tomllib.loads(sim_config_text() + extra)))
+    dialog = SettingsDialog(rt, QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat),  # type: ignore[arg-type]
+                            str(tmp_path / "data"))
+    dialog.show()
+    screen = dialog.screen().availableGeometry()
+    assert screen.height() * 3 // 4 <= dialog.height() <= screen.height()
+    dialog.close()
