@@ -12,6 +12,7 @@ import json
 import signal
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -224,6 +225,7 @@ async def _run(args: argparse.Namespace, options: RuntimeOptions) -> int:
         tasks = _tasks_by_id(rt.store, task_ids)
         _report_cost(rt, batch_ids)
         if not interrupted.is_set():
+            _report_failed(tasks)
             _report_blocked(rt, tasks)
         if args.json:
             print(json.dumps(_run_summary(rt, batch_ids, tasks), ensure_ascii=False, indent=1))
@@ -295,6 +297,19 @@ def _tasks_by_id(store: Store, task_ids: list[str]) -> list[Task]:
         chunk = task_ids[start:start + 500]
         found.update((t.task_id, t) for t in Task.select().where(Task.task_id.in_(chunk)))
     return [found[i] for i in task_ids if i in found]
+
+
+def _report_failed(tasks: list[Task]) -> None:
+    """Each batch's failures by kind, and the command that queues them again: the progress line
+    only counts them, and a newcomer is left to find `retry` in the docs."""
+    kinds_by_batch: dict[str, Counter[str]] = {}
+    for task in tasks:
+        if task.state == "failed":
+            kinds_by_batch.setdefault(task.batch_id, Counter())[str(task.error_kind)] += 1
+    for batch, kinds in sorted(kinds_by_batch.items()):
+        say(msg("mediaassist: {tasks} failed ({kinds}); queue them again with: mediaassist retry --batch {batch}",
+                tasks=_tasks(kinds.total()), batch=batch,
+                kinds=", ".join(f"{kind} {n}" for kind, n in kinds.most_common())))
 
 
 def _report_blocked(rt: Runtime, tasks: list[Task]) -> None:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import secrets
 import uuid
-from contextlib import AsyncExitStack
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 from mediaassist.core.clock import Clock
-from mediaassist.core.config import AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
+from mediaassist.core.config import DEFAULT_TIMEOUT_S, AccountConfig, AppConfig, InputSpec, ModelConfig, ProviderConfig
 from mediaassist.core.money import Price
 from mediaassist.core.task_profiles import load_profile
 from mediaassist.demo_servers.native_video_server import DEFAULT_MODELS, SERVICES, NativeVideoDemoServer
@@ -35,6 +36,10 @@ DEMO_NATIVE_PREFIX = "demo-native-"
 DEMO_I2V_MODEL = "demo-i2v"  # image-to-video: first and last frame (examples/image-to-video.csv)
 DEMO_ACCOUNTS = ("demo-a", "demo-b")
 DEMO_POLL_LIMIT = 100
+# --speed shortens the demo services' waits, not the machine's own: a provider's time-out scaled
+# below what a busy machine takes to answer fails good tasks (at --speed 1000 the API's 120 s
+# became 0.12 s, and on a loaded 2-core box nearly every request of a 10,000-row run timed out).
+DEMO_MIN_REAL_TIMEOUT_S = 10.0
 # Example prices, so the demo shows estimates, costs and budgets (a --config given with --demo
 # replaces them model by model, and adds its [budget]). RunningHub reports its own charge in
 # coins; its table is deliberately a little off, so the record's correction can be seen.
@@ -48,6 +53,10 @@ DEMO_PRICES = {
 }
 
 
+class _Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
 class DemoEnvironment:
     """``async with DemoEnvironment(clock, data_dir) as config:`` -- servers run inside."""
 
@@ -56,13 +65,12 @@ class DemoEnvironment:
         self.data_dir = data_dir
         self.log_in = log_in  # False for commands that only look (status)
         self.config = AppConfig()
-        self._stack = AsyncExitStack()
+        self._servers: list[_Stoppable] = []
         # Demo accounts log themselves in at start; the runtime records the outcome in the
         # store, replacing a "needs login" left there by an earlier demo run.
         self.logins: dict[str, bool] = {}
 
     async def __aenter__(self) -> AppConfig:
-        await self._stack.__aenter__()
         try:
             await self._add_api()
             await self._add_poll()
@@ -70,7 +78,7 @@ class DemoEnvironment:
             self._add_native_video_apis()
             await self._add_web()
         except BaseException:
-            await self._stack.aclose()
+            await self._stop_servers()
             raise
         for model in self.config.models:  # a given --config may replace them (runtime.py)
             model.price = DEMO_PRICES.get(model.name)
@@ -78,7 +86,20 @@ class DemoEnvironment:
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
-        await self._stack.aclose()
+        await self._stop_servers()
+
+    async def _stop_servers(self) -> None:
+        # All at once: each stop waits up to half a second for its server's loop to notice
+        # (socketserver polls at 0.5 s), and one after another the demo's nineteen servers made
+        # every demo command linger ~9 s after its work was done.
+        servers, self._servers = self._servers, []
+        if servers:
+            with ThreadPoolExecutor(max_workers=len(servers)) as pool:
+                await asyncio.gather(*(asyncio.wrap_future(pool.submit(server.stop)) for server in servers))
+
+    def _timeout(self, nominal_s: float) -> float:
+        """A demo provider's time-out: ``nominal_s``, but never under DEMO_MIN_REAL_TIMEOUT_S real seconds."""
+        return max(nominal_s, DEMO_MIN_REAL_TIMEOUT_S * self.clock.speed)
 
     async def _add_api(self) -> None:
         # A fresh key per run, required by the server and resolved like a real one (so it is
@@ -87,9 +108,10 @@ class DemoEnvironment:
         server = DemoOpenAIServer(api_key=key, speed=self.clock.speed,
                                   model_latency={DEMO_API_MODEL: (8.0, 20.0), DEMO_IMAGE_MODEL: (10.0, 30.0)})
         server.start()
-        self._stack.callback(server.stop)
+        self._servers.append(server)
         self.config.providers.append(ProviderConfig(
-            name="demo-openai", kind="api", type="openai", base_url=server.base_url, api_key=key, concurrency=3))
+            name="demo-openai", kind="api", type="openai", base_url=server.base_url, api_key=key, concurrency=3,
+            timeout_s=self._timeout(DEFAULT_TIMEOUT_S["api"])))
         self.config.models.append(ModelConfig(name=DEMO_API_MODEL, kind="api", provider="demo-openai",
                                               options={"endpoint": "chat"}))
         self.config.models.append(ModelConfig(name=DEMO_IMAGE_MODEL, kind="api", provider="demo-openai",
@@ -104,10 +126,10 @@ class DemoEnvironment:
         key = RunningHubFake.saved_key(state) or f"demo-rh-{uuid.uuid4().hex}"
         server = RunningHubDemoServer({key: DEMO_POLL_LIMIT}, queued_s=(2.0, 20.0), run_s=(60.0, 250.0),
                                       speed=self.clock.speed, files_per_task=1, state_file=state).start()
-        self._stack.callback(server.stop)
+        self._servers.append(server)
         self.config.providers.append(ProviderConfig(
             name="demo-runninghub", kind="poll", type="runninghub", base_url=server.url, api_key=key,
-            max_polling_tasks=DEMO_POLL_LIMIT, timeout_s=1800.0))
+            max_polling_tasks=DEMO_POLL_LIMIT, timeout_s=self._timeout(DEFAULT_TIMEOUT_S["poll"])))
         self.config.models.append(ModelConfig(
             name=DEMO_POLL_MODEL, kind="poll", provider="demo-runninghub",
             options={"workflow_id": "1904136902449209346", "prompt_node_id": "6", "prompt_field_name": "text",
@@ -127,11 +149,11 @@ class DemoEnvironment:
             server = VideoTaskDemoServer(profile, api_key=key, models=(remote_model,), job_limit=10,
                                          queued_s=(2.0 / speed, 20.0 / speed), run_s=(60.0 / speed, 250.0 / speed))
             server.start()
-            self._stack.callback(server.stop)
+            self._servers.append(server)
             name = f"demo-{profile}"
             self.config.providers.append(ProviderConfig(
                 name=name, kind="poll", type="task_api", base_url=server.base_url, api_key=key,
-                max_polling_tasks=10, timeout_s=1800.0, profile=profile,
+                max_polling_tasks=10, timeout_s=self._timeout(DEFAULT_TIMEOUT_S["poll"]), profile=profile,
                 task_profile=load_profile(profile, f"demo provider {name}")))
             self.config.models.append(ModelConfig(name=model, kind="poll", provider=name,
                                                   options={"remote_model": remote_model}))
@@ -146,11 +168,11 @@ class DemoEnvironment:
             server = NativeVideoDemoServer(service, api_key=key, secret_key=secret, job_limit=10,
                                            queued_s=(2.0 / speed, 20.0 / speed), run_s=(60.0 / speed, 250.0 / speed))
             server.start()
-            self._stack.callback(server.stop)
+            self._servers.append(server)
             name = f"demo-{service}"
             self.config.providers.append(ProviderConfig(
                 name=name, kind="poll", type="task_api", base_url=server.base_url, api_key=key, secret_key=secret,
-                max_polling_tasks=10, timeout_s=1800.0, profile=service,
+                max_polling_tasks=10, timeout_s=self._timeout(DEFAULT_TIMEOUT_S["poll"]), profile=service,
                 task_profile=load_profile(service, f"demo provider {name}")))
             self.config.models.append(ModelConfig(name=DEMO_NATIVE_PREFIX + service, kind="poll", provider=name,
                                                   options={"remote_model": DEFAULT_MODELS[service][0]}))
@@ -174,7 +196,7 @@ class DemoEnvironment:
         chat = ChatSite(SiteState(default_instructions="You are a helpful assistant. Answer in detail.",
                                   duration_s=(31.0 / self.clock.speed, 370.0 / self.clock.speed)))
         chat.start()
-        self._stack.callback(chat.stop)
+        self._servers.append(chat)
         write_site_profile(chat.base_url, self.data_dir / "sites", DEMO_SITE)
         if not self.log_in:
             return

@@ -25,6 +25,7 @@ from mediaassist import __version__
 from mediaassist.arguments import Parser, VersionAction, argument_error, command_line_language
 from mediaassist.core.errors import (
     EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
     EXIT_DISK_FULL,
     EXIT_FAILED,
     EXIT_OK,
@@ -62,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
                 return handed
         from mediaassist.cli import run_command
 
-        return run_command(args, options)
+        code = run_command(args, options)
+        sys.stdout.flush()  # a reader gone away shows here, not as a warning at exit
+        return code
     except ConfigError as exc:
         from mediaassist.core.messages import msg
 
@@ -76,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except StorageFault as fault:
         return report_storage_fault(fault, args)
+    except BrokenPipeError:
+        return _reader_went_away()
     except OSError as exc:  # preparing the data dir on a read-only or full file system
         from mediaassist.core.store import classify_fault
 
@@ -83,6 +88,13 @@ def main(argv: list[str] | None = None) -> int:
         if classified is None:
             raise
         return report_storage_fault(classified, args)
+
+
+def _reader_went_away() -> int:
+    """``mediaassist status | head``: the reader had enough, which is no error and no traceback.
+    Python would try the flush again at exit and complain, so stdout now writes to nowhere."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
 
 
 def _warning_line(args: argparse.Namespace, warning: Warning | str) -> str:

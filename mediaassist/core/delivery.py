@@ -22,7 +22,7 @@ from typing import Any
 from mediaassist.core.config import AppConfig
 from mediaassist.core.errors import MessageError
 from mediaassist.core.manifest import batch_entries, write_manifest
-from mediaassist.core.messages import msg
+from mediaassist.core.messages import Message, msg
 from mediaassist.core.outputs import batch_folder, move_unique
 from mediaassist.core.store import SUCCESS, NewTask, Store, Task
 
@@ -34,9 +34,19 @@ class DeliveryError(MessageError, ValueError):
 def known_batch(store: Store, batch_id: str) -> list[Task]:
     tasks = store.tasks([batch_id])
     if not tasks:
-        raise DeliveryError(msg("no batch {batch} (mediaassist status lists the lanes; a batch id looks like "
-                                "tasks-20260101T120000Z-0a1b2c3d)", batch=repr(batch_id)))
+        raise DeliveryError(_no_such_batch(store, batch_id))
     return tasks
+
+
+def _no_such_batch(store: Store, batch_id: str) -> Message:
+    """Why ``batch_id`` names no batch, with the ids it may have meant: a batch's name starts
+    with its task file's name, so those that start with what was typed come first."""
+    candidates = store.recent_batches(batch_id) or store.recent_batches()
+    if not candidates:
+        return msg("no batch {batch}: this store holds no batch yet (--demo work is kept apart: add --demo "
+                   "for it)", batch=repr(batch_id))
+    return msg("no batch {batch} (batches in this store, latest first: {batches})", batch=repr(batch_id),
+               batches=", ".join(candidates))
 
 
 def rebuild_manifest(store: Store, config: AppConfig, root: Path, batch_id: str) -> tuple[Path, int]:

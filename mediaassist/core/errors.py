@@ -8,6 +8,7 @@ from mediaassist.core.messages import Message, as_message, msg, one_per_line, ve
 
 # The process exit codes (mediaassist/entry.py lists what each means).
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_BROKEN_PIPE = 141  # as a shell reports a process ended by SIGPIPE: its reader closed the pipe
 
 
 # Not enum.StrEnum: that would change str(kind) from "ErrorKind.LOGIN" to "login" (a behaviour change).

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mediaassist.core.config import TASK_COLUMNS, AppConfig, InputSpec, ModelConfig
+from mediaassist.core.config import TASK_COLUMNS, AppConfig, InputSpec, ModelConfig, did_you_mean
 from mediaassist.core.encoding import decode_task_text
 from mediaassist.core.errors import ImportFileError
 from mediaassist.core.hours import parse_not_before
@@ -126,8 +126,7 @@ def read_task_file(path: Path, config: AppConfig, default_model: str | None = No
     fmt = _format_of(path)
     for name in ([default_model] if default_model is not None else []) + list(fan_out or []):
         if config.model(name) is None:
-            raise ImportFileError(msg("{path}: unknown model {model} ({known})",
-                                      path=path, model=repr(name), known=_known_models(config)))
+            raise ImportFileError(msg("{path}: {reason}", path=path, reason=_unknown_model(name, config)))
     if fan_out:
         default_model = default_model or fan_out[0]
     if fmt == "txt" and default_model is None:
@@ -164,6 +163,13 @@ def _once_each(reasons: list[Message]) -> list[Message]:
         if reason not in unique:
             unique.append(reason)
     return unique
+
+
+def _unknown_model(name: str, config: AppConfig) -> Message:
+    """unknown model 'demo-writr'; did you mean "demo-writer"? (known models: ...) -- the likely
+    one first: in a long list of models a one-letter typo is easy to miss."""
+    hint = did_you_mean(name, [m.name for m in config.models])
+    return msg("unknown model {model}{hint} ({known})", model=repr(name), hint=hint, known=_known_models(config))
 
 
 def _known_models(config: AppConfig) -> Message:
@@ -507,7 +513,7 @@ class _Validator:
             return None
         model = self.config.model(name)
         if model is None:
-            reasons.append(msg("unknown model {model} ({known})", model=repr(name), known=_known_models(self.config)))
+            reasons.append(_unknown_model(name, self.config))
         return model
 
     def task_id(self, number: int, raw: Any, reasons: list[Message], suffix: Any = None) -> str | None:

@@ -361,3 +361,19 @@ async def test_demo_environment_runs_writer_and_illustrator_over_http(store, dat
     assert states(done) == [("success", None)]
     image = Path(store.result(done[1].task_id).file_list[0])
     assert image.read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.asyncio
+async def test_a_demo_answer_slowed_by_a_busy_machine_is_not_a_time_out_at_high_speed(store, data_dir):
+    """--speed 1000 once scaled the demo API's 120 s time-out to 0.12 s: on a loaded box nearly
+    every request of a 10,000-row run timed out. An answer half a real second late still counts."""
+    clock = Clock(speed=1000)
+    async with DemoEnvironment(clock, data_dir, log_in=False) as demo:
+        api_only = AppConfig(providers=[p for p in demo.providers if p.kind == "api"],
+                             models=[m for m in demo.models if m.kind == "api"])
+        root_url = api_only.providers[0].base_url.removesuffix("/v1")
+        late = {"kind": "slow", "count": None, "delay_s": 0.5 * clock.speed}  # nominal: 0.5 s real
+        assert httpx.post(f"{root_url}/_demo/faults", json=late).status_code == 200
+        task = NewTask(model=DEMO_API_MODEL, model_kind="api", route="api:demo-openai", prompt="copy")
+        done = await run_batch(store, api_only, data_dir, [task], clock)
+    assert states(done) == [("success", None)]

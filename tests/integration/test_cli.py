@@ -444,3 +444,37 @@ def test_the_operators_tables_and_summaries_read_in_chinese(tmp_path: Path) -> N
     as_json = cli("status", "--json", *common, env=CHINESE_LOCALE)
     lanes_json = {lane["lane"]: lane for lane in json.loads(as_json.stdout)["lanes"]}
     assert lanes_json["api:sim-api"]["paused"] == "paused by operator" and "已暂停" not in as_json.stdout
+
+
+def test_a_demo_command_ends_as_soon_as_its_work_is_done(tmp_path: Path) -> None:
+    """estimate --demo starts every demo server to learn the demo models, then stops them: all at
+    once, not one after another at up to half a second each (which made it take ~10 s)."""
+    started = time.monotonic()
+    done = cli("estimate", str(SEED), "--demo", "--data-dir", str(tmp_path / "data"), "--lang", "en")
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert "total: about" in done.stdout
+    assert elapsed < 5.0, f"estimate --demo took {elapsed:.1f} s"
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    """``mediaassist status | head -1``: the pipe closes before status has printed everything."""
+    config = tmp_path / "config.toml"
+    config.write_text("", encoding="utf-8")
+    status = cli_popen("status", "--config", str(config), "--data-dir", str(tmp_path / "data"), "--lang", "en")
+    assert status.stdout is not None and status.stderr is not None
+    status.stdout.close()  # the reader has gone before the first line is written
+    errors = status.stderr.read()
+    assert status.wait(timeout=60) == 141  # as a shell reports a process ended by SIGPIPE
+    assert errors == ""
+
+
+def test_a_run_with_failures_ends_by_naming_their_kinds_and_the_retry_command(tmp_path: Path) -> None:
+    tasks = write_csv(tmp_path / "fails.csv", [{"task_id": "f1", "model": "demo-video", "prompt": "#fail one"},
+                                                {"task_id": "f2", "model": "demo-sora", "prompt": "#fail two"},
+                                                {"task_id": "ok1", "model": "demo-writer", "prompt": "fine"}])
+    done = cli("run", str(tasks), "--demo", "--speed", "500", "--data-dir", str(tmp_path / "data"), "--lang", "en")
+    assert done.returncode == 1, done.stderr
+    [batch] = re.findall(r"queued as batch (\S+)", done.stderr)
+    assert done.stderr.rstrip().endswith(
+        f"mediaassist: 2 tasks failed (provider 2); queue them again with: mediaassist retry --batch {batch}")

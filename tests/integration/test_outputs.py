@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from mediaassist.core.config import AppConfig, parse_config
-from mediaassist.core.delivery import DeliveryError, deliver, rebuild_manifest, rerun
+from mediaassist.core.delivery import DeliveryError, deliver, known_batch, rebuild_manifest, rerun
 from mediaassist.core.importer import derive_missing_ids, read_task_file
+from mediaassist.core.messages import msg, render
 from mediaassist.core.outputs import batch_folder, outputs_root
 from mediaassist.core.store import SCHEMA_VERSION, NewTask, Store
 from mediaassist.demo_servers.video_tasks_server import DEMO_VIDEO_KEY, VideoTaskDemoServer
@@ -238,6 +239,29 @@ async def test_pick_and_deliver_copy_only_the_picked_files_with_their_own_manife
     assert entries[0]["sha256"] == delivered == sha256(Path(store.result("k2").file_list[0]))
     with pytest.raises(DeliveryError, match="no batch 'nope'"):
         deliver(store, config, root, "nope", tmp_path / "to", picked_only=False)
+
+
+def test_a_mistyped_batch_is_answered_with_the_batches_it_may_have_meant(store) -> None:
+    """`outputs deliver shots` (the file's name, not the batch's id) once pointed at `status`,
+    which lists lanes, not batches."""
+    with pytest.raises(DeliveryError, match=r"holds no batch yet .*add --demo"):
+        known_batch(store, "shots")
+    shots, other = "shots-20261202T100000Z-0a1b2c3d", "other-20261202T110000Z-4e5f6a7b"
+    store.enqueue(shots, [video_task("a", "s1", 2)])
+    store.enqueue(other, [video_task("b", "o1", 2)])
+    with pytest.raises(DeliveryError) as typed:
+        known_batch(store, "shots")
+    assert render(typed.value.message, "en") == f"no batch 'shots' (batches in this store, latest first: {shots})"
+    with pytest.raises(DeliveryError) as unrelated:
+        known_batch(store, "nope")
+    latest_first = f"{other}, {shots}"
+    assert render(unrelated.value.message, "zh_CN") == f"没有批次 'nope'（此存储中的批次，最新的在前：{latest_first}）"
+
+
+def test_a_delivery_reads_in_chinese_without_a_space_before_its_verb() -> None:
+    done = msg("{files} delivered to {folder} (with manifest.json and manifest.csv)",
+               files=msg("{n} files", n=2), folder="/tmp/client")
+    assert render(done, "zh_CN") == "2 个文件已交付到 /tmp/client（附 manifest.json 和 manifest.csv）"
 
 
 def test_a_version_2_store_gets_the_outputs_columns_and_table(store_location: str) -> None:

@@ -12,6 +12,7 @@ from openpyxl import Workbook
 from mediaassist.core.config import AppConfig, parse_config
 from mediaassist.core.errors import ImportFileError
 from mediaassist.core.importer import RowError, new_batch_id, read_task_file
+from mediaassist.core.messages import render
 from mediaassist.core.paths import RESOURCES
 from mediaassist.core.store import Store
 
@@ -261,6 +262,18 @@ def test_unknown_default_model_is_a_file_error(tmp_path: Path, config: AppConfig
     path = write(tmp_path / "p.txt", "hello\n")
     with pytest.raises(ImportFileError, match="unknown model 'ghost'"):
         read_task_file(path, config, default_model="ghost")
+
+
+def test_a_mistyped_model_names_the_model_it_likely_meant(tmp_path: Path, config: AppConfig) -> None:
+    path = write(tmp_path / "t.csv", "model,prompt\nwritr,hello\nzzz,hello\n")
+    report = read_task_file(path, config)
+    assert [str(e) for e in report.errors] == [
+        "row 2: unknown model 'writr'; did you mean \"writer\"? (known models: reasoner, writer, video, rh-flow)",
+        "row 3: unknown model 'zzz' (known models: reasoner, writer, video, rh-flow)"]
+    in_chinese = render(report.errors[0].text, "zh_CN")
+    assert in_chinese.startswith("第 2 行：未知模型 'writr'；是不是想写 \"writer\"？（已知模型：")
+    with pytest.raises(ImportFileError, match='unknown model \'vidoe\'; did you mean "video"'):
+        read_task_file(path, config, default_model="vidoe")
 
 
 def test_duplicate_header_column_is_a_file_error(tmp_path: Path, config: AppConfig) -> None:

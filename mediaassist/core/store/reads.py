@@ -88,6 +88,13 @@ class Reads(StoreConnection):
         query = Task.select(Task.batch_id).where(PENDING_ROW) | Task.select(Task.batch_id).where(RUNNING_ROW)
         return sorted(t.batch_id for t in query)
 
+    def recent_batches(self, starting_with: str = "", limit: int = 5) -> list[str]:
+        """The batches whose id starts with ``starting_with``, the latest imported first: the
+        candidates an operator who mistyped a batch id is shown (a scan, on an error path only)."""
+        query = (Task.select(Task.batch_id).where(Task.batch_id.startswith(starting_with))
+                 .group_by(Task.batch_id).order_by(pw.fn.MAX(Task.seq).desc()).limit(limit))
+        return [t.batch_id for t in query]
+
     def counts(self) -> dict[tuple[str, str | None, str], int]:
         """{(route, account, state): n} over the whole store, one GROUP BY."""
         query = (Task.select(Task.route, Task.account, Task.state, pw.fn.COUNT(Task.seq).alias("n"))
