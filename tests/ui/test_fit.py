@@ -42,14 +42,20 @@ def test_an_elided_label_asks_for_little_room_and_keeps_the_whole_text(qtbot: ob
     assert label.toolTip() == reason and label.text() == reason
 
 
-def test_the_settings_dialog_with_many_providers_fits_a_laptop_screen(qtbot: object, tmp_path: Path) -> None:
-    """The demo's eleven providers made it 1,816 px tall: its OK button below a 768-px screen."""
+def _settings_of_thirteen_providers(tmp_path: Path) -> SettingsDialog:
+    """The settings dialog, shown, of the simulated config's providers and twelve more."""
     extra = "".join(toml_table("providers", name=f"video-service-{i:02d}", kind="poll", type="simulated")
                     for i in range(12))
     rt = SimpleNamespace(config=parse_config(tomllib.loads(sim_config_text() + extra)))
     dialog = SettingsDialog(rt, QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat),  # type: ignore[arg-type]
                             str(tmp_path / "data"))
     dialog.show()
+    return dialog
+
+
+def test_the_settings_dialog_with_many_providers_fits_a_laptop_screen(qtbot: object, tmp_path: Path) -> None:
+    """The demo's eleven providers made it 1,816 px tall: its OK button below a 768-px screen."""
+    dialog = _settings_of_thirteen_providers(tmp_path)
     assert dialog.height() <= 700 and dialog.minimumSizeHint().height() <= 700
     assert len(dialog.edits) == 2 + 4 * 13  # every provider's limits, in the scrolling part
     last = dialog.edits[("video-service-11", "timeout_s")]
@@ -62,12 +68,7 @@ def test_the_settings_dialog_with_many_providers_fits_a_laptop_screen(qtbot: obj
 def test_the_settings_dialog_gives_its_providers_the_screens_height(qtbot: object, tmp_path: Path) -> None:
     """At its size hint it was 530 px tall on a 768-px screen, two and a half of the demo's
     thirteen provider boxes in view."""
-    extra = "".join(toml_table("providers", name=f"video-service-{i:02d}", kind="poll", type="simulated")
-                    for i in range(12))
-    rt = SimpleNamespace(config=parse_config(tomllib.loads(sim_config_text() + extra)))
-    dialog = SettingsDialog(rt, QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat),  # type: ignore[arg-type]
-                            str(tmp_path / "data"))
-    dialog.show()
+    dialog = _settings_of_thirteen_providers(tmp_path)
     screen = dialog.screen().availableGeometry()
     assert screen.height() * 3 // 4 <= dialog.height() <= screen.height()
     dialog.close()
