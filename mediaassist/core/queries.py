@@ -398,11 +398,17 @@ class OffLoopReader:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-reads")
+        self._closed = False
 
     async def run(self, read: Callable[..., Any], *args: Any) -> Any:
+        if self._closed:
+            # The window is closing: a read asked for now (a sort, a search the teardown set off)
+            # has nobody to show it to; it ends as canceled rather than failing the loop's end.
+            raise asyncio.CancelledError
         return await asyncio.get_running_loop().run_in_executor(self._pool, read, *args)
 
     def close(self) -> None:
+        self._closed = True
         self._pool.submit(self.store.db.close)  # this thread's connection, not the loop's
         self._pool.shutdown(wait=True)
 

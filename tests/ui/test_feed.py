@@ -17,7 +17,7 @@ from PySide6.QtTest import QAbstractItemModelTester
 
 from mediaassist.core.events import TaskEvent, TaskEventKind
 from mediaassist.core.options import RuntimeOptions
-from mediaassist.core.queries import TaskFilter
+from mediaassist.core.queries import TaskFilter, TaskOrder
 from mediaassist.core.store import Store
 from mediaassist.runtime import Runtime
 from mediaassist.ui.detail import DetailPane
@@ -199,3 +199,18 @@ async def test_the_schedulers_events_reach_the_subscribers_typed(rt: Runtime) ->
         await rt.stop()
         feed.stop()
         model.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_sort_asked_for_after_the_feed_stopped_ends_quietly(rt: Runtime) -> None:
+    """A window closing set off a header sort after its feed had stopped: the read went to a
+    shut-down thread pool and the app exited with "cannot schedule new futures after shutdown"."""
+    rt.store.enqueue("b1", api_tasks(3))
+    feed = TaskFeed.of(rt)
+    feed.start()
+    feed.stop()
+    feed.sort(TaskOrder(key="prompt"))
+    assert feed.sorting is not None
+    with pytest.raises(asyncio.CancelledError):
+        await feed.sorting
+    assert feed.sorting.cancelled()
