@@ -92,10 +92,14 @@ class DemoEnvironment:
         # All at once: each stop waits up to half a second for its server's loop to notice
         # (socketserver polls at 0.5 s), and one after another the demo's nineteen servers made
         # every demo command linger ~9 s after its work was done.
+        # Waited for in place, not awaited: the window's quit stops the event loop under this
+        # call, and a stop left pending there ended the app with "Event loop stopped before
+        # Future completed" (tests/ui/test_demo_quit.py).
         servers, self._servers = self._servers, []
         if servers:
             with ThreadPoolExecutor(max_workers=len(servers)) as pool:
-                await asyncio.gather(*(asyncio.wrap_future(pool.submit(server.stop)) for server in servers))
+                for stopping in [pool.submit(server.stop) for server in servers]:
+                    stopping.result()
 
     def _timeout(self, nominal_s: float) -> float:
         """A demo provider's time-out: ``nominal_s``, but never under DEMO_MIN_REAL_TIMEOUT_S real seconds."""
