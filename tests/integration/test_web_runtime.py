@@ -183,6 +183,32 @@ async def test_a_launch_cancelled_half_way_leaves_no_browser_behind(data_dir: Pa
         await handle.stop()
 
 
+@pytest.mark.browser
+@needs_chromium
+@pytest.mark.asyncio
+async def test_a_browser_that_quits_as_it_starts_is_launched_once_more(data_dir: Path, tmp_path: Path) -> None:
+    """Seen on CI: a login's launch right after the lane's browser closed ended with "Target
+    page, context or browser has been closed", and the login failed."""
+    tried = tmp_path / "tried-once"
+    flaky_chromium = tmp_path / "flaky-chromium"  # quits at once the first time, then is Chromium
+    flaky_chromium.write_text(f'#!/bin/sh\nif [ ! -e "{tried}" ]; then touch "{tried}"; exit 1; fi\n'
+                              f'exec "{find_chromium(None)}" "$@"\n')
+    flaky_chromium.chmod(0o755)
+    runtime = BrowserRuntime("acct", profile_dir(data_dir, "acct"), LaunchSettings(chromium_path=str(flaky_chromium)))
+    handle = PlaywrightHandle()
+    lines, log = _lines()
+    try:
+        context = await runtime.open(await handle.get(), log)
+        page = await context.new_page()
+        await page.set_content("<p>up</p>")
+        assert await page.inner_text("p") == "up"
+        assert tried.exists() and any(line.startswith("the browser quit as it started (") for line in lines)
+        await runtime.close(log)
+    finally:
+        await handle.stop()
+    assert not runtime.os_lock.held
+
+
 @pytest.mark.asyncio
 async def test_helpers_started_by_a_dying_leftover_are_reaped_too(data_dir: Path) -> None:
     runtime = BrowserRuntime("acct", profile_dir(data_dir, "acct"), LaunchSettings())

@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 import psutil
 from playwright.async_api import BrowserContext, Page, Playwright, async_playwright
+from playwright.async_api import Error as PlaywrightError
 
 from mediaassist.core.config import AppConfig, proxy_label
 from mediaassist.core.errors import ErrorKind, Requeue, TaskError
@@ -196,14 +197,26 @@ class BrowserRuntime:
             raise profile_in_use(self.account, str(busy)) from None
         try:
             await self.self_check(log_line)
-            # A cancel cannot stop Playwright's launch half-way: let it finish, then close it.
-            context = await run_to_completion(self._launch(playwright, executable, headless))
+            context = await self._launch_twice_at_most(playwright, executable, headless, log_line)
             log_line(f"browser launched (pid {self.browser.pid if self.browser else 'unknown'})")
             await restore_session(context, self.profile, log_line)  # before the first navigation
         except BaseException:
             await self.close(log_line)  # whatever the launch produced; releases the OS lock
             raise
         return context
+
+    async def _launch_twice_at_most(self, playwright: Playwright, executable: str, headless: bool | None,
+                                    log_line: Log) -> BrowserContext:
+        """A Chromium that quits as it starts (seen on a loaded machine right after the
+        profile's previous browser closed: "Target page, context or browser has been closed")
+        gets one more launch, after another self-check of the profile."""
+        # A cancel cannot stop Playwright's launch half-way: let it finish, then close it.
+        try:
+            return await run_to_completion(self._launch(playwright, executable, headless))
+        except PlaywrightError as exc:
+            log_line(f"the browser quit as it started ({str(exc).splitlines()[0]}); launching it once more")
+        await self.self_check(log_line)
+        return await run_to_completion(self._launch(playwright, executable, headless))
 
     async def _launch(self, playwright: Playwright, executable: str, headless: bool | None) -> BrowserContext:
         self.headless = self.settings.headless if headless is None else headless
